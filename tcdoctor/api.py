@@ -1,0 +1,69 @@
+"""Python API for notebooks and tests: `tcdoctor.analyze(model, inputs) -> Report`."""
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any
+
+from .report import Report, assemble
+from .run.options import Options
+from .workload import Workload, coerce
+
+
+def analyze(model: Any, inputs: Any = None, *, variants: tuple = (), compile_kwargs: dict | None = None,
+            isolate: bool | None = None, **options: Any) -> Report:
+    """Analyse a target string (``"path.py:build"``, in child processes) or a model object.
+
+    A model object is analysed in this process (no isolation, no warm-cache figure: that
+    needs a fresh process); Dynamo state is reset before and after. Options are those of
+    ``Options`` (backend, mode, threads, timeout_s, budget_s, trace_dir).
+    """
+    opts = Options(**options)
+    if isinstance(model, str):
+        from .run.launcher import analyze_target
+
+        report, _ = analyze_target(model, opts)
+        return report
+    workload = model if isinstance(model, Workload) else coerce((model, inputs))
+    if variants:
+        workload.variants = list(variants)
+    if compile_kwargs:
+        workload.compile_kwargs = dict(compile_kwargs)
+    return _in_process(workload, opts)
+
+
+def _in_process(workload: Workload, opts: Options) -> Report:
+    import torch
+
+    from .probes import dynamo_state
+    from .run.session import IN_PROCESS, Session
+    from .run.stream import ListSink
+
+    sink = ListSink()
+    old_threads = torch.get_num_threads()
+    old_cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="tcdoctor-") as cache:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
+        torch.set_num_threads(opts.threads)
+        try:
+            Session(workload, opts, sink).run(IN_PROCESS)
+        finally:
+            dynamo_state.fresh()
+            torch.set_num_threads(old_threads)
+            if old_cache is None:
+                os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+            else:
+                os.environ["TORCHINDUCTOR_CACHE_DIR"] = old_cache
+    events = sink.events
+    failures = []
+    fatal = next((ev for ev in events if ev.get("fatal")), None)
+    if fatal:
+        from .errors import TcdoctorError
+        from .userframes import where_str
+
+        raise TcdoctorError(f"{fatal['error']['message']}{where_str(fatal['error'].get('where'))}", fatal.get("exit_code") or 3)
+    data_opts = opts.to_dict()
+    data_opts["in_process"] = True
+    report = assemble(workload.name or type(workload.model).__name__, data_opts, events, failures)
+    report.data["compile"]["warm_not_measured"] = "in-process analysis: a warm-cache compile needs a fresh process (analyse a path.py:function target)"
+    return report

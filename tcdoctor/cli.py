@@ -1,0 +1,174 @@
+"""Command line: analyze, report, check, diff. Every expected failure is one line and an exit code."""
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any, Callable
+
+import click
+
+from .errors import EXIT_CHECK_FAILED, EXIT_CODES_HELP, EXIT_OK, EXIT_USAGE, TcdoctorError
+
+
+def _one_line_errors(fn: Callable) -> Callable:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except TcdoctorError as exc:
+            click.echo(f"tcdoctor: error: {exc.message}", err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("tcdoctor: interrupted", err=True)
+            sys.exit(130)
+    return wrapper
+
+
+def _write_outputs(report: Any, json_path: str | None, html_path: str | None, md_path: str | None) -> None:
+    try:
+        if json_path:
+            report.save(json_path)
+        if html_path:
+            from .render.html import render as render_html
+
+            with open(html_path, "w", encoding="utf-8") as fh:
+                fh.write(render_html(report))
+        if md_path:
+            from .render.markdown import render as render_md
+
+            with open(md_path, "w", encoding="utf-8") as fh:
+                fh.write(render_md(report))
+    except OSError as exc:
+        raise TcdoctorError(f"cannot write output: {exc}") from None
+    for label, p in (("JSON", json_path), ("HTML", html_path), ("Markdown", md_path)):
+        if p:
+            click.echo(f"{label} report: {p}")
+
+
+@click.group(help="Should you torch.compile this model? Measured answers with the evidence.\n\n" + EXIT_CODES_HELP)
+@click.version_option(package_name="tcdoctor")
+def main() -> None:
+    pass
+
+
+def analysis_options(fn: Callable) -> Callable:
+    opts = [
+        click.option("--backend", default="inductor", show_default=True, help="torch.compile backend (eager/aot_eager are cheap)."),
+        click.option("--mode", default=None, help="torch.compile mode: default, reduce-overhead, max-autotune."),
+        click.option("--threads", type=click.IntRange(1), default=None, help="torch.set_num_threads in the analysis process [default: 1]."),
+        click.option("--timeout", "timeout_s", type=click.FloatRange(1), default=600.0, show_default=True, help="Seconds for the whole analysis."),
+        click.option("--budget", "budget_s", type=click.FloatRange(0.05), default=5.0, show_default=True, help="Seconds of interleaved eager/compiled timing."),
+        click.option("--no-warm", is_flag=True, help="Skip the warm-cache compile in a second fresh process."),
+        click.option("--trace", "trace_dir", default=None, help="Write Chrome/Perfetto traces of eager and compiled calls to this folder."),
+        click.option("--expected-calls", type=click.IntRange(1), default=None, help="Calls the model will serve (break-even horizon)."),
+    ]
+    for o in reversed(opts):
+        fn = o(fn)
+    return fn
+
+
+def _run_analysis(target: str, backend: str, mode: str | None, threads: int | None, timeout_s: float, budget_s: float,
+                  no_warm: bool, trace_dir: str | None, expected_calls: int | None) -> tuple[Any, int]:
+    from .report import with_verdict
+    from .run.launcher import analyze_target
+    from .run.options import DEFAULT_THREADS, Options
+
+    opts = Options(backend=backend, mode=mode, threads=threads or DEFAULT_THREADS, timeout_s=timeout_s,
+                   budget_s=budget_s, warm=not no_warm, trace_dir=trace_dir)
+    report, code = analyze_target(target, opts)
+    if expected_calls:
+        report = with_verdict(report, expected_calls=expected_calls)
+    return report, code
+
+
+@main.command(help="Analyse TARGET (path.py:function) and write the reports.\n\n" + EXIT_CODES_HELP)
+@click.argument("target")
+@analysis_options
+@click.option("--json", "json_path", default="tcdoctor-report.json", show_default=True, help="JSON report path.")
+@click.option("--html", "html_path", default="tcdoctor-report.html", show_default=True, help="HTML report path ('' to skip).")
+@click.option("--md", "md_path", default=None, help="Markdown summary path.")
+@_one_line_errors
+def analyze(target: str, json_path: str, html_path: str, md_path: str | None, **kw: Any) -> None:
+    from .render.terminal import render
+
+    report, code = _run_analysis(target, **kw)
+    click.echo(render(report))
+    click.echo("")
+    _write_outputs(report, json_path or None, html_path or None, md_path)
+    sys.exit(code)
+
+
+def _load(path: str) -> Any:
+    from .report import Report
+
+    try:
+        return Report.load(path)
+    except FileNotFoundError:
+        raise TcdoctorError(f"file not found: {path}") from None
+    except (ValueError, OSError) as exc:
+        raise TcdoctorError(f"cannot read report {path}: {exc}") from None
+
+
+@main.command(help="Re-render a saved JSON report without re-running the model.")
+@click.argument("saved", type=click.Path(dir_okay=False))
+@click.option("--html", "html_path", default=None, help="HTML output path.")
+@click.option("--md", "md_path", default=None, help="Markdown output path.")
+@click.option("--json", "json_path", default=None, help="Re-write the JSON (e.g. after --expected-calls).")
+@click.option("--expected-calls", type=click.IntRange(1), default=None, help="Recompute the verdict for this horizon.")
+@_one_line_errors
+def report(saved: str, html_path: str | None, md_path: str | None, json_path: str | None, expected_calls: int | None) -> None:
+    from .render.terminal import render
+
+    rep = _load(saved)
+    if expected_calls:
+        from .report import with_verdict
+
+        rep = with_verdict(rep, expected_calls=expected_calls)
+    click.echo(render(rep))
+    _write_outputs(rep, json_path, html_path, md_path)
+
+
+@main.command(help="Readiness gate for CI: run (or load) an analysis and check thresholds; exit 1 if any fails.\n\n" + EXIT_CODES_HELP)
+@click.argument("target", required=False)
+@click.option("--report", "report_path", default=None, help="Check a saved JSON report instead of running TARGET.")
+@click.option("--max-graph-breaks", type=int, default=None)
+@click.option("--max-recompiles", type=int, default=None)
+@click.option("--min-speedup", type=float, default=None, help="Lower bound of the speedup's 95% CI must reach this.")
+@click.option("--max-compile-seconds", type=float, default=None, help="Cold first-call compile time.")
+@click.option("--max-memory-ratio", type=float, default=None, help="Compiled peak / eager peak.")
+@click.option("--require-numerics", is_flag=True, help="Numerics check must pass.")
+@click.option("--require-verdict", type=click.Choice(["compile", "compile-after-fixes"]), default=None, help="Verdict must be at least this good.")
+@analysis_options
+@_one_line_errors
+def check(target: str | None, report_path: str | None, **kw: Any) -> None:
+    from .check import CHECK_KEYS, run_checks
+
+    thresholds = {k: kw.pop(k) for k in CHECK_KEYS}
+    if bool(target) == bool(report_path):
+        raise TcdoctorError("give either TARGET or --report saved.json")
+    if report_path:
+        rep = _load(report_path)
+    else:
+        rep, _ = _run_analysis(target, **kw)
+    results = run_checks(rep, **thresholds)
+    if not results:
+        raise TcdoctorError("no thresholds given (see --help)")
+    for r in results:
+        click.echo(f"{'PASS' if r['passed'] else 'FAIL'}  {r['name']}: {r['detail']}")
+    failed = [r for r in results if not r["passed"]]
+    click.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+    sys.exit(EXIT_CHECK_FAILED if failed else EXIT_OK)
+
+
+@main.command(help="What changed between two saved reports (before/after a fix, two torch versions).")
+@click.argument("before", type=click.Path(dir_okay=False))
+@click.argument("after", type=click.Path(dir_okay=False))
+@_one_line_errors
+def diff(before: str, after: str) -> None:
+    from .diff import render_diff
+
+    click.echo(render_diff(_load(before), _load(after)))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

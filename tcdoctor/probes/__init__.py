@@ -1,0 +1,1 @@
+"""Probes: each measures one thing in the child process and returns a JSON-ready dict."""

@@ -1,0 +1,88 @@
+"""Fresh Dynamo state between phases, and capture of Dynamo's own diagnostic logs.
+
+`torch._dynamo.reset()` clears cache entries but not `counters` nor the compilation
+metrics buffer, so all three are cleared here; the metrics buffer keeps only 64 entries
+unless its limit is raised first.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Iterator
+
+import torch
+import torch._dynamo
+from torch._dynamo import utils as dutils
+
+METRICS_LIMIT = 100_000
+
+
+def fresh() -> None:
+    torch._dynamo.reset()
+    dutils.counters.clear()
+    clear = getattr(dutils, "clear_compilation_metrics", None)
+    if clear:
+        clear()
+    limit = getattr(dutils, "set_compilation_metrics_limit", None)
+    if limit:
+        limit(METRICS_LIMIT)
+
+
+def compilation_metrics() -> list:
+    get = getattr(dutils, "get_compilation_metrics", None)
+    return list(get()) if get else []
+
+
+def counter(group: str, key: str) -> int:
+    return int(dutils.counters.get(group, {}).get(key, 0))
+
+
+class _Collector(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[tuple[str, int, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.records.append((record.name, record.levelno, record.getMessage()))
+        except Exception:  # noqa: BLE001 - a bad log record must not break the analysis
+            pass
+
+
+def _drop_all(_record: logging.LogRecord) -> bool:
+    return False
+
+
+@contextlib.contextmanager
+def dynamo_logs() -> Iterator[_Collector]:
+    """Collect graph-break, recompile and warning records from logger `torch._dynamo`.
+
+    `set_logs` turns propagation off on `torch._dynamo`, so the handler goes there;
+    torch's own stderr handlers are muted meanwhile to keep the user's terminal clean.
+    """
+    collector = _Collector()
+    torch._logging.set_logs(graph_breaks=True, recompiles=True)
+    logger = logging.getLogger("torch._dynamo")
+    muted = [h for h in logger.handlers]
+    for h in muted:
+        h.addFilter(_drop_all)
+    logger.addHandler(collector)
+    try:
+        yield collector
+    finally:
+        logger.removeHandler(collector)
+        for h in muted:
+            h.removeFilter(_drop_all)
+        torch._logging.set_logs()
+
+
+def graph_break_messages(collector: _Collector) -> list[str]:
+    return [m for name, _, m in collector.records if name.endswith("__graph_breaks")]
+
+
+def recompile_messages(collector: _Collector) -> list[str]:
+    return [m for name, _, m in collector.records if name.endswith("__recompiles")]
+
+
+def warnings(collector: _Collector) -> list[str]:
+    return [m for _, lvl, m in collector.records if lvl >= logging.WARNING]

@@ -1,0 +1,164 @@
+"""Graphs and graph breaks of one call, counted as PyTorch counts them, each with its full reason.
+
+`torch._dynamo.explain` gives the graphs, but loses reasons (data-dependent branches show
+as `generic_jump TensorVariable()`) and records nothing when a whole frame is skipped
+(a break inside a loop: graph_count 0, graph_break_count -1). Dynamo's graph-break log
+has every break, so findings come from the log and explain supplies the graphs.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+from typing import Any
+
+import torch
+import torch._dynamo
+
+from ..userframes import deepest_user_frame, source_line
+from . import dynamo_state
+
+_HEADER = re.compile(r"Graph break(?P<dup> \(user stack suppressed[^)]*\))? in user code at (?P<file>.*):(?P<line>\d+)")
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.+)')
+_LINK = re.compile(r"https://\S+/gb/gb(\d+)\.html")
+SKIP_MARK = "Skipping the function and falling back to eager"
+
+DEFINITION = (
+    "Graph breaks Dynamo took while tracing one call of the model: one per graph-break "
+    "record in Dynamo's graph-break log (torch._logging graph_breaks). Equals "
+    "torch._dynamo.explain's graph_break_count whenever explain reports one; a frame Dynamo "
+    "skipped entirely (explain reports -1) counts as one break per skipped frame."
+)
+
+
+@functools.lru_cache(maxsize=1)
+def registry() -> dict:
+    path = os.path.join(os.path.dirname(torch._dynamo.__file__), "graph_break_registry.json")
+    try:
+        with open(path) as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return {}
+
+
+def parse_record(message: str) -> dict:
+    """Split one graph-break log record into header location, reason parts and user stack."""
+    head = _HEADER.search(message)
+    body = message.split("Graph Break Reason:", 1)[1] if "Graph Break Reason:" in message else message
+    reason_text, _, tb = body.partition("User code traceback:")
+    lines = [ln.rstrip() for ln in reason_text.strip().splitlines()]
+    gb_type, explanation, hints = None, None, []
+    for i, ln in enumerate(lines):
+        s = ln.strip()
+        if s.startswith("Explanation:") and gb_type is None:
+            # the line before the first Explanation names the root cause's type
+            prev = [x.strip() for x in lines[:i] if x.strip()]
+            gb_type = prev[-1] if prev else None
+            explanation = s[len("Explanation:"):].strip()
+        elif s.startswith("Hint:"):
+            h = s[len("Hint:"):].strip()
+            if h not in hints:
+                hints.append(h)
+    first = lines[0].strip() if lines else message.splitlines()[0]
+    gb_ids = [f"GB{int(n):04d}" for n in _LINK.findall(reason_text)]
+    links = _LINK.finditer(reason_text)
+    frames = [(m["file"], int(m["line"]), m["func"].strip()) for m in _FRAME.finditer(tb)]
+    return {
+        "header_file": head["file"] if head else None,
+        "header_line": int(head["line"]) if head else None,
+        "suppressed_stack": bool(head and head["dup"]),
+        "gb_type": gb_type or first,
+        "explanation": explanation,
+        "hints": hints,
+        "gb_id": gb_ids[0] if gb_ids else None,
+        "doc_urls": [m.group(0) for m in links],
+        "frame_skipped": SKIP_MARK in reason_text,
+        "in_loop": "graph break in loop" in reason_text,
+        "frames": frames,
+        "full_reason": reason_text.strip(),
+    }
+
+
+def findings_from_messages(messages: list[str]) -> list[dict]:
+    """Group identical breaks (same reason, same user location) with an occurrence count."""
+    stacks: dict[tuple, list] = {}
+    groups: dict[tuple, dict] = {}
+    for msg in messages:
+        rec = parse_record(msg)
+        loc = (rec["header_file"], rec["header_line"])
+        frames = rec["frames"] or stacks.get(loc, [])
+        if rec["frames"]:
+            stacks[loc] = rec["frames"]
+        user = deepest_user_frame(frames)
+        if user is None and rec["header_file"]:
+            user = {"file": rec["header_file"], "line": rec["header_line"], "function": None,
+                    "code": source_line(rec["header_file"], rec["header_line"])}
+        user = user or {"file": None, "line": None, "function": None, "code": ""}
+        key = (rec["gb_type"], user["file"], user["line"], rec["frame_skipped"])
+        if key in groups:
+            groups[key]["occurrences"] += 1
+            continue
+        reg = registry().get(rec["gb_id"] or "", [])
+        reg_entry = reg[-1] if reg else {}
+        groups[key] = {
+            "reason": rec["gb_type"],
+            "gb_id": rec["gb_id"],
+            "explanation": rec["explanation"] or reg_entry.get("Explanation"),
+            "hints": rec["hints"] or [h.strip() for h in reg_entry.get("Hints", [])],
+            "doc_url": rec["doc_urls"][0] if rec["doc_urls"] else None,
+            "file": user["file"],
+            "line": user["line"],
+            "function": user["function"],
+            "code": user["code"],
+            "frame_skipped": rec["frame_skipped"],
+            "in_loop": rec["in_loop"],
+            "occurrences": 1,
+            "full_reason": rec["full_reason"][:4000],
+            "user_stack": [{"file": f, "line": ln, "function": fn} for f, ln, fn in frames][-8:],
+        }
+    return sorted(groups.values(), key=lambda g: (-g["occurrences"], g["file"] or "", g["line"] or 0))
+
+
+def _graph_info(gm: Any) -> dict:
+    nodes = list(gm.graph.nodes)
+    ops = [n for n in nodes if n.op in ("call_function", "call_method", "call_module")]
+    origin = None
+    for n in ops:
+        st = n.meta.get("stack_trace") or ""
+        frames = [(m["file"], int(m["line"]), m["func"].strip()) for m in _FRAME.finditer(st)]
+        origin = deepest_user_frame(frames)
+        if origin:
+            break
+    return {
+        "nodes": len(nodes),
+        "ops": len(ops),
+        "function": origin["function"] if origin else None,
+        "file": origin["file"] if origin else None,
+        "line": origin["line"] if origin else None,
+    }
+
+
+def probe(model: Any, inputs: tuple) -> dict:
+    """Run explain once (no real backend) with the graph-break log captured."""
+    dynamo_state.fresh()
+    with dynamo_state.dynamo_logs() as logs:
+        out = torch._dynamo.explain(model)(*inputs)
+    messages = dynamo_state.graph_break_messages(logs)
+    findings = findings_from_messages(messages)
+    dynamo_state.fresh()
+    skipped = [f for f in findings if f["frame_skipped"]]
+    return {
+        "graphs": {
+            "count": out.graph_count,
+            "per_graph": [_graph_info(g) for g in out.graphs],
+            "explain_op_count": out.op_count,
+        },
+        "graph_breaks": {
+            "count": len(messages),
+            "definition": DEFINITION,
+            "explain_graph_break_count": out.graph_break_count,
+            "skipped_frames": sum(f["occurrences"] for f in skipped),
+            "unique": findings,
+        },
+    }

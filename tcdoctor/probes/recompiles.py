@@ -1,0 +1,121 @@
+"""Recompiles of the sequence inputs → variant 1 → … → variant n, each with its failing guard.
+
+There is no recompile counter in PyTorch: a CompilationMetrics entry with `recompile_reason`
+set is one recompile. When `recompile_limit` is hit Dynamo only logs a warning and runs the
+frame eagerly from then on, which is exactly what users never notice.
+"""
+from __future__ import annotations
+
+import linecache
+import re
+import time
+from typing import Any, Callable
+
+import torch
+
+from ..workload import as_inputs
+from . import dynamo_state
+from .compile import function_name
+from .device import iter_tensors
+
+_LIMIT = re.compile(r"recompile_limit|cache_size_limit")
+
+
+def describe_inputs(inputs: tuple) -> str:
+    parts = []
+    for x in inputs:
+        if isinstance(x, torch.Tensor):
+            parts.append(f"Tensor[{','.join(map(str, x.shape))}] {str(x.dtype).replace('torch.', '')}")
+        elif isinstance(x, (int, float, bool, str)) or x is None:
+            parts.append(repr(x))
+        else:
+            n = sum(1 for _ in iter_tensors(x))
+            parts.append(f"{type(x).__name__}({n} tensors)" if n else type(x).__name__)
+    return "(" + ", ".join(parts) + ")"
+
+
+def _lambda_source(fn: Any) -> str | None:
+    """The text of one lambda, even when several share a line (uses 3.11 column positions)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or fn.__name__ != "<lambda>":
+        return None
+    pos = [p for p in code.co_positions() if p[0] == code.co_firstlineno and p[2] is not None and p[3] is not None and p[3] > p[2]]
+    line = linecache.getline(code.co_filename, code.co_firstlineno)
+    if not pos or not line:
+        return None
+    start = line.rfind("lambda", 0, min(p[2] for p in pos))
+    return line[start:max(p[3] for p in pos)] if start >= 0 else None
+
+
+def describe_variant(index: int, variant: Any) -> str:
+    if callable(variant) and not isinstance(variant, (torch.Tensor, tuple, list)):
+        src = _lambda_source(variant) or f"{getattr(variant, '__name__', type(variant).__name__)}(model)"
+        return f"variant {index}: {src}, then inputs"
+    return f"variant {index}: {describe_inputs(as_inputs(variant))}"
+
+
+def plain_reason(reason: str) -> str:
+    """'0/0: tensor 'x' size mismatch at index 0. expected 4, actual 8' → the failing guards, in words.
+
+    Dynamo appends the guard's source comment and a user stack; only the guard lines stay.
+    """
+    out = []
+    for ln in str(reason).splitlines():
+        m = re.match(r"\s*-?\s*\d+/\d+:\s*(.*)", ln)
+        if not m:
+            continue
+        text = m.group(1).split("  #")[0].strip().replace(". expected", ": expected")
+        if text and text not in out:
+            out.append(text)
+    return "; ".join(out) or str(reason).strip().splitlines()[0]
+
+
+def run(compiled: Any, model: Any, workload: Any, call: Callable[[Any, tuple], Any]) -> dict:
+    """Feed each variant once, in order, after the already-made first call with `inputs`."""
+    events, errors = [], []
+    start = len(dynamo_state.compilation_metrics())
+    t0 = time.perf_counter()
+    with dynamo_state.dynamo_logs() as logs:
+        for i, variant in enumerate(workload.variants, start=1):
+            label = describe_variant(i, variant)
+            n_before = len(dynamo_state.compilation_metrics())
+            tv = time.perf_counter()
+            try:
+                if callable(variant) and not isinstance(variant, (torch.Tensor, tuple, list)):
+                    variant(model)
+                    call(compiled, workload.inputs)
+                else:
+                    call(compiled, as_inputs(variant))
+            except Exception as exc:  # noqa: BLE001 - a failing variant is a finding, not a crash
+                errors.append({"variant": label, "message": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"})
+            wall = time.perf_counter() - tv
+            for m in dynamo_state.compilation_metrics()[n_before:]:
+                reason = getattr(m, "recompile_reason", None)
+                if reason:
+                    events.append({
+                        "function": function_name(m, model),
+                        "reason": plain_reason(reason),
+                        "raw_reason": str(reason),
+                        "variant": label,
+                        "variant_index": i,
+                        "compile_s": getattr(m, "entire_frame_compile_time_s", None),
+                        "call_wall_s": wall,
+                        "fail_type": getattr(m, "fail_type", None),
+                    })
+        warnings = dynamo_state.warnings(logs)
+    ms = dynamo_state.compilation_metrics()[start:]
+    limit_msgs = [w for w in warnings if _LIMIT.search(w)]
+    compile_s = sum(getattr(m, "entire_frame_compile_time_s", 0) or 0 for m in ms if getattr(m, "recompile_reason", None))
+    limit = getattr(torch._dynamo.config, "recompile_limit", None) or getattr(torch._dynamo.config, "cache_size_limit", None)
+    return {
+        "count": len(events),
+        "events": events,
+        "limit": limit,
+        "limit_hit": bool(limit_msgs),
+        "limit_messages": [w.splitlines()[0] for w in limit_msgs][:5],
+        "variants": len(workload.variants),
+        "variant_errors": errors,
+        "recompile_time_s": compile_s,
+        "sequence_wall_s": time.perf_counter() - t0,
+        "source": "CompilationMetrics entries with recompile_reason, during inputs then each variant once",
+    }

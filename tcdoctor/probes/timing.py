@@ -1,0 +1,81 @@
+"""Steady-state eager vs compiled time: warm-up, then interleaved paired samples within a budget.
+
+Pairs alternate order (A B, B A, …) so drift and order effects cancel; the speedup is a ratio
+of medians with a paired-bootstrap confidence interval (stats.ratio_of_medians_ci).
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Callable
+
+from .. import stats
+from . import dynamo_state
+
+TARGET_SAMPLE_S = 0.002  # one sample batches calls until it lasts about this long
+MIN_PAIRS = 10
+MAX_PAIRS = 2000
+MAX_WARMUP_CALLS = 50
+STABLE_CALLS = 3
+
+
+def _batch(fn: Callable[[], Any], k: int, sync: Callable[[], None]) -> float:
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(k):
+        fn()
+    sync()
+    return (time.perf_counter() - t0) / k
+
+
+def warm_up(compiled: Callable[[], Any], eager: Callable[[], Any], sync) -> dict:
+    """Call compiled until STABLE_CALLS calls in a row compile nothing; eager gets as many calls."""
+    calls = stable = 0
+    while stable < STABLE_CALLS and calls < MAX_WARMUP_CALLS:
+        n = len(dynamo_state.compilation_metrics())
+        compiled()
+        calls += 1
+        stable = stable + 1 if len(dynamo_state.compilation_metrics()) == n else 0
+    for _ in range(calls):
+        eager()
+    sync()
+    return {"warmup_calls": calls, "still_compiling": stable < STABLE_CALLS}
+
+
+def measure(eager: Callable[[], Any], compiled: Callable[[], Any], sync, budget_s: float) -> dict:
+    t_start = time.perf_counter()
+    warm = warm_up(compiled, eager, sync)
+    est = min(_batch(eager, 1, sync), _batch(compiled, 1, sync))
+    k = max(1, min(10_000, math.ceil(TARGET_SAMPLE_S / max(est, 1e-7))))
+    n_metrics = len(dynamo_state.compilation_metrics())
+    e_s: list[float] = []
+    c_s: list[float] = []
+    deadline = time.perf_counter() + budget_s
+    while len(e_s) < MAX_PAIRS and (len(e_s) < MIN_PAIRS or time.perf_counter() < deadline):
+        if len(e_s) % 2 == 0:
+            e_s.append(_batch(eager, k, sync))
+            c_s.append(_batch(compiled, k, sync))
+        else:
+            c_s.append(_batch(compiled, k, sync))
+            e_s.append(_batch(eager, k, sync))
+    lo, hi = stats.ratio_of_medians_ci(e_s, c_s)
+    eager_sum, comp_sum = stats.summarize(e_s), stats.summarize(c_s)
+    return {
+        "eager": eager_sum,
+        "compiled": comp_sum,
+        "speedup": eager_sum["median_s"] / comp_sum["median_s"],
+        "speedup_ci": [lo, hi],
+        "ci_level": 0.95,
+        "ci_method": "percentile bootstrap over paired samples, 1000 resamples",
+        "samples": len(e_s),
+        "calls_per_sample": k,
+        "budget_s": budget_s,
+        "wall_s": time.perf_counter() - t_start,
+        "recompiles_during_timing": len(dynamo_state.compilation_metrics()) - n_metrics,
+        "method": (
+            f"{warm['warmup_calls']} warm-up calls each; then {len(e_s)} interleaved eager/compiled "
+            f"pairs (order alternating), each sample the mean of {k} back-to-back calls"
+        ),
+        "raw": {"eager_s": e_s[:MAX_PAIRS], "compiled_s": c_s[:MAX_PAIRS]},
+        **warm,
+    }

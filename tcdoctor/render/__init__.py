@@ -1,0 +1,1 @@
+"""Renderers: each turns a Report into one output format and never measures anything."""

@@ -1,0 +1,77 @@
+"""Self-contained HTML report: Jinja2 with autoescaping, inline CSS/SVG/JS, no external fetches.
+
+A Content-Security-Policy allows no network access at all and only the one inline script
+whose hash is computed here, so even a string that escaped escaping could not run.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.resources
+
+import jinja2
+from markupsafe import Markup
+
+from ..report import Report
+from . import charts, fmt
+
+SCRIPT = """
+document.querySelectorAll('input.filter').forEach(function (box) {
+  box.addEventListener('input', function () {
+    var q = box.value.toLowerCase();
+    document.querySelectorAll(box.dataset.target + ' tbody tr').forEach(function (tr) {
+      tr.style.display = tr.textContent.toLowerCase().indexOf(q) >= 0 ? '' : 'none';
+    });
+  });
+});
+"""
+
+
+def _template_source(name: str) -> str:
+    return importlib.resources.files("tcdoctor.templates").joinpath(name).read_text(encoding="utf-8")
+
+
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FunctionLoader(_template_source),
+        autoescape=True,
+        undefined=jinja2.ChainableUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(seconds=fmt.seconds, nbytes=fmt.nbytes, ratio=fmt.ratio, sci=fmt.sci, count=fmt.count)
+    return env
+
+
+def _phase_bars(c: dict) -> dict:
+    bars = {}
+    for label, phases, total in (("cold", c.get("phases"), c.get("cold_s")), ("warm", c.get("warm_phases"), c.get("warm_s"))):
+        if not phases or total is None:
+            continue
+        keys = ["dynamo_s", "aot_autograd_s", "inductor_lowering_s", "codegen_and_cpp_or_triton_s"]
+        row = {k: max(0.0, phases[k]) for k in keys if phases.get(k) is not None}
+        row["outside_compiler_s"] = max(0.0, total - sum(row.values()))
+        bars[label] = row
+    return bars
+
+
+def render(report: Report, fragment: bool = False) -> str:
+    d = report.data
+    v = d.get("verdict") or {}
+    rt = d.get("runtime") or {}
+    ch = {
+        "speed": Markup(charts.boxplot({"eager": rt.get("eager"), "compiled": rt.get("compiled")})) if rt.get("samples") else "",
+        "compile": Markup(charts.stacked_phases(_phase_bars(d.get("compile") or {}))),
+        "break_even": "",
+    }
+    be = v.get("break_even") or {}
+    if be.get("cold"):
+        costs = {"cold cache": d["compile"]["cold_s"]}
+        if be.get("warm"):
+            costs["warm cache"] = d["compile"]["warm_s"]
+        ch["break_even"] = Markup(charts.break_even(rt["eager"]["median_s"], rt["compiled"]["median_s"], costs, max(10, 2 * be["cold"]["calls"])))
+    digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
+    return _env().get_template("report.html.j2").render(
+        r=d, v=v, charts=ch, fragment=fragment, script=Markup(SCRIPT), script_hash=digest,
+        decision_text=fmt.DECISION_TEXT.get(v.get("decision"), v.get("decision") or "no verdict"),
+    )

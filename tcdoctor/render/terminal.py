@@ -1,0 +1,50 @@
+"""Short terminal summary: verdict, key figures, the top findings."""
+from __future__ import annotations
+
+from tabulate import tabulate
+
+from ..report import Report
+from . import fmt
+
+
+def render(report: Report, limit: int = 5) -> str:
+    g = report.get
+    v = report.data.get("verdict") or {}
+    lines = [f"tcdoctor: {report['target']}  (torch {g('environment.torch', '?')}, {g('environment.device', '?')}, "
+             f"backend {g('options.backend')}, {g('environment.threads', '?')} thread(s))", ""]
+    if v:
+        lines.append(f"VERDICT: {fmt.DECISION_TEXT.get(v['decision'], v['decision'])}")
+        lines += [f"  - {r}" for r in v.get("reasons", [])]
+        lines.append("")
+    rows = [
+        ["graphs / graph breaks", f"{fmt.count(g('graphs.count'))} / {fmt.count(g('graph_breaks.count'))}"
+         + (f" ({g('graph_breaks.skipped_frames')} skipped frame(s))" if g("graph_breaks.skipped_frames") else "")],
+        ["recompiles", fmt.count(g("recompiles.count")) + ("  RECOMPILE LIMIT HIT: running eagerly" if g("recompiles.limit_hit") else "")],
+        ["guards (first call)", fmt.count(g("guards.count"))],
+        ["guard overhead / call", fmt.seconds(g("guards.overhead_s_per_call"))
+         + (f" ({g('guards.overhead_fraction'):.0%} of a compiled call)" if g("guards.overhead_fraction") is not None else "")],
+        ["eager median / call", fmt.seconds(g("runtime.eager.median_s"))],
+        ["compiled median / call", fmt.seconds(g("runtime.compiled.median_s"))],
+        ["speedup", fmt.ratio(g("runtime.speedup"), g("runtime.speedup_ci")) + (f", {g('runtime.samples')} paired samples" if g("runtime.samples") else "")],
+        ["compile: cold / warm", f"{fmt.seconds(g('compile.cold_s'))} / {fmt.seconds(g('compile.warm_s'))}"],
+        ["break-even (cold)", f"{v['break_even_calls']:,} calls" if v.get("break_even_calls") else "never (compiled not faster)" if v else fmt.NA],
+        ["peak memory eager / compiled", f"{fmt.nbytes(g('memory.eager_peak_bytes'))} / {fmt.nbytes(g('memory.compiled_peak_bytes'))}"],
+        ["numerics", fmt.NA if g("numerics.passed") is None else ("pass" if g("numerics.passed") else "FAIL") + f" (max abs err {fmt.sci(g('numerics.max_abs_err'))})"],
+    ]
+    lines.append(tabulate(rows, tablefmt="simple"))
+    findings = g("graph_breaks.unique") or []
+    if findings:
+        lines += ["", "Graph breaks:"]
+        for f in findings[:limit]:
+            lines.append(f"  {f['file']}:{f['line']} {f['reason']}" + (f" ×{f['occurrences']}" if f["occurrences"] > 1 else "")
+                         + (" [frame skipped: runs eagerly]" if f.get("frame_skipped") else ""))
+        if len(findings) > limit:
+            lines.append(f"  … and {len(findings) - limit} more")
+    events = g("recompiles.events") or []
+    if events:
+        lines += ["", "Recompiles:"]
+        for e in events[:limit]:
+            lines.append(f"  {e['function']} on {e['variant']}: {e['reason']}")
+    for e in report["errors"]:
+        lines.append(f"ERROR in phase {e['phase']}: {e['message']}")
+    return "\n".join(lines)

@@ -1,0 +1,188 @@
+"""The Report: one versioned, JSON-serialisable result that every renderer reads.
+
+Probes stream phase events; `assemble` turns them into the report's sections. A section
+that could not be measured keeps its keys with null values and says why in `not_measured`.
+"""
+from __future__ import annotations
+
+import copy
+import datetime as _dt
+import json
+from typing import Any
+
+from . import __version__
+from .run.stream import dumps
+
+SCHEMA_VERSION = 1
+
+PHASE_SECTIONS = {
+    "graph_breaks": ("graphs", "graph_breaks"),
+    "compile": ("compile",),
+    "compile_warm": ("compile",),
+    "runtime": ("runtime",),
+    "numerics": ("numerics",),
+    "memory": ("memory",),
+    "profile": ("profile",),
+    "recompiles": ("recompiles",),
+}
+
+
+def _skeleton() -> dict:
+    return {
+        "graphs": {"count": None, "per_graph": []},
+        "graph_breaks": {"count": None, "unique": []},
+        "recompiles": {"count": None, "events": [], "limit_hit": None},
+        "guards": {"count": None, "overhead_s_per_call": None, "overhead_fraction": None},
+        "compile": {"first_call_s": None, "cold_s": None, "warm_s": None},
+        "runtime": {"eager": {"median_s": None}, "compiled": {"median_s": None}, "speedup": None, "speedup_ci": None, "samples": None},
+        "memory": {"eager_peak_bytes": None, "compiled_peak_bytes": None, "compile_peak_bytes": None, "method": None},
+        "numerics": {"passed": None, "max_abs_err": None, "max_rel_err": None},
+        "profile": {},
+        "errors": [],
+    }
+
+
+class Report:
+    """Dict-backed so that JSON in and out is lossless; `report["runtime"]["speedup"]` etc."""
+
+    def __init__(self, data: dict):
+        self.data = data
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def get(self, dotted: str, default: Any = None) -> Any:
+        cur: Any = self.data
+        for part in dotted.split("."):
+            if not isinstance(cur, dict) or part not in cur:
+                return default
+            cur = cur[part]
+        return cur
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return dumps(self.data, indent=indent)
+
+    def save(self, path: str) -> None:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(self.to_json())
+
+    @classmethod
+    def load(cls, path: str) -> "Report":
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        if not isinstance(data, dict) or "schema_version" not in data:
+            raise ValueError(f"{path} is not a tcdoctor report (no schema_version)")
+        if data["schema_version"] > SCHEMA_VERSION:
+            raise ValueError(f"{path} has schema_version {data['schema_version']}; this tcdoctor reads up to {SCHEMA_VERSION}")
+        return cls(data)
+
+    def _repr_html_(self) -> str:
+        from .render.html import render
+
+        return render(self, fragment=True)
+
+
+def assemble(target: str, options: dict, events: list[dict], failures: list[dict]) -> Report:
+    """Build the report from the children's phase events plus what the parent saw fail."""
+    data: dict = {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "tcdoctor", "version": __version__},
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "target": target,
+        "options": options,
+        "environment": {},
+        "phases": {},
+    }
+    data.update(_skeleton())
+    done: dict[str, dict] = {}
+    for ev in events:
+        phase = ev.get("phase")
+        kind = ev.get("event")
+        if kind == "start":
+            data["phases"][phase] = {"status": "started"}
+        elif kind == "done":
+            data["phases"][phase] = {"status": "ok", "seconds": ev.get("seconds")}
+            done[phase] = ev.get("data") or {}
+        elif kind == "skipped":
+            data["phases"][phase] = {"status": "skipped", "why": ev.get("why")}
+        elif kind == "failed":
+            data["phases"][phase] = {"status": "failed"}
+            err = ev.get("error") or {}
+            data["errors"].append({"phase": phase, "message": err.get("message"), "where": err.get("where")})
+    for f in failures:
+        data["errors"].append(f)
+        if f.get("phase") in data["phases"]:
+            data["phases"][f["phase"]]["status"] = "failed"
+
+    if "environment" in done:
+        data["environment"] = done["environment"]
+    if "graph_breaks" in done:
+        data["graphs"] = done["graph_breaks"]["graphs"]
+        data["graph_breaks"] = done["graph_breaks"]["graph_breaks"]
+    if "compile" in done:
+        c = done["compile"]
+        data["guards"].update(c.pop("guards"))
+        data["compile"].update(c)
+        data["compile"]["cold_s"] = c["first_call_s"]
+        data["compile"]["cold_cache"] = c["cache"]
+        data["memory"]["compile_peak_bytes"] = c.get("peak_rss_delta_bytes")
+        data["memory"]["compile_peak_method"] = "growth of process RSS during the first (compiling) call, sampled every 2 ms"
+    if "compile_warm" in done:
+        w = done["compile_warm"]
+        data["compile"]["warm_s"] = w["warm_s"]
+        data["compile"]["warm_phases"] = w["phases"]
+        data["compile"]["warm_cache"] = w["cache"]
+        data["compile"]["warm_method"] = "first call in a fresh process against the same TORCHINDUCTOR_CACHE_DIR (what a restarted server pays)"
+    if "runtime" in done:
+        data["runtime"] = done["runtime"]
+    if "numerics" in done:
+        data["numerics"] = done["numerics"]
+    if "memory" in done:
+        data["memory"].update(done["memory"])
+    if "profile" in done:
+        data["profile"] = done["profile"]
+        data["guards"]["overhead_s_per_call"] = done["profile"]["guard_overhead_s_per_call"]
+        data["guards"]["overhead_method"] = done["profile"]["method"]
+    if "recompiles" in done:
+        data["recompiles"] = done["recompiles"]
+        data["compile"]["recompile_time_s"] = done["recompiles"]["recompile_time_s"]
+
+    over = data["guards"]["overhead_s_per_call"]
+    med = (data["runtime"].get("compiled") or {}).get("median_s")
+    if over is not None and med:
+        data["guards"]["overhead_fraction"] = over / med
+
+    for phase, sections in PHASE_SECTIONS.items():
+        st = data["phases"].get(phase)
+        if st and st["status"] == "ok":
+            continue
+        why = _why(phase, st, data["errors"])
+        for sec in sections:
+            if sec == "compile" and phase == "compile_warm" and data["compile"].get("warm_s") is None:
+                data["compile"]["warm_not_measured"] = why
+            elif phase != "compile_warm":
+                data[sec].setdefault("not_measured", why)
+    from .verdict import decide  # late: verdict reads the assembled sections
+
+    data["verdict"] = decide(data)
+    return Report(data)
+
+
+def _why(phase: str, status: dict | None, errors: list[dict]) -> str:
+    if status is None:
+        return f"phase '{phase}' did not run"
+    if status["status"] == "skipped":
+        return status.get("why") or "skipped"
+    for e in errors:
+        if e.get("phase") == phase:
+            return f"phase '{phase}' failed: {e.get('message')}"
+    return f"phase '{phase}' did not finish"
+
+
+def with_verdict(report: Report, **rules: Any) -> Report:
+    """A copy of the report with the verdict recomputed (e.g. another --expected-calls)."""
+    from .verdict import decide
+
+    data = copy.deepcopy(report.data)
+    data["verdict"] = decide(data, **rules)
+    return Report(data)

@@ -1,0 +1,25 @@
+"""Analysis options, one object shared by the CLI, the Python API and the child process."""
+from __future__ import annotations
+
+import dataclasses
+
+DEFAULT_THREADS = 1  # one intra-op thread: stable timings on shared machines; recorded in the report
+
+
+@dataclasses.dataclass
+class Options:
+    backend: str = "inductor"
+    mode: str | None = None
+    threads: int = DEFAULT_THREADS
+    timeout_s: float = 600.0
+    budget_s: float = 5.0
+    warm: bool = True
+    trace_dir: str | None = None
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Options":
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})

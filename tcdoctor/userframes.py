@@ -1,0 +1,58 @@
+"""Tell the user's own source files apart from torch, site-packages, the stdlib and tcdoctor."""
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+import sysconfig
+import traceback
+from typing import Iterable
+
+_LIB_DIRS = tuple(
+    os.path.realpath(p)
+    for p in {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    if p
+)
+_OWN_DIR = os.path.dirname(os.path.realpath(__file__))
+
+
+def is_user_file(filename: str) -> bool:
+    if not filename or filename.startswith("<"):
+        return False
+    real = os.path.realpath(filename)
+    if real.startswith(_OWN_DIR + os.sep) or "site-packages" in real or "dist-packages" in real:
+        return False
+    return not any(real.startswith(d + os.sep) for d in _LIB_DIRS)
+
+
+def source_line(filename: str, line: int) -> str:
+    return linecache.getline(filename, line).strip()
+
+
+def deepest_user_frame(frames: Iterable[tuple[str, int, str]]) -> dict | None:
+    """Last (innermost) frame in user code from (file, line, function) triples."""
+    found = None
+    for filename, line, func in frames:
+        if is_user_file(filename):
+            found = {"file": filename, "line": line, "function": func, "code": source_line(filename, line)}
+    return found
+
+
+def where_from_exception(exc: BaseException) -> dict | None:
+    tb = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else []
+    return deepest_user_frame((f.filename, f.lineno or 0, f.name) for f in tb)
+
+
+def describe_exception(exc: BaseException) -> dict:
+    """A one-line message plus the user frame it came from, for the report's `errors`."""
+    first = (str(exc).strip().splitlines() or [""])[0]
+    msg = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    return {"message": msg[:2000], "where": where_from_exception(exc)}
+
+
+def where_str(where: dict | None) -> str:
+    return f" (at {where['file']}:{where['line']})" if where else ""
+
+
+def python_version() -> str:
+    return sys.version.split()[0]

@@ -1,0 +1,187 @@
+"""The decision and the advice, from measured figures only. Every threshold lives in RULES.
+
+compile              significantly faster (95% CI of the speedup above MIN_SPEEDUP), the compile
+                     time pays back within the expected number of calls, numerics pass, and
+                     nothing forces eager execution (skipped frames, recompile limit hit).
+compile-after-fixes  graph breaks, skipped frames or recompiles stand between the model and a gain:
+                     not significantly faster yet, or faster but with frames running eagerly.
+dont-compile         the compiled model fails or drifts numerically; or it is not faster and there
+                     is nothing to fix; or it is faster but never pays back its compile time.
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+RULES: dict[str, float] = {
+    "min_speedup": 1.02,  # lower bound of the speedup's 95% CI must exceed this to count as faster
+    "expected_calls": 100_000,  # default horizon for break-even (--expected-calls)
+    "guard_overhead_fraction": 0.20,  # guard evaluation above this share of a compiled call is flagged
+    "cold_warm_ratio": 3.0,  # cold compile this many times the warm one: advise keeping the cache
+    "compile_seconds_warn": 60.0,  # first call slower than this gets compile-time advice
+}
+
+HORIZONS = {"one epoch of 1,000 steps": 1_000, "one epoch of 10,000 steps": 10_000, "a server handling 1M requests": 1_000_000}
+
+
+def _g(d: dict, dotted: str) -> Any:
+    cur: Any = d
+    for p in dotted.split("."):
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(p)
+    return cur
+
+
+def break_even(compile_s: float | None, eager_s: float | None, compiled_s: float | None) -> dict | None:
+    """Calls after which (compile time − one eager call) is repaid by the per-call saving."""
+    if compile_s is None or not eager_s or not compiled_s or compiled_s >= eager_s:
+        return None
+    saving = eager_s - compiled_s
+    calls = max(1, math.ceil(max(0.0, compile_s - eager_s) / saving))
+    return {"calls": calls, "wall_s": calls * compiled_s + compile_s, "saving_per_call_s": saving}
+
+
+def _fmt_s(s: float) -> str:
+    if s < 1e-3:
+        return f"{s * 1e6:.1f} µs"
+    if s < 1:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s:.1f} s"
+
+
+def graph_break_advice(f: dict) -> str:
+    where = f"{f.get('file') or '?'}:{f.get('line') or '?'}"
+    code = f" (`{f['code']}`)" if f.get("code") else ""
+    reason = (f.get("reason") or "").lower()
+    if "data-dependent branching" in reason or "generic_jump" in reason:
+        fix = "make the branch tensor-valued: `torch.where(cond, a, b)` for both outcomes, or `torch.cond` for real control flow"
+    elif "item()" in reason:
+        fix = "keep the value a tensor instead of calling .item(), or set `torch._dynamo.config.capture_scalar_outputs = True`"
+    elif "builtin operator" in reason and "print" in (f.get("explanation") or "") + (f.get("code") or ""):
+        fix = "remove the print from forward (or log outside the compiled region); `torch._dynamo.config.reorderable_logging_functions` can keep it"
+    elif f.get("hints"):
+        fix = f["hints"][0]
+    else:
+        fix = "see the linked explanation"
+    extra = ""
+    if f.get("frame_skipped"):
+        extra = " Because this break is inside a loop (or try/with block), Dynamo skipped the whole frame: all of it runs eagerly."
+    n = f.get("occurrences", 1)
+    times = f" ({n}×)" if n > 1 else ""
+    return f"Graph break at {where}{code}{times}: {f.get('reason')}. Fix: {fix}.{extra}"
+
+
+def recompile_advice(ev: dict) -> str:
+    r = ev.get("reason") or ""
+    m = re.search(r"tensor '([^']+)' size mismatch at index (\d+)", r)
+    if m:
+        fix = (f"dimension {m.group(2)} of `{m.group(1)}` changes: mark it dynamic before the first call "
+               f"(`torch._dynamo.mark_dynamic(x, {m.group(2)})`) or compile with `dynamic=True`")
+    elif ".training ==" in r:
+        fix = "switching train/eval mode recompiles: compile one model per mode, or stop toggling `training` between calls"
+    elif "grad_mode" in r:
+        fix = "grad mode differs between calls: call consistently under (or outside) torch.no_grad()"
+    elif "num_threads" in r:
+        fix = "the thread count changed after compiling: call torch.set_num_threads once, before the first compiled call"
+    elif "dtype" in r:
+        fix = "the input dtype changes: cast inputs to one dtype before calling the model"
+    elif re.search(r"== [-\d.]+", r) or "type(" in r:
+        fix = "a Python value (number, flag or type) is baked into the graph: pass it as a tensor, or keep it constant"
+    else:
+        fix = "make this input or attribute stable between calls"
+    return f"Recompile of {ev.get('function')} on {ev.get('variant')}: guard failed: {r}. Fix: {fix}."
+
+
+def decide(data: dict, expected_calls: int | None = None, min_speedup: float | None = None) -> dict:
+    rules = dict(RULES)
+    if expected_calls is not None:
+        rules["expected_calls"] = expected_calls
+    if min_speedup is not None:
+        rules["min_speedup"] = min_speedup
+    reasons: list[str] = []
+    advice: list[dict] = []
+
+    breaks = _g(data, "graph_breaks.count") or 0
+    skipped = _g(data, "graph_breaks.skipped_frames") or 0
+    recomp = _g(data, "recompiles.count") or 0
+    limit_hit = bool(_g(data, "recompiles.limit_hit"))
+    speedup, ci = _g(data, "runtime.speedup"), _g(data, "runtime.speedup_ci")
+    eager_s, comp_s = _g(data, "runtime.eager.median_s"), _g(data, "runtime.compiled.median_s")
+    cold, warm = _g(data, "compile.cold_s"), _g(data, "compile.warm_s")
+    numerics_ok = _g(data, "numerics.passed")
+    compile_failed = any(e.get("phase") in ("compile", "compile_warm") for e in data.get("errors", []))
+
+    be_cold = break_even(cold, eager_s, comp_s)
+    be_warm = break_even(warm, eager_s, comp_s)
+    horizon = int(rules["expected_calls"])
+
+    for f in _g(data, "graph_breaks.unique") or []:
+        advice.append({"topic": "graph break", "text": graph_break_advice(f), "evidence": f"graph_breaks.unique: {f.get('reason')} at {f.get('file')}:{f.get('line')}"})
+    for ev in _g(data, "recompiles.events") or []:
+        advice.append({"topic": "recompile", "text": recompile_advice(ev), "evidence": f"recompiles.events: {ev.get('reason')}"})
+    if limit_hit:
+        advice.append({"topic": "recompile limit", "text": f"The recompile limit ({_g(data, 'recompiles.limit')}) was hit: from then on the function runs EAGERLY, silently. Fix the recompiles above or raise torch._dynamo.config.recompile_limit.", "evidence": "recompiles.limit_hit = true"})
+    ovh_frac = _g(data, "guards.overhead_fraction")
+    if ovh_frac is not None and ovh_frac > rules["guard_overhead_fraction"]:
+        dev = (_g(data, "environment.device") or "cpu")
+        fix = ("use mode=\"reduce-overhead\" (CUDA graphs) to skip per-call overhead" if dev.startswith("cuda")
+               else "on CPU, torch.compiler.set_stance('default', skip_guard_eval_unsafe=True) skips guard checks once all shapes are warmed up (unsafe if inputs change), or batch more work per call")
+        advice.append({"topic": "guard overhead", "text": f"Guard evaluation costs {_fmt_s(_g(data, 'guards.overhead_s_per_call'))} per call, {ovh_frac:.0%} of a compiled call ({_g(data, 'guards.count')} guards). Fix: {fix}.", "evidence": "guards.overhead_fraction"})
+    if numerics_ok is False:
+        advice.append({"topic": "numerics", "text": f"Compiled outputs drift from eager beyond tolerance (max abs error {_g(data, 'numerics.max_abs_err'):.3g}). Check the failing outputs against the fp64 reference, look for reductions in low precision, and retry with backend='aot_eager' to tell Dynamo/AOT problems from Inductor ones.", "evidence": "numerics.passed = false"})
+    if cold and warm and warm > 0 and cold / warm >= rules["cold_warm_ratio"]:
+        advice.append({"topic": "compile time", "text": f"A cold compile takes {_fmt_s(cold)}, a warm-cache one {_fmt_s(warm)}: keep TORCHINDUCTOR_CACHE_DIR on persistent storage (or ship the cache with torch.compiler.save_cache_artifacts / load_cache_artifacts) so restarts pay the warm cost.", "evidence": "compile.cold_s / compile.warm_s"})
+    elif cold and cold > rules["compile_seconds_warn"]:
+        advice.append({"topic": "compile time", "text": f"The first call compiles for {_fmt_s(cold)}. Consider compiling only the hot submodules (regional compilation) and keeping the inductor cache.", "evidence": "compile.cold_s"})
+
+    faster = ci is not None and ci[0] is not None and ci[0] > rules["min_speedup"]
+    slower = ci is not None and ci[1] is not None and ci[1] < 1.0
+    fixable = breaks > 0 or recomp > 0 or limit_hit
+
+    if compile_failed:
+        decision = "dont-compile"
+        msg = next(e.get("message") for e in data["errors"] if e.get("phase") in ("compile", "compile_warm"))
+        reasons.append(f"The compiled model failed: {msg}")
+    elif numerics_ok is False:
+        decision = "dont-compile"
+        reasons.append(f"Numerics check failed (max abs error {_g(data, 'numerics.max_abs_err'):.3g} vs eager).")
+    elif speedup is None:
+        decision = "dont-compile"
+        reasons.append(f"Speed was not measured ({_g(data, 'runtime.not_measured') or 'no runtime figures'}), so no gain is shown.")
+    elif not faster:
+        ci_txt = f"{speedup:.2f}× (95% CI {ci[0]:.2f}–{ci[1]:.2f})"
+        what = "slower than eager" if slower else "not measurably faster than eager"
+        if fixable:
+            decision = "compile-after-fixes"
+            reasons.append(f"Compiled is {what}: {ci_txt}; {breaks} graph break(s) and {recomp} recompile(s) to fix first.")
+        else:
+            decision = "dont-compile"
+            reasons.append(f"Compiled is {what}: {ci_txt}, and there are no graph breaks or recompiles to fix.")
+            if ovh_frac is not None and ovh_frac > rules["guard_overhead_fraction"]:
+                reasons.append(f"Guard evaluation alone takes {ovh_frac:.0%} of each compiled call: the call is too small to gain from compilation.")
+    else:
+        ci_txt = f"{speedup:.2f}× faster (95% CI {ci[0]:.2f}–{ci[1]:.2f})"
+        if be_cold and be_cold["calls"] > horizon and not (be_warm and be_warm["calls"] <= horizon):
+            decision = "dont-compile"
+            reasons.append(f"Compiled is {ci_txt}, but the compile time is repaid only after {be_cold['calls']:,} calls, beyond the expected {horizon:,}.")
+        elif skipped > 0 or limit_hit:
+            decision = "compile-after-fixes"
+            reasons.append(f"Compiled is {ci_txt}, but parts of the model run eagerly ({skipped} skipped frame(s){', recompile limit hit' if limit_hit else ''}).")
+        else:
+            decision = "compile"
+            reasons.append(f"Compiled is {ci_txt}.")
+            if be_cold:
+                reasons.append(f"Compile time is repaid after {be_cold['calls']:,} calls (cold cache), within the expected {horizon:,}.")
+            if fixable:
+                reasons.append(f"{breaks} graph break(s) and {recomp} recompile(s) remain; fixing them may gain more.")
+    return {
+        "decision": decision,
+        "reasons": reasons,
+        "advice": advice,
+        "break_even_calls": be_cold["calls"] if be_cold else None,
+        "break_even": {"cold": be_cold, "warm": be_warm, "expected_calls": horizon,
+                       "horizons": {k: v for k, v in HORIZONS.items()}},
+        "rules": rules,
+    }
