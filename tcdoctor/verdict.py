@@ -159,8 +159,11 @@ def decide(data: dict, expected_calls: int | None = None, min_speedup: float | N
         else:
             decision = "dont-compile"
             reasons.append(f"Compiled is {what}: {ci_txt}, and there are no graph breaks or recompiles to fix.")
-            if ovh_frac is not None and ovh_frac > rules["guard_overhead_fraction"]:
-                reasons.append(f"Guard evaluation alone takes {ovh_frac:.0%} of each compiled call: the call is too small to gain from compilation.")
+            if slower and ovh_frac is not None:
+                reasons.append(
+                    f"The compiled path has a fixed per-call cost (guard evaluation alone: {_fmt_s(_g(data, 'guards.overhead_s_per_call'))} "
+                    f"for {_g(data, 'guards.count')} guards, {ovh_frac:.0%} of a compiled call) that this call's work does not repay: "
+                    f"eager takes {_fmt_s(eager_s)}, compiled {_fmt_s(comp_s)}.")
     else:
         ci_txt = f"{speedup:.2f}× faster (95% CI {ci[0]:.2f}–{ci[1]:.2f})"
         if be_cold and be_cold["calls"] > horizon and not (be_warm and be_warm["calls"] <= horizon):

@@ -33,6 +33,10 @@ def compilation_metrics() -> list:
     return list(get()) if get else []
 
 
+def counters_of(group: str) -> dict:
+    return dict(dutils.counters.get(group, {}))
+
+
 def counter(group: str, key: str) -> int:
     return int(dutils.counters.get(group, {}).get(key, 0))
 

@@ -25,10 +25,12 @@ _LINK = re.compile(r"https://\S+/gb/gb(\d+)\.html")
 SKIP_MARK = "Skipping the function and falling back to eager"
 
 DEFINITION = (
-    "Graph breaks Dynamo took while tracing one call of the model: one per graph-break "
-    "record in Dynamo's graph-break log (torch._logging graph_breaks). Equals "
-    "torch._dynamo.explain's graph_break_count whenever explain reports one; a frame Dynamo "
-    "skipped entirely (explain reports -1) counts as one break per skipped frame."
+    "Graph breaks Dynamo took while tracing one call of the model: one per record in Dynamo's "
+    "graph-break log, which equals the total of torch._dynamo.utils.counters['graph_break'] plus "
+    "the data-dependent branches and skipped frames Dynamo files under counters['unimplemented'] "
+    "(a skipped frame counts once). torch._dynamo.explain's graph_break_count counts boundaries "
+    "between graphs instead, so two breaks with no op between them count once there, and a "
+    "skipped frame shows as -1; it is kept as explain_graph_break_count."
 )
 
 
@@ -146,6 +148,7 @@ def probe(model: Any, inputs: tuple) -> dict:
         out = torch._dynamo.explain(model)(*inputs)
     messages = dynamo_state.graph_break_messages(logs)
     findings = findings_from_messages(messages)
+    counted = sum(dynamo_state.counters_of("graph_break").values())
     dynamo_state.fresh()
     skipped = [f for f in findings if f["frame_skipped"]]
     return {
@@ -158,6 +161,7 @@ def probe(model: Any, inputs: tuple) -> dict:
             "count": len(messages),
             "definition": DEFINITION,
             "explain_graph_break_count": out.graph_break_count,
+            "dynamo_counters_graph_break": counted,
             "skipped_frames": sum(f["occurrences"] for f in skipped),
             "unique": findings,
         },

@@ -1,0 +1,123 @@
+"""Graph-break counts pinned against what PyTorch itself records (explain, counters), eager-cheap."""
+import importlib
+
+import pytest
+import torch
+
+from tcdoctor.probes import graph_breaks
+from tcdoctor.probes.dynamo_state import fresh
+from tcdoctor.workload import coerce
+
+
+def probe_sample(name):
+    w = coerce(importlib.import_module(name).build())
+    with torch.no_grad():
+        return graph_breaks.probe(w.model, w.inputs), w
+
+
+def explain_of(w):
+    fresh()
+    with torch.no_grad():
+        out = torch._dynamo.explain(w.model)(*w.inputs)
+    fresh()
+    return out
+
+
+def explain_with_counters(w):
+    from torch._dynamo.utils import counters
+
+    fresh()
+    with torch.no_grad():
+        out = torch._dynamo.explain(w.model)(*w.inputs)
+    gb = sum(counters["graph_break"].values())
+    unimpl = dict(counters["unimplemented"])
+    fresh()
+    return out, gb, unimpl
+
+
+@pytest.mark.parametrize("name,expected", [("mlp", 0), ("prints", 2), ("item_branch", 1)])
+def test_call_site_breaks_equal_dynamo_counters(name, expected):
+    data, w = probe_sample(name)
+    ex, gb, unimpl = explain_with_counters(w)
+    assert data["graph_breaks"]["count"] == gb == expected
+    assert not unimpl
+    assert data["graphs"]["count"] == ex.graph_count
+    # explain counts graph boundaries: never more than the breaks taken
+    assert 0 <= ex.graph_break_count <= data["graph_breaks"]["count"]
+    assert data["graph_breaks"]["explain_graph_break_count"] == ex.graph_break_count
+
+
+def test_prints_sample_two_adjacent_breaks_explain_counts_one():
+    data, w = probe_sample("prints")
+    ex, gb, _ = explain_with_counters(w)
+    assert ex.graph_break_count == 1 and gb == 2 and data["graph_breaks"]["count"] == 2
+    reasons = {f["reason"] for f in data["graph_breaks"]["unique"]}
+    assert reasons == {"Unsupported Tensor.item() call with capture_scalar_outputs=False", "Failed to trace builtin operator"}
+
+
+def test_clean_mlp_has_one_graph_no_breaks_and_counts_nodes():
+    data, w = probe_sample("mlp")
+    assert data["graphs"]["count"] == 1 and data["graph_breaks"]["count"] == 0
+    g = data["graphs"]["per_graph"][0]
+    ex = explain_of(w)
+    assert g["nodes"] == len(list(ex.graphs[0].graph.nodes))
+    assert g["ops"] >= 5  # 3 linear + 2 gelu; explain's ops_per_graph misses call_module/method nodes
+
+
+def test_data_dependent_branch_gets_full_reason_explain_loses():
+    data, w = probe_sample("data_dependent")
+    ex, gb, unimpl = explain_with_counters(w)
+    assert ex.break_reasons[0].reason.startswith("generic_jump")  # what explain says
+    assert data["graph_breaks"]["count"] == ex.graph_break_count == 1 and gb == 0
+    assert [k.splitlines()[0] for k in unimpl] == ["Data-dependent branching"]
+    (f,) = data["graph_breaks"]["unique"]
+    assert f["reason"] == "Data-dependent branching"
+    assert f["gb_id"] in graph_breaks.registry()
+    assert f["file"].endswith("data_dependent.py") and f["code"] == "if h.sum() > 0:"
+    assert f["function"] == "forward" and f["hints"]
+
+
+def test_loop_break_skipped_frame_is_counted_where_explain_is_silent():
+    data, w = probe_sample("loop_break")
+    ex, gb, unimpl = explain_with_counters(w)
+    assert gb == 0 and any("graph break in loop" in k for k in unimpl)
+    assert ex.graph_count == 0 and ex.graph_break_count == -1 and not ex.break_reasons
+    gb = data["graph_breaks"]
+    assert gb["count"] == 1 and gb["skipped_frames"] == 1
+    (f,) = gb["unique"]
+    assert f["frame_skipped"] and f["in_loop"]
+    assert f["code"] == 'print("layer", i)' and f["gb_id"] == "GB0059"
+
+
+def helper(x):
+    print("in helper")
+    return x + 1
+
+
+class Twice(torch.nn.Module):
+    def forward(self, x):
+        x = helper(x)
+        x = x * 2
+        return helper(x)
+
+
+def test_identical_breaks_are_grouped_with_occurrences_and_match_counters():
+    w = coerce((Twice(), (torch.randn(3),)))
+    fresh()
+    with torch.no_grad():
+        data = graph_breaks.probe(w.model, w.inputs)
+    ex, gb, _ = explain_with_counters(w)
+    assert data["graph_breaks"]["count"] == gb == 3
+    assert ex.graph_break_count == 1  # explain: one boundary between its two graphs
+    (f,) = data["graph_breaks"]["unique"]
+    assert f["occurrences"] == 3 and f["function"] == "helper"
+    assert f["code"] == 'print("in helper")'
+
+
+def test_parse_record_handles_suppressed_duplicate_header():
+    msg = ("Graph break (user stack suppressed due to duplicate graph break) in user code at /a/b.py:7\n"
+           "Graph Break Reason: Failed to trace builtin operator\n  Explanation: nope\n  Hint: do X\n\n"
+           " For more details about this graph break, please visit: https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html")
+    rec = graph_breaks.parse_record(msg)
+    assert rec["suppressed_stack"] and rec["header_file"] == "/a/b.py" and rec["header_line"] == 7
+    assert rec["gb_type"] == "Failed to trace builtin operator" and rec["hints"] == ["do X"] and rec["gb_id"] == "GB0059"
