@@ -1,0 +1,127 @@
+"""Report round trip and renderers: JSON keys, re-rendering, Markdown, check, diff, safe HTML in Chromium."""
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import ROOT
+
+FAST = ["--backend", "eager", "--budget", "0.2"]
+REQUIRED = ["schema_version", "target", "environment.torch", "environment.device", "environment.threads", "environment.python",
+            "graphs.count", "graph_breaks.count", "graph_breaks.unique", "recompiles.count", "recompiles.events",
+            "recompiles.limit_hit", "guards.count", "errors", "runtime.eager.median_s", "runtime.compiled.median_s",
+            "runtime.speedup", "runtime.speedup_ci", "runtime.samples", "compile.first_call_s", "compile.cold_s", "compile.warm_s",
+            "guards.overhead_s_per_call", "guards.overhead_fraction", "memory.eager_peak_bytes", "memory.compiled_peak_bytes",
+            "memory.method", "numerics.passed", "numerics.max_abs_err", "numerics.max_rel_err", "verdict.decision",
+            "verdict.reasons", "verdict.break_even_calls"]
+
+
+def dig(d, dotted):
+    for p in dotted.split("."):
+        assert p in d, f"missing key {dotted}"
+        d = d[p]
+    return d
+
+
+@pytest.fixture(scope="module")
+def inject_report(tmp_path_factory):
+    import sys
+
+    d = tmp_path_factory.mktemp("inject")
+    p = subprocess.run([sys.executable, "-m", "tcdoctor", "analyze", f"{ROOT}/tests/targets/inject.py:build", *FAST,
+                        "--json", "r.json", "--html", "r.html", "--md", "r.md"], cwd=d, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return d
+
+
+def test_json_has_every_documented_key(inject_report):
+    rep = json.loads((inject_report / "r.json").read_text())
+    for k in REQUIRED:
+        dig(rep, k)
+    assert rep["graph_breaks"]["count"] == 1
+    assert rep["compile"]["warm_s"] is not None and rep["compile"]["warm_s"] > 0
+    assert rep["environment"]["threads"] == 1
+    assert not any(k in json.dumps(rep) for k in ("PATH=", "HOME=", os.environ.get("HOME", "/nonexistent") + "/."))
+
+
+def test_html_escapes_user_strings(inject_report):
+    html = (inject_report / "r.html").read_text()
+    assert "&lt;script&gt;document.title=" in html
+    assert "<script>document.title" not in html and "<img src=x" not in html
+    assert len(re.findall(r"<script\b", html)) == 1  # ours only
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html.replace('href="https://meta-pytorch', ""))
+    assert "Content-Security-Policy" in html and "default-src 'none'" in html
+
+
+def test_rerender_from_json_matches(cli, inject_report, tmp_path):
+    shutil.copy(inject_report / "r.json", tmp_path / "saved.json")
+    rc, out, err = cli("report", "saved.json", "--html", "again.html", "--md", "again.md")
+    assert rc == 0, err
+    assert (tmp_path / "again.md").read_text() == (inject_report / "r.md").read_text()
+    assert "VERDICT" in out
+
+
+def test_markdown_is_escaped_and_says_how_made(inject_report):
+    md = (inject_report / "r.md").read_text()
+    assert md.startswith("## tcdoctor: ")
+    outside_code = re.sub(r"`[^`]*`", "", md)
+    assert "<script" not in outside_code and "<img" not in outside_code  # in code spans it is inert text
+    assert "tcdoctor analyze" in md
+    assert "| speedup |" in md
+
+
+def test_check_gate_fails_and_passes(cli, inject_report, tmp_path):
+    shutil.copy(inject_report / "r.json", tmp_path / "saved.json")
+    rc, out, _ = cli("check", "--report", "saved.json", "--max-graph-breaks", "0")
+    assert rc == 1 and "FAIL  graph breaks: 1" in out
+    rc, out, _ = cli("check", "--report", "saved.json", "--max-graph-breaks", "1", "--max-recompiles", "0", "--require-numerics")
+    assert rc == 0 and "3 passed, 0 failed" in out
+
+
+def test_diff_reports_fixed_break(cli, inject_report, tmp_path):
+    after = json.loads((inject_report / "r.json").read_text())
+    after["graph_breaks"]["unique"] = []
+    after["graph_breaks"]["count"] = 0
+    (tmp_path / "after.json").write_text(json.dumps(after))
+    shutil.copy(inject_report / "r.json", tmp_path / "before.json")
+    rc, out, err = cli("diff", "before.json", "after.json")
+    assert rc == 0, err
+    assert "Graph breaks fixed: 1" in out and "Graph breaks introduced: 0" in out
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def chromium(page, tmp_path):
+    """Load a page headless; return its DOM and the URLs the *page* requested (net-log initiator set)."""
+    netlog = tmp_path / f"{page.stem}.net.json"
+    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+           "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / ('profile-' + page.stem)}", f"--log-net-log={netlog}",
+           "--virtual-time-budget=2000", "--dump-dom", f"file://{page}"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    text = netlog.read_text(errors="replace") if netlog.exists() else ""
+    try:
+        events = json.loads(text)["events"]
+    except ValueError:  # a log cut short at exit: close the array
+        events = json.loads(text.rstrip().rstrip(",") + "]}")["events"]
+    requested = {e["params"]["url"] for e in events
+                 if "url" in e.get("params", {}) and e["params"].get("initiator") not in (None, "not an origin")}
+    return p.stdout, {u for u in requested if not u.startswith(("file:", "data:"))}
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_html_in_headless_chromium_renders_offline_and_runs_no_injected_script(inject_report, tmp_path):
+    # control: a page that does fetch is caught, so the check below can fail
+    control = tmp_path / "control.html"
+    control.write_text('<html><head><title>c</title></head><body><img src="http://127.0.0.1:9/x.png"></body></html>')
+    _, requested = chromium(control, tmp_path)
+    assert any(u.startswith("http://127.0.0.1:9/") for u in requested), requested
+
+    dom, requested = chromium(inject_report / "r.html", tmp_path)
+    assert "<title>tcdoctor:" in dom
+    assert "PWNED" not in re.search(r"<title>(.*?)</title>", dom, re.S).group(1)
+    assert "Graph breaks" in dom and "<svg" in dom and "Don" in dom or "Compile" in dom
+    assert requested == set()
