@@ -45,8 +45,9 @@ def ratio_of_medians_ci(
     rng = random.Random(seed)
     n = len(num)
     ratios = []
+    population = range(n)
     for _ in range(resamples):
-        idx = [rng.randrange(n) for _ in range(n)]
+        idx = rng.choices(population, k=n)
         ratios.append(statistics.median([num[i] for i in idx]) / statistics.median([den[i] for i in idx]))
     alpha = (1 - level) / 2
     return quantile(ratios, alpha), quantile(ratios, 1 - alpha)

@@ -35,7 +35,8 @@ def test_bad_target_one_line(cli, target, code, text):
 
 
 def test_raising_only_under_compile_keeps_earlier_phases(cli, tmp_path):
-    rc, out, err = cli("analyze", f"{ROOT}/tests/targets/bad.py:compile_raises", *FAST, "--json", "r.json")
+    with_warm = [a for a in FAST if a != "--no-warm"]  # the warm child must stand down, not fail
+    rc, out, err = cli("analyze", f"{ROOT}/tests/targets/bad.py:compile_raises", *with_warm, "--json", "r.json")
     assert rc == 4, err
     rep = json.loads((tmp_path / "r.json").read_text())
     assert rep["phases"]["graph_breaks"]["status"] == "ok" and rep["graphs"]["count"] is not None
@@ -43,6 +44,7 @@ def test_raising_only_under_compile_keeps_earlier_phases(cli, tmp_path):
     assert e["message"].startswith("Unsupported: Failed to trace builtin operator"), e
     assert rep["runtime"]["not_measured"].startswith("the compiled model is not available")
     assert rep["verdict"]["decision"] == "dont-compile"
+    assert [e["phase"] for e in rep["errors"]] == ["compile"] and rep["compile"]["warm_s"] is None
     assert "Traceback" not in err
 
 

@@ -46,7 +46,7 @@ def _top(prof, calls: int, device: torch.device) -> list[dict]:
 
 
 def measure(eager: Callable[[], Any], compiled: Callable[[], Any], device: torch.device, per_call_s: float, trace_dir: str | None) -> dict:
-    calls = int(max(5, min(200, 0.3 / max(per_call_s, 1e-7))))
+    calls = int(max(5, min(200, 0.1 / max(per_call_s, 1e-7))))
     paths = {}
     if trace_dir:
         os.makedirs(trace_dir, exist_ok=True)

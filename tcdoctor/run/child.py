@@ -1,7 +1,8 @@
 """Child process entry: `python -m tcdoctor.run.child SPEC.json`.
 
 Sets the inductor cache dir and thread count before torch compiles anything, arms
-faulthandler so a hang or crash leaves the stack behind, then runs a Session.
+faulthandler so a hang or crash leaves the stack behind, then runs a Session. Exits with
+os._exit once its events are fsynced: torch's interpreter teardown is slow and measures nothing.
 """
 from __future__ import annotations
 
@@ -9,7 +10,27 @@ import faulthandler
 import json
 import os
 import sys
+import time
 import warnings
+
+WAIT_POLL_S = 0.01
+
+
+def _wait_for(path: str, timeout_s: float | None) -> dict | None:
+    """Block until the parent (or sibling) writes `path`; None if the parent went away or time ran out."""
+    parent = os.getppid()
+    end = time.monotonic() + (timeout_s if timeout_s is not None else 1e9)
+    while time.monotonic() < end:
+        if os.path.exists(path):
+            try:
+                with open(path) as fh:
+                    return json.load(fh)
+            except ValueError:
+                pass
+        if os.getppid() != parent:
+            return None
+        time.sleep(WAIT_POLL_S)
+    return None
 
 
 def main(spec_path: str) -> int:
@@ -34,6 +55,17 @@ def main(spec_path: str) -> int:
     from .. import target
     from .session import COLD, WARM, Session
 
+    per_call_s = None
+    if spec["role"] == "warm":
+        with open(spec["ready_path"] + ".tmp", "w") as fh:
+            json.dump({"imported": True}, fh)
+        os.replace(spec["ready_path"] + ".tmp", spec["ready_path"])
+        go = _wait_for(spec["go_path"], None)
+        if not go or not go.get("run"):
+            sink({"event": "end", "ok": True, "skipped": True})
+            return 0
+        per_call_s = go.get("per_call_s")
+
     sink({"event": "start", "phase": "load"})
     try:
         workload = target.load(spec["target"])
@@ -41,11 +73,17 @@ def main(spec_path: str) -> int:
         sink({"event": "failed", "phase": "load", "error": {"message": exc.message, "where": None}, "fatal": True, "exit_code": exc.exit_code})
         return exc.exit_code
     sink({"event": "done", "phase": "load", "data": {"name": workload.name}})
+    before_compile = None
+    if spec.get("wait_for"):
+        before_compile = lambda: _wait_for(spec["wait_for"], 120.0)  # noqa: E731 - keep the cold compile uncontended
     phases = WARM if spec["role"] == "warm" else COLD
-    ok = Session(workload, options, sink, per_call_hint_s=spec.get("per_call_s")).run(phases)
+    ok = Session(workload, options, sink, per_call_hint_s=per_call_s, before_compile=before_compile).run(phases)
     sink({"event": "end", "ok": ok})
     return 0 if ok else 3
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    code = main(sys.argv[1])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

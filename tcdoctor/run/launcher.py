@@ -1,8 +1,12 @@
 """Parent side: run the analysis in child processes with a deadline, and keep whatever finished.
 
-The cold child measures everything that needs an empty inductor cache; a second, fresh child
-then compiles against the same cache dir (the warm case) and does the profiler-based phases.
-A crash, hang, OOM or kill of either child still yields a report of every finished phase.
+The cold child measures everything that needs an empty inductor cache; a warm child compiles
+afterwards against the same cache dir in a fresh process (what a restarted server pays) and
+runs the profiler phases. The warm child is started together with the cold one so that its
+`import torch` overlaps the cold child's; it then waits for a go signal, and the cold child
+waits for the warm child's import to finish before compiling, so no measured phase overlaps
+other work. A crash, hang, OOM or kill of either child still yields a report of every
+finished phase.
 """
 from __future__ import annotations
 
@@ -16,13 +20,14 @@ import sys
 import tempfile
 import time
 
-from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, TcdoctorError
+from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, EXIT_USER_CODE, TcdoctorError
 from ..report import Report, assemble
 from ..userframes import deepest_user_frame, where_str
 from .options import Options
 from .stream import read_events
 
 _FH_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
+POLL_S = 0.02
 
 
 def _last_started(events: list[dict]) -> str | None:
@@ -37,7 +42,8 @@ def _last_started(events: list[dict]) -> str | None:
 
 def _where_from_stacks(path: str) -> dict | None:
     try:
-        text = open(path, encoding="utf-8", errors="replace").read()
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
     except OSError:
         return None
     frames = [(m["file"], int(m["line"]), m["func"]) for m in _FH_FRAME.finditer(text)]
@@ -52,55 +58,76 @@ def _tail(path: str, n: int = 8) -> str:
         return ""
 
 
-def run_child(target: str, options: Options, role: str, workdir: str, cache_dir: str, deadline: float, per_call_s: float | None = None) -> tuple[list[dict], dict | None]:
-    """Run one child to completion or deadline; returns its events and a failure record if it died."""
-    tag = f"{role}"
-    paths = {k: os.path.join(workdir, f"{tag}.{k}") for k in ("events", "stacks", "log", "spec")}
-    remaining = deadline - time.monotonic()
-    if remaining <= 1:
-        return [], {"phase": role, "message": f"not started: the {options.timeout_s:g}s time limit was used up"}
-    spec = {
-        "target": target, "role": role, "options": options.to_dict(), "cache_dir": cache_dir,
-        "events_path": paths["events"], "stacks_path": paths["stacks"], "per_call_s": per_call_s,
-        "dump_after_s": max(0.5, remaining - 1.5) if remaining > 3 else None,
-    }
-    with open(paths["spec"], "w") as fh:
-        json.dump(spec, fh)
-    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache_dir, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="")
-    pkg_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    with open(paths["log"], "w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "tcdoctor.run.child", paths["spec"]],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+class Child:
+    """One analysis process: its spec, files, and how it ended."""
+
+    def __init__(self, role: str, target: str, options: Options, workdir: str, cache_dir: str, deadline: float, **extra: object):
+        self.role, self.options = role, options
+        self.paths = {k: os.path.join(workdir, f"{role}.{k}") for k in ("events", "stacks", "log", "spec")}
+        remaining = deadline - time.monotonic()
+        spec = {
+            "target": target, "role": role, "options": options.to_dict(), "cache_dir": cache_dir,
+            "events_path": self.paths["events"], "stacks_path": self.paths["stacks"],
+            "dump_after_s": max(0.5, remaining - 1.5) if remaining > 3 else None, **extra,
+        }
+        with open(self.paths["spec"], "w") as fh:
+            json.dump(spec, fh)
+        env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache_dir, PYTHONUNBUFFERED="1")
+        pkg_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        self._log = open(self.paths["log"], "w")  # noqa: SIM115 - closed in finish()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tcdoctor.run.child", self.paths["spec"]],
+            stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
         )
-        timed_out = False
+        self.timed_out = False
+
+    def running(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self, timed_out: bool) -> None:
+        self.timed_out = timed_out
         try:
-            rc = proc.wait(timeout=remaining)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            rc = proc.wait()
-    events = read_events(paths["events"])
-    if any(ev.get("event") == "end" for ev in events) or any(ev.get("fatal") for ev in events):
-        return events, None
-    phase = _last_started(events) or "startup"
-    where = _where_from_stacks(paths["stacks"])
-    if timed_out:
-        msg = f"timed out: the {options.timeout_s:g}s limit ran out during phase '{phase}'{where_str(where)}"
-    elif rc < 0:
-        sig = signal.Signals(-rc).name if -rc in signal.Signals._value2member_map_ else str(-rc)
-        cause = " (out of memory, or killed from outside)" if -rc == signal.SIGKILL else ""
-        msg = f"the analysis process was killed by {sig}{cause} during phase '{phase}'{where_str(where)}"
-    else:
-        msg = f"the analysis process exited with code {rc} during phase '{phase}'{where_str(where)}"
-    failure = {"phase": phase, "message": msg, "where": where}
-    if not timed_out:
-        failure["output_tail"] = _tail(paths["log"])[-2000:]
-    return events, failure
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+
+    def events(self) -> list[dict]:
+        return read_events(self.paths["events"])
+
+    def finish(self) -> tuple[list[dict], dict | None]:
+        """Its events, plus a failure record if it died without finishing."""
+        rc = self.proc.wait()
+        self._log.close()
+        events = self.events()
+        if any(ev.get("event") == "end" for ev in events) or any(ev.get("fatal") for ev in events):
+            return events, None
+        phase = _last_started(events) or "startup"
+        where = _where_from_stacks(self.paths["stacks"])
+        if self.timed_out:
+            msg = f"timed out: the {self.options.timeout_s:g}s limit ran out during phase '{phase}'{where_str(where)}"
+        elif rc < 0:
+            sig = signal.Signals(-rc).name if -rc in signal.Signals._value2member_map_ else str(-rc)
+            cause = " (out of memory, or killed from outside)" if -rc == signal.SIGKILL else ""
+            msg = f"the analysis process was killed by {sig}{cause} during phase '{phase}'{where_str(where)}"
+        else:
+            msg = f"the analysis process exited with code {rc} during phase '{phase}'{where_str(where)}"
+        failure: dict = {"phase": phase, "message": msg, "where": where}
+        if not self.timed_out:
+            failure["output_tail"] = _tail(self.paths["log"])[-2000:]
+        return events, failure
+
+
+def _done(events: list[dict], phase: str) -> dict | None:
+    return next((ev.get("data") for ev in events if ev.get("event") == "done" and ev.get("phase") == phase), None)
+
+
+def _touch(path: str, payload: dict) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump(payload, fh)
+    os.replace(tmp, path)  # atomic: the child never reads half a file
 
 
 def analyze_target(target: str, options: Options, keep_dir: str | None = None) -> tuple[Report, int]:
@@ -110,23 +137,41 @@ def analyze_target(target: str, options: Options, keep_dir: str | None = None) -
     workdir = keep_dir or tempfile.mkdtemp(prefix="tcdoctor-")
     os.makedirs(workdir, exist_ok=True)
     cache_dir = os.path.join(workdir, "inductor-cache")
+    ready, go = os.path.join(workdir, "warm.ready"), os.path.join(workdir, "warm.go")
     deadline = time.monotonic() + options.timeout_s
     try:
-        events, failure = run_child(target, options, "cold", workdir, cache_dir, deadline)
+        warm = Child("warm", target, options, workdir, cache_dir, deadline, ready_path=ready, go_path=go) if options.warm else None
+        cold = Child("cold", target, options, workdir, cache_dir, deadline, wait_for=ready if warm else None)
+        go_sent = False
+        while cold.running() or (warm and warm.running()):
+            if time.monotonic() > deadline:
+                for c in (cold, warm):
+                    if c and c.running():
+                        c.kill(timed_out=True)
+                break
+            if warm and not warm.running() and not os.path.exists(ready):
+                _touch(ready, {"warm_died": True})  # never leave the cold child waiting
+            if warm and not go_sent and not cold.running():
+                cold_events = cold.events()
+                runtime = _done(cold_events, "runtime") or {}
+                run = _done(cold_events, "compile") is not None
+                _touch(go, {"run": run, "per_call_s": (runtime.get("compiled") or {}).get("median_s")})
+                go_sent = True
+            time.sleep(POLL_S)
+
+        events, failure = cold.finish()
         fatal = next((ev for ev in events if ev.get("fatal")), None)
         if fatal:
             err = fatal["error"]
             raise TcdoctorError(f"{err['message']}{where_str(err.get('where'))}", fatal.get("exit_code") or EXIT_USAGE)
         if failure and failure["phase"] in ("startup", "load"):
-            raise TcdoctorError(failure["message"], EXIT_USAGE if failure["phase"] == "startup" else 3)
+            raise TcdoctorError(failure["message"], EXIT_USAGE if failure["phase"] == "startup" else EXIT_USER_CODE)
         failures = [failure] if failure else []
-        compiled_ok = any(ev.get("event") == "done" and ev.get("phase") == "compile" for ev in events)
-        if options.warm and compiled_ok:
-            per_call = next((ev["data"]["compiled"]["median_s"] for ev in events if ev.get("event") == "done" and ev.get("phase") == "runtime"), None)
-            warm_events, warm_failure = run_child(target, options, "warm", workdir, cache_dir, deadline, per_call)
-            events += [ev for ev in warm_events if ev.get("phase") not in ("load",) and ev.get("event") != "end"]
-            if warm_failure:
+        if warm:
+            warm_events, warm_failure = warm.finish()
+            if go_sent and warm_failure:
                 failures.append(warm_failure)
+            events += [ev for ev in warm_events if ev.get("phase") != "load" and ev.get("event") != "end"]
         report = assemble(target, options.to_dict(), events, failures)
     finally:
         if keep_dir is None:

@@ -33,7 +33,9 @@ class Skip(Exception):
 
 
 class Session:
-    def __init__(self, workload: Workload, options: Options, sink: Sink, per_call_hint_s: float | None = None):
+    def __init__(self, workload: Workload, options: Options, sink: Sink, per_call_hint_s: float | None = None,
+                 before_compile: Callable[[], Any] | None = None):
+        self.before_compile = before_compile
         self.w = workload
         self.o = options
         self.sink = sink
@@ -96,6 +98,8 @@ class Session:
             return graph_breaks.probe(self.w.model, self.w.inputs)
 
     def compile(self) -> dict:
+        if self.before_compile:
+            self.before_compile()
         dynamo_state.fresh()
         self.ensure_compiled()
         torch.manual_seed(0)
@@ -163,5 +167,5 @@ class Session:
                 if name in ("compile", "compile_warm"):
                     self.compiled = None
                 continue
-            self.sink({"event": "done", "phase": name, "seconds": time.perf_counter() - t0, "data": data})
+            self.sink({"event": "done", "phase": name, "seconds": time.perf_counter() - t0, "t": time.time(), "data": data})
         return True
