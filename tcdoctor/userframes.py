@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import linecache
+import re
 import os
 import sys
 import sysconfig
@@ -56,3 +57,14 @@ def where_str(where: dict | None) -> str:
 
 def python_version() -> str:
     return sys.version.split()[0]
+
+
+_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
+
+
+def readable_function(name: str | None) -> str | None:
+    """Dynamo names the code after a graph break `torch_dynamo_resume_in_forward_at_14`; say it in words."""
+    if not name:
+        return name
+    m = _RESUME.match(name)
+    return f"{m['fn']} (resumed after line {m['line']})" if m else name

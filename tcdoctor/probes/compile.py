@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import torch
 
-from ..userframes import is_user_file
+from ..userframes import is_user_file, readable_function
 from . import dynamo_state
 from .device import timed_call
 from .rss import RssPeak
@@ -35,7 +35,7 @@ def function_name(metric: Any, model: Any) -> str:
     filename = getattr(metric, "co_filename", None) or ""
     name = getattr(metric, "co_name", None) or "?"
     if is_user_file(filename):
-        return f"{name} ({os.path.basename(filename)}:{getattr(metric, 'co_firstlineno', '?')})"
+        return f"{readable_function(name)} ({os.path.basename(filename)}:{getattr(metric, 'co_firstlineno', '?')})"
     owner = type(model).__name__ if isinstance(model, torch.nn.Module) else getattr(model, "__name__", "model")
     return f"{owner}.forward" if isinstance(model, torch.nn.Module) else owner
 

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 import torch._dynamo
 
-from ..userframes import deepest_user_frame, source_line
+from ..userframes import deepest_user_frame, readable_function, source_line
 from . import dynamo_state
 
 _HEADER = re.compile(r"Graph break(?P<dup> \(user stack suppressed[^)]*\))? in user code at (?P<file>.*):(?P<line>\d+)")
@@ -135,7 +135,7 @@ def _graph_info(gm: Any) -> dict:
     return {
         "nodes": len(nodes),
         "ops": len(ops),
-        "function": origin["function"] if origin else None,
+        "function": readable_function(origin["function"]) if origin else None,
         "file": origin["file"] if origin else None,
         "line": origin["line"] if origin else None,
     }

@@ -20,7 +20,7 @@ def boxplot(series: dict[str, dict], width: int = 640) -> str:
     left, right, rh = 90, width - 20, 34
     x = lambda v: left + (right - left) * v / hi  # noqa: E731
     h = rh * len(rows) + 30
-    parts = [f'<svg class="chart" viewBox="0 0 {width} {h}" width="100%" role="img" aria-label="per-call time distribution">']
+    parts = [f'<svg class="chart" viewBox="0 0 {width} {h}" width="100%" style="max-width:{width}px" role="img" aria-label="per-call time distribution">']
     for i, (name, s) in enumerate(rows):
         y = 10 + i * rh
         c = COLORS.get(name, "#555")
@@ -44,8 +44,8 @@ def stacked_phases(bars: dict[str, dict], width: int = 640) -> str:
     totals = {k: sum(v.values()) for k, v in rows}
     hi = max(totals.values()) or 1.0
     left, right, rh = 60, width - 90, 34
-    h = rh * len(rows) + 50
-    parts = [f'<svg class="chart" viewBox="0 0 {width} {h}" width="100%" role="img" aria-label="compile time by phase">']
+    h = rh * len(rows) + 16
+    parts = [f'<svg class="chart" viewBox="0 0 {width} {h}" width="100%" style="max-width:{width}px" role="img" aria-label="compile time by phase">']
     for i, (name, phases) in enumerate(rows):
         y = 8 + i * rh
         parts.append(f'<text x="4" y="{y + 17}" class="lbl">{escape(name)}</text>')
@@ -55,12 +55,9 @@ def stacked_phases(bars: dict[str, dict], width: int = 640) -> str:
             parts.append(f'<rect x="{cur:.1f}" y="{y + 3}" width="{max(0.0, w):.1f}" height="22" fill="{COLORS.get(key, "#999")}"><title>{escape(PHASE_LABELS.get(key, key))}: {escape(fmt.seconds(val))}</title></rect>')
             cur += w
         parts.append(f'<text x="{cur + 6:.1f}" y="{y + 18}" class="val">{escape(fmt.seconds(totals[name]))}</text>')
-    lx = 4
-    for key, label in PHASE_LABELS.items():
-        parts.append(f'<rect x="{lx}" y="{h - 16}" width="10" height="10" fill="{COLORS[key]}"/><text x="{lx + 14}" y="{h - 7}" class="tick">{escape(label)}</text>')
-        lx += 14 + 6.2 * len(label) + 12
     parts.append("</svg>")
-    return "".join(parts)
+    legend = "".join(f'<span class="key"><i style="background:{COLORS[k]}"></i>{escape(label)}</span>' for k, label in PHASE_LABELS.items())
+    return "".join(parts) + f'<div class="legend">{legend}</div>'
 
 
 def break_even(eager_s: float, compiled_s: float, compile_costs: dict[str, float], calls: int, width: int = 640, height: int = 220) -> str:
@@ -72,7 +69,7 @@ def break_even(eager_s: float, compiled_s: float, compile_costs: dict[str, float
     left, right, top, bottom = 60, width - 20, 10, height - 40
     X = lambda n: left + (right - left) * n / n_max  # noqa: E731
     Y = lambda t: bottom - (bottom - top) * t / ymax  # noqa: E731
-    parts = [f'<svg class="chart" viewBox="0 0 {width} {height}" width="100%" role="img" aria-label="break-even">',
+    parts = [f'<svg class="chart" viewBox="0 0 {width} {height}" width="100%" style="max-width:{width}px" role="img" aria-label="break-even">',
              f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="#999"/>',
              f'<line x1="{X(0):.1f}" y1="{Y(0):.1f}" x2="{X(n_max):.1f}" y2="{Y(eager_s * n_max):.1f}" stroke="{COLORS["eager"]}" stroke-width="2"/>']
     dash = {"cold cache": "", "warm cache": ' stroke-dasharray="6 4"'}
