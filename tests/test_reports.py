@@ -125,3 +125,36 @@ def test_html_in_headless_chromium_renders_offline_and_runs_no_injected_script(i
     assert "PWNED" not in re.search(r"<title>(.*?)</title>", dom, re.S).group(1)
     assert "Graph breaks" in dom and "<svg" in dom and "Don" in dom or "Compile" in dom
     assert requested == set()
+
+
+def test_hundreds_of_graph_breaks_stay_usable(inject_report):
+    from tcdoctor.render.html import render
+    from tcdoctor.report import Report
+
+    data = json.loads((inject_report / "r.json").read_text())
+    base = data["graph_breaks"]["unique"][0]
+    data["graph_breaks"]["unique"] = [dict(base, line=i, code=f"op_{i}(x)  # <b>{i}</b>") for i in range(300)]
+    data["verdict"]["advice"] = [{"topic": "graph break", "text": f"fix {i}", "evidence": "e"} for i in range(300)]
+    html = render(Report(data))
+    assert 'class="filter"' in html and html.count("<tr><td><code>") >= 300
+    assert "op_299(x)  # &lt;b&gt;299&lt;/b&gt;" in html
+    assert "100 more in the JSON report" in html
+    assert len(html) < 2_000_000
+
+
+def test_repr_html_is_a_fragment_for_jupyter(inject_report):
+    from tcdoctor.report import Report
+
+    frag = Report.load(str(inject_report / "r.json"))._repr_html_()
+    assert frag.lstrip().startswith("<style>") and "<html" not in frag and "<script" not in frag
+    assert "&lt;script&gt;" in frag
+
+
+def test_trace_dir_gets_chrome_traces(cli, tmp_path):
+    rc, out, err = cli("analyze", f"{ROOT}/samples/mlp.py:build", *FAST, "--trace", "traces", "--html", "")
+    assert rc == 0, err
+    for side in ("eager", "compiled"):
+        trace = json.loads((tmp_path / "traces" / f"{side}.trace.json").read_text())
+        assert trace["traceEvents"]
+    compiled_names = {e.get("name") for e in json.loads((tmp_path / "traces" / "compiled.trace.json").read_text())["traceEvents"]}
+    assert "TorchDynamo Cache Lookup" in compiled_names
