@@ -136,6 +136,10 @@ def decide(data: dict, expected_calls: int | None = None, min_speedup: float | N
     elif cold and cold > rules["compile_seconds_warn"]:
         advice.append({"topic": "compile time", "text": f"The first call compiles for {_fmt_s(cold)}. Consider compiling only the hot submodules (regional compilation) and keeping the inductor cache.", "evidence": "compile.cold_s"})
 
+    skips = _g(data, "compile.cold_cache.cudagraph_skips") or 0
+    if (_g(data, "options.mode") or "").startswith("reduce-overhead") and skips:
+        advice.append({"topic": "mode", "text": f"mode='reduce-overhead' had no effect: PyTorch skipped CUDA graphs ({skips} skip(s) recorded) — on {_g(data, 'environment.device') or 'this device'} there is nothing for it to capture. The figures are those of the default mode.", "evidence": "compile.cold_cache.cudagraph_skips"})
+
     faster = ci is not None and ci[0] is not None and ci[0] > rules["min_speedup"]
     slower = ci is not None and ci[1] is not None and ci[1] < 1.0
     fixable = breaks > 0 or recomp > 0 or limit_hit

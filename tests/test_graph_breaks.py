@@ -121,3 +121,11 @@ def test_parse_record_handles_suppressed_duplicate_header():
     rec = graph_breaks.parse_record(msg)
     assert rec["suppressed_stack"] and rec["header_file"] == "/a/b.py" and rec["header_line"] == 7
     assert rec["gb_type"] == "Failed to trace builtin operator" and rec["hints"] == ["do X"] and rec["gb_id"] == "GB0059"
+
+
+def test_unimplemented_without_log_record_is_listed_not_counted():
+    findings = graph_breaks.findings_from_messages([])
+    out = graph_breaks.unlogged_unimplemented({"step_unsupported\n  Explanation: x": 2}, findings)
+    assert out == [{"reason": "step_unsupported", "occurrences": 2, "detail": "step_unsupported\n  Explanation: x"}]
+    data, _ = probe_sample("loop_break")  # its unimplemented entries all match the logged skip
+    assert data["graph_breaks"]["unlogged_fallbacks"] == []

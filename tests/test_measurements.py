@@ -125,3 +125,14 @@ def test_numerics_handles_dict_dataclass_and_non_tensor_outputs():
     assert paths == ["out['a'].logits", "out['a'].note", "out['b'][0]", "out['b'][1]"]
     assert res["passed"] is False and res["max_abs_err"] == pytest.approx(1.0)
     assert [o["passed"] for o in res["outputs"]] == [False, True, True, True]
+
+
+@pytest.mark.inductor
+def test_reduce_overhead_on_cpu_is_reported_as_doing_nothing():
+    import importlib
+
+    if torch.cuda.is_available():
+        pytest.skip("on CUDA reduce-overhead does capture CUDA graphs")
+    rep = tcdoctor.analyze(*importlib.import_module("mlp").build(), mode="reduce-overhead", budget_s=0.3)
+    assert rep["compile"]["cold_cache"]["cudagraph_skips"] >= 1
+    assert any(a["topic"] == "mode" and "no effect" in a["text"] for a in rep["verdict"]["advice"])

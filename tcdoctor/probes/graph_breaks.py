@@ -122,6 +122,19 @@ def findings_from_messages(messages: list[str]) -> list[dict]:
     return sorted(groups.values(), key=lambda g: (-g["occurrences"], g["file"] or "", g["line"] or 0))
 
 
+def unlogged_unimplemented(unimplemented: dict, findings: list[dict]) -> list[dict]:
+    """Steps Dynamo could not trace and filed only under counters['unimplemented'] (no graph-break
+    log record, e.g. `step_unsupported` in some releases): code after them ran eagerly. Listed, not counted."""
+    known = {f["reason"] for f in findings}
+    out = []
+    for key, n in unimplemented.items():
+        first = key.strip().splitlines()[0] if key.strip() else key
+        if first in known or first.startswith("graph break in loop") or any(first in (f.get("full_reason") or "") for f in findings):
+            continue
+        out.append({"reason": first, "occurrences": int(n), "detail": key[:2000]})
+    return out
+
+
 def _graph_info(gm: Any) -> dict:
     nodes = list(gm.graph.nodes)
     ops = [n for n in nodes if n.op in ("call_function", "call_method", "call_module")]
@@ -149,6 +162,7 @@ def probe(model: Any, inputs: tuple) -> dict:
     messages = dynamo_state.graph_break_messages(logs)
     findings = findings_from_messages(messages)
     counted = sum(dynamo_state.counters_of("graph_break").values())
+    unlogged = unlogged_unimplemented(dynamo_state.counters_of("unimplemented"), findings)
     dynamo_state.fresh()
     skipped = [f for f in findings if f["frame_skipped"]]
     return {
@@ -163,6 +177,7 @@ def probe(model: Any, inputs: tuple) -> dict:
             "explain_graph_break_count": out.graph_break_count,
             "dynamo_counters_graph_break": counted,
             "skipped_frames": sum(f["occurrences"] for f in skipped),
+            "unlogged_fallbacks": unlogged,
             "unique": findings,
         },
     }

@@ -30,6 +30,18 @@ def flatten(obj: Any, path: str = "out") -> list[tuple[str, Any]]:
     return [(path, obj)]
 
 
+def detached_copy(obj: Any) -> Any:
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().clone()
+    if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
+        return tuple(detached_copy(v) for v in obj)
+    if isinstance(obj, list):
+        return [detached_copy(v) for v in obj]
+    if type(obj) is dict:
+        return {k: detached_copy(v) for k, v in obj.items()}
+    return obj
+
+
 def to_fp64(obj: Any) -> Any:
     if isinstance(obj, torch.Tensor):
         return obj.double() if obj.is_floating_point() else obj

@@ -103,7 +103,8 @@ class Session:
         dynamo_state.fresh()
         self.ensure_compiled()
         torch.manual_seed(0)
-        self.compiled_out, data = self._first_call()
+        out, data = self._first_call()
+        self.compiled_out = numerics.detached_copy(out)  # CUDA-graph replays may reuse output buffers
         data["guards"] = compile_probe.guards(data["frames"])
         return data
 

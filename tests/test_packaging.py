@@ -1,0 +1,17 @@
+"""The wheel ships the templates (top-level templates/ → tcdoctor/templates) and the console script."""
+import subprocess
+import sys
+import zipfile
+
+from conftest import ROOT
+
+
+def test_wheel_contains_templates(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "pip", "wheel", ROOT, "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    (whl,) = tmp_path.glob("tcdoctor-*.whl")
+    names = zipfile.ZipFile(whl).namelist()
+    assert "tcdoctor/templates/report.html.j2" in names
+    assert any(n.endswith("entry_points.txt") for n in names)
+    assert not any(n.startswith(("tests/", "samples/")) for n in names)
