@@ -3,9 +3,9 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .workload import Workload  # noqa: E402
+from .workload import TrainStep, Workload  # noqa: E402
 
-__all__ = ["Workload", "analyze", "Report", "__version__"]
+__all__ = ["Workload", "TrainStep", "analyze", "Report", "__version__"]
 
 
 def __getattr__(name: str):

@@ -61,6 +61,10 @@ def analysis_options(fn: Callable) -> Callable:
         click.option("--no-warm", is_flag=True, help="Skip the warm-cache compile in a second fresh process."),
         click.option("--trace", "trace_dir", default=None, help="Write Chrome/Perfetto traces of eager and compiled calls to this folder."),
         click.option("--expected-calls", type=click.IntRange(1), default=None, help="Calls the model will serve (break-even horizon)."),
+        click.option("--modes", default="default", show_default=True, help="Compare these torch.compile modes side by side (comma-separated)."),
+        click.option("--submodules/--no-submodules", default=None, help="Try compiling each submodule alone [default: only when the model has many graph breaks]."),
+        click.option("--depth", type=click.IntRange(1), default=1, show_default=True, help="Submodule depth for --submodules."),
+        click.option("--dynamic/--no-dynamic", default=None, help="Compare static/automatic/dynamic shapes [default: when variants change shapes]."),
     ]
     for o in reversed(opts):
         fn = o(fn)
@@ -68,13 +72,15 @@ def analysis_options(fn: Callable) -> Callable:
 
 
 def _run_analysis(target: str, backend: str, mode: str | None, threads: int | None, timeout_s: float, budget_s: float,
-                  no_warm: bool, trace_dir: str | None, expected_calls: int | None) -> tuple[Any, int]:
+                  no_warm: bool, trace_dir: str | None, expected_calls: int | None, modes: str, submodules: bool | None,
+                  depth: int, dynamic: bool | None) -> tuple[Any, int]:
     from .report import with_verdict
     from .run.launcher import analyze_target
     from .run.options import DEFAULT_THREADS, Options
 
     opts = Options(backend=backend, mode=mode, threads=threads or DEFAULT_THREADS, timeout_s=timeout_s,
-                   budget_s=budget_s, warm=not no_warm, trace_dir=trace_dir)
+                   budget_s=budget_s, warm=not no_warm, trace_dir=trace_dir, submodules=submodules, depth=depth, dynamic=dynamic,
+                   modes=[m.strip() for m in modes.split(",") if m.strip()] or ["default"])
     report, code = analyze_target(target, opts)
     if expected_calls:
         report = with_verdict(report, expected_calls=expected_calls)

@@ -95,6 +95,7 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
     }
     data.update(_skeleton())
     done: dict[str, dict] = {}
+    strategy_failures: list[dict] = []
     for ev in events:
         phase = ev.get("phase")
         kind = ev.get("event")
@@ -105,6 +106,10 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
             done[phase] = ev.get("data") or {}
         elif kind == "skipped":
             data["phases"][phase] = {"status": "skipped", "why": ev.get("why")}
+        elif kind == "failed" and str(phase).startswith("strategy:"):
+            data["phases"][phase] = {"status": "failed"}
+            err = ev.get("error") or {}
+            strategy_failures.append({"strategy": phase[len("strategy:"):], "message": err.get("message"), "where": err.get("where")})
         elif kind == "failed":
             data["phases"][phase] = {"status": "failed"}
             err = ev.get("error") or {}
@@ -147,6 +152,8 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
         data["recompiles"] = done["recompiles"]
         data["compile"]["recompile_time_s"] = done["recompiles"]["recompile_time_s"]
 
+    data["strategies"] = _strategies(data, done, strategy_failures)
+
     over = data["guards"]["overhead_s_per_call"]
     med = (data["runtime"].get("compiled") or {}).get("median_s")
     if over is not None and med:
@@ -166,6 +173,36 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
 
     data["verdict"] = decide(data)
     return Report(data)
+
+
+def _main_row(data: dict, name: str, source: str) -> dict:
+    """The main analysis as one row of a strategy table, so it is never compiled a second time."""
+    rt, c, m, n = data["runtime"], data["compile"], data["memory"], data["numerics"]
+    return {
+        "name": name, "source": source, "first_call_s": c.get("cold_s"), "median_s": (rt.get("compiled") or {}).get("median_s"),
+        "eager_median_s": (rt.get("eager") or {}).get("median_s"), "speedup": rt.get("speedup"), "speedup_ci": rt.get("speedup_ci"),
+        "samples": rt.get("samples"), "peak_bytes": m.get("compiled_peak_bytes"), "eager_peak_bytes": m.get("eager_peak_bytes"),
+        "numerics_passed": n.get("passed"), "max_abs_err": n.get("max_abs_err"), "graph_breaks": data["graph_breaks"].get("count"),
+        "guards": data["guards"].get("count"), "cache": c.get("cold_cache"),
+    }
+
+
+def _strategies(data: dict, done: dict, failures: list[dict]) -> dict:
+    plan = (done.get("plan") or {}).get("strategies", [])
+    rows = {k[len("strategy:"):]: v for k, v in done.items() if k.startswith("strategy:")}
+    out: dict = {"planned": plan, "failed": failures, "modes": [], "training": [], "dynamic": [], "regions": None}
+    if any(p["kind"] == "mode" for p in plan):
+        out["modes"] = [_main_row(data, data["options"].get("mode") or "default", "main analysis")]
+        out["modes"] += [v for k, v in rows.items() if k.startswith("mode:")]
+    if (data["environment"].get("workload") or {}).get("kind") == "train":
+        rt = data["runtime"]
+        eager = {"name": "eager", "source": "main analysis", "median_s": (rt.get("eager") or {}).get("median_s"),
+                 "eager_median_s": (rt.get("eager") or {}).get("median_s"), "speedup": 1.0 if rt.get("eager") else None,
+                 "speedup_ci": None, "first_call_s": None, "peak_bytes": data["memory"].get("eager_peak_bytes")}
+        out["training"] = [eager, _main_row(data, "step", "main analysis")] + [v for k, v in rows.items() if k.startswith("train:")]
+    out["dynamic"] = [v for k, v in rows.items() if k.startswith("dynamic:")]
+    out["regions"] = next((v for k, v in rows.items() if k.startswith("regions:")), None)
+    return out
 
 
 def _why(phase: str, status: dict | None, errors: list[dict]) -> str:

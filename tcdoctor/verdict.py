@@ -20,6 +20,7 @@ RULES: dict[str, float] = {
     "guard_overhead_fraction": 0.20,  # guard evaluation above this share of a compiled call is flagged
     "cold_warm_ratio": 3.0,  # cold compile this many times the warm one: advise keeping the cache
     "compile_seconds_warn": 60.0,  # first call slower than this gets compile-time advice
+    "regional_auto_breaks": 3,  # this many graph breaks in the whole model: also try compiling its submodules
 }
 
 HORIZONS = {"one epoch of 1,000 steps": 1_000, "one epoch of 10,000 steps": 10_000, "a server handling 1M requests": 1_000_000}
@@ -183,12 +184,84 @@ def decide(data: dict, expected_calls: int | None = None, min_speedup: float | N
                 reasons.append(f"Compile time is repaid after {be_cold['calls']:,} calls (cold cache), within the expected {horizon:,}.")
             if fixable:
                 reasons.append(f"{breaks} graph break(s) and {recomp} recompile(s) remain; fixing them may gain more.")
+    recs = recommend(data, rules)
+    for topic, r in recs.items():
+        advice.append({"topic": f"strategy: {topic}", "text": r["text"], "evidence": f"strategies.{'modes' if topic == 'mode' else topic}"})
     return {
         "decision": decision,
         "reasons": reasons,
         "advice": advice,
+        "recommendations": recs,
         "break_even_calls": be_cold["calls"] if be_cold else None,
         "break_even": {"cold": be_cold, "warm": be_warm, "expected_calls": horizon,
                        "horizons": {k: v for k, v in HORIZONS.items()}},
         "rules": rules,
     }
+
+
+def _faster(row: dict, rules: dict) -> bool:
+    ci = row.get("speedup_ci")
+    return bool(ci and ci[0] is not None and ci[0] > rules["min_speedup"])
+
+
+def _steps_to_repay(row: dict) -> int | None:
+    be = break_even(row.get("first_call_s"), row.get("eager_median_s"), row.get("median_s"))
+    return be["calls"] if be else None
+
+
+def changing_dims(data: dict) -> list[str]:
+    """Dimensions named by the size-mismatch guards that recompiled (e.g. "args[0] dim 1")."""
+    dims = []
+    for ev in _g(data, "recompiles.events") or []:
+        m = re.search(r"tensor '([^']+)' size mismatch at index (\d+)", ev.get("reason") or "")
+        if m and f"{m.group(1)} dim {m.group(2)}" not in dims:
+            dims.append(f"{m.group(1)} dim {m.group(2)}")
+    return dims
+
+
+def recommend(data: dict, rules: dict) -> dict:
+    """One recommendation per strategy family that was measured, each with the figures behind it."""
+    st = data.get("strategies") or {}
+    rec: dict = {}
+    modes = [r for r in st.get("modes") or [] if r.get("speedup") is not None]
+    if modes:
+        good = [r for r in modes if _faster(r, rules) and r.get("numerics_passed") is not False and not r.get("note")]
+        best = max(good, key=lambda r: r["speedup"]) if good else None
+        rec["mode"] = {"choice": best["name"] if best else None,
+                       "text": (f"mode={best['name']!r}: {best['speedup']:.2f}× vs eager, first call {_fmt_s(best['first_call_s'])}" if best
+                                else "no mode is measurably faster than eager here")}
+    train = [r for r in st.get("training") or [] if r.get("median_s") is not None]
+    if train:
+        good = [r for r in train if r["name"] != "eager" and _faster(r, rules) and r.get("numerics_passed") is not False]
+        best = max(good, key=lambda r: r["speedup"]) if good else None
+        steps = {r["name"]: _steps_to_repay(r) for r in train if r["name"] != "eager"}
+        names = {"model": "compile the model only", "step": "compile the whole training step", "optimizer": "compile only optimizer.step"}
+        rec["training"] = {"choice": best["name"] if best else "eager", "break_even_steps": steps,
+                           "text": (f"{names[best['name']]}: {_fmt_s(best['median_s'])}/step vs {_fmt_s(best['eager_median_s'])} eager "
+                                    f"({best['speedup']:.2f}×), repaid after {steps[best['name']]:,} steps" if best and steps.get(best["name"])
+                                    else "keep the step eager: no way of compiling it is measurably faster")}
+    dyn = [r for r in st.get("dynamic") or [] if r.get("shapes")]
+    if dyn:
+        horizon = rules["expected_calls"]
+        usable = [r for r in dyn if not r.get("limit_hit")] or dyn
+        cost = {r["name"]: r["compile_s"] + horizon * sum(s["median_s"] for s in r["shapes"]) / len(r["shapes"]) for r in usable}
+        best = min(usable, key=lambda r: cost[r["name"]])
+        dims = changing_dims(data) or [d for r in dyn for d in r.get("changing_dims", [])][:1]
+        dim_txt = f"; the dimension that changes: {', '.join(dims)} (torch._dynamo.mark_dynamic on it before the first call)" if dims else ""
+        static = next((r for r in dyn if r["name"] == "static"), None)
+        rec["dynamic"] = {"choice": best["name"], "dims": dims, "costs_s": cost,
+                          "text": f"{best['name']} shapes: {best['compiles']} compile(s), {_fmt_s(best['compile_s'])} compiling"
+                                  + (f" (static: {static['compiles']} compiles, {_fmt_s(static['compile_s'])})" if static and static is not best else "")
+                                  + f", lowest compile + run time over {horizon:,} calls{dim_txt}"}
+    reg = st.get("regions")
+    if reg and reg.get("regions"):
+        pick = [r for r in reg["regions"] if r.get("fullgraph") and _faster(r, rules)]
+        gain = sum((r["eager_median_s"] - r["median_s"]) * r["calls_per_forward"] for r in pick)
+        eager_fwd = _g(data, "runtime.eager.median_s")
+        frac = f" ({gain / eager_fwd:.0%} of an eager forward)" if eager_fwd and pick else ""
+        broken = [r["name"] for r in reg["regions"] if r.get("fullgraph") is False]
+        rec["regions"] = {"choice": [r["name"] for r in pick], "expected_gain_s_per_forward": gain,
+                          "text": (f"compile {', '.join(pick_n['name'] for pick_n in pick)}: expected saving {_fmt_s(gain)} per forward{frac}" if pick
+                                   else "no submodule is both fullgraph-clean and measurably faster compiled")
+                                  + (f"; leave {', '.join(broken)} eager (graph breaks)" if broken else "")}
+    return rec

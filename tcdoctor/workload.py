@@ -47,9 +47,9 @@ def as_inputs(value: Any) -> tuple:
     return (value,)
 
 
-def coerce(result: Any) -> Workload:
-    """Turn what build() returned into a Workload, or raise TypeError saying what was wrong."""
-    if isinstance(result, Workload):
+def coerce(result: Any) -> "Workload | TrainStep":
+    """Turn what build() returned into a Workload or TrainStep, or raise TypeError saying what was wrong."""
+    if isinstance(result, (Workload, TrainStep)):
         return result
     if isinstance(result, tuple) and len(result) == 2:
         model, inputs = result
@@ -61,4 +61,35 @@ def coerce(result: Any) -> Workload:
     got = type(result).__name__
     if isinstance(result, tuple):
         got = f"a tuple of {len(result)} items"
-    raise TypeError(f"must return (model, example_inputs) or tcdoctor.Workload, got {got}")
+    raise TypeError(f"must return (model, example_inputs), tcdoctor.Workload or tcdoctor.TrainStep, got {got}")
+
+
+@dataclasses.dataclass
+class TrainStep:
+    """A training workload: one step is zero_grad → forward → loss → backward → optimizer.step.
+
+    Give ``loss_fn(output, targets)`` and ``optimizer`` (built on ``model.parameters()``), or a
+    ``train_step(model, optimizer, inputs, targets)`` of your own. Every way of compiling is measured
+    on a fresh copy of the model and optimizer, so no way trains the model another one measures.
+    """
+
+    model: Any
+    inputs: Inputs
+    targets: Any = None
+    loss_fn: Callable[[Any, Any], Any] | None = None
+    optimizer: Any = None
+    train_step: Callable[..., Any] | None = None
+    compile_kwargs: dict = dataclasses.field(default_factory=dict)
+    name: str | None = None
+
+    kind = "train"
+    grad = True
+    variants: Sequence[Variant] = ()
+
+    def __post_init__(self) -> None:
+        self.inputs = as_inputs(self.inputs)
+        self.variants = []
+        if self.train_step is None and (self.loss_fn is None or self.optimizer is None):
+            raise TypeError("TrainStep needs loss_fn and optimizer, or a train_step(model, optimizer, inputs, targets)")
+        if not isinstance(self.compile_kwargs, dict):
+            raise TypeError("compile_kwargs must be a dict")

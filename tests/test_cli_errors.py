@@ -22,7 +22,7 @@ def one_line(err):
     ("{root}/tests/targets/syntax_error.py:build", 2, "syntax error in"),
     (BAD + ":no_such_function", 2, "has no function 'no_such_function'"),
     (BAD + ":NOT_CALLABLE", 2, "is a int, not a function"),
-    (BAD + ":wrong_type", 2, "must return (model, example_inputs) or tcdoctor.Workload, got int"),
+    (BAD + ":wrong_type", 2, "must return (model, example_inputs), tcdoctor.Workload or tcdoctor.TrainStep, got int"),
     (BAD + ":wrong_tuple", 2, "got a tuple of 3 items"),
     (BAD + ":needs_args", 2, "must take no arguments"),
     (BAD + ":build_raises", 3, "build_raises() raised ValueError: no weights here (at"),

@@ -30,14 +30,13 @@ def _sum(ms: list, field: str) -> float | None:
     return float(sum(vals)) if vals else None
 
 
-def function_name(metric: Any, model: Any) -> str:
-    """The user's function; torch.compile(module) reports its own wrapper, so name the module."""
+def function_name(metric: Any, label: str) -> str:
+    """The user's function; torch.compile(module) reports torch's own wrapper, so name the subject instead."""
     filename = getattr(metric, "co_filename", None) or ""
     name = getattr(metric, "co_name", None) or "?"
     if is_user_file(filename):
         return f"{readable_function(name)} ({os.path.basename(filename)}:{getattr(metric, 'co_firstlineno', '?')})"
-    owner = type(model).__name__ if isinstance(model, torch.nn.Module) else getattr(model, "__name__", "model")
-    return f"{owner}.forward" if isinstance(model, torch.nn.Module) else owner
+    return label
 
 
 def phase_breakdown(ms: list) -> dict:
@@ -83,7 +82,7 @@ def native_compile_s() -> float | None:
     return total if found else None
 
 
-def first_call(call: Callable[[], Any], model: Any, sync: Callable[[], None]) -> tuple[Any, dict]:
+def first_call(call: Callable[[], Any], label: str, sync: Callable[[], None]) -> tuple[Any, dict]:
     """Make the compiled model's first call from a fresh state; returns its output and the measurements."""
     n_before = len(dynamo_state.compilation_metrics())
     with RssPeak() as rss:
@@ -102,7 +101,7 @@ def first_call(call: Callable[[], Any], model: Any, sync: Callable[[], None]) ->
         "frames": [
             {
                 "compile_id": str(getattr(m, "compile_id", "")),
-                "function": function_name(m, model),
+                "function": function_name(m, label),
                 "guard_count": getattr(m, "guard_count", None),
                 "compile_s": getattr(m, "entire_frame_compile_time_s", None),
                 "fail_type": getattr(m, "fail_type", None),

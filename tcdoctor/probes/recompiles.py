@@ -70,14 +70,14 @@ def plain_reason(reason: str) -> str:
     return "; ".join(out) or str(reason).strip().splitlines()[0]
 
 
-def run(compiled: Any, model: Any, workload: Any, call: Callable[[Any, tuple], Any]) -> dict:
+def run(compiled: Any, model: Any, label: str, workload: Any, call: Callable[[Any, tuple], Any]) -> dict:
     """Feed each variant once, in order, after the already-made first call with `inputs`."""
     events, errors = [], []
     start = len(dynamo_state.compilation_metrics())
     t0 = time.perf_counter()
     with dynamo_state.dynamo_logs() as logs:
         for i, variant in enumerate(workload.variants, start=1):
-            label = describe_variant(i, variant)
+            vlabel = describe_variant(i, variant)
             n_before = len(dynamo_state.compilation_metrics())
             tv = time.perf_counter()
             try:
@@ -87,16 +87,16 @@ def run(compiled: Any, model: Any, workload: Any, call: Callable[[Any, tuple], A
                 else:
                     call(compiled, as_inputs(variant))
             except Exception as exc:  # noqa: BLE001 - a failing variant is a finding, not a crash
-                errors.append({"variant": label, "message": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"})
+                errors.append({"variant": vlabel, "message": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"})
             wall = time.perf_counter() - tv
             for m in dynamo_state.compilation_metrics()[n_before:]:
                 reason = getattr(m, "recompile_reason", None)
                 if reason:
                     events.append({
-                        "function": function_name(m, model),
+                        "function": function_name(m, label),
                         "reason": plain_reason(reason),
                         "raw_reason": str(reason),
-                        "variant": label,
+                        "variant": vlabel,
                         "variant_index": i,
                         "compile_s": getattr(m, "entire_frame_compile_time_s", None),
                         "call_wall_s": wall,

@@ -73,13 +73,41 @@ def main(spec_path: str) -> int:
         sink({"event": "failed", "phase": "load", "error": {"message": exc.message, "where": None}, "fatal": True, "exit_code": exc.exit_code})
         return exc.exit_code
     sink({"event": "done", "phase": "load", "data": {"name": workload.name}})
+    if spec["role"] == "strategy":
+        return _run_strategy(spec["strategy"], workload, options, sink)
     before_compile = None
     if spec.get("wait_for"):
         before_compile = lambda: _wait_for(spec["wait_for"], 120.0)  # noqa: E731 - keep the cold compile uncontended
     phases = WARM if spec["role"] == "warm" else COLD
-    ok = Session(workload, options, sink, per_call_hint_s=per_call_s, before_compile=before_compile).run(phases)
+    session = Session(workload, options, sink, per_call_hint_s=per_call_s, before_compile=before_compile)
+    ok = session.run(phases)
+    if ok and spec["role"] == "cold" and "compile" in session.results:
+        from .. import strategies
+        from ..verdict import RULES
+
+        breaks = (session.results.get("graph_breaks") or {}).get("graph_breaks", {}).get("count")
+        sink({"event": "done", "phase": "plan", "data": {"strategies": strategies.plan(workload, options, breaks, int(RULES["regional_auto_breaks"]))}})
     sink({"event": "end", "ok": ok})
     return 0 if ok else 3
+
+
+def _run_strategy(spec: dict, workload, options, sink) -> int:
+    import time as _time
+
+    from .. import strategies
+    from ..userframes import describe_exception
+
+    name = "strategy:" + strategies.key(spec)
+    sink({"event": "start", "phase": name})
+    t0 = _time.perf_counter()
+    try:
+        data = strategies.run(spec, workload, options)
+    except Exception as exc:  # noqa: BLE001 - a failing strategy is a finding
+        sink({"event": "failed", "phase": name, "error": describe_exception(exc), "spec": spec})
+    else:
+        sink({"event": "done", "phase": name, "seconds": _time.perf_counter() - t0, "data": {"spec": spec, **data}})
+    sink({"event": "end", "ok": True})
+    return 0
 
 
 if __name__ == "__main__":

@@ -61,9 +61,9 @@ def _tail(path: str, n: int = 8) -> str:
 class Child:
     """One analysis process: its spec, files, and how it ended."""
 
-    def __init__(self, role: str, target: str, options: Options, workdir: str, cache_dir: str, deadline: float, **extra: object):
+    def __init__(self, role: str, target: str, options: Options, workdir: str, cache_dir: str, deadline: float, tag: str | None = None, **extra: object):
         self.role, self.options = role, options
-        self.paths = {k: os.path.join(workdir, f"{role}.{k}") for k in ("events", "stacks", "log", "spec")}
+        self.paths = {k: os.path.join(workdir, f"{tag or role}.{k}") for k in ("events", "stacks", "log", "spec")}
         remaining = deadline - time.monotonic()
         spec = {
             "target": target, "role": role, "options": options.to_dict(), "cache_dir": cache_dir,
@@ -172,6 +172,20 @@ def analyze_target(target: str, options: Options, keep_dir: str | None = None) -
             if go_sent and warm_failure:
                 failures.append(warm_failure)
             events += [ev for ev in warm_events if ev.get("phase") != "load" and ev.get("event") != "end"]
+        plan = (_done(events, "plan") or {}).get("strategies", [])
+        for i, spec in enumerate(plan):
+            if time.monotonic() > deadline - 1:
+                failures.append({"phase": "strategies", "message": f"{len(plan) - i} strategy comparison(s) not run: the {options.timeout_s:g}s limit was used up"})
+                break
+            child = Child("strategy", target, options, workdir, os.path.join(workdir, f"cache-strategy-{i}"), deadline, tag=f"strategy-{i}", strategy=spec)
+            while child.running() and time.monotonic() < deadline:
+                time.sleep(POLL_S)
+            if child.running():
+                child.kill(timed_out=True)
+            s_events, s_failure = child.finish()
+            events += [ev for ev in s_events if ev.get("phase") != "load" and ev.get("event") != "end"]
+            if s_failure:
+                failures.append(s_failure)
         report = assemble(target, options.to_dict(), events, failures)
     finally:
         if keep_dir is None:

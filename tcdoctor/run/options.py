@@ -15,6 +15,10 @@ class Options:
     budget_s: float = 5.0
     warm: bool = True
     trace_dir: str | None = None
+    modes: list = dataclasses.field(default_factory=lambda: ["default"])
+    submodules: bool | None = None  # None: automatically when the whole model breaks a lot
+    depth: int = 1
+    dynamic: bool | None = None  # None: compare shape strategies when variants change shapes
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -39,12 +39,25 @@ class Session:
         self.w = workload
         self.o = options
         self.sink = sink
+        if workload.kind == "train":
+            from ..training import StepRunner
+
+            # the main analysis of a training workload compiles the whole step; each side on its own copy
+            self.eager_subject: Any = StepRunner(workload, "eager")
+            self.fresh_subject = lambda: StepRunner(workload, "eager").step
+            self.label = "train step"
+        else:
+            self.eager_subject = workload.model
+            self.fresh_subject = lambda: workload.model
+            m = workload.model
+            self.label = f"{type(m).__name__}.forward" if isinstance(m, torch.nn.Module) else getattr(m, "__name__", type(m).__name__)
         self.device = dev.detect(workload.model, workload.inputs)
         self.sync = dev.synchronizer(self.device)
         self.compiled: Any = None
         self.eager_out: Any = None
         self.compiled_out: Any = None
         self.per_call_s = per_call_hint_s
+        self.results: dict[str, dict] = {}
 
     # -- helpers -------------------------------------------------------------
     def call(self, fn: Any, inputs: tuple) -> Any:
@@ -52,14 +65,14 @@ class Session:
             return fn(*inputs)
 
     def eager_fn(self) -> Any:
-        return self.call(self.w.model, self.w.inputs)
+        return self.call(self.eager_subject, self.w.inputs)
 
     def compiled_fn(self) -> Any:
         return self.call(self.compiled, self.w.inputs)
 
     def ensure_compiled(self) -> None:
         if self.compiled is None:
-            self.compiled = compile_probe.build(self.w.model, self.o.backend, self.o.mode, self.w.compile_kwargs)
+            self.compiled = compile_probe.build(self.fresh_subject(), self.o.backend, self.o.mode, self.w.compile_kwargs)
 
     # -- phases ----------------------------------------------------------------
     def environment(self) -> dict:
@@ -81,6 +94,7 @@ class Session:
                 "kind": self.w.kind,
                 "name": self.w.name,
                 "model": type(self.w.model).__name__,
+                "subject": self.label,
                 "inputs": recompiles.describe_inputs(self.w.inputs),
                 "variants": [recompiles.describe_variant(i, v) for i, v in enumerate(self.w.variants, 1)],
                 "parameters": sum(p.numel() for p in self.w.model.parameters()) if isinstance(self.w.model, torch.nn.Module) else None,
@@ -95,7 +109,7 @@ class Session:
 
     def graph_breaks(self) -> dict:
         with dev.grad_context(self.w.grad):
-            return graph_breaks.probe(self.w.model, self.w.inputs)
+            return graph_breaks.probe(self.fresh_subject(), self.w.inputs)
 
     def compile(self) -> dict:
         if self.before_compile:
@@ -109,7 +123,7 @@ class Session:
         return data
 
     def _first_call(self) -> tuple[Any, dict]:
-        return compile_probe.first_call(self.compiled_fn, self.w.model, self.sync)
+        return compile_probe.first_call(self.compiled_fn, self.label, self.sync)
 
     def compile_warm(self) -> dict:
         dynamo_state.fresh()
@@ -128,7 +142,10 @@ class Session:
         if self.eager_out is None or self.compiled_out is None:
             raise Skip("no eager or compiled output to compare")
         torch.manual_seed(0)
-        ref, why = numerics.fp64_reference(self.w.model, self.w.inputs, self.call)
+        if self.w.kind == "train":
+            ref, why = None, "training step: the loss of the first step is compared, eager vs compiled, each from the same initial weights"
+        else:
+            ref, why = numerics.fp64_reference(self.w.model, self.w.inputs, self.call)
         return numerics.compare(self.eager_out, self.compiled_out, ref, why)
 
     def memory(self) -> dict:
@@ -141,7 +158,7 @@ class Session:
 
     def recompiles(self) -> dict:
         self._need_compiled()
-        return recompiles.run(self.compiled, self.w.model, self.w, self.call)
+        return recompiles.run(self.compiled, self.w.model, self.label, self.w, self.call)
 
     def _need_compiled(self) -> None:
         if self.compiled is None:
@@ -168,5 +185,6 @@ class Session:
                 if name in ("compile", "compile_warm"):
                     self.compiled = None
                 continue
+            self.results[name] = data
             self.sink({"event": "done", "phase": name, "seconds": time.perf_counter() - t0, "t": time.time(), "data": data})
         return True

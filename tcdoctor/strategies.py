@@ -1,0 +1,226 @@
+"""Compile strategies compared by measurement: modes, training ways, dynamic shapes, regions.
+
+Each strategy runs in its own fresh child process with its own empty inductor cache, because an
+in-process recompile hits in-memory caches and would flatter compile times. What the main analysis
+already measured (the default mode, the whole training step) is reused, never compiled again.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import torch
+
+from .probes import compile as compile_probe
+from .probes import device as dev
+from .probes import dynamo_state, memory, numerics, timing
+from .run.options import Options
+from .workload import as_inputs
+
+REGION_BUDGET_MIN_S = 0.2
+
+
+def plan(workload: Any, options: Options, graph_breaks: int | None, auto_region_breaks: int) -> list[dict]:
+    """Which strategy children the parent should run after the main analysis."""
+    out: list[dict] = [{"kind": "mode", "mode": m} for m in options.modes if m != (options.mode or "default")]
+    if workload.kind == "train":
+        out += [{"kind": "train", "way": "model"}]
+        if workload.optimizer is not None and workload.train_step is None:
+            out += [{"kind": "train", "way": "optimizer"}]
+        return out
+    shapes = shape_variants(workload)
+    if options.dynamic is not False and shapes:
+        out += [{"kind": "dynamic", "how": h} for h in ("static", "automatic", "dynamic")]
+    auto = options.submodules is None and graph_breaks is not None and graph_breaks >= auto_region_breaks
+    if (options.submodules or auto) and isinstance(workload.model, torch.nn.Module):
+        out.append({"kind": "regions", "depth": options.depth, "automatic": bool(auto and not options.submodules)})
+    return out
+
+
+def shape_variants(workload: Any) -> list[tuple]:
+    """Input-tuple variants whose tensor shapes differ from `inputs` (state-changing callables excluded)."""
+    base = [tuple(t.shape) for t in dev.iter_tensors(workload.inputs)]
+    out = []
+    for v in workload.variants:
+        if callable(v) and not isinstance(v, (torch.Tensor, tuple, list)):
+            continue
+        v = as_inputs(v)
+        if [tuple(t.shape) for t in dev.iter_tensors(v)] != base:
+            out.append(v)
+    return out
+
+
+def _call(grad: bool) -> Callable[[Any, tuple], Any]:
+    def call(fn: Any, inputs: tuple) -> Any:
+        with dev.grad_context(grad):
+            return fn(*inputs)
+    return call
+
+
+def _pair(eager: Any, compiled: Any, inputs: tuple, grad: bool, label: str, budget_s: float, device: torch.device, compare: bool) -> dict:
+    """First call (compile), then paired timing and memory of compiled vs eager on `inputs`."""
+    call, sync = _call(grad), dev.synchronizer(device)
+    torch.manual_seed(0)
+    e_out = call(eager, inputs)
+    dynamo_state.fresh()
+    torch.manual_seed(0)
+    with dynamo_state.dynamo_logs() as logs:
+        c_out, first = compile_probe.first_call(lambda: call(compiled, inputs), label, sync)
+    row = {
+        "first_call_s": first["first_call_s"], "compile_phases": first["phases"], "cache": first["cache"],
+        "graph_breaks": len(dynamo_state.graph_break_messages(logs)), "frames_compiled": first["frames_compiled"],
+        "guards": compile_probe.guards(first["frames"])["count"],
+    }
+    if compare:
+        num = numerics.compare(e_out, numerics.detached_copy(c_out), None, "strategy comparison: compiled vs eager only")
+        row["numerics_passed"], row["max_abs_err"] = num["passed"], num["max_abs_err"]
+    rt = timing.measure(lambda: call(eager, inputs), lambda: call(compiled, inputs), sync, budget_s)
+    row.update(eager_median_s=rt["eager"]["median_s"], median_s=rt["compiled"]["median_s"], speedup=rt["speedup"],
+               speedup_ci=rt["speedup_ci"], samples=rt["samples"], timing_method=rt["method"])
+    mem = memory.measure(lambda: call(eager, inputs), lambda: call(compiled, inputs), device)
+    row.update(peak_bytes=mem["compiled_peak_bytes"], eager_peak_bytes=mem["eager_peak_bytes"])
+    return row
+
+
+def run_mode(w: Any, o: Options, mode: str) -> dict:
+    device = dev.detect(w.model, w.inputs)
+    if w.kind == "train":
+        from .training import subjects
+
+        eager, compiled = subjects(w, "step", o.backend, mode)
+        row = _pair(eager, compiled, w.inputs, True, "train step", o.budget_s, device, compare=True)
+    else:
+        compiled = compile_probe.build(w.model, o.backend, mode, w.compile_kwargs)
+        row = _pair(w.model, compiled, w.inputs, w.grad, "forward", o.budget_s, device, compare=True)
+    skips = row["cache"].get("cudagraph_skips") or 0
+    row["name"] = mode
+    if mode.startswith("reduce-overhead") and skips:
+        row["note"] = f"no effect here: PyTorch skipped CUDA graphs ({skips} skip(s)); figures are the default mode's"
+    return row
+
+
+def run_train(w: Any, o: Options, way: str) -> dict:
+    from .training import subjects
+
+    eager, compiled = subjects(w, way, o.backend, o.mode)
+    row = _pair(eager, compiled, w.inputs, True, f"train step ({way})", o.budget_s, dev.detect(w.model, w.inputs), compare=True)
+    row["name"] = way
+    return row
+
+
+def run_dynamic(w: Any, o: Options, how: str) -> dict:
+    """Feed inputs then each shape variant once, count compiles; then time each shape in the steady state."""
+    kwargs = {k: v for k, v in w.compile_kwargs.items() if k != "dynamic"}
+    if how == "static":
+        kwargs["dynamic"] = False
+    elif how == "dynamic":
+        kwargs["dynamic"] = True
+    device = dev.detect(w.model, w.inputs)
+    sync, call = dev.synchronizer(device), _call(w.grad)
+    shapes = [w.inputs] + shape_variants(w)
+    dynamo_state.fresh()
+    compiled = compile_probe.build(w.model, o.backend, o.mode, kwargs)
+    t0 = time.perf_counter()
+    with dynamo_state.dynamo_logs() as logs:
+        for s in shapes:
+            call(compiled, s)
+        sync()
+    first_pass = time.perf_counter() - t0
+    ms = dynamo_state.compilation_metrics()
+    limit_hit = any("recompile_limit" in m for m in dynamo_state.warnings(logs))
+    per_shape = []
+    budget = max(REGION_BUDGET_MIN_S, o.budget_s / len(shapes))
+    from .probes.recompiles import describe_inputs
+
+    for s in shapes:
+        rt = timing.measure(lambda s=s: call(w.model, s), lambda s=s: call(compiled, s), sync, budget)
+        per_shape.append({"inputs": describe_inputs(s), "eager_median_s": rt["eager"]["median_s"], "median_s": rt["compiled"]["median_s"],
+                          "speedup": rt["speedup"], "speedup_ci": rt["speedup_ci"], "samples": rt["samples"]})
+    base = [tuple(t.shape) for t in dev.iter_tensors(w.inputs)]
+    dims = sorted({f"args[{i}] dim {d}" for v in shapes[1:] for i, t in enumerate(dev.iter_tensors(v))
+                   if i < len(base) and len(base[i]) == t.dim() for d in range(t.dim()) if base[i][d] != t.shape[d]})
+    return {
+        "name": how, "changing_dims": dims, "compile_kwargs": {k: repr(v) for k, v in kwargs.items()},
+        "compiles": len(ms), "recompiles": sum(1 for m in ms if getattr(m, "recompile_reason", None)),
+        "compile_s": sum(getattr(m, "entire_frame_compile_time_s", 0) or 0 for m in ms),
+        "first_pass_wall_s": first_pass, "limit_hit": limit_hit, "shapes": per_shape,
+        "method": f"inputs then {len(shapes) - 1} shape variant(s) once each (compiles counted from CompilationMetrics), then each shape timed eager vs compiled",
+    }
+
+
+def _regions(model: torch.nn.Module, depth: int) -> list[tuple[str, torch.nn.Module]]:
+    level = [("", model)]
+    for _ in range(depth):
+        level = [(f"{p}.{n}" if p else n, c) for p, m in level for n, c in m.named_children()]
+    return level
+
+
+def run_regions(w: Any, o: Options, depth: int) -> dict:
+    """Per-region fullgraph check and eager-vs-compiled time on the inputs each region really gets."""
+    model, device = w.model, dev.detect(w.model, w.inputs)
+    sync, call = dev.synchronizer(device), _call(w.grad)
+    regions = _regions(model, depth)
+    seen: dict[str, dict] = {}
+    hooks = []
+    for name, mod in regions:
+        def pre(m, args, kwargs, name=name):
+            rec = seen.setdefault(name, {"calls": 0})
+            rec["calls"] += 1
+            rec.setdefault("args", args)
+            rec.setdefault("kwargs", kwargs)
+        hooks.append(mod.register_forward_pre_hook(pre, with_kwargs=True))
+    try:
+        call(model, w.inputs)
+    finally:
+        for h in hooks:
+            h.remove()
+    rows = []
+    budget = max(REGION_BUDGET_MIN_S, o.budget_s / max(1, len(regions)))
+    for name, mod in regions:
+        rec = seen.get(name)
+        row: dict = {"name": name, "module": type(mod).__name__, "calls_per_forward": rec["calls"] if rec else 0,
+                     "parameters": sum(p.numel() for p in mod.parameters())}
+        if not rec:
+            row["fullgraph"] = None
+            row["note"] = "not called during the forward"
+            rows.append(row)
+            continue
+        args, kwargs = rec["args"], rec["kwargs"]
+        dynamo_state.fresh()
+        compiled = compile_probe.build(mod, o.backend, o.mode, {**w.compile_kwargs, "fullgraph": True})
+        fn_e = lambda mod=mod, a=args, k=kwargs: call(lambda: mod(*a, **k), ())  # noqa: E731
+        fn_c = lambda c=compiled, a=args, k=kwargs: call(lambda: c(*a, **k), ())  # noqa: E731
+        try:
+            _, first = dev.timed_call(fn_c, (), sync)
+            row["fullgraph"], row["compile_s"] = True, first
+        except Exception as exc:  # noqa: BLE001 - a region that does not compile fullgraph is the finding
+            row["fullgraph"] = False
+            row["why"] = f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}"[:500]
+            rows.append(row)
+            continue
+        rt = timing.measure(fn_e, fn_c, sync, budget)
+        row.update(eager_median_s=rt["eager"]["median_s"], median_s=rt["compiled"]["median_s"], speedup=rt["speedup"],
+                   speedup_ci=rt["speedup_ci"], samples=rt["samples"])
+        rows.append(row)
+    dynamo_state.fresh()
+    return {"depth": depth, "regions": rows,
+            "method": "each region compiled alone with fullgraph=True on the inputs it received in one eager forward; timed eager vs compiled, paired"}
+
+
+def run(spec: dict, workload: Any, options: Options) -> dict:
+    kind = spec["kind"]
+    if kind == "mode":
+        return run_mode(workload, options, spec["mode"])
+    if kind == "train":
+        return run_train(workload, options, spec["way"])
+    if kind == "dynamic":
+        return run_dynamic(workload, options, spec["how"])
+    if kind == "regions":
+        data = run_regions(workload, options, spec["depth"])
+        data["automatic"] = spec.get("automatic", False)
+        return data
+    raise ValueError(f"unknown strategy {kind!r}")
+
+
+def key(spec: dict) -> str:
+    return f"{spec['kind']}:{spec.get('mode') or spec.get('way') or spec.get('how') or spec.get('depth')}"
