@@ -7,7 +7,7 @@ from typing import Any
 
 from .report import Report, assemble
 from .run.options import Options
-from .workload import Workload, coerce
+from .workload import TrainStep, Workload, coerce
 
 
 def analyze(model: Any, inputs: Any = None, *, variants: tuple = (), compile_kwargs: dict | None = None,
@@ -24,7 +24,7 @@ def analyze(model: Any, inputs: Any = None, *, variants: tuple = (), compile_kwa
 
         report, _ = analyze_target(model, opts)
         return report
-    workload = model if isinstance(model, Workload) else coerce((model, inputs))
+    workload = model if isinstance(model, (Workload, TrainStep)) else coerce((model, inputs))
     if variants:
         workload.variants = list(variants)
     if compile_kwargs:

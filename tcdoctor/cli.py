@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from typing import Any, Callable
 
 import click
 
-from .errors import EXIT_CHECK_FAILED, EXIT_CODES_HELP, EXIT_OK, EXIT_USAGE, TcdoctorError
+from .errors import EXIT_CHECK_FAILED, EXIT_CODES_HELP, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, TcdoctorError
 
 
 def _one_line_errors(fn: Callable) -> Callable:
@@ -21,6 +22,11 @@ def _one_line_errors(fn: Callable) -> Callable:
         except KeyboardInterrupt:
             click.echo("tcdoctor: interrupted", err=True)
             sys.exit(130)
+        except Exception as exc:  # noqa: BLE001 - last resort: a tcdoctor bug is one line, not a traceback
+            if os.environ.get("TCDOCTOR_DEBUG"):
+                raise
+            click.echo(f"tcdoctor: internal error: {type(exc).__name__}: {exc} (a tcdoctor bug; rerun with TCDOCTOR_DEBUG=1 for the traceback and report it)", err=True)
+            sys.exit(EXIT_INTERNAL)
     return wrapper
 
 

@@ -75,8 +75,8 @@ def break_even(eager_s: float, compiled_s: float, compile_costs: dict[str, float
     dash = {"cold cache": "", "warm cache": ' stroke-dasharray="6 4"'}
     for i, (name, cost) in enumerate(compile_costs.items()):
         parts.append(f'<line x1="{X(0):.1f}" y1="{Y(cost):.1f}" x2="{X(n_max):.1f}" y2="{Y(cost + compiled_s * n_max):.1f}" stroke="{COLORS["compiled"]}" stroke-width="2"{dash.get(name, "")}/>')
-        parts.append(f'<text x="{right - 150}" y="{top + 30 + 14 * i}" class="tick">compiled, {escape(name)}{" (dashed)" if dash.get(name) else ""}</text>')
-    parts.append(f'<text x="{right - 150}" y="{top + 16}" class="tick">eager</text>')
+        parts.append(f'<text x="{left + 10}" y="{top + 30 + 14 * i}" class="tick" fill="{COLORS["compiled"]}">compiled, {escape(name)}{" (dashed)" if dash.get(name) else ""}</text>')
+    parts.append(f'<text x="{left + 10}" y="{top + 16}" class="tick">eager</text>')
     for frac in (0, 0.5, 1.0):
         parts.append(f'<text x="{X(n_max * frac):.1f}" y="{bottom + 16}" class="tick" text-anchor="middle">{int(n_max * frac):,} calls</text>')
         parts.append(f'<text x="{left - 4}" y="{Y(ymax * frac / 1.05):.1f}" class="tick" text-anchor="end">{escape(fmt.seconds(ymax * frac / 1.05))}</text>')

@@ -39,8 +39,17 @@ def _env() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(seconds=fmt.seconds, nbytes=fmt.nbytes, ratio=fmt.ratio, sci=fmt.sci, count=fmt.count)
+    env.filters.update({name: _defined(f) for name, f in
+                        dict(seconds=fmt.seconds, nbytes=fmt.nbytes, ratio=fmt.ratio, sci=fmt.sci, count=fmt.count).items()})
     return env
+
+
+def _defined(f):
+    """A missing key in an old or partial report renders as 'not measured', never as an error."""
+    def wrapper(value, *args):
+        value = None if isinstance(value, jinja2.Undefined) else value
+        return f(value, *(None if isinstance(a, jinja2.Undefined) else a for a in args))
+    return wrapper
 
 
 def _phase_bars(c: dict) -> dict:

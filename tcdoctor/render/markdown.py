@@ -51,6 +51,9 @@ def render(report: Report, top: int = 5) -> str:
     events = g("recompiles.events") or []
     if events:
         out += ["", "### Recompiles", ""] + [f"- {_code(e['function'])} on {_esc(e['variant'])}: {_code(e['reason'])}" for e in events]
+    recs = v.get("recommendations") or {}
+    if recs:
+        out += ["", "### Compile strategies", ""] + [f"- **{_esc(k)}**: {_esc(r['text'])}" for k, r in recs.items()]
     if v.get("advice"):
         out += ["", "<details><summary>Advice</summary>", ""] + [f"- {_esc(a['text'])}" for a in v["advice"]] + ["", "</details>"]
     for e in report["errors"]:

@@ -45,6 +45,46 @@ def render(report: Report, limit: int = 5) -> str:
         lines += ["", "Recompiles:"]
         for e in events[:limit]:
             lines.append(f"  {e['function']} on {e['variant']}: {e['reason']}")
+    lines += strategy_lines(report)
     for e in report["errors"]:
         lines.append(f"ERROR in phase {e['phase']}: {e['message']}")
     return "\n".join(lines)
+
+
+def strategy_lines(report: Report) -> list[str]:
+    st = report.data.get("strategies") or {}
+    recs = (report.data.get("verdict") or {}).get("recommendations") or {}
+    out: list[str] = []
+
+    def table(title: str, rows: list[dict], rec_key: str) -> None:
+        if not rows:
+            return
+        out.extend(["", f"{title}:"])
+        out.append(tabulate([[r["name"], fmt.seconds(r.get("first_call_s")), fmt.seconds(r.get("median_s")),
+                              fmt.ratio(r.get("speedup"), r.get("speedup_ci")), fmt.nbytes(r.get("peak_bytes")),
+                              r.get("note") or ("" if r.get("numerics_passed") is not False else "numerics FAIL")] for r in rows],
+                             headers=["", "first call", "median", "vs eager", "peak mem", ""], tablefmt="simple"))
+        if rec_key in recs:
+            out.append(f"  -> {recs[rec_key]['text']}")
+
+    table("Modes", st.get("modes") or [], "mode")
+    table("Training step", st.get("training") or [], "training")
+    dyn = st.get("dynamic") or []
+    if dyn:
+        out.extend(["", "Dynamic shapes:"])
+        out.append(tabulate([[r["name"], r["compiles"], fmt.seconds(r["compile_s"]), "yes" if r.get("limit_hit") else "",
+                              ", ".join(fmt.seconds(x["median_s"]) for x in r["shapes"])] for r in dyn],
+                            headers=["", "compiles", "compile time", "limit hit", "compiled median per shape"], tablefmt="simple"))
+        if "dynamic" in recs:
+            out.append(f"  -> {recs['dynamic']['text']}")
+    reg = st.get("regions")
+    if reg:
+        out.extend(["", f"Regions (depth {reg['depth']}{', tried because the model breaks a lot' if reg.get('automatic') else ''}):"])
+        out.append(tabulate([[r["name"], r["module"], {True: "yes", False: "NO", None: "-"}[r.get("fullgraph")],
+                              fmt.seconds(r.get("eager_median_s")), fmt.seconds(r.get("median_s")), fmt.ratio(r.get("speedup"), r.get("speedup_ci"))]
+                             for r in reg["regions"]], headers=["region", "module", "fullgraph", "eager", "compiled", "speedup"], tablefmt="simple"))
+        if "regions" in recs:
+            out.append(f"  -> {recs['regions']['text']}")
+    for f in st.get("failed") or []:
+        out.append(f"strategy {f['strategy']} failed: {f['message']}")
+    return out

@@ -1,0 +1,87 @@
+"""Compile strategies: the recommendation pinned on each sample, the figures behind it consistent."""
+import copy
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import tcdoctor
+from conftest import ROOT
+from tcdoctor.verdict import RULES
+
+
+def analyze(tmp_path, target, *args, timeout=600):
+    p = subprocess.run([sys.executable, "-m", "tcdoctor", "analyze", f"{ROOT}/samples/{target}", *args, "--json", "r.json", "--html", ""],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=timeout)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    return json.loads((tmp_path / "r.json").read_text()), p.stdout
+
+
+def test_dynamic_shapes_recommend_dynamic_over_static_naming_the_dimension(tmp_path):
+    rep, out = analyze(tmp_path, "seq_len.py:build", "--backend", "aot_eager", "--budget", "1")
+    rows = {r["name"]: r for r in rep["strategies"]["dynamic"]}
+    assert set(rows) == {"static", "automatic", "dynamic"}
+    limit = rep["recompiles"]["limit"]
+    assert rows["static"]["limit_hit"] is True and rows["static"]["compiles"] == limit + 1
+    assert rows["automatic"]["compiles"] == 2 and rows["dynamic"]["compiles"] == 1
+    assert all(len(r["shapes"]) == 11 for r in rows.values())
+    rec = rep["verdict"]["recommendations"]["dynamic"]
+    assert rec["choice"] in ("automatic", "dynamic") and rec["dims"] == ["x dim 1"]
+    costs = rec["costs_s"]
+    assert costs[rec["choice"]] == min(costs.values())
+    assert "x dim 1" in out
+
+
+def test_training_ways_compared_on_fresh_copies(tmp_path):
+    rep, _ = analyze(tmp_path, "train_adam.py:build", "--backend", "aot_eager", "--budget", "1")
+    rows = {r["name"]: r for r in rep["strategies"]["training"]}
+    assert list(rows) == ["eager", "step", "model", "optimizer"]
+    assert all(r["median_s"] and r["median_s"] > 0 for r in rows.values())
+    assert any(f["reason"] == "Unsupported Tensor.backward() call" for f in rep["graph_breaks"]["unique"])
+    for way in ("model", "optimizer"):  # same initial weights and data: the first step's loss matches eager
+        assert rows[way]["numerics_passed"] is True
+    rec = rep["verdict"]["recommendations"]["training"]
+    faster = [r for r in rows.values() if r["name"] != "eager" and r["speedup_ci"] and r["speedup_ci"][0] > RULES["min_speedup"]]
+    if rec["choice"] == "eager":
+        assert not faster
+    else:
+        assert rows[rec["choice"]]["speedup"] == max(r["speedup"] for r in faster)
+        assert rec["break_even_steps"][rec["choice"]] >= 1
+
+
+def test_training_analysis_leaves_the_users_model_and_optimizer_untouched():
+    import importlib
+
+    spec = importlib.import_module("train_adam").build()
+    before = copy.deepcopy(spec.model.state_dict())
+    opt_before = copy.deepcopy(spec.optimizer.state_dict())
+    rep = tcdoctor.analyze(spec, backend="aot_eager", budget_s=0.2)
+    assert rep["runtime"]["samples"] >= 10
+    for k, v in spec.model.state_dict().items():
+        assert torch.equal(v, before[k]), k
+    assert spec.optimizer.state_dict()["state"] == opt_before["state"] == {}
+
+
+@pytest.mark.inductor
+def test_regions_recommend_the_clean_child_only(tmp_path):
+    rep, _ = analyze(tmp_path, "regions.py:build", "--budget", "1.5")
+    reg = rep["strategies"]["regions"]
+    assert reg["automatic"] is True and rep["graph_breaks"]["count"] >= RULES["regional_auto_breaks"]
+    rows = {r["name"]: r for r in reg["regions"]}
+    assert rows["body"]["fullgraph"] is True and rows["head"]["fullgraph"] is False
+    assert "Unsupported" in rows["head"]["why"]
+    assert rows["body"]["speedup_ci"][0] > 1.0
+    rec = rep["verdict"]["recommendations"]["regions"]
+    assert rec["choice"] == ["body"] and rec["expected_gain_s_per_forward"] > 0
+    assert "leave head eager" in rec["text"]
+
+
+def test_modes_side_by_side_reuse_the_main_analysis(tmp_path):
+    rep, _ = analyze(tmp_path, "mlp.py:build", "--backend", "aot_eager", "--budget", "0.5", "--modes", "default,reduce-overhead", "--no-warm")
+    modes = rep["strategies"]["modes"]
+    assert [m["name"] for m in modes] == ["default", "reduce-overhead"]
+    assert modes[0]["source"] == "main analysis" and modes[0]["median_s"] == rep["runtime"]["compiled"]["median_s"]
+    assert modes[1]["median_s"] > 0 and modes[1]["first_call_s"] > 0
+    assert [p["kind"] for p in rep["strategies"]["planned"]] == ["mode"]
