@@ -198,7 +198,8 @@ def _strategies(data: dict, done: dict, failures: list[dict]) -> dict:
         rt = data["runtime"]
         eager = {"name": "eager", "source": "main analysis", "median_s": (rt.get("eager") or {}).get("median_s"),
                  "eager_median_s": (rt.get("eager") or {}).get("median_s"), "speedup": 1.0 if rt.get("eager") else None,
-                 "speedup_ci": None, "first_call_s": None, "peak_bytes": data["memory"].get("eager_peak_bytes")}
+                 "speedup_ci": None, "first_call_s": None, "peak_bytes": data["memory"].get("eager_peak_bytes"),
+                 "baseline": True, "note": "baseline: nothing compiled"}
         out["training"] = [eager, _main_row(data, "step", "main analysis")] + [v for k, v in rows.items() if k.startswith("train:")]
     out["dynamic"] = [v for k, v in rows.items() if k.startswith("dynamic:")]
     out["regions"] = next((v for k, v in rows.items() if k.startswith("regions:")), None)

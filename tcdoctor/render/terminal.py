@@ -60,7 +60,7 @@ def strategy_lines(report: Report) -> list[str]:
         if not rows:
             return
         out.extend(["", f"{title}:"])
-        out.append(tabulate([[r["name"], fmt.seconds(r.get("first_call_s")), fmt.seconds(r.get("median_s")),
+        out.append(tabulate([[r["name"], "—" if r.get("baseline") else fmt.seconds(r.get("first_call_s")), fmt.seconds(r.get("median_s")),
                               fmt.ratio(r.get("speedup"), r.get("speedup_ci")), fmt.nbytes(r.get("peak_bytes")),
                               r.get("note") or ("" if r.get("numerics_passed") is not False else "numerics FAIL")] for r in rows],
                              headers=["", "first call", "median", "vs eager", "peak mem", ""], tablefmt="simple"))
