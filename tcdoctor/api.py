@@ -55,7 +55,6 @@ def _in_process(workload: Workload, opts: Options) -> Report:
             else:
                 os.environ["TORCHINDUCTOR_CACHE_DIR"] = old_cache
     events = sink.events
-    failures = []
     fatal = next((ev for ev in events if ev.get("fatal")), None)
     if fatal:
         from .errors import TcdoctorError
@@ -64,6 +63,6 @@ def _in_process(workload: Workload, opts: Options) -> Report:
         raise TcdoctorError(f"{fatal['error']['message']}{where_str(fatal['error'].get('where'))}", fatal.get("exit_code") or 3)
     data_opts = opts.to_dict()
     data_opts["in_process"] = True
-    report = assemble(workload.name or type(workload.model).__name__, data_opts, events, failures)
+    report = assemble(workload.name or type(workload.model).__name__, data_opts, events, [])
     report.data["compile"]["warm_not_measured"] = "in-process analysis: a warm-cache compile needs a fresh process (analyse a path.py:function target)"
     return report

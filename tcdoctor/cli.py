@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import click
 
-from .errors import EXIT_CHECK_FAILED, EXIT_CODES_HELP, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, TcdoctorError
+from .errors import EXIT_CHECK_FAILED, EXIT_CODES_HELP, EXIT_INTERNAL, EXIT_OK, TcdoctorError
 
 
 def _one_line_errors(fn: Callable) -> Callable:

@@ -12,6 +12,7 @@ from typing import Any
 
 from . import __version__
 from .run.stream import dumps
+from .verdict import decide
 
 SCHEMA_VERSION = 1
 
@@ -169,8 +170,6 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
                 data["compile"]["warm_not_measured"] = why
             elif phase != "compile_warm":
                 data[sec].setdefault("not_measured", why)
-    from .verdict import decide  # late: verdict reads the assembled sections
-
     data["verdict"] = decide(data)
     return Report(data)
 
@@ -219,8 +218,6 @@ def _why(phase: str, status: dict | None, errors: list[dict]) -> str:
 
 def with_verdict(report: Report, **rules: Any) -> Report:
     """A copy of the report with the verdict recomputed (e.g. another --expected-calls)."""
-    from .verdict import decide
-
     data = copy.deepcopy(report.data)
     data["verdict"] = decide(data, **rules)
     return Report(data)

@@ -30,7 +30,7 @@ def plan(workload: Any, options: Options, graph_breaks: int | None, auto_region_
         return out
     shapes = shape_variants(workload)
     if options.dynamic is not False and shapes:
-        out += [{"kind": "dynamic", "how": h} for h in ("static", "automatic", "dynamic")]
+        out += [{"kind": "dynamic", "how": h} for h in ("static", "automatic", "dynamic", "marked")]
     auto = options.submodules is None and graph_breaks is not None and graph_breaks >= auto_region_breaks
     if (options.submodules or auto) and isinstance(workload.model, torch.nn.Module):
         out.append({"kind": "regions", "depth": options.depth, "automatic": bool(auto and not options.submodules)})
@@ -113,11 +113,21 @@ def run_dynamic(w: Any, o: Options, how: str) -> dict:
     kwargs = {k: v for k, v in w.compile_kwargs.items() if k != "dynamic"}
     if how == "static":
         kwargs["dynamic"] = False
+    elif how == "marked":
+        kwargs["dynamic"] = None  # automatic, plus torch._dynamo.mark_dynamic on the changing dimensions
     elif how == "dynamic":
         kwargs["dynamic"] = True
     device = dev.detect(w.model, w.inputs)
     sync, call = dev.synchronizer(device), _call(w.grad)
     shapes = [w.inputs] + shape_variants(w)
+    base = [tuple(t.shape) for t in dev.iter_tensors(w.inputs)]
+    changing = sorted({(i, d) for v in shapes[1:] for i, t in enumerate(dev.iter_tensors(v))
+                       if i < len(base) and len(base[i]) == t.dim() for d in range(t.dim()) if base[i][d] != t.shape[d]})
+    if how == "marked":  # mark exactly the dimensions that change, on every shape, before its first call
+        for v in shapes:
+            tensors = list(dev.iter_tensors(v))
+            for i, d in changing:
+                torch._dynamo.mark_dynamic(tensors[i], d)
     dynamo_state.fresh()
     compiled = compile_probe.build(w.model, o.backend, o.mode, kwargs)
     t0 = time.perf_counter()
@@ -136,11 +146,8 @@ def run_dynamic(w: Any, o: Options, how: str) -> dict:
         rt = timing.measure(lambda s=s: call(w.model, s), lambda s=s: call(compiled, s), sync, budget)
         per_shape.append({"inputs": describe_inputs(s), "eager_median_s": rt["eager"]["median_s"], "median_s": rt["compiled"]["median_s"],
                           "speedup": rt["speedup"], "speedup_ci": rt["speedup_ci"], "samples": rt["samples"]})
-    base = [tuple(t.shape) for t in dev.iter_tensors(w.inputs)]
-    dims = sorted({f"args[{i}] dim {d}" for v in shapes[1:] for i, t in enumerate(dev.iter_tensors(v))
-                   if i < len(base) and len(base[i]) == t.dim() for d in range(t.dim()) if base[i][d] != t.shape[d]})
     return {
-        "name": how, "changing_dims": dims, "compile_kwargs": {k: repr(v) for k, v in kwargs.items()},
+        "name": how, "changing_dims": [f"args[{i}] dim {d}" for i, d in changing], "compile_kwargs": {k: repr(v) for k, v in kwargs.items()},
         "compiles": len(ms), "recompiles": sum(1 for m in ms if getattr(m, "recompile_reason", None)),
         "compile_s": sum(getattr(m, "entire_frame_compile_time_s", 0) or 0 for m in ms),
         "first_pass_wall_s": first_pass, "limit_hit": limit_hit, "shapes": per_shape,

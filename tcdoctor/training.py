@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable
 
-import torch
 
 from .workload import TrainStep
 

@@ -14,6 +14,8 @@ import math
 import re
 from typing import Any
 
+from .render.fmt import seconds
+
 RULES: dict[str, float] = {
     "min_speedup": 1.02,  # lower bound of the speedup's 95% CI must exceed this to count as faster
     "expected_calls": 100_000,  # default horizon for break-even (--expected-calls)
@@ -42,14 +44,6 @@ def break_even(compile_s: float | None, eager_s: float | None, compiled_s: float
     saving = eager_s - compiled_s
     calls = max(1, math.ceil(max(0.0, compile_s - eager_s) / saving))
     return {"calls": calls, "wall_s": calls * compiled_s + compile_s, "saving_per_call_s": saving}
-
-
-def _fmt_s(s: float) -> str:
-    if s < 1e-3:
-        return f"{s * 1e6:.1f} µs"
-    if s < 1:
-        return f"{s * 1e3:.2f} ms"
-    return f"{s:.1f} s"
 
 
 def graph_break_advice(f: dict) -> str:
@@ -129,13 +123,13 @@ def decide(data: dict, expected_calls: int | None = None, min_speedup: float | N
         dev = (_g(data, "environment.device") or "cpu")
         fix = ("use mode=\"reduce-overhead\" (CUDA graphs) to skip per-call overhead" if dev.startswith("cuda")
                else "on CPU, torch.compiler.set_stance('default', skip_guard_eval_unsafe=True) skips guard checks once all shapes are warmed up (unsafe if inputs change), or batch more work per call")
-        advice.append({"topic": "guard overhead", "text": f"Guard evaluation costs {_fmt_s(_g(data, 'guards.overhead_s_per_call'))} per call, {ovh_frac:.0%} of a compiled call ({_g(data, 'guards.count')} guards). Fix: {fix}.", "evidence": "guards.overhead_fraction"})
+        advice.append({"topic": "guard overhead", "text": f"Guard evaluation costs {seconds(_g(data, 'guards.overhead_s_per_call'))} per call, {ovh_frac:.0%} of a compiled call ({_g(data, 'guards.count')} guards). Fix: {fix}.", "evidence": "guards.overhead_fraction"})
     if numerics_ok is False:
         advice.append({"topic": "numerics", "text": f"Compiled outputs drift from eager beyond tolerance (max abs error {_g(data, 'numerics.max_abs_err'):.3g}). Check the failing outputs against the fp64 reference, look for reductions in low precision, and retry with backend='aot_eager' to tell Dynamo/AOT problems from Inductor ones.", "evidence": "numerics.passed = false"})
     if cold and warm and warm > 0 and cold / warm >= rules["cold_warm_ratio"]:
-        advice.append({"topic": "compile time", "text": f"A cold compile takes {_fmt_s(cold)}, a warm-cache one {_fmt_s(warm)}: keep TORCHINDUCTOR_CACHE_DIR on persistent storage (or ship the cache with torch.compiler.save_cache_artifacts / load_cache_artifacts) so restarts pay the warm cost.", "evidence": "compile.cold_s / compile.warm_s"})
+        advice.append({"topic": "compile time", "text": f"A cold compile takes {seconds(cold)}, a warm-cache one {seconds(warm)}: keep TORCHINDUCTOR_CACHE_DIR on persistent storage (or ship the cache with torch.compiler.save_cache_artifacts / load_cache_artifacts) so restarts pay the warm cost.", "evidence": "compile.cold_s / compile.warm_s"})
     elif cold and cold > rules["compile_seconds_warn"]:
-        advice.append({"topic": "compile time", "text": f"The first call compiles for {_fmt_s(cold)}. Consider compiling only the hot submodules (regional compilation) and keeping the inductor cache.", "evidence": "compile.cold_s"})
+        advice.append({"topic": "compile time", "text": f"The first call compiles for {seconds(cold)}. Consider compiling only the hot submodules (regional compilation) and keeping the inductor cache.", "evidence": "compile.cold_s"})
 
     skips = _g(data, "compile.cold_cache.cudagraph_skips") or 0
     if (_g(data, "options.mode") or "").startswith("reduce-overhead") and skips:
@@ -166,9 +160,9 @@ def decide(data: dict, expected_calls: int | None = None, min_speedup: float | N
             reasons.append(f"Compiled is {what}: {ci_txt}, and there are no graph breaks or recompiles to fix.")
             if slower and ovh_frac is not None:
                 reasons.append(
-                    f"The compiled path has a fixed per-call cost (guard evaluation alone: {_fmt_s(_g(data, 'guards.overhead_s_per_call'))} "
+                    f"The compiled path has a fixed per-call cost (guard evaluation alone: {seconds(_g(data, 'guards.overhead_s_per_call'))} "
                     f"for {_g(data, 'guards.count')} guards, {ovh_frac:.0%} of a compiled call) that this call's work does not repay: "
-                    f"eager takes {_fmt_s(eager_s)}, compiled {_fmt_s(comp_s)}.")
+                    f"eager takes {seconds(eager_s)}, compiled {seconds(comp_s)}.")
     else:
         ci_txt = f"{speedup:.2f}× faster (95% CI {ci[0]:.2f}–{ci[1]:.2f})"
         if be_cold and be_cold["calls"] > horizon and not (be_warm and be_warm["calls"] <= horizon):
@@ -228,7 +222,7 @@ def recommend(data: dict, rules: dict) -> dict:
         good = [r for r in modes if _faster(r, rules) and r.get("numerics_passed") is not False and not r.get("note")]
         best = max(good, key=lambda r: r["speedup"]) if good else None
         rec["mode"] = {"choice": best["name"] if best else None,
-                       "text": (f"mode={best['name']!r}: {best['speedup']:.2f}× vs eager, first call {_fmt_s(best['first_call_s'])}" if best
+                       "text": (f"mode={best['name']!r}: {best['speedup']:.2f}× vs eager, first call {seconds(best['first_call_s'])}" if best
                                 else "no mode is measurably faster than eager here")}
     train = [r for r in st.get("training") or [] if r.get("median_s") is not None]
     if train:
@@ -237,7 +231,7 @@ def recommend(data: dict, rules: dict) -> dict:
         steps = {r["name"]: _steps_to_repay(r) for r in train if r["name"] != "eager"}
         names = {"model": "compile the model only", "step": "compile the whole training step", "optimizer": "compile only optimizer.step"}
         rec["training"] = {"choice": best["name"] if best else "eager", "break_even_steps": steps,
-                           "text": (f"{names[best['name']]}: {_fmt_s(best['median_s'])}/step vs {_fmt_s(best['eager_median_s'])} eager "
+                           "text": (f"{names[best['name']]}: {seconds(best['median_s'])}/step vs {seconds(best['eager_median_s'])} eager "
                                     f"({best['speedup']:.2f}×), repaid after {steps[best['name']]:,} steps" if best and steps.get(best["name"])
                                     else "keep the step eager: no way of compiling it is measurably faster")}
     dyn = [r for r in st.get("dynamic") or [] if r.get("shapes")]
@@ -250,8 +244,8 @@ def recommend(data: dict, rules: dict) -> dict:
         dim_txt = f"; the dimension that changes: {', '.join(dims)} (torch._dynamo.mark_dynamic on it before the first call)" if dims else ""
         static = next((r for r in dyn if r["name"] == "static"), None)
         rec["dynamic"] = {"choice": best["name"], "dims": dims, "costs_s": cost,
-                          "text": f"{best['name']} shapes: {best['compiles']} compile(s), {_fmt_s(best['compile_s'])} compiling"
-                                  + (f" (static: {static['compiles']} compiles, {_fmt_s(static['compile_s'])})" if static and static is not best else "")
+                          "text": f"{best['name']} shapes: {best['compiles']} compile(s), {seconds(best['compile_s'])} compiling"
+                                  + (f" (static: {static['compiles']} compiles, {seconds(static['compile_s'])})" if static and static is not best else "")
                                   + f", lowest compile + run time over {horizon:,} calls{dim_txt}"}
     reg = st.get("regions")
     if reg and reg.get("regions"):
@@ -261,7 +255,7 @@ def recommend(data: dict, rules: dict) -> dict:
         frac = f" ({gain / eager_fwd:.0%} of an eager forward)" if eager_fwd and pick else ""
         broken = [r["name"] for r in reg["regions"] if r.get("fullgraph") is False]
         rec["regions"] = {"choice": [r["name"] for r in pick], "expected_gain_s_per_forward": gain,
-                          "text": (f"compile {', '.join(pick_n['name'] for pick_n in pick)}: expected saving {_fmt_s(gain)} per forward{frac}" if pick
+                          "text": (f"compile {', '.join(pick_n['name'] for pick_n in pick)}: expected saving {seconds(gain)} per forward{frac}" if pick
                                    else "no submodule is both fullgraph-clean and measurably faster compiled")
                                   + (f"; leave {', '.join(broken)} eager (graph breaks)" if broken else "")}
     return rec

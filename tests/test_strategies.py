@@ -22,13 +22,14 @@ def analyze(tmp_path, target, *args, timeout=600):
 def test_dynamic_shapes_recommend_dynamic_over_static_naming_the_dimension(tmp_path):
     rep, out = analyze(tmp_path, "seq_len.py:build", "--backend", "aot_eager", "--budget", "1")
     rows = {r["name"]: r for r in rep["strategies"]["dynamic"]}
-    assert set(rows) == {"static", "automatic", "dynamic"}
+    assert set(rows) == {"static", "automatic", "dynamic", "marked"}
     limit = rep["recompiles"]["limit"]
     assert rows["static"]["limit_hit"] is True and rows["static"]["compiles"] == limit + 1
     assert rows["automatic"]["compiles"] == 2 and rows["dynamic"]["compiles"] == 1
+    assert rows["marked"]["compiles"] == 1 and rows["marked"]["changing_dims"] == ["args[0] dim 1"]
     assert all(len(r["shapes"]) == 11 for r in rows.values())
     rec = rep["verdict"]["recommendations"]["dynamic"]
-    assert rec["choice"] in ("automatic", "dynamic") and rec["dims"] == ["x dim 1"]
+    assert rec["choice"] in ("automatic", "dynamic", "marked") and rec["dims"] == ["x dim 1"]
     costs = rec["costs_s"]
     assert costs[rec["choice"]] == min(costs.values())
     assert "x dim 1" in out

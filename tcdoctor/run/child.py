@@ -92,20 +92,18 @@ def main(spec_path: str) -> int:
 
 
 def _run_strategy(spec: dict, workload, options, sink) -> int:
-    import time as _time
-
     from .. import strategies
     from ..userframes import describe_exception
 
     name = "strategy:" + strategies.key(spec)
     sink({"event": "start", "phase": name})
-    t0 = _time.perf_counter()
+    t0 = time.perf_counter()
     try:
         data = strategies.run(spec, workload, options)
     except Exception as exc:  # noqa: BLE001 - a failing strategy is a finding
         sink({"event": "failed", "phase": name, "error": describe_exception(exc), "spec": spec})
     else:
-        sink({"event": "done", "phase": name, "seconds": _time.perf_counter() - t0, "data": {"spec": spec, **data}})
+        sink({"event": "done", "phase": name, "seconds": time.perf_counter() - t0, "data": {"spec": spec, **data}})
     sink({"event": "end", "ok": True})
     return 0
 
