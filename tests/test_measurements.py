@@ -136,3 +136,16 @@ def test_reduce_overhead_on_cpu_is_reported_as_doing_nothing():
     rep = tcdoctor.analyze(*importlib.import_module("mlp").build(), mode="reduce-overhead", budget_s=0.3)
     assert rep["compile"]["cold_cache"]["cudagraph_skips"] >= 1
     assert any(a["topic"] == "mode" and "no effect" in a["text"] for a in rep["verdict"]["advice"])
+
+
+@pytest.mark.inductor
+def test_recompiles_and_breaks_are_the_same_with_eager_and_inductor():
+    import importlib
+
+    def summary(backend):
+        w = tcdoctor.workload.coerce(importlib.import_module("batch_size").build())
+        rep = tcdoctor.analyze(w, backend=backend, budget_s=0.1)
+        return (rep["graph_breaks"]["count"], rep["graphs"]["count"], rep["recompiles"]["count"],
+                [e["reason"] for e in rep["recompiles"]["events"]], rep["recompiles"]["limit_hit"])
+
+    assert summary("eager") == summary("inductor")
