@@ -28,9 +28,9 @@ def _run(fn: Callable[[], Any], calls: int, device: torch.device, trace_path: st
     return prof
 
 
-def _top(prof, calls: int, device: torch.device) -> list[dict]:
+def _top(averages, calls: int, device: torch.device) -> list[dict]:
     rows = []
-    for e in prof.key_averages():
+    for e in averages:
         if e.key.startswith("ProfilerStep"):
             continue
         dev = getattr(e, "self_device_time_total", 0) if device.type == "cuda" else 0
@@ -51,10 +51,10 @@ def measure(eager: Callable[[], Any], compiled: Callable[[], Any], device: torch
     if trace_dir:
         os.makedirs(trace_dir, exist_ok=True)
         paths = {k: os.path.join(trace_dir, f"{k}.trace.json") for k in ("eager", "compiled")}
-    pe = _run(eager, calls, device, paths.get("eager"))
-    pc = _run(compiled, calls, device, paths.get("compiled"))
-    lookups = [e for e in pc.key_averages() if e.key == CACHE_LOOKUP]
-    regions = sum(e.count for e in pc.key_averages() if e.key.startswith(COMPILED_REGION))
+    ea = _run(eager, calls, device, paths.get("eager")).key_averages()  # computed once: it is not cheap
+    ca = _run(compiled, calls, device, paths.get("compiled")).key_averages()
+    lookups = [e for e in ca if e.key == CACHE_LOOKUP]
+    regions = sum(e.count for e in ca if e.key.startswith(COMPILED_REGION))
     lookup_us = sum(e.cpu_time_total for e in lookups)
     lookup_n = sum(e.count for e in lookups)
     return {
@@ -62,7 +62,7 @@ def measure(eager: Callable[[], Any], compiled: Callable[[], Any], device: torch
         "guard_overhead_s_per_call": (lookup_us / calls) * 1e-6 if lookup_n else None,
         "cache_lookups_per_call": lookup_n / calls,
         "compiled_regions_per_call": regions / calls,
-        "top_ops": {"eager": _top(pe, calls, device), "compiled": _top(pc, calls, device)},
+        "top_ops": {"eager": _top(ea, calls, device), "compiled": _top(ca, calls, device)},
         "traces": paths or None,
         "method": f"torch.profiler over {calls} calls of each (separate from the timing run); guard cost = total '{CACHE_LOOKUP}' time / calls",
     }
