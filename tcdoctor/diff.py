@@ -34,7 +34,8 @@ def diff(a: Report, b: Report) -> dict:
         va, vb = a.get(path), b.get(path)
         delta = ""
         if isinstance(va, (int, float)) and isinstance(vb, (int, float)) and not isinstance(va, bool):
-            delta = f"{vb - va:+.3g}" + (f" ({(vb / va - 1):+.0%})" if va else "")
+            d = vb - va
+            delta = ("+" if d >= 0 else "-") + show(abs(d)) + (f" ({(vb / va - 1):+.0%})" if va else "")
         rows.append({"figure": label, "before": show(va), "after": show(vb), "delta": delta})
     return {
         "fixed": [ka[k] for k in ka if k not in kb],
