@@ -17,7 +17,7 @@ from .probes import dynamo_state, memory, numerics, timing
 from .run.options import Options
 from .workload import as_inputs
 
-REGION_BUDGET_MIN_S = 0.2
+MIN_SPLIT_BUDGET_S = 0.2  # floor for a budget split across shapes or regions
 
 
 def plan(workload: Any, options: Options, graph_breaks: int | None, auto_region_breaks: int) -> list[dict]:
@@ -139,7 +139,7 @@ def run_dynamic(w: Any, o: Options, how: str) -> dict:
     ms = dynamo_state.compilation_metrics()
     limit_hit = any("recompile_limit" in m for m in dynamo_state.warnings(logs))
     per_shape = []
-    budget = max(REGION_BUDGET_MIN_S, o.budget_s / len(shapes))
+    budget = max(MIN_SPLIT_BUDGET_S, o.budget_s / len(shapes))
     from .probes.recompiles import describe_inputs
 
     for s in shapes:
@@ -182,7 +182,7 @@ def run_regions(w: Any, o: Options, depth: int) -> dict:
         for h in hooks:
             h.remove()
     rows = []
-    budget = max(REGION_BUDGET_MIN_S, o.budget_s / max(1, len(regions)))
+    budget = max(MIN_SPLIT_BUDGET_S, o.budget_s / max(1, len(regions)))
     for name, mod in regions:
         rec = seen.get(name)
         row: dict = {"name": name, "module": type(mod).__name__, "calls_per_forward": rec["calls"] if rec else 0,
