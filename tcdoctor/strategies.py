@@ -14,6 +14,7 @@ import torch
 from .probes import compile as compile_probe
 from .probes import device as dev
 from .probes import dynamo_state, memory, numerics, timing
+from .probes.recompiles import describe_inputs, limit_warnings
 from .run.options import Options
 from .workload import as_inputs
 
@@ -51,10 +52,7 @@ def shape_variants(workload: Any) -> list[tuple]:
 
 
 def _call(grad: bool) -> Callable[[Any, tuple], Any]:
-    def call(fn: Any, inputs: tuple) -> Any:
-        with dev.grad_context(grad):
-            return fn(*inputs)
-    return call
+    return lambda fn, inputs: dev.call(fn, inputs, grad)
 
 
 def _pair(eager: Any, compiled: Any, inputs: tuple, grad: bool, label: str, budget_s: float, device: torch.device, compare: bool) -> dict:
@@ -137,11 +135,9 @@ def run_dynamic(w: Any, o: Options, how: str) -> dict:
         sync()
     first_pass = time.perf_counter() - t0
     ms = dynamo_state.compilation_metrics()
-    limit_hit = any("recompile_limit" in m for m in dynamo_state.warnings(logs))
+    limit_hit = bool(limit_warnings(dynamo_state.warnings(logs)))
     per_shape = []
     budget = max(MIN_SPLIT_BUDGET_S, o.budget_s / len(shapes))
-    from .probes.recompiles import describe_inputs
-
     for s in shapes:
         rt = timing.measure(lambda s=s: call(w.model, s), lambda s=s: call(compiled, s), sync, budget)
         per_shape.append({"inputs": describe_inputs(s), "eager_median_s": rt["eager"]["median_s"], "median_s": rt["compiled"]["median_s"],

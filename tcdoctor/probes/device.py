@@ -39,6 +39,12 @@ def grad_context(grad: bool) -> contextlib.AbstractContextManager:
     return contextlib.nullcontext() if grad else torch.no_grad()
 
 
+def call(fn: Callable, inputs: tuple, grad: bool) -> Any:
+    """Call as the workload would: under torch.no_grad() unless it is a gradient workload."""
+    with grad_context(grad):
+        return fn(*inputs)
+
+
 def timed_call(fn: Callable, inputs: tuple, sync: Callable[[], None]) -> tuple[Any, float]:
     sync()
     t0 = time.perf_counter()

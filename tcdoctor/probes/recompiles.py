@@ -21,6 +21,11 @@ from .device import iter_tensors
 _LIMIT = re.compile(r"recompile_limit|cache_size_limit")
 
 
+def limit_warnings(warnings: list[str]) -> list[str]:
+    """Dynamo's warnings that the recompile limit was hit (older releases call it cache_size_limit)."""
+    return [w for w in warnings if _LIMIT.search(w)]
+
+
 def describe_inputs(inputs: tuple) -> str:
     parts = []
     for x in inputs:
@@ -104,7 +109,7 @@ def run(compiled: Any, model: Any, label: str, workload: Any, call: Callable[[An
                     })
         warnings = dynamo_state.warnings(logs)
     ms = dynamo_state.compilation_metrics()[start:]
-    limit_msgs = [w for w in warnings if _LIMIT.search(w)]
+    limit_msgs = limit_warnings(warnings)
     compile_s = sum(getattr(m, "entire_frame_compile_time_s", 0) or 0 for m in ms if getattr(m, "recompile_reason", None))
     limit = getattr(torch._dynamo.config, "recompile_limit", None) or getattr(torch._dynamo.config, "cache_size_limit", None)
     return {

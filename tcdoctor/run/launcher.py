@@ -93,6 +93,13 @@ class Child:
             pass
         self.proc.wait()
 
+    def wait(self, deadline: float) -> None:
+        """Block until it exits or the deadline passes (then kill it as timed out)."""
+        try:
+            self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.kill(timed_out=True)
+
     def events(self) -> list[dict]:
         return read_events(self.paths["events"])
 
@@ -121,6 +128,11 @@ class Child:
 
 def _done(events: list[dict], phase: str) -> dict | None:
     return next((ev.get("data") for ev in events if ev.get("event") == "done" and ev.get("phase") == phase), None)
+
+
+def _measured(events: list[dict]) -> list[dict]:
+    """A later child's events minus its bookkeeping (its own load and end records)."""
+    return [ev for ev in events if ev.get("phase") != "load" and ev.get("event") != "end"]
 
 
 def _touch(path: str, payload: dict) -> None:
@@ -171,19 +183,16 @@ def analyze_target(target: str, options: Options, keep_dir: str | None = None) -
             warm_events, warm_failure = warm.finish()
             if go_sent and warm_failure:
                 failures.append(warm_failure)
-            events += [ev for ev in warm_events if ev.get("phase") != "load" and ev.get("event") != "end"]
+            events += _measured(warm_events)
         plan = (_done(events, "plan") or {}).get("strategies", [])
         for i, spec in enumerate(plan):
             if time.monotonic() > deadline - 1:
                 failures.append({"phase": "strategies", "message": f"{len(plan) - i} strategy comparison(s) not run: the {options.timeout_s:g}s limit was used up"})
                 break
             child = Child("strategy", target, options, workdir, os.path.join(workdir, f"cache-strategy-{i}"), deadline, tag=f"strategy-{i}", strategy=spec)
-            while child.running() and time.monotonic() < deadline:
-                time.sleep(POLL_S)
-            if child.running():
-                child.kill(timed_out=True)
+            child.wait(deadline)
             s_events, s_failure = child.finish()
-            events += [ev for ev in s_events if ev.get("phase") != "load" and ev.get("event") != "end"]
+            events += _measured(s_events)
             if s_failure:
                 failures.append(s_failure)
         report = assemble(target, options.to_dict(), events, failures)

@@ -61,8 +61,7 @@ class Session:
 
     # -- helpers -------------------------------------------------------------
     def call(self, fn: Any, inputs: tuple) -> Any:
-        with dev.grad_context(self.w.grad):
-            return fn(*inputs)
+        return dev.call(fn, inputs, self.w.grad)
 
     def eager_fn(self) -> Any:
         return self.call(self.eager_subject, self.w.inputs)
