@@ -10,8 +10,8 @@ from .run.options import Options
 from .workload import TrainStep, Workload, coerce
 
 
-def analyze(model: Any, inputs: Any = None, *, variants: tuple = (), compile_kwargs: dict | None = None,
-            isolate: bool | None = None, **options: Any) -> Report:
+def analyze(model: Any, inputs: Any = None, *, kwargs: dict | None = None, variants: tuple = (),
+            compile_kwargs: dict | None = None, isolate: bool | None = None, **options: Any) -> Report:
     """Analyse a target string (``"path.py:build"``, in child processes) or a model object.
 
     A model object is analysed in this process (no isolation, no warm-cache figure: that
@@ -24,7 +24,7 @@ def analyze(model: Any, inputs: Any = None, *, variants: tuple = (), compile_kwa
 
         report, _ = analyze_target(model, opts)
         return report
-    workload = model if isinstance(model, (Workload, TrainStep)) else coerce((model, inputs))
+    workload = model if isinstance(model, (Workload, TrainStep)) else coerce((model, () if inputs is None else inputs, kwargs or {}))
     if variants:
         workload.variants = list(variants)
     if compile_kwargs:

@@ -11,12 +11,13 @@ from typing import Any, Callable
 
 import torch
 
+from .pristine import Pristine, reset_rng_state
 from .probes import compile as compile_probe
 from .probes import device as dev
 from .probes import dynamo_state, memory, numerics, timing
-from .probes.recompiles import describe_inputs, limit_warnings
+from .probes.recompiles import describe_call, limit_warnings
 from .run.options import Options
-from .workload import as_inputs
+from .workload import CallArgs, is_state_change
 
 MIN_SPLIT_BUDGET_S = 0.2  # floor for a budget split across shapes or regions
 
@@ -38,58 +39,89 @@ def plan(workload: Any, options: Options, graph_breaks: int | None, auto_region_
     return out
 
 
-def shape_variants(workload: Any) -> list[tuple]:
-    """Input-tuple variants whose tensor shapes differ from `inputs` (state-changing callables excluded)."""
-    base = [tuple(t.shape) for t in dev.iter_tensors(workload.inputs)]
+def shape_variants(workload: Any) -> list[CallArgs]:
+    """Call-argument variants whose tensor shapes differ from the inputs' (state-changing callables excluded)."""
+    base = [tuple(t.shape) for t in dev.iter_tensors(workload.call_args)]
     out = []
     for v in workload.variants:
-        if callable(v) and not isinstance(v, (torch.Tensor, tuple, list)):
+        if is_state_change(v):
             continue
-        v = as_inputs(v)
-        if [tuple(t.shape) for t in dev.iter_tensors(v)] != base:
-            out.append(v)
+        ca = workload.variant_args(v)
+        if [tuple(t.shape) for t in dev.iter_tensors(ca)] != base:
+            out.append(ca)
     return out
 
 
-def _call(grad: bool) -> Callable[[Any, tuple], Any]:
-    return lambda fn, inputs: dev.call(fn, inputs, grad)
+def tensor_names(ca: CallArgs) -> list[str]:
+    """How the user would name each input tensor, in iter_tensors order: args[0], attention_mask, …"""
+    names = []
+    for label, value in [(f"args[{j}]", a) for j, a in enumerate(ca.args)] + list(ca.kwargs.items()):
+        names += [label if t is value else f"a tensor inside {label}" for t in dev.iter_tensors(value)]
+    return names
 
 
-def _pair(eager: Any, compiled: Any, inputs: tuple, grad: bool, label: str, budget_s: float, device: torch.device, compare: bool) -> dict:
-    """First call (compile), then paired timing and memory of compiled vs eager on `inputs`."""
-    call, sync = _call(grad), dev.synchronizer(device)
-    torch.manual_seed(0)
-    e_out = call(eager, inputs)
+def _call(spec: Any, device: torch.device) -> Callable[[Any, CallArgs], Any]:
+    return lambda fn, ca: dev.call(fn, ca, spec, device)
+
+
+def _fresh(w: Any, device: torch.device) -> Callable[[], Any]:
+    """Pristine copies of the workload (each strategy child starts from build(); copies keep it so)."""
+    pristine = Pristine(w)
+
+    def fresh() -> Any:
+        copy_ = pristine.fresh()
+        copy_.device_type = device.type
+        return copy_
+
+    return fresh
+
+
+def _pair(make: Callable[[], tuple[Any, Any]], w: Any, label: str, budget_s: float, device: torch.device,
+          o: Options) -> dict:
+    """First call (compile), then paired timing and memory of compiled vs eager on the workload's inputs.
+
+    `make()` returns (eager callable, compiled callable), each on its own pristine copy; numerics
+    compare their first calls with every RNG reset (and a fallback_random compile for random models).
+    """
+    ca, call, sync = w.call_args, _call(w, device), dev.synchronizer(device)
+    eager, compiled = make()
+    reset_rng_state()
+    e_out = numerics.snapshot(call(eager, ca))
     dynamo_state.fresh()
-    torch.manual_seed(0)
+    reset_rng_state()
     with dynamo_state.dynamo_logs() as logs:
-        c_out, first = compile_probe.first_call(lambda: call(compiled, inputs), label, sync)
+        c_out, first = compile_probe.first_call(lambda: call(compiled, ca), label, sync)
+    c_out = numerics.snapshot(c_out)
     row = {
         "first_call_s": first["first_call_s"], "compile_phases": first["phases"], "cache": first["cache"],
         "graph_breaks": len(dynamo_state.graph_break_messages(logs)), "frames_compiled": first["frames_compiled"],
         "guards": compile_probe.guards(first["frames"])["count"],
     }
-    if compare:
-        num = numerics.compare(e_out, numerics.detached_copy(c_out), None, "strategy comparison: compiled vs eager only")
-        row["numerics_passed"], row["max_abs_err"] = num["passed"], num["max_abs_err"]
-    rt = timing.measure(lambda: call(eager, inputs), lambda: call(compiled, inputs), sync, budget_s)
+    rt = timing.measure(lambda: call(eager, ca), lambda: call(compiled, ca), sync, budget_s)
     row.update(eager_median_s=rt["eager"]["median_s"], median_s=rt["compiled"]["median_s"], speedup=rt["speedup"],
                speedup_ci=rt["speedup_ci"], samples=rt["samples"], timing_method=rt["method"])
-    mem = memory.measure(lambda: call(eager, inputs), lambda: call(compiled, inputs), device)
+    mem = memory.measure(lambda: call(eager, ca), lambda: call(compiled, ca), device)
     row.update(peak_bytes=mem["compiled_peak_bytes"], eager_peak_bytes=mem["eager_peak_bytes"])
+    rng = numerics.rng_check(o.backend, lambda: call(make()[0], ca))
+    if rng["fallback_random"]:
+        c_out = numerics.fallback_random_output(lambda: call(make()[1], ca), rng)
+    num = numerics.compare(e_out, c_out, None, "strategy comparison: compiled vs eager only", w.autocast)
+    row.update(numerics_passed=num["passed"], max_abs_err=num["max_abs_err"], numerics_rng=rng["method"])
     return row
 
 
 def run_mode(w: Any, o: Options, mode: str) -> dict:
-    device = dev.detect(w.model, w.inputs)
+    device = dev.detect(w.model, w.call_args)
+    fresh = _fresh(w, device)
     if w.kind == "train":
         from .training import subjects
 
-        eager, compiled = subjects(w, "step", o.backend, mode)
-        row = _pair(eager, compiled, w.inputs, True, "train step", o.budget_s, device, compare=True)
+        row = _pair(lambda: subjects(fresh, "step", o.backend, mode), w, "train step", o.budget_s, device, o)
     else:
-        compiled = compile_probe.build(w.model, o.backend, mode, w.compile_kwargs)
-        row = _pair(w.model, compiled, w.inputs, w.grad, "forward", o.budget_s, device, compare=True)
+        def make() -> tuple[Any, Any]:
+            return fresh().model, compile_probe.build(fresh().model, o.backend, mode, w.compile_kwargs)
+
+        row = _pair(make, w, "forward", o.budget_s, device, o)
     skips = row["cache"].get("cudagraph_skips") or 0
     row["name"] = mode
     if mode.startswith("reduce-overhead") and skips:
@@ -100,8 +132,9 @@ def run_mode(w: Any, o: Options, mode: str) -> dict:
 def run_train(w: Any, o: Options, way: str) -> dict:
     from .training import subjects
 
-    eager, compiled = subjects(w, way, o.backend, o.mode)
-    row = _pair(eager, compiled, w.inputs, True, f"train step ({way})", o.budget_s, dev.detect(w.model, w.inputs), compare=True)
+    device = dev.detect(w.model, w.call_args)
+    fresh = _fresh(w, device)
+    row = _pair(lambda: subjects(fresh, way, o.backend, o.mode), w, f"train step ({way})", o.budget_s, device, o)
     row["name"] = way
     return row
 
@@ -115,12 +148,14 @@ def run_dynamic(w: Any, o: Options, how: str) -> dict:
         kwargs["dynamic"] = None  # automatic, plus torch._dynamo.mark_dynamic on the changing dimensions
     elif how == "dynamic":
         kwargs["dynamic"] = True
-    device = dev.detect(w.model, w.inputs)
-    sync, call = dev.synchronizer(device), _call(w.grad)
-    shapes = [w.inputs] + shape_variants(w)
-    base = [tuple(t.shape) for t in dev.iter_tensors(w.inputs)]
+    device = dev.detect(w.model, w.call_args)
+    w.device_type = device.type
+    sync, call = dev.synchronizer(device), _call(w, device)
+    shapes = [w.call_args] + shape_variants(w)
+    base = [tuple(t.shape) for t in dev.iter_tensors(w.call_args)]
     changing = sorted({(i, d) for v in shapes[1:] for i, t in enumerate(dev.iter_tensors(v))
                        if i < len(base) and len(base[i]) == t.dim() for d in range(t.dim()) if base[i][d] != t.shape[d]})
+    names = tensor_names(w.call_args)
     if how == "marked":  # mark exactly the dimensions that change, on every shape, before its first call
         for v in shapes:
             tensors = list(dev.iter_tensors(v))
@@ -140,10 +175,10 @@ def run_dynamic(w: Any, o: Options, how: str) -> dict:
     budget = max(MIN_SPLIT_BUDGET_S, o.budget_s / len(shapes))
     for s in shapes:
         rt = timing.measure(lambda s=s: call(w.model, s), lambda s=s: call(compiled, s), sync, budget)
-        per_shape.append({"inputs": describe_inputs(s), "eager_median_s": rt["eager"]["median_s"], "median_s": rt["compiled"]["median_s"],
+        per_shape.append({"inputs": describe_call(s), "eager_median_s": rt["eager"]["median_s"], "median_s": rt["compiled"]["median_s"],
                           "speedup": rt["speedup"], "speedup_ci": rt["speedup_ci"], "samples": rt["samples"]})
     return {
-        "name": how, "changing_dims": [f"args[{i}] dim {d}" for i, d in changing], "compile_kwargs": {k: repr(v) for k, v in kwargs.items()},
+        "name": how, "changing_dims": [f"{names[i]} dim {d}" for i, d in changing], "compile_kwargs": {k: repr(v) for k, v in kwargs.items()},
         "compiles": len(ms), "recompiles": sum(1 for m in ms if getattr(m, "recompile_reason", None)),
         "compile_s": sum(getattr(m, "entire_frame_compile_time_s", 0) or 0 for m in ms),
         "first_pass_wall_s": first_pass, "limit_hit": limit_hit, "shapes": per_shape,
@@ -160,8 +195,9 @@ def _regions(model: torch.nn.Module, depth: int) -> list[tuple[str, torch.nn.Mod
 
 def run_regions(w: Any, o: Options, depth: int) -> dict:
     """Per-region fullgraph check and eager-vs-compiled time on the inputs each region really gets."""
-    model, device = w.model, dev.detect(w.model, w.inputs)
-    sync, call = dev.synchronizer(device), _call(w.grad)
+    model, device = w.model, dev.detect(w.model, w.call_args)
+    w.device_type = device.type
+    sync, call = dev.synchronizer(device), _call(w, device)
     regions = _regions(model, depth)
     seen: dict[str, dict] = {}
     hooks = []
@@ -173,7 +209,7 @@ def run_regions(w: Any, o: Options, depth: int) -> dict:
             rec.setdefault("kwargs", kwargs)
         hooks.append(mod.register_forward_pre_hook(pre, with_kwargs=True))
     try:
-        call(model, w.inputs)
+        call(model, w.call_args)
     finally:
         for h in hooks:
             h.remove()
@@ -191,8 +227,8 @@ def run_regions(w: Any, o: Options, depth: int) -> dict:
         args, kwargs = rec["args"], rec["kwargs"]
         dynamo_state.fresh()
         compiled = compile_probe.build(mod, o.backend, o.mode, {**w.compile_kwargs, "fullgraph": True})
-        fn_e = lambda mod=mod, a=args, k=kwargs: call(lambda: mod(*a, **k), ())  # noqa: E731
-        fn_c = lambda c=compiled, a=args, k=kwargs: call(lambda: c(*a, **k), ())  # noqa: E731
+        fn_e = lambda mod=mod, a=args, k=kwargs: call(mod, CallArgs(a, k))  # noqa: E731
+        fn_c = lambda c=compiled, a=args, k=kwargs: call(c, CallArgs(a, k))  # noqa: E731
         try:
             _, first = dev.timed_call(fn_c, (), sync)
             row["fullgraph"], row["compile_s"] = True, first

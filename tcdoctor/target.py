@@ -5,6 +5,7 @@ import ast
 import importlib.util
 import os
 import sys
+from typing import Callable
 
 from .errors import EXIT_USAGE, EXIT_USER_CODE, TcdoctorError
 from .userframes import describe_exception, where_str
@@ -38,6 +39,18 @@ def precheck(target: str) -> tuple[str, str]:
 
 def load(target: str) -> Workload:
     """Import the file (its folder on sys.path, like pytest) and call the function."""
+    return load_with_rebuild(target)[0]
+
+
+def _seed() -> None:
+    """Every RNG reset before build(): each process (cold, warm, strategies) builds the same weights."""
+    from .pristine import reset_rng_state
+
+    reset_rng_state()
+
+
+def load_with_rebuild(target: str) -> tuple[Workload, Callable[[], Workload]]:
+    """The workload, and a function that calls build() again (RNG reset first) for another fresh copy."""
     path, func = precheck(target)
     folder = os.path.dirname(path)
     if folder not in sys.path:
@@ -57,6 +70,7 @@ def load(target: str) -> Workload:
     if not callable(fn):
         raise TcdoctorError(f"{func} in {os.path.basename(path)} is a {type(fn).__name__}, not a function")
     try:
+        _seed()
         result = fn()
     except TypeError as exc:
         if "required positional argument" in str(exc) or "missing" in str(exc) and "argument" in str(exc):
@@ -70,6 +84,13 @@ def load(target: str) -> Workload:
         workload = coerce(result)
     except TypeError as exc:
         raise TcdoctorError(f"{func}() {exc}") from None
-    if workload.name is None:
-        workload.name = f"{os.path.basename(path)}:{func}"
-    return workload
+    name = workload.name or f"{os.path.basename(path)}:{func}"
+    workload.name = name
+
+    def rebuild() -> Workload:
+        _seed()
+        again = coerce(fn())
+        again.name = name
+        return again
+
+    return workload, rebuild

@@ -15,6 +15,56 @@ _LIB_DIRS = tuple(
     if p
 )
 _OWN_DIR = os.path.dirname(os.path.realpath(__file__))
+_TRAINING_FILE = os.path.join(_OWN_DIR, "training.py")
+
+
+def _torch_dir() -> str | None:
+    """torch's package folder, found without importing torch (the parent process never does)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return None
+    locs = list(spec.submodule_search_locations or []) if spec else []
+    return os.path.realpath(locs[0]) if locs else None
+
+
+_TORCH_DIR = _torch_dir()
+
+ORIGINS = {
+    "user": "your code",
+    "library": "a library you call",
+    "pytorch": "PyTorch itself",
+    "step": "tcdoctor's standard training step",
+}
+
+
+def origin_of(filename: str | None) -> str:
+    """Who owns the code at `filename`: 'user', 'library' (site-packages), 'pytorch' or 'step'."""
+    if not filename:
+        return "pytorch"
+    real = os.path.realpath(filename)
+    if real == _TRAINING_FILE:
+        return "step"
+    if _TORCH_DIR and real.startswith(_TORCH_DIR + os.sep):
+        return "pytorch"
+    return "user" if is_user_file(filename) else "library"
+
+
+def package_of(filename: str | None) -> str | None:
+    """The top-level package a library file belongs to ('transformers', 'torch'), or None."""
+    if not filename:
+        return None
+    parts = os.path.realpath(filename).split(os.sep)
+    for marker in ("site-packages", "dist-packages"):
+        if marker in parts:
+            i = parts.index(marker)
+            if i + 1 < len(parts):
+                return os.path.splitext(parts[i + 1])[0]
+    if _TORCH_DIR and os.path.realpath(filename).startswith(_TORCH_DIR + os.sep):
+        return "torch"
+    return None
 
 
 def is_user_file(filename: str) -> bool:

@@ -46,26 +46,62 @@ def break_even(compile_s: float | None, eager_s: float | None, compiled_s: float
     return {"calls": calls, "wall_s": calls * compiled_s + compile_s, "saving_per_call_s": saving}
 
 
+# Breaks inside code the user does not own, with what they can change at their call site instead.
+# Keyed by the library function the break happens in; each entry was checked on torch 2.13.
+CALL_SITE_FIXES = {
+    "_detect_is_causal_mask": (
+        "pass `is_causal=True` (or False) together with the mask where you call the Transformer module: "
+        "it then skips the data-dependent check of the mask's values"
+    ),
+}
+
+
+def _own_code_fix(f: dict) -> str:
+    reason = (f.get("reason") or "").lower()
+    if "data-dependent branching" in reason or "generic_jump" in reason:
+        return "make the branch tensor-valued: `torch.where(cond, a, b)` for both outcomes, or `torch.cond` for real control flow"
+    if "item()" in reason:
+        return "keep the value a tensor instead of calling .item(), or set `torch._dynamo.config.capture_scalar_outputs = True`"
+    if "builtin operator" in reason and "print" in (f.get("explanation") or "") + (f.get("code") or ""):
+        return "remove the print from forward (or log outside the compiled region); `torch._dynamo.config.reorderable_logging_functions` can keep it"
+    if f.get("hints"):
+        return f["hints"][0]
+    return "see the linked explanation"
+
+
+def _foreign_code_fix(f: dict) -> str:
+    """What the user can do from their side about a break in code they did not write."""
+    site = f.get("site") or {}
+    known = CALL_SITE_FIXES.get(site.get("function") or "")
+    if f.get("origin") == "step":
+        return ("this is the standard training step's own call (backward/optimizer), not your code: compare the "
+                "training ways tcdoctor measured (model only, optimizer.step only) and use the fastest")
+    options = [known] if known else []
+    lib = f.get("library") or "the library"
+    if lib == "torch" and "optim" in (site.get("file") or ""):
+        options.append("compile the model and `optimizer.step` separately (PyTorch's optimizer recipe) instead of one "
+                       "function around both")
+    options.append(f"compile around it: `torch.compiler.disable` on the submodule that calls into {lib}, or compile "
+                   "only the submodules that trace cleanly (regional compilation, `--submodules`)")
+    return "; or ".join(options)
+
+
 def graph_break_advice(f: dict) -> str:
     where = f"{f.get('file') or '?'}:{f.get('line') or '?'}"
     code = f" (`{f['code']}`)" if f.get("code") else ""
-    reason = (f.get("reason") or "").lower()
-    if "data-dependent branching" in reason or "generic_jump" in reason:
-        fix = "make the branch tensor-valued: `torch.where(cond, a, b)` for both outcomes, or `torch.cond` for real control flow"
-    elif "item()" in reason:
-        fix = "keep the value a tensor instead of calling .item(), or set `torch._dynamo.config.capture_scalar_outputs = True`"
-    elif "builtin operator" in reason and "print" in (f.get("explanation") or "") + (f.get("code") or ""):
-        fix = "remove the print from forward (or log outside the compiled region); `torch._dynamo.config.reorderable_logging_functions` can keep it"
-    elif f.get("hints"):
-        fix = f["hints"][0]
-    else:
-        fix = "see the linked explanation"
     extra = ""
     if f.get("frame_skipped"):
         extra = " Because this break is inside a loop (or try/with block), Dynamo skipped the whole frame: all of it runs eagerly."
     n = f.get("occurrences", 1)
     times = f" ({n}×)" if n > 1 else ""
-    return f"Graph break at {where}{code}{times}: {f.get('reason')}. Fix: {fix}.{extra}"
+    origin = f.get("origin") or "user"
+    if origin == "user":
+        return f"Graph break at {where}{code}{times}: {f.get('reason')}. Fix: {_own_code_fix(f)}.{extra}"
+    site = f.get("site") or {}
+    at = f"{f.get('library') or 'library'} {site.get('function') or ''} ({site.get('file') or '?'}:{site.get('line') or '?'})".replace("  ", " ")
+    hint = f" PyTorch's hint, for that code's authors: {f['hints'][0]}" if f.get("hints") else ""
+    return (f"Graph break inside {f.get('origin_text') or 'code you did not write'}: {at}, reached from {where}{code}{times}: "
+            f"{f.get('reason')}. From your side: {_foreign_code_fix(f)}.{extra}{hint}")
 
 
 def recompile_advice(ev: dict) -> str:
@@ -82,6 +118,9 @@ def recompile_advice(ev: dict) -> str:
         fix = "the thread count changed after compiling: call torch.set_num_threads once, before the first compiled call"
     elif "dtype" in r:
         fix = "the input dtype changes: cast inputs to one dtype before calling the model"
+    elif "param_groups" in r and "'lr'" in r:
+        fix = ("the optimizer's learning rate is a Python float that changes between calls (a scheduler): create the "
+               "optimizer with `lr=torch.tensor(...)` so the value is a tensor, not a constant baked into the graph")
     elif re.search(r"== [-\d.]+", r) or "type(" in r:
         fix = "a Python value (number, flag or type) is baked into the graph: pass it as a tensor, or keep it constant"
     else:
@@ -125,7 +164,9 @@ def decide(data: dict, expected_calls: int | None = None, min_speedup: float | N
                else "on CPU, torch.compiler.set_stance('default', skip_guard_eval_unsafe=True) skips guard checks once all shapes are warmed up (unsafe if inputs change), or batch more work per call")
         advice.append({"topic": "guard overhead", "text": f"Guard evaluation costs {seconds(_g(data, 'guards.overhead_s_per_call'))} per call, {ovh_frac:.0%} of a compiled call ({_g(data, 'guards.count')} guards). Fix: {fix}.", "evidence": "guards.overhead_fraction"})
     if numerics_ok is False:
-        advice.append({"topic": "numerics", "text": f"Compiled outputs drift from eager beyond tolerance (max abs error {_g(data, 'numerics.max_abs_err'):.3g}). Check the failing outputs against the fp64 reference, look for reductions in low precision, and retry with backend='aot_eager' to tell Dynamo/AOT problems from Inductor ones.", "evidence": "numerics.passed = false"})
+        err = _g(data, "numerics.max_abs_err")
+        err_txt = f" (max abs error {err:.3g})" if err is not None else ""
+        advice.append({"topic": "numerics", "text": f"Compiled outputs drift from eager beyond tolerance{err_txt}. Check the failing outputs against the fp64 reference, look for reductions in low precision, and retry with backend='aot_eager' to tell Dynamo/AOT problems from Inductor ones.", "evidence": "numerics.passed = false"})
     if cold and warm and warm > 0 and cold / warm >= rules["cold_warm_ratio"]:
         advice.append({"topic": "compile time", "text": f"A cold compile takes {seconds(cold)}, a warm-cache one {seconds(warm)}: keep TORCHINDUCTOR_CACHE_DIR on persistent storage (or ship the cache with torch.compiler.save_cache_artifacts / load_cache_artifacts) so restarts pay the warm cost.", "evidence": "compile.cold_s / compile.warm_s"})
     elif cold and cold > rules["compile_seconds_warn"]:
@@ -145,7 +186,12 @@ def decide(data: dict, expected_calls: int | None = None, min_speedup: float | N
         reasons.append(f"The compiled model failed: {msg}")
     elif numerics_ok is False:
         decision = "dont-compile"
-        reasons.append(f"Numerics check failed (max abs error {_g(data, 'numerics.max_abs_err'):.3g} vs eager).")
+        err = _g(data, "numerics.max_abs_err")
+        failed = _g(data, "numerics.failed_outputs") or []
+        speed = (f"Compiled is {speedup:.2f}× faster (95% CI {ci[0]:.2f}–{ci[1]:.2f}), but the n" if speedup and ci and ci[0]
+                 and ci[0] > rules["min_speedup"] else "N")
+        reasons.append(f"{speed}umerics check failed" + (f" (max abs error {err:.3g} vs eager)" if err is not None else "")
+                       + (f" on {', '.join(failed[:3])}" if failed else "") + ".")
     elif speedup is None:
         decision = "dont-compile"
         reasons.append(f"Speed was not measured ({_g(data, 'runtime.not_measured') or 'no runtime figures'}), so no gain is shown.")
@@ -230,10 +276,19 @@ def recommend(data: dict, rules: dict) -> dict:
         best = max(good, key=lambda r: r["speedup"]) if good else None
         steps = {r["name"]: _steps_to_repay(r) for r in train if r["name"] != "eager"}
         names = {"model": "compile the model only", "step": "compile the whole training step", "optimizer": "compile only optimizer.step"}
-        rec["training"] = {"choice": best["name"] if best else "eager", "break_even_steps": steps,
-                           "text": (f"{names[best['name']]}: {seconds(best['median_s'])}/step vs {seconds(best['eager_median_s'])} eager "
-                                    f"({best['speedup']:.2f}×), repaid after {steps[best['name']]:,} steps" if best and steps.get(best["name"])
-                                    else "keep the step eager: no way of compiling it is measurably faster")}
+        drifting = [r for r in train if r["name"] != "eager" and _faster(r, rules) and r.get("numerics_passed") is False]
+        if best and steps.get(best["name"]):
+            text = (f"{names[best['name']]}: {seconds(best['median_s'])}/step vs {seconds(best['eager_median_s'])} eager "
+                    f"({best['speedup']:.2f}×), repaid after {steps[best['name']]:,} steps")
+        elif best:
+            text = f"{names[best['name']]}: {best['speedup']:.2f}× faster, but it never repays its compile time"
+        elif drifting:
+            text = "keep the step eager until the numerics are resolved: " + "; ".join(
+                f"{names[r['name']]} is {r['speedup']:.2f}× faster but fails the numerics check"
+                + (f" (max abs error {r['max_abs_err']:.3g})" if r.get("max_abs_err") is not None else "") for r in drifting)
+        else:
+            text = "keep the step eager: no way of compiling it is measurably faster"
+        rec["training"] = {"choice": best["name"] if best else "eager", "break_even_steps": steps, "text": text}
     dyn = [r for r in st.get("dynamic") or [] if r.get("shapes")]
     if dyn:
         horizon = rules["expected_calls"]

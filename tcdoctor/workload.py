@@ -1,41 +1,122 @@
-"""The spec a target's build() may return instead of a plain (model, inputs) tuple."""
+"""The spec a target's build() may return instead of a plain (model, inputs) tuple.
+
+Calls are made as people make them: positional ``inputs`` plus keyword ``kwargs`` (HF-style
+``model(**batch)`` is ``Workload(model, (), kwargs=batch)`` or ``return model, (), batch``), under
+``torch.no_grad()`` unless ``grad=True``, and under ``torch.autocast`` when ``autocast`` names a dtype.
+"""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from typing import Any, Callable, Sequence, Union
+from typing import Any, Callable, Iterator, Sequence, Union
 
 Inputs = tuple
-Variant = Union[tuple, Any, Callable[[Any], Any]]
+Variant = Union[tuple, dict, Any, Callable[[Any], Any]]
 
 
 @dataclasses.dataclass
-class Workload:
+class CallArgs:
+    """One call's arguments: ``fn(*args, **kwargs)``."""
+
+    args: tuple
+    kwargs: dict = dataclasses.field(default_factory=dict)
+
+    def apply(self, fn: Callable[..., Any]) -> Any:
+        return fn(*self.args, **self.kwargs)
+
+    def values(self) -> list:
+        """Positional values then keyword values, in order (where tensors are looked for)."""
+        return list(self.args) + list(self.kwargs.values())
+
+
+def is_state_change(variant: Any) -> bool:
+    """A variant that is a callable taking the model (``lambda m: m.train()``), not call arguments."""
+    import torch
+
+    return callable(variant) and not isinstance(variant, (torch.Tensor, tuple, list, dict))
+
+
+class _CallSpec:
+    """What Workload and TrainStep share: how one call is made."""
+
+    inputs: tuple
+    kwargs: dict
+    grad: bool
+    autocast: Any
+    kind: str
+
+    @property
+    def call_args(self) -> CallArgs:
+        return CallArgs(self.inputs, self.kwargs)
+
+    def variant_args(self, variant: Any) -> CallArgs:
+        """A tuple replaces the positional args (kwargs kept); a dict replaces the kwargs (args kept)."""
+        if isinstance(variant, dict):
+            return CallArgs(self.inputs, dict(variant))
+        return CallArgs(as_inputs(variant), self.kwargs)
+
+    device_type = "cpu"  # set by the analysis once the device is known (autocast needs it)
+
+    def context(self, device_type: str | None = None) -> contextlib.AbstractContextManager:
+        """no_grad unless grad=True, plus autocast(device_type, dtype) when autocast is set."""
+        import torch
+
+        stack = contextlib.ExitStack()
+        if not self.grad:
+            stack.enter_context(torch.no_grad())
+        if self.autocast is not None and self.kind != "train":  # a train step autocasts its forward only
+            stack.enter_context(torch.autocast(device_type or self.device_type, dtype=self.autocast))
+        return stack
+
+    def forward_context(self) -> contextlib.AbstractContextManager:
+        import torch
+
+        if self.autocast is None:
+            return contextlib.nullcontext()
+        return torch.autocast(self.device_type, dtype=self.autocast)
+
+    def _check_common(self) -> None:
+        self.inputs = as_inputs(self.inputs)
+        self.kwargs = dict(self.kwargs or {})
+        if not all(isinstance(k, str) for k in self.kwargs):
+            raise TypeError("kwargs must be a dict with string keys")
+        if not isinstance(self.compile_kwargs, dict):  # type: ignore[attr-defined]
+            raise TypeError("compile_kwargs must be a dict")
+        if self.autocast is not None:
+            import torch
+
+            if not isinstance(self.autocast, torch.dtype):
+                raise TypeError(f"autocast must be a torch dtype such as torch.bfloat16, got {self.autocast!r}")
+
+
+@dataclasses.dataclass
+class Workload(_CallSpec):
     """What to analyse: a callable, its example inputs, and optional further calls.
 
-    ``variants`` are fed, in order, to the same compiled model after ``inputs`` to expose
-    recompiles: each is an input tuple (a single tensor is accepted) or a callable that takes
-    the model and changes its state (``lambda m: m.eval()``), after which ``inputs`` are fed
-    again. ``compile_kwargs`` go to ``torch.compile``. ``grad=False`` runs every call under
-    ``torch.no_grad()`` (inference); a training workload is a separate spec so that this one
-    stays stable.
+    ``variants`` are fed, in order, to the same compiled model after the first call to expose
+    recompiles: each is an input tuple (a single tensor is accepted; kwargs stay), a dict of
+    keyword arguments (positional inputs stay), or a callable that takes the model and changes
+    its state (``lambda m: m.eval()``), after which the inputs are fed again. ``compile_kwargs``
+    go to ``torch.compile``. ``grad=False`` runs every call under ``torch.no_grad()``
+    (inference); ``autocast=torch.bfloat16`` runs every call under ``torch.autocast``.
     """
 
     model: Callable[..., Any]
-    inputs: Inputs
+    inputs: Inputs = ()
     variants: Sequence[Variant] = ()
     compile_kwargs: dict = dataclasses.field(default_factory=dict)
     grad: bool = False
     name: str | None = None
+    kwargs: dict = dataclasses.field(default_factory=dict)
+    autocast: Any = None
 
     kind = "inference"
 
     def __post_init__(self) -> None:
-        self.inputs = as_inputs(self.inputs)
         self.variants = list(self.variants)
         if not callable(self.model):
             raise TypeError(f"model must be an nn.Module or a callable, got {type(self.model).__name__}")
-        if not isinstance(self.compile_kwargs, dict):
-            raise TypeError("compile_kwargs must be a dict")
+        self._check_common()
 
 
 def as_inputs(value: Any) -> tuple:
@@ -51,45 +132,68 @@ def coerce(result: Any) -> "Workload | TrainStep":
     """Turn what build() returned into a Workload or TrainStep, or raise TypeError saying what was wrong."""
     if isinstance(result, (Workload, TrainStep)):
         return result
-    if isinstance(result, tuple) and len(result) == 2:
-        model, inputs = result
+    if isinstance(result, tuple) and len(result) in (2, 3):
+        model = result[0]
         if not callable(model):
-            raise TypeError(
-                f"the first item must be an nn.Module or a callable, got {type(model).__name__}"
-            )
-        return Workload(model, inputs)
+            raise TypeError(f"the first item must be an nn.Module or a callable, got {type(model).__name__}")
+        if len(result) == 3 and not isinstance(result[2], dict):
+            raise TypeError(f"the third item must be a dict of keyword arguments, got {type(result[2]).__name__}")
+        return Workload(model, result[1], kwargs=result[2] if len(result) == 3 else {})
     got = type(result).__name__
     if isinstance(result, tuple):
         got = f"a tuple of {len(result)} items"
-    raise TypeError(f"must return (model, example_inputs), tcdoctor.Workload or tcdoctor.TrainStep, got {got}")
+    raise TypeError(
+        "must return (model, example_inputs), (model, args, kwargs), tcdoctor.Workload or tcdoctor.TrainStep, "
+        f"got {got}"
+    )
 
 
 @dataclasses.dataclass
-class TrainStep:
+class TrainStep(_CallSpec):
     """A training workload: one step is zero_grad → forward → loss → backward → optimizer.step.
 
     Give ``loss_fn(output, targets)`` and ``optimizer`` (built on ``model.parameters()``), or a
-    ``train_step(model, optimizer, inputs, targets)`` of your own. Every way of compiling is measured
-    on a fresh copy of the model and optimizer, so no way trains the model another one measures.
+    ``train_step(model, optimizer, inputs, targets)`` of your own (``inputs`` is then the positional
+    tuple; keyword arguments need the default step). Every way of compiling is measured on a
+    fresh copy of the model and optimizer, so no way trains the model another one measures.
     """
 
     model: Any
-    inputs: Inputs
+    inputs: Inputs = ()
     targets: Any = None
     loss_fn: Callable[[Any, Any], Any] | None = None
     optimizer: Any = None
     train_step: Callable[..., Any] | None = None
     compile_kwargs: dict = dataclasses.field(default_factory=dict)
     name: str | None = None
+    kwargs: dict = dataclasses.field(default_factory=dict)
+    autocast: Any = None
 
     kind = "train"
     grad = True
     variants: Sequence[Variant] = ()
 
     def __post_init__(self) -> None:
-        self.inputs = as_inputs(self.inputs)
         self.variants = []
         if self.train_step is None and (self.loss_fn is None or self.optimizer is None):
             raise TypeError("TrainStep needs loss_fn and optimizer, or a train_step(model, optimizer, inputs, targets)")
-        if not isinstance(self.compile_kwargs, dict):
-            raise TypeError("compile_kwargs must be a dict")
+        self._check_common()
+        if self.train_step is not None and self.kwargs:
+            raise TypeError("TrainStep(kwargs=...) works with loss_fn/optimizer; a custom train_step gets positional inputs")
+
+
+def iter_tensors(obj: Any) -> Iterator[Any]:
+    """Tensors inside nested tuples, lists, dicts and CallArgs, in order."""
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        yield obj
+    elif isinstance(obj, CallArgs):
+        for v in obj.values():
+            yield from iter_tensors(v)
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from iter_tensors(v)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            yield from iter_tensors(v)

@@ -120,7 +120,8 @@ def test_numerics_handles_dict_dataclass_and_non_tensor_outputs():
         note: str
 
     t = torch.randn(3)
-    res = numerics.compare({"a": Out(t, "x"), "b": (t, 3)}, {"a": Out(t + 1, "x"), "b": (t, 3)}, None, "no fp64")
+    res = numerics.compare(numerics.flatten({"a": Out(t, "x"), "b": (t, 3)}),
+                           numerics.flatten({"a": Out(t + 1, "x"), "b": (t, 3)}), None, "no fp64")
     paths = [o["path"] for o in res["outputs"]]
     assert paths == ["out['a'].logits", "out['a'].note", "out['b'][0]", "out['b'][1]"]
     assert res["passed"] is False and res["max_abs_err"] == pytest.approx(1.0)
@@ -149,3 +150,46 @@ def test_recompiles_and_breaks_are_the_same_with_eager_and_inductor():
                 [e["reason"] for e in rep["recompiles"]["events"]], rep["recompiles"]["limit_hit"])
 
     assert summary("eager") == summary("inductor")
+
+
+def test_numerics_walks_objects_holding_tensors_and_lists_what_it_cannot_compare():
+    from tcdoctor.probes import numerics
+
+    class Layer:
+        def __init__(self, k):
+            self.keys, self.values, self.dtype, self.ready = k, k * 2, k.dtype, True
+
+    class Cache:  # like HF's DynamicCache: not a pytree node, tensors in attributes
+        def __init__(self, k):
+            self.layers = [Layer(k), Layer(k + 1)]
+            self.kind = object()
+
+    k = torch.randn(2, 3)
+    e = numerics.flatten({"logits": k, "past": Cache(k)})
+    c = numerics.flatten({"logits": k.clone(), "past": Cache(k.clone())})
+    res = numerics.compare(e, c, None, "no fp64")
+    assert res["tensors_compared"] == 5 and res["passed"] is True
+    assert {o["kind"] for o in res["not_compared"]} == {"dtype", "object"}
+    c_bad = numerics.flatten({"logits": k.clone(), "past": Cache(k + 0.5)})
+    bad = numerics.compare(e, c_bad, None, "no fp64")
+    assert bad["passed"] is False and bad["failed_outputs"] == ["out['past'].layers[0].keys", "out['past'].layers[0].values",
+                                                                 "out['past'].layers[1].keys", "out['past'].layers[1].values"]
+
+
+class _Metric:
+    def __init__(self, frame, backend, inductor, codegen):
+        self.entire_frame_compile_time_s, self.backend_compile_time_s = frame, backend
+        self.inductor_compile_time_s, self.code_gen_time_s = inductor, codegen
+
+
+def test_compile_phases_of_a_training_step_are_never_negative_and_add_up():
+    from tcdoctor.probes.compile import phase_breakdown
+
+    # as recorded for a compiled train step on torch 2.13: the backward graph is an entry of its own
+    ms = [_Metric(0.12, None, None, None), _Metric(18.64, 18.57, 17.63, 17.52), _Metric(None, None, 0.78, 0.75),
+          _Metric(0.04, None, None, None), _Metric(1.22, 1.07, 0.96, 0.82), _Metric(0.045, 0.017, 0.0008, None)]
+    ph = phase_breakdown(ms)
+    parts = [ph[k] for k in ("dynamo_s", "aot_autograd_s", "inductor_lowering_s", "codegen_and_cpp_or_triton_s")]
+    assert min(parts) >= 0 and sum(parts) == pytest.approx(ph["total_compile_s"])
+    assert ph["total_compile_s"] == pytest.approx(0.12 + 18.64 + 0.78 + 0.04 + 1.22 + 0.045)
+    assert ph["backward_graphs_s"] == pytest.approx(0.78)

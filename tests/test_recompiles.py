@@ -14,11 +14,11 @@ def run(workload, backend="eager"):
     dynamo_state.fresh()
     compiled = build(workload.model, backend, None, workload.compile_kwargs)
 
-    def call(fn, inputs):
+    def call(fn, call_args):
         with torch.no_grad():
-            return fn(*inputs)
+            return call_args.apply(fn)
 
-    call(compiled, workload.inputs)
+    call(compiled, workload.call_args)
     data = recompiles.run(compiled, workload.model, "Sequential.forward" if isinstance(workload.model, torch.nn.Sequential) else "fn", workload, call)
     metrics = dynamo_state.compilation_metrics()
     dynamo_state.fresh()

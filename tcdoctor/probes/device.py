@@ -1,26 +1,16 @@
 """Where the workload runs, how to call it, and how to read clocks honestly there."""
 from __future__ import annotations
 
-import contextlib
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import torch
 
-
-def iter_tensors(obj: Any) -> Iterator[torch.Tensor]:
-    if isinstance(obj, torch.Tensor):
-        yield obj
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            yield from iter_tensors(v)
-    elif isinstance(obj, (list, tuple)):
-        for v in obj:
-            yield from iter_tensors(v)
+from ..workload import CallArgs, iter_tensors  # noqa: F401 - iter_tensors re-exported for probes
 
 
-def detect(model: Any, inputs: tuple) -> torch.device:
-    for t in iter_tensors(inputs):
+def detect(model: Any, call_args: CallArgs | tuple) -> torch.device:
+    for t in iter_tensors(call_args):
         return t.device
     if isinstance(model, torch.nn.Module):
         for p in model.parameters():
@@ -35,14 +25,10 @@ def synchronizer(device: torch.device) -> Callable[[], None]:
     return lambda: None
 
 
-def grad_context(grad: bool) -> contextlib.AbstractContextManager:
-    return contextlib.nullcontext() if grad else torch.no_grad()
-
-
-def call(fn: Callable, inputs: tuple, grad: bool) -> Any:
-    """Call as the workload would: under torch.no_grad() unless it is a gradient workload."""
-    with grad_context(grad):
-        return fn(*inputs)
+def call(fn: Callable, call_args: CallArgs, spec: Any, device: torch.device | None = None) -> Any:
+    """Call as the workload would: no_grad unless grad=True, autocast when the spec asks for it."""
+    with spec.context(device.type if device is not None else "cpu"):
+        return call_args.apply(fn)
 
 
 def timed_call(fn: Callable, inputs: tuple, sync: Callable[[], None]) -> tuple[Any, float]:

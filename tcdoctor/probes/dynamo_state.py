@@ -41,13 +41,38 @@ def counter(group: str, key: str) -> int:
     return int(dutils.counters.get(group, {}).get(key, 0))
 
 
+def _tracer_frames() -> list[tuple[str, int, str]]:
+    """The frames Dynamo is tracing right now, outermost first: (file, line, function).
+
+    A break inside a library function that Dynamo traces as a frame of its own has a user
+    traceback with only library frames; the translator's parent chain still holds the user's
+    line that called into it. Private API: an empty list when it is not there.
+    """
+    try:
+        from torch._dynamo.symbolic_convert import InstructionTranslator
+
+        tx = InstructionTranslator.current_tx()
+    except Exception:  # noqa: BLE001
+        return []
+    frames = []
+    while tx is not None and len(frames) < 64:
+        code = getattr(tx, "f_code", None)
+        if code is not None:
+            frames.append((code.co_filename, int(getattr(tx, "lineno", 0) or code.co_firstlineno), code.co_name))
+        tx = getattr(tx, "parent", None)
+    return frames[::-1]
+
+
 class _Collector(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.records: list[tuple[str, int, str]] = []
+        self.tracer_frames: dict[int, list] = {}  # record index -> frames being traced when it was logged
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
+            if record.name.endswith("__graph_breaks"):
+                self.tracer_frames[len(self.records)] = _tracer_frames()
             self.records.append((record.name, record.levelno, record.getMessage()))
         except Exception:  # noqa: BLE001 - a bad log record must not break the analysis
             pass
@@ -82,6 +107,12 @@ def dynamo_logs() -> Iterator[_Collector]:
 
 def graph_break_messages(collector: _Collector) -> list[str]:
     return [m for name, _, m in collector.records if name.endswith("__graph_breaks")]
+
+
+def graph_break_records(collector: _Collector) -> list[tuple[str, list]]:
+    """(message, frames being traced when it was logged) for each graph-break record."""
+    return [(m, collector.tracer_frames.get(i, [])) for i, (name, _, m) in enumerate(collector.records)
+            if name.endswith("__graph_breaks")]
 
 
 def recompile_messages(collector: _Collector) -> list[str]:

@@ -16,7 +16,8 @@ from typing import Any
 import torch
 import torch._dynamo
 
-from ..userframes import deepest_user_frame, readable_function, source_line
+from ..userframes import ORIGINS, deepest_user_frame, origin_of, package_of, readable_function, source_line
+from ..workload import CallArgs, as_inputs
 from . import dynamo_state
 
 _HEADER = re.compile(r"Graph break(?P<dup> \(user stack suppressed[^)]*\))? in user code at (?P<file>.*):(?P<line>\d+)")
@@ -82,22 +83,45 @@ def parse_record(message: str) -> dict:
     }
 
 
-def findings_from_messages(messages: list[str]) -> list[dict]:
-    """Group identical breaks (same reason, same user location) with an occurrence count."""
+def _site(rec: dict) -> dict:
+    """Where the break happens: the innermost traced frame (the log header's file:line)."""
+    frames = rec["frames"]
+    file, line = rec["header_file"], rec["header_line"]
+    func = None
+    if frames and (file is None or (frames[-1][0] == file and frames[-1][1] == line)):
+        file, line, func = frames[-1]
+    elif frames:
+        func = next((fn for f, ln, fn in reversed(frames) if f == file), None)
+    return {"file": file, "line": line, "function": func, "code": source_line(file, line) if file and line else ""}
+
+
+def attribute(rec: dict, frames: list, tracer_frames: list) -> tuple[dict, dict, str]:
+    """(the user's frame that leads to the break, where it happens, who owns that code).
+
+    The user's frame is the deepest one of theirs in Dynamo's traceback, else in the chain of
+    frames Dynamo was tracing when it logged the break (a library frame traced on its own has
+    no user frame in its traceback), else the break site itself.
+    """
+    site = _site({**rec, "frames": frames})
+    origin = origin_of(site["file"])
+    user = deepest_user_frame(frames) or deepest_user_frame(tracer_frames)
+    if user is None:
+        user = dict(site)
+    return user, site, origin
+
+
+def findings_from_messages(messages: list, tracer_frames: list | None = None) -> list[dict]:
+    """Group identical breaks (same reason, same user location, same site) with an occurrence count."""
     stacks: dict[tuple, list] = {}
     groups: dict[tuple, dict] = {}
-    for msg in messages:
+    for i, msg in enumerate(messages):
         rec = parse_record(msg)
         loc = (rec["header_file"], rec["header_line"])
         frames = rec["frames"] or stacks.get(loc, [])
         if rec["frames"]:
             stacks[loc] = rec["frames"]
-        user = deepest_user_frame(frames)
-        if user is None and rec["header_file"]:
-            user = {"file": rec["header_file"], "line": rec["header_line"], "function": None,
-                    "code": source_line(rec["header_file"], rec["header_line"])}
-        user = user or {"file": None, "line": None, "function": None, "code": ""}
-        key = (rec["gb_type"], user["file"], user["line"], rec["frame_skipped"])
+        user, site, origin = attribute(rec, frames, (tracer_frames or [])[i] if tracer_frames else [])
+        key = (rec["gb_type"], user["file"], user["line"], rec["frame_skipped"], site["file"], site["line"])
         if key in groups:
             groups[key]["occurrences"] += 1
             continue
@@ -113,6 +137,10 @@ def findings_from_messages(messages: list[str]) -> list[dict]:
             "line": user["line"],
             "function": user["function"],
             "code": user["code"],
+            "origin": origin,
+            "origin_text": ORIGINS[origin],
+            "library": package_of(site["file"]) if origin in ("library", "pytorch") else None,
+            "site": site,
             "frame_skipped": rec["frame_skipped"],
             "in_loop": rec["in_loop"],
             "occurrences": 1,
@@ -154,13 +182,16 @@ def _graph_info(gm: Any) -> dict:
     }
 
 
-def probe(model: Any, inputs: tuple) -> dict:
-    """Run explain once (no real backend) with the graph-break log captured."""
+def probe(model: Any, call_args: Any) -> dict:
+    """Run explain once (no real backend) with the graph-break log captured; a tuple is positional inputs."""
+    if not isinstance(call_args, CallArgs):
+        call_args = CallArgs(as_inputs(call_args))
     dynamo_state.fresh()
     with dynamo_state.dynamo_logs() as logs:
-        out = torch._dynamo.explain(model)(*inputs)
-    messages = dynamo_state.graph_break_messages(logs)
-    findings = findings_from_messages(messages)
+        out = torch._dynamo.explain(model)(*call_args.args, **call_args.kwargs)
+    records = dynamo_state.graph_break_records(logs)
+    messages = [m for m, _ in records]
+    findings = findings_from_messages(messages, [f for _, f in records])
     counted = sum(dynamo_state.counters_of("graph_break").values())
     unlogged = unlogged_unimplemented(dynamo_state.counters_of("unimplemented"), findings)
     dynamo_state.fresh()

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import torch
 
-from ..workload import as_inputs
+from ..workload import CallArgs, is_state_change
 from . import dynamo_state
 from .compile import function_name
 from .device import iter_tensors
@@ -26,16 +26,22 @@ def limit_warnings(warnings: list[str]) -> list[str]:
     return [w for w in warnings if _LIMIT.search(w)]
 
 
+def _describe_value(x: Any) -> str:
+    if isinstance(x, torch.Tensor):
+        return f"Tensor[{','.join(map(str, x.shape))}] {str(x.dtype).replace('torch.', '')}"
+    if isinstance(x, (int, float, bool, str)) or x is None:
+        return repr(x)
+    n = sum(1 for _ in iter_tensors(x))
+    return f"{type(x).__name__}({n} tensors)" if n else type(x).__name__
+
+
 def describe_inputs(inputs: tuple) -> str:
-    parts = []
-    for x in inputs:
-        if isinstance(x, torch.Tensor):
-            parts.append(f"Tensor[{','.join(map(str, x.shape))}] {str(x.dtype).replace('torch.', '')}")
-        elif isinstance(x, (int, float, bool, str)) or x is None:
-            parts.append(repr(x))
-        else:
-            n = sum(1 for _ in iter_tensors(x))
-            parts.append(f"{type(x).__name__}({n} tensors)" if n else type(x).__name__)
+    return "(" + ", ".join(_describe_value(x) for x in inputs) + ")"
+
+
+def describe_call(ca: CallArgs) -> str:
+    """'(Tensor[2,16] int64, attention_mask=Tensor[2,16] int64)'."""
+    parts = [_describe_value(x) for x in ca.args] + [f"{k}={_describe_value(v)}" for k, v in ca.kwargs.items()]
     return "(" + ", ".join(parts) + ")"
 
 
@@ -52,11 +58,11 @@ def _lambda_source(fn: Any) -> str | None:
     return line[start:max(p[3] for p in pos)] if start >= 0 else None
 
 
-def describe_variant(index: int, variant: Any) -> str:
-    if callable(variant) and not isinstance(variant, (torch.Tensor, tuple, list)):
+def describe_variant(index: int, variant: Any, workload: Any) -> str:
+    if is_state_change(variant):
         src = _lambda_source(variant) or f"{getattr(variant, '__name__', type(variant).__name__)}(model)"
         return f"variant {index}: {src}, then inputs"
-    return f"variant {index}: {describe_inputs(as_inputs(variant))}"
+    return f"variant {index}: {describe_call(workload.variant_args(variant))}"
 
 
 def plain_reason(reason: str) -> str:
@@ -75,22 +81,22 @@ def plain_reason(reason: str) -> str:
     return "; ".join(out) or str(reason).strip().splitlines()[0]
 
 
-def run(compiled: Any, model: Any, label: str, workload: Any, call: Callable[[Any, tuple], Any]) -> dict:
+def run(compiled: Any, model: Any, label: str, workload: Any, call: Callable[[Any, CallArgs], Any]) -> dict:
     """Feed each variant once, in order, after the already-made first call with `inputs`."""
     events, errors = [], []
     start = len(dynamo_state.compilation_metrics())
     t0 = time.perf_counter()
     with dynamo_state.dynamo_logs() as logs:
         for i, variant in enumerate(workload.variants, start=1):
-            vlabel = describe_variant(i, variant)
+            vlabel = describe_variant(i, variant, workload)
             n_before = len(dynamo_state.compilation_metrics())
             tv = time.perf_counter()
             try:
-                if callable(variant) and not isinstance(variant, (torch.Tensor, tuple, list)):
+                if is_state_change(variant):
                     variant(model)
-                    call(compiled, workload.inputs)
+                    call(compiled, workload.call_args)
                 else:
-                    call(compiled, as_inputs(variant))
+                    call(compiled, workload.variant_args(variant))
             except Exception as exc:  # noqa: BLE001 - a failing variant is a finding, not a crash
                 errors.append({"variant": vlabel, "message": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"})
             wall = time.perf_counter() - tv

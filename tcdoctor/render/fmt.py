@@ -1,6 +1,8 @@
 """Number formatting shared by the renderers (one way to write a duration, a size, a ratio)."""
 from __future__ import annotations
 
+import os
+
 from typing import Any
 
 NA = "not measured"
@@ -48,3 +50,12 @@ DECISION_TEXT = {
     "compile-after-fixes": "Compile it after these fixes",
     "dont-compile": "Don't compile it (yet)",
 }
+
+
+def break_site(f: dict) -> str:
+    """' — inside torch _detect_is_causal_mask (transformer.py:1245), PyTorch itself' for breaks in code the user did not write."""
+    if not f.get("origin") or f["origin"] == "user":
+        return ""
+    site = f.get("site") or {}
+    name = os.path.basename(site.get("file") or "?")
+    return f" — inside {f.get('library') or ''} {site.get('function') or ''} ({name}:{site.get('line')}), {f.get('origin_text')}".replace("  ", " ")

@@ -42,7 +42,8 @@ def render(report: Report, top: int = 5) -> str:
 
     def item(f: dict) -> str:
         return (f"- **{_esc(f['reason'])}** at {_code(str(f['file']) + ':' + str(f['line']))} {_code(f.get('code'))}"
-                + (f" ×{f['occurrences']}" if f["occurrences"] > 1 else "") + (" (frame skipped: runs eagerly)" if f.get("frame_skipped") else ""))
+                + (f" ×{f['occurrences']}" if f["occurrences"] > 1 else "") + (" (frame skipped: runs eagerly)" if f.get("frame_skipped") else "")
+                + _esc(fmt.break_site(f)))
 
     if findings:
         out += ["", f"### Graph breaks ({len(findings)} unique)", ""] + [item(f) for f in findings[:top]]

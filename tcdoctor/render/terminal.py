@@ -37,7 +37,7 @@ def render(report: Report, limit: int = 5) -> str:
         lines += ["", "Graph breaks:"]
         for f in findings[:limit]:
             lines.append(f"  {f['file']}:{f['line']} {f['reason']}" + (f" ×{f['occurrences']}" if f["occurrences"] > 1 else "")
-                         + (" [frame skipped: runs eagerly]" if f.get("frame_skipped") else ""))
+                         + (" [frame skipped: runs eagerly]" if f.get("frame_skipped") else "") + fmt.break_site(f))
         if len(findings) > limit:
             lines.append(f"  … and {len(findings) - limit} more")
     events = g("recompiles.events") or []

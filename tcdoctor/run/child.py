@@ -68,7 +68,7 @@ def main(spec_path: str) -> int:
 
     sink({"event": "start", "phase": "load"})
     try:
-        workload = target.load(spec["target"])
+        workload, rebuild = target.load_with_rebuild(spec["target"])
     except TcdoctorError as exc:
         sink({"event": "failed", "phase": "load", "error": {"message": exc.message, "where": None}, "fatal": True, "exit_code": exc.exit_code})
         return exc.exit_code
@@ -79,7 +79,7 @@ def main(spec_path: str) -> int:
     if spec.get("wait_for"):
         before_compile = lambda: _wait_for(spec["wait_for"], 120.0)  # noqa: E731 - keep the cold compile uncontended
     phases = WARM if spec["role"] == "warm" else COLD
-    session = Session(workload, options, sink, per_call_hint_s=per_call_s, before_compile=before_compile)
+    session = Session(workload, options, sink, per_call_hint_s=per_call_s, before_compile=before_compile, rebuild=rebuild)
     ok = session.run(phases)
     if ok and spec["role"] == "cold" and "compile" in session.results:
         from .. import strategies

@@ -1,12 +1,23 @@
 """The phases of one analysis, in order, each streamed as it finishes.
 
 The cold child runs: environment → eager → graph_breaks → compile → runtime → numerics →
-recompiles. The warm child (fresh process, same inductor cache) runs: compile_warm → memory
-→ profile. The in-process API runs all but compile_warm. Later phases that need an earlier
+recompiles (last: a hang in the user's variants loses nothing measured). The warm child (fresh process, same inductor cache) runs: compile_warm → memory →
+profile. The in-process API runs all but compile_warm. Later phases that need an earlier
 one's result are skipped with the reason, never faked.
+
+State: every subject is a fresh copy of what build() returned (`pristine.Pristine`), so no phase
+sees a model that an earlier phase has already run: the eager reference call and the compiled
+first call each start from that state with every RNG reset. Timing, memory and profile use
+another fresh copy whose compiled wrapper finds the entry the first call made in Dynamo's cache
+(a copy of the same class passes the same guards), so the copy that made the first call is left
+as it was, and the recompile sequence continues from it: exactly the sequence a fresh process
+runs, nothing compiled twice. Only when a later phase reset Dynamo (a fallback_random compile for a
+random model) or compiled entries of its own (guards on an object's identity, e.g. an optimizer
+the model holds) does the sequence start again from a fresh copy's first call.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import time
@@ -15,6 +26,7 @@ from typing import Any, Callable
 import torch
 
 from ..errors import EXIT_USER_CODE
+from ..pristine import Pristine, reset_rng_state
 from ..probes import compile as compile_probe
 from ..probes import device as dev
 from ..probes import dynamo_state, graph_breaks, memory, numerics, profile, recompiles, timing
@@ -25,53 +37,72 @@ from .options import Options
 Sink = Callable[[dict], None]
 COLD = ("environment", "eager", "graph_breaks", "compile", "runtime", "numerics", "recompiles")
 WARM = ("compile_warm", "memory", "profile")
-IN_PROCESS = ("environment", "eager", "graph_breaks", "compile", "runtime", "numerics", "memory", "profile", "recompiles")
+IN_PROCESS = ("environment", "eager", "graph_breaks", "compile", "runtime", "memory", "profile", "numerics", "recompiles")
+
+
+_nothing = contextlib.nullcontext
 
 
 class Skip(Exception):
     """A phase that cannot run; its message is the 'not measured (why)'."""
 
 
+class Subject:
+    """One fresh copy of the workload and the callable that runs it (a model or a training step)."""
+
+    def __init__(self, workload: Any):
+        self.workload = workload
+        if workload.kind == "train":
+            from ..training import StepRunner
+
+            self.fn: Any = StepRunner(workload, "eager").step
+        else:
+            self.fn = workload.model
+
+
 class Session:
     def __init__(self, workload: Workload, options: Options, sink: Sink, per_call_hint_s: float | None = None,
-                 before_compile: Callable[[], Any] | None = None):
+                 before_compile: Callable[[], Any] | None = None, rebuild: Callable[[], Any] | None = None):
         self.before_compile = before_compile
         self.w = workload
         self.o = options
         self.sink = sink
+        self.device = dev.detect(workload.model, workload.call_args)
+        workload.device_type = self.device.type
+        self.pristine = Pristine(workload, rebuild)
         if workload.kind == "train":
-            from ..training import StepRunner
-
-            # the main analysis of a training workload compiles the whole step; each side on its own copy
-            self.eager_subject: Any = StepRunner(workload, "eager")
-            self.fresh_subject = lambda: StepRunner(workload, "eager").step
             self.label = "train step"
         else:
-            self.eager_subject = workload.model
-            self.fresh_subject = lambda: workload.model
             m = workload.model
             self.label = f"{type(m).__name__}.forward" if isinstance(m, torch.nn.Module) else getattr(m, "__name__", type(m).__name__)
-        self.device = dev.detect(workload.model, workload.inputs)
         self.sync = dev.synchronizer(self.device)
-        self.compiled: Any = None
-        self.eager_out: Any = None
-        self.compiled_out: Any = None
+        self.eager_subject: Subject | None = None
+        self.sequence: tuple[Subject, Any] | None = None  # the copy that made the first compiled call, compiled
+        self.compiled: Any = None  # the compiled callable used for timing, memory and profile
+        self.dynamo_reset = False  # set when a phase reset Dynamo after the first call
+        self.entries_after_first_call = 0
+        self.eager_out: list | None = None
+        self.compiled_out: list | None = None
         self.per_call_s = per_call_hint_s
         self.results: dict[str, dict] = {}
 
     # -- helpers -------------------------------------------------------------
-    def call(self, fn: Any, inputs: tuple) -> Any:
-        return dev.call(fn, inputs, self.w.grad)
+    def fresh(self) -> Subject:
+        w = self.pristine.fresh()
+        w.device_type = self.device.type
+        return Subject(w)
+
+    def call(self, fn: Any, call_args: Any = None) -> Any:
+        return dev.call(fn, call_args if call_args is not None else self.w.call_args, self.w, self.device)
 
     def eager_fn(self) -> Any:
-        return self.call(self.eager_subject, self.w.inputs)
+        return self.call(self.eager_subject.fn)
 
     def compiled_fn(self) -> Any:
-        return self.call(self.compiled, self.w.inputs)
+        return self.call(self.compiled)
 
-    def ensure_compiled(self) -> None:
-        if self.compiled is None:
-            self.compiled = compile_probe.build(self.fresh_subject(), self.o.backend, self.o.mode, self.w.compile_kwargs)
+    def _compile(self, subject: Subject) -> Any:
+        return compile_probe.build(subject.fn, self.o.backend, self.o.mode, self.w.compile_kwargs)
 
     # -- phases ----------------------------------------------------------------
     def environment(self) -> dict:
@@ -89,36 +120,65 @@ class Session:
             "mode": self.o.mode or "default",
             "compile_kwargs": {k: repr(v) for k, v in self.w.compile_kwargs.items()},
             "grad": self.w.grad,
+            "autocast": str(self.w.autocast).replace("torch.", "") if self.w.autocast is not None else None,
+            "state": self.pristine.method,
             "workload": {
                 "kind": self.w.kind,
                 "name": self.w.name,
                 "model": type(self.w.model).__name__,
                 "subject": self.label,
-                "inputs": recompiles.describe_inputs(self.w.inputs),
-                "variants": [recompiles.describe_variant(i, v) for i, v in enumerate(self.w.variants, 1)],
+                "inputs": recompiles.describe_call(self.w.call_args),
+                "variants": [recompiles.describe_variant(i, v, self.w) for i, v in enumerate(self.w.variants, 1)],
                 "parameters": sum(p.numel() for p in self.w.model.parameters()) if isinstance(self.w.model, torch.nn.Module) else None,
             },
         }
 
     def eager(self) -> dict:
-        torch.manual_seed(0)
-        self.eager_out, wall = dev.timed_call(self.eager_fn, (), self.sync)
+        self.eager_subject = self.fresh()
+        reset_rng_state()
+        try:
+            out, wall = dev.timed_call(self.eager_fn, (), self.sync)
+        except Exception as exc:
+            raise self._no_grad_explains(exc) or exc
+        self.eager_out = numerics.snapshot(out)
         self.per_call_s = self.per_call_s or wall
-        return {"first_call_s": wall, "outputs": len(numerics.flatten(self.eager_out))}
+        return {"first_call_s": wall, "outputs": len(self.eager_out), "tensor_outputs": numerics.tensor_leaves(self.eager_out)}
+
+    def _no_grad_explains(self, exc: Exception) -> Exception | None:
+        """If the call works with gradients on, the failure is tcdoctor's no_grad default: say so."""
+        if self.w.grad:
+            return None
+        subject = self.fresh()
+        try:
+            with torch.enable_grad(), subject.workload.context(self.device.type) if self.w.autocast else _nothing():
+                self.w.call_args.apply(subject.fn)
+        except Exception:  # noqa: BLE001 - it fails either way: the original error stands
+            return None
+        d = describe_exception(exc)
+        return NoGradError(
+            f"{d['message']} — tcdoctor ran this call under torch.no_grad() (the default for (model, inputs)), and it "
+            "succeeds with gradients enabled: return tcdoctor.Workload(model, inputs, grad=True), or a "
+            "tcdoctor.TrainStep for a training step", d["where"])
 
     def graph_breaks(self) -> dict:
-        with dev.grad_context(self.w.grad):
-            return graph_breaks.probe(self.fresh_subject(), self.w.inputs)
+        subject = self.fresh()
+        reset_rng_state()
+        with self.w.context(self.device.type):
+            return graph_breaks.probe(subject.fn, self.w.call_args)
 
     def compile(self) -> dict:
         if self.before_compile:
             self.before_compile()
         dynamo_state.fresh()
-        self.ensure_compiled()
-        torch.manual_seed(0)
+        subject = self.fresh()
+        self.compiled = self._compile(subject)
+        reset_rng_state()
         out, data = self._first_call()
-        self.compiled_out = numerics.detached_copy(out)  # CUDA-graph replays may reuse output buffers
+        self.compiled_out = numerics.snapshot(out)  # CUDA-graph replays may reuse output buffers
         data["guards"] = compile_probe.guards(data["frames"])
+        self.sequence = (subject, self.compiled)
+        self.compiled = self._compile(self.fresh())  # timed copy; reuses the cache entry just made
+        self.entries_after_first_call = len(dynamo_state.compilation_metrics())
         return data
 
     def _first_call(self) -> tuple[Any, dict]:
@@ -126,9 +186,30 @@ class Session:
 
     def compile_warm(self) -> dict:
         dynamo_state.fresh()
-        self.ensure_compiled()
+        self.compiled = self._compile(self.fresh())
+        self.eager_subject = self.fresh()
+        reset_rng_state()
         _, data = self._first_call()
         return {"warm_s": data["first_call_s"], "phases": data["phases"], "cache": data["cache"], "native_compile_s": data["native_compile_s"]}
+
+    def recompiles(self) -> dict:
+        """The variants, fed in order to the copy whose first call the compile phase made."""
+        if self.sequence is None:
+            raise Skip("the compiled model is not available (compile phase did not finish)")
+        state = "continues from the compile phase's first call on a pristine copy, as a fresh process would"
+        if self.dynamo_reset or len(dynamo_state.compilation_metrics()) != self.entries_after_first_call:
+            dynamo_state.fresh()
+            subject = self.fresh()
+            compiled = self._compile(subject)
+            reset_rng_state()
+            self.call(compiled)
+            self.sequence = (subject, compiled)
+            state = ("a pristine copy's first call made again in a fresh Dynamo state (a later phase had reset Dynamo "
+                     "or compiled entries of its own: guards on object identity), then the variants, as a fresh process would")
+        subject, compiled = self.sequence
+        data = recompiles.run(compiled, subject.workload.model, self.label, subject.workload, self.call)
+        data["state"] = state
+        return data
 
     def runtime(self) -> dict:
         self._need_compiled()
@@ -140,12 +221,31 @@ class Session:
         self._need_compiled()
         if self.eager_out is None or self.compiled_out is None:
             raise Skip("no eager or compiled output to compare")
-        torch.manual_seed(0)
+        compiled_out, rng = self.compiled_out, self._rng_check()
+        if rng.get("fallback_random"):
+            compiled_out = self._fallback_random_out(rng)
         if self.w.kind == "train":
             ref, why = None, "training step: the loss of the first step is compared, eager vs compiled, each from the same initial weights"
         else:
-            ref, why = numerics.fp64_reference(self.w.model, self.w.inputs, self.call)
-        return numerics.compare(self.eager_out, self.compiled_out, ref, why)
+            ref, why = numerics.fp64_reference(self.fresh().fn, self._fp64_run)
+        data = numerics.compare(self.eager_out, compiled_out, ref, why, self.w.autocast)
+        data["rng"] = rng
+        data["state"] = self.pristine.method
+        return data
+
+    def _fp64_run(self, model64: Any, cast: Callable[[Any], Any]) -> Any:
+        reset_rng_state()
+        ca = self.w.call_args
+        with torch.no_grad() if not self.w.grad else torch.enable_grad():  # fp64: no autocast
+            return model64(*cast(ca.args), **cast(ca.kwargs))
+
+    def _rng_check(self) -> dict:
+        return numerics.rng_check(self.o.backend, lambda: self.call(self.fresh().fn))
+
+    def _fallback_random_out(self, rng: dict) -> list:
+        out = numerics.fallback_random_output(lambda: self.call(self._compile(self.fresh())), rng)
+        self.dynamo_reset = True  # Dynamo's cache was cleared: the recompile sequence starts again
+        return out
 
     def memory(self) -> dict:
         self._need_compiled()
@@ -154,10 +254,6 @@ class Session:
     def profile(self) -> dict:
         self._need_compiled()
         return profile.measure(self.eager_fn, self.compiled_fn, self.device, self.per_call_s or 1e-3, self.o.trace_dir)
-
-    def recompiles(self) -> dict:
-        self._need_compiled()
-        return recompiles.run(self.compiled, self.w.model, self.label, self.w, self.call)
 
     def _need_compiled(self) -> None:
         if self.compiled is None:
@@ -175,7 +271,7 @@ class Session:
                 self.sink({"event": "skipped", "phase": name, "why": str(why)})
                 continue
             except Exception as exc:  # noqa: BLE001 - user code may raise anything; report it
-                err = describe_exception(exc)
+                err = {"message": exc.message, "where": exc.where} if isinstance(exc, NoGradError) else describe_exception(exc)
                 fatal = name == "eager"
                 self.sink({"event": "failed", "phase": name, "error": err, "fatal": fatal,
                            "exit_code": EXIT_USER_CODE if fatal else None})
@@ -187,3 +283,11 @@ class Session:
             self.results[name] = data
             self.sink({"event": "done", "phase": name, "seconds": time.perf_counter() - t0, "t": time.time(), "data": data})
         return True
+
+
+class NoGradError(Exception):
+    """The eager call failed only because tcdoctor ran it under torch.no_grad()."""
+
+    def __init__(self, message: str, where: dict | None):
+        super().__init__(message)
+        self.message, self.where = message, where

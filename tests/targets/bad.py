@@ -23,6 +23,10 @@ def wrong_tuple():
     return torch.nn.Linear(2, 2), torch.randn(2), "extra"
 
 
+def four_items():
+    return torch.nn.Linear(2, 2), (torch.randn(2),), {}, "extra"
+
+
 def needs_args(x):
     return x
 
@@ -64,3 +68,18 @@ def crashes_in_variant():
 
 
 NOT_CALLABLE = 3
+
+
+class _BackwardInForward(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 1)
+
+    def forward(self, x):
+        loss = self.lin(x).sum()
+        loss.backward()
+        return loss.detach()
+
+
+def backward_in_forward():
+    return _BackwardInForward(), torch.randn(2, 3)
