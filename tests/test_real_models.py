@@ -12,6 +12,7 @@ import importlib.util
 import json
 import numbers
 import os
+import sys
 
 import pytest
 import torch
@@ -40,6 +41,7 @@ def analyze(cli, tmp_path, name: str, *extra: str) -> dict:
 def load_build(name: str):
     spec = importlib.util.spec_from_file_location(f"_real_{name}", target(name))
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # Dynamo looks up the module of the code it traces
     spec.loader.exec_module(mod)
     return mod.build
 
