@@ -180,6 +180,7 @@ def measure(eager: Callable[[], Any], compiled: Callable[[], Any], device: torch
         "method": (
             f"torch.profiler within a {budget_s:g} s budget (start-up included), separate from the timing run: "
             f"eager {e['calls']} calls, compiled {calls} calls (top operators over the first {e['averaged_calls']} "
-            f"and {c['averaged_calls']}); guard cost = median over compiled calls of the '{CACHE_LOOKUP}' time in each call"
+            f"and {c['averaged_calls']}); guard cost = median over compiled calls of the '{CACHE_LOOKUP}' time "
+            "in each call"
         ),
     }
