@@ -20,10 +20,10 @@ def profiler_started():
 
 
 class ManyTinyOps(torch.nn.Module):
-    """~3000 profiler events per call: the old call-count rule spent ~11 s profiling this model."""
+    """~1000 profiler events in ~0.5 ms per call: the old rule (200 calls of each) spent far more than the budget."""
 
     def forward(self, x):
-        for _ in range(300):
+        for _ in range(100):
             x = x * 0.999 + 0.001
         return x
 
@@ -45,12 +45,13 @@ def _measure(fn, inputs, budget_s):
 def test_event_heavy_model_stays_within_the_time_budget_and_still_has_guard_cost():
     torch._dynamo.reset()
     r = _measure(ManyTinyOps(), (torch.randn(64),), budget_s=0.6)
-    assert r["wall_s"] <= 0.6 + 0.25, r["wall_s"]  # slack: one chunk's cost estimate, a GC pause
+    assert r["wall_s"] <= 0.6 + 0.3, r  # slack: a chunk's cost misestimated under load, a GC pause
     assert r["calls_profiled"] >= profile.MIN_CALLS["compiled"] and r["eager_calls_profiled"] >= 1
     assert r["guard_overhead_s_per_call"] is not None and r["guard_overhead_s_per_call"] > 0
     assert r["cache_lookups_per_call"] == 1.0 and r["compiled_regions_per_call"] == 1.0
-    assert r["top_ops"]["eager"][0]["name"] in ("aten::mul", "aten::add") and r["top_ops"]["compiled"]
-    assert r["top_ops"]["eager"][0]["count_per_call"] == 300
+    eager_ops = {row["name"]: row for row in r["top_ops"]["eager"]}
+    assert eager_ops["aten::mul"]["count_per_call"] == 100 and r["top_ops"]["compiled"]
+    assert r["top_ops_calls"]["compiled"] == r["top_ops_calls"]["eager"] == r["eager_calls_profiled"]
     assert not any(row["name"] == profile.CALL_MARK for rows in r["top_ops"].values() for row in rows)
     assert f"{r['calls_profiled']} calls" in r["method"] and "0.6 s budget" in r["method"]
 

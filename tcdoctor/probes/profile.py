@@ -15,6 +15,9 @@ the timing run so its overhead never enters the speed figures, and it is bounded
 - Eager is profiled only for the top-operators table: it gets EAGER_SHARE of the budget. The
   compiled side's top operators come from its first chunks, as many calls as eager had; the rest
   of the budget goes to chunks read from the raw event list only (~1.5 µs per event), for guards.
+- Garbage collection is off during the phase, as `timeit` does: `key_averages()` allocates enough
+  objects to set off full collections, ~0.25 s each on a GPT-2 + transformers heap, which would land
+  inside a chunk, misprice the next one and overrun the budget. The garbage is collected afterwards.
 - Guard cost. Each profiled call is wrapped in a `tcdoctor.call` record_function; a call's guard
   cost is the summed Cache Lookup time inside it, and the figure is the median over calls (the
   first calls of a session run slower; a mean over a few calls of a slow model would carry them).
@@ -29,6 +32,7 @@ Lookup: no figure.
 from __future__ import annotations
 
 import bisect
+import gc
 import os
 import statistics
 import time
@@ -112,10 +116,11 @@ def _next_chunk(left_s: float, calls: int, min_calls: int, averaging: bool, raw_
 
 
 def profile_side(fn: Callable[[], Any], device: torch.device, deadline: float, min_calls: int,
-                 average_calls: float, trace_path: str | None = None) -> dict:
+                 average_calls: float, guards: bool, trace_path: str | None = None) -> dict:
     """Profile `fn` in chunks until `deadline` (at least `min_calls`); key_averages over up to `average_calls`.
 
-    The first chunk is one call: it prices a call (and its processing) before committing to more.
+    The first chunk is one call: it prices a call (and its processing) before committing to more. Without
+    `guards` (eager) the side ends with its averaged chunks: raw ones would feed nothing.
     """
     acc: dict[str, list[float]] = {}
     guard_ns: list[int] = []
@@ -137,6 +142,8 @@ def profile_side(fn: Callable[[], Any], device: torch.device, deadline: float, m
         calls += n
         left = deadline - time.perf_counter()
         averaging = averaged < average_calls and left > raw_cost + avg_cost
+        if not averaging and not guards:
+            break
         n = _next_chunk(left, calls, min_calls, averaging, raw_cost, avg_cost)
         if averaging:
             n = int(min(n, average_calls - averaged))
@@ -153,14 +160,27 @@ def _startup(device: torch.device) -> float:
 def measure(eager: Callable[[], Any], compiled: Callable[[], Any], device: torch.device, per_call_s: float | None,
             trace_dir: str | None, budget_s: float = BUDGET_S) -> dict:
     """Both sides within `budget_s` seconds. `per_call_s` is unused (the bound is time); kept for callers."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _measure(eager, compiled, device, trace_dir, budget_s)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _measure(eager: Callable[[], Any], compiled: Callable[[], Any], device: torch.device, trace_dir: str | None,
+             budget_s: float) -> dict:
     t0 = time.perf_counter()
     paths = {}
     if trace_dir:
         os.makedirs(trace_dir, exist_ok=True)
         paths = {k: os.path.join(trace_dir, f"{k}.trace.json") for k in ("eager", "compiled")}
     startup = _startup(device)
-    e = profile_side(eager, device, t0 + EAGER_SHARE * budget_s, MIN_CALLS["eager"], float("inf"), paths.get("eager"))
-    c = profile_side(compiled, device, t0 + budget_s, MIN_CALLS["compiled"], e["calls"], paths.get("compiled"))
+    e = profile_side(eager, device, t0 + EAGER_SHARE * budget_s, MIN_CALLS["eager"], float("inf"), False,
+                     paths.get("eager"))
+    c = profile_side(compiled, device, t0 + budget_s, MIN_CALLS["compiled"], e["averaged_calls"], True,
+                     paths.get("compiled"))
     per_call = [ns * 1e-9 for ns in c["guard_ns"]]
     has_guards = c["lookups"] > 0 and bool(per_call)
     calls = c["calls"]
