@@ -11,18 +11,20 @@ from .workload import TrainStep, Workload, coerce
 
 
 def analyze(model: Any, inputs: Any = None, *, kwargs: dict | None = None, variants: tuple = (),
-            compile_kwargs: dict | None = None, isolate: bool | None = None, **options: Any) -> Report:
+            compile_kwargs: dict | None = None, isolate: bool | None = None, progress: bool = False,
+            **options: Any) -> Report:
     """Analyse a target string (``"path.py:build"``, in child processes) or a model object.
 
     A model object is analysed in this process (no isolation, no warm-cache figure: that
     needs a fresh process); Dynamo state is reset before and after. Options are those of
-    ``Options`` (backend, mode, threads, timeout_s, budget_s, trace_dir).
+    ``Options`` (backend, mode, threads, timeout_s, budget_s, trace_dir). ``progress=True`` writes each
+    phase to stderr as it finishes (target strings only: the in-process analysis has no children to poll).
     """
     opts = Options(**options)
     if isinstance(model, str):
         from .run.launcher import analyze_target
 
-        report, _ = analyze_target(model, opts)
+        report, _ = analyze_target(model, opts, progress=progress)
         return report
     workload = model if isinstance(model, (Workload, TrainStep)) else coerce((model, () if inputs is None else inputs, kwargs or {}))
     if variants:

@@ -64,6 +64,8 @@ def analysis_options(fn: Callable) -> Callable:
         click.option("--threads", type=click.IntRange(1), default=None, help="torch.set_num_threads in the analysis process [default: 1]."),
         click.option("--timeout", "timeout_s", type=click.FloatRange(1), default=600.0, show_default=True, help="Seconds for the whole analysis."),
         click.option("--budget", "budget_s", type=click.FloatRange(0.05), default=5.0, show_default=True, help="Seconds of interleaved eager/compiled timing."),
+        click.option("--profile-budget", "profile_budget_s", type=click.FloatRange(0.1), default=1.0, show_default=True,
+                     help="Seconds for the profiler phase (guard cost per call, top operators), start-up included."),
         click.option("--no-warm", is_flag=True, help="Skip the warm-cache compile in a second fresh process."),
         click.option("--trace", "trace_dir", default=None, help="Write Chrome/Perfetto traces of eager and compiled calls to this folder."),
         click.option("--expected-calls", type=click.IntRange(1), default=None, help="Calls the model will serve (break-even horizon)."),
@@ -71,6 +73,7 @@ def analysis_options(fn: Callable) -> Callable:
         click.option("--submodules/--no-submodules", default=None, help="Try compiling each submodule alone [default: only when the model has many graph breaks]."),
         click.option("--depth", type=click.IntRange(1), default=1, show_default=True, help="Submodule depth for --submodules."),
         click.option("--dynamic/--no-dynamic", default=None, help="Compare static/automatic/dynamic shapes [default: when variants change shapes]."),
+        click.option("--quiet", "-q", is_flag=True, help="No progress on stderr while the analysis runs."),
     ]
     for o in reversed(opts):
         fn = o(fn)
@@ -79,15 +82,15 @@ def analysis_options(fn: Callable) -> Callable:
 
 def _run_analysis(target: str, backend: str, mode: str | None, threads: int | None, timeout_s: float, budget_s: float,
                   no_warm: bool, trace_dir: str | None, expected_calls: int | None, modes: str, submodules: bool | None,
-                  depth: int, dynamic: bool | None) -> tuple[Any, int]:
+                  depth: int, dynamic: bool | None, quiet: bool = False, profile_budget_s: float = 1.0) -> tuple[Any, int]:
     from .report import with_verdict
     from .run.launcher import analyze_target
     from .run.options import DEFAULT_THREADS, Options
 
     opts = Options(backend=backend, mode=mode, threads=threads or DEFAULT_THREADS, timeout_s=timeout_s,
-                   budget_s=budget_s, warm=not no_warm, trace_dir=trace_dir, submodules=submodules, depth=depth, dynamic=dynamic,
+                   budget_s=budget_s, profile_budget_s=profile_budget_s, warm=not no_warm, trace_dir=trace_dir, submodules=submodules, depth=depth, dynamic=dynamic,
                    modes=[m.strip() for m in modes.split(",") if m.strip()] or ["default"])
-    report, code = analyze_target(target, opts)
+    report, code = analyze_target(target, opts, progress=not quiet)
     if expected_calls:
         report = with_verdict(report, expected_calls=expected_calls)
     return report, code

@@ -1,26 +1,63 @@
 """Profiler view: guard-evaluation cost per compiled call, and top operators eager vs compiled.
 
-Guard evaluation shows as `TorchDynamo Cache Lookup` events; one run of the profiler per
-side, separate from the timing run so its overhead never enters the speed figures.
+Guard evaluation shows as `TorchDynamo Cache Lookup` events. The profiler runs separately from
+the timing run so its overhead never enters the speed figures, and it is bounded by TIME
+(`budget_s`, default BUDGET_S), not by a call count:
+
+- Start-up. The first profiler session of a process costs ~1 s here (Kineto initialisation);
+  later ones ~0.5 ms. An empty session pays it first, timed as `startup_s` and counted in the
+  budget (in the warm child the CPU memory phase has usually paid it already).
+- Processing, not calling, is the cost: `key_averages()` builds Python objects per event, 35-100 µs
+  each; on a HF GPT-2 tiny (~430 events per call) that is ~15 ms per 1.3 ms call, and the old rule
+  (a call count from the per-call time) took 3-7 s there. So each side runs in chunks: a first chunk
+  of one call prices a call (calls + processing), and each later chunk is sized from the previous
+  one's measured cost to end at the side's deadline.
+- Eager is profiled only for the top-operators table: it gets EAGER_SHARE of the budget. The
+  compiled side's top operators come from its first chunks, as many calls as eager had; the rest
+  of the budget goes to chunks read from the raw event list only (~1.5 µs per event), for guards.
+- Garbage collection is off during the phase, as `timeit` does: `key_averages()` allocates enough
+  objects to set off full collections, ~0.25 s each on a GPT-2 + transformers heap, which would land
+  inside a chunk, misprice the next one and overrun the budget. The garbage is collected afterwards.
+- Guard cost. Each profiled call is wrapped in a `tcdoctor.call` record_function; a call's guard
+  cost is the summed Cache Lookup time inside it, and the figure is the median over calls (the
+  first calls of a session run slower; a mean over a few calls of a slow model would carry them).
+
+Pitfalls: the phase can outrun its budget by the minimum calls (MIN_CALLS, plus their processing) on
+a slow model, by design: fewer calls resolve nothing. A call's cost grows a little with its chunk's
+length (longer event lists), hence SAFETY. The top-operators table may rest on a single call of an
+event-heavy model (`top_ops_calls` says how many). Traces (`--trace`) hold each side's first chunk:
+one call, the first under the profiler. A model whose calls run no compiled frame has no Cache
+Lookup: no figure.
 """
 from __future__ import annotations
 
+import bisect
+import gc
 import os
+import statistics
+import time
 from typing import Any, Callable
 
 import torch
-from torch.profiler import ProfilerActivity, profile
+from torch.profiler import ProfilerActivity, profile, record_function
 
 CACHE_LOOKUP = "TorchDynamo Cache Lookup"
 COMPILED_REGION = "Torch-Compiled Region"
+CALL_MARK = "tcdoctor.call"
 TOP_N = 15
+BUDGET_S = 1.0  # seconds for the whole phase, profiler start-up included
+EAGER_SHARE = 0.25  # eager is profiled for the top-operators table only
+MIN_CALLS = {"eager": 1, "compiled": 5}  # eager: top operators only; compiled: a median of guard costs
+MAX_CALLS = 2000
+SAFETY = 0.8  # a chunk's cost per call grows a little with its length (bigger event lists)
 
 
-def _run(fn: Callable[[], Any], calls: int, device: torch.device, trace_path: str | None):
+def _run(fn: Callable[[], Any], calls: int, device: torch.device, trace_path: str | None) -> profile:
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
     with profile(activities=acts) as prof:
         for _ in range(calls):
-            fn()
+            with record_function(CALL_MARK):
+                fn()
         if device.type == "cuda":
             torch.cuda.synchronize(device)
     if trace_path:
@@ -28,41 +65,142 @@ def _run(fn: Callable[[], Any], calls: int, device: torch.device, trace_path: st
     return prof
 
 
-def _top(averages, calls: int, device: torch.device) -> list[dict]:
-    rows = []
+def _raw_events(prof: profile) -> list[tuple[str, int, int]]:
+    """(name, start ns, duration ns) of every event, without building per-event Python objects."""
+    try:
+        return [(e.name(), e.start_ns(), e.duration_ns()) for e in prof.profiler.kineto_results.events()]
+    except AttributeError:  # private API moved: the public (slow) event list
+        return [(e.name, int(e.time_range.start * 1e3), int(e.time_range.elapsed_us() * 1e3)) for e in prof.events()]
+
+
+def guard_ns_per_call(events: list[tuple[str, int, int]]) -> list[int]:
+    """Summed Cache Lookup duration inside each `tcdoctor.call` mark, one entry per call, in call order."""
+    marks = sorted((start, start + dur) for name, start, dur in events if name == CALL_MARK)
+    starts = [m[0] for m in marks]
+    out = [0] * len(marks)
+    for name, start, dur in events:
+        if name == CACHE_LOOKUP:
+            i = bisect.bisect_right(starts, start) - 1
+            if i >= 0 and start <= marks[i][1]:
+                out[i] += dur
+    return out
+
+
+def _accumulate(acc: dict[str, list[float]], averages: Any, device: torch.device) -> None:
     for e in averages:
-        if e.key.startswith("ProfilerStep"):
+        if e.key.startswith("ProfilerStep") or e.key == CALL_MARK:
             continue
         dev = getattr(e, "self_device_time_total", 0) if device.type == "cuda" else 0
-        rows.append({
-            "name": e.key,
-            "self_cpu_us_per_call": e.self_cpu_time_total / calls,
-            "self_device_us_per_call": dev / calls if dev else None,
-            "count_per_call": e.count / calls,
-        })
+        row = acc.setdefault(e.key, [0.0, 0.0, 0])
+        row[0] += e.self_cpu_time_total
+        row[1] += dev or 0
+        row[2] += e.count
+
+
+def _top(acc: dict[str, list[float]], calls: int, device: torch.device) -> list[dict]:
+    rows = [{
+        "name": name,
+        "self_cpu_us_per_call": cpu / calls,
+        "self_device_us_per_call": dev / calls if dev else None,
+        "count_per_call": n / calls,
+    } for name, (cpu, dev, n) in acc.items()]
     key = "self_device_us_per_call" if device.type == "cuda" else "self_cpu_us_per_call"
     rows.sort(key=lambda r: -(r[key] or 0))
     return rows[:TOP_N]
 
 
-def measure(eager: Callable[[], Any], compiled: Callable[[], Any], device: torch.device, per_call_s: float, trace_dir: str | None) -> dict:
-    calls = int(max(5, min(200, 0.1 / max(per_call_s, 1e-7))))
+def _next_chunk(left_s: float, calls: int, min_calls: int, averaging: bool, raw_cost: float, avg_cost: float) -> int:
+    """Calls that fit in `left_s` at the measured seconds per call (raw reading, plus key_averages when averaging)."""
+    n = left_s / (raw_cost + avg_cost) if averaging else SAFETY * left_s / raw_cost
+    return int(min(MAX_CALLS - calls, max(n, min_calls - calls)))
+
+
+def profile_side(fn: Callable[[], Any], device: torch.device, deadline: float, min_calls: int,
+                 average_calls: float, guards: bool, trace_path: str | None = None) -> dict:
+    """Profile `fn` in chunks until `deadline` (at least `min_calls`); key_averages over up to `average_calls`.
+
+    The first chunk is one call: it prices a call (and its processing) before committing to more. Without
+    `guards` (eager) the side ends with its averaged chunks: raw ones would feed nothing.
+    """
+    acc: dict[str, list[float]] = {}
+    guard_ns: list[int] = []
+    calls = averaged = lookups = regions = 0
+    avg_cost, averaging, n = 0.0, True, 1
+    while n > 0:
+        t = time.perf_counter()
+        prof = _run(fn, n, device, trace_path if calls == 0 else None)
+        events = _raw_events(prof)
+        guard_ns += guard_ns_per_call(events)
+        lookups += sum(1 for name, _, _ in events if name == CACHE_LOOKUP)
+        regions += sum(1 for name, _, _ in events if name.startswith(COMPILED_REGION))
+        t_raw = time.perf_counter()
+        raw_cost = (t_raw - t) / n
+        if averaging:
+            _accumulate(acc, prof.key_averages(), device)
+            avg_cost = (time.perf_counter() - t_raw) / n
+            averaged += n
+        calls += n
+        left = deadline - time.perf_counter()
+        averaging = averaged < average_calls and left > raw_cost + avg_cost
+        if not averaging and not guards:
+            break
+        n = _next_chunk(left, calls, min_calls, averaging, raw_cost, avg_cost)
+        if averaging:
+            n = int(min(n, average_calls - averaged))
+    return {"calls": calls, "averaged_calls": averaged, "top": _top(acc, averaged, device),
+            "guard_ns": guard_ns, "lookups": lookups, "regions": regions}
+
+
+def _startup(device: torch.device) -> float:
+    t = time.perf_counter()
+    _run(lambda: None, 0, device, None)
+    return time.perf_counter() - t
+
+
+def measure(eager: Callable[[], Any], compiled: Callable[[], Any], device: torch.device,
+            trace_dir: str | None, budget_s: float = BUDGET_S) -> dict:
+    """Both sides within `budget_s` seconds (`--profile-budget`)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _measure(eager, compiled, device, trace_dir, budget_s)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _measure(eager: Callable[[], Any], compiled: Callable[[], Any], device: torch.device, trace_dir: str | None,
+             budget_s: float) -> dict:
+    t0 = time.perf_counter()
     paths = {}
     if trace_dir:
         os.makedirs(trace_dir, exist_ok=True)
         paths = {k: os.path.join(trace_dir, f"{k}.trace.json") for k in ("eager", "compiled")}
-    ea = _run(eager, calls, device, paths.get("eager")).key_averages()  # computed once: it is not cheap
-    ca = _run(compiled, calls, device, paths.get("compiled")).key_averages()
-    lookups = [e for e in ca if e.key == CACHE_LOOKUP]
-    regions = sum(e.count for e in ca if e.key.startswith(COMPILED_REGION))
-    lookup_us = sum(e.cpu_time_total for e in lookups)
-    lookup_n = sum(e.count for e in lookups)
+    startup = _startup(device)
+    e = profile_side(eager, device, t0 + EAGER_SHARE * budget_s, MIN_CALLS["eager"], float("inf"), False,
+                     paths.get("eager"))
+    c = profile_side(compiled, device, t0 + budget_s, MIN_CALLS["compiled"], e["averaged_calls"], True,
+                     paths.get("compiled"))
+    per_call = [ns * 1e-9 for ns in c["guard_ns"]]
+    has_guards = c["lookups"] > 0 and bool(per_call)
+    calls = c["calls"]
     return {
         "calls_profiled": calls,
-        "guard_overhead_s_per_call": (lookup_us / calls) * 1e-6 if lookup_n else None,
-        "cache_lookups_per_call": lookup_n / calls,
-        "compiled_regions_per_call": regions / calls,
-        "top_ops": {"eager": _top(ea, calls, device), "compiled": _top(ca, calls, device)},
+        "eager_calls_profiled": e["calls"],
+        "top_ops_calls": {"eager": e["averaged_calls"], "compiled": c["averaged_calls"]},
+        "guard_overhead_s_per_call": statistics.median(per_call) if has_guards else None,
+        "guard_overhead_mean_s_per_call": statistics.fmean(per_call) if has_guards else None,
+        "cache_lookups_per_call": c["lookups"] / calls,
+        "compiled_regions_per_call": c["regions"] / calls,
+        "top_ops": {"eager": e["top"], "compiled": c["top"]},
         "traces": paths or None,
-        "method": f"torch.profiler over {calls} calls of each (separate from the timing run); guard cost = total '{CACHE_LOOKUP}' time / calls",
+        "budget_s": budget_s,
+        "startup_s": startup,
+        "wall_s": time.perf_counter() - t0,
+        "method": (
+            f"torch.profiler within a {budget_s:g} s budget (start-up included), separate from the timing run: "
+            f"eager {e['calls']} calls, compiled {calls} calls (top operators over the first {e['averaged_calls']} "
+            f"and {c['averaged_calls']}); guard cost = median over compiled calls of the '{CACHE_LOOKUP}' time "
+            "in each call"
+        ),
     }

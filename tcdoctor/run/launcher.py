@@ -19,15 +19,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Callable
 
 from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, EXIT_USER_CODE, TcdoctorError
 from ..report import Report, assemble
 from ..userframes import deepest_user_frame, where_str
 from .options import Options
+from .progress import Progress
 from .stream import read_events
 
 _FH_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
 POLL_S = 0.02
+PROGRESS_EVERY_S = 0.2  # how often the parent re-reads event files for progress (only when it is shown)
 
 
 def _last_started(events: list[dict]) -> str | None:
@@ -93,12 +96,19 @@ class Child:
             pass
         self.proc.wait()
 
-    def wait(self, deadline: float) -> None:
-        """Block until it exits or the deadline passes (then kill it as timed out)."""
-        try:
-            self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            self.kill(timed_out=True)
+    def wait(self, deadline: float, tick: Callable[[], None] | None = None, every_s: float = PROGRESS_EVERY_S) -> None:
+        """Block until it exits or the deadline passes (then kill it as timed out); call `tick` every `every_s`."""
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                self.proc.wait(timeout=max(0.0, min(left, every_s) if tick else left))
+                return
+            except subprocess.TimeoutExpired:
+                if time.monotonic() >= deadline:
+                    self.kill(timed_out=True)
+                    return
+                if tick:
+                    tick()
 
     def events(self) -> list[dict]:
         return read_events(self.paths["events"])
@@ -142,10 +152,20 @@ def _touch(path: str, payload: dict) -> None:
     os.replace(tmp, path)  # atomic: the child never reads half a file
 
 
-def analyze_target(target: str, options: Options, keep_dir: str | None = None) -> tuple[Report, int]:
+def _show(prog: Progress, cold: Child, warm: Child | None) -> None:
+    prog.feed("cold", cold.events())
+    if warm:
+        prog.feed("warm", warm.events())
+    prog.tick()
+
+
+def analyze_target(target: str, options: Options, keep_dir: str | None = None,
+                   progress: bool = False) -> tuple[Report, int]:
+    """Run the children and assemble the report; `progress` writes each phase to stderr as it finishes."""
     from ..target import precheck
 
     precheck(target)
+    prog = Progress(enabled=progress)
     workdir = keep_dir or tempfile.mkdtemp(prefix="tcdoctor-")
     os.makedirs(workdir, exist_ok=True)
     cache_dir = os.path.join(workdir, "inductor-cache")
@@ -155,7 +175,11 @@ def analyze_target(target: str, options: Options, keep_dir: str | None = None) -
         warm = Child("warm", target, options, workdir, cache_dir, deadline, ready_path=ready, go_path=go) if options.warm else None
         cold = Child("cold", target, options, workdir, cache_dir, deadline, wait_for=ready if warm else None)
         go_sent = False
+        next_progress = 0.0
         while cold.running() or (warm and warm.running()):
+            if prog.enabled and time.monotonic() >= next_progress:
+                _show(prog, cold, warm)
+                next_progress = time.monotonic() + PROGRESS_EVERY_S
             if time.monotonic() > deadline:
                 for c in (cold, warm):
                     if c and c.running():
@@ -172,6 +196,7 @@ def analyze_target(target: str, options: Options, keep_dir: str | None = None) -
             time.sleep(POLL_S)
 
         events, failure = cold.finish()
+        prog.feed("cold", events)
         fatal = next((ev for ev in events if ev.get("fatal")), None)
         if fatal:
             err = fatal["error"]
@@ -181,6 +206,7 @@ def analyze_target(target: str, options: Options, keep_dir: str | None = None) -
         failures = [failure] if failure else []
         if warm:
             warm_events, warm_failure = warm.finish()
+            prog.feed("warm", warm_events)
             if go_sent and warm_failure:
                 failures.append(warm_failure)
             events += _measured(warm_events)
@@ -189,14 +215,17 @@ def analyze_target(target: str, options: Options, keep_dir: str | None = None) -
             if time.monotonic() > deadline - 1:
                 failures.append({"phase": "strategies", "message": f"{len(plan) - i} strategy comparison(s) not run: the {options.timeout_s:g}s limit was used up"})
                 break
+            prog.strategy(f"strategy-{i}", i + 1, len(plan), spec)
             child = Child("strategy", target, options, workdir, os.path.join(workdir, f"cache-strategy-{i}"), deadline, tag=f"strategy-{i}", strategy=spec)
-            child.wait(deadline)
+            child.wait(deadline, tick=prog.tick if prog.enabled else None)
             s_events, s_failure = child.finish()
+            prog.feed(f"strategy-{i}", s_events)
             events += _measured(s_events)
             if s_failure:
                 failures.append(s_failure)
         report = assemble(target, options.to_dict(), events, failures)
     finally:
+        prog.close()
         if keep_dir is None:
             shutil.rmtree(workdir, ignore_errors=True)
     return report, (EXIT_INCOMPLETE if report["errors"] else EXIT_OK)

@@ -13,6 +13,7 @@ class Options:
     threads: int = DEFAULT_THREADS
     timeout_s: float = 600.0
     budget_s: float = 5.0
+    profile_budget_s: float = 1.0  # the profiler phase, start-up included (guard cost, top operators)
     warm: bool = True
     trace_dir: str | None = None
     modes: list = dataclasses.field(default_factory=lambda: ["default"])

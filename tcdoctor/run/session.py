@@ -253,7 +253,7 @@ class Session:
 
     def profile(self) -> dict:
         self._need_compiled()
-        return profile.measure(self.eager_fn, self.compiled_fn, self.device, self.per_call_s or 1e-3, self.o.trace_dir)
+        return profile.measure(self.eager_fn, self.compiled_fn, self.device, self.o.trace_dir, self.o.profile_budget_s)
 
     def _need_compiled(self) -> None:
         if self.compiled is None:

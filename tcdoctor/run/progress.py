@@ -1,0 +1,261 @@
+"""Progress on stderr while the analysis runs, derived in the parent from the children's phase events.
+
+Method: the launcher polls each child's event file (JSON lines, `run/stream.py`) and feeds the full
+list here with the child's name; only events not seen before are shown. A `done` event carries the
+phase's own `seconds` and `data`, from which one headline figure is taken (formatted by
+`render/fmt.py`, as the summary formats it). Strategy children are announced by the launcher
+(`strategy 2/4: dynamic=True`), and their figure comes from their `done` event.
+
+Two outputs: on a TTY one line rewritten in place (carriage return), showing the running phase and its
+elapsed time plus the last finished phase's figure, cleared at the end; elsewhere (CI logs) one plain
+line per finished, failed or skipped phase.
+
+Pitfalls: the data shapes belong to the probes and may evolve, so every figure is read defensively
+(a missing one leaves just the elapsed time). Elapsed time of a running phase is measured from when
+the parent first saw its start event (up to one poll late). Never imports torch: the parent must not.
+"""
+from __future__ import annotations
+
+import shutil
+import time
+from typing import IO, Any, Callable
+
+import click
+
+from ..render import fmt
+
+LABELS = {
+    "load": "load target", "environment": "environment", "eager": "eager call", "graph_breaks": "graph breaks",
+    "compile": "compile (cold)", "runtime": "timing", "numerics": "numerics", "recompiles": "recompiles",
+    "compile_warm": "warm compile", "memory": "memory", "profile": "profile",
+}
+HIDDEN = ("plan",)  # bookkeeping, not a phase the user waits for
+
+
+def _get(d: Any, path: str) -> Any:
+    for key in path.split("."):
+        d = d.get(key) if isinstance(d, dict) else None
+    return d
+
+
+def _n(count: Any, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def _environment(d: dict) -> str | None:
+    dev, torch_v, threads = d.get("device"), d.get("torch"), d.get("threads")
+    parts = [dev, f"torch {torch_v}" if torch_v else None, _n(threads, "thread") if threads is not None else None]
+    return ", ".join(p for p in parts if p) or None
+
+
+def _graph_breaks(d: dict) -> str | None:
+    breaks, graphs = _get(d, "graph_breaks.count"), _get(d, "graphs.count")
+    if breaks is None and graphs is None:
+        return None
+    parts = [_n(breaks, "break") if breaks is not None else None, _n(graphs, "graph") if graphs is not None else None]
+    skipped = _get(d, "graph_breaks.skipped_frames")
+    if skipped:
+        parts.append(_n(skipped, "skipped frame"))
+    return ", ".join(p for p in parts if p)
+
+
+def _compile(d: dict) -> str | None:
+    first, guards = d.get("first_call_s"), _get(d, "guards.count")
+    if first is None:
+        return None
+    return f"first call {fmt.seconds(first)}" + (f", {_n(guards, 'guard')}" if guards is not None else "")
+
+
+def _numerics(d: dict) -> str | None:
+    verdict = {True: "passed", False: "FAILED", None: "not judged"}.get(d.get("passed"), "not judged")
+    err = d.get("max_abs_err")
+    return verdict + (f" (max abs err {fmt.sci(err)})" if err is not None else "")
+
+
+def _recompiles(d: dict) -> str | None:
+    count = d.get("count")
+    if count is None:
+        return None
+    return str(count) + (" (recompile limit hit: later calls run eagerly)" if d.get("limit_hit") else "")
+
+
+def _memory(d: dict) -> str | None:
+    e, c = d.get("eager_peak_bytes"), d.get("compiled_peak_bytes")
+    if e is None and c is None:
+        return None
+    return f"peak {fmt.nbytes(e)} eager, {fmt.nbytes(c)} compiled"
+
+
+def _profile(d: dict) -> str | None:
+    guard = d.get("guard_overhead_s_per_call")
+    return f"guards {fmt.seconds(guard)}/call" if guard is not None else None
+
+
+def _strategy(d: dict) -> str | None:
+    """A strategy row: speed (modes, training ways), compiles (shape strategies) or regions."""
+    if d.get("speedup") is not None:
+        first = d.get("first_call_s")
+        speed = fmt.ratio(d["speedup"], d.get("speedup_ci"))
+        return speed + (f", first call {fmt.seconds(first)}" if first is not None else "")
+    if d.get("compiles") is not None:
+        hit = ", recompile limit hit" if d.get("limit_hit") else ""
+        return f"{_n(d['compiles'], 'compile')}, {fmt.seconds(d.get('compile_s'))} compiling{hit}"
+    if isinstance(d.get("regions"), list):
+        return _n(len(d["regions"]), "region")
+    return None
+
+
+def _eager(d: dict) -> str | None:
+    return f"first call {fmt.seconds(d['first_call_s'])}" if d.get("first_call_s") is not None else None
+
+
+def _runtime(d: dict) -> str | None:
+    return fmt.ratio(d["speedup"], d.get("speedup_ci")) if d.get("speedup") is not None else None
+
+
+def _warm(d: dict) -> str | None:
+    return fmt.seconds(d["warm_s"]) if d.get("warm_s") is not None else None
+
+
+HEADLINES: dict[str, Callable[[dict], str | None]] = {
+    "environment": _environment, "eager": _eager, "graph_breaks": _graph_breaks, "compile": _compile,
+    "runtime": _runtime, "numerics": _numerics, "recompiles": _recompiles, "compile_warm": _warm,
+    "memory": _memory, "profile": _profile,
+}
+
+
+def headline(phase: str, data: Any) -> str | None:
+    """The one figure a finished phase is summed up by; None when its data lacks it."""
+    if not isinstance(data, dict):
+        return None
+    fn = _strategy if phase.startswith("strategy:") else HEADLINES.get(phase)
+    try:
+        return fn(data) if fn else None
+    except (TypeError, ValueError, KeyError):  # an evolved data shape: fall back to the elapsed time
+        return None
+
+
+def strategy_label(spec: dict) -> str:
+    kind = spec.get("kind")
+    if kind == "mode":
+        return f"mode={spec.get('mode')}"
+    if kind == "train":
+        return f"compile the {'optimizer step' if spec.get('way') == 'optimizer' else spec.get('way')} only"
+    if kind == "dynamic":
+        how = spec.get("how")
+        return {"static": "dynamic=False", "automatic": "dynamic=None (automatic)", "dynamic": "dynamic=True",
+                "marked": "mark_dynamic on the changing dims"}.get(how, f"dynamic: {how}")
+    if kind == "regions":
+        return f"submodules alone (depth {spec.get('depth')})"
+    return str(kind)
+
+
+class Progress:
+    """Fed the children's events; writes progress to stderr (or `file`). Disabled: does nothing."""
+
+    def __init__(self, enabled: bool = True, tty: bool | None = None, file: IO[str] | None = None,
+                 clock: Callable[[], float] = time.monotonic, width: int | None = None):
+        self.enabled = enabled
+        self.file = file
+        self.tty = (file or click.get_text_stream("stderr")).isatty() if tty is None else tty
+        self.clock = clock
+        self.width = width
+        self._seen: dict[str, int] = {}
+        self._started: dict[tuple[str, str], tuple[float, int]] = {}  # (clock, feed number) when first seen
+        self._feeds = 0
+        self._labels: dict[str, str] = {}  # source -> strategy label
+        self._running: tuple[str, float] | None = None
+        self._last_done = ""
+        self._drawn = 0
+
+    # -- input -----------------------------------------------------------------
+    def feed(self, source: str, events: list[dict]) -> None:
+        """All events of one child so far (the same list, grown); shows the new ones."""
+        if not self.enabled:
+            return
+        new, self._seen[source] = events[self._seen.get(source, 0):], len(events)
+        self._feeds += 1
+        for ev in new:
+            self._event(source, ev)
+
+    def strategy(self, source: str, index: int, total: int, spec: dict) -> None:
+        """The launcher starts strategy child `index` (1-based) of `total`."""
+        if not self.enabled:
+            return
+        label = f"strategy {index}/{total}: {strategy_label(spec)}"
+        self._labels[source] = label
+        self._started[(source, "strategy")] = (self.clock(), -1)
+        self._running = (label, self.clock())
+        self.tick()
+
+    def tick(self) -> None:
+        """Redraw the running line (TTY only): its elapsed time moves."""
+        if self.enabled and self.tty and self._running:
+            label, t0 = self._running
+            line = f"tcdoctor: {label} … {fmt.seconds(self.clock() - t0)}"
+            self._draw(line + (f"  | {self._last_done}" if self._last_done else ""))
+
+    def close(self) -> None:
+        """Clear the TTY line so the summary starts on a clean line."""
+        if self.enabled and self.tty and self._drawn:
+            self._write("\r" + " " * self._drawn + "\r")
+            self._drawn = 0
+        self._running = None
+
+    # -- events ----------------------------------------------------------------
+    def _label(self, source: str, phase: str) -> str:
+        if phase.startswith("strategy:"):
+            return self._labels.get(source, phase)
+        label = LABELS.get(phase, phase)
+        return f"{label} ({source} process)" if phase == "load" and source != "cold" else label
+
+    def _event(self, source: str, ev: dict) -> None:
+        kind, phase = ev.get("event"), str(ev.get("phase") or "")
+        if not phase or phase in HIDDEN or ev.get("fatal") or (phase == "load" and source in self._labels):
+            return  # a fatal error is the CLI's one error line; a strategy child's load is part of its line
+        key = (source, "strategy" if phase.startswith("strategy:") else phase)
+        label = self._label(source, phase)
+        if kind == "start":
+            self._started.setdefault(key, (self.clock(), self._feeds))
+            self._running = (label, self._started[key][0])
+            self.tick()
+        elif kind in ("done", "failed", "skipped"):
+            self._finished(label, self._outcome(ev, phase, self._elapsed(key, ev)))
+
+    def _elapsed(self, key: tuple[str, str], ev: dict) -> float | None:
+        """The phase's own seconds; else (strategies, load) as the parent saw it, if it saw the start separately."""
+        started = self._started.get(key)
+        if key[1] == "strategy" and started is not None:
+            return self.clock() - started[0]  # the whole child, its import and load included
+        if ev.get("seconds") is not None:
+            return ev["seconds"]
+        return self.clock() - started[0] if started is not None and started[1] < self._feeds else None
+
+    @staticmethod
+    def _outcome(ev: dict, phase: str, elapsed: float | None) -> str:
+        took = fmt.seconds(elapsed) if elapsed is not None else ""
+        if ev.get("event") == "skipped":
+            return f"skipped: {ev.get('why') or 'no reason given'}"
+        if ev.get("event") == "failed":
+            msg = str(_get(ev, "error.message") or "error").splitlines()[0][:100]
+            return f"FAILED: {msg}" + (f"  [{took}]" if took else "")
+        fig = headline(phase, ev.get("data"))
+        return f"{fig}  [{took}]" if fig and took else (fig or took or "done")
+
+    def _finished(self, label: str, outcome: str) -> None:
+        self._last_done = f"{label} … {outcome}"
+        self._running = None
+        if self.tty:
+            self._draw(f"tcdoctor: {self._last_done}")
+        else:
+            self._write(f"tcdoctor: {self._last_done}\n")
+
+    # -- output ----------------------------------------------------------------
+    def _draw(self, line: str) -> None:
+        width = self.width or shutil.get_terminal_size((100, 20)).columns - 1
+        line = line[:width]
+        self._write("\r" + line + " " * max(0, self._drawn - len(line)))
+        self._drawn = len(line)
+
+    def _write(self, text: str) -> None:
+        click.echo(text, nl=False, err=self.file is None, file=self.file)
