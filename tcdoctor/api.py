@@ -38,7 +38,8 @@ def _in_process(workload: Workload, opts: Options) -> Report:
     import torch
 
     from .probes import dynamo_state
-    from .run.session import IN_PROCESS, Session
+    from .phases import IN_PROCESS
+    from .run.runner import PhaseRunner
     from .run.stream import ListSink
 
     sink = ListSink()
@@ -48,7 +49,7 @@ def _in_process(workload: Workload, opts: Options) -> Report:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
         torch.set_num_threads(opts.threads)
         try:
-            Session(workload, opts, sink).run(IN_PROCESS)
+            PhaseRunner(workload, opts, sink).run(IN_PROCESS)
         finally:
             dynamo_state.fresh()
             torch.set_num_threads(old_threads)

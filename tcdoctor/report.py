@@ -12,21 +12,10 @@ from typing import Any
 
 from . import __version__
 from .run.stream import dumps
+from .phases import PHASES, derive
 from .verdict import decide
 
 SCHEMA_VERSION = 1
-
-PHASE_SECTIONS = {
-    "graph_breaks": ("graphs", "graph_breaks"),
-    "compile": ("compile",),
-    "compile_warm": ("compile",),
-    "runtime": ("runtime",),
-    "numerics": ("numerics",),
-    "memory": ("memory",),
-    "profile": ("profile",),
-    "recompiles": ("recompiles",),
-}
-
 
 def _skeleton() -> dict:
     return {
@@ -120,56 +109,16 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
         if f.get("phase") in data["phases"]:
             data["phases"][f["phase"]]["status"] = "failed"
 
-    if "environment" in done:
-        data["environment"] = done["environment"]
-    if "graph_breaks" in done:
-        data["graphs"] = done["graph_breaks"]["graphs"]
-        data["graph_breaks"] = done["graph_breaks"]["graph_breaks"]
-    if "compile" in done:
-        c = done["compile"]
-        data["guards"].update(c.pop("guards"))
-        data["compile"].update(c)
-        data["compile"]["cold_s"] = c["first_call_s"]
-        data["compile"]["cold_cache"] = c["cache"]
-        data["memory"]["compile_peak_bytes"] = c.get("peak_rss_delta_bytes")
-        data["memory"]["compile_peak_method"] = "growth of process RSS during the first (compiling) call, sampled every 2 ms"
-    if "compile_warm" in done:
-        w = done["compile_warm"]
-        data["compile"]["warm_s"] = w["warm_s"]
-        data["compile"]["warm_phases"] = w["phases"]
-        data["compile"]["warm_cache"] = w["cache"]
-        data["compile"]["warm_method"] = "first call in a fresh process against the same TORCHINDUCTOR_CACHE_DIR (what a restarted server pays)"
-    if "runtime" in done:
-        data["runtime"] = done["runtime"]
-    if "numerics" in done:
-        data["numerics"] = done["numerics"]
-    if "memory" in done:
-        data["memory"].update(done["memory"])
-    if "profile" in done:
-        data["profile"] = done["profile"]
-        data["guards"]["overhead_s_per_call"] = done["profile"]["guard_overhead_s_per_call"]
-        data["guards"]["overhead_method"] = done["profile"]["method"]
-    if "recompiles" in done:
-        data["recompiles"] = done["recompiles"]
-        data["compile"]["recompile_time_s"] = done["recompiles"]["recompile_time_s"]
-
+    for phase in PHASES:
+        if phase.name in done:
+            phase.fill(data, done[phase.name])
     data["strategies"] = _strategies(data, done, strategy_failures)
 
-    over = data["guards"]["overhead_s_per_call"]
-    med = (data["runtime"].get("compiled") or {}).get("median_s")
-    if over is not None and med:
-        data["guards"]["overhead_fraction"] = over / med
-
-    for phase, sections in PHASE_SECTIONS.items():
-        st = data["phases"].get(phase)
-        if st and st["status"] == "ok":
-            continue
-        why = _why(phase, st, data["errors"])
-        for sec in sections:
-            if sec == "compile" and phase == "compile_warm" and data["compile"].get("warm_s") is None:
-                data["compile"]["warm_not_measured"] = why
-            elif phase != "compile_warm":
-                data[sec].setdefault("not_measured", why)
+    derive(data)
+    for phase in PHASES:
+        st = data["phases"].get(phase.name)
+        if phase.sections and not (st and st["status"] == "ok"):
+            phase.not_measured(data, phase.sections, _why(phase.name, st, data["errors"]))
     data["verdict"] = decide(data)
     return Report(data)
 

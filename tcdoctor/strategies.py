@@ -12,9 +12,9 @@ from typing import Any, Callable
 import torch
 
 from .pristine import Pristine, reset_rng_state
-from .probes import compile as compile_probe
-from .probes import device as dev
-from .probes import dynamo_state, memory, numerics, timing
+from .probes import first_call
+from .probes import calls
+from .probes import dynamo_state, guards, memory, numerics, timing
 from .probes.recompiles import describe_call, limit_warnings
 from .run.options import Options
 from .workload import CallArgs, is_state_change
@@ -41,13 +41,13 @@ def plan(workload: Any, options: Options, graph_breaks: int | None, auto_region_
 
 def shape_variants(workload: Any) -> list[CallArgs]:
     """Call-argument variants whose tensor shapes differ from the inputs' (state-changing callables excluded)."""
-    base = [tuple(t.shape) for t in dev.iter_tensors(workload.call_args)]
+    base = [tuple(t.shape) for t in calls.iter_tensors(workload.call_args)]
     out = []
     for v in workload.variants:
         if is_state_change(v):
             continue
         ca = workload.variant_args(v)
-        if [tuple(t.shape) for t in dev.iter_tensors(ca)] != base:
+        if [tuple(t.shape) for t in calls.iter_tensors(ca)] != base:
             out.append(ca)
     return out
 
@@ -56,12 +56,12 @@ def tensor_names(ca: CallArgs) -> list[str]:
     """How the user would name each input tensor, in iter_tensors order: args[0], attention_mask, …"""
     names = []
     for label, value in [(f"args[{j}]", a) for j, a in enumerate(ca.args)] + list(ca.kwargs.items()):
-        names += [label if t is value else f"a tensor inside {label}" for t in dev.iter_tensors(value)]
+        names += [label if t is value else f"a tensor inside {label}" for t in calls.iter_tensors(value)]
     return names
 
 
 def _call(spec: Any, device: torch.device) -> Callable[[Any, CallArgs], Any]:
-    return lambda fn, ca: dev.call(fn, ca, spec, device)
+    return lambda fn, ca: calls.call(fn, ca, spec, device)
 
 
 def _fresh(w: Any, device: torch.device) -> Callable[[], Any]:
@@ -83,19 +83,19 @@ def _pair(make: Callable[[], tuple[Any, Any]], w: Any, label: str, budget_s: flo
     `make()` returns (eager callable, compiled callable), each on its own pristine copy; numerics
     compare their first calls with every RNG reset (and a fallback_random compile for random models).
     """
-    ca, call, sync = w.call_args, _call(w, device), dev.synchronizer(device)
+    ca, call, sync = w.call_args, _call(w, device), calls.synchronizer(device)
     eager, compiled = make()
     reset_rng_state()
     e_out = numerics.snapshot(call(eager, ca))
     dynamo_state.fresh()
     reset_rng_state()
     with dynamo_state.dynamo_logs() as logs:
-        c_out, first = compile_probe.first_call(lambda: call(compiled, ca), label, sync)
+        c_out, first = first_call.first_call(lambda: call(compiled, ca), label, sync)
     c_out = numerics.snapshot(c_out)
     row = {
         "first_call_s": first["first_call_s"], "compile_phases": first["phases"], "cache": first["cache"],
         "graph_breaks": len(dynamo_state.graph_break_messages(logs)), "frames_compiled": first["frames_compiled"],
-        "guards": compile_probe.guards(first["frames"])["count"],
+        "guards": guards.count(first["frames"])["count"],
     }
     rt = timing.measure(lambda: call(eager, ca), lambda: call(compiled, ca), sync, budget_s)
     row.update(eager_median_s=rt["eager"]["median_s"], median_s=rt["compiled"]["median_s"], speedup=rt["speedup"],
@@ -111,7 +111,7 @@ def _pair(make: Callable[[], tuple[Any, Any]], w: Any, label: str, budget_s: flo
 
 
 def run_mode(w: Any, o: Options, mode: str) -> dict:
-    device = dev.detect(w.model, w.call_args)
+    device = calls.detect(w.model, w.call_args)
     fresh = _fresh(w, device)
     if w.kind == "train":
         from .training import subjects
@@ -119,7 +119,7 @@ def run_mode(w: Any, o: Options, mode: str) -> dict:
         row = _pair(lambda: subjects(fresh, "step", o.backend, mode), w, "train step", o.budget_s, device, o)
     else:
         def make() -> tuple[Any, Any]:
-            return fresh().model, compile_probe.build(fresh().model, o.backend, mode, w.compile_kwargs)
+            return fresh().model, first_call.build(fresh().model, o.backend, mode, w.compile_kwargs)
 
         row = _pair(make, w, "forward", o.budget_s, device, o)
     skips = row["cache"].get("cudagraph_skips") or 0
@@ -132,7 +132,7 @@ def run_mode(w: Any, o: Options, mode: str) -> dict:
 def run_train(w: Any, o: Options, way: str) -> dict:
     from .training import subjects
 
-    device = dev.detect(w.model, w.call_args)
+    device = calls.detect(w.model, w.call_args)
     fresh = _fresh(w, device)
     row = _pair(lambda: subjects(fresh, way, o.backend, o.mode), w, f"train step ({way})", o.budget_s, device, o)
     row["name"] = way
@@ -148,21 +148,21 @@ def run_dynamic(w: Any, o: Options, how: str) -> dict:
         kwargs["dynamic"] = None  # automatic, plus torch._dynamo.mark_dynamic on the changing dimensions
     elif how == "dynamic":
         kwargs["dynamic"] = True
-    device = dev.detect(w.model, w.call_args)
+    device = calls.detect(w.model, w.call_args)
     w.device_type = device.type
-    sync, call = dev.synchronizer(device), _call(w, device)
+    sync, call = calls.synchronizer(device), _call(w, device)
     shapes = [w.call_args] + shape_variants(w)
-    base = [tuple(t.shape) for t in dev.iter_tensors(w.call_args)]
-    changing = sorted({(i, d) for v in shapes[1:] for i, t in enumerate(dev.iter_tensors(v))
+    base = [tuple(t.shape) for t in calls.iter_tensors(w.call_args)]
+    changing = sorted({(i, d) for v in shapes[1:] for i, t in enumerate(calls.iter_tensors(v))
                        if i < len(base) and len(base[i]) == t.dim() for d in range(t.dim()) if base[i][d] != t.shape[d]})
     names = tensor_names(w.call_args)
     if how == "marked":  # mark exactly the dimensions that change, on every shape, before its first call
         for v in shapes:
-            tensors = list(dev.iter_tensors(v))
+            tensors = list(calls.iter_tensors(v))
             for i, d in changing:
                 torch._dynamo.mark_dynamic(tensors[i], d)
     dynamo_state.fresh()
-    compiled = compile_probe.build(w.model, o.backend, o.mode, kwargs)
+    compiled = first_call.build(w.model, o.backend, o.mode, kwargs)
     t0 = time.perf_counter()
     with dynamo_state.dynamo_logs() as logs:
         for s in shapes:
@@ -195,9 +195,9 @@ def _regions(model: torch.nn.Module, depth: int) -> list[tuple[str, torch.nn.Mod
 
 def run_regions(w: Any, o: Options, depth: int) -> dict:
     """Per-region fullgraph check and eager-vs-compiled time on the inputs each region really gets."""
-    model, device = w.model, dev.detect(w.model, w.call_args)
+    model, device = w.model, calls.detect(w.model, w.call_args)
     w.device_type = device.type
-    sync, call = dev.synchronizer(device), _call(w, device)
+    sync, call = calls.synchronizer(device), _call(w, device)
     regions = _regions(model, depth)
     seen: dict[str, dict] = {}
     hooks = []
@@ -226,11 +226,11 @@ def run_regions(w: Any, o: Options, depth: int) -> dict:
             continue
         args, kwargs = rec["args"], rec["kwargs"]
         dynamo_state.fresh()
-        compiled = compile_probe.build(mod, o.backend, o.mode, {**w.compile_kwargs, "fullgraph": True})
+        compiled = first_call.build(mod, o.backend, o.mode, {**w.compile_kwargs, "fullgraph": True})
         fn_e = lambda mod=mod, a=args, k=kwargs: call(mod, CallArgs(a, k))  # noqa: E731
         fn_c = lambda c=compiled, a=args, k=kwargs: call(c, CallArgs(a, k))  # noqa: E731
         try:
-            _, first = dev.timed_call(fn_c, (), sync)
+            _, first = calls.timed_call(fn_c, (), sync)
             row["fullgraph"], row["compile_s"] = True, first
         except Exception as exc:  # noqa: BLE001 - a region that does not compile fullgraph is the finding
             row["fullgraph"] = False

@@ -37,7 +37,7 @@ class StepRunner:
             raise ValueError(f"unknown way {way!r}")
         if way == "optimizer" and (spec.optimizer is None or spec.train_step is not None):
             raise ValueError("compiling only optimizer.step needs TrainStep(optimizer=...) without a custom train_step")
-        from .probes.compile import build
+        from .probes.first_call import build
 
         self.spec, self.way = spec, way
         self.model, self.optimizer = spec.model, spec.optimizer
@@ -62,7 +62,7 @@ class StepRunner:
 
 def subjects(fresh: Callable[[], TrainStep], way: str, backend: str, mode: str | None) -> tuple[Callable, Callable]:
     """(eager step, step compiled `way`), each on its own fresh copy; 'step' compiles the whole function."""
-    from .probes.compile import build
+    from .probes.first_call import build
 
     eager = StepRunner(fresh(), "eager")
     if way == "step":

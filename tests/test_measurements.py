@@ -183,7 +183,7 @@ class _Metric:
 
 
 def test_compile_phases_of_a_training_step_are_never_negative_and_add_up():
-    from tcdoctor.probes.compile import phase_breakdown
+    from tcdoctor.probes.first_call import phase_breakdown
 
     # as recorded for a compiled train step on torch 2.13: the backward graph is an entry of its own
     ms = [_Metric(0.12, None, None, None), _Metric(18.64, 18.57, 17.63, 17.52), _Metric(None, None, 0.78, 0.75),

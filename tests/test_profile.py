@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch.profiler import profile as torch_profile
 
-from tcdoctor.probes import profile
+from tcdoctor.probes import guards, profile
 
 CPU = torch.device("cpu")
 
@@ -67,4 +67,4 @@ def test_guard_cost_grows_with_guard_count():
 def test_guard_time_is_attributed_to_the_call_that_contains_it():
     mark, look = profile.CALL_MARK, profile.CACHE_LOOKUP
     events = [(mark, 100, 50), (look, 110, 5), (look, 120, 7), ("aten::add", 130, 3), (mark, 200, 50), (look, 260, 9)]
-    assert profile.guard_ns_per_call(events) == [12, 0]  # the last lookup lies outside every call
+    assert guards.ns_per_call(events) == [12, 0]  # the last lookup lies outside every call

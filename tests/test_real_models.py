@@ -112,7 +112,7 @@ def test_lstm_language_model_numerics_and_break_in_its_own_file(cli, tmp_path):
 
 
 def test_backward_in_forward_under_no_grad_says_so(cli):
-    rc, out, err = cli("analyze", f"{ROOT}/tests/targets/bad.py:backward_in_forward", *FAST)
+    rc, out, err = cli("analyze", f"{ROOT}/tests/targets/bad.py:backward_in_forward", *FAST, "--quiet")
     assert rc == 3, err
     assert "torch.no_grad()" in err and "grad=True" in err and len(err.strip().splitlines()) == 1
 

@@ -9,7 +9,7 @@ from tcdoctor.workload import Workload, coerce
 
 
 def run(workload, backend="eager"):
-    from tcdoctor.probes.compile import build
+    from tcdoctor.probes.first_call import build
 
     dynamo_state.fresh()
     compiled = build(workload.model, backend, None, workload.compile_kwargs)

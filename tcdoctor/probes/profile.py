@@ -31,19 +31,19 @@ Lookup: no figure.
 """
 from __future__ import annotations
 
-import bisect
 import gc
 import os
-import statistics
 import time
 from typing import Any, Callable
 
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
-CACHE_LOOKUP = "TorchDynamo Cache Lookup"
+from .guards import CACHE_LOOKUP, CALL_MARK
+from .guards import cost as guard_cost
+from .guards import ns_per_call as guard_ns_per_call
+
 COMPILED_REGION = "Torch-Compiled Region"
-CALL_MARK = "tcdoctor.call"
 TOP_N = 15
 BUDGET_S = 1.0  # seconds for the whole phase, profiler start-up included
 EAGER_SHARE = 0.25  # eager is profiled for the top-operators table only
@@ -71,19 +71,6 @@ def _raw_events(prof: profile) -> list[tuple[str, int, int]]:
         return [(e.name(), e.start_ns(), e.duration_ns()) for e in prof.profiler.kineto_results.events()]
     except AttributeError:  # private API moved: the public (slow) event list
         return [(e.name, int(e.time_range.start * 1e3), int(e.time_range.elapsed_us() * 1e3)) for e in prof.events()]
-
-
-def guard_ns_per_call(events: list[tuple[str, int, int]]) -> list[int]:
-    """Summed Cache Lookup duration inside each `tcdoctor.call` mark, one entry per call, in call order."""
-    marks = sorted((start, start + dur) for name, start, dur in events if name == CALL_MARK)
-    starts = [m[0] for m in marks]
-    out = [0] * len(marks)
-    for name, start, dur in events:
-        if name == CACHE_LOOKUP:
-            i = bisect.bisect_right(starts, start) - 1
-            if i >= 0 and start <= marks[i][1]:
-                out[i] += dur
-    return out
 
 
 def _accumulate(acc: dict[str, list[float]], averages: Any, device: torch.device) -> None:
@@ -181,15 +168,14 @@ def _measure(eager: Callable[[], Any], compiled: Callable[[], Any], device: torc
                      paths.get("eager"))
     c = profile_side(compiled, device, t0 + budget_s, MIN_CALLS["compiled"], e["averaged_calls"], True,
                      paths.get("compiled"))
-    per_call = [ns * 1e-9 for ns in c["guard_ns"]]
-    has_guards = c["lookups"] > 0 and bool(per_call)
+    guard = guard_cost(c["guard_ns"], c["lookups"])
     calls = c["calls"]
     return {
         "calls_profiled": calls,
         "eager_calls_profiled": e["calls"],
         "top_ops_calls": {"eager": e["averaged_calls"], "compiled": c["averaged_calls"]},
-        "guard_overhead_s_per_call": statistics.median(per_call) if has_guards else None,
-        "guard_overhead_mean_s_per_call": statistics.fmean(per_call) if has_guards else None,
+        "guard_overhead_s_per_call": guard["overhead_s_per_call"],
+        "guard_overhead_mean_s_per_call": guard["overhead_mean_s_per_call"],
         "cache_lookups_per_call": c["lookups"] / calls,
         "compiled_regions_per_call": c["regions"] / calls,
         "top_ops": {"eager": e["top"], "compiled": c["top"]},

@@ -15,8 +15,8 @@ import torch
 
 from ..workload import CallArgs, is_state_change
 from . import dynamo_state
-from .compile import function_name
-from .device import iter_tensors
+from .first_call import function_name
+from .calls import iter_tensors
 
 _LIMIT = re.compile(r"recompile_limit|cache_size_limit")
 

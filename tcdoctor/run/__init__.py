@@ -1,1 +1,1 @@
-"""Running an analysis: the parent launches children; each child runs a Session and streams phases."""
+"""Running an analysis: the parent launches children; each child runs a PhaseRunner and streams phases."""

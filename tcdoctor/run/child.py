@@ -1,7 +1,7 @@
 """Child process entry: `python -m tcdoctor.run.child SPEC.json`.
 
 Sets the inductor cache dir and thread count before torch compiles anything, arms
-faulthandler so a hang or crash leaves the stack behind, then runs a Session. Exits with
+faulthandler so a hang or crash leaves the stack behind, then runs a PhaseRunner. Exits with
 os._exit once its events are fsynced: torch's interpreter teardown is slow and measures nothing.
 """
 from __future__ import annotations
@@ -53,7 +53,8 @@ def main(spec_path: str) -> int:
 
     torch.set_num_threads(options.threads)  # before any compile: a later change forces a recompile
     from .. import target
-    from .session import COLD, WARM, Session
+    from ..phases import COLD, WARM
+    from .runner import PhaseRunner
 
     per_call_s = None
     if spec["role"] == "warm":
@@ -78,14 +79,14 @@ def main(spec_path: str) -> int:
     before_compile = None
     if spec.get("wait_for"):
         before_compile = lambda: _wait_for(spec["wait_for"], 120.0)  # noqa: E731 - keep the cold compile uncontended
-    phases = WARM if spec["role"] == "warm" else COLD
-    session = Session(workload, options, sink, per_call_hint_s=per_call_s, before_compile=before_compile, rebuild=rebuild)
-    ok = session.run(phases)
-    if ok and spec["role"] == "cold" and "compile" in session.results:
+    process = WARM if spec["role"] == "warm" else COLD
+    runner = PhaseRunner(workload, options, sink, per_call_hint_s=per_call_s, before_compile=before_compile, rebuild=rebuild)
+    ok = runner.run(process)
+    if ok and spec["role"] == "cold" and "compile" in runner.results:
         from .. import strategies
         from ..verdict import RULES
 
-        breaks = (session.results.get("graph_breaks") or {}).get("graph_breaks", {}).get("count")
+        breaks = (runner.results.get("graph_breaks") or {}).get("graph_breaks", {}).get("count")
         sink({"event": "done", "phase": "plan", "data": {"strategies": strategies.plan(workload, options, breaks, int(RULES["regional_auto_breaks"]))}})
     sink({"event": "end", "ok": ok})
     return 0 if ok else 3

@@ -27,17 +27,26 @@ import torch
 
 from ..errors import EXIT_USER_CODE
 from ..pristine import Pristine, reset_rng_state
-from ..probes import compile as compile_probe
-from ..probes import device as dev
-from ..probes import dynamo_state, graph_breaks, memory, numerics, profile, recompiles, timing
+from .. import phases
+from ..probes import calls, dynamo_state, first_call, graph_breaks, guards, memory, numerics, profile, recompiles, timing
 from ..userframes import describe_exception, python_version
 from ..workload import Workload
 from .options import Options
 
 Sink = Callable[[dict], None]
-COLD = ("environment", "eager", "graph_breaks", "compile", "runtime", "numerics", "recompiles")
-WARM = ("compile_warm", "memory", "profile")
-IN_PROCESS = ("environment", "eager", "graph_breaks", "compile", "runtime", "memory", "profile", "numerics", "recompiles")
+MEASURES: dict[str, Callable[["PhaseRunner"], dict]] = {}
+
+
+def measures(name: str) -> Callable:
+    """Register a PhaseRunner method as the measurement of registry phase `name`."""
+    if name not in phases.BY_NAME:
+        raise KeyError(f"phase {name!r} is not in tcdoctor.phases.PHASES")
+
+    def register(method: Callable) -> Callable:
+        MEASURES[name] = method
+        return method
+
+    return register
 
 
 _nothing = contextlib.nullcontext
@@ -60,14 +69,14 @@ class Subject:
             self.fn = workload.model
 
 
-class Session:
+class PhaseRunner:
     def __init__(self, workload: Workload, options: Options, sink: Sink, per_call_hint_s: float | None = None,
                  before_compile: Callable[[], Any] | None = None, rebuild: Callable[[], Any] | None = None):
         self.before_compile = before_compile
-        self.w = workload
-        self.o = options
+        self.workload = workload
+        self.options = options
         self.sink = sink
-        self.device = dev.detect(workload.model, workload.call_args)
+        self.device = calls.detect(workload.model, workload.call_args)
         workload.device_type = self.device.type
         self.pristine = Pristine(workload, rebuild)
         if workload.kind == "train":
@@ -75,7 +84,7 @@ class Session:
         else:
             m = workload.model
             self.label = f"{type(m).__name__}.forward" if isinstance(m, torch.nn.Module) else getattr(m, "__name__", type(m).__name__)
-        self.sync = dev.synchronizer(self.device)
+        self.sync = calls.synchronizer(self.device)
         self.eager_subject: Subject | None = None
         self.sequence: tuple[Subject, Any] | None = None  # the copy that made the first compiled call, compiled
         self.compiled: Any = None  # the compiled callable used for timing, memory and profile
@@ -93,7 +102,7 @@ class Session:
         return Subject(w)
 
     def call(self, fn: Any, call_args: Any = None) -> Any:
-        return dev.call(fn, call_args if call_args is not None else self.w.call_args, self.w, self.device)
+        return calls.call(fn, call_args if call_args is not None else self.workload.call_args, self.workload, self.device)
 
     def eager_fn(self) -> Any:
         return self.call(self.eager_subject.fn)
@@ -102,9 +111,10 @@ class Session:
         return self.call(self.compiled)
 
     def _compile(self, subject: Subject) -> Any:
-        return compile_probe.build(subject.fn, self.o.backend, self.o.mode, self.w.compile_kwargs)
+        return first_call.build(subject.fn, self.options.backend, self.options.mode, self.workload.compile_kwargs)
 
     # -- phases ----------------------------------------------------------------
+    @measures("environment")
     def environment(self) -> dict:
         dname = torch.cuda.get_device_name(self.device) if self.device.type == "cuda" else (platform.processor() or platform.machine())
         return {
@@ -116,28 +126,29 @@ class Session:
             "cuda": torch.version.cuda if self.device.type == "cuda" else None,
             "threads": torch.get_num_threads(),
             "cpu_count": os.cpu_count(),
-            "backend": self.o.backend,
-            "mode": self.o.mode or "default",
-            "compile_kwargs": {k: repr(v) for k, v in self.w.compile_kwargs.items()},
-            "grad": self.w.grad,
-            "autocast": str(self.w.autocast).replace("torch.", "") if self.w.autocast is not None else None,
+            "backend": self.options.backend,
+            "mode": self.options.mode or "default",
+            "compile_kwargs": {k: repr(v) for k, v in self.workload.compile_kwargs.items()},
+            "grad": self.workload.grad,
+            "autocast": str(self.workload.autocast).replace("torch.", "") if self.workload.autocast is not None else None,
             "state": self.pristine.method,
             "workload": {
-                "kind": self.w.kind,
-                "name": self.w.name,
-                "model": type(self.w.model).__name__,
+                "kind": self.workload.kind,
+                "name": self.workload.name,
+                "model": type(self.workload.model).__name__,
                 "subject": self.label,
-                "inputs": recompiles.describe_call(self.w.call_args),
-                "variants": [recompiles.describe_variant(i, v, self.w) for i, v in enumerate(self.w.variants, 1)],
-                "parameters": sum(p.numel() for p in self.w.model.parameters()) if isinstance(self.w.model, torch.nn.Module) else None,
+                "inputs": recompiles.describe_call(self.workload.call_args),
+                "variants": [recompiles.describe_variant(i, v, self.workload) for i, v in enumerate(self.workload.variants, 1)],
+                "parameters": sum(p.numel() for p in self.workload.model.parameters()) if isinstance(self.workload.model, torch.nn.Module) else None,
             },
         }
 
+    @measures("eager")
     def eager(self) -> dict:
         self.eager_subject = self.fresh()
         reset_rng_state()
         try:
-            out, wall = dev.timed_call(self.eager_fn, (), self.sync)
+            out, wall = calls.timed_call(self.eager_fn, (), self.sync)
         except Exception as exc:
             raise self._no_grad_explains(exc) or exc
         self.eager_out = numerics.snapshot(out)
@@ -146,12 +157,12 @@ class Session:
 
     def _no_grad_explains(self, exc: Exception) -> Exception | None:
         """If the call works with gradients on, the failure is tcdoctor's no_grad default: say so."""
-        if self.w.grad:
+        if self.workload.grad:
             return None
         subject = self.fresh()
         try:
-            with torch.enable_grad(), subject.workload.context(self.device.type) if self.w.autocast else _nothing():
-                self.w.call_args.apply(subject.fn)
+            with torch.enable_grad(), subject.workload.context(self.device.type) if self.workload.autocast else _nothing():
+                self.workload.call_args.apply(subject.fn)
         except Exception:  # noqa: BLE001 - it fails either way: the original error stands
             return None
         d = describe_exception(exc)
@@ -160,12 +171,14 @@ class Session:
             "succeeds with gradients enabled: return tcdoctor.Workload(model, inputs, grad=True), or a "
             "tcdoctor.TrainStep for a training step", d["where"])
 
+    @measures("graph_breaks")
     def graph_breaks(self) -> dict:
         subject = self.fresh()
         reset_rng_state()
-        with self.w.context(self.device.type):
-            return graph_breaks.probe(subject.fn, self.w.call_args)
+        with self.workload.context(self.device.type):
+            return graph_breaks.probe(subject.fn, self.workload.call_args)
 
+    @measures("compile")
     def compile(self) -> dict:
         if self.before_compile:
             self.before_compile()
@@ -175,15 +188,16 @@ class Session:
         reset_rng_state()
         out, data = self._first_call()
         self.compiled_out = numerics.snapshot(out)  # CUDA-graph replays may reuse output buffers
-        data["guards"] = compile_probe.guards(data["frames"])
+        data["guards"] = guards.count(data["frames"])
         self.sequence = (subject, self.compiled)
         self.compiled = self._compile(self.fresh())  # timed copy; reuses the cache entry just made
         self.entries_after_first_call = len(dynamo_state.compilation_metrics())
         return data
 
     def _first_call(self) -> tuple[Any, dict]:
-        return compile_probe.first_call(self.compiled_fn, self.label, self.sync)
+        return first_call.first_call(self.compiled_fn, self.label, self.sync)
 
+    @measures("compile_warm")
     def compile_warm(self) -> dict:
         dynamo_state.fresh()
         self.compiled = self._compile(self.fresh())
@@ -192,6 +206,7 @@ class Session:
         _, data = self._first_call()
         return {"warm_s": data["first_call_s"], "phases": data["phases"], "cache": data["cache"], "native_compile_s": data["native_compile_s"]}
 
+    @measures("recompiles")
     def recompiles(self) -> dict:
         """The variants, fed in order to the copy whose first call the compile phase made."""
         if self.sequence is None:
@@ -211,12 +226,14 @@ class Session:
         data["state"] = state
         return data
 
+    @measures("runtime")
     def runtime(self) -> dict:
         self._need_compiled()
-        data = timing.measure(self.eager_fn, self.compiled_fn, self.sync, self.o.budget_s)
+        data = timing.measure(self.eager_fn, self.compiled_fn, self.sync, self.options.budget_s)
         self.per_call_s = data["compiled"]["median_s"]
         return data
 
+    @measures("numerics")
     def numerics(self) -> dict:
         self._need_compiled()
         if self.eager_out is None or self.compiled_out is None:
@@ -224,49 +241,51 @@ class Session:
         compiled_out, rng = self.compiled_out, self._rng_check()
         if rng.get("fallback_random"):
             compiled_out = self._fallback_random_out(rng)
-        if self.w.kind == "train":
+        if self.workload.kind == "train":
             ref, why = None, "training step: the loss of the first step is compared, eager vs compiled, each from the same initial weights"
         else:
             ref, why = numerics.fp64_reference(self.fresh().fn, self._fp64_run)
-        data = numerics.compare(self.eager_out, compiled_out, ref, why, self.w.autocast)
+        data = numerics.compare(self.eager_out, compiled_out, ref, why, self.workload.autocast)
         data["rng"] = rng
         data["state"] = self.pristine.method
         return data
 
     def _fp64_run(self, model64: Any, cast: Callable[[Any], Any]) -> Any:
         reset_rng_state()
-        ca = self.w.call_args
-        with torch.no_grad() if not self.w.grad else torch.enable_grad():  # fp64: no autocast
+        ca = self.workload.call_args
+        with torch.no_grad() if not self.workload.grad else torch.enable_grad():  # fp64: no autocast
             return model64(*cast(ca.args), **cast(ca.kwargs))
 
     def _rng_check(self) -> dict:
-        return numerics.rng_check(self.o.backend, lambda: self.call(self.fresh().fn))
+        return numerics.rng_check(self.options.backend, lambda: self.call(self.fresh().fn))
 
     def _fallback_random_out(self, rng: dict) -> list:
         out = numerics.fallback_random_output(lambda: self.call(self._compile(self.fresh())), rng)
         self.dynamo_reset = True  # Dynamo's cache was cleared: the recompile sequence starts again
         return out
 
+    @measures("memory")
     def memory(self) -> dict:
         self._need_compiled()
         return memory.measure(self.eager_fn, self.compiled_fn, self.device)
 
+    @measures("profile")
     def profile(self) -> dict:
         self._need_compiled()
-        return profile.measure(self.eager_fn, self.compiled_fn, self.device, self.o.trace_dir, self.o.profile_budget_s)
+        return profile.measure(self.eager_fn, self.compiled_fn, self.device, self.options.trace_dir, self.options.profile_budget_s)
 
     def _need_compiled(self) -> None:
         if self.compiled is None:
             raise Skip("the compiled model is not available (compile phase did not finish)")
 
     # -- driver ----------------------------------------------------------------
-    def run(self, phases: tuple[str, ...]) -> bool:
-        """Run phases in order; returns False if the user's code failed before anything was measured."""
-        for name in phases:
+    def run(self, process: str) -> bool:
+        """Run the process's phases in order; False if the user's code failed before anything was measured."""
+        for name in phases.order(process):
             self.sink({"event": "start", "phase": name, "t": time.time()})
             t0 = time.perf_counter()
             try:
-                data = getattr(self, name)()
+                data = MEASURES[name](self)
             except Skip as why:
                 self.sink({"event": "skipped", "phase": name, "why": str(why)})
                 continue

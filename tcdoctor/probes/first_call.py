@@ -13,7 +13,7 @@ import torch
 
 from ..userframes import is_user_file, readable_function
 from . import dynamo_state
-from .device import timed_call
+from .calls import timed_call
 from .rss import RssPeak
 
 
@@ -143,12 +143,3 @@ def first_call(call: Callable[[], Any], label: str, sync: Callable[[], None]) ->
         ],
     }
     return out, data
-
-
-def guards(frames: list[dict]) -> dict:
-    counts = [f["guard_count"] for f in frames if f.get("guard_count") is not None]
-    return {
-        "count": sum(counts) if counts else None,
-        "per_frame": [{"function": f["function"], "compile_id": f["compile_id"], "guard_count": f["guard_count"]} for f in frames],
-        "source": "CompilationMetrics.guard_count of each frame compiled by the first call",
-    }

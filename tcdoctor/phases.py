@@ -1,0 +1,110 @@
+"""The phase registry: every measurement of an analysis, where it runs, and what it fills.
+
+One table, read by both sides: the child (`run/runner.py`) runs the phases of its process in
+this order, calling the runner method registered for each name; the parent (`report.assemble`)
+loops over the same table to put each finished phase's result into its report sections, and
+to say "not measured (why)" in those sections when it did not finish.
+
+Processes: "cold" is the first child (empty inductor cache), "warm" a second fresh child on the
+same cache, "in_process" the Python API's single process. Adding a probe = a probe module + an
+entry here (with its `fill`) + a `@measures(name)` runner method + renderer support.
+
+Torch-free: `tcdoctor report` re-renders saved JSON without importing torch.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+from .probes import guards
+
+Fill = Callable[[dict, dict], None]
+
+
+def _set(*sections: str) -> Fill:
+    def fill(data: dict, result: dict) -> None:
+        for sec in sections:
+            data[sec] = result if len(sections) == 1 else result[sec]
+    return fill
+
+
+def _fill_compile(data: dict, c: dict) -> None:
+    c = dict(c)
+    data["guards"].update(c.pop("guards"))
+    data["compile"].update(c)
+    data["compile"]["cold_s"] = c["first_call_s"]
+    data["compile"]["cold_cache"] = c["cache"]
+    data["memory"]["compile_peak_bytes"] = c.get("peak_rss_delta_bytes")
+    data["memory"]["compile_peak_method"] = "growth of process RSS during the first (compiling) call, sampled every 2 ms"
+
+
+def _fill_compile_warm(data: dict, w: dict) -> None:
+    data["compile"]["warm_s"] = w["warm_s"]
+    data["compile"]["warm_phases"] = w["phases"]
+    data["compile"]["warm_cache"] = w["cache"]
+    data["compile"]["warm_method"] = ("first call in a fresh process against the same TORCHINDUCTOR_CACHE_DIR "
+                                      "(what a restarted server pays)")
+
+
+def _fill_memory(data: dict, m: dict) -> None:
+    data["memory"].update(m)
+
+
+def _fill_profile(data: dict, p: dict) -> None:
+    data["profile"] = p
+    data["guards"]["overhead_s_per_call"] = p["guard_overhead_s_per_call"]
+    data["guards"]["overhead_method"] = p["method"]
+
+
+def _fill_recompiles(data: dict, r: dict) -> None:
+    data["recompiles"] = r
+    data["compile"]["recompile_time_s"] = r["recompile_time_s"]
+
+
+def _not_measured(data: dict, sections: tuple[str, ...], why: str) -> None:
+    for sec in sections:
+        data[sec].setdefault("not_measured", why)
+
+
+def _warm_not_measured(data: dict, sections: tuple[str, ...], why: str) -> None:
+    if data["compile"].get("warm_s") is None:
+        data["compile"]["warm_not_measured"] = why
+
+
+@dataclasses.dataclass(frozen=True)
+class Phase:
+    name: str
+    processes: frozenset[str]
+    sections: tuple[str, ...]  # report sections it fills
+    fill: Fill
+    not_measured: Callable[[dict, tuple[str, ...], str], None] = _not_measured
+
+
+COLD, WARM, IN_PROCESS = "cold", "warm", "in_process"
+_MAIN = frozenset({COLD, IN_PROCESS})
+
+# In the in-process order; the cold child keeps this order too (memory/profile run in the warm child).
+PHASES: tuple[Phase, ...] = (
+    Phase("environment", _MAIN, (), _set("environment")),
+    Phase("eager", _MAIN, (), lambda data, result: None),
+    Phase("graph_breaks", _MAIN, ("graphs", "graph_breaks"), _set("graphs", "graph_breaks")),
+    Phase("compile", _MAIN, ("compile",), _fill_compile),
+    Phase("compile_warm", frozenset({WARM}), ("compile",), _fill_compile_warm, _warm_not_measured),
+    Phase("runtime", _MAIN, ("runtime",), _set("runtime")),
+    Phase("memory", frozenset({WARM, IN_PROCESS}), ("memory",), _fill_memory),
+    Phase("profile", frozenset({WARM, IN_PROCESS}), ("profile",), _fill_profile),
+    Phase("numerics", _MAIN, ("numerics",), _set("numerics")),
+    Phase("recompiles", _MAIN, ("recompiles",), _fill_recompiles),
+)
+BY_NAME = {p.name: p for p in PHASES}
+
+
+def order(process: str) -> tuple[str, ...]:
+    """The phases a process runs, in order."""
+    return tuple(p.name for p in PHASES if process in p.processes)
+
+
+def derive(data: dict) -> None:
+    """Figures computed from several phases' results, after every fill."""
+    median = (data["runtime"].get("compiled") or {}).get("median_s")
+    data["guards"]["overhead_fraction"] = guards.overhead_fraction(data["guards"]["overhead_s_per_call"], median)
