@@ -140,3 +140,11 @@ def test_bert_training_step_with_dropout_has_no_false_numerics_failure_and_no_ne
     parts = ph["dynamo_s"] + ph["aot_autograd_s"] + ph["inductor_lowering_s"] + ph["codegen_and_cpp_or_triton_s"]
     assert parts == pytest.approx(ph["total_compile_s"]) and ph["backward_graphs_s"] > 0
     assert ph["total_compile_s"] <= rep["compile"]["first_call_s"]
+
+
+def test_the_advised_call_site_argument_removes_the_transformer_break(tmp_path):
+    src = open(target("transformer_encoder")).read()
+    fixed = tmp_path / "transformer_encoder_fixed.py"
+    fixed.write_text(src.replace("self.encoder(x, mask=mask)", "self.encoder(x, mask=mask, is_causal=True)"))
+    assert pytorch_counts(target("transformer_encoder"))["graph_break_records"] == 1
+    assert pytorch_counts(str(fixed))["graph_break_records"] == 0
