@@ -73,6 +73,10 @@ def analysis_options(fn: Callable) -> Callable:
         click.option("--submodules/--no-submodules", default=None, help="Try compiling each submodule alone [default: only when the model has many graph breaks]."),
         click.option("--depth", type=click.IntRange(1), default=1, show_default=True, help="Submodule depth for --submodules."),
         click.option("--dynamic/--no-dynamic", default=None, help="Compare static/automatic/dynamic shapes [default: when variants change shapes]."),
+        click.option("--fixes/--no-fixes", default=True, show_default=True,
+                     help="Try the fixes that need no source edit in fresh processes, and locate a loss by backend."),
+        click.option("--fix-budget", "fix_budget_s", type=click.FloatRange(1), default=None,
+                     help="Seconds for tried fixes and the backend ablation [default: 4 × the cold first call, ≥ 20 s]."),
         click.option("--quiet", "-q", is_flag=True, help="No progress on stderr while the analysis runs."),
     ]
     for o in reversed(opts):
@@ -82,13 +86,15 @@ def analysis_options(fn: Callable) -> Callable:
 
 def _run_analysis(target: str, backend: str, mode: str | None, threads: int | None, timeout_s: float, budget_s: float,
                   no_warm: bool, trace_dir: str | None, expected_calls: int | None, modes: str, submodules: bool | None,
-                  depth: int, dynamic: bool | None, quiet: bool = False, profile_budget_s: float = 1.0) -> tuple[Any, int]:
+                  depth: int, dynamic: bool | None, quiet: bool = False, profile_budget_s: float = 1.0,
+                  fixes: bool = True, fix_budget_s: float | None = None) -> tuple[Any, int]:
     from .report import with_verdict
     from .run.launcher import analyze_target
     from .run.options import DEFAULT_THREADS, Options
 
     opts = Options(backend=backend, mode=mode, threads=threads or DEFAULT_THREADS, timeout_s=timeout_s,
-                   budget_s=budget_s, profile_budget_s=profile_budget_s, warm=not no_warm, trace_dir=trace_dir, submodules=submodules, depth=depth, dynamic=dynamic,
+                   budget_s=budget_s, profile_budget_s=profile_budget_s, fixes=fixes, fix_budget_s=fix_budget_s,
+                   warm=not no_warm, trace_dir=trace_dir, submodules=submodules, depth=depth, dynamic=dynamic,
                    modes=[m.strip() for m in modes.split(",") if m.strip()] or ["default"])
     report, code = analyze_target(target, opts, progress=not quiet)
     if expected_calls:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from .probes import guards
+from .probes import break_cost, guards
 
 Fill = Callable[[dict, dict], None]
 
@@ -108,3 +108,4 @@ def derive(data: dict) -> None:
     """Figures computed from several phases' results, after every fill."""
     median = (data["runtime"].get("compiled") or {}).get("median_s")
     data["guards"]["overhead_fraction"] = guards.overhead_fraction(data["guards"]["overhead_s_per_call"], median)
+    break_cost.attach(data)

@@ -12,6 +12,7 @@ from typing import Any
 
 from . import __version__
 from .run.stream import dumps
+from . import tried
 from .phases import PHASES, derive
 from .verdict import decide
 
@@ -119,8 +120,19 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
         st = data["phases"].get(phase.name)
         if phase.sections and not (st and st["status"] == "ok"):
             phase.not_measured(data, phase.sections, _why(phase.name, st, data["errors"]))
+    _tried(data, done)
     data["verdict"] = decide(data)
+    data["fixes"] += tried.from_strategies(data)
+    data["verdict"]["advice"] += tried.advice(data)
     return Report(data)
+
+
+def _tried(data: dict, done: dict) -> None:
+    """Fix and ablation rows from their children (see tried.py); shape/region fixes are added after the verdict."""
+    rows = {k[len("strategy:"):]: v for k, v in done.items() if k.startswith("strategy:")}
+    data["fixes"] = [v for k, v in rows.items() if k.startswith("fix:")]
+    data["fixes_not_tried"] = (done.get("fixes_not_tried") or {}).get("not_tried", [])
+    data["ablation"] = tried.ablation_layer(data, [v for k, v in rows.items() if k.startswith("ablation:")])
 
 
 def _main_row(data: dict, name: str, source: str) -> dict:

@@ -77,7 +77,7 @@ def _fresh(w: Any, device: torch.device) -> Callable[[], Any]:
 
 
 def _pair(make: Callable[[], tuple[Any, Any]], w: Any, label: str, budget_s: float, device: torch.device,
-          o: Options) -> dict:
+          o: Options, after_first_call: Callable[[], None] | None = None) -> dict:
     """First call (compile), then paired timing and memory of compiled vs eager on the workload's inputs.
 
     `make()` returns (eager callable, compiled callable), each on its own pristine copy; numerics
@@ -92,6 +92,8 @@ def _pair(make: Callable[[], tuple[Any, Any]], w: Any, label: str, budget_s: flo
     with dynamo_state.dynamo_logs() as logs:
         c_out, first = first_call.first_call(lambda: call(compiled, ca), label, sync)
     c_out = numerics.snapshot(c_out)
+    if after_first_call:
+        after_first_call()
     row = {
         "first_call_s": first["first_call_s"], "compile_phases": first["phases"], "cache": first["cache"],
         "graph_breaks": len(dynamo_state.graph_break_messages(logs)), "frames_compiled": first["frames_compiled"],
@@ -110,18 +112,25 @@ def _pair(make: Callable[[], tuple[Any, Any]], w: Any, label: str, budget_s: flo
     return row
 
 
-def run_mode(w: Any, o: Options, mode: str) -> dict:
+def main_pair(w: Any, o: Options, backend: str, mode: str | None,
+              after_first_call: Callable[[], None] | None = None) -> dict:
+    """The main subject (the forward, or the whole training step) compiled with `backend`/`mode` vs eager."""
     device = calls.detect(w.model, w.call_args)
     fresh = _fresh(w, device)
     if w.kind == "train":
         from .training import subjects
 
-        row = _pair(lambda: subjects(fresh, "step", o.backend, mode), w, "train step", o.budget_s, device, o)
-    else:
-        def make() -> tuple[Any, Any]:
-            return fresh().model, first_call.build(fresh().model, o.backend, mode, w.compile_kwargs)
+        return _pair(lambda: subjects(fresh, "step", backend, mode), w, "train step", o.budget_s, device, o,
+                     after_first_call)
 
-        row = _pair(make, w, "forward", o.budget_s, device, o)
+    def make() -> tuple[Any, Any]:
+        return fresh().model, first_call.build(fresh().model, backend, mode, w.compile_kwargs)
+
+    return _pair(make, w, "forward", o.budget_s, device, o, after_first_call)
+
+
+def run_mode(w: Any, o: Options, mode: str) -> dict:
+    row = main_pair(w, o, o.backend, mode)
     skips = row["cache"].get("cudagraph_skips") or 0
     row["name"] = mode
     if mode.startswith("reduce-overhead") and skips:
@@ -258,8 +267,16 @@ def run(spec: dict, workload: Any, options: Options) -> dict:
         data = run_regions(workload, options, spec["depth"])
         data["automatic"] = spec.get("automatic", False)
         return data
+    if kind in ("fix", "ablation"):
+        from . import tried
+
+        return tried.run(spec, workload, options)
     raise ValueError(f"unknown strategy {kind!r}")
 
 
 def key(spec: dict) -> str:
+    if spec["kind"] == "fix":
+        return f"fix:{spec['fix']['name']}"
+    if spec["kind"] == "ablation":
+        return f"ablation:{spec['backend']}"
     return f"{spec['kind']}:{spec.get('mode') or spec.get('way') or spec.get('how') or spec.get('depth')}"

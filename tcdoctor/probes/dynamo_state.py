@@ -63,16 +63,28 @@ def _tracer_frames() -> list[tuple[str, int, str]]:
     return frames[::-1]
 
 
+def _compile_id() -> str | None:
+    try:
+        from torch._guards import CompileContext
+
+        cid = CompileContext.current_compile_id()
+        return str(cid) if cid is not None else None
+    except Exception:  # noqa: BLE001 - private API
+        return None
+
+
 class _Collector(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.records: list[tuple[str, int, str]] = []
         self.tracer_frames: dict[int, list] = {}  # record index -> frames being traced when it was logged
+        self.compile_ids: dict[int, str] = {}  # record index -> the compile id Dynamo was compiling
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
             if record.name.endswith("__graph_breaks"):
                 self.tracer_frames[len(self.records)] = _tracer_frames()
+                self.compile_ids[len(self.records)] = _compile_id()
             self.records.append((record.name, record.levelno, record.getMessage()))
         except Exception:  # noqa: BLE001 - a bad log record must not break the analysis
             pass
@@ -121,3 +133,15 @@ def recompile_messages(collector: _Collector) -> list[str]:
 
 def warnings(collector: _Collector) -> list[str]:
     return [m for _, lvl, m in collector.records if lvl >= logging.WARNING]
+
+
+def break_sites(collector: _Collector) -> list[dict]:
+    """Where each logged break happened (the log header's file:line) and the compile id it ended."""
+    from .graph_breaks import parse_record
+
+    out = []
+    for i, (name, _, m) in enumerate(collector.records):
+        if name.endswith("__graph_breaks"):
+            rec = parse_record(m)
+            out.append({"compile_id": collector.compile_ids.get(i), "file": rec["header_file"], "line": rec["header_line"]})
+    return out

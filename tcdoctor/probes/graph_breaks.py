@@ -147,7 +147,10 @@ def findings_from_messages(messages: list, tracer_frames: list | None = None) ->
             "full_reason": rec["full_reason"][:4000],
             "user_stack": [{"file": f, "line": ln, "function": fn} for f, ln, fn in frames][-8:],
         }
-    return sorted(groups.values(), key=lambda g: (-g["occurrences"], g["file"] or "", g["line"] or 0))
+    ordered = sorted(groups.values(), key=lambda g: (-g["occurrences"], g["file"] or "", g["line"] or 0))
+    for i, g in enumerate(ordered, 1):
+        g["id"] = f"B{i}"  # what fixes[].addresses refer to
+    return ordered
 
 
 def unlogged_unimplemented(unimplemented: dict, findings: list[dict]) -> list[dict]:

@@ -39,6 +39,7 @@ from typing import Any, Callable
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
+from . import break_cost
 from .guards import CACHE_LOOKUP, CALL_MARK
 from .guards import cost as guard_cost
 from .guards import ns_per_call as guard_ns_per_call
@@ -111,6 +112,7 @@ def profile_side(fn: Callable[[], Any], device: torch.device, deadline: float, m
     """
     acc: dict[str, list[float]] = {}
     guard_ns: list[int] = []
+    per_break: list[dict] = []
     calls = averaged = lookups = regions = 0
     avg_cost, averaging, n = 0.0, True, 1
     while n > 0:
@@ -118,6 +120,8 @@ def profile_side(fn: Callable[[], Any], device: torch.device, deadline: float, m
         prof = _run(fn, n, device, trace_path if calls == 0 else None)
         events = _raw_events(prof)
         guard_ns += guard_ns_per_call(events)
+        if guards:
+            per_break += break_cost.per_call(events)
         lookups += sum(1 for name, _, _ in events if name == CACHE_LOOKUP)
         regions += sum(1 for name, _, _ in events if name.startswith(COMPILED_REGION))
         t_raw = time.perf_counter()
@@ -135,7 +139,7 @@ def profile_side(fn: Callable[[], Any], device: torch.device, deadline: float, m
         if averaging:
             n = int(min(n, average_calls - averaged))
     return {"calls": calls, "averaged_calls": averaged, "top": _top(acc, averaged, device),
-            "guard_ns": guard_ns, "lookups": lookups, "regions": regions}
+            "guard_ns": guard_ns, "lookups": lookups, "regions": regions, "per_break": per_break}
 
 
 def _startup(device: torch.device) -> float:
@@ -179,6 +183,7 @@ def _measure(eager: Callable[[], Any], compiled: Callable[[], Any], device: torc
         "cache_lookups_per_call": c["lookups"] / calls,
         "compiled_regions_per_call": c["regions"] / calls,
         "top_ops": {"eager": e["top"], "compiled": c["top"]},
+        **break_cost.summarize(c["per_break"]),
         "traces": paths or None,
         "budget_s": budget_s,
         "startup_s": startup,

@@ -83,11 +83,13 @@ def main(spec_path: str) -> int:
     runner = PhaseRunner(workload, options, sink, per_call_hint_s=per_call_s, before_compile=before_compile, rebuild=rebuild)
     ok = runner.run(process)
     if ok and spec["role"] == "cold" and "compile" in runner.results:
-        from .. import strategies
+        from .. import strategies, tried
         from ..verdict import RULES
 
         breaks = (runner.results.get("graph_breaks") or {}).get("graph_breaks", {}).get("count")
-        sink({"event": "done", "phase": "plan", "data": {"strategies": strategies.plan(workload, options, breaks, int(RULES["regional_auto_breaks"]))}})
+        planned = strategies.plan(workload, options, breaks, int(RULES["regional_auto_breaks"]))
+        planned += tried.plan(runner.results, options, RULES["min_speedup"])
+        sink({"event": "done", "phase": "plan", "data": {"strategies": planned}})
     sink({"event": "end", "ok": ok})
     return 0 if ok else 3
 

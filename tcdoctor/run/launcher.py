@@ -159,6 +159,30 @@ def _show(prog: Progress, cold: Child, warm: Child | None) -> None:
     prog.tick()
 
 
+def _stance_fix(events: list[dict], options: Options) -> list[dict]:
+    """The guard-skipping stance, once the warm child measured guard cost (planned here: the cold child can't)."""
+    from ..tried import plan_stance
+    from ..verdict import RULES
+
+    profile, runtime = _done(events, "profile") or {}, _done(events, "runtime") or {}
+    over, median = profile.get("guard_overhead_s_per_call"), (runtime.get("compiled") or {}).get("median_s")
+    if not options.fixes or over is None or not median:
+        return []
+    gb = ((_done(events, "graph_breaks") or {}).get("graph_breaks") or {}).get("count")
+    ci = runtime.get("speedup_ci")
+    before = {"graph_breaks": gb, "speedup": runtime.get("speedup"), "speedup_ci": ci,
+              "numerics_passed": (_done(events, "numerics") or {}).get("passed"),
+              "first_call_s": (_done(events, "compile") or {}).get("first_call_s")}
+    return plan_stance(over / median, RULES["guard_overhead_fraction"], before)
+
+
+def _fix_budget(events: list[dict], options: Options) -> float:
+    if options.fix_budget_s is not None:
+        return options.fix_budget_s
+    first = (_done(events, "compile") or {}).get("first_call_s") or 0.0
+    return max(20.0, 4 * first)
+
+
 def analyze_target(target: str, options: Options, keep_dir: str | None = None,
                    progress: bool = False) -> tuple[Report, int]:
     """Run the children and assemble the report; `progress` writes each phase to stderr as it finishes."""
@@ -210,11 +234,17 @@ def analyze_target(target: str, options: Options, keep_dir: str | None = None,
             if go_sent and warm_failure:
                 failures.append(warm_failure)
             events += _measured(warm_events)
-        plan = (_done(events, "plan") or {}).get("strategies", [])
+        plan = (_done(events, "plan") or {}).get("strategies", []) + _stance_fix(events, options)
+        fix_budget, fix_spent, not_tried = _fix_budget(events, options), 0.0, []
         for i, spec in enumerate(plan):
             if time.monotonic() > deadline - 1:
                 failures.append({"phase": "strategies", "message": f"{len(plan) - i} strategy comparison(s) not run: the {options.timeout_s:g}s limit was used up"})
                 break
+            tried_kind = spec["kind"] in ("fix", "ablation")
+            if tried_kind and fix_spent >= fix_budget:
+                not_tried.append({"spec": spec, "why": f"the fix budget ({fix_budget:.0f} s, --fix-budget) was used up"})
+                continue
+            started = time.monotonic()
             prog.strategy(f"strategy-{i}", i + 1, len(plan), spec)
             child = Child("strategy", target, options, workdir, os.path.join(workdir, f"cache-strategy-{i}"), deadline, tag=f"strategy-{i}", strategy=spec)
             child.wait(deadline, tick=prog.tick if prog.enabled else None)
@@ -223,6 +253,10 @@ def analyze_target(target: str, options: Options, keep_dir: str | None = None,
             events += _measured(s_events)
             if s_failure:
                 failures.append(s_failure)
+            if tried_kind:
+                fix_spent += time.monotonic() - started
+        if not_tried:
+            events.append({"event": "done", "phase": "fixes_not_tried", "data": {"not_tried": not_tried}})
         report = assemble(target, options.to_dict(), events, failures)
     finally:
         prog.close()

@@ -20,6 +20,8 @@ class Options:
     submodules: bool | None = None  # None: automatically when the whole model breaks a lot
     depth: int = 1
     dynamic: bool | None = None  # None: compare shape strategies when variants change shapes
+    fixes: bool = True  # try the fixes that need no source edit, and locate a loss by backend (tried.py)
+    fix_budget_s: float | None = None  # None: 4 × the cold first call, at least 20 s
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

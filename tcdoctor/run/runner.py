@@ -186,7 +186,9 @@ class PhaseRunner:
         subject = self.fresh()
         self.compiled = self._compile(subject)
         reset_rng_state()
-        out, data = self._first_call()
+        with dynamo_state.dynamo_logs() as logs:
+            out, data = self._first_call()
+        data["break_sites"] = dynamo_state.break_sites(logs)  # which compiled region each break ends
         self.compiled_out = numerics.snapshot(out)  # CUDA-graph replays may reuse output buffers
         data["guards"] = guards.count(data["frames"])
         self.sequence = (subject, self.compiled)

@@ -1,0 +1,112 @@
+"""What each graph break costs per compiled call, from the profiler's events of steady-state calls.
+
+A compiled call runs as nested `Torch-Compiled Region: F/C` events, one per compiled frame: a
+frame whose graph ended at a break runs its graph, then (still inside its region) the unsupported
+op eagerly, the Python around it, the resume frame's guard check, and the resume frame's own
+region, nested. So the cost of the break that ended frame F/C's graph is that region's time
+outside its compiled graph call(s) and outside the regions nested in it. A frame Dynamo skipped
+(a break in a loop, a fallback to eager) has no region at all: its cost is the call's time
+outside every region.
+
+Pitfalls: the graph call is only marked by Inductor (`## Call CompiledFxGraph … ##`); with other
+backends the graph's own ops cannot be told from the eager op, so no cost is given (says why).
+Lost fusion across the break is not visible in any event and is not counted. The profiler slows
+calls down, eager ops more than compiled graphs: a break's share is taken against the profiled
+call (same basis, never above 100%) and turned into seconds with the timing phase's median.
+
+Torch-free (plain event tuples), so the parent can join the results with the findings.
+"""
+from __future__ import annotations
+
+import statistics
+
+REGION = "Torch-Compiled Region: "
+GRAPH_CALL = "## Call CompiledFxGraph"
+CALL_MARK = "tcdoctor.call"
+
+Event = tuple[str, int, int]  # (name, start ns, duration ns)
+
+
+def _inside(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return b[0] <= a[0] and a[1] <= b[1] and a != b
+
+
+def per_call(events: list[Event]) -> list[dict]:
+    """For each profiled call: {"regions": {compile_id: self ns}, "marked": bool, "outside_ns": int}."""
+    marks = sorted((s, s + d) for n, s, d in events if n == CALL_MARK)
+    regions = [(n[len(REGION):], s, s + d) for n, s, d in events if n.startswith(REGION)]
+    graphs = [(s, s + d) for n, s, d in events if n.startswith(GRAPH_CALL)]
+    out = []
+    for call in marks:
+        rs = [r for r in regions if call[0] <= r[1] and r[2] <= call[1]]
+        gs = [g for g in graphs if call[0] <= g[0] and g[1] <= call[1]]
+        selfs, marked = {}, True
+        for cid, s, e in rs:
+            span = (s, e)
+            nested = [(ns, ne) for _, ns, ne in rs if _inside((ns, ne), span)]
+            direct = [x for x in nested if not any(_inside(x, y) for y in nested)]
+            own_graphs = [g for g in gs if _inside(g, span) and not any(_inside(g, x) for x in nested)]
+            marked = marked and bool(own_graphs)
+            busy = sum(ne - ns for ns, ne in direct) + sum(ge - gs_ for gs_, ge in own_graphs)
+            selfs[cid] = selfs.get(cid, 0) + max(0, (e - s) - busy)
+        top = [(s, e) for _, s, e in rs if not any(_inside((s, e), (s2, e2)) for _, s2, e2 in rs)]
+        out.append({"regions": selfs, "marked": marked and bool(rs), "call_ns": call[1] - call[0],
+                    "outside_ns": max(0, (call[1] - call[0]) - sum(e - s for s, e in top))})
+    return out
+
+
+def summarize(calls: list[dict]) -> dict:
+    """Median seconds per call: each region's self time, and the time outside every region."""
+    if not calls:
+        return {"region_self_s": {}, "outside_regions_s": None, "graph_calls_marked": False, "profiled_call_s": None}
+    ids = sorted({cid for c in calls for cid in c["regions"]})
+    return {
+        "profiled_call_s": statistics.median(c["call_ns"] for c in calls) * 1e-9,
+        "region_self_s": {cid: statistics.median(c["regions"].get(cid, 0) for c in calls) * 1e-9 for cid in ids},
+        "outside_regions_s": statistics.median(c["outside_ns"] for c in calls) * 1e-9,
+        "graph_calls_marked": all(c["marked"] for c in calls),
+    }
+
+
+METHOD = ("median over profiled steady-state calls of the time inside the region of the frame the break ended, "
+          "outside its compiled graph and the regions nested in it (the op run eagerly, the Python around it, the "
+          "resume frame's guard check); a skipped frame costs the call's time outside every region; regions are "
+          "matched to breaks by the compile id Dynamo was compiling when it logged the break; share = that time / "
+          "the profiled call's median (both under the profiler), and cost per call = share × the timing phase's "
+          "compiled median (the profiler slows eager ops more than compiled graphs, so shares lean high)")
+
+
+def attach(data: dict) -> None:
+    """Put cost_s_per_call / cost_fraction on each graph-break finding (in the report, after every phase)."""
+    findings = (data.get("graph_breaks") or {}).get("unique") or []
+    prof = data.get("profile") or {}
+    sites = (data.get("compile") or {}).get("break_sites") or []
+    median = ((data.get("runtime") or {}).get("compiled") or {}).get("median_s")
+    profiled = prof.get("profiled_call_s")
+    if not findings:
+        return
+    why = None
+    if not prof.get("region_self_s") and prof.get("outside_regions_s") is None:
+        why = "the profile phase did not run"
+    elif not prof.get("graph_calls_marked"):
+        why = "this backend does not mark its graph calls in the profiler (Inductor does), so a break's own time cannot be told apart"
+    for f in findings:
+        site = f.get("site") or {}
+        if why and not f.get("frame_skipped"):
+            f["cost_not_measured"] = why
+            continue
+        if f.get("frame_skipped"):
+            cost = prof.get("outside_regions_s")
+        else:
+            ids = {s["compile_id"] for s in sites if (s.get("file"), s.get("line")) == (site.get("file"), site.get("line"))}
+            costs = [prof["region_self_s"][i] for i in ids if i in prof.get("region_self_s", {})]
+            cost = sum(costs) if costs else None
+            if cost is None:
+                f["cost_not_measured"] = "no compiled region of the timed model ends at this break (its frame compiled differently)"
+                continue
+        share = min(1.0, cost / profiled) if cost is not None and profiled else None
+        f["cost_fraction"] = share
+        f["cost_s_per_call"] = share * median if share is not None and median else None
+        f["profiled_cost_s_per_call"] = cost
+        f["cost_method"] = METHOD
+    findings.sort(key=lambda f: -(f.get("cost_s_per_call") if f.get("cost_s_per_call") is not None else -1))

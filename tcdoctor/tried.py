@@ -1,0 +1,280 @@
+"""Advice that was tried, not guessed: fixes that need no source edit, and the layer a loss comes from.
+
+Fixes. For each finding whose fix is a switch the user can flip without editing their model
+(a `torch._dynamo.config` flag named in the break's hint or registry entry, compiled autograd
+for a backward inside a compiled step, the `skip_guard_eval_unsafe` stance when guards dominate),
+a fresh child applies it and measures in two stages: first with the cheap `eager` backend (does
+the break go away? counted from Dynamo's graph-break log, as the main analysis counts), then, only
+if it does, with the real backend (compile, paired timing against eager, numerics). Shape
+fixes (`dynamic=True`, `mark_dynamic`) and regional compilation are the strategy rows already
+measured: they are cited, never compiled again.
+
+Ablation. When compiled is not faster, or numerics fail, the same subject runs with
+`backend="eager"` (Dynamo only) and `"aot_eager"` (plus AOTAutograd) next to the real backend
+(the main analysis, reused): the first layer that is already slower, or already drifts, is
+where the loss comes from.
+
+Planning is torch-free (the parent adds the stance fix once the warm child has measured guards).
+"""
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from typing import Any
+
+CONFIG_HINT = re.compile(r"torch\._dynamo\.config\.(\w+)\s*=\s*True")
+ABLATION_BACKENDS = ("eager", "aot_eager")
+STANCE = "skip_guard_eval_unsafe"
+UNSAFE_NOTE = ("unsafe when inputs change: guards are no longer checked, so a new shape, dtype or mode silently "
+               "reuses a graph made for another; use it only after every input variant has been seen")
+
+
+def _before(results: dict) -> dict:
+    rt = results.get("runtime") or {}
+    gb = (results.get("graph_breaks") or {}).get("graph_breaks") or {}
+    return {"graph_breaks": gb.get("count"), "recompiles": (results.get("recompiles") or {}).get("count"),
+            "speedup": rt.get("speedup"), "speedup_ci": rt.get("speedup_ci"),
+            "numerics_passed": (results.get("numerics") or {}).get("passed"),
+            "first_call_s": (results.get("compile") or {}).get("first_call_s")}
+
+
+def config_fixes(findings: list[dict]) -> dict[str, list[str]]:
+    """Config switches named by the findings' hints (or implied: compiled autograd for a step's backward)."""
+    out: dict[str, list[str]] = {}
+    for f in findings:
+        texts = list(f.get("hints") or []) + [f.get("full_reason") or ""]
+        names = {m.group(1) for t in texts for m in CONFIG_HINT.finditer(t)}
+        if f.get("origin") == "step" and "backward" in (f.get("reason") or "").lower():
+            names.add("compiled_autograd")
+        for name in sorted(names):
+            out.setdefault(name, [])
+            if f.get("id") and f["id"] not in out[name]:
+                out[name].append(f["id"])
+    return out
+
+
+def plan(results: dict, options: Any, min_speedup: float) -> list[dict]:
+    """Fix and ablation children to run after the main analysis (in the cold child, from its results)."""
+    if not getattr(options, "fixes", True):
+        return []
+    before = _before(results)
+    findings = ((results.get("graph_breaks") or {}).get("graph_breaks") or {}).get("unique") or []
+    out = [{"kind": "fix", "fix": {"kind": "config", "name": name, "value": True}, "addresses": ids, "before": before}
+           for name, ids in config_fixes(findings).items()]
+    ci = before["speedup_ci"] or [None, None]
+    not_faster = ci[0] is not None and ci[0] <= min_speedup
+    if (not_faster or before["numerics_passed"] is False) and options.backend not in ABLATION_BACKENDS:
+        out += [{"kind": "ablation", "backend": b} for b in ABLATION_BACKENDS]
+    return out
+
+
+def plan_stance(guard_fraction: float | None, limit: float, before: dict) -> list[dict]:
+    """The guard-skipping stance, planned by the parent once the warm child measured guard cost."""
+    if guard_fraction is None or guard_fraction <= limit:
+        return []
+    return [{"kind": "fix", "fix": {"kind": "stance", "name": STANCE, "value": True}, "addresses": ["guards"],
+             "before": before}]
+
+
+def fix_line(fix: dict) -> str:
+    """The exact line of code that applies the fix."""
+    if fix["kind"] == "stance":
+        return 'torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)  # after warm-up'
+    if fix["name"] == "compiled_autograd":
+        return "torch._dynamo.config.compiled_autograd = True"
+    return f"torch._dynamo.config.{fix['name']} = True"
+
+
+# -- in the child -------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _applied(fix: dict):
+    import torch
+
+    if fix["kind"] == "config":
+        if not hasattr(torch._dynamo.config, fix["name"]):
+            raise ValueError(f"torch._dynamo.config has no {fix['name']!r} in torch {torch.__version__}")
+        with torch._dynamo.config.patch(**{fix["name"]: fix["value"]}):
+            yield
+    else:
+        yield
+
+
+def _cheap_breaks(workload: Any) -> dict:
+    """Graph breaks of one call with the cheap `eager` backend, as the main analysis counts them."""
+    from .pristine import reset_rng_state
+    from .probes import calls, graph_breaks
+    from .run.runner import Subject
+    from .strategies import _fresh
+
+    device = calls.detect(workload.model, workload.call_args)
+    subject = Subject(_fresh(workload, device)())
+    reset_rng_state()
+    with workload.context(device.type):
+        gb = graph_breaks.probe(subject.fn, workload.call_args)["graph_breaks"]
+    return {"backend": "eager", "graph_breaks": gb["count"],
+            "remaining": [{"reason": f["reason"], "file": f["file"], "line": f["line"]} for f in gb["unique"]]}
+
+
+def _outcome(before: dict, after: dict, cheap: dict | None) -> tuple[str, str]:
+    if after.get("numerics_passed") is False:
+        return "breaks numerics", f"compiled outputs drift (max abs error {after.get('max_abs_err')})"
+    b_ci, a_ci = before.get("speedup_ci") or [None, None], after.get("speedup_ci") or [None, None]
+    faster = a_ci[0] is not None and b_ci[1] is not None and a_ci[0] > b_ci[1]
+    slower = a_ci[1] is not None and b_ci[0] is not None and a_ci[1] < b_ci[0]
+    fewer = cheap is not None and before.get("graph_breaks") is not None and cheap["graph_breaks"] < before["graph_breaks"]
+    if faster:
+        return "helps", "significantly faster than without it (the 95% CIs do not overlap)"
+    if fewer and not slower:
+        return "helps", "removes graph breaks; speed not significantly different"
+    if slower:
+        return "no effect", "slower than without it"
+    return "no effect", "speed not significantly different and no break removed"
+
+
+def run(spec: dict, workload: Any, options: Any) -> dict:
+    from .strategies import main_pair
+
+    t0 = time.perf_counter()
+    if spec["kind"] == "ablation":
+        row = main_pair(workload, options, spec["backend"], options.mode)
+        row.update(name=spec["backend"], backend=spec["backend"])
+        return row
+    fix, before = spec["fix"], spec.get("before") or {}
+    row: dict = {"fix": fix_line(fix), "kind": fix["kind"], "name": fix["name"], "addresses": spec.get("addresses", []),
+                 "before": before}
+    try:
+        with _applied(fix):
+            cheap = None
+            if fix["kind"] == "config":
+                cheap = _cheap_breaks(workload)
+                row["cheap"] = cheap
+                if before.get("graph_breaks") is not None and cheap["graph_breaks"] >= before["graph_breaks"]:
+                    now = sorted({r["reason"].splitlines()[0] for r in cheap["remaining"]})
+                    row.update(outcome="no effect", after={"graph_breaks": cheap["graph_breaks"]},
+                               why=f"with backend='eager' the breaks stay ({before['graph_breaks']} → "
+                                   f"{cheap['graph_breaks']}: {'; '.join(now)[:300]}), so the real backend was not tried")
+                    row["seconds"] = time.perf_counter() - t0
+                    return row
+            hook = _stance_hook if fix["kind"] == "stance" else None
+            real = main_pair(workload, options, options.backend, options.mode, after_first_call=hook)
+    except Exception as exc:  # noqa: BLE001 - a fix that fails is a finding
+        row.update(outcome="fails", why=f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}"[:500])
+        row["seconds"] = time.perf_counter() - t0
+        return row
+    finally:
+        if fix["kind"] == "stance":
+            _reset_stance()
+    after = {"graph_breaks": real["graph_breaks"], "recompiles": None, "speedup": real["speedup"],
+             "speedup_ci": real["speedup_ci"], "numerics_passed": real.get("numerics_passed"),
+             "first_call_s": real["first_call_s"], "max_abs_err": real.get("max_abs_err")}
+    row["after"] = after
+    row["outcome"], row["why"] = _outcome(before, after, row.get("cheap"))
+    if fix["kind"] == "stance":
+        row["why"] += "; " + UNSAFE_NOTE
+    row["seconds"] = time.perf_counter() - t0
+    return row
+
+
+def _stance_hook() -> None:
+    import torch
+
+    torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)
+
+
+def _reset_stance() -> None:
+    import torch
+
+    torch.compiler.set_stance("default")
+
+
+# -- in the parent ------------------------------------------------------------------------------
+
+def from_strategies(data: dict) -> list[dict]:
+    """Shape and region fixes, read from the strategy rows already measured (nothing compiled again)."""
+    st = data.get("strategies") or {}
+    out = []
+    dyn = {r["name"]: r for r in st.get("dynamic") or []}
+    base = dyn.get("automatic") or dyn.get("static")
+    for name, line in (("marked", "torch._dynamo.mark_dynamic(x, dim)  # before the first call"),
+                       ("dynamic", "torch.compile(model, dynamic=True)")):
+        r = dyn.get(name)
+        if not r or not base:
+            continue
+        fewer = r["recompiles"] < base["recompiles"]
+        out.append({"fix": line, "kind": "dynamic", "name": name, "addresses": ["recompiles"],
+                    "before": {"recompiles": base["recompiles"], "compile_s": base["compile_s"]},
+                    "after": {"recompiles": r["recompiles"], "compile_s": r["compile_s"], "limit_hit": r["limit_hit"]},
+                    "outcome": "helps" if fewer and not r["limit_hit"] else "no effect",
+                    "why": f"strategy row '{name}' vs '{base['name']}': {base['recompiles']} → {r['recompiles']} recompiles",
+                    "source": "strategies.dynamic"})
+    reg = st.get("regions")
+    if reg and reg.get("regions"):
+        rec = ((data.get("verdict") or {}).get("recommendations") or {}).get("regions") or {}
+        picked = rec.get("choice") or []
+        out.append({"fix": "compile only: " + (", ".join(picked) if picked else "(no clean, faster region)"),
+                    "kind": "regions", "name": "regions", "addresses": ["graph breaks"],
+                    "before": {}, "after": {"expected_gain_s_per_forward": rec.get("expected_gain_s_per_forward")},
+                    "outcome": "helps" if picked else "no effect", "why": rec.get("text") or "",
+                    "source": "strategies.regions"})
+    return out
+
+
+def ablation_layer(data: dict, rows: list[dict]) -> dict | None:
+    """Which layer the loss or the drift comes from, from eager / aot_eager / the real backend side by side."""
+    if not rows:
+        return None
+    rt, num = data.get("runtime") or {}, data.get("numerics") or {}
+    real = {"backend": (data.get("options") or {}).get("backend"), "speedup": rt.get("speedup"),
+            "speedup_ci": rt.get("speedup_ci"), "numerics_passed": num.get("passed"),
+            "graph_breaks": (data.get("graph_breaks") or {}).get("count"), "source": "main analysis"}
+    by = {r["backend"]: r for r in rows if r.get("backend")}
+    layers = [("eager", "Dynamo (guards, graph breaks, the Python around compiled regions)"),
+              ("aot_eager", "AOTAutograd (its runtime wrappers, functionalization)"),
+              (real["backend"], f"the {real['backend']} backend's kernels")]
+    table = [dict(by[b], backend=b) for b, _ in layers[:2] if b in by] + [real]
+    text = None
+    for b, what in layers:
+        r = real if b == real["backend"] else by.get(b)
+        ci = (r or {}).get("speedup_ci") or [None, None]
+        if r and ci[1] is not None and ci[1] < 1.0:
+            text = f"already {r['speedup']:.2f}× with backend={b!r}: the loss comes from {what}"
+            break
+    drift = next((b for b, _ in layers if ((real if b == real["backend"] else by.get(b)) or {}).get("numerics_passed")
+                  is False), None)
+    if drift:
+        what = dict(layers)[drift]
+        text = (text + "; " if text else "") + f"outputs first drift with backend={drift!r}: {what}"
+    return {"rows": table, "layer": text}
+
+
+def _summary(row: dict) -> str:
+    """'2 breaks → 0, 0.87× → 1.21× (95% CI 1.18–1.25)' from a fix row's before and after."""
+    b, a = row.get("before") or {}, row.get("after") or {}
+    parts = []
+    for key, unit in (("graph_breaks", "breaks"), ("recompiles", "recompiles")):
+        if b.get(key) is not None and a.get(key) is not None:
+            parts.append(f"{b[key]} {unit} → {a[key]}")
+    if b.get("speedup") is not None and a.get("speedup") is not None:
+        ci = a.get("speedup_ci") or [None, None]
+        ci_txt = f" (95% CI {ci[0]:.2f}–{ci[1]:.2f})" if ci[0] is not None and ci[1] is not None else ""
+        parts.append(f"{b['speedup']:.2f}× → {a['speedup']:.2f}×{ci_txt}")
+    return ", ".join(parts)
+
+
+def advice(data: dict) -> list[dict]:
+    """One advice line per tried fix (a fix that did not help says so, so nobody tries it again)."""
+    out = []
+    for row in data.get("fixes") or []:
+        summary = _summary(row)
+        text = f"Tried `{row['fix']}`: {row.get('outcome')}" + (f" ({summary})" if summary else "") + f". {row.get('why') or ''}"
+        out.append({"topic": "tried fix", "text": text.strip(), "evidence": f"fixes[{row.get('name')}]"})
+    for nt in data.get("fixes_not_tried") or []:
+        spec = nt.get("spec") or {}
+        name = (spec.get("fix") or {}).get("name") or spec.get("backend")
+        out.append({"topic": "tried fix", "text": f"Not tried: {name}: {nt.get('why')}.", "evidence": "fixes_not_tried"})
+    layer = (data.get("ablation") or {}).get("layer")
+    if layer:
+        out.append({"topic": "which layer", "text": layer[0].upper() + layer[1:] + ".", "evidence": "ablation.rows"})
+    return out
