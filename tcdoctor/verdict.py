@@ -14,7 +14,7 @@ import math
 import re
 from typing import Any
 
-from .render.fmt import seconds
+from .units import seconds
 
 RULES: dict[str, float] = {
     "min_speedup": 1.02,  # lower bound of the speedup's 95% CI must exceed this to count as faster
