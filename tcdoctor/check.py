@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import units
 from .report import Report
-from .render import fmt
 
 CHECK_KEYS = ("max_graph_breaks", "max_recompiles", "min_speedup", "max_compile_seconds", "max_memory_ratio", "require_numerics", "require_verdict")
 _ORDER = {"dont-compile": 0, "compile-after-fixes": 1, "compile": 2}
@@ -35,11 +35,14 @@ def run_checks(report: Report, max_graph_breaks: int | None = None, max_recompil
     limit("recompiles", g("recompiles.count"), max_recompiles, True)
     ci = g("runtime.speedup_ci")
     limit("speedup (95% CI lower bound)", ci[0] if ci else None, min_speedup, False, lambda v: f"{v:.3f}×")
-    limit("cold compile seconds", g("compile.cold_s"), max_compile_seconds, True, fmt.seconds)
+    limit("cold compile seconds", g("compile.cold_s"), max_compile_seconds, True, units.seconds)
     limit("memory ratio compiled/eager", g("memory.ratio"), max_memory_ratio, True, lambda v: f"{v:.2f}")
     if require_numerics:
         p = g("numerics.passed")
-        out.append(_res("numerics", p is True, "pass" if p else ("not measured" if p is None else f"fail (max abs err {fmt.sci(g('numerics.max_abs_err'))})")))
+        detail = units.numerics_status(p)
+        if p is False:
+            detail += f" (max abs err {units.sci(g('numerics.max_abs_err'))})"
+        out.append(_res("numerics", p is True, detail))
     if require_verdict:
         d = g("verdict.decision")
         out.append(_res("verdict", d is not None and _ORDER.get(d, -1) >= _ORDER[require_verdict], f"{d} (at least {require_verdict} required)"))

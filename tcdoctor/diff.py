@@ -3,22 +3,22 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from .render import fmt
+from . import units
 from .report import Report
 
 FIGURES = [
-    ("graph breaks", "graph_breaks.count", fmt.count),
-    ("graphs", "graphs.count", fmt.count),
-    ("recompiles", "recompiles.count", fmt.count),
-    ("guards", "guards.count", fmt.count),
-    ("speedup", "runtime.speedup", lambda x: fmt.ratio(x)),
-    ("eager median", "runtime.eager.median_s", fmt.seconds),
-    ("compiled median", "runtime.compiled.median_s", fmt.seconds),
-    ("compile cold", "compile.cold_s", fmt.seconds),
-    ("compile warm", "compile.warm_s", fmt.seconds),
-    ("compiled peak memory", "memory.compiled_peak_bytes", fmt.nbytes),
-    ("numerics passed", "numerics.passed", fmt.count),
-    ("verdict", "verdict.decision", fmt.count),
+    ("graph breaks", "graph_breaks.count", units.count),
+    ("graphs", "graphs.count", units.count),
+    ("recompiles", "recompiles.count", units.count),
+    ("guards", "guards.count", units.count),
+    ("speedup", "runtime.speedup", units.ratio),
+    ("eager median", "runtime.eager.median_s", units.seconds),
+    ("compiled median", "runtime.compiled.median_s", units.seconds),
+    ("compile cold", "compile.cold_s", units.seconds),
+    ("compile warm", "compile.warm_s", units.seconds),
+    ("compiled peak memory", "memory.compiled_peak_bytes", units.nbytes),
+    ("numerics passed", "numerics.passed", units.count),
+    ("verdict", "verdict.decision", units.count),
 ]
 
 

@@ -7,14 +7,19 @@ compile-after-fixes  graph breaks, skipped frames or recompiles stand between th
                      not significantly faster yet, or faster but with frames running eagerly.
 dont-compile         the compiled model fails or drifts numerically; or it is not faster and there
                      is nothing to fix; or it is faster but never pays back its compile time.
+
+Shape: `Figures.from_report` reads every figure the verdict uses from the report's dict, once;
+one `advise_*` rule per advice topic returns advice items (or none); `decision` is the pure
+decision over the figures; `decide` (the entry point) puts them together with `recommend`.
 """
 from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
-from .render.fmt import seconds
+from . import units
 
 RULES: dict[str, float] = {
     "min_speedup": 1.02,  # lower bound of the speedup's 95% CI must exceed this to count as faster
@@ -28,15 +33,6 @@ RULES: dict[str, float] = {
 HORIZONS = {"one epoch of 1,000 steps": 1_000, "one epoch of 10,000 steps": 10_000, "a server handling 1M requests": 1_000_000}
 
 
-def _g(d: dict, dotted: str) -> Any:
-    cur: Any = d
-    for p in dotted.split("."):
-        if not isinstance(cur, dict):
-            return None
-        cur = cur.get(p)
-    return cur
-
-
 def break_even(compile_s: float | None, eager_s: float | None, compiled_s: float | None) -> dict | None:
     """Calls after which (compile time − one eager call) is repaid by the per-call saving."""
     if compile_s is None or not eager_s or not compiled_s or compiled_s >= eager_s:
@@ -44,6 +40,114 @@ def break_even(compile_s: float | None, eager_s: float | None, compiled_s: float
     saving = eager_s - compiled_s
     calls = max(1, math.ceil(max(0.0, compile_s - eager_s) / saving))
     return {"calls": calls, "wall_s": calls * compiled_s + compile_s, "saving_per_call_s": saving}
+
+
+def faster_than_eager(ci_low: float | None, rules: dict) -> bool:
+    """The one test of "significantly faster": the 95% CI's lower bound above min_speedup.
+
+    Used for the main analysis (`Figures.significantly_faster`) and every strategy row.
+    """
+    return ci_low is not None and ci_low > rules["min_speedup"]
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The figures the verdict is judged on, typed. Built from a report by `from_report` only."""
+
+    speedup: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    speed_not_measured: str | None = None  # why, when speedup is None
+    eager_s: float | None = None  # medians per call
+    compiled_s: float | None = None
+    cold_s: float | None = None  # first compiled call, cold and warm inductor cache
+    warm_s: float | None = None
+    breaks: int = 0
+    skipped: int = 0  # frames Dynamo skipped: they run eagerly
+    recompiles: int = 0
+    limit_hit: bool = False
+    recompile_limit: int | None = None
+    numerics_passed: bool | None = None
+    numerics_max_abs_err: float | None = None
+    numerics_failed_outputs: tuple[str, ...] = ()
+    guard_fraction: float | None = None  # guard evaluation / compiled median
+    guard_s: float | None = None  # guard evaluation per call
+    guard_count: int | None = None
+    device: str | None = None
+    mode: str | None = None
+    cudagraph_skips: int = 0
+    compile_failed_message: str | None = None  # set when compiling raised
+    break_findings: tuple[dict, ...] = ()  # graph_breaks.unique
+    recompile_events: tuple[dict, ...] = ()
+
+    @classmethod
+    def from_report(cls, data: dict) -> Figures:
+        def g(dotted: str) -> Any:
+            return units.get(data, dotted)
+
+        ci = g("runtime.speedup_ci") or (None, None)
+        failed = next((str(e.get("message")) for e in data.get("errors") or []
+                       if e.get("phase") in ("compile", "compile_warm")), None)
+        return cls(
+            speedup=g("runtime.speedup"), ci_low=ci[0], ci_high=ci[1],
+            speed_not_measured=g("runtime.not_measured"),
+            eager_s=g("runtime.eager.median_s"), compiled_s=g("runtime.compiled.median_s"),
+            cold_s=g("compile.cold_s"), warm_s=g("compile.warm_s"),
+            breaks=g("graph_breaks.count") or 0, skipped=g("graph_breaks.skipped_frames") or 0,
+            recompiles=g("recompiles.count") or 0, limit_hit=bool(g("recompiles.limit_hit")),
+            recompile_limit=g("recompiles.limit"),
+            numerics_passed=g("numerics.passed"), numerics_max_abs_err=g("numerics.max_abs_err"),
+            numerics_failed_outputs=tuple(g("numerics.failed_outputs") or ()),
+            guard_fraction=g("guards.overhead_fraction"), guard_s=g("guards.overhead_s_per_call"),
+            guard_count=g("guards.count"),
+            device=g("environment.device"), mode=g("options.mode"),
+            cudagraph_skips=g("compile.cold_cache.cudagraph_skips") or 0,
+            compile_failed_message=failed,
+            break_findings=tuple(g("graph_breaks.unique") or ()),
+            recompile_events=tuple(g("recompiles.events") or ()),
+        )
+
+    def significantly_faster(self, rules: dict) -> bool:
+        return faster_than_eager(self.ci_low, rules)
+
+    @property
+    def significantly_slower(self) -> bool:
+        """The 95% CI's upper bound below 1: eager is faster."""
+        return self.ci_high is not None and self.ci_high < 1.0
+
+    @property
+    def fixable(self) -> bool:
+        """Something to fix stands between the model and a (larger) gain."""
+        return self.breaks > 0 or self.recompiles > 0 or self.limit_hit
+
+    @property
+    def break_even_cold(self) -> dict | None:
+        return break_even(self.cold_s, self.eager_s, self.compiled_s)
+
+    @property
+    def break_even_warm(self) -> dict | None:
+        return break_even(self.warm_s, self.eager_s, self.compiled_s)
+
+    def never_repaid(self, horizon: int) -> bool:
+        """Faster per call, but neither the cold nor the warm compile is repaid within horizon."""
+        cold, warm = self.break_even_cold, self.break_even_warm
+        return bool(cold) and cold["calls"] > horizon and not (warm and warm["calls"] <= horizon)
+
+    @property
+    def cold_warm_ratio(self) -> float | None:
+        if self.cold_s and self.warm_s and self.warm_s > 0:
+            return self.cold_s / self.warm_s
+        return None
+
+    @property
+    def speed_text(self) -> str:
+        """'1.52× (95% CI 1.49–1.56)'."""
+        return units.ratio(self.speedup, (self.ci_low, self.ci_high))
+
+    @property
+    def faster_text(self) -> str:
+        """'1.52× faster (95% CI 1.49–1.56)'."""
+        return units.ratio(self.speedup, (self.ci_low, self.ci_high), "faster")
 
 
 # Breaks inside code the user does not own, with what they can change at their call site instead.
@@ -128,120 +232,173 @@ def recompile_advice(ev: dict) -> str:
     return f"Recompile of {ev.get('function')} on {ev.get('variant')}: guard failed: {r}. Fix: {fix}."
 
 
+# One rule per advice topic: each returns its advice items, or none.
+
+def _advice(topic: str, text: str, evidence: str) -> dict:
+    return {"topic": topic, "text": text, "evidence": evidence}
+
+
+def advise_graph_breaks(fig: Figures, rules: dict) -> list[dict]:
+    return [_advice("graph break", graph_break_advice(f),
+                    f"graph_breaks.unique: {f.get('reason')} at {f.get('file')}:{f.get('line')}")
+            for f in fig.break_findings]
+
+
+def advise_recompiles(fig: Figures, rules: dict) -> list[dict]:
+    return [_advice("recompile", recompile_advice(ev), f"recompiles.events: {ev.get('reason')}")
+            for ev in fig.recompile_events]
+
+
+def advise_recompile_limit(fig: Figures, rules: dict) -> list[dict]:
+    if not fig.limit_hit:
+        return []
+    text = (f"The recompile limit ({fig.recompile_limit}) was hit: from then on the function runs "
+            "EAGERLY, silently. Fix the recompiles above or raise "
+            "torch._dynamo.config.recompile_limit.")
+    return [_advice("recompile limit", text, "recompiles.limit_hit = true")]
+
+
+def advise_guards(fig: Figures, rules: dict) -> list[dict]:
+    if fig.guard_fraction is None or fig.guard_fraction <= rules["guard_overhead_fraction"]:
+        return []
+    if (fig.device or "cpu").startswith("cuda"):
+        fix = "use mode=\"reduce-overhead\" (CUDA graphs) to skip per-call overhead"
+    else:
+        fix = ("on CPU, torch.compiler.set_stance('default', skip_guard_eval_unsafe=True) skips "
+               "guard checks once all shapes are warmed up (unsafe if inputs change), or batch "
+               "more work per call")
+    text = (f"Guard evaluation costs {units.seconds(fig.guard_s)} per call, "
+            f"{units.percent(fig.guard_fraction)} of a compiled call ({fig.guard_count} guards). "
+            f"Fix: {fix}.")
+    return [_advice("guard overhead", text, "guards.overhead_fraction")]
+
+
+def advise_numerics(fig: Figures, rules: dict) -> list[dict]:
+    if fig.numerics_passed is not False:
+        return []
+    err = fig.numerics_max_abs_err
+    err_txt = f" (max abs error {units.sci(err)})" if err is not None else ""
+    text = (f"Compiled outputs drift from eager beyond tolerance{err_txt}. Check the failing "
+            "outputs against the fp64 reference, look for reductions in low precision, and retry "
+            "with backend='aot_eager' to tell Dynamo/AOT problems from Inductor ones.")
+    return [_advice("numerics", text, "numerics.passed = false")]
+
+
+def advise_compile_time(fig: Figures, rules: dict) -> list[dict]:
+    ratio = fig.cold_warm_ratio
+    if ratio is not None and ratio >= rules["cold_warm_ratio"]:
+        text = (f"A cold compile takes {units.seconds(fig.cold_s)}, a warm-cache one "
+                f"{units.seconds(fig.warm_s)}: keep TORCHINDUCTOR_CACHE_DIR on persistent storage "
+                "(or ship the cache with torch.compiler.save_cache_artifacts / "
+                "load_cache_artifacts) so restarts pay the warm cost.")
+        return [_advice("compile time", text, "compile.cold_s / compile.warm_s")]
+    if fig.cold_s and fig.cold_s > rules["compile_seconds_warn"]:
+        text = (f"The first call compiles for {units.seconds(fig.cold_s)}. Consider compiling only "
+                "the hot submodules (regional compilation) and keeping the inductor cache.")
+        return [_advice("compile time", text, "compile.cold_s")]
+    return []
+
+
+def advise_mode(fig: Figures, rules: dict) -> list[dict]:
+    if not ((fig.mode or "").startswith("reduce-overhead") and fig.cudagraph_skips):
+        return []
+    text = (f"mode='reduce-overhead' had no effect: PyTorch skipped CUDA graphs "
+            f"({fig.cudagraph_skips} skip(s) recorded) — on {fig.device or 'this device'} there "
+            "is nothing for it to capture. The figures are those of the default mode.")
+    return [_advice("mode", text, "compile.cold_cache.cudagraph_skips")]
+
+
+ADVICE_RULES: tuple[Callable[[Figures, dict], list[dict]], ...] = (
+    advise_graph_breaks, advise_recompiles, advise_recompile_limit, advise_guards, advise_numerics,
+    advise_compile_time, advise_mode,
+)
+
+
+def decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
+    """compile / compile-after-fixes / dont-compile, and the reasons, from the figures alone."""
+    horizon = int(rules["expected_calls"])
+    faster = fig.significantly_faster(rules)
+    if fig.compile_failed_message is not None:
+        return "dont-compile", [f"The compiled model failed: {fig.compile_failed_message}"]
+    if fig.numerics_passed is False:
+        err, failed = fig.numerics_max_abs_err, fig.numerics_failed_outputs
+        speed = (f"Compiled is {fig.faster_text}, but the n" if fig.speedup is not None and faster
+                 else "N")
+        return "dont-compile", [
+            f"{speed}umerics check failed"
+            + (f" (max abs error {units.sci(err)} vs eager)" if err is not None else "")
+            + (f" on {', '.join(failed[:3])}" if failed else "") + "."]
+    if fig.speedup is None:
+        why = fig.speed_not_measured or "no runtime figures"
+        return "dont-compile", [f"Speed was not measured ({why}), so no gain is shown."]
+    if not faster:
+        what = ("slower than eager" if fig.significantly_slower
+                else "not measurably faster than eager")
+        if fig.fixable:
+            return "compile-after-fixes", [
+                f"Compiled is {what}: {fig.speed_text}; {fig.breaks} graph break(s) and "
+                f"{fig.recompiles} recompile(s) to fix first."]
+        reasons = [f"Compiled is {what}: {fig.speed_text}, and there are no graph breaks or "
+                   "recompiles to fix."]
+        if fig.significantly_slower and fig.guard_fraction is not None:
+            reasons.append(
+                "The compiled path has a fixed per-call cost (guard evaluation alone: "
+                f"{units.seconds(fig.guard_s)} for {fig.guard_count} guards, "
+                f"{units.percent(fig.guard_fraction)} of a compiled call) that this call's work "
+                f"does not repay: eager takes {units.seconds(fig.eager_s)}, compiled "
+                f"{units.seconds(fig.compiled_s)}.")
+        return "dont-compile", reasons
+    be_cold = fig.break_even_cold
+    if fig.never_repaid(horizon):
+        return "dont-compile", [
+            f"Compiled is {fig.faster_text}, but the compile time is repaid only after "
+            f"{be_cold['calls']:,} calls, beyond the expected {horizon:,}."]
+    if fig.skipped > 0 or fig.limit_hit:
+        limit = ", recompile limit hit" if fig.limit_hit else ""
+        return "compile-after-fixes", [
+            f"Compiled is {fig.faster_text}, but parts of the model run eagerly "
+            f"({fig.skipped} skipped frame(s){limit})."]
+    reasons = [f"Compiled is {fig.faster_text}."]
+    if be_cold:
+        reasons.append(f"Compile time is repaid after {be_cold['calls']:,} calls (cold cache), "
+                       f"within the expected {horizon:,}.")
+    if fig.fixable:
+        reasons.append(f"{fig.breaks} graph break(s) and {fig.recompiles} recompile(s) remain; "
+                       "fixing them may gain more.")
+    return "compile", reasons
+
+
 def decide(data: dict, expected_calls: int | None = None, min_speedup: float | None = None) -> dict:
+    """The verdict of a report: decision, reasons, advice, strategy recommendations, break-even."""
     rules = dict(RULES)
     if expected_calls is not None:
         rules["expected_calls"] = expected_calls
     if min_speedup is not None:
         rules["min_speedup"] = min_speedup
-    reasons: list[str] = []
-    advice: list[dict] = []
-
-    breaks = _g(data, "graph_breaks.count") or 0
-    skipped = _g(data, "graph_breaks.skipped_frames") or 0
-    recomp = _g(data, "recompiles.count") or 0
-    limit_hit = bool(_g(data, "recompiles.limit_hit"))
-    speedup, ci = _g(data, "runtime.speedup"), _g(data, "runtime.speedup_ci")
-    eager_s, comp_s = _g(data, "runtime.eager.median_s"), _g(data, "runtime.compiled.median_s")
-    cold, warm = _g(data, "compile.cold_s"), _g(data, "compile.warm_s")
-    numerics_ok = _g(data, "numerics.passed")
-    compile_failed = any(e.get("phase") in ("compile", "compile_warm") for e in data.get("errors", []))
-
-    be_cold = break_even(cold, eager_s, comp_s)
-    be_warm = break_even(warm, eager_s, comp_s)
-    horizon = int(rules["expected_calls"])
-
-    for f in _g(data, "graph_breaks.unique") or []:
-        advice.append({"topic": "graph break", "text": graph_break_advice(f), "evidence": f"graph_breaks.unique: {f.get('reason')} at {f.get('file')}:{f.get('line')}"})
-    for ev in _g(data, "recompiles.events") or []:
-        advice.append({"topic": "recompile", "text": recompile_advice(ev), "evidence": f"recompiles.events: {ev.get('reason')}"})
-    if limit_hit:
-        advice.append({"topic": "recompile limit", "text": f"The recompile limit ({_g(data, 'recompiles.limit')}) was hit: from then on the function runs EAGERLY, silently. Fix the recompiles above or raise torch._dynamo.config.recompile_limit.", "evidence": "recompiles.limit_hit = true"})
-    ovh_frac = _g(data, "guards.overhead_fraction")
-    if ovh_frac is not None and ovh_frac > rules["guard_overhead_fraction"]:
-        dev = (_g(data, "environment.device") or "cpu")
-        fix = ("use mode=\"reduce-overhead\" (CUDA graphs) to skip per-call overhead" if dev.startswith("cuda")
-               else "on CPU, torch.compiler.set_stance('default', skip_guard_eval_unsafe=True) skips guard checks once all shapes are warmed up (unsafe if inputs change), or batch more work per call")
-        advice.append({"topic": "guard overhead", "text": f"Guard evaluation costs {seconds(_g(data, 'guards.overhead_s_per_call'))} per call, {ovh_frac:.0%} of a compiled call ({_g(data, 'guards.count')} guards). Fix: {fix}.", "evidence": "guards.overhead_fraction"})
-    if numerics_ok is False:
-        err = _g(data, "numerics.max_abs_err")
-        err_txt = f" (max abs error {err:.3g})" if err is not None else ""
-        advice.append({"topic": "numerics", "text": f"Compiled outputs drift from eager beyond tolerance{err_txt}. Check the failing outputs against the fp64 reference, look for reductions in low precision, and retry with backend='aot_eager' to tell Dynamo/AOT problems from Inductor ones.", "evidence": "numerics.passed = false"})
-    if cold and warm and warm > 0 and cold / warm >= rules["cold_warm_ratio"]:
-        advice.append({"topic": "compile time", "text": f"A cold compile takes {seconds(cold)}, a warm-cache one {seconds(warm)}: keep TORCHINDUCTOR_CACHE_DIR on persistent storage (or ship the cache with torch.compiler.save_cache_artifacts / load_cache_artifacts) so restarts pay the warm cost.", "evidence": "compile.cold_s / compile.warm_s"})
-    elif cold and cold > rules["compile_seconds_warn"]:
-        advice.append({"topic": "compile time", "text": f"The first call compiles for {seconds(cold)}. Consider compiling only the hot submodules (regional compilation) and keeping the inductor cache.", "evidence": "compile.cold_s"})
-
-    skips = _g(data, "compile.cold_cache.cudagraph_skips") or 0
-    if (_g(data, "options.mode") or "").startswith("reduce-overhead") and skips:
-        advice.append({"topic": "mode", "text": f"mode='reduce-overhead' had no effect: PyTorch skipped CUDA graphs ({skips} skip(s) recorded) — on {_g(data, 'environment.device') or 'this device'} there is nothing for it to capture. The figures are those of the default mode.", "evidence": "compile.cold_cache.cudagraph_skips"})
-
-    faster = ci is not None and ci[0] is not None and ci[0] > rules["min_speedup"]
-    slower = ci is not None and ci[1] is not None and ci[1] < 1.0
-    fixable = breaks > 0 or recomp > 0 or limit_hit
-
-    if compile_failed:
-        decision = "dont-compile"
-        msg = next(e.get("message") for e in data["errors"] if e.get("phase") in ("compile", "compile_warm"))
-        reasons.append(f"The compiled model failed: {msg}")
-    elif numerics_ok is False:
-        decision = "dont-compile"
-        err = _g(data, "numerics.max_abs_err")
-        failed = _g(data, "numerics.failed_outputs") or []
-        speed = (f"Compiled is {speedup:.2f}× faster (95% CI {ci[0]:.2f}–{ci[1]:.2f}), but the n" if speedup and ci and ci[0]
-                 and ci[0] > rules["min_speedup"] else "N")
-        reasons.append(f"{speed}umerics check failed" + (f" (max abs error {err:.3g} vs eager)" if err is not None else "")
-                       + (f" on {', '.join(failed[:3])}" if failed else "") + ".")
-    elif speedup is None:
-        decision = "dont-compile"
-        reasons.append(f"Speed was not measured ({_g(data, 'runtime.not_measured') or 'no runtime figures'}), so no gain is shown.")
-    elif not faster:
-        ci_txt = f"{speedup:.2f}× (95% CI {ci[0]:.2f}–{ci[1]:.2f})"
-        what = "slower than eager" if slower else "not measurably faster than eager"
-        if fixable:
-            decision = "compile-after-fixes"
-            reasons.append(f"Compiled is {what}: {ci_txt}; {breaks} graph break(s) and {recomp} recompile(s) to fix first.")
-        else:
-            decision = "dont-compile"
-            reasons.append(f"Compiled is {what}: {ci_txt}, and there are no graph breaks or recompiles to fix.")
-            if slower and ovh_frac is not None:
-                reasons.append(
-                    f"The compiled path has a fixed per-call cost (guard evaluation alone: {seconds(_g(data, 'guards.overhead_s_per_call'))} "
-                    f"for {_g(data, 'guards.count')} guards, {ovh_frac:.0%} of a compiled call) that this call's work does not repay: "
-                    f"eager takes {seconds(eager_s)}, compiled {seconds(comp_s)}.")
-    else:
-        ci_txt = f"{speedup:.2f}× faster (95% CI {ci[0]:.2f}–{ci[1]:.2f})"
-        if be_cold and be_cold["calls"] > horizon and not (be_warm and be_warm["calls"] <= horizon):
-            decision = "dont-compile"
-            reasons.append(f"Compiled is {ci_txt}, but the compile time is repaid only after {be_cold['calls']:,} calls, beyond the expected {horizon:,}.")
-        elif skipped > 0 or limit_hit:
-            decision = "compile-after-fixes"
-            reasons.append(f"Compiled is {ci_txt}, but parts of the model run eagerly ({skipped} skipped frame(s){', recompile limit hit' if limit_hit else ''}).")
-        else:
-            decision = "compile"
-            reasons.append(f"Compiled is {ci_txt}.")
-            if be_cold:
-                reasons.append(f"Compile time is repaid after {be_cold['calls']:,} calls (cold cache), within the expected {horizon:,}.")
-            if fixable:
-                reasons.append(f"{breaks} graph break(s) and {recomp} recompile(s) remain; fixing them may gain more.")
+    fig = Figures.from_report(data)
+    advice = [item for rule in ADVICE_RULES for item in rule(fig, rules)]
+    verdict, reasons = decision(fig, rules)
     recs = recommend(data, rules)
     for topic, r in recs.items():
-        advice.append({"topic": f"strategy: {topic}", "text": r["text"], "evidence": f"strategies.{'modes' if topic == 'mode' else topic}"})
+        source = "modes" if topic == "mode" else topic
+        advice.append(_advice(f"strategy: {topic}", r["text"], f"strategies.{source}"))
+    be_cold, be_warm = fig.break_even_cold, fig.break_even_warm
+    horizon = int(rules["expected_calls"])
     return {
-        "decision": decision,
+        "decision": verdict,
         "reasons": reasons,
         "advice": advice,
         "recommendations": recs,
         "break_even_calls": be_cold["calls"] if be_cold else None,
         "break_even": {"cold": be_cold, "warm": be_warm, "expected_calls": horizon,
-                       "horizons": {k: v for k, v in HORIZONS.items()}},
+                       "horizons": dict(HORIZONS)},
         "rules": rules,
     }
 
 
 def _faster(row: dict, rules: dict) -> bool:
     ci = row.get("speedup_ci")
-    return bool(ci and ci[0] is not None and ci[0] > rules["min_speedup"])
+    return faster_than_eager(ci[0] if ci else None, rules)
 
 
 def _steps_to_repay(row: dict) -> int | None:
@@ -252,11 +409,83 @@ def _steps_to_repay(row: dict) -> int | None:
 def changing_dims(data: dict) -> list[str]:
     """Dimensions named by the size-mismatch guards that recompiled (e.g. "args[0] dim 1")."""
     dims = []
-    for ev in _g(data, "recompiles.events") or []:
+    for ev in units.get(data, "recompiles.events") or []:
         m = re.search(r"tensor '([^']+)' size mismatch at index (\d+)", ev.get("reason") or "")
         if m and f"{m.group(1)} dim {m.group(2)}" not in dims:
             dims.append(f"{m.group(1)} dim {m.group(2)}")
     return dims
+
+
+def _recommend_mode(rows: list[dict], rules: dict) -> dict:
+    good = [r for r in rows
+            if _faster(r, rules) and r.get("numerics_passed") is not False and not r.get("note")]
+    best = max(good, key=lambda r: r["speedup"]) if good else None
+    if not best:
+        return {"choice": None, "text": "no mode is measurably faster than eager here"}
+    return {"choice": best["name"],
+            "text": f"mode={best['name']!r}: {units.ratio(best['speedup'])} vs eager, "
+                    f"first call {units.seconds(best['first_call_s'])}"}
+
+
+TRAINING_WAYS = {"model": "compile the model only", "step": "compile the whole training step",
+                 "optimizer": "compile only optimizer.step"}
+
+
+def _recommend_training(rows: list[dict], rules: dict) -> dict:
+    compiled = [r for r in rows if r["name"] != "eager"]
+    good = [r for r in compiled if _faster(r, rules) and r.get("numerics_passed") is not False]
+    best = max(good, key=lambda r: r["speedup"]) if good else None
+    steps = {r["name"]: _steps_to_repay(r) for r in compiled}
+    names = TRAINING_WAYS
+    drifting = [r for r in compiled if _faster(r, rules) and r.get("numerics_passed") is False]
+    if best and steps.get(best["name"]):
+        text = (f"{names[best['name']]}: {units.seconds(best['median_s'])}/step vs "
+                f"{units.seconds(best['eager_median_s'])} eager ({units.ratio(best['speedup'])}), "
+                f"repaid after {steps[best['name']]:,} steps")
+    elif best:
+        text = (f"{names[best['name']]}: {units.ratio(best['speedup'], word='faster')}, "
+                "but it never repays its compile time")
+    elif drifting:
+        text = "keep the step eager until the numerics are resolved: " + "; ".join(
+            f"{names[r['name']]} is {units.ratio(r['speedup'], word='faster')} but fails the "
+            "numerics check"
+            + (f" (max abs error {units.sci(r['max_abs_err'])})"
+               if r.get("max_abs_err") is not None else "")
+            for r in drifting)
+    else:
+        text = "keep the step eager: no way of compiling it is measurably faster"
+    return {"choice": best["name"] if best else "eager", "break_even_steps": steps, "text": text}
+
+
+def _recommend_dynamic(rows: list[dict], rules: dict, data: dict) -> dict:
+    horizon = rules["expected_calls"]
+    usable = [r for r in rows if not r.get("limit_hit")] or rows
+    cost = {r["name"]: r["compile_s"] + horizon * sum(s["median_s"] for s in r["shapes"])
+            / len(r["shapes"]) for r in usable}
+    best = min(usable, key=lambda r: cost[r["name"]])
+    dims = changing_dims(data) or [d for r in rows for d in r.get("changing_dims", [])][:1]
+    dim_txt = (f"; the dimension that changes: {', '.join(dims)} "
+               "(torch._dynamo.mark_dynamic on it before the first call)" if dims else "")
+    static = next((r for r in rows if r["name"] == "static"), None)
+    static_txt = (f" (static: {static['compiles']} compiles, {units.seconds(static['compile_s'])})"
+                  if static and static is not best else "")
+    return {"choice": best["name"], "dims": dims, "costs_s": cost,
+            "text": f"{best['name']} shapes: {best['compiles']} compile(s), "
+                    f"{units.seconds(best['compile_s'])} compiling{static_txt}, "
+                    f"lowest compile + run time over {horizon:,} calls{dim_txt}"}
+
+
+def _recommend_regions(regions: list[dict], rules: dict, eager_forward_s: float | None) -> dict:
+    pick = [r for r in regions if r.get("fullgraph") and _faster(r, rules)]
+    gain = sum((r["eager_median_s"] - r["median_s"]) * r["calls_per_forward"] for r in pick)
+    frac = (f" ({units.percent(gain / eager_forward_s)} of an eager forward)"
+            if eager_forward_s and pick else "")
+    broken = [r["name"] for r in regions if r.get("fullgraph") is False]
+    text = (f"compile {', '.join(r['name'] for r in pick)}: expected saving "
+            f"{units.seconds(gain)} per forward{frac}" if pick
+            else "no submodule is both fullgraph-clean and measurably faster compiled")
+    text += f"; leave {', '.join(broken)} eager (graph breaks)" if broken else ""
+    return {"choice": [r["name"] for r in pick], "expected_gain_s_per_forward": gain, "text": text}
 
 
 def recommend(data: dict, rules: dict) -> dict:
@@ -265,52 +494,15 @@ def recommend(data: dict, rules: dict) -> dict:
     rec: dict = {}
     modes = [r for r in st.get("modes") or [] if r.get("speedup") is not None]
     if modes:
-        good = [r for r in modes if _faster(r, rules) and r.get("numerics_passed") is not False and not r.get("note")]
-        best = max(good, key=lambda r: r["speedup"]) if good else None
-        rec["mode"] = {"choice": best["name"] if best else None,
-                       "text": (f"mode={best['name']!r}: {best['speedup']:.2f}× vs eager, first call {seconds(best['first_call_s'])}" if best
-                                else "no mode is measurably faster than eager here")}
+        rec["mode"] = _recommend_mode(modes, rules)
     train = [r for r in st.get("training") or [] if r.get("median_s") is not None]
     if train:
-        good = [r for r in train if r["name"] != "eager" and _faster(r, rules) and r.get("numerics_passed") is not False]
-        best = max(good, key=lambda r: r["speedup"]) if good else None
-        steps = {r["name"]: _steps_to_repay(r) for r in train if r["name"] != "eager"}
-        names = {"model": "compile the model only", "step": "compile the whole training step", "optimizer": "compile only optimizer.step"}
-        drifting = [r for r in train if r["name"] != "eager" and _faster(r, rules) and r.get("numerics_passed") is False]
-        if best and steps.get(best["name"]):
-            text = (f"{names[best['name']]}: {seconds(best['median_s'])}/step vs {seconds(best['eager_median_s'])} eager "
-                    f"({best['speedup']:.2f}×), repaid after {steps[best['name']]:,} steps")
-        elif best:
-            text = f"{names[best['name']]}: {best['speedup']:.2f}× faster, but it never repays its compile time"
-        elif drifting:
-            text = "keep the step eager until the numerics are resolved: " + "; ".join(
-                f"{names[r['name']]} is {r['speedup']:.2f}× faster but fails the numerics check"
-                + (f" (max abs error {r['max_abs_err']:.3g})" if r.get("max_abs_err") is not None else "") for r in drifting)
-        else:
-            text = "keep the step eager: no way of compiling it is measurably faster"
-        rec["training"] = {"choice": best["name"] if best else "eager", "break_even_steps": steps, "text": text}
+        rec["training"] = _recommend_training(train, rules)
     dyn = [r for r in st.get("dynamic") or [] if r.get("shapes")]
     if dyn:
-        horizon = rules["expected_calls"]
-        usable = [r for r in dyn if not r.get("limit_hit")] or dyn
-        cost = {r["name"]: r["compile_s"] + horizon * sum(s["median_s"] for s in r["shapes"]) / len(r["shapes"]) for r in usable}
-        best = min(usable, key=lambda r: cost[r["name"]])
-        dims = changing_dims(data) or [d for r in dyn for d in r.get("changing_dims", [])][:1]
-        dim_txt = f"; the dimension that changes: {', '.join(dims)} (torch._dynamo.mark_dynamic on it before the first call)" if dims else ""
-        static = next((r for r in dyn if r["name"] == "static"), None)
-        rec["dynamic"] = {"choice": best["name"], "dims": dims, "costs_s": cost,
-                          "text": f"{best['name']} shapes: {best['compiles']} compile(s), {seconds(best['compile_s'])} compiling"
-                                  + (f" (static: {static['compiles']} compiles, {seconds(static['compile_s'])})" if static and static is not best else "")
-                                  + f", lowest compile + run time over {horizon:,} calls{dim_txt}"}
+        rec["dynamic"] = _recommend_dynamic(dyn, rules, data)
     reg = st.get("regions")
     if reg and reg.get("regions"):
-        pick = [r for r in reg["regions"] if r.get("fullgraph") and _faster(r, rules)]
-        gain = sum((r["eager_median_s"] - r["median_s"]) * r["calls_per_forward"] for r in pick)
-        eager_fwd = _g(data, "runtime.eager.median_s")
-        frac = f" ({gain / eager_fwd:.0%} of an eager forward)" if eager_fwd and pick else ""
-        broken = [r["name"] for r in reg["regions"] if r.get("fullgraph") is False]
-        rec["regions"] = {"choice": [r["name"] for r in pick], "expected_gain_s_per_forward": gain,
-                          "text": (f"compile {', '.join(pick_n['name'] for pick_n in pick)}: expected saving {seconds(gain)} per forward{frac}" if pick
-                                   else "no submodule is both fullgraph-clean and measurably faster compiled")
-                                  + (f"; leave {', '.join(broken)} eager (graph breaks)" if broken else "")}
+        rec["regions"] = _recommend_regions(reg["regions"], rules,
+                                            units.get(data, "runtime.eager.median_s"))
     return rec

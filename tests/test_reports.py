@@ -158,3 +158,28 @@ def test_trace_dir_gets_chrome_traces(cli, tmp_path):
         assert trace["traceEvents"]
     compiled_names = {e.get("name") for e in json.loads((tmp_path / "traces" / "compiled.trace.json").read_text())["traceEvents"]}
     assert "TorchDynamo Cache Lookup" in compiled_names
+
+
+def test_html_writes_figures_with_the_units_formatters():
+    """A literal report, no model run: the template's figures are units.py's text."""
+    from tcdoctor import units
+    from tcdoctor.render.html import render
+    from tcdoctor.report import Report
+    from tcdoctor.verdict import decide
+
+    data = {"target": "m.py:build", "errors": [], "environment": {}, "phases": {},
+            "runtime": {"speedup": 1.52, "speedup_ci": [1.49, 1.56], "eager": {"median_s": 1e-3},
+                        "compiled": {"median_s": 1e-3 / 1.52}},
+            "compile": {"cold_s": 2.0, "warm_s": 0.5},
+            "numerics": {"passed": False, "max_abs_err": 0.0123},
+            "guards": {"overhead_fraction": 0.35, "overhead_s_per_call": 4e-6, "count": 9}}
+    data["verdict"] = decide(data)
+    html = render(Report(data))
+    assert f'<div class="d">{units.decision_text("dont-compile")}'.replace("'", "&#39;") in html
+    assert "<b>1.52×</b><span>95% CI 1.49–1.56</span>" in html
+    assert "<span>numerics</span><b>FAIL</b>" in html
+    assert "<summary>Numerics: FAIL</summary>" in html
+    assert "<td>35.0%</td>" in html and "<b>5,844 calls</b>" in html
+    assert "<td>1,459</td>" in html and "<td>100,000</td>" in html
+    bare = {"target": "m.py:build", "errors": [], "environment": {}, "phases": {}}
+    assert "Numerics: not measured" in render(Report(bare))

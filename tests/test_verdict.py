@@ -49,3 +49,241 @@ def test_break_in_the_optimizer_points_at_the_optimizer_recipe():
     text = graph_break_advice(f)
     assert "optimizer.step` separately" in text and "torch.compiler.disable" in text
     assert not text.split("From your side:")[1].split("PyTorch's hint")[0].strip().startswith("Remove")
+
+
+# --- the decision and each advice rule, driven with literal Figures -------------------------------
+
+import dataclasses  # noqa: E402
+
+import pytest  # noqa: E402
+
+from tcdoctor import units  # noqa: E402
+from tcdoctor.verdict import (  # noqa: E402
+    Figures, advise_compile_time, advise_graph_breaks, advise_guards, advise_mode, advise_numerics,
+    advise_recompile_limit, advise_recompiles, decide, decision,
+)
+
+# 1.52× faster: 1 ms eager, 0.658 ms compiled; a 2 s cold compile is repaid after 5,844 calls.
+FAST = Figures(speedup=1.52, ci_low=1.49, ci_high=1.56, eager_s=1e-3, compiled_s=1e-3 / 1.52,
+               cold_s=2.0, warm_s=1.0, numerics_passed=True)
+
+
+def fig(**kw) -> Figures:
+    return dataclasses.replace(FAST, **kw)
+
+
+def test_faster_repaid_and_clean_is_compile():
+    d, reasons = decision(FAST, dict(RULES))
+    assert d == "compile"
+    assert reasons == ["Compiled is 1.52× faster (95% CI 1.49–1.56).",
+                       "Compile time is repaid after 5,844 calls (cold cache), "
+                       "within the expected 100,000."]
+
+
+@pytest.mark.parametrize("ci_low, faster", [(1.021, True), (1.02, False), (1.0, False)])
+def test_faster_means_ci_lower_bound_above_min_speedup(ci_low, faster):
+    d, reasons = decision(fig(speedup=1.05, ci_low=ci_low, ci_high=1.08), dict(RULES))
+    assert (d == "compile") is faster
+    if not faster:
+        assert d == "dont-compile" and reasons[0].startswith("Compiled is not measurably faster")
+
+
+def test_min_speedup_is_a_rule_not_a_constant():
+    assert decision(FAST, dict(RULES, min_speedup=1.48))[0] == "compile"
+    assert decision(FAST, dict(RULES, min_speedup=1.49))[0] == "dont-compile"
+
+
+def test_not_faster_with_breaks_to_fix_is_compile_after_fixes():
+    d, reasons = decision(fig(speedup=1.0, ci_low=0.98, ci_high=1.02, breaks=2, recompiles=1),
+                          dict(RULES))
+    assert d == "compile-after-fixes"
+    assert reasons == ["Compiled is not measurably faster than eager: 1.00× (95% CI 0.98–1.02); "
+                       "2 graph break(s) and 1 recompile(s) to fix first."]
+
+
+def test_slower_with_nothing_to_fix_names_the_per_call_guard_cost():
+    slow = fig(speedup=0.5, ci_low=0.45, ci_high=0.55, eager_s=1e-5, compiled_s=2e-5,
+               guard_fraction=0.35, guard_s=7e-6, guard_count=12)
+    d, reasons = decision(slow, dict(RULES))
+    assert d == "dont-compile" and reasons[0].startswith("Compiled is slower than eager: 0.50×")
+    assert "guard evaluation alone: 7.0 µs for 12 guards, 35% of a compiled call" in reasons[1]
+    # not significantly slower (CI reaches 1): no claim about a fixed cost
+    _, reasons = decision(dataclasses.replace(slow, ci_high=1.0), dict(RULES))
+    assert len(reasons) == 1 and "not measurably faster" in reasons[0]
+
+
+def test_faster_but_never_repaid_within_the_horizon_is_dont_compile():
+    slow_compile = fig(cold_s=200.0, warm_s=100.0)  # 584,613 calls cold, 292,304 warm
+    d, reasons = decision(slow_compile, dict(RULES))
+    assert d == "dont-compile"
+    assert "repaid only after 584,613 calls, beyond the expected 100,000" in reasons[0]
+    assert decision(slow_compile, dict(RULES, expected_calls=600_000))[0] == "compile"
+    cold_only = fig(warm_s=None)  # repaid after 5,844 calls
+    assert decision(cold_only, dict(RULES, expected_calls=5_843))[0] == "dont-compile"
+    assert decision(cold_only, dict(RULES, expected_calls=5_844))[0] == "compile"
+
+
+def test_a_warm_cache_that_repays_within_the_horizon_is_enough():
+    assert decision(fig(cold_s=200.0, warm_s=2.0), dict(RULES))[0] == "compile"
+    assert decision(fig(cold_s=200.0, warm_s=None), dict(RULES))[0] == "dont-compile"
+
+
+@pytest.mark.parametrize("kw, eager", [
+    ({"skipped": 2}, "2 skipped frame(s))"),
+    ({"limit_hit": True}, "0 skipped frame(s), recompile limit hit)"),
+])
+def test_faster_but_running_partly_eagerly_is_compile_after_fixes(kw, eager):
+    d, reasons = decision(fig(**kw), dict(RULES))
+    assert d == "compile-after-fixes"
+    assert reasons == ["Compiled is 1.52× faster (95% CI 1.49–1.56), "
+                       f"but parts of the model run eagerly ({eager}."]
+
+
+def test_remaining_breaks_are_listed_as_further_gains_when_compiling():
+    d, reasons = decision(fig(breaks=1), dict(RULES))
+    assert d == "compile" and reasons[-1].startswith("1 graph break(s) and 0 recompile(s) remain")
+
+
+def test_numerics_failure_while_faster_says_both():
+    drift = fig(numerics_passed=False, numerics_max_abs_err=0.0123,
+                numerics_failed_outputs=("out", "aux[0]", "aux[1]", "aux[2]"))
+    d, reasons = decision(drift, dict(RULES))
+    assert d == "dont-compile"
+    assert reasons == ["Compiled is 1.52× faster (95% CI 1.49–1.56), but the numerics check "
+                       "failed (max abs error 0.0123 vs eager) on out, aux[0], aux[1]."]
+    d, reasons = decision(dataclasses.replace(drift, ci_low=1.0), dict(RULES))
+    assert d == "dont-compile" and reasons[0].startswith("Numerics check failed (max abs error")
+
+
+def test_compile_failure_comes_first():
+    d, reasons = decision(fig(compile_failed_message="InductorError: boom", numerics_passed=False),
+                          dict(RULES))
+    assert (d, reasons) == ("dont-compile", ["The compiled model failed: InductorError: boom"])
+
+
+def test_unmeasured_speed_is_no_gain():
+    d, reasons = decision(Figures(speed_not_measured="timed out"), dict(RULES))
+    assert d == "dont-compile"
+    assert reasons == ["Speed was not measured (timed out), so no gain is shown."]
+
+
+@pytest.mark.parametrize("fraction, flagged", [(0.2, False), (0.201, True), (None, False)])
+def test_guard_advice_above_a_fifth_of_a_compiled_call(fraction, flagged):
+    figs = Figures(guard_fraction=fraction, guard_s=4e-6, guard_count=45)
+    advice = advise_guards(figs, dict(RULES))
+    assert bool(advice) is flagged
+    if flagged:
+        (item,) = advice
+        assert item["topic"] == "guard overhead" and item["evidence"] == "guards.overhead_fraction"
+        assert item["text"].startswith("Guard evaluation costs 4.0 µs per call, 20% of a compiled")
+        assert "(45 guards)" in item["text"] and "skip_guard_eval_unsafe" in item["text"]
+
+
+def test_guard_advice_on_cuda_points_at_cuda_graphs():
+    (item,) = advise_guards(Figures(guard_fraction=0.5, device="cuda:0"), dict(RULES))
+    assert 'mode="reduce-overhead"' in item["text"] and "skip_guard_eval_unsafe" not in item["text"]
+
+
+@pytest.mark.parametrize("cold, warm, advice", [
+    (3.0, 1.0, "keep TORCHINDUCTOR_CACHE_DIR"),  # cold/warm = 3: keep the cache
+    (2.9, 1.0, None),
+    (61.0, 30.0, "The first call compiles for 61.00 s"),  # ratio 2 but over 60 s
+    (60.0, 30.0, None),
+    (61.0, None, "The first call compiles for 61.00 s"),
+    (None, None, None),
+])
+def test_compile_time_advice(cold, warm, advice):
+    got = advise_compile_time(Figures(cold_s=cold, warm_s=warm), dict(RULES))
+    if advice is None:
+        assert got == []
+    else:
+        (item,) = got
+        assert item["topic"] == "compile time" and advice in item["text"]
+
+
+def test_recompile_limit_advice_only_when_hit():
+    assert advise_recompile_limit(Figures(recompile_limit=8), dict(RULES)) == []
+    (item,) = advise_recompile_limit(Figures(limit_hit=True, recompile_limit=8), dict(RULES))
+    assert item["text"].startswith("The recompile limit (8) was hit") and "EAGERLY" in item["text"]
+
+
+def test_numerics_advice_only_on_failure():
+    assert advise_numerics(Figures(numerics_passed=None), dict(RULES)) == []
+    assert advise_numerics(Figures(numerics_passed=True), dict(RULES)) == []
+    (item,) = advise_numerics(Figures(numerics_passed=False, numerics_max_abs_err=0.5), dict(RULES))
+    assert "beyond tolerance (max abs error 0.5)" in item["text"] and "aot_eager" in item["text"]
+
+
+def test_mode_advice_when_cuda_graphs_were_skipped():
+    assert advise_mode(Figures(mode="reduce-overhead"), dict(RULES)) == []
+    assert advise_mode(Figures(mode="max-autotune", cudagraph_skips=1), dict(RULES)) == []
+    figs = Figures(mode="reduce-overhead", cudagraph_skips=2, device="cpu")
+    (item,) = advise_mode(figs, dict(RULES))
+    assert "had no effect" in item["text"] and "(2 skip(s) recorded) — on cpu" in item["text"]
+
+
+def test_one_advice_item_per_break_and_per_recompile():
+    ev = {"function": "forward", "variant": "batch 8",
+          "reason": "tensor 'x' size mismatch at index 0. expected 4, actual 8"}
+    figs = Figures(break_findings=({**BREAK, "origin": "user"},) * 2, recompile_events=(ev,))
+    assert [a["topic"] for a in advise_graph_breaks(figs, dict(RULES))] == ["graph break"] * 2
+    (item,) = advise_recompiles(figs, dict(RULES))
+    assert "torch._dynamo.mark_dynamic(x, 0)" in item["text"]
+    assert advise_graph_breaks(Figures(), dict(RULES)) == []
+    assert advise_recompiles(Figures(), dict(RULES)) == []
+
+
+def test_figures_are_read_from_a_report_once():
+    data = {"runtime": {"speedup": 1.5, "speedup_ci": [1.4, 1.6], "eager": {"median_s": 2.0},
+                        "compiled": {"median_s": 1.0}},
+            "compile": {"cold_s": 9.0, "warm_s": 3.0, "cold_cache": {"cudagraph_skips": 1}},
+            "graph_breaks": {"count": 2, "skipped_frames": 1, "unique": [BREAK]},
+            "recompiles": {"count": 3, "limit_hit": True, "limit": 8, "events": []},
+            "numerics": {"passed": False, "max_abs_err": 0.1, "failed_outputs": ["out"]},
+            "guards": {"overhead_fraction": 0.3, "overhead_s_per_call": 1e-6, "count": 7},
+            "environment": {"device": "cpu"}, "options": {"mode": "reduce-overhead"},
+            "errors": [{"phase": "memory", "message": "no"},
+                       {"phase": "compile_warm", "message": "x"}]}
+    f = Figures.from_report(data)
+    assert (f.speedup, f.ci_low, f.ci_high, f.eager_s, f.compiled_s) == (1.5, 1.4, 1.6, 2.0, 1.0)
+    assert (f.cold_s, f.warm_s, f.cold_warm_ratio, f.cudagraph_skips) == (9.0, 3.0, 3.0, 1)
+    assert (f.breaks, f.skipped, f.recompiles, f.limit_hit, f.recompile_limit) == (2, 1, 3, True, 8)
+    assert (f.numerics_passed, f.numerics_max_abs_err, f.numerics_failed_outputs) == (
+        False, 0.1, ("out",))
+    assert (f.guard_fraction, f.guard_s, f.guard_count, f.device, f.mode) == (
+        0.3, 1e-6, 7, "cpu", "reduce-overhead")
+    assert f.compile_failed_message == "x" and f.break_findings == (BREAK,) and f.fixable
+    assert f.break_even_cold == {"calls": 7, "wall_s": 16.0, "saving_per_call_s": 1.0}
+    empty = Figures.from_report({})
+    assert empty == Figures() and not empty.fixable and empty.break_even_cold is None
+
+
+def test_decide_puts_figures_rules_and_recommendations_together():
+    data = {"runtime": {"speedup": 1.52, "speedup_ci": [1.49, 1.56], "eager": {"median_s": 1e-3},
+                        "compiled": {"median_s": 1e-3 / 1.52}},
+            "compile": {"cold_s": 2.0, "warm_s": 0.5}, "numerics": {"passed": True},
+            "strategies": {"modes": [{"name": "default", "speedup": 1.52,
+                                      "speedup_ci": [1.49, 1.56], "first_call_s": 2.0}]}}
+    v = decide(data)
+    assert v["decision"] == "compile" and v["break_even_calls"] == 5_844
+    assert [a["topic"] for a in v["advice"]] == ["compile time", "strategy: mode"]
+    assert v["recommendations"]["mode"]["choice"] == "default"
+    assert v["break_even"]["warm"]["calls"] == 1_459
+    assert v["break_even"]["expected_calls"] == 100_000
+    assert set(v) == {"decision", "reasons", "advice", "recommendations", "break_even_calls",
+                      "break_even", "rules"}
+    # one test of "significantly faster" for the model and its strategy rows
+    strict = decide(data, min_speedup=1.5, expected_calls=1_000)
+    assert strict["decision"] == "dont-compile"
+    assert strict["recommendations"]["mode"]["choice"] is None
+    assert strict["rules"]["expected_calls"] == strict["break_even"]["expected_calls"] == 1_000
+    assert decide(data, min_speedup=1.48)["recommendations"]["mode"]["choice"] == "default"
+
+
+def test_speedups_are_written_by_units():
+    assert units.ratio(1.52, [1.49, 1.56]) == "1.52× (95% CI 1.49–1.56)"
+    assert units.ratio(1.52, [1.49, 1.56], "faster") == "1.52× faster (95% CI 1.49–1.56)"
+    assert units.ratio(1.2, None) == units.ratio(1.2, [None, None]) == "1.20×"
+    assert FAST.speed_text == "1.52× (95% CI 1.49–1.56)"
+    statuses = [units.numerics_status(p) for p in (True, False, None)]
+    assert statuses == ["pass", "FAIL", "not measured"]

@@ -3,12 +3,16 @@ from __future__ import annotations
 
 from html import escape
 
-from . import fmt
+from .. import units
 
 COLORS = {"eager": "#6b7a90", "compiled": "#2f7de1", "dynamo_s": "#8e6cd8", "aot_autograd_s": "#d88a2b",
           "inductor_lowering_s": "#2ba68a", "codegen_and_cpp_or_triton_s": "#d4504c", "outside_compiler_s": "#a0a7b4"}
 PHASE_LABELS = {"dynamo_s": "Dynamo tracing", "aot_autograd_s": "AOTAutograd", "inductor_lowering_s": "Inductor lowering",
                 "codegen_and_cpp_or_triton_s": "codegen + C++/Triton compile", "outside_compiler_s": "first run + other"}
+
+
+def _sec(s: float) -> str:
+    return escape(units.seconds(s))
 
 
 def boxplot(series: dict[str, dict], width: int = 640) -> str:
@@ -28,10 +32,12 @@ def boxplot(series: dict[str, dict], width: int = 640) -> str:
         parts.append(f'<line x1="{x(s["p10_s"]):.1f}" x2="{x(s["p90_s"]):.1f}" y1="{y + 13}" y2="{y + 13}" stroke="{c}" stroke-width="2"/>')
         parts.append(f'<rect x="{x(s["p25_s"]):.1f}" y="{y + 3}" width="{max(1.0, x(s["p75_s"]) - x(s["p25_s"])):.1f}" height="20" fill="{c}" fill-opacity="0.35" stroke="{c}"/>')
         parts.append(f'<line x1="{x(s["median_s"]):.1f}" x2="{x(s["median_s"]):.1f}" y1="{y + 1}" y2="{y + 25}" stroke="{c}" stroke-width="3"/>')
-        parts.append(f'<text x="{min(x(s["p90_s"]) + 6, right - 60):.1f}" y="{y + 17}" class="val">{escape(fmt.seconds(s["median_s"]))}</text>')
+        parts.append(f'<text x="{min(x(s["p90_s"]) + 6, right - 60):.1f}" y="{y + 17}" class="val">'
+                     f'{_sec(s["median_s"])}</text>')
     for frac in (0, 0.25, 0.5, 0.75, 1.0):
         v = hi * frac
-        parts.append(f'<text x="{x(v):.1f}" y="{h - 4}" class="tick" text-anchor="middle">{escape(fmt.seconds(v))}</text>')
+        parts.append(f'<text x="{x(v):.1f}" y="{h - 4}" class="tick" text-anchor="middle">'
+                     f'{_sec(v)}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -52,9 +58,13 @@ def stacked_phases(bars: dict[str, dict], width: int = 640) -> str:
         cur = left
         for key, val in phases.items():
             w = (right - left) * val / hi
-            parts.append(f'<rect x="{cur:.1f}" y="{y + 3}" width="{max(0.0, w):.1f}" height="22" fill="{COLORS.get(key, "#999")}"><title>{escape(PHASE_LABELS.get(key, key))}: {escape(fmt.seconds(val))}</title></rect>')
+            parts.append(f'<rect x="{cur:.1f}" y="{y + 3}" width="{max(0.0, w):.1f}" height="22" '
+                         f'fill="{COLORS.get(key, "#999")}">'
+                         f'<title>{escape(PHASE_LABELS.get(key, key))}: '
+                         f'{_sec(val)}</title></rect>')
             cur += w
-        parts.append(f'<text x="{cur + 6:.1f}" y="{y + 18}" class="val">{escape(fmt.seconds(totals[name]))}</text>')
+        parts.append(f'<text x="{cur + 6:.1f}" y="{y + 18}" class="val">'
+                     f'{_sec(totals[name])}</text>')
     parts.append("</svg>")
     legend = "".join(f'<span class="key"><i style="background:{COLORS[k]}"></i>{escape(label)}</span>' for k, label in PHASE_LABELS.items())
     return "".join(parts) + f'<div class="legend">{legend}</div>'
@@ -79,6 +89,8 @@ def break_even(eager_s: float, compiled_s: float, compile_costs: dict[str, float
     parts.append(f'<text x="{left + 10}" y="{top + 16}" class="tick">eager</text>')
     for frac in (0, 0.5, 1.0):
         parts.append(f'<text x="{X(n_max * frac):.1f}" y="{bottom + 16}" class="tick" text-anchor="middle">{int(n_max * frac):,} calls</text>')
-        parts.append(f'<text x="{left - 4}" y="{Y(ymax * frac / 1.05):.1f}" class="tick" text-anchor="end">{escape(fmt.seconds(ymax * frac / 1.05))}</text>')
+        t = ymax * frac / 1.05
+        parts.append(f'<text x="{left - 4}" y="{Y(t):.1f}" class="tick" text-anchor="end">'
+                     f'{_sec(t)}</text>')
     parts.append("</svg>")
     return "".join(parts)

@@ -12,8 +12,9 @@ import importlib.resources
 import jinja2
 from markupsafe import Markup
 
+from .. import units
 from ..report import Report
-from . import charts, fmt
+from . import charts
 
 SCRIPT = """
 document.querySelectorAll('input.filter').forEach(function (box) {
@@ -25,6 +26,11 @@ document.querySelectorAll('input.filter').forEach(function (box) {
   });
 });
 """
+
+
+# Every figure in the template is written by the formatter of the same name in units.py.
+FILTERS = ("seconds", "nbytes", "ratio", "ci", "percent", "sci", "count", "grouped", "calls",
+           "numerics_status", "decision_text")
 
 
 def _template_source(name: str) -> str:
@@ -39,8 +45,7 @@ def _env() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update({name: _defined(f) for name, f in
-                        dict(seconds=fmt.seconds, nbytes=fmt.nbytes, ratio=fmt.ratio, sci=fmt.sci, count=fmt.count).items()})
+    env.filters.update({name: _defined(getattr(units, name)) for name in FILTERS})
     return env
 
 
@@ -82,5 +87,4 @@ def render(report: Report, fragment: bool = False) -> str:
     digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
     return _env().get_template("report.html.j2").render(
         r=d, v=v, charts=ch, fragment=fragment, script=Markup(SCRIPT), script_hash=digest,
-        decision_text=fmt.DECISION_TEXT.get(v.get("decision"), v.get("decision") or "no verdict"),
     )

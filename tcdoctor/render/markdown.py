@@ -1,8 +1,8 @@
 """Markdown for GitHub issue text: verdict, key table, top breaks, the rest in <details>."""
 from __future__ import annotations
 
+from .. import units
 from ..report import Report
-from . import fmt
 
 
 def _esc(text: object) -> str:
@@ -18,24 +18,47 @@ def _code(text: object) -> str:
     return f"`{s}`" if s else ""
 
 
+def _pair(show, a, b) -> str:
+    return f"{show(a)} / {show(b)}"
+
+
+def _numerics(passed: object, err: object) -> str:
+    status = units.numerics_status(passed)
+    if passed is None:
+        return status
+    return (f"**{status}**" if passed is False else status) + f", max abs err {units.sci(err)}"
+
+
 def render(report: Report, top: int = 5) -> str:
     g = report.get
     v = report.data.get("verdict") or {}
-    out = [f"## tcdoctor: {_esc(fmt.DECISION_TEXT.get(v.get('decision'), v.get('decision')))}", ""]
+    out = [f"## tcdoctor: {_esc(units.decision_text(v.get('decision')))}", ""]
     out += [f"- {_esc(r)}" for r in v.get("reasons", [])]
     out += ["", "| figure | value | how measured |", "|---|---|---|"]
     rt = g("runtime") or {}
+    limit_hit = " (limit hit!)" if g("recompiles.limit_hit") else ""
+    be = units.calls(v["break_even_calls"]) if v.get("break_even_calls") else "n/a (not faster)"
     rows = [
-        ("graphs / graph breaks", f"{fmt.count(g('graphs.count'))} / {fmt.count(g('graph_breaks.count'))}", "torch._dynamo.explain + graph-break log, one call"),
-        ("recompiles", fmt.count(g("recompiles.count")) + (" (limit hit!)" if g("recompiles.limit_hit") else ""), "CompilationMetrics over inputs then each variant"),
-        ("guards", fmt.count(g("guards.count")), "CompilationMetrics.guard_count"),
-        ("guard overhead / call", fmt.seconds(g("guards.overhead_s_per_call")), "profiler 'TorchDynamo Cache Lookup'"),
-        ("eager / compiled median", f"{fmt.seconds(g('runtime.eager.median_s'))} / {fmt.seconds(g('runtime.compiled.median_s'))}", _esc(rt.get("method", ""))),
-        ("speedup", fmt.ratio(g("runtime.speedup"), g("runtime.speedup_ci")), "ratio of medians, paired bootstrap CI"),
-        ("compile cold / warm", f"{fmt.seconds(g('compile.cold_s'))} / {fmt.seconds(g('compile.warm_s'))}", "first call; warm = fresh process, same cache dir"),
-        ("break-even", f"{v['break_even_calls']:,} calls" if v.get("break_even_calls") else "n/a (not faster)", "(cold compile − eager call) / saving per call"),
-        ("peak memory eager / compiled", f"{fmt.nbytes(g('memory.eager_peak_bytes'))} / {fmt.nbytes(g('memory.compiled_peak_bytes'))}", _esc(g("memory.method") or "")),
-        ("numerics", fmt.NA if g("numerics.passed") is None else ("pass" if g("numerics.passed") else "**FAIL**") + f", max abs err {fmt.sci(g('numerics.max_abs_err'))}", "vs eager, judged against fp64"),
+        ("graphs / graph breaks", _pair(units.count, g("graphs.count"), g("graph_breaks.count")),
+         "torch._dynamo.explain + graph-break log, one call"),
+        ("recompiles", units.count(g("recompiles.count")) + limit_hit,
+         "CompilationMetrics over inputs then each variant"),
+        ("guards", units.count(g("guards.count")), "CompilationMetrics.guard_count"),
+        ("guard overhead / call", units.seconds(g("guards.overhead_s_per_call")),
+         "profiler 'TorchDynamo Cache Lookup'"),
+        ("eager / compiled median",
+         _pair(units.seconds, g("runtime.eager.median_s"), g("runtime.compiled.median_s")),
+         _esc(rt.get("method", ""))),
+        ("speedup", units.ratio(g("runtime.speedup"), g("runtime.speedup_ci")),
+         "ratio of medians, paired bootstrap CI"),
+        ("compile cold / warm", _pair(units.seconds, g("compile.cold_s"), g("compile.warm_s")),
+         "first call; warm = fresh process, same cache dir"),
+        ("break-even", be, "(cold compile − eager call) / saving per call"),
+        ("peak memory eager / compiled",
+         _pair(units.nbytes, g("memory.eager_peak_bytes"), g("memory.compiled_peak_bytes")),
+         _esc(g("memory.method") or "")),
+        ("numerics", _numerics(g("numerics.passed"), g("numerics.max_abs_err")),
+         "vs eager, judged against fp64"),
     ]
     out += [f"| {a} | {b} | {c} |" for a, b, c in rows]
     findings = g("graph_breaks.unique") or []
@@ -43,7 +66,7 @@ def render(report: Report, top: int = 5) -> str:
     def item(f: dict) -> str:
         return (f"- **{_esc(f['reason'])}** at {_code(str(f['file']) + ':' + str(f['line']))} {_code(f.get('code'))}"
                 + (f" ×{f['occurrences']}" if f["occurrences"] > 1 else "") + (" (frame skipped: runs eagerly)" if f.get("frame_skipped") else "")
-                + _esc(fmt.break_site(f)))
+                + _esc(units.break_site(f)))
 
     if findings:
         out += ["", f"### Graph breaks ({len(findings)} unique)", ""] + [item(f) for f in findings[:top]]

@@ -3,8 +3,12 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
+from .. import units
 from ..report import Report
-from . import fmt
+
+
+def _pair(show, a, b) -> str:
+    return f"{show(a)} / {show(b)}"
 
 
 def render(report: Report, limit: int = 5) -> str:
@@ -13,31 +17,40 @@ def render(report: Report, limit: int = 5) -> str:
     lines = [f"tcdoctor: {report['target']}  (torch {g('environment.torch', '?')}, {g('environment.device', '?')}, "
              f"backend {g('options.backend')}, {g('environment.threads', '?')} thread(s))", ""]
     if v:
-        lines.append(f"VERDICT: {fmt.DECISION_TEXT.get(v['decision'], v['decision'])}")
+        lines.append(f"VERDICT: {units.decision_text(v.get('decision'))}")
         lines += [f"  - {r}" for r in v.get("reasons", [])]
         lines.append("")
+    skipped, passed = g("graph_breaks.skipped_frames"), g("numerics.passed")
+    samples, frac = g("runtime.samples"), g("guards.overhead_fraction")
     rows = [
-        ["graphs / graph breaks", f"{fmt.count(g('graphs.count'))} / {fmt.count(g('graph_breaks.count'))}"
-         + (f" ({g('graph_breaks.skipped_frames')} skipped frame(s))" if g("graph_breaks.skipped_frames") else "")],
-        ["recompiles", fmt.count(g("recompiles.count")) + ("  RECOMPILE LIMIT HIT: running eagerly" if g("recompiles.limit_hit") else "")],
-        ["guards (first call)", fmt.count(g("guards.count"))],
-        ["guard overhead / call", fmt.seconds(g("guards.overhead_s_per_call"))
-         + (f" ({g('guards.overhead_fraction'):.0%} of a compiled call)" if g("guards.overhead_fraction") is not None else "")],
-        ["eager median / call", fmt.seconds(g("runtime.eager.median_s"))],
-        ["compiled median / call", fmt.seconds(g("runtime.compiled.median_s"))],
-        ["speedup", fmt.ratio(g("runtime.speedup"), g("runtime.speedup_ci")) + (f", {g('runtime.samples')} paired samples" if g("runtime.samples") else "")],
-        ["compile: cold / warm", f"{fmt.seconds(g('compile.cold_s'))} / {fmt.seconds(g('compile.warm_s'))}"],
-        ["break-even (cold)", f"{v['break_even_calls']:,} calls" if v.get("break_even_calls") else "never (compiled not faster)" if v else fmt.NA],
-        ["peak memory eager / compiled", f"{fmt.nbytes(g('memory.eager_peak_bytes'))} / {fmt.nbytes(g('memory.compiled_peak_bytes'))}"],
-        ["numerics", fmt.NA if g("numerics.passed") is None else ("pass" if g("numerics.passed") else "FAIL") + f" (max abs err {fmt.sci(g('numerics.max_abs_err'))})"],
+        ["graphs / graph breaks", _pair(units.count, g("graphs.count"), g("graph_breaks.count"))
+         + (f" ({skipped} skipped frame(s))" if skipped else "")],
+        ["recompiles", units.count(g("recompiles.count"))
+         + ("  RECOMPILE LIMIT HIT: running eagerly" if g("recompiles.limit_hit") else "")],
+        ["guards (first call)", units.count(g("guards.count"))],
+        ["guard overhead / call", units.seconds(g("guards.overhead_s_per_call"))
+         + (f" ({units.percent(frac)} of a compiled call)" if frac is not None else "")],
+        ["eager median / call", units.seconds(g("runtime.eager.median_s"))],
+        ["compiled median / call", units.seconds(g("runtime.compiled.median_s"))],
+        ["speedup", units.ratio(g("runtime.speedup"), g("runtime.speedup_ci"))
+         + (f", {samples} paired samples" if samples else "")],
+        ["compile: cold / warm", _pair(units.seconds, g("compile.cold_s"), g("compile.warm_s"))],
+        ["break-even (cold)", units.calls(v["break_even_calls"]) if v.get("break_even_calls")
+         else "never (compiled not faster)" if v else units.NA],
+        ["peak memory eager / compiled",
+         _pair(units.nbytes, g("memory.eager_peak_bytes"), g("memory.compiled_peak_bytes"))],
+        ["numerics", units.numerics_status(passed)
+         + ("" if passed is None else f" (max abs err {units.sci(g('numerics.max_abs_err'))})")],
     ]
     lines.append(tabulate(rows, tablefmt="simple"))
     findings = g("graph_breaks.unique") or []
     if findings:
         lines += ["", "Graph breaks:"]
         for f in findings[:limit]:
-            lines.append(f"  {f['file']}:{f['line']} {f['reason']}" + (f" ×{f['occurrences']}" if f["occurrences"] > 1 else "")
-                         + (" [frame skipped: runs eagerly]" if f.get("frame_skipped") else "") + fmt.break_site(f))
+            lines.append(f"  {f['file']}:{f['line']} {f['reason']}"
+                         + (f" ×{f['occurrences']}" if f["occurrences"] > 1 else "")
+                         + (" [frame skipped: runs eagerly]" if f.get("frame_skipped") else "")
+                         + units.break_site(f))
         if len(findings) > limit:
             lines.append(f"  … and {len(findings) - limit} more")
     events = g("recompiles.events") or []
@@ -60,10 +73,13 @@ def strategy_lines(report: Report) -> list[str]:
         if not rows:
             return
         out.extend(["", f"{title}:"])
-        out.append(tabulate([[r["name"], "—" if r.get("baseline") else fmt.seconds(r.get("first_call_s")), fmt.seconds(r.get("median_s")),
-                              fmt.ratio(r.get("speedup"), r.get("speedup_ci")), fmt.nbytes(r.get("peak_bytes")),
-                              r.get("note") or ("" if r.get("numerics_passed") is not False else "numerics FAIL")] for r in rows],
-                             headers=["", "first call", "median", "vs eager", "peak mem", ""], tablefmt="simple"))
+        out.append(tabulate(
+            [[r["name"], "—" if r.get("baseline") else units.seconds(r.get("first_call_s")),
+              units.seconds(r.get("median_s")), units.ratio(r.get("speedup"), r.get("speedup_ci")),
+              units.nbytes(r.get("peak_bytes")),
+              r.get("note") or ("" if r.get("numerics_passed") is not False else "numerics FAIL")]
+             for r in rows],
+            headers=["", "first call", "median", "vs eager", "peak mem", ""], tablefmt="simple"))
         if rec_key in recs:
             out.append(f"  -> {recs[rec_key]['text']}")
 
@@ -72,17 +88,23 @@ def strategy_lines(report: Report) -> list[str]:
     dyn = st.get("dynamic") or []
     if dyn:
         out.extend(["", "Dynamic shapes:"])
-        out.append(tabulate([[r["name"], r["compiles"], fmt.seconds(r["compile_s"]), "yes" if r.get("limit_hit") else "",
-                              ", ".join(fmt.seconds(x["median_s"]) for x in r["shapes"])] for r in dyn],
-                            headers=["", "compiles", "compile time", "limit hit", "compiled median per shape"], tablefmt="simple"))
+        out.append(tabulate(
+            [[r["name"], r["compiles"], units.seconds(r["compile_s"]),
+              "yes" if r.get("limit_hit") else "",
+              ", ".join(units.seconds(x["median_s"]) for x in r["shapes"])] for r in dyn],
+            headers=["", "compiles", "compile time", "limit hit", "compiled median per shape"],
+            tablefmt="simple"))
         if "dynamic" in recs:
             out.append(f"  -> {recs['dynamic']['text']}")
     reg = st.get("regions")
     if reg:
         out.extend(["", f"Regions (depth {reg['depth']}{', tried because the model breaks a lot' if reg.get('automatic') else ''}):"])
-        out.append(tabulate([[r["name"], r["module"], {True: "yes", False: "NO", None: "-"}[r.get("fullgraph")],
-                              fmt.seconds(r.get("eager_median_s")), fmt.seconds(r.get("median_s")), fmt.ratio(r.get("speedup"), r.get("speedup_ci"))]
-                             for r in reg["regions"]], headers=["region", "module", "fullgraph", "eager", "compiled", "speedup"], tablefmt="simple"))
+        out.append(tabulate(
+            [[r["name"], r["module"], {True: "yes", False: "NO", None: "-"}[r.get("fullgraph")],
+              units.seconds(r.get("eager_median_s")), units.seconds(r.get("median_s")),
+              units.ratio(r.get("speedup"), r.get("speedup_ci"))] for r in reg["regions"]],
+            headers=["region", "module", "fullgraph", "eager", "compiled", "speedup"],
+            tablefmt="simple"))
         if "regions" in recs:
             out.append(f"  -> {recs['regions']['text']}")
     for f in st.get("failed") or []:

@@ -3,7 +3,7 @@
 Method: the launcher polls each child's event file (JSON lines, `run/stream.py`) and feeds the full
 list here with the child's name; only events not seen before are shown. A `done` event carries the
 phase's own `seconds` and `data`, from which one headline figure is taken (formatted by
-`render/fmt.py`, as the summary formats it). Strategy children are announced by the launcher
+`units.py`, as the summary formats it). Strategy children are announced by the launcher
 (`strategy 2/4: dynamic=True`), and their figure comes from their `done` event.
 
 Two outputs: on a TTY one line rewritten in place (carriage return), showing the running phase and its
@@ -22,7 +22,7 @@ from typing import IO, Any, Callable
 
 import click
 
-from ..render import fmt
+from .. import units
 
 LABELS = {
     "load": "load target", "environment": "environment", "eager": "eager call", "graph_breaks": "graph breaks",
@@ -30,12 +30,6 @@ LABELS = {
     "compile_warm": "warm compile", "memory": "memory", "profile": "profile",
 }
 HIDDEN = ("plan",)  # bookkeeping, not a phase the user waits for
-
-
-def _get(d: Any, path: str) -> Any:
-    for key in path.split("."):
-        d = d.get(key) if isinstance(d, dict) else None
-    return d
 
 
 def _n(count: Any, word: str) -> str:
@@ -49,27 +43,28 @@ def _environment(d: dict) -> str | None:
 
 
 def _graph_breaks(d: dict) -> str | None:
-    breaks, graphs = _get(d, "graph_breaks.count"), _get(d, "graphs.count")
+    breaks, graphs = units.get(d, "graph_breaks.count"), units.get(d, "graphs.count")
     if breaks is None and graphs is None:
         return None
     parts = [_n(breaks, "break") if breaks is not None else None, _n(graphs, "graph") if graphs is not None else None]
-    skipped = _get(d, "graph_breaks.skipped_frames")
+    skipped = units.get(d, "graph_breaks.skipped_frames")
     if skipped:
         parts.append(_n(skipped, "skipped frame"))
     return ", ".join(p for p in parts if p)
 
 
 def _compile(d: dict) -> str | None:
-    first, guards = d.get("first_call_s"), _get(d, "guards.count")
+    first, guards = d.get("first_call_s"), units.get(d, "guards.count")
     if first is None:
         return None
-    return f"first call {fmt.seconds(first)}" + (f", {_n(guards, 'guard')}" if guards is not None else "")
+    return f"first call {units.seconds(first)}" + (
+        f", {_n(guards, 'guard')}" if guards is not None else "")
 
 
 def _numerics(d: dict) -> str | None:
     verdict = {True: "passed", False: "FAILED", None: "not judged"}.get(d.get("passed"), "not judged")
     err = d.get("max_abs_err")
-    return verdict + (f" (max abs err {fmt.sci(err)})" if err is not None else "")
+    return verdict + (f" (max abs err {units.sci(err)})" if err is not None else "")
 
 
 def _recompiles(d: dict) -> str | None:
@@ -83,38 +78,39 @@ def _memory(d: dict) -> str | None:
     e, c = d.get("eager_peak_bytes"), d.get("compiled_peak_bytes")
     if e is None and c is None:
         return None
-    return f"peak {fmt.nbytes(e)} eager, {fmt.nbytes(c)} compiled"
+    return f"peak {units.nbytes(e)} eager, {units.nbytes(c)} compiled"
 
 
 def _profile(d: dict) -> str | None:
     guard = d.get("guard_overhead_s_per_call")
-    return f"guards {fmt.seconds(guard)}/call" if guard is not None else None
+    return f"guards {units.seconds(guard)}/call" if guard is not None else None
 
 
 def _strategy(d: dict) -> str | None:
     """A strategy row: speed (modes, training ways), compiles (shape strategies) or regions."""
     if d.get("speedup") is not None:
         first = d.get("first_call_s")
-        speed = fmt.ratio(d["speedup"], d.get("speedup_ci"))
-        return speed + (f", first call {fmt.seconds(first)}" if first is not None else "")
+        speed = units.ratio(d["speedup"], d.get("speedup_ci"))
+        return speed + (f", first call {units.seconds(first)}" if first is not None else "")
     if d.get("compiles") is not None:
         hit = ", recompile limit hit" if d.get("limit_hit") else ""
-        return f"{_n(d['compiles'], 'compile')}, {fmt.seconds(d.get('compile_s'))} compiling{hit}"
+        return f"{_n(d['compiles'], 'compile')}, {units.seconds(d.get('compile_s'))} compiling{hit}"
     if isinstance(d.get("regions"), list):
         return _n(len(d["regions"]), "region")
     return None
 
 
 def _eager(d: dict) -> str | None:
-    return f"first call {fmt.seconds(d['first_call_s'])}" if d.get("first_call_s") is not None else None
+    first = d.get("first_call_s")
+    return f"first call {units.seconds(first)}" if first is not None else None
 
 
 def _runtime(d: dict) -> str | None:
-    return fmt.ratio(d["speedup"], d.get("speedup_ci")) if d.get("speedup") is not None else None
+    return units.ratio(d["speedup"], d.get("speedup_ci")) if d.get("speedup") is not None else None
 
 
 def _warm(d: dict) -> str | None:
-    return fmt.seconds(d["warm_s"]) if d.get("warm_s") is not None else None
+    return units.seconds(d["warm_s"]) if d.get("warm_s") is not None else None
 
 
 HEADLINES: dict[str, Callable[[dict], str | None]] = {
@@ -192,7 +188,7 @@ class Progress:
         """Redraw the running line (TTY only): its elapsed time moves."""
         if self.enabled and self.tty and self._running:
             label, t0 = self._running
-            line = f"tcdoctor: {label} … {fmt.seconds(self.clock() - t0)}"
+            line = f"tcdoctor: {label} … {units.seconds(self.clock() - t0)}"
             self._draw(line + (f"  | {self._last_done}" if self._last_done else ""))
 
     def close(self) -> None:
@@ -233,11 +229,11 @@ class Progress:
 
     @staticmethod
     def _outcome(ev: dict, phase: str, elapsed: float | None) -> str:
-        took = fmt.seconds(elapsed) if elapsed is not None else ""
+        took = units.seconds(elapsed) if elapsed is not None else ""
         if ev.get("event") == "skipped":
             return f"skipped: {ev.get('why') or 'no reason given'}"
         if ev.get("event") == "failed":
-            msg = str(_get(ev, "error.message") or "error").splitlines()[0][:100]
+            msg = str(units.get(ev, "error.message") or "error").splitlines()[0][:100]
             return f"FAILED: {msg}" + (f"  [{took}]" if took else "")
         fig = headline(phase, ev.get("data"))
         return f"{fig}  [{took}]" if fig and took else (fig or took or "done")

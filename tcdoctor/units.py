@@ -1,0 +1,113 @@
+"""Units and formatting: the one way each figure is written (a duration, a size, a speedup with its
+confidence interval, a numerics status, a decision), used by the verdict, `check`, `diff`, the
+progress lines and every renderer (the HTML template through Jinja filters of the same names).
+
+Also the one dotted getter over a report's dict (`get(data, "runtime.speedup")`).
+Core module: imports nothing from `render/`, nor anything else of tcdoctor.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+NA = "not measured"
+
+DECISION_TEXT = {
+    "compile": "Compile it",
+    "compile-after-fixes": "Compile it after these fixes",
+    "dont-compile": "Don't compile it (yet)",
+}
+
+
+def get(data: Any, dotted: str, default: Any = None) -> Any:
+    """data["a"]["b"] for "a.b"; default when a key is missing or a level is not a dict."""
+    cur = data
+    for part in dotted.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return default
+        cur = cur[part]
+    return cur
+
+
+def seconds(s: Any) -> str:
+    if s is None or isinstance(s, str):
+        return NA if s is None else s
+    if s < 1e-3:
+        return f"{s * 1e6:.1f} µs"
+    if s < 1:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s:.2f} s"
+
+
+def nbytes(b: Any) -> str:
+    if b is None:
+        return NA
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(b) < 1024 or unit == "GiB":
+            return f"{b:.0f} {unit}" if unit == "B" else f"{b:.1f} {unit}"
+        b /= 1024
+    return str(b)
+
+
+def ci(bounds: Any) -> str:
+    """'95% CI 1.49–1.56'; empty when the interval (or either bound) is missing."""
+    if not bounds or None in bounds:
+        return ""
+    return f"95% CI {bounds[0]:.2f}–{bounds[1]:.2f}"
+
+
+def ratio(x: Any, bounds: Any = None, word: str = "") -> str:
+    """'1.52×', '1.52× (95% CI 1.49–1.56)', with word: '1.52× faster (95% CI 1.49–1.56)'."""
+    if x is None:
+        return NA
+    s = f"{x:.2f}×" + (f" {word}" if word else "")
+    interval = ci(bounds)
+    return s + (f" ({interval})" if interval else "")
+
+
+def percent(x: Any, digits: int = 0) -> str:
+    """A share: 0.35 -> '35%' (digits=1: '35.0%')."""
+    return NA if x is None else f"{x:.{digits}%}"
+
+
+def count(n: Any) -> str:
+    return NA if n is None else str(n)
+
+
+def grouped(n: Any) -> str:
+    """An integer with thousands separators: 100000 -> '100,000'."""
+    return NA if n is None else f"{n:,}"
+
+
+def calls(n: Any) -> str:
+    """A number of calls: '5,844 calls'."""
+    return NA if n is None else f"{n:,} calls"
+
+
+def sci(x: Any) -> str:
+    return NA if x is None else (x if isinstance(x, str) else f"{x:.3g}")
+
+
+def numerics_status(passed: Any) -> str:
+    """The numerics check's outcome: 'pass', 'FAIL' or 'not measured'."""
+    if passed is None:
+        return NA
+    return "pass" if passed else "FAIL"
+
+
+def decision_text(decision: Any) -> str:
+    """The verdict as a heading: 'Compile it', …; 'no verdict' when there is none."""
+    return DECISION_TEXT.get(decision, decision or "no verdict")
+
+
+def break_site(f: dict) -> str:
+    """' — inside torch _detect_is_causal_mask (transformer.py:1245), PyTorch itself'.
+
+    For breaks in code the user did not write; empty for the user's own code.
+    """
+    if not f.get("origin") or f["origin"] == "user":
+        return ""
+    site = f.get("site") or {}
+    name = os.path.basename(site.get("file") or "?")
+    where = f"{f.get('library') or ''} {site.get('function') or ''} ({name}:{site.get('line')})"
+    return f" — inside {where}, {f.get('origin_text')}".replace("  ", " ")
