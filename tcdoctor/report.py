@@ -121,10 +121,17 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
         if phase.sections and not (st and st["status"] == "ok"):
             phase.not_measured(data, phase.sections, _why(phase.name, st, data["errors"]))
     _tried(data, done)
-    data["verdict"] = decide(data)
-    data["fixes"] += tried.from_strategies(data)
-    data["verdict"]["advice"] += tried.advice(data)
+    _decide(data)
+    data["fixes"] += tried.from_strategies(data)  # reads the strategy recommendations of that verdict
+    _decide(data)
     return Report(data)
+
+
+def _decide(data: dict, **rules: Any) -> None:
+    """The verdict, plus what the tried fixes and the ablation showed (pure: recomputing gives the same)."""
+    data["verdict"] = decide(data, **rules)
+    data["verdict"]["advice"] += tried.advice(data)
+    tried.annotate(data)
 
 
 def _tried(data: dict, done: dict) -> None:
@@ -180,5 +187,5 @@ def _why(phase: str, status: dict | None, errors: list[dict]) -> str:
 def with_verdict(report: Report, **rules: Any) -> Report:
     """A copy of the report with the verdict recomputed (e.g. another --expected-calls)."""
     data = copy.deepcopy(report.data)
-    data["verdict"] = decide(data, **rules)
+    _decide(data, **rules)
     return Report(data)

@@ -23,6 +23,8 @@ import re
 import time
 from typing import Any
 
+from . import units
+
 CONFIG_HINT = re.compile(r"torch\._dynamo\.config\.(\w+)\s*=\s*True")
 ABLATION_BACKENDS = ("eager", "aot_eager")
 STANCE = "skip_guard_eval_unsafe"
@@ -249,25 +251,11 @@ def ablation_layer(data: dict, rows: list[dict]) -> dict | None:
     return {"rows": table, "layer": text}
 
 
-def _summary(row: dict) -> str:
-    """'2 breaks → 0, 0.87× → 1.21× (95% CI 1.18–1.25)' from a fix row's before and after."""
-    b, a = row.get("before") or {}, row.get("after") or {}
-    parts = []
-    for key, unit in (("graph_breaks", "breaks"), ("recompiles", "recompiles")):
-        if b.get(key) is not None and a.get(key) is not None:
-            parts.append(f"{b[key]} {unit} → {a[key]}")
-    if b.get("speedup") is not None and a.get("speedup") is not None:
-        ci = a.get("speedup_ci") or [None, None]
-        ci_txt = f" (95% CI {ci[0]:.2f}–{ci[1]:.2f})" if ci[0] is not None and ci[1] is not None else ""
-        parts.append(f"{b['speedup']:.2f}× → {a['speedup']:.2f}×{ci_txt}")
-    return ", ".join(parts)
-
-
 def advice(data: dict) -> list[dict]:
     """One advice line per tried fix (a fix that did not help says so, so nobody tries it again)."""
     out = []
     for row in data.get("fixes") or []:
-        summary = _summary(row)
+        summary = units.fix_summary(row)
         text = f"Tried `{row['fix']}`: {row.get('outcome')}" + (f" ({summary})" if summary else "") + f". {row.get('why') or ''}"
         out.append({"topic": "tried fix", "text": text.strip(), "evidence": f"fixes[{row.get('name')}]"})
     for nt in data.get("fixes_not_tried") or []:
@@ -278,3 +266,21 @@ def advice(data: dict) -> list[dict]:
     if layer:
         out.append({"topic": "which layer", "text": layer[0].upper() + layer[1:] + ".", "evidence": "ablation.rows"})
     return out
+
+
+def annotate(data: dict) -> None:
+    """Say next to each graph-break advice what trying its no-edit fix showed (so nobody tries it again)."""
+    findings = {f.get("id"): f for f in (data.get("graph_breaks") or {}).get("unique") or []}
+    notes: dict[tuple, list[str]] = {}
+    for row in data.get("fixes") or []:
+        for fid in row.get("addresses") or []:
+            f = findings.get(fid)
+            if f:
+                notes.setdefault((f.get("reason"), f.get("file"), f.get("line")), []).append(
+                    f"tried `{row['fix']}`: {row.get('outcome')}")
+    for a in (data.get("verdict") or {}).get("advice") or []:
+        if a.get("topic") != "graph break":
+            continue
+        for (reason, file, line), ns in notes.items():
+            if f"{reason} at {file}:{line}" in (a.get("evidence") or ""):
+                a["text"] += " (" + "; ".join(ns) + ", see Tried.)"

@@ -359,9 +359,14 @@ def decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
             f"Compiled is {fig.faster_text}, but parts of the model run eagerly "
             f"({fig.skipped} skipped frame(s){limit})."]
     reasons = [f"Compiled is {fig.faster_text}."]
-    if be_cold:
+    be_warm = fig.break_even_warm
+    if be_cold and be_cold["calls"] <= horizon:
         reasons.append(f"Compile time is repaid after {be_cold['calls']:,} calls (cold cache), "
                        f"within the expected {horizon:,}.")
+    elif be_cold and be_warm:
+        reasons.append(f"With a warm inductor cache the compile time is repaid after {be_warm['calls']:,} calls, "
+                       f"within the expected {horizon:,}; a cold compile needs {be_cold['calls']:,}: keep the "
+                       "cache (TORCHINDUCTOR_CACHE_DIR on persistent storage).")
     if fig.fixable:
         reasons.append(f"{fig.breaks} graph break(s) and {fig.recompiles} recompile(s) remain; "
                        "fixing them may gain more.")

@@ -124,7 +124,10 @@ def test_faster_but_never_repaid_within_the_horizon_is_dont_compile():
 
 
 def test_a_warm_cache_that_repays_within_the_horizon_is_enough():
-    assert decision(fig(cold_s=200.0, warm_s=2.0), dict(RULES))[0] == "compile"
+    decided, reasons = decision(fig(cold_s=200.0, warm_s=2.0), dict(RULES))
+    assert decided == "compile"
+    assert not any("(cold cache), within" in r for r in reasons)  # the cold figure is beyond the horizon
+    assert any("warm inductor cache" in r and "keep the cache" in r for r in reasons)
     assert decision(fig(cold_s=200.0, warm_s=None), dict(RULES))[0] == "dont-compile"
 
 

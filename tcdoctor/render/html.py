@@ -30,7 +30,7 @@ document.querySelectorAll('input.filter').forEach(function (box) {
 
 # Every figure in the template is written by the formatter of the same name in units.py.
 FILTERS = ("seconds", "nbytes", "ratio", "ci", "percent", "sci", "count", "grouped", "calls",
-           "numerics_status", "decision_text")
+           "numerics_status", "decision_text", "break_cost", "fix_summary")
 
 
 def _template_source(name: str) -> str:

@@ -64,14 +64,23 @@ def render(report: Report, top: int = 5) -> str:
     findings = g("graph_breaks.unique") or []
 
     def item(f: dict) -> str:
+        cost = units.break_cost(f, first=f is findings[0])
         return (f"- **{_esc(f['reason'])}** at {_code(str(f['file']) + ':' + str(f['line']))} {_code(f.get('code'))}"
                 + (f" ×{f['occurrences']}" if f["occurrences"] > 1 else "") + (" (frame skipped: runs eagerly)" if f.get("frame_skipped") else "")
-                + _esc(units.break_site(f)))
+                + _esc(units.break_site(f)) + (f" — {_esc(cost)}" if cost else ""))
 
     if findings:
         out += ["", f"### Graph breaks ({len(findings)} unique)", ""] + [item(f) for f in findings[:top]]
         if len(findings) > top:
             out += ["", "<details><summary>" + f"{len(findings) - top} more</summary>", ""] + [item(f) for f in findings[top:]] + ["", "</details>"]
+    fixes = report.data.get("fixes") or []
+    if fixes:
+        out += ["", "### Tried (no source edit)", ""] + [
+            f"- {_code(row['fix'])}: **{_esc(row.get('outcome'))}**"
+            + (f" ({_esc(units.fix_summary(row))})" if units.fix_summary(row) else "") for row in fixes]
+    layer = (report.data.get("ablation") or {}).get("layer")
+    if layer:
+        out += ["", f"**Which layer:** {_esc(layer)}"]
     events = g("recompiles.events") or []
     if events:
         out += ["", "### Recompiles", ""] + [f"- {_code(e['function'])} on {_esc(e['variant'])}: {_code(e['reason'])}" for e in events]

@@ -46,13 +46,15 @@ def render(report: Report, limit: int = 5) -> str:
     findings = g("graph_breaks.unique") or []
     if findings:
         lines += ["", "Graph breaks:"]
-        for f in findings[:limit]:
+        for i, f in enumerate(findings[:limit]):
+            cost = units.break_cost(f, first=i == 0)
             lines.append(f"  {f['file']}:{f['line']} {f['reason']}"
                          + (f" ×{f['occurrences']}" if f["occurrences"] > 1 else "")
                          + (" [frame skipped: runs eagerly]" if f.get("frame_skipped") else "")
-                         + units.break_site(f))
+                         + units.break_site(f) + (f"  [{cost}]" if cost else ""))
         if len(findings) > limit:
             lines.append(f"  … and {len(findings) - limit} more")
+    lines += tried_lines(report)
     events = g("recompiles.events") or []
     if events:
         lines += ["", "Recompiles:"]
@@ -109,4 +111,19 @@ def strategy_lines(report: Report) -> list[str]:
             out.append(f"  -> {recs['regions']['text']}")
     for f in st.get("failed") or []:
         out.append(f"strategy {f['strategy']} failed: {f['message']}")
+    return out
+
+
+def tried_lines(report: Report) -> list[str]:
+    """Fixes tried in fresh processes (before → after), and which layer a loss comes from."""
+    out: list[str] = []
+    fixes = report.data.get("fixes") or []
+    if fixes:
+        out += ["", "Tried (no source edit):"]
+        for row in fixes:
+            summary = units.fix_summary(row)
+            out.append(f"  {row['fix']}: {row.get('outcome')}" + (f" ({summary})" if summary else ""))
+    layer = (report.data.get("ablation") or {}).get("layer")
+    if layer:
+        out += ["", f"Which layer: {layer}"]
     return out
