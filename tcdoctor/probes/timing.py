@@ -6,6 +6,7 @@ of medians with a paired-bootstrap confidence interval (stats.ratio_of_medians_c
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from typing import Any, Callable
 
@@ -19,13 +20,27 @@ MAX_WARMUP_CALLS = 50
 STABLE_CALLS = 3
 
 
-def _batch(fn: Callable[[], Any], k: int, sync: Callable[[], None]) -> float:
+def _minor_faults() -> int | None:
+    """Minor page faults of this process so far (None where getrusage has no such count)."""
+    try:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    except (ImportError, OSError, AttributeError):
+        return None
+
+
+def _batch(fn: Callable[[], Any], k: int, sync: Callable[[], None], faults: list | None = None) -> float:
     sync()
+    f0 = _minor_faults() if faults is not None else None
     t0 = time.perf_counter()
     for _ in range(k):
         fn()
     sync()
-    return (time.perf_counter() - t0) / k
+    elapsed = (time.perf_counter() - t0) / k
+    if f0 is not None:
+        faults.append((_minor_faults() - f0) / k)
+    return elapsed
 
 
 def warm_up(compiled: Callable[[], Any], eager: Callable[[], Any], sync) -> dict:
@@ -50,16 +65,20 @@ def measure(eager: Callable[[], Any], compiled: Callable[[], Any], sync, budget_
     n_metrics = len(dynamo_state.compilation_metrics())
     e_s: list[float] = []
     c_s: list[float] = []
+    e_f: list[float] = []  # minor page faults per call of each sample: a call that allocates and frees large
+    c_f: list[float] = []  # buffers may re-fault them every call, depending on the malloc heap's history
     deadline = time.perf_counter() + budget_s
     while len(e_s) < MAX_PAIRS and (len(e_s) < MIN_PAIRS or time.perf_counter() < deadline):
         if len(e_s) % 2 == 0:
-            e_s.append(_batch(eager, k, sync))
-            c_s.append(_batch(compiled, k, sync))
+            e_s.append(_batch(eager, k, sync, e_f))
+            c_s.append(_batch(compiled, k, sync, c_f))
         else:
-            c_s.append(_batch(compiled, k, sync))
-            e_s.append(_batch(eager, k, sync))
+            c_s.append(_batch(compiled, k, sync, c_f))
+            e_s.append(_batch(eager, k, sync, e_f))
     lo, hi = stats.ratio_of_medians_ci(e_s, c_s)
     eager_sum, comp_sum = stats.summarize(e_s), stats.summarize(c_s)
+    eager_sum["minor_faults_per_call"] = statistics.median(e_f) if e_f else None
+    comp_sum["minor_faults_per_call"] = statistics.median(c_f) if c_f else None
     return {
         "eager": eager_sum,
         "compiled": comp_sum,
