@@ -169,4 +169,7 @@ def with_verdict(report: Report, **rules: Any) -> Report:
     """A copy of the report with the verdict recomputed (e.g. another --expected-calls)."""
     data = copy.deepcopy(report.data)
     data["verdict"] = decide(data, **rules)
+    from .distributed import extend_verdict
+
+    extend_verdict(data)  # a distributed run's reasons and advice (tcdoctor/distributed.py)
     return Report(data)
