@@ -38,7 +38,7 @@ def _write_outputs(report: Any, json_path: str | None, html_path: str | None, md
             from .render.html import render as render_html
 
             with open(html_path, "w", encoding="utf-8") as fh:
-                fh.write(render_html(report))
+                fh.write(render_html(report, base_dir=os.path.dirname(os.path.abspath(html_path))))
         if md_path:
             from .render.markdown import render as render_md
 
@@ -107,9 +107,10 @@ def _run_analysis(target: str, backend: str, mode: str | None, threads: int | No
     opts = Options(backend=backend, mode=mode, threads=threads or DEFAULT_THREADS, timeout_s=timeout_s,
                    budget_s=budget_s, profile_budget_s=profile_budget_s, warm=not no_warm, trace_dir=trace_dir, submodules=submodules, depth=depth, dynamic=dynamic,
                    modes=[m.strip() for m in modes.split(",") if m.strip()] or ["default"])
-    from .tlparse import configure, attach
+    from .tlparse import attach, configure, prepare
 
     configure(opts, **dist)  # --nproc/--nnodes/... and --torch-trace (tcdoctor/tlparse.py)
+    prepare(opts.torch_trace)
     if opts.nproc > 1 or opts.nnodes > 1:
         from .run.distributed import analyze_distributed
 

@@ -9,9 +9,10 @@ reports and recompute it.
 - compile_skew_s: max - min over ranks of the cold first compiled call (both launches start every
   rank's first call together: a barrier lines them up). What the fastest rank waits at the first
   collective when every rank starts with an empty cache.
-- mixed_cache_skew_s: the slowest cold first call minus the fastest warm first call (the warm
-  launch is a second torchrun against each rank's own cache dir): what a warm rank waits for a
-  cold one in a partially warm cluster. Computed from the two launches, not run as one mixed job.
+- mixed_cache_skew_s: the largest |cold first call of rank i - warm first call of rank j|, i != j
+  (the warm launch is a second torchrun against each rank's own cache dir): what one rank waits for
+  the other in a partially warm cluster. Computed from the two launches, not run as one mixed job.
+  With a backend that has no compile cache (eager, aot_eager) "warm" is only a fresh process.
 - divergences: ranks that differ in graphs, per-graph op counts, graph breaks (reason, file, line),
   guards, recompiles or their reasons, inputs or DDP subgraphs. Each is a hang risk, named.
 - slowest rank per phase, from each rank's own phase durations.
@@ -125,8 +126,8 @@ def divergences(rows: list[dict]) -> list[dict]:
         ("break_reasons", "graph_breaks", "graph breaks (reason, file, line)", breaks),
         ("graph_breaks", "graph_breaks", "graph-break counts", None),
         ("guards", "guards", "guard counts", None),
-        ("recompiles", "recompiles", "recompile counts", None),
         ("recompile_reasons", "recompiles", "recompile reasons", reasons),
+        ("recompiles", "recompiles", "recompile counts", None),
         ("inputs", "inputs", "input shapes", lambda v: str(v.get("inputs")) + (f" then {v.get('variants')}" if v.get("variants") else "")),
     ]
     out, kinds = [], set()
@@ -182,7 +183,9 @@ def finish(sec: dict) -> dict:
     comp = [r["compile_s"] for r in rows if r.get("compile_s") is not None]
     sec["compile_skew_s"] = _spread(cold)
     sec["compile_time_skew_s"] = _spread(comp)
-    sec["mixed_cache_skew_s"] = (max(cold) - min(warm)) if cold and warm and len(rows) >= 2 else None
+    pairs = [abs(a["first_call_s"] - b["warm_first_call_s"]) for a in rows for b in rows
+             if a is not b and a.get("first_call_s") is not None and b.get("warm_first_call_s") is not None]
+    sec["mixed_cache_skew_s"] = max(pairs) if pairs else None
     timeout = sec.get("timeout_s")
     for key in ("compile_skew_s", "mixed_cache_skew_s"):
         val = sec.get(key)
@@ -198,8 +201,9 @@ def finish(sec: dict) -> dict:
                            "start it together after a barrier, so the figure is what the fastest rank waits at the first "
                            "collective"),
         "compile_time_skew_s": "max - min over ranks of the compile time CompilationMetrics records (waits excluded)",
-        "mixed_cache_skew_s": ("slowest cold first call minus fastest warm first call (warm: a second torchrun launch "
-                               "against each rank's own cache dir); computed from the two launches, not one mixed job"),
+        "mixed_cache_skew_s": ("largest |cold first call of one rank - warm first call of another| (warm: a second "
+                               "torchrun launch against each rank's own cache dir): what one rank waits for the other when "
+                               "only one has a warm cache; computed from the two launches, not run as one mixed job"),
         "timeout_s": "the process group's timeout your job runs with (--pg-timeout; torch's default otherwise)",
         "step_ci_s": "95% percentile-bootstrap CI of the median of the rank's compiled timing samples",
     }

@@ -40,6 +40,17 @@ def configure(opts: Any, nproc: int = 1, nnodes: int = 1, node_rank: int | None 
         opts.torch_trace = os.path.abspath(DEFAULT_DIR)
 
 
+def prepare(trace_dir: str | None) -> None:
+    """Remove the structured logs an earlier run left in the per-process folders (only PyTorch's trace files)."""
+    if not trace_dir:
+        return
+    for old in glob.glob(os.path.join(trace_dir, "*", "dedicated_log_torch_trace_*.log")):
+        try:
+            os.remove(old)
+        except OSError:
+            pass
+
+
 def logs(trace_dir: str, process: str = "cold") -> list[str]:
     return sorted(glob.glob(os.path.join(trace_dir, process, "dedicated_log_torch_trace_*.log")))
 

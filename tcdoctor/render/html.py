@@ -13,7 +13,7 @@ import jinja2
 from markupsafe import Markup
 
 from ..report import Report
-from . import charts, fmt
+from . import charts, distributed, fmt
 
 SCRIPT = """
 document.querySelectorAll('input.filter').forEach(function (box) {
@@ -64,7 +64,7 @@ def _phase_bars(c: dict) -> dict:
     return bars
 
 
-def render(report: Report, fragment: bool = False) -> str:
+def render(report: Report, fragment: bool = False, base_dir: str | None = None) -> str:
     d = report.data
     v = d.get("verdict") or {}
     rt = d.get("runtime") or {}
@@ -83,4 +83,5 @@ def render(report: Report, fragment: bool = False) -> str:
     return _env().get_template("report.html.j2").render(
         r=d, v=v, charts=ch, fragment=fragment, script=Markup(SCRIPT), script_hash=digest,
         decision_text=fmt.DECISION_TEXT.get(v.get("decision"), v.get("decision") or "no verdict"),
+        distributed=Markup(distributed.html_block(d, base_dir)),  # rank table, tlparse link; escaped there
     )

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..report import Report
-from . import fmt
+from . import distributed, fmt
 
 
 def _esc(text: object) -> str:
@@ -57,6 +57,7 @@ def render(report: Report, top: int = 5) -> str:
         out += ["", "### Compile strategies", ""] + [f"- **{_esc(k)}**: {_esc(r['text'])}" for k, r in recs.items()]
     if v.get("advice"):
         out += ["", "<details><summary>Advice</summary>", ""] + [f"- {_esc(a['text'])}" for a in v["advice"]] + ["", "</details>"]
+    out += distributed.markdown_lines(report)  # rank table and the log to attach (render/distributed.py)
     for e in report["errors"]:
         out.append(f"\n> **Error in {_esc(e['phase'])}:** {_esc(e['message'])}")
     env = g("environment") or {}

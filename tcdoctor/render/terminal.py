@@ -4,7 +4,7 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from ..report import Report
-from . import fmt
+from . import distributed, fmt
 
 
 def render(report: Report, limit: int = 5) -> str:
@@ -46,6 +46,7 @@ def render(report: Report, limit: int = 5) -> str:
         for e in events[:limit]:
             lines.append(f"  {e['function']} on {e['variant']}: {e['reason']}")
     lines += strategy_lines(report)
+    lines += distributed.terminal_lines(report)  # rank table and structured-trace pointer (render/distributed.py)
     for e in report["errors"]:
         lines.append(f"ERROR in phase {e['phase']}: {e['message']}")
     return "\n".join(lines)
