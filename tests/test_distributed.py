@@ -118,3 +118,24 @@ def test_crash_on_one_rank_keeps_the_other_ranks_phases(tmp_path):
     rows = {r["rank"]: r for r in rep["distributed"]["ranks"]}
     assert rows[1]["finished"] is False and "eager" in rows[0]["phases"]
     assert "Traceback" not in err
+
+
+def test_html_has_the_rank_table(ddp_run):
+    from tcdoctor.render.html import render
+    from tcdoctor.report import Report
+
+    page = render(Report(ddp_run[0]))
+    assert "Ranks (2 of 2)" in page and "DDPOptimizer subgraphs at the first call: 4" in page
+
+
+def test_torch_trace_single_process(tmp_path):
+    rc, out, err = run_cli(tmp_path, "analyze", os.path.join(ROOT, "samples", "mlp.py:build"), "--backend", "eager", "--budget", "0.1",
+                           "--no-warm", "-q", "--html", "", "--md", "r.md", "--json", "r.json", "--torch-trace", "trace")
+    assert rc == 0, err
+    tt = json.loads((tmp_path / "r.json").read_text())["torch_trace"]
+    (log,) = tt["logs"]
+    assert log.startswith(str(tmp_path / "trace" / "cold")) and os.path.getsize(log) > 0
+    assert tt["command"].startswith("tlparse ") and "--all-ranks-html" not in tt["command"]
+    assert f"to attach to a PyTorch issue: `{log}`" in (tmp_path / "r.md").read_text()
+    if not tt["tlparse"]:  # tlparse not installed: the one command that would render it
+        assert tt["command"] in err
