@@ -38,7 +38,7 @@ def _write_outputs(report: Any, json_path: str | None, html_path: str | None, md
             from .render.html import render as render_html
 
             with open(html_path, "w", encoding="utf-8") as fh:
-                fh.write(render_html(report))
+                fh.write(render_html(report, base_dir=os.path.dirname(os.path.abspath(html_path))))
         if md_path:
             from .render.markdown import render as render_md
 
@@ -55,6 +55,22 @@ def _write_outputs(report: Any, json_path: str | None, html_path: str | None, md
 @click.version_option(package_name="tcdoctor")
 def main() -> None:
     pass
+
+
+distributed_options = [
+    click.option("--nproc", type=click.IntRange(1), default=1, show_default=True,
+                 help="Ranks on this node: run the analysis under torch.distributed.run, one process per rank."),
+    click.option("--nnodes", type=click.IntRange(1), default=1, show_default=True, help="Nodes (torchrun's --nnodes)."),
+    click.option("--node-rank", type=click.IntRange(0), default=None, help="This node's rank (torchrun's --node-rank)."),
+    click.option("--rdzv-endpoint", default=None, help="host:port of the rendezvous (torchrun's --rdzv-endpoint)."),
+    click.option("--rdzv-backend", default=None, help="torchrun's --rdzv-backend [default: torchrun's]."),
+    click.option("--dist-backend", type=click.Choice(["gloo", "nccl"]), default=None, help="Process group backend [default: nccl on CUDA, else gloo]."),
+    click.option("--pg-timeout", "pg_timeout_s", type=click.FloatRange(1), default=None,
+                 help="Your job's process-group timeout in seconds, for the skew comparison [default: torch's]."),
+    click.option("--torch-trace", "torch_trace", default=None,
+                 help="Write PyTorch's structured compile logs (TORCH_TRACE) here, for tlparse [distributed default: ./tcdoctor-torch-trace]."),
+    click.option("--no-torch-trace", is_flag=True, help="No structured compile logs in a distributed run."),
+]
 
 
 def analysis_options(fn: Callable) -> Callable:
@@ -78,6 +94,7 @@ def analysis_options(fn: Callable) -> Callable:
         click.option("--fix-budget", "fix_budget_s", type=click.FloatRange(1), default=None,
                      help="Seconds for tried fixes and the backend ablation [default: 4 × the cold first call, ≥ 20 s]."),
         click.option("--quiet", "-q", is_flag=True, help="No progress on stderr while the analysis runs."),
+        *distributed_options,
     ]
     for o in reversed(opts):
         fn = o(fn)
@@ -87,7 +104,7 @@ def analysis_options(fn: Callable) -> Callable:
 def _run_analysis(target: str, backend: str, mode: str | None, threads: int | None, timeout_s: float, budget_s: float,
                   no_warm: bool, trace_dir: str | None, expected_calls: int | None, modes: str, submodules: bool | None,
                   depth: int, dynamic: bool | None, quiet: bool = False, profile_budget_s: float = 1.0,
-                  fixes: bool = True, fix_budget_s: float | None = None) -> tuple[Any, int]:
+                  fixes: bool = True, fix_budget_s: float | None = None, **dist: Any) -> tuple[Any, int]:
     from .report import with_verdict
     from .run.launcher import analyze_target
     from .run.options import DEFAULT_THREADS, Options
@@ -96,7 +113,17 @@ def _run_analysis(target: str, backend: str, mode: str | None, threads: int | No
                    budget_s=budget_s, profile_budget_s=profile_budget_s, fixes=fixes, fix_budget_s=fix_budget_s,
                    warm=not no_warm, trace_dir=trace_dir, submodules=submodules, depth=depth, dynamic=dynamic,
                    modes=[m.strip() for m in modes.split(",") if m.strip()] or ["default"])
-    report, code = analyze_target(target, opts, progress=not quiet)
+    from .tlparse import attach, configure, prepare
+
+    configure(opts, **dist)  # --nproc/--nnodes/... and --torch-trace (tcdoctor/tlparse.py)
+    prepare(opts.torch_trace)
+    if opts.nproc > 1 or opts.nnodes > 1:
+        from .run.distributed import analyze_distributed
+
+        report, code = analyze_distributed(target, opts, progress=not quiet)
+    else:
+        report, code = analyze_target(target, opts, progress=not quiet)
+    attach(report, opts)
     if expected_calls:
         report = with_verdict(report, expected_calls=expected_calls)
     return report, code
@@ -189,6 +216,26 @@ def diff(before: str, after: str) -> None:
     from .diff import render_diff
 
     click.echo(render_diff(_load(before), _load(after)))
+
+
+@main.command(help="Join the reports of a distributed run's nodes (tcdoctor analyze --nnodes N on each) into one.")
+@click.argument("reports", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "json_path", default="tcdoctor-merged.json", show_default=True, help="Merged JSON report.")
+@click.option("--html", "html_path", default=None, help="HTML output path.")
+@click.option("--md", "md_path", default=None, help="Markdown output path.")
+@_one_line_errors
+def merge(reports: tuple[str, ...], json_path: str, html_path: str | None, md_path: str | None) -> None:
+    from .distributed import merge as merge_reports
+    from .render.terminal import render
+    from .report import Report, with_verdict
+
+    try:
+        merged = merge_reports([_load(p).data for p in reports])
+    except ValueError as exc:
+        raise TcdoctorError(f"cannot merge: {exc}") from None
+    rep = with_verdict(Report(merged))
+    click.echo(render(rep))
+    _write_outputs(rep, json_path, html_path, md_path)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,6 +13,7 @@ from typing import Any
 from . import __version__
 from .run.stream import dumps
 from . import tried
+from .distributed import extend_verdict
 from .phases import PHASES, derive
 from .verdict import decide
 
@@ -132,6 +133,7 @@ def _decide(data: dict, **rules: Any) -> None:
     data["verdict"] = decide(data, **rules)
     data["verdict"]["advice"] += tried.advice(data)
     tried.annotate(data)
+    extend_verdict(data)  # a distributed run's reasons and advice (tcdoctor/distributed.py)
 
 
 def _tried(data: dict, done: dict) -> None:

@@ -19,6 +19,15 @@ MAX_PAIRS = 2000
 MAX_WARMUP_CALLS = 50
 STABLE_CALLS = 3
 
+# Distributed runs (run/rank.py) install a function here that makes every rank take the same loop
+# decision ("any": go on while any rank wants to, "all": while every rank does, "max": the largest
+# number), so a model that runs a collective per call never waits on a rank that stopped calling.
+AGREE: Callable[[Any, str], Any] | None = None
+
+
+def _agree(value: Any, how: str) -> Any:
+    return AGREE(value, how) if AGREE else value
+
 
 def _minor_faults() -> int | None:
     """Minor page faults of this process so far (None where getrusage has no such count)."""
@@ -46,7 +55,7 @@ def _batch(fn: Callable[[], Any], k: int, sync: Callable[[], None], faults: list
 def warm_up(compiled: Callable[[], Any], eager: Callable[[], Any], sync) -> dict:
     """Call compiled until STABLE_CALLS calls in a row compile nothing; eager gets as many calls."""
     calls = stable = 0
-    while stable < STABLE_CALLS and calls < MAX_WARMUP_CALLS:
+    while _agree(stable < STABLE_CALLS and calls < MAX_WARMUP_CALLS, "any"):
         n = len(dynamo_state.compilation_metrics())
         compiled()
         calls += 1
@@ -61,14 +70,14 @@ def measure(eager: Callable[[], Any], compiled: Callable[[], Any], sync, budget_
     t_start = time.perf_counter()
     warm = warm_up(compiled, eager, sync)
     est = min(_batch(eager, 1, sync), _batch(compiled, 1, sync))
-    k = max(1, min(10_000, math.ceil(TARGET_SAMPLE_S / max(est, 1e-7))))
+    k = int(_agree(max(1, min(10_000, math.ceil(TARGET_SAMPLE_S / max(est, 1e-7)))), "max"))
     n_metrics = len(dynamo_state.compilation_metrics())
     e_s: list[float] = []
     c_s: list[float] = []
     e_f: list[float] = []  # minor page faults per call of each sample: a call that allocates and frees large
     c_f: list[float] = []  # buffers may re-fault them every call, depending on the malloc heap's history
     deadline = time.perf_counter() + budget_s
-    while len(e_s) < MAX_PAIRS and (len(e_s) < MIN_PAIRS or time.perf_counter() < deadline):
+    while _agree(len(e_s) < MAX_PAIRS and (len(e_s) < MIN_PAIRS or time.perf_counter() < deadline), "all"):
         if len(e_s) % 2 == 0:
             e_s.append(_batch(eager, k, sync, e_f))
             c_s.append(_batch(compiled, k, sync, c_f))

@@ -14,7 +14,7 @@ from markupsafe import Markup
 
 from .. import units
 from ..report import Report
-from . import charts
+from . import charts, distributed
 
 SCRIPT = """
 document.querySelectorAll('input.filter').forEach(function (box) {
@@ -69,7 +69,7 @@ def _phase_bars(c: dict) -> dict:
     return bars
 
 
-def render(report: Report, fragment: bool = False) -> str:
+def render(report: Report, fragment: bool = False, base_dir: str | None = None) -> str:
     d = report.data
     v = d.get("verdict") or {}
     rt = d.get("runtime") or {}
@@ -87,4 +87,5 @@ def render(report: Report, fragment: bool = False) -> str:
     digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
     return _env().get_template("report.html.j2").render(
         r=d, v=v, charts=ch, fragment=fragment, script=Markup(SCRIPT), script_hash=digest,
+        distributed=Markup(distributed.html_block(d, base_dir)),  # rank table, tlparse link; escaped there
     )

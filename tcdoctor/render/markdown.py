@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .. import units
 from ..report import Report
+from . import distributed
 
 
 def _esc(text: object) -> str:
@@ -89,6 +90,7 @@ def render(report: Report, top: int = 5) -> str:
         out += ["", "### Compile strategies", ""] + [f"- **{_esc(k)}**: {_esc(r['text'])}" for k, r in recs.items()]
     if v.get("advice"):
         out += ["", "<details><summary>Advice</summary>", ""] + [f"- {_esc(a['text'])}" for a in v["advice"]] + ["", "</details>"]
+    out += distributed.markdown_lines(report)  # rank table and the log to attach (render/distributed.py)
     for e in report["errors"]:
         out.append(f"\n> **Error in {_esc(e['phase'])}:** {_esc(e['message'])}")
     env = g("environment") or {}

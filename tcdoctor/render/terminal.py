@@ -5,10 +5,12 @@ from tabulate import tabulate
 
 from .. import units
 from ..report import Report
+from . import distributed
 
 
 def _pair(show, a, b) -> str:
     return f"{show(a)} / {show(b)}"
+
 
 
 def render(report: Report, limit: int = 5) -> str:
@@ -61,6 +63,7 @@ def render(report: Report, limit: int = 5) -> str:
         for e in events[:limit]:
             lines.append(f"  {e['function']} on {e['variant']}: {e['reason']}")
     lines += strategy_lines(report)
+    lines += distributed.terminal_lines(report)  # rank table and structured-trace pointer (render/distributed.py)
     for e in report["errors"]:
         lines.append(f"ERROR in phase {e['phase']}: {e['message']}")
     return "\n".join(lines)

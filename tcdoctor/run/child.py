@@ -36,6 +36,10 @@ def _wait_for(path: str, timeout_s: float | None) -> dict | None:
 def main(spec_path: str) -> int:
     with open(spec_path) as fh:
         spec = json.load(fh)
+    if spec["role"] == "rank":  # one rank of a distributed analysis (run/rank.py): file names carry its RANK
+        from .rank import per_rank
+
+        spec = per_rank(spec)
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = spec["cache_dir"]
     stacks = open(spec["stacks_path"], "w")  # noqa: SIM115 - must outlive this function for faulthandler
     faulthandler.enable(file=stacks, all_threads=False)
@@ -52,6 +56,10 @@ def main(spec_path: str) -> int:
     import torch
 
     torch.set_num_threads(options.threads)  # before any compile: a later change forces a recompile
+    if spec["role"] == "rank":
+        from .rank import run as run_rank
+
+        return run_rank(spec, sink, options)
     from .. import target
     from ..phases import COLD, WARM
     from .runner import PhaseRunner

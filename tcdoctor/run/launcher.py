@@ -78,6 +78,8 @@ class Child:
         env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache_dir, PYTHONUNBUFFERED="1")
         pkg_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        if options.torch_trace:  # --torch-trace: PyTorch's structured compile log, one folder per process (tlparse.py)
+            env["TORCH_TRACE"] = os.path.join(options.torch_trace, tag or role)
         self._log = open(self.paths["log"], "w")  # noqa: SIM115 - closed in finish()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tcdoctor.run.child", self.paths["spec"]],

@@ -22,6 +22,15 @@ class Options:
     dynamic: bool | None = None  # None: compare shape strategies when variants change shapes
     fixes: bool = True  # try the fixes that need no source edit, and locate a loss by backend (tried.py)
     fix_budget_s: float | None = None  # None: 4 × the cold first call, at least 20 s
+    # Distributed runs (tcdoctor/run/distributed.py): one analysis process per rank under torch.distributed.run.
+    nproc: int = 1  # ranks on this node; > 1 (or nnodes > 1) makes a distributed run
+    nnodes: int = 1
+    node_rank: int | None = None
+    rdzv_endpoint: str | None = None
+    rdzv_backend: str | None = None  # torchrun's default (static) unless given
+    dist_backend: str | None = None  # None: nccl when CUDA is available, else gloo
+    pg_timeout_s: float | None = None  # the process group timeout your job uses; None: torch's default
+    torch_trace: str | None = None  # TORCH_TRACE folder for PyTorch's structured compile logs (tlparse)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -281,9 +281,14 @@ class PhaseRunner:
             raise Skip("the compiled model is not available (compile phase did not finish)")
 
     # -- driver ----------------------------------------------------------------
-    def run(self, process: str) -> bool:
-        """Run the process's phases in order; False if the user's code failed before anything was measured."""
+    def run(self, process: str, skip: dict[str, str] | None = None) -> bool:
+        """Run the process's phases in order; False if the user's code failed before anything was measured.
+
+        `skip` maps phase names this run leaves out to the reason (a distributed run skips the profiler)."""
         for name in phases.order(process):
+            if skip and name in skip:
+                self.sink({"event": "skipped", "phase": name, "why": skip[name]})
+                continue
             self.sink({"event": "start", "phase": name, "t": time.time()})
             t0 = time.perf_counter()
             try:

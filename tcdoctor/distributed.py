@@ -1,0 +1,300 @@
+"""The `distributed` report section: one row per rank, and what the ranks' differences mean.
+
+Torch-free (reports are re-rendered and merged without torch). Inputs are the single-process
+reports assembled for each rank (`report.assemble` over that rank's phase events) plus what the
+rank recorded about itself (`rank` and `ddp` events, run/rank.py). Everything across ranks is
+computed from the rows (`finish`), so `tcdoctor merge` can join the rows of several nodes'
+reports and recompute it.
+
+- compile_skew_s: max - min over ranks of the cold first compiled call (both launches start every
+  rank's first call together: a barrier lines them up). What the fastest rank waits at the first
+  collective when every rank starts with an empty cache.
+- mixed_cache_skew_s: the largest |cold first call of rank i - warm first call of rank j|, i != j
+  (the warm launch is a second torchrun against each rank's own cache dir): what one rank waits for
+  the other in a partially warm cluster. Computed from the two launches, not run as one mixed job.
+  With a backend that has no compile cache (eager, aot_eager) "warm" is only a fresh process.
+- divergences: ranks that differ in graphs, per-graph op counts, graph breaks (reason, file, line),
+  guards, recompiles or their reasons, inputs or DDP subgraphs. Each is a hang risk, named.
+- slowest rank per phase, from each rank's own phase durations.
+"""
+from __future__ import annotations
+
+import copy
+import random
+import statistics
+from typing import Any
+
+SKEW_WARN_FRACTION = 0.25  # a skew above this share of the process-group timeout gets advice
+TOPIC = "distributed"
+REASON_PREFIX = "Distributed: "
+
+RISKS = {
+    "graphs": ("ranks compile different graphs: under DDP/FSDP each graph issues its own collectives (DDPOptimizer "
+               "buckets, FSDP all-gathers), so ranks that split differently issue collectives in a different order or "
+               "number, and the job hangs until the process-group timeout"),
+    "graph_ops": ("ranks compile graphs of different sizes: they run different code between collectives, so the "
+                  "collective order can differ (a hang) and the faster rank waits at each one"),
+    "graph_breaks": ("ranks break the graph in different places: the code between breaks runs eagerly on one rank and "
+                     "compiled on another, so collectives are issued at different points (a hang risk)"),
+    "guards": ("ranks specialised differently (shapes, values, globals): a later input can fail the guards on one rank "
+               "only, which then recompiles alone while the others wait at the next collective"),
+    "recompiles": ("one rank recompiles while the others wait at the next collective: its compile time is added to "
+                   "every rank's step, and past the process-group timeout the job dies"),
+    "inputs": ("ranks see different input shapes (an uneven last batch, a rank-dependent slice): they specialise and "
+               "recompile at different steps, and the others wait"),
+    "ddp_subgraphs": ("DDPOptimizer split the graphs into a different number of buckets on different ranks: the "
+                      "all-reduces differ in number or order, which hangs"),
+}
+
+
+# -- one rank ----------------------------------------------------------------------
+def _g(d: Any, dotted: str) -> Any:
+    for p in dotted.split("."):
+        d = d.get(p) if isinstance(d, dict) else None
+    return d
+
+
+def median_ci(samples: list[float] | None, resamples: int = 1000, seed: int = 0) -> list[float] | None:
+    """95% percentile-bootstrap CI of the median of one rank's steady-state samples."""
+    if not samples or len(samples) < 3:
+        return None
+    rng = random.Random(seed)
+    meds = sorted(statistics.median(rng.choices(samples, k=len(samples))) for _ in range(resamples))
+    return [meds[int(0.025 * (resamples - 1))], meds[int(0.975 * (resamples - 1))]]
+
+
+def rank_row(data: dict, info: dict, ddp: dict | None) -> dict:
+    """One rank's row, from its assembled single-process report and what it recorded about itself."""
+    raw = _g(data, "runtime.raw.compiled_s")
+    breaks = [[f.get("reason"), f.get("file"), f.get("line")] for f in (_g(data, "graph_breaks.unique") or [])]
+    workload = _g(data, "environment.workload") or {}
+    return {
+        "rank": info.get("rank"),
+        "local_rank": info.get("local_rank"),
+        "host": info.get("host"),
+        "finished": info.get("finished"),
+        "graphs": _g(data, "graphs.count"),
+        "graph_breaks": _g(data, "graph_breaks.count"),
+        "recompiles": _g(data, "recompiles.count"),
+        "guards": _g(data, "guards.count"),
+        "first_call_s": _g(data, "compile.cold_s"),
+        "warm_first_call_s": _g(data, "compile.warm_s"),
+        "compile_s": _g(data, "compile.phases.total_compile_s"),
+        "step_median_s": _g(data, "runtime.compiled.median_s"),
+        "step_ci_s": median_ci(raw),
+        "eager_step_median_s": _g(data, "runtime.eager.median_s"),
+        "speedup": _g(data, "runtime.speedup"),
+        "peak_bytes": _g(data, "memory.compiled_peak_bytes"),
+        "eager_peak_bytes": _g(data, "memory.eager_peak_bytes"),
+        "graph_ops": [g.get("ops") for g in (_g(data, "graphs.per_graph") or [])],
+        "break_reasons": sorted(breaks, key=lambda b: (str(b[0]), str(b[1]), b[2] or 0)),
+        "recompile_reasons": [e.get("reason") for e in (_g(data, "recompiles.events") or [])],
+        "inputs": {"inputs": workload.get("inputs"), "variants": workload.get("variants")} if workload else None,
+        "phases": {k: v.get("seconds") for k, v in (data.get("phases") or {}).items()
+                   if v.get("status") == "ok" and v.get("seconds") is not None},
+        "errors": [{"phase": e.get("phase"), "message": e.get("message")} for e in data.get("errors") or []],
+        "ddp": ddp,
+    }
+
+
+# -- across ranks --------------------------------------------------------------------
+def _spread(values: list[float]) -> float | None:
+    return (max(values) - min(values)) if len(values) >= 2 else None
+
+
+def _compare(rows: list[dict], key: str, kind: str, what: str, show: Any = None) -> dict | None:
+    have = [(r["rank"], r.get(key)) for r in rows if r.get(key) is not None]
+    if len(have) < 2 or len({repr(v) for _, v in have}) == 1:
+        return None
+    show = show or (lambda v: str(v))
+    values = {str(rank): v for rank, v in have}
+    listing = ", ".join(f"rank {rank}: {show(v)}" for rank, v in have)
+    return {"kind": kind, "what": what, "values": values,
+            "text": f"{what} differ between ranks ({listing})", "risk": RISKS[kind]}
+
+
+def divergences(rows: list[dict]) -> list[dict]:
+    def breaks(v: list) -> str:
+        return "; ".join(f"{r} at {str(f).rsplit('/', 1)[-1]}:{ln}" for r, f, ln in v) or "none"
+
+    def reasons(v: list) -> str:
+        return "; ".join(str(x) for x in v) or "none"
+
+    checks = [
+        ("graphs", "graphs", "graph counts", None),
+        ("graph_ops", "graph_ops", "ops per graph", None),
+        ("break_reasons", "graph_breaks", "graph breaks (reason, file, line)", breaks),
+        ("graph_breaks", "graph_breaks", "graph-break counts", None),
+        ("guards", "guards", "guard counts", None),
+        ("recompile_reasons", "recompiles", "recompile reasons", reasons),
+        ("recompiles", "recompiles", "recompile counts", None),
+        ("inputs", "inputs", "input shapes", lambda v: str(v.get("inputs")) + (f" then {v.get('variants')}" if v.get("variants") else "")),
+    ]
+    out, kinds = [], set()
+    for key, kind, what, show in checks:
+        d = _compare(rows, key, kind, what, show)
+        if d and not (kind in kinds and key in ("graph_breaks", "recompiles")):  # one entry per kind is enough
+            out.append(d)
+            kinds.add(kind)
+    sub = [{"rank": r["rank"], "subgraphs": (r.get("ddp") or {}).get("subgraphs")} for r in rows]
+    d = _compare(sub, "subgraphs", "ddp_subgraphs", "DDPOptimizer subgraphs")
+    if d:
+        out.append(d)
+    return out
+
+
+def slowest_per_phase(rows: list[dict]) -> dict:
+    out: dict = {}
+    names = sorted({p for r in rows for p in (r.get("phases") or {})})
+    for name in names:
+        have = [(r["rank"], r["phases"][name]) for r in rows if name in (r.get("phases") or {})]
+        if len(have) < 2:
+            continue
+        rank, secs = max(have, key=lambda x: x[1])
+        out[name] = {"rank": rank, "seconds": secs, "fastest_s": min(s for _, s in have)}
+    return out
+
+
+def _ddp(rows: list[dict]) -> dict | None:
+    infos = [r.get("ddp") for r in rows if r.get("ddp")]
+    if not infos:
+        return None
+    first = infos[0]
+    subs = {str(r["rank"]): (r.get("ddp") or {}).get("subgraphs") for r in rows if r.get("ddp")}
+    values = {v for v in subs.values() if v is not None}
+    return {
+        "wrapper": first.get("wrapper"),
+        "optimize_ddp": first.get("optimize_ddp"),
+        "mode": first.get("mode"),
+        "bucket_cap_mb": first.get("bucket_cap_mb"),
+        "bucket_cap_bytes": first.get("bucket_cap_bytes"),
+        "subgraphs": values.pop() if len(values) == 1 else (None if not values else subs),
+        "subgraphs_per_rank": subs,
+        "method": first.get("method"),
+    }
+
+
+def finish(sec: dict) -> dict:
+    """(Re)compute every cross-rank figure from `sec["ranks"]`."""
+    rows = sorted(sec.get("ranks") or [], key=lambda r: (r.get("rank") is None, r.get("rank")))
+    sec["ranks"] = rows
+    cold = [r["first_call_s"] for r in rows if r.get("first_call_s") is not None]
+    warm = [r["warm_first_call_s"] for r in rows if r.get("warm_first_call_s") is not None]
+    comp = [r["compile_s"] for r in rows if r.get("compile_s") is not None]
+    sec["compile_skew_s"] = _spread(cold)
+    sec["compile_time_skew_s"] = _spread(comp)
+    pairs = [abs(a["first_call_s"] - b["warm_first_call_s"]) for a in rows for b in rows
+             if a is not b and a.get("first_call_s") is not None and b.get("warm_first_call_s") is not None]
+    sec["mixed_cache_skew_s"] = max(pairs) if pairs else None
+    timeout = sec.get("timeout_s")
+    for key in ("compile_skew_s", "mixed_cache_skew_s"):
+        val = sec.get(key)
+        sec[key[:-2] + "_fraction"] = (val / timeout) if val is not None and timeout else None  # of the timeout
+    sec["divergences"] = divergences(rows)
+    sec["slowest"] = slowest_per_phase(rows)
+    sec["ddp"] = _ddp(rows)
+    present = {r.get("rank") for r in rows}
+    ws = sec.get("world_size")
+    sec["missing_ranks"] = [r for r in range(ws) if r not in present] if isinstance(ws, int) else []
+    sec["method"] = {
+        "compile_skew_s": ("max - min over ranks of the cold first compiled call (empty per-rank inductor cache); ranks "
+                           "start it together after a barrier, so the figure is what the fastest rank waits at the first "
+                           "collective"),
+        "compile_time_skew_s": "max - min over ranks of the compile time CompilationMetrics records (waits excluded)",
+        "mixed_cache_skew_s": ("largest |cold first call of one rank - warm first call of another| (warm: a second "
+                               "torchrun launch against each rank's own cache dir): what one rank waits for the other when "
+                               "only one has a warm cache; computed from the two launches, not run as one mixed job"),
+        "timeout_s": "the process group's timeout your job runs with (--pg-timeout; torch's default otherwise)",
+        "step_ci_s": "95% percentile-bootstrap CI of the median of the rank's compiled timing samples",
+    }
+    return sec
+
+
+def section(rows: list[dict], world_size: int | None, backend: str | None, timeout_s: float | None, **extra: Any) -> dict:
+    return finish({"world_size": world_size, "backend": backend, "timeout_s": timeout_s, "ranks": rows, **extra})
+
+
+# -- verdict -----------------------------------------------------------------------
+def advice(data: dict) -> tuple[list[str], list[dict]]:
+    """Reasons and advice items that the distributed figures call for (empty when there is nothing to say)."""
+    sec = data.get("distributed")
+    if not sec:
+        return [], []
+    from .units import seconds
+
+    reasons: list[str] = []
+    items: list[dict] = []
+    divs = sec.get("divergences") or []
+    if divs:
+        kinds = ", ".join(d["what"] for d in divs)
+        reasons.append(f"{REASON_PREFIX}ranks compile differently ({kinds}): a collective hang risk")
+        for d in divs:
+            items.append({"topic": TOPIC, "text": f"{d['text']}. Risk: {d['risk']}. Make every rank compile the same "
+                          "graphs: same input shapes (drop_last=True, pad the last batch, or torch._dynamo.mark_dynamic "
+                          "on the batch dimension), no rank-dependent Python branches in forward.",
+                          "evidence": f"distributed.divergences: {d['kind']}"})
+    timeout = sec.get("timeout_s")
+    for key, label, fix in (
+        ("compile_skew_s", "cold first calls", "warm every rank's cache before the job (TORCHINDUCTOR_CACHE_DIR on "
+         "shared storage, or torch.compiler.save_cache_artifacts / load_cache_artifacts) or raise the timeout"),
+        ("mixed_cache_skew_s", "a cold rank's first call and a warm rank's", "give every rank the same cache (a partially "
+         "warm cluster waits for its coldest rank) or raise the process-group timeout past the cold compile"),
+    ):
+        val = sec.get(key)
+        if val is not None and timeout and val >= SKEW_WARN_FRACTION * timeout:
+            reasons.append(f"{REASON_PREFIX}{label} differ by {seconds(val)}, {val / timeout:.0%} of the process group's "
+                           f"{seconds(timeout)} timeout")
+            items.append({"topic": TOPIC, "text": f"{label[0].upper() + label[1:]} differ by {seconds(val)} across ranks, "
+                          f"{val / timeout:.0%} of the {seconds(timeout)} timeout: the fast ranks wait at the first "
+                          f"collective and a larger model passes the timeout. Fix: {fix}.",
+                          "evidence": f"distributed.{key} / distributed.timeout_s"})
+    failed = [r["rank"] for r in sec.get("ranks") or [] if r.get("finished") is False]
+    if failed:
+        reasons.append(f"{REASON_PREFIX}rank(s) {', '.join(map(str, failed))} did not finish: see the errors")
+    return reasons, items
+
+
+def extend_verdict(data: dict) -> None:
+    """Add the distributed reasons and advice to the verdict (idempotent; nothing for single-process reports)."""
+    v = data.get("verdict")
+    if not isinstance(v, dict) or not data.get("distributed"):
+        return
+    v["reasons"] = [r for r in v.get("reasons") or [] if not str(r).startswith(REASON_PREFIX)]
+    v["advice"] = [a for a in v.get("advice") or [] if a.get("topic") != TOPIC]
+    reasons, items = advice(data)
+    v["reasons"] += reasons
+    v["advice"] += items
+
+
+# -- merge -------------------------------------------------------------------------
+def merge(reports: list[dict]) -> dict:
+    """Join per-node reports of one distributed run: their rank rows and errors; figures recomputed.
+
+    The report that holds rank 0 (else the lowest rank) gives the single-rank sections."""
+    dists = [r.get("distributed") for r in reports]
+    if not all(dists):
+        raise ValueError("every report to merge must come from a distributed run (no 'distributed' section)")
+    rows: dict[int, dict] = {}
+    for sec in dists:
+        for row in sec.get("ranks") or []:
+            if row.get("rank") in rows:
+                raise ValueError(f"rank {row.get('rank')} appears in more than one report")
+            rows[row.get("rank")] = row
+    base = min(reports, key=lambda r: min((x.get("rank") for x in r["distributed"].get("ranks") or [{"rank": 1 << 30}]), default=1 << 30))
+    out = copy.deepcopy(base)
+    seen = {(e.get("rank"), e.get("phase"), e.get("message")) for e in out.get("errors") or []}
+    for rep in reports:
+        if rep is base:
+            continue
+        for e in rep.get("errors") or []:
+            key = (e.get("rank"), e.get("phase"), e.get("message"))
+            if key not in seen:
+                out.setdefault("errors", []).append(copy.deepcopy(e))
+                seen.add(key)
+    sec = out["distributed"]
+    sec["ranks"] = [copy.deepcopy(r) for r in rows.values()]
+    sec["world_size"] = max(d.get("world_size") or 0 for d in dists) or None
+    sec["nodes"] = sorted({str(r.get("host")) for r in rows.values()})
+    sec["merged_from"] = len(reports)
+    finish(sec)
+    return out

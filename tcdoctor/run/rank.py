@@ -1,0 +1,160 @@
+"""One rank of a distributed analysis, inside a process started by torch.distributed.run.
+
+The rank runs the same phases as the single-process cold (or warm) child, through the same
+PhaseRunner, with three additions:
+- the default process group is initialised before the target is loaded (gloo on CPU, NCCL on
+  CUDA), so `build()` can wrap its model in DistributedDataParallel or FSDP as the user's own
+  code does; its timeout is the smaller of the job's timeout and the time the analysis has left,
+  so a rank that dies makes the others fail their collective instead of hanging past the deadline;
+- a second, gloo group makes every rank take the same loop decisions in the time-bounded timing
+  phase (`probes/timing.AGREE`) and lines ranks up before the compiled first call, so a model
+  with a collective per call never waits for a rank that stopped calling. Each agreement carries
+  its phase: ranks in different phases (one rank's compile failed, so it skips timing) stop
+  agreeing and decide alone, instead of pairing unrelated collectives;
+- DDPOptimizer's own log record is captured (`probes/ddp.py`) and reported with the phases.
+File names carry the rank (RANK from torchrun): rank{R}.events, rank{R}.stacks, cache/rank{R}.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import time
+from typing import Any
+
+DEFAULT_TIMEOUT_S = 1800.0  # torch.distributed's default process-group timeout (default_pg_timeout)
+
+
+def per_rank(spec: dict) -> dict:
+    """The spec with {rank} filled in from torchrun's RANK."""
+    rank = os.environ.get("RANK", "0")
+    out = dict(spec)
+    for key in ("events_path", "stacks_path", "cache_dir", "pid_path"):
+        if isinstance(out.get(key), str):
+            out[key] = out[key].format(rank=rank)
+    return out
+
+
+class Rank:
+    def __init__(self, spec: dict, sink: Any):
+        import torch
+        import torch.distributed as dist
+
+        self.dist = dist
+        self.rank = int(os.environ.get("RANK", "0"))
+        self.world_size = int(os.environ.get("WORLD_SIZE", "1"))
+        self.local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        d = spec["distributed"]
+        self.backend = d.get("backend") or ("nccl" if torch.cuda.is_available() else "gloo")
+        if self.backend == "nccl":
+            torch.cuda.set_device(self.local_rank)
+        left = max(5.0, d["deadline_unix"] - time.time())
+        timeout = datetime.timedelta(seconds=min(d.get("timeout_s") or DEFAULT_TIMEOUT_S, left))
+        if spec.get("pid_path"):
+            with open(spec["pid_path"], "w") as fh:
+                fh.write(str(os.getpid()))
+        dist.init_process_group(self.backend, timeout=timeout)
+        self.group = dist.new_group(backend="gloo", timeout=timeout) if self.backend != "gloo" else None
+        self.broken: str | None = None
+        self.phase = "load"
+        from ..probes import ddp
+
+        self.ddp_log = ddp.attach()
+        self._sink = sink
+        sink({"event": "done", "phase": "rank", "data": {
+            "rank": self.rank, "world_size": self.world_size, "local_rank": self.local_rank, "backend": self.backend,
+            "pg_timeout_s": timeout.total_seconds(), "host": os.uname().nodename, "pid": os.getpid()}})
+
+    def sink(self, event: dict) -> None:
+        """The events sink, noting which phase is running (for the DDP log and the agreements)."""
+        if event.get("event") == "start" and event.get("phase"):
+            self.phase = event["phase"]
+            self.ddp_log.phase = event["phase"]
+        self._sink(event)
+
+    # -- agreement between ranks ------------------------------------------------
+    def agree(self, value: Any, how: str) -> Any:
+        """The value every rank takes: any/all of booleans, max of numbers; its own when ranks are out of step."""
+        if self.broken or self.world_size == 1:
+            return value
+        import torch
+
+        tag = _phase_tag(self.phase)
+        mine = torch.tensor([float(tag), float(value)], dtype=torch.float64)
+        everyone = [torch.zeros(2, dtype=torch.float64) for _ in range(self.world_size)]
+        try:
+            self.dist.all_gather(everyone, mine, group=self.group)
+        except Exception as exc:  # noqa: BLE001 - a rank died or timed out: decide alone from now on
+            self.broken = f"agreement failed in phase {self.phase}: {type(exc).__name__}: {str(exc)[:200]}"
+            return value
+        tags = {int(t[0].item()) for t in everyone}
+        if tags != {tag}:
+            self.broken = f"ranks out of step in phase {self.phase} (another rank is in a different phase)"
+            return value
+        vals = [t[1].item() for t in everyone]
+        if how == "any":
+            return any(vals)
+        if how == "all":
+            return all(vals)
+        return type(value)(max(vals))
+
+    def line_up(self) -> None:
+        """All ranks start the compiled first call together (a barrier that a dead rank cannot hang)."""
+        self.agree(True, "all")
+
+    def install(self) -> None:
+        from ..probes import timing
+
+        timing.AGREE = self.agree
+
+    def finish(self, workload: Any) -> None:
+        from ..probes import ddp
+
+        try:
+            data = ddp.summary(self.ddp_log, workload.model if workload is not None else None)
+        except Exception as exc:  # noqa: BLE001
+            data = {"error": f"{type(exc).__name__}: {exc}"}
+        data["agreement"] = self.broken or "every timing decision agreed across ranks"
+        self._sink({"event": "done", "phase": "ddp", "data": data})
+        try:
+            self.dist.destroy_process_group()
+        except Exception:  # noqa: BLE001 - the process exits right after
+            pass
+
+
+def _phase_tag(phase: str) -> int:
+    return sum((i + 1) * ord(c) for i, c in enumerate(phase)) % 1_000_003
+
+
+def run(spec: dict, sink: Any, options: Any) -> int:
+    """The rank's whole life: process group, load, phases, DDP summary, teardown."""
+    from ..errors import TcdoctorError
+    from .. import target
+    from ..phases import COLD, WARM
+    from .runner import PhaseRunner
+
+    sink({"event": "start", "phase": "rank"})
+    try:
+        rank = Rank(spec, sink)
+    except Exception as exc:  # noqa: BLE001 - rendezvous or backend failure: say so, fatal
+        from ..userframes import describe_exception
+
+        sink({"event": "failed", "phase": "rank", "error": describe_exception(exc), "fatal": True, "exit_code": 70})
+        return 70
+    rank.install()
+    sink = rank.sink
+    sink({"event": "start", "phase": "load"})
+    try:
+        workload, rebuild = target.load_with_rebuild(spec["target"])
+    except TcdoctorError as exc:
+        sink({"event": "failed", "phase": "load", "error": {"message": exc.message, "where": None}, "fatal": True,
+              "exit_code": exc.exit_code})
+        return exc.exit_code
+    sink({"event": "done", "phase": "load", "data": {"name": workload.name}})
+    process = WARM if spec.get("process") == "warm" else COLD
+    skip = {"profile": ("not run in distributed analyses: the profiler phase sizes its chunks from time measured on "
+                        "each rank, so ranks would make different numbers of calls")}
+    runner = PhaseRunner(workload, options, sink, before_compile=rank.line_up, rebuild=rebuild)
+    ok = runner.run(process, skip=skip)
+    rank.finish(workload)
+    sink({"event": "end", "ok": ok})
+    return 0 if ok else 3
