@@ -12,6 +12,7 @@ Timing (--budget s, round-robin over the callables, order rotating each round, m
   orig_compiled    torch.compile(the object build() returned), no_grad held (the minimal script's callable)
 Prints one JSON line. Usage: python benchmarks/child_replica.py benchmarks/resnet18.py:build --mode child
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,7 +55,7 @@ def round_robin(fns: dict, budget_s: float, target_s: float = 0.002, min_rounds:
     deadline = time.perf_counter() + budget_s
     r = 0
     while r < min_rounds or time.perf_counter() < deadline:
-        order = names[r % len(names):] + names[:r % len(names)]
+        order = names[r % len(names) :] + names[: r % len(names)]
         if (r // len(names)) % 2:
             order.reverse()
         for n in order:
@@ -75,6 +76,7 @@ def main() -> None:
 
     torch.set_num_threads(1)
     from tcdoctor import target as tgt
+
     info: dict = {"mode": a.mode, "skip": a.skip}
     workload, rebuild = tgt.load_with_rebuild(a.target)
     model, args = workload.model, tuple(workload.call_args.args)
@@ -84,7 +86,9 @@ def main() -> None:
     if a.mode == "minimal":
         cm = torch.compile(model)
         with ng():
-            t0 = time.perf_counter(); cm(*args); info["first_call_s"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            cm(*args)
+            info["first_call_s"] = time.perf_counter() - t0
         fns = {"eager": lambda: model(*args), "orig_compiled": lambda: cm(*args)}
         wanted = [c for c in a.callables.split(",") if c in fns]
     else:
@@ -100,7 +104,9 @@ def main() -> None:
             runner.eager_subject = runner.fresh()
         if "graph_breaks" not in skip:
             runner.graph_breaks()
-        t0 = time.perf_counter(); runner.compile(); info["first_call_s"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        runner.compile()
+        info["first_call_s"] = time.perf_counter() - t0
         copy_b = runner.compiled
         cm = torch.compile(model)
         fns = {
@@ -115,6 +121,7 @@ def main() -> None:
     info["torch_threads"] = (torch.get_num_threads(), torch.get_num_interop_threads())
     try:
         import psutil
+
         me = psutil.Process()
         info["os_threads"] = me.num_threads()
         info["children"] = [" ".join(c.cmdline()[:4])[:120] for c in me.children(recursive=True)]

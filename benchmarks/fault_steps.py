@@ -5,6 +5,7 @@ conv weight to channels-last each call allocates tens of MB per call, and how ma
 depends on glibc malloc's state (dynamic mmap/trim thresholds, heap layout) left by earlier work.
 Usage: python benchmarks/fault_steps.py benchmarks/resnet18.py:build
 """
+
 from __future__ import annotations
 
 import copy
@@ -20,14 +21,33 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class MallInfo2(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+    _fields_ = [
+        (n, ctypes.c_size_t)
+        for n in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
 
 
 def mallinfo() -> dict:
     libc = ctypes.CDLL("libc.so.6")
     libc.mallinfo2.restype = MallInfo2
     m = libc.mallinfo2()
-    return {"heap_MB": round(m.arena / 2**20, 1), "mmapped_MB": round(m.hblkhd / 2**20, 1), "free_MB": round(m.fordblks / 2**20, 1), "top_free_MB": round(m.keepcost / 2**20, 1)}
+    return {
+        "heap_MB": round(m.arena / 2**20, 1),
+        "mmapped_MB": round(m.hblkhd / 2**20, 1),
+        "free_MB": round(m.fordblks / 2**20, 1),
+        "top_free_MB": round(m.keepcost / 2**20, 1),
+    }
 
 
 def probe(tag: str, fns: dict, n: int = 8) -> dict:
@@ -40,8 +60,13 @@ def probe(tag: str, fns: dict, n: int = 8) -> dict:
             f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             ts = []
             for _ in range(n):
-                t0 = time.perf_counter(); fn(); ts.append(time.perf_counter() - t0)
-            row[name] = {"faults": round((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / n), "ms": round(statistics.median(ts) * 1e3, 2)}
+                t0 = time.perf_counter()
+                fn()
+                ts.append(time.perf_counter() - t0)
+            row[name] = {
+                "faults": round((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / n),
+                "ms": round(statistics.median(ts) * 1e3, 2),
+            }
     row["malloc"] = mallinfo()
     print(json.dumps(row), flush=True)
     return row
@@ -52,12 +77,16 @@ def main() -> None:
 
     torch.set_num_threads(1)
     from tcdoctor import target as tgt
-    from tcdoctor.probes import graph_breaks, first_call, dynamo_state
+    from tcdoctor.probes import dynamo_state, first_call, graph_breaks
     from tcdoctor.probes.rss import RssPeak
 
     workload, _ = tgt.load_with_rebuild(sys.argv[1])
     model, args = workload.model, tuple(workload.call_args.args)
-    steps = sys.argv[2].split(",") if len(sys.argv) > 2 else ["copies", "explain", "compile_copy", "rss"]
+    steps = (
+        sys.argv[2].split(",")
+        if len(sys.argv) > 2
+        else ["copies", "explain", "compile_copy", "rss"]
+    )
     keep = []
     cm = torch.compile(model)
     with torch.no_grad():
@@ -70,19 +99,23 @@ def main() -> None:
         elif s == "explain":
             with torch.no_grad():
                 graph_breaks.probe(copy.deepcopy(model), workload.call_args)
-        elif s == "compile_copy":  # tcdoctor: dynamo fresh, first call on copy A (RssPeak), timed copy B
+        elif (
+            s == "compile_copy"
+        ):  # tcdoctor: dynamo fresh, first call on copy A (RssPeak), timed copy B
             dynamo_state.fresh()
             a = torch.compile(copy.deepcopy(model))
             with torch.no_grad():
-                first_call.first_call(lambda: a(*args), "m", lambda: None)
+                first_call.first_call(lambda a=a: a(*args), "m", lambda: None)
             b = torch.compile(copy.deepcopy(model))
             keep += [a, b]
-            fns["compiled_copy_b"] = lambda: b(*args)
+            fns["compiled_copy_b"] = lambda b=b: b(*args)
         elif s == "rss":
             with RssPeak(), torch.no_grad():
                 cm(*args)
         elif s == "gc":
-            import gc; gc.collect()
+            import gc
+
+            gc.collect()
         probe(f"after {s}", fns)
 
 

@@ -9,6 +9,7 @@ so load from other users cancels to first order; compiled medians are printed to
 Usage: python benchmarks/fidelity_pairs.py benchmarks/resnet18.py:build [--pairs 5] [--budget 5]
        [--env KEY=VAL ...] (env for the tcdoctor side only, e.g. to test a candidate)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,7 +57,13 @@ def main() -> None:
     base = dict(os.environ, PYTHONPATH=ROOT)
     menv = dict(base, TORCHINDUCTOR_CACHE_DIR=a.cache)
     tenv = dict(base, **dict(kv.split("=", 1) for kv in a.env))
-    mcmd = [sys.executable, os.path.join(HERE, "minimal_timing.py"), a.target, "--budget", str(a.budget)]
+    mcmd = [
+        sys.executable,
+        os.path.join(HERE, "minimal_timing.py"),
+        a.target,
+        "--budget",
+        str(a.budget),
+    ]
     tcmd = [sys.executable, "-c", TCD, a.target, str(a.budget), a.keep]
     rows = []
     for i in range(a.pairs):
@@ -65,9 +72,12 @@ def main() -> None:
             order.reverse()
         row = {name: run(cmd, env) for name, cmd, env in order}
         rows.append(row)
-        print(f"pair {i}: minimal {row['minimal']['speedup']:.3f}x (c {row['minimal']['compiled_median_s']*1e3:.2f} ms, "
-              f"e {row['minimal']['eager_median_s']*1e3:.2f})  tcdoctor {row['tcdoctor']['speedup']:.3f}x "
-              f"(c {row['tcdoctor']['compiled_median_s']*1e3:.2f} ms, e {row['tcdoctor']['eager_median_s']*1e3:.2f})", flush=True)
+        print(
+            f"pair {i}: minimal {row['minimal']['speedup']:.3f}x (c {row['minimal']['compiled_median_s'] * 1e3:.2f} ms, "
+            f"e {row['minimal']['eager_median_s'] * 1e3:.2f})  tcdoctor {row['tcdoctor']['speedup']:.3f}x "
+            f"(c {row['tcdoctor']['compiled_median_s'] * 1e3:.2f} ms, e {row['tcdoctor']['eager_median_s'] * 1e3:.2f})",
+            flush=True,
+        )
     med = {k: statistics.median(r[k]["speedup"] for r in rows) for k in ("minimal", "tcdoctor")}
     ratio = statistics.median(r["tcdoctor"]["speedup"] / r["minimal"]["speedup"] for r in rows)
     print(json.dumps({"median_speedup": med, "median_paired_ratio_tcdoctor_over_minimal": ratio}))

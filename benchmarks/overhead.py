@@ -5,6 +5,7 @@
 (b) tcdoctor analyze on the same sample with the same budget (its own fresh cold cache).
 Prints both wall times and the ratio b/a. Usage: python benchmarks/overhead.py [samples/mlp.py:build] [--budget 5]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,7 +48,22 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")
         env_b = dict(os.environ)
-        b = run([sys.executable, "-m", "tcdoctor", "analyze", args.target, "--budget", str(args.budget), "--json", out, "--html", ""], env_b)
+        b = run(
+            [
+                sys.executable,
+                "-m",
+                "tcdoctor",
+                "analyze",
+                args.target,
+                "--budget",
+                str(args.budget),
+                "--json",
+                out,
+                "--html",
+                "",
+            ],
+            env_b,
+        )
         rep = json.load(open(out))
         rt = rep["runtime"]
         calls = rt["samples"] * rt["calls_per_sample"] + rt["warmup_calls"]
@@ -55,7 +71,9 @@ def main() -> None:
         a = run([sys.executable, "-c", MINIMAL, path, func, str(calls)], env_a)
     print(f"target {args.target}, budget {args.budget}s, {calls} eager+compiled call pairs in both")
     print(f"(a) minimal cold compile + same timed calls: {a:.1f} s")
-    print(f"(b) tcdoctor analyze:                        {b:.1f} s  (cold {rep['compile']['cold_s']:.1f} s, warm {rep['compile']['warm_s']:.1f} s)")
+    print(
+        f"(b) tcdoctor analyze:                        {b:.1f} s  (cold {rep['compile']['cold_s']:.1f} s, warm {rep['compile']['warm_s']:.1f} s)"
+    )
     print(f"ratio b/a = {b / a:.2f}")
 
 

@@ -3,6 +3,7 @@ BatchNorm, eval mode), for timing-fidelity work without torchvision/timm.
 
 build() returns (model, (x,)); TCD_RES / TCD_BATCH change the input (default 1x3x224x224).
 """
+
 from __future__ import annotations
 
 import os
@@ -14,7 +15,9 @@ from torch import nn
 class BasicBlock(nn.Module):
     expansion = 1
 
-    def __init__(self, inplanes: int, planes: int, stride: int = 1, downsample: nn.Module | None = None):
+    def __init__(
+        self, inplanes: int, planes: int, stride: int = 1, downsample: nn.Module | None = None
+    ):
         super().__init__()
         self.conv1 = nn.Conv2d(inplanes, planes, 3, stride, 1, bias=False)
         self.bn1 = nn.BatchNorm2d(planes)
@@ -56,7 +59,9 @@ class ResNet18(nn.Module):
     def _layer(self, planes: int, blocks: int, stride: int = 1) -> nn.Sequential:
         down = None
         if stride != 1 or self.inplanes != planes:
-            down = nn.Sequential(nn.Conv2d(self.inplanes, planes, 1, stride, bias=False), nn.BatchNorm2d(planes))
+            down = nn.Sequential(
+                nn.Conv2d(self.inplanes, planes, 1, stride, bias=False), nn.BatchNorm2d(planes)
+            )
         layers = [BasicBlock(self.inplanes, planes, stride, down)]
         self.inplanes = planes
         layers += [BasicBlock(planes, planes) for _ in range(1, blocks)]

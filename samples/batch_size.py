@@ -1,5 +1,6 @@
 """The batch size changes between calls: the second size triggers a recompile
 ('size mismatch at index 0'), after which automatic dynamic shapes cover the rest."""
+
 import torch
 from torch import nn
 

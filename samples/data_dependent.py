@@ -1,5 +1,6 @@
 """`if tensor.sum() > 0`: a data-dependent branch. torch._dynamo.explain reports it only as
 'generic_jump TensorVariable()'; tcdoctor recovers the full reason and the fix (torch.where / torch.cond)."""
+
 import torch
 from torch import nn
 

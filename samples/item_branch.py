@@ -1,4 +1,5 @@
 """Control flow on a Python number read from a tensor with .item(): a graph break at .item()."""
+
 import torch
 from torch import nn
 

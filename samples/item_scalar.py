@@ -1,5 +1,6 @@
 """A Python number read from a tensor with .item() and used as a scalar: a graph break at .item()
 that `torch._dynamo.config.capture_scalar_outputs = True` removes (tcdoctor tries it)."""
+
 import torch
 from torch import nn
 

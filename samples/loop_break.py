@@ -1,5 +1,6 @@
 """A graph break inside a for loop: Dynamo skips the whole frame and runs it eagerly.
 torch._dynamo.explain reports 0 graphs and -1 breaks here; tcdoctor reports the skipped frame."""
+
 import torch
 from torch import nn
 

@@ -1,5 +1,6 @@
 """An LSTM tagger: Dynamo does not trace nn.LSTM by default (`allow_rnn=False`), so the frame breaks at
 the LSTM call; `torch._dynamo.config.allow_rnn = True` lets it trace through (tcdoctor tries it)."""
+
 import torch
 from torch import nn
 

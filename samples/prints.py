@@ -1,4 +1,5 @@
 """A forward that prints: Dynamo cannot trace print(), so the graph is split in two."""
+
 import torch
 from torch import nn
 

@@ -1,4 +1,5 @@
 """Many tiny element-wise ops in a Python loop: eager pays dispatch per op, compiled fuses them."""
+
 import torch
 from torch import nn
 

@@ -1,5 +1,6 @@
 """Only one child compiles cleanly: `body` is pure tensor math (fuses well), `head` logs with print()
 three times, so the whole model has three graph breaks and tcdoctor tries compiling each child alone."""
+
 import torch
 from torch import nn
 

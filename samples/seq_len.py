@@ -1,5 +1,6 @@
 """A sequence model fed ten different sequence lengths: with static shapes each length recompiles and
 the recompile limit (8) is hit; automatic or explicit dynamic shapes on dimension 1 need one or two compiles."""
+
 import torch
 from torch import nn
 
@@ -21,4 +22,8 @@ class Model(nn.Module):
 def build():
     torch.manual_seed(0)
     lengths = [12, 16, 20, 24, 28, 32, 36, 40, 44, 48]
-    return tcdoctor.Workload(Model().eval(), (torch.randn(2, 8, 32),), variants=[(torch.randn(2, n, 32),) for n in lengths])
+    return tcdoctor.Workload(
+        Model().eval(),
+        (torch.randn(2, 8, 32),),
+        variants=[(torch.randn(2, n, 32),) for n in lengths],
+    )

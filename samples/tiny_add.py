@@ -1,4 +1,5 @@
 """`x + 1` on 8 elements: nothing to fuse, so guard evaluation and call overhead make compiled slower."""
+
 import torch
 
 

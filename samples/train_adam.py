@@ -1,6 +1,7 @@
 """A training step with Adam, as in PyTorch's "Compiling the optimizer" recipe (a stack of bias-free
 Linear layers), scaled down for CPU. tcdoctor compares eager, compiled model, compiled whole step and
 compiled optimizer.step, each on a fresh copy of the model and optimizer."""
+
 import torch
 from torch import nn
 

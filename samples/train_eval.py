@@ -1,4 +1,5 @@
 """A model toggled between train and eval: each flip of `training` fails a guard and recompiles."""
+
 import torch
 from torch import nn
 

@@ -4,6 +4,7 @@
 `slow_postprocess`, which Dynamo is told not to trace, runs eagerly every call and costs far more.
 tcdoctor ranks the breaks by their measured cost per call.
 """
+
 import torch
 from torch import nn
 

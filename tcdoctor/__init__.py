@@ -1,4 +1,5 @@
 """tcdoctor: should you torch.compile this model? Measured answers, with the evidence."""
+
 from __future__ import annotations
 
 __version__ = "0.1.0"

@@ -1,4 +1,5 @@
 """Python API for notebooks and tests: `tcdoctor.analyze(model, inputs) -> Report`."""
+
 from __future__ import annotations
 
 import os
@@ -10,9 +11,17 @@ from .run.options import Options
 from .workload import TrainStep, Workload, coerce
 
 
-def analyze(model: Any, inputs: Any = None, *, kwargs: dict | None = None, variants: tuple = (),
-            compile_kwargs: dict | None = None, isolate: bool | None = None, progress: bool = False,
-            **options: Any) -> Report:
+def analyze(
+    model: Any,
+    inputs: Any = None,
+    *,
+    kwargs: dict | None = None,
+    variants: tuple = (),
+    compile_kwargs: dict | None = None,
+    isolate: bool | None = None,
+    progress: bool = False,
+    **options: Any,
+) -> Report:
     """Analyse a target string (``"path.py:build"``, in child processes) or a model object.
 
     A model object is analysed in this process (no isolation, no warm-cache figure: that
@@ -26,7 +35,11 @@ def analyze(model: Any, inputs: Any = None, *, kwargs: dict | None = None, varia
 
         report, _ = analyze_target(model, opts, progress=progress)
         return report
-    workload = model if isinstance(model, (Workload, TrainStep)) else coerce((model, () if inputs is None else inputs, kwargs or {}))
+    workload = (
+        model
+        if isinstance(model, (Workload, TrainStep))
+        else coerce((model, () if inputs is None else inputs, kwargs or {}))
+    )
     if variants:
         workload.variants = list(variants)
     if compile_kwargs:
@@ -37,8 +50,8 @@ def analyze(model: Any, inputs: Any = None, *, kwargs: dict | None = None, varia
 def _in_process(workload: Workload, opts: Options) -> Report:
     import torch
 
-    from .probes import dynamo_state
     from .phases import IN_PROCESS
+    from .probes import dynamo_state
     from .run.runner import PhaseRunner
     from .run.stream import ListSink
 
@@ -63,9 +76,14 @@ def _in_process(workload: Workload, opts: Options) -> Report:
         from .errors import TcdoctorError
         from .userframes import where_str
 
-        raise TcdoctorError(f"{fatal['error']['message']}{where_str(fatal['error'].get('where'))}", fatal.get("exit_code") or 3)
+        raise TcdoctorError(
+            f"{fatal['error']['message']}{where_str(fatal['error'].get('where'))}",
+            fatal.get("exit_code") or 3,
+        )
     data_opts = opts.to_dict()
     data_opts["in_process"] = True
     report = assemble(workload.name or type(workload.model).__name__, data_opts, events, [])
-    report.data["compile"]["warm_not_measured"] = "in-process analysis: a warm-cache compile needs a fresh process (analyse a path.py:function target)"
+    report.data["compile"]["warm_not_measured"] = (
+        "in-process analysis: a warm-cache compile needs a fresh process (analyse a path.py:function target)"
+    )
     return report

@@ -1,4 +1,5 @@
 """Thresholds for `tcdoctor check`: each is a pass/fail with the figure it was judged on."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -6,7 +7,15 @@ from typing import Any
 from . import units
 from .report import Report
 
-CHECK_KEYS = ("max_graph_breaks", "max_recompiles", "min_speedup", "max_compile_seconds", "max_memory_ratio", "require_numerics", "require_verdict")
+CHECK_KEYS = (
+    "max_graph_breaks",
+    "max_recompiles",
+    "min_speedup",
+    "max_compile_seconds",
+    "max_memory_ratio",
+    "require_numerics",
+    "require_verdict",
+)
 _ORDER = {"dont-compile": 0, "compile-after-fixes": 1, "compile": 2}
 
 
@@ -14,10 +23,16 @@ def _res(name: str, passed: bool, detail: str) -> dict:
     return {"name": name, "passed": bool(passed), "detail": detail}
 
 
-def run_checks(report: Report, max_graph_breaks: int | None = None, max_recompiles: int | None = None,
-               min_speedup: float | None = None, max_compile_seconds: float | None = None,
-               max_memory_ratio: float | None = None, require_numerics: bool = False,
-               require_verdict: str | None = None) -> list[dict]:
+def run_checks(
+    report: Report,
+    max_graph_breaks: int | None = None,
+    max_recompiles: int | None = None,
+    min_speedup: float | None = None,
+    max_compile_seconds: float | None = None,
+    max_memory_ratio: float | None = None,
+    require_numerics: bool = False,
+    require_verdict: str | None = None,
+) -> list[dict]:
     """An unmeasured figure fails its check: a gate must not pass on missing evidence."""
     g = report.get
     out: list[dict] = []
@@ -34,9 +49,21 @@ def run_checks(report: Report, max_graph_breaks: int | None = None, max_recompil
     limit("graph breaks", g("graph_breaks.count"), max_graph_breaks, True)
     limit("recompiles", g("recompiles.count"), max_recompiles, True)
     ci = g("runtime.speedup_ci")
-    limit("speedup (95% CI lower bound)", ci[0] if ci else None, min_speedup, False, lambda v: f"{v:.3f}×")
+    limit(
+        "speedup (95% CI lower bound)",
+        ci[0] if ci else None,
+        min_speedup,
+        False,
+        lambda v: f"{v:.3f}×",
+    )
     limit("cold compile seconds", g("compile.cold_s"), max_compile_seconds, True, units.seconds)
-    limit("memory ratio compiled/eager", g("memory.ratio"), max_memory_ratio, True, lambda v: f"{v:.2f}")
+    limit(
+        "memory ratio compiled/eager",
+        g("memory.ratio"),
+        max_memory_ratio,
+        True,
+        lambda v: f"{v:.2f}",
+    )
     if require_numerics:
         p = g("numerics.passed")
         detail = units.numerics_status(p)
@@ -45,7 +72,19 @@ def run_checks(report: Report, max_graph_breaks: int | None = None, max_recompil
         out.append(_res("numerics", p is True, detail))
     if require_verdict:
         d = g("verdict.decision")
-        out.append(_res("verdict", d is not None and _ORDER.get(d, -1) >= _ORDER[require_verdict], f"{d} (at least {require_verdict} required)"))
+        out.append(
+            _res(
+                "verdict",
+                d is not None and _ORDER.get(d, -1) >= _ORDER[require_verdict],
+                f"{d} (at least {require_verdict} required)",
+            )
+        )
     if report["errors"]:
-        out.append(_res("analysis complete", False, "; ".join(f"{e['phase']}: {e['message']}" for e in report["errors"])))
+        out.append(
+            _res(
+                "analysis complete",
+                False,
+                "; ".join(f"{e['phase']}: {e['message']}" for e in report["errors"]),
+            )
+        )
     return out

@@ -1,4 +1,5 @@
 """Command line: analyze, report, check, diff. Every expected failure is one line and an exit code."""
+
 from __future__ import annotations
 
 import functools
@@ -25,12 +26,18 @@ def _one_line_errors(fn: Callable) -> Callable:
         except Exception as exc:  # noqa: BLE001 - last resort: a tcdoctor bug is one line, not a traceback
             if os.environ.get("TCDOCTOR_DEBUG"):
                 raise
-            click.echo(f"tcdoctor: internal error: {type(exc).__name__}: {exc} (a tcdoctor bug; rerun with TCDOCTOR_DEBUG=1 for the traceback and report it)", err=True)
+            click.echo(
+                f"tcdoctor: internal error: {type(exc).__name__}: {exc} (a tcdoctor bug; rerun with TCDOCTOR_DEBUG=1 for the traceback and report it)",
+                err=True,
+            )
             sys.exit(EXIT_INTERNAL)
+
     return wrapper
 
 
-def _write_outputs(report: Any, json_path: str | None, html_path: str | None, md_path: str | None) -> None:
+def _write_outputs(
+    report: Any, json_path: str | None, html_path: str | None, md_path: str | None
+) -> None:
     try:
         if json_path:
             report.save(json_path)
@@ -51,49 +58,166 @@ def _write_outputs(report: Any, json_path: str | None, html_path: str | None, md
             click.echo(f"{label} report: {p}")
 
 
-@click.group(help="Should you torch.compile this model? Measured answers with the evidence.\n\n" + EXIT_CODES_HELP)
+@click.group(
+    help="Should you torch.compile this model? Measured answers with the evidence.\n\n"
+    + EXIT_CODES_HELP
+)
 @click.version_option(package_name="tcdoctor")
 def main() -> None:
     pass
 
 
 distributed_options = [
-    click.option("--nproc", type=click.IntRange(1), default=1, show_default=True,
-                 help="Ranks on this node: run the analysis under torch.distributed.run, one process per rank."),
-    click.option("--nnodes", type=click.IntRange(1), default=1, show_default=True, help="Nodes (torchrun's --nnodes)."),
-    click.option("--node-rank", type=click.IntRange(0), default=None, help="This node's rank (torchrun's --node-rank)."),
-    click.option("--rdzv-endpoint", default=None, help="host:port of the rendezvous (torchrun's --rdzv-endpoint)."),
-    click.option("--rdzv-backend", default=None, help="torchrun's --rdzv-backend [default: torchrun's]."),
-    click.option("--dist-backend", type=click.Choice(["gloo", "nccl"]), default=None, help="Process group backend [default: nccl on CUDA, else gloo]."),
-    click.option("--pg-timeout", "pg_timeout_s", type=click.FloatRange(1), default=None,
-                 help="Your job's process-group timeout in seconds, for the skew comparison [default: torch's]."),
-    click.option("--torch-trace", "torch_trace", default=None,
-                 help="Write PyTorch's structured compile logs (TORCH_TRACE) here, for tlparse [distributed default: ./tcdoctor-torch-trace]."),
-    click.option("--no-torch-trace", is_flag=True, help="No structured compile logs in a distributed run."),
+    click.option(
+        "--nproc",
+        type=click.IntRange(1),
+        default=1,
+        show_default=True,
+        help="Ranks on this node: run the analysis under torch.distributed.run, one process per rank.",
+    ),
+    click.option(
+        "--nnodes",
+        type=click.IntRange(1),
+        default=1,
+        show_default=True,
+        help="Nodes (torchrun's --nnodes).",
+    ),
+    click.option(
+        "--node-rank",
+        type=click.IntRange(0),
+        default=None,
+        help="This node's rank (torchrun's --node-rank).",
+    ),
+    click.option(
+        "--rdzv-endpoint",
+        default=None,
+        help="host:port of the rendezvous (torchrun's --rdzv-endpoint).",
+    ),
+    click.option(
+        "--rdzv-backend", default=None, help="torchrun's --rdzv-backend [default: torchrun's]."
+    ),
+    click.option(
+        "--dist-backend",
+        type=click.Choice(["gloo", "nccl"]),
+        default=None,
+        help="Process group backend [default: nccl on CUDA, else gloo].",
+    ),
+    click.option(
+        "--pg-timeout",
+        "pg_timeout_s",
+        type=click.FloatRange(1),
+        default=None,
+        help="Your job's process-group timeout in seconds, for the skew comparison [default: torch's].",
+    ),
+    click.option(
+        "--torch-trace",
+        "torch_trace",
+        default=None,
+        help="Write PyTorch's structured compile logs (TORCH_TRACE) here, for tlparse [distributed default: ./tcdoctor-torch-trace].",
+    ),
+    click.option(
+        "--no-torch-trace", is_flag=True, help="No structured compile logs in a distributed run."
+    ),
 ]
 
 
 def analysis_options(fn: Callable) -> Callable:
     opts = [
-        click.option("--backend", default="inductor", show_default=True, help="torch.compile backend (eager/aot_eager are cheap)."),
-        click.option("--mode", default=None, help="torch.compile mode: default, reduce-overhead, max-autotune."),
-        click.option("--threads", type=click.IntRange(1), default=None, help="torch.set_num_threads in the analysis process [default: 1]."),
-        click.option("--timeout", "timeout_s", type=click.FloatRange(1), default=600.0, show_default=True, help="Seconds for the whole analysis."),
-        click.option("--budget", "budget_s", type=click.FloatRange(0.05), default=5.0, show_default=True, help="Seconds of interleaved eager/compiled timing."),
-        click.option("--profile-budget", "profile_budget_s", type=click.FloatRange(0.1), default=1.0, show_default=True,
-                     help="Seconds for the profiler phase (guard cost per call, top operators), start-up included."),
-        click.option("--no-warm", is_flag=True, help="Skip the warm-cache compile in a second fresh process."),
-        click.option("--trace", "trace_dir", default=None, help="Write Chrome/Perfetto traces of eager and compiled calls to this folder."),
-        click.option("--expected-calls", type=click.IntRange(1), default=None, help="Calls the model will serve (break-even horizon)."),
-        click.option("--modes", default="default", show_default=True, help="Compare these torch.compile modes side by side (comma-separated)."),
-        click.option("--submodules/--no-submodules", default=None, help="Try compiling each submodule alone [default: only when the model has many graph breaks]."),
-        click.option("--depth", type=click.IntRange(1), default=1, show_default=True, help="Submodule depth for --submodules."),
-        click.option("--dynamic/--no-dynamic", default=None, help="Compare static/automatic/dynamic shapes [default: when variants change shapes]."),
-        click.option("--fixes/--no-fixes", default=True, show_default=True,
-                     help="Try the fixes that need no source edit in fresh processes, and locate a loss by backend."),
-        click.option("--fix-budget", "fix_budget_s", type=click.FloatRange(1), default=None,
-                     help="Seconds for tried fixes and the backend ablation [default: 4 × the cold first call, ≥ 20 s]."),
-        click.option("--quiet", "-q", is_flag=True, help="No progress on stderr while the analysis runs."),
+        click.option(
+            "--backend",
+            default="inductor",
+            show_default=True,
+            help="torch.compile backend (eager/aot_eager are cheap).",
+        ),
+        click.option(
+            "--mode",
+            default=None,
+            help="torch.compile mode: default, reduce-overhead, max-autotune.",
+        ),
+        click.option(
+            "--threads",
+            type=click.IntRange(1),
+            default=None,
+            help="torch.set_num_threads in the analysis process [default: 1].",
+        ),
+        click.option(
+            "--timeout",
+            "timeout_s",
+            type=click.FloatRange(1),
+            default=600.0,
+            show_default=True,
+            help="Seconds for the whole analysis.",
+        ),
+        click.option(
+            "--budget",
+            "budget_s",
+            type=click.FloatRange(0.05),
+            default=5.0,
+            show_default=True,
+            help="Seconds of interleaved eager/compiled timing.",
+        ),
+        click.option(
+            "--profile-budget",
+            "profile_budget_s",
+            type=click.FloatRange(0.1),
+            default=1.0,
+            show_default=True,
+            help="Seconds for the profiler phase (guard cost per call, top operators), start-up included.",
+        ),
+        click.option(
+            "--no-warm", is_flag=True, help="Skip the warm-cache compile in a second fresh process."
+        ),
+        click.option(
+            "--trace",
+            "trace_dir",
+            default=None,
+            help="Write Chrome/Perfetto traces of eager and compiled calls to this folder.",
+        ),
+        click.option(
+            "--expected-calls",
+            type=click.IntRange(1),
+            default=None,
+            help="Calls the model will serve (break-even horizon).",
+        ),
+        click.option(
+            "--modes",
+            default="default",
+            show_default=True,
+            help="Compare these torch.compile modes side by side (comma-separated).",
+        ),
+        click.option(
+            "--submodules/--no-submodules",
+            default=None,
+            help="Try compiling each submodule alone [default: only when the model has many graph breaks].",
+        ),
+        click.option(
+            "--depth",
+            type=click.IntRange(1),
+            default=1,
+            show_default=True,
+            help="Submodule depth for --submodules.",
+        ),
+        click.option(
+            "--dynamic/--no-dynamic",
+            default=None,
+            help="Compare static/automatic/dynamic shapes [default: when variants change shapes].",
+        ),
+        click.option(
+            "--fixes/--no-fixes",
+            default=True,
+            show_default=True,
+            help="Try the fixes that need no source edit in fresh processes, and locate a loss by backend.",
+        ),
+        click.option(
+            "--fix-budget",
+            "fix_budget_s",
+            type=click.FloatRange(1),
+            default=None,
+            help="Seconds for tried fixes and the backend ablation [default: 4 × the cold first call, ≥ 20 s].",
+        ),
+        click.option(
+            "--quiet", "-q", is_flag=True, help="No progress on stderr while the analysis runs."
+        ),
         *distributed_options,
     ]
     for o in reversed(opts):
@@ -101,18 +225,46 @@ def analysis_options(fn: Callable) -> Callable:
     return fn
 
 
-def _run_analysis(target: str, backend: str, mode: str | None, threads: int | None, timeout_s: float, budget_s: float,
-                  no_warm: bool, trace_dir: str | None, expected_calls: int | None, modes: str, submodules: bool | None,
-                  depth: int, dynamic: bool | None, quiet: bool = False, profile_budget_s: float = 1.0,
-                  fixes: bool = True, fix_budget_s: float | None = None, **dist: Any) -> tuple[Any, int]:
+def _run_analysis(
+    target: str,
+    backend: str,
+    mode: str | None,
+    threads: int | None,
+    timeout_s: float,
+    budget_s: float,
+    no_warm: bool,
+    trace_dir: str | None,
+    expected_calls: int | None,
+    modes: str,
+    submodules: bool | None,
+    depth: int,
+    dynamic: bool | None,
+    quiet: bool = False,
+    profile_budget_s: float = 1.0,
+    fixes: bool = True,
+    fix_budget_s: float | None = None,
+    **dist: Any,
+) -> tuple[Any, int]:
     from .report import with_verdict
     from .run.launcher import analyze_target
     from .run.options import DEFAULT_THREADS, Options
 
-    opts = Options(backend=backend, mode=mode, threads=threads or DEFAULT_THREADS, timeout_s=timeout_s,
-                   budget_s=budget_s, profile_budget_s=profile_budget_s, fixes=fixes, fix_budget_s=fix_budget_s,
-                   warm=not no_warm, trace_dir=trace_dir, submodules=submodules, depth=depth, dynamic=dynamic,
-                   modes=[m.strip() for m in modes.split(",") if m.strip()] or ["default"])
+    opts = Options(
+        backend=backend,
+        mode=mode,
+        threads=threads or DEFAULT_THREADS,
+        timeout_s=timeout_s,
+        budget_s=budget_s,
+        profile_budget_s=profile_budget_s,
+        fixes=fixes,
+        fix_budget_s=fix_budget_s,
+        warm=not no_warm,
+        trace_dir=trace_dir,
+        submodules=submodules,
+        depth=depth,
+        dynamic=dynamic,
+        modes=[m.strip() for m in modes.split(",") if m.strip()] or ["default"],
+    )
     from .tlparse import attach, configure, prepare
 
     configure(opts, **dist)  # --nproc/--nnodes/... and --torch-trace (tcdoctor/tlparse.py)
@@ -132,8 +284,20 @@ def _run_analysis(target: str, backend: str, mode: str | None, threads: int | No
 @main.command(help="Analyse TARGET (path.py:function) and write the reports.\n\n" + EXIT_CODES_HELP)
 @click.argument("target")
 @analysis_options
-@click.option("--json", "json_path", default="tcdoctor-report.json", show_default=True, help="JSON report path.")
-@click.option("--html", "html_path", default="tcdoctor-report.html", show_default=True, help="HTML report path ('' to skip).")
+@click.option(
+    "--json",
+    "json_path",
+    default="tcdoctor-report.json",
+    show_default=True,
+    help="JSON report path.",
+)
+@click.option(
+    "--html",
+    "html_path",
+    default="tcdoctor-report.html",
+    show_default=True,
+    help="HTML report path ('' to skip).",
+)
 @click.option("--md", "md_path", default=None, help="Markdown summary path.")
 @_one_line_errors
 def analyze(target: str, json_path: str, html_path: str, md_path: str | None, **kw: Any) -> None:
@@ -161,10 +325,23 @@ def _load(path: str) -> Any:
 @click.argument("saved", type=click.Path(dir_okay=False))
 @click.option("--html", "html_path", default=None, help="HTML output path.")
 @click.option("--md", "md_path", default=None, help="Markdown output path.")
-@click.option("--json", "json_path", default=None, help="Re-write the JSON (e.g. after --expected-calls).")
-@click.option("--expected-calls", type=click.IntRange(1), default=None, help="Recompute the verdict for this horizon.")
+@click.option(
+    "--json", "json_path", default=None, help="Re-write the JSON (e.g. after --expected-calls)."
+)
+@click.option(
+    "--expected-calls",
+    type=click.IntRange(1),
+    default=None,
+    help="Recompute the verdict for this horizon.",
+)
 @_one_line_errors
-def report(saved: str, html_path: str | None, md_path: str | None, json_path: str | None, expected_calls: int | None) -> None:
+def report(
+    saved: str,
+    html_path: str | None,
+    md_path: str | None,
+    json_path: str | None,
+    expected_calls: int | None,
+) -> None:
     from .render.terminal import render
 
     rep = _load(saved)
@@ -176,16 +353,36 @@ def report(saved: str, html_path: str | None, md_path: str | None, json_path: st
     _write_outputs(rep, json_path, html_path, md_path)
 
 
-@main.command(help="Readiness gate for CI: run (or load) an analysis and check thresholds; exit 1 if any fails.\n\n" + EXIT_CODES_HELP)
+@main.command(
+    help="Readiness gate for CI: run (or load) an analysis and check thresholds; exit 1 if any fails.\n\n"
+    + EXIT_CODES_HELP
+)
 @click.argument("target", required=False)
-@click.option("--report", "report_path", default=None, help="Check a saved JSON report instead of running TARGET.")
+@click.option(
+    "--report",
+    "report_path",
+    default=None,
+    help="Check a saved JSON report instead of running TARGET.",
+)
 @click.option("--max-graph-breaks", type=int, default=None)
 @click.option("--max-recompiles", type=int, default=None)
-@click.option("--min-speedup", type=float, default=None, help="Lower bound of the speedup's 95% CI must reach this.")
-@click.option("--max-compile-seconds", type=float, default=None, help="Cold first-call compile time.")
+@click.option(
+    "--min-speedup",
+    type=float,
+    default=None,
+    help="Lower bound of the speedup's 95% CI must reach this.",
+)
+@click.option(
+    "--max-compile-seconds", type=float, default=None, help="Cold first-call compile time."
+)
 @click.option("--max-memory-ratio", type=float, default=None, help="Compiled peak / eager peak.")
 @click.option("--require-numerics", is_flag=True, help="Numerics check must pass.")
-@click.option("--require-verdict", type=click.Choice(["compile", "compile-after-fixes"]), default=None, help="Verdict must be at least this good.")
+@click.option(
+    "--require-verdict",
+    type=click.Choice(["compile", "compile-after-fixes"]),
+    default=None,
+    help="Verdict must be at least this good.",
+)
 @analysis_options
 @_one_line_errors
 def check(target: str | None, report_path: str | None, **kw: Any) -> None:
@@ -208,7 +405,9 @@ def check(target: str | None, report_path: str | None, **kw: Any) -> None:
     sys.exit(EXIT_CHECK_FAILED if failed else EXIT_OK)
 
 
-@main.command(help="What changed between two saved reports (before/after a fix, two torch versions).")
+@main.command(
+    help="What changed between two saved reports (before/after a fix, two torch versions)."
+)
 @click.argument("before", type=click.Path(dir_okay=False))
 @click.argument("after", type=click.Path(dir_okay=False))
 @_one_line_errors
@@ -218,13 +417,24 @@ def diff(before: str, after: str) -> None:
     click.echo(render_diff(_load(before), _load(after)))
 
 
-@main.command(help="Join the reports of a distributed run's nodes (tcdoctor analyze --nnodes N on each) into one.")
+@main.command(
+    help="Join the reports of a distributed run's nodes (tcdoctor analyze --nnodes N on each) into one."
+)
 @click.argument("reports", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("-o", "--output", "json_path", default="tcdoctor-merged.json", show_default=True, help="Merged JSON report.")
+@click.option(
+    "-o",
+    "--output",
+    "json_path",
+    default="tcdoctor-merged.json",
+    show_default=True,
+    help="Merged JSON report.",
+)
 @click.option("--html", "html_path", default=None, help="HTML output path.")
 @click.option("--md", "md_path", default=None, help="Markdown output path.")
 @_one_line_errors
-def merge(reports: tuple[str, ...], json_path: str, html_path: str | None, md_path: str | None) -> None:
+def merge(
+    reports: tuple[str, ...], json_path: str, html_path: str | None, md_path: str | None
+) -> None:
     from .distributed import merge as merge_reports
     from .render.terminal import render
     from .report import Report, with_verdict

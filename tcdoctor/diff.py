@@ -1,4 +1,5 @@
 """`tcdoctor diff`: what changed between two reports: breaks fixed/introduced, key figure deltas."""
+
 from __future__ import annotations
 
 from tabulate import tabulate
@@ -33,9 +34,15 @@ def diff(a: Report, b: Report) -> dict:
     for label, path, show in FIGURES:
         va, vb = a.get(path), b.get(path)
         delta = ""
-        if isinstance(va, (int, float)) and isinstance(vb, (int, float)) and not isinstance(va, bool):
+        if (
+            isinstance(va, (int, float))
+            and isinstance(vb, (int, float))
+            and not isinstance(va, bool)
+        ):
             d = vb - va
-            delta = ("+" if d >= 0 else "-") + show(abs(d)) + (f" ({(vb / va - 1):+.0%})" if va else "")
+            delta = (
+                ("+" if d >= 0 else "-") + show(abs(d)) + (f" ({(vb / va - 1):+.0%})" if va else "")
+            )
         rows.append({"figure": label, "before": show(va), "after": show(vb), "delta": delta})
     return {
         "fixed": [ka[k] for k in ka if k not in kb],
@@ -47,9 +54,21 @@ def diff(a: Report, b: Report) -> dict:
 
 def render_diff(a: Report, b: Report) -> str:
     d = diff(a, b)
-    lines = [f"before: {a['target']} (torch {d['torch'][0]})", f"after:  {b['target']} (torch {d['torch'][1]})", ""]
-    lines.append(tabulate([[r["figure"], r["before"], r["after"], r["delta"]] for r in d["figures"]], headers=["", "before", "after", "delta"]))
-    for title, items in (("Graph breaks fixed", d["fixed"]), ("Graph breaks introduced", d["introduced"])):
+    lines = [
+        f"before: {a['target']} (torch {d['torch'][0]})",
+        f"after:  {b['target']} (torch {d['torch'][1]})",
+        "",
+    ]
+    lines.append(
+        tabulate(
+            [[r["figure"], r["before"], r["after"], r["delta"]] for r in d["figures"]],
+            headers=["", "before", "after", "delta"],
+        )
+    )
+    for title, items in (
+        ("Graph breaks fixed", d["fixed"]),
+        ("Graph breaks introduced", d["introduced"]),
+    ):
         lines += ["", f"{title}: {len(items)}"]
         lines += [f"  {f['file']}:{f['line']} {f['reason']}" for f in items]
     return "\n".join(lines)

@@ -17,6 +17,7 @@ reports and recompute it.
   guards, recompiles or their reasons, inputs or DDP subgraphs. Each is a hang risk, named.
 - slowest rank per phase, from each rank's own phase durations.
 """
+
 from __future__ import annotations
 
 import copy
@@ -29,21 +30,35 @@ TOPIC = "distributed"
 REASON_PREFIX = "Distributed: "
 
 RISKS = {
-    "graphs": ("ranks compile different graphs: under DDP/FSDP each graph issues its own collectives (DDPOptimizer "
-               "buckets, FSDP all-gathers), so ranks that split differently issue collectives in a different order or "
-               "number, and the job hangs until the process-group timeout"),
-    "graph_ops": ("ranks compile graphs of different sizes: they run different code between collectives, so the "
-                  "collective order can differ (a hang) and the faster rank waits at each one"),
-    "graph_breaks": ("ranks break the graph in different places: the code between breaks runs eagerly on one rank and "
-                     "compiled on another, so collectives are issued at different points (a hang risk)"),
-    "guards": ("ranks specialised differently (shapes, values, globals): a later input can fail the guards on one rank "
-               "only, which then recompiles alone while the others wait at the next collective"),
-    "recompiles": ("one rank recompiles while the others wait at the next collective: its compile time is added to "
-                   "every rank's step, and past the process-group timeout the job dies"),
-    "inputs": ("ranks see different input shapes (an uneven last batch, a rank-dependent slice): they specialise and "
-               "recompile at different steps, and the others wait"),
-    "ddp_subgraphs": ("DDPOptimizer split the graphs into a different number of buckets on different ranks: the "
-                      "all-reduces differ in number or order, which hangs"),
+    "graphs": (
+        "ranks compile different graphs: under DDP/FSDP each graph issues its own collectives (DDPOptimizer "
+        "buckets, FSDP all-gathers), so ranks that split differently issue collectives in a different order or "
+        "number, and the job hangs until the process-group timeout"
+    ),
+    "graph_ops": (
+        "ranks compile graphs of different sizes: they run different code between collectives, so the "
+        "collective order can differ (a hang) and the faster rank waits at each one"
+    ),
+    "graph_breaks": (
+        "ranks break the graph in different places: the code between breaks runs eagerly on one rank and "
+        "compiled on another, so collectives are issued at different points (a hang risk)"
+    ),
+    "guards": (
+        "ranks specialised differently (shapes, values, globals): a later input can fail the guards on one rank "
+        "only, which then recompiles alone while the others wait at the next collective"
+    ),
+    "recompiles": (
+        "one rank recompiles while the others wait at the next collective: its compile time is added to "
+        "every rank's step, and past the process-group timeout the job dies"
+    ),
+    "inputs": (
+        "ranks see different input shapes (an uneven last batch, a rank-dependent slice): they specialise and "
+        "recompile at different steps, and the others wait"
+    ),
+    "ddp_subgraphs": (
+        "DDPOptimizer split the graphs into a different number of buckets on different ranks: the "
+        "all-reduces differ in number or order, which hangs"
+    ),
 }
 
 
@@ -54,7 +69,9 @@ def _g(d: Any, dotted: str) -> Any:
     return d
 
 
-def median_ci(samples: list[float] | None, resamples: int = 1000, seed: int = 0) -> list[float] | None:
+def median_ci(
+    samples: list[float] | None, resamples: int = 1000, seed: int = 0
+) -> list[float] | None:
     """95% percentile-bootstrap CI of the median of one rank's steady-state samples."""
     if not samples or len(samples) < 3:
         return None
@@ -66,7 +83,10 @@ def median_ci(samples: list[float] | None, resamples: int = 1000, seed: int = 0)
 def rank_row(data: dict, info: dict, ddp: dict | None) -> dict:
     """One rank's row, from its assembled single-process report and what it recorded about itself."""
     raw = _g(data, "runtime.raw.compiled_s")
-    breaks = [[f.get("reason"), f.get("file"), f.get("line")] for f in (_g(data, "graph_breaks.unique") or [])]
+    breaks = [
+        [f.get("reason"), f.get("file"), f.get("line")]
+        for f in (_g(data, "graph_breaks.unique") or [])
+    ]
     workload = _g(data, "environment.workload") or {}
     return {
         "rank": info.get("rank"),
@@ -89,10 +109,17 @@ def rank_row(data: dict, info: dict, ddp: dict | None) -> dict:
         "graph_ops": [g.get("ops") for g in (_g(data, "graphs.per_graph") or [])],
         "break_reasons": sorted(breaks, key=lambda b: (str(b[0]), str(b[1]), b[2] or 0)),
         "recompile_reasons": [e.get("reason") for e in (_g(data, "recompiles.events") or [])],
-        "inputs": {"inputs": workload.get("inputs"), "variants": workload.get("variants")} if workload else None,
-        "phases": {k: v.get("seconds") for k, v in (data.get("phases") or {}).items()
-                   if v.get("status") == "ok" and v.get("seconds") is not None},
-        "errors": [{"phase": e.get("phase"), "message": e.get("message")} for e in data.get("errors") or []],
+        "inputs": {"inputs": workload.get("inputs"), "variants": workload.get("variants")}
+        if workload
+        else None,
+        "phases": {
+            k: v.get("seconds")
+            for k, v in (data.get("phases") or {}).items()
+            if v.get("status") == "ok" and v.get("seconds") is not None
+        },
+        "errors": [
+            {"phase": e.get("phase"), "message": e.get("message")} for e in data.get("errors") or []
+        ],
         "ddp": ddp,
     }
 
@@ -109,8 +136,13 @@ def _compare(rows: list[dict], key: str, kind: str, what: str, show: Any = None)
     show = show or (lambda v: str(v))
     values = {str(rank): v for rank, v in have}
     listing = ", ".join(f"rank {rank}: {show(v)}" for rank, v in have)
-    return {"kind": kind, "what": what, "values": values,
-            "text": f"{what} differ between ranks ({listing})", "risk": RISKS[kind]}
+    return {
+        "kind": kind,
+        "what": what,
+        "values": values,
+        "text": f"{what} differ between ranks ({listing})",
+        "risk": RISKS[kind],
+    }
 
 
 def divergences(rows: list[dict]) -> list[dict]:
@@ -128,12 +160,21 @@ def divergences(rows: list[dict]) -> list[dict]:
         ("guards", "guards", "guard counts", None),
         ("recompile_reasons", "recompiles", "recompile reasons", reasons),
         ("recompiles", "recompiles", "recompile counts", None),
-        ("inputs", "inputs", "input shapes", lambda v: str(v.get("inputs")) + (f" then {v.get('variants')}" if v.get("variants") else "")),
+        (
+            "inputs",
+            "inputs",
+            "input shapes",
+            lambda v: (
+                str(v.get("inputs")) + (f" then {v.get('variants')}" if v.get("variants") else "")
+            ),
+        ),
     ]
     out, kinds = [], set()
     for key, kind, what, show in checks:
         d = _compare(rows, key, kind, what, show)
-        if d and not (kind in kinds and key in ("graph_breaks", "recompiles")):  # one entry per kind is enough
+        if d and not (
+            kind in kinds and key in ("graph_breaks", "recompiles")
+        ):  # one entry per kind is enough
             out.append(d)
             kinds.add(kind)
     sub = [{"rank": r["rank"], "subgraphs": (r.get("ddp") or {}).get("subgraphs")} for r in rows]
@@ -179,17 +220,24 @@ def finish(sec: dict) -> dict:
     rows = sorted(sec.get("ranks") or [], key=lambda r: (r.get("rank") is None, r.get("rank")))
     sec["ranks"] = rows
     cold = [r["first_call_s"] for r in rows if r.get("first_call_s") is not None]
-    warm = [r["warm_first_call_s"] for r in rows if r.get("warm_first_call_s") is not None]
     comp = [r["compile_s"] for r in rows if r.get("compile_s") is not None]
     sec["compile_skew_s"] = _spread(cold)
     sec["compile_time_skew_s"] = _spread(comp)
-    pairs = [abs(a["first_call_s"] - b["warm_first_call_s"]) for a in rows for b in rows
-             if a is not b and a.get("first_call_s") is not None and b.get("warm_first_call_s") is not None]
+    pairs = [
+        abs(a["first_call_s"] - b["warm_first_call_s"])
+        for a in rows
+        for b in rows
+        if a is not b
+        and a.get("first_call_s") is not None
+        and b.get("warm_first_call_s") is not None
+    ]
     sec["mixed_cache_skew_s"] = max(pairs) if pairs else None
     timeout = sec.get("timeout_s")
     for key in ("compile_skew_s", "mixed_cache_skew_s"):
         val = sec.get(key)
-        sec[key[:-2] + "_fraction"] = (val / timeout) if val is not None and timeout else None  # of the timeout
+        sec[key[:-2] + "_fraction"] = (
+            (val / timeout) if val is not None and timeout else None
+        )  # of the timeout
     sec["divergences"] = divergences(rows)
     sec["slowest"] = slowest_per_phase(rows)
     sec["ddp"] = _ddp(rows)
@@ -197,21 +245,39 @@ def finish(sec: dict) -> dict:
     ws = sec.get("world_size")
     sec["missing_ranks"] = [r for r in range(ws) if r not in present] if isinstance(ws, int) else []
     sec["method"] = {
-        "compile_skew_s": ("max - min over ranks of the cold first compiled call (empty per-rank inductor cache); ranks "
-                           "start it together after a barrier, so the figure is what the fastest rank waits at the first "
-                           "collective"),
+        "compile_skew_s": (
+            "max - min over ranks of the cold first compiled call (empty per-rank inductor cache); ranks "
+            "start it together after a barrier, so the figure is what the fastest rank waits at the first "
+            "collective"
+        ),
         "compile_time_skew_s": "max - min over ranks of the compile time CompilationMetrics records (waits excluded)",
-        "mixed_cache_skew_s": ("largest |cold first call of one rank - warm first call of another| (warm: a second "
-                               "torchrun launch against each rank's own cache dir): what one rank waits for the other when "
-                               "only one has a warm cache; computed from the two launches, not run as one mixed job"),
+        "mixed_cache_skew_s": (
+            "largest |cold first call of one rank - warm first call of another| (warm: a second "
+            "torchrun launch against each rank's own cache dir): what one rank waits for the other when "
+            "only one has a warm cache; computed from the two launches, not run as one mixed job"
+        ),
         "timeout_s": "the process group's timeout your job runs with (--pg-timeout; torch's default otherwise)",
         "step_ci_s": "95% percentile-bootstrap CI of the median of the rank's compiled timing samples",
     }
     return sec
 
 
-def section(rows: list[dict], world_size: int | None, backend: str | None, timeout_s: float | None, **extra: Any) -> dict:
-    return finish({"world_size": world_size, "backend": backend, "timeout_s": timeout_s, "ranks": rows, **extra})
+def section(
+    rows: list[dict],
+    world_size: int | None,
+    backend: str | None,
+    timeout_s: float | None,
+    **extra: Any,
+) -> dict:
+    return finish(
+        {
+            "world_size": world_size,
+            "backend": backend,
+            "timeout_s": timeout_s,
+            "ranks": rows,
+            **extra,
+        }
+    )
 
 
 # -- verdict -----------------------------------------------------------------------
@@ -227,30 +293,54 @@ def advice(data: dict) -> tuple[list[str], list[dict]]:
     divs = sec.get("divergences") or []
     if divs:
         kinds = ", ".join(d["what"] for d in divs)
-        reasons.append(f"{REASON_PREFIX}ranks compile differently ({kinds}): a collective hang risk")
+        reasons.append(
+            f"{REASON_PREFIX}ranks compile differently ({kinds}): a collective hang risk"
+        )
         for d in divs:
-            items.append({"topic": TOPIC, "text": f"{d['text']}. Risk: {d['risk']}. Make every rank compile the same "
-                          "graphs: same input shapes (drop_last=True, pad the last batch, or torch._dynamo.mark_dynamic "
-                          "on the batch dimension), no rank-dependent Python branches in forward.",
-                          "evidence": f"distributed.divergences: {d['kind']}"})
+            items.append(
+                {
+                    "topic": TOPIC,
+                    "text": f"{d['text']}. Risk: {d['risk']}. Make every rank compile the same "
+                    "graphs: same input shapes (drop_last=True, pad the last batch, or torch._dynamo.mark_dynamic "
+                    "on the batch dimension), no rank-dependent Python branches in forward.",
+                    "evidence": f"distributed.divergences: {d['kind']}",
+                }
+            )
     timeout = sec.get("timeout_s")
     for key, label, fix in (
-        ("compile_skew_s", "cold first calls", "warm every rank's cache before the job (TORCHINDUCTOR_CACHE_DIR on "
-         "shared storage, or torch.compiler.save_cache_artifacts / load_cache_artifacts) or raise the timeout"),
-        ("mixed_cache_skew_s", "a cold rank's first call and a warm rank's", "give every rank the same cache (a partially "
-         "warm cluster waits for its coldest rank) or raise the process-group timeout past the cold compile"),
+        (
+            "compile_skew_s",
+            "cold first calls",
+            "warm every rank's cache before the job (TORCHINDUCTOR_CACHE_DIR on "
+            "shared storage, or torch.compiler.save_cache_artifacts / load_cache_artifacts) or raise the timeout",
+        ),
+        (
+            "mixed_cache_skew_s",
+            "a cold rank's first call and a warm rank's",
+            "give every rank the same cache (a partially "
+            "warm cluster waits for its coldest rank) or raise the process-group timeout past the cold compile",
+        ),
     ):
         val = sec.get(key)
         if val is not None and timeout and val >= SKEW_WARN_FRACTION * timeout:
-            reasons.append(f"{REASON_PREFIX}{label} differ by {seconds(val)}, {val / timeout:.0%} of the process group's "
-                           f"{seconds(timeout)} timeout")
-            items.append({"topic": TOPIC, "text": f"{label[0].upper() + label[1:]} differ by {seconds(val)} across ranks, "
-                          f"{val / timeout:.0%} of the {seconds(timeout)} timeout: the fast ranks wait at the first "
-                          f"collective and a larger model passes the timeout. Fix: {fix}.",
-                          "evidence": f"distributed.{key} / distributed.timeout_s"})
+            reasons.append(
+                f"{REASON_PREFIX}{label} differ by {seconds(val)}, {val / timeout:.0%} of the process group's "
+                f"{seconds(timeout)} timeout"
+            )
+            items.append(
+                {
+                    "topic": TOPIC,
+                    "text": f"{label[0].upper() + label[1:]} differ by {seconds(val)} across ranks, "
+                    f"{val / timeout:.0%} of the {seconds(timeout)} timeout: the fast ranks wait at the first "
+                    f"collective and a larger model passes the timeout. Fix: {fix}.",
+                    "evidence": f"distributed.{key} / distributed.timeout_s",
+                }
+            )
     failed = [r["rank"] for r in sec.get("ranks") or [] if r.get("finished") is False]
     if failed:
-        reasons.append(f"{REASON_PREFIX}rank(s) {', '.join(map(str, failed))} did not finish: see the errors")
+        reasons.append(
+            f"{REASON_PREFIX}rank(s) {', '.join(map(str, failed))} did not finish: see the errors"
+        )
     return reasons, items
 
 
@@ -273,14 +363,22 @@ def merge(reports: list[dict]) -> dict:
     The report that holds rank 0 (else the lowest rank) gives the single-rank sections."""
     dists = [r.get("distributed") for r in reports]
     if not all(dists):
-        raise ValueError("every report to merge must come from a distributed run (no 'distributed' section)")
+        raise ValueError(
+            "every report to merge must come from a distributed run (no 'distributed' section)"
+        )
     rows: dict[int, dict] = {}
     for sec in dists:
         for row in sec.get("ranks") or []:
             if row.get("rank") in rows:
                 raise ValueError(f"rank {row.get('rank')} appears in more than one report")
             rows[row.get("rank")] = row
-    base = min(reports, key=lambda r: min((x.get("rank") for x in r["distributed"].get("ranks") or [{"rank": 1 << 30}]), default=1 << 30))
+    base = min(
+        reports,
+        key=lambda r: min(
+            (x.get("rank") for x in r["distributed"].get("ranks") or [{"rank": 1 << 30}]),
+            default=1 << 30,
+        ),
+    )
     out = copy.deepcopy(base)
     seen = {(e.get("rank"), e.get("phase"), e.get("message")) for e in out.get("errors") or []}
     for rep in reports:

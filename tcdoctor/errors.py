@@ -1,4 +1,5 @@
 """Exit codes and the one error type that the CLI turns into a one-line message."""
+
 from __future__ import annotations
 
 EXIT_OK = 0  # report written (for `check`: every check passed)

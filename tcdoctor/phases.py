@@ -11,6 +11,7 @@ entry here (with its `fill`) + a `@measures(name)` runner method + renderer supp
 
 Torch-free: `tcdoctor report` re-renders saved JSON without importing torch.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -25,6 +26,7 @@ def _set(*sections: str) -> Fill:
     def fill(data: dict, result: dict) -> None:
         for sec in sections:
             data[sec] = result if len(sections) == 1 else result[sec]
+
     return fill
 
 
@@ -35,15 +37,19 @@ def _fill_compile(data: dict, c: dict) -> None:
     data["compile"]["cold_s"] = c["first_call_s"]
     data["compile"]["cold_cache"] = c["cache"]
     data["memory"]["compile_peak_bytes"] = c.get("peak_rss_delta_bytes")
-    data["memory"]["compile_peak_method"] = "growth of process RSS during the first (compiling) call, sampled every 2 ms"
+    data["memory"]["compile_peak_method"] = (
+        "growth of process RSS during the first (compiling) call, sampled every 2 ms"
+    )
 
 
 def _fill_compile_warm(data: dict, w: dict) -> None:
     data["compile"]["warm_s"] = w["warm_s"]
     data["compile"]["warm_phases"] = w["phases"]
     data["compile"]["warm_cache"] = w["cache"]
-    data["compile"]["warm_method"] = ("first call in a fresh process against the same TORCHINDUCTOR_CACHE_DIR "
-                                      "(what a restarted server pays)")
+    data["compile"]["warm_method"] = (
+        "first call in a fresh process against the same TORCHINDUCTOR_CACHE_DIR "
+        "(what a restarted server pays)"
+    )
 
 
 def _fill_memory(data: dict, m: dict) -> None:
@@ -107,5 +113,7 @@ def order(process: str) -> tuple[str, ...]:
 def derive(data: dict) -> None:
     """Figures computed from several phases' results, after every fill."""
     median = (data["runtime"].get("compiled") or {}).get("median_s")
-    data["guards"]["overhead_fraction"] = guards.overhead_fraction(data["guards"]["overhead_s_per_call"], median)
+    data["guards"]["overhead_fraction"] = guards.overhead_fraction(
+        data["guards"]["overhead_s_per_call"], median
+    )
     break_cost.attach(data)

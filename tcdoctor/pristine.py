@@ -12,6 +12,7 @@ random weights are the same), and the report says so.
 RNG: before every compared call all generators are reset as PyTorch's accuracy harness does
 (`torch._dynamo.testing.reset_rng_state`: torch, CUDA, Python `random`, NumPy when importable).
 """
+
 from __future__ import annotations
 
 import copy

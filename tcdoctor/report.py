@@ -3,6 +3,7 @@
 Probes stream phase events; `assemble` turns them into the report's sections. A section
 that could not be measured keeps its keys with null values and says why in `not_measured`.
 """
+
 from __future__ import annotations
 
 import copy
@@ -10,14 +11,14 @@ import datetime as _dt
 import json
 from typing import Any
 
-from . import __version__
-from .run.stream import dumps
-from . import tried
+from . import __version__, tried
 from .distributed import extend_verdict
 from .phases import PHASES, derive
+from .run.stream import dumps
 from .verdict import decide
 
 SCHEMA_VERSION = 1
+
 
 def _skeleton() -> dict:
     return {
@@ -26,8 +27,19 @@ def _skeleton() -> dict:
         "recompiles": {"count": None, "events": [], "limit_hit": None},
         "guards": {"count": None, "overhead_s_per_call": None, "overhead_fraction": None},
         "compile": {"first_call_s": None, "cold_s": None, "warm_s": None},
-        "runtime": {"eager": {"median_s": None}, "compiled": {"median_s": None}, "speedup": None, "speedup_ci": None, "samples": None},
-        "memory": {"eager_peak_bytes": None, "compiled_peak_bytes": None, "compile_peak_bytes": None, "method": None},
+        "runtime": {
+            "eager": {"median_s": None},
+            "compiled": {"median_s": None},
+            "speedup": None,
+            "speedup_ci": None,
+            "samples": None,
+        },
+        "memory": {
+            "eager_peak_bytes": None,
+            "compiled_peak_bytes": None,
+            "compile_peak_bytes": None,
+            "method": None,
+        },
         "numerics": {"passed": None, "max_abs_err": None, "max_rel_err": None},
         "profile": {},
         "errors": [],
@@ -65,7 +77,9 @@ class Report:
         if not isinstance(data, dict) or "schema_version" not in data:
             raise ValueError(f"{path} is not a tcdoctor report (no schema_version)")
         if data["schema_version"] > SCHEMA_VERSION:
-            raise ValueError(f"{path} has schema_version {data['schema_version']}; this tcdoctor reads up to {SCHEMA_VERSION}")
+            raise ValueError(
+                f"{path} has schema_version {data['schema_version']}; this tcdoctor reads up to {SCHEMA_VERSION}"
+            )
         return cls(data)
 
     def _repr_html_(self) -> str:
@@ -101,11 +115,19 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
         elif kind == "failed" and str(phase).startswith("strategy:"):
             data["phases"][phase] = {"status": "failed"}
             err = ev.get("error") or {}
-            strategy_failures.append({"strategy": phase[len("strategy:"):], "message": err.get("message"), "where": err.get("where")})
+            strategy_failures.append(
+                {
+                    "strategy": phase[len("strategy:") :],
+                    "message": err.get("message"),
+                    "where": err.get("where"),
+                }
+            )
         elif kind == "failed":
             data["phases"][phase] = {"status": "failed"}
             err = ev.get("error") or {}
-            data["errors"].append({"phase": phase, "message": err.get("message"), "where": err.get("where")})
+            data["errors"].append(
+                {"phase": phase, "message": err.get("message"), "where": err.get("where")}
+            )
     for f in failures:
         data["errors"].append(f)
         if f.get("phase") in data["phases"]:
@@ -123,7 +145,9 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
             phase.not_measured(data, phase.sections, _why(phase.name, st, data["errors"]))
     _tried(data, done)
     _decide(data)
-    data["fixes"] += tried.from_strategies(data)  # reads the strategy recommendations of that verdict
+    data["fixes"] += tried.from_strategies(
+        data
+    )  # reads the strategy recommendations of that verdict
     _decide(data)
     return Report(data)
 
@@ -138,38 +162,67 @@ def _decide(data: dict, **rules: Any) -> None:
 
 def _tried(data: dict, done: dict) -> None:
     """Fix and ablation rows from their children (see tried.py); shape/region fixes are added after the verdict."""
-    rows = {k[len("strategy:"):]: v for k, v in done.items() if k.startswith("strategy:")}
+    rows = {k[len("strategy:") :]: v for k, v in done.items() if k.startswith("strategy:")}
     data["fixes"] = [v for k, v in rows.items() if k.startswith("fix:")]
     data["fixes_not_tried"] = (done.get("fixes_not_tried") or {}).get("not_tried", [])
-    data["ablation"] = tried.ablation_layer(data, [v for k, v in rows.items() if k.startswith("ablation:")])
+    data["ablation"] = tried.ablation_layer(
+        data, [v for k, v in rows.items() if k.startswith("ablation:")]
+    )
 
 
 def _main_row(data: dict, name: str, source: str) -> dict:
     """The main analysis as one row of a strategy table, so it is never compiled a second time."""
     rt, c, m, n = data["runtime"], data["compile"], data["memory"], data["numerics"]
     return {
-        "name": name, "source": source, "first_call_s": c.get("cold_s"), "median_s": (rt.get("compiled") or {}).get("median_s"),
-        "eager_median_s": (rt.get("eager") or {}).get("median_s"), "speedup": rt.get("speedup"), "speedup_ci": rt.get("speedup_ci"),
-        "samples": rt.get("samples"), "peak_bytes": m.get("compiled_peak_bytes"), "eager_peak_bytes": m.get("eager_peak_bytes"),
-        "numerics_passed": n.get("passed"), "max_abs_err": n.get("max_abs_err"), "graph_breaks": data["graph_breaks"].get("count"),
-        "guards": data["guards"].get("count"), "cache": c.get("cold_cache"),
+        "name": name,
+        "source": source,
+        "first_call_s": c.get("cold_s"),
+        "median_s": (rt.get("compiled") or {}).get("median_s"),
+        "eager_median_s": (rt.get("eager") or {}).get("median_s"),
+        "speedup": rt.get("speedup"),
+        "speedup_ci": rt.get("speedup_ci"),
+        "samples": rt.get("samples"),
+        "peak_bytes": m.get("compiled_peak_bytes"),
+        "eager_peak_bytes": m.get("eager_peak_bytes"),
+        "numerics_passed": n.get("passed"),
+        "max_abs_err": n.get("max_abs_err"),
+        "graph_breaks": data["graph_breaks"].get("count"),
+        "guards": data["guards"].get("count"),
+        "cache": c.get("cold_cache"),
     }
 
 
 def _strategies(data: dict, done: dict, failures: list[dict]) -> dict:
     plan = (done.get("plan") or {}).get("strategies", [])
-    rows = {k[len("strategy:"):]: v for k, v in done.items() if k.startswith("strategy:")}
-    out: dict = {"planned": plan, "failed": failures, "modes": [], "training": [], "dynamic": [], "regions": None}
+    rows = {k[len("strategy:") :]: v for k, v in done.items() if k.startswith("strategy:")}
+    out: dict = {
+        "planned": plan,
+        "failed": failures,
+        "modes": [],
+        "training": [],
+        "dynamic": [],
+        "regions": None,
+    }
     if any(p["kind"] == "mode" for p in plan):
         out["modes"] = [_main_row(data, data["options"].get("mode") or "default", "main analysis")]
         out["modes"] += [v for k, v in rows.items() if k.startswith("mode:")]
     if (data["environment"].get("workload") or {}).get("kind") == "train":
         rt = data["runtime"]
-        eager = {"name": "eager", "source": "main analysis", "median_s": (rt.get("eager") or {}).get("median_s"),
-                 "eager_median_s": (rt.get("eager") or {}).get("median_s"), "speedup": 1.0 if rt.get("eager") else None,
-                 "speedup_ci": None, "first_call_s": None, "peak_bytes": data["memory"].get("eager_peak_bytes"),
-                 "baseline": True, "note": "baseline: nothing compiled"}
-        out["training"] = [eager, _main_row(data, "step", "main analysis")] + [v for k, v in rows.items() if k.startswith("train:")]
+        eager = {
+            "name": "eager",
+            "source": "main analysis",
+            "median_s": (rt.get("eager") or {}).get("median_s"),
+            "eager_median_s": (rt.get("eager") or {}).get("median_s"),
+            "speedup": 1.0 if rt.get("eager") else None,
+            "speedup_ci": None,
+            "first_call_s": None,
+            "peak_bytes": data["memory"].get("eager_peak_bytes"),
+            "baseline": True,
+            "note": "baseline: nothing compiled",
+        }
+        out["training"] = [eager, _main_row(data, "step", "main analysis")] + [
+            v for k, v in rows.items() if k.startswith("train:")
+        ]
     out["dynamic"] = [v for k, v in rows.items() if k.startswith("dynamic:")]
     out["regions"] = next((v for k, v in rows.items() if k.startswith("regions:")), None)
     return out

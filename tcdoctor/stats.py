@@ -1,4 +1,5 @@
 """Robust summary statistics for timing samples; pure Python so reports can be re-rendered without torch."""
+
 from __future__ import annotations
 
 import random
@@ -33,7 +34,12 @@ def summarize(xs: Sequence[float]) -> dict:
 
 
 def ratio_of_medians_ci(
-    num: Sequence[float], den: Sequence[float], *, resamples: int = 1000, level: float = 0.95, seed: int = 0
+    num: Sequence[float],
+    den: Sequence[float],
+    *,
+    resamples: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
 ) -> tuple[float, float]:
     """Percentile-bootstrap CI for median(num)/median(den) over *paired* samples.
 
@@ -48,6 +54,8 @@ def ratio_of_medians_ci(
     population = range(n)
     for _ in range(resamples):
         idx = rng.choices(population, k=n)
-        ratios.append(statistics.median([num[i] for i in idx]) / statistics.median([den[i] for i in idx]))
+        ratios.append(
+            statistics.median([num[i] for i in idx]) / statistics.median([den[i] for i in idx])
+        )
     alpha = (1 - level) / 2
     return quantile(ratios, alpha), quantile(ratios, 1 - alpha)

@@ -4,6 +4,7 @@ Each strategy runs in its own fresh child process with its own empty inductor ca
 in-process recompile hits in-memory caches and would flatter compile times. What the main analysis
 already measured (the default mode, the whole training step) is reused, never compiled again.
 """
+
 from __future__ import annotations
 
 import time
@@ -12,9 +13,7 @@ from typing import Any, Callable
 import torch
 
 from .pristine import Pristine, reset_rng_state
-from .probes import first_call
-from .probes import calls
-from .probes import dynamo_state, guards, memory, numerics, timing
+from .probes import calls, dynamo_state, first_call, guards, memory, numerics, timing
 from .probes.recompiles import describe_call, limit_warnings
 from .run.options import Options
 from .workload import CallArgs, is_state_change
@@ -22,9 +21,13 @@ from .workload import CallArgs, is_state_change
 MIN_SPLIT_BUDGET_S = 0.2  # floor for a budget split across shapes or regions
 
 
-def plan(workload: Any, options: Options, graph_breaks: int | None, auto_region_breaks: int) -> list[dict]:
+def plan(
+    workload: Any, options: Options, graph_breaks: int | None, auto_region_breaks: int
+) -> list[dict]:
     """Which strategy children the parent should run after the main analysis."""
-    out: list[dict] = [{"kind": "mode", "mode": m} for m in options.modes if m != (options.mode or "default")]
+    out: list[dict] = [
+        {"kind": "mode", "mode": m} for m in options.modes if m != (options.mode or "default")
+    ]
     if workload.kind == "train":
         out += [{"kind": "train", "way": "model"}]
         if workload.optimizer is not None and workload.train_step is None:
@@ -33,9 +36,19 @@ def plan(workload: Any, options: Options, graph_breaks: int | None, auto_region_
     shapes = shape_variants(workload)
     if options.dynamic is not False and shapes:
         out += [{"kind": "dynamic", "how": h} for h in ("static", "automatic", "dynamic", "marked")]
-    auto = options.submodules is None and graph_breaks is not None and graph_breaks >= auto_region_breaks
+    auto = (
+        options.submodules is None
+        and graph_breaks is not None
+        and graph_breaks >= auto_region_breaks
+    )
     if (options.submodules or auto) and isinstance(workload.model, torch.nn.Module):
-        out.append({"kind": "regions", "depth": options.depth, "automatic": bool(auto and not options.submodules)})
+        out.append(
+            {
+                "kind": "regions",
+                "depth": options.depth,
+                "automatic": bool(auto and not options.submodules),
+            }
+        )
     return out
 
 
@@ -55,8 +68,12 @@ def shape_variants(workload: Any) -> list[CallArgs]:
 def tensor_names(ca: CallArgs) -> list[str]:
     """How the user would name each input tensor, in iter_tensors order: args[0], attention_mask, …"""
     names = []
-    for label, value in [(f"args[{j}]", a) for j, a in enumerate(ca.args)] + list(ca.kwargs.items()):
-        names += [label if t is value else f"a tensor inside {label}" for t in calls.iter_tensors(value)]
+    for label, value in [(f"args[{j}]", a) for j, a in enumerate(ca.args)] + list(
+        ca.kwargs.items()
+    ):
+        names += [
+            label if t is value else f"a tensor inside {label}" for t in calls.iter_tensors(value)
+        ]
     return names
 
 
@@ -76,8 +93,15 @@ def _fresh(w: Any, device: torch.device) -> Callable[[], Any]:
     return fresh
 
 
-def _pair(make: Callable[[], tuple[Any, Any]], w: Any, label: str, budget_s: float, device: torch.device,
-          o: Options, after_first_call: Callable[[], None] | None = None) -> dict:
+def _pair(
+    make: Callable[[], tuple[Any, Any]],
+    w: Any,
+    label: str,
+    budget_s: float,
+    device: torch.device,
+    o: Options,
+    after_first_call: Callable[[], None] | None = None,
+) -> dict:
     """First call (compile), then paired timing and memory of compiled vs eager on the workload's inputs.
 
     `make()` returns (eager callable, compiled callable), each on its own pristine copy; numerics
@@ -95,33 +119,58 @@ def _pair(make: Callable[[], tuple[Any, Any]], w: Any, label: str, budget_s: flo
     if after_first_call:
         after_first_call()
     row = {
-        "first_call_s": first["first_call_s"], "compile_phases": first["phases"], "cache": first["cache"],
-        "graph_breaks": len(dynamo_state.graph_break_messages(logs)), "frames_compiled": first["frames_compiled"],
+        "first_call_s": first["first_call_s"],
+        "compile_phases": first["phases"],
+        "cache": first["cache"],
+        "graph_breaks": len(dynamo_state.graph_break_messages(logs)),
+        "frames_compiled": first["frames_compiled"],
         "guards": guards.count(first["frames"])["count"],
     }
     rt = timing.measure(lambda: call(eager, ca), lambda: call(compiled, ca), sync, budget_s)
-    row.update(eager_median_s=rt["eager"]["median_s"], median_s=rt["compiled"]["median_s"], speedup=rt["speedup"],
-               speedup_ci=rt["speedup_ci"], samples=rt["samples"], timing_method=rt["method"])
+    row.update(
+        eager_median_s=rt["eager"]["median_s"],
+        median_s=rt["compiled"]["median_s"],
+        speedup=rt["speedup"],
+        speedup_ci=rt["speedup_ci"],
+        samples=rt["samples"],
+        timing_method=rt["method"],
+    )
     mem = memory.measure(lambda: call(eager, ca), lambda: call(compiled, ca), device)
     row.update(peak_bytes=mem["compiled_peak_bytes"], eager_peak_bytes=mem["eager_peak_bytes"])
     rng = numerics.rng_check(o.backend, lambda: call(make()[0], ca))
     if rng["fallback_random"]:
         c_out = numerics.fallback_random_output(lambda: call(make()[1], ca), rng)
-    num = numerics.compare(e_out, c_out, None, "strategy comparison: compiled vs eager only", w.autocast)
-    row.update(numerics_passed=num["passed"], max_abs_err=num["max_abs_err"], numerics_rng=rng["method"])
+    num = numerics.compare(
+        e_out, c_out, None, "strategy comparison: compiled vs eager only", w.autocast
+    )
+    row.update(
+        numerics_passed=num["passed"], max_abs_err=num["max_abs_err"], numerics_rng=rng["method"]
+    )
     return row
 
 
-def main_pair(w: Any, o: Options, backend: str, mode: str | None,
-              after_first_call: Callable[[], None] | None = None) -> dict:
+def main_pair(
+    w: Any,
+    o: Options,
+    backend: str,
+    mode: str | None,
+    after_first_call: Callable[[], None] | None = None,
+) -> dict:
     """The main subject (the forward, or the whole training step) compiled with `backend`/`mode` vs eager."""
     device = calls.detect(w.model, w.call_args)
     fresh = _fresh(w, device)
     if w.kind == "train":
         from .training import subjects
 
-        return _pair(lambda: subjects(fresh, "step", backend, mode), w, "train step", o.budget_s, device, o,
-                     after_first_call)
+        return _pair(
+            lambda: subjects(fresh, "step", backend, mode),
+            w,
+            "train step",
+            o.budget_s,
+            device,
+            o,
+            after_first_call,
+        )
 
     def make() -> tuple[Any, Any]:
         return fresh().model, first_call.build(fresh().model, backend, mode, w.compile_kwargs)
@@ -134,7 +183,9 @@ def run_mode(w: Any, o: Options, mode: str) -> dict:
     skips = row["cache"].get("cudagraph_skips") or 0
     row["name"] = mode
     if mode.startswith("reduce-overhead") and skips:
-        row["note"] = f"no effect here: PyTorch skipped CUDA graphs ({skips} skip(s)); figures are the default mode's"
+        row["note"] = (
+            f"no effect here: PyTorch skipped CUDA graphs ({skips} skip(s)); figures are the default mode's"
+        )
     return row
 
 
@@ -143,7 +194,14 @@ def run_train(w: Any, o: Options, way: str) -> dict:
 
     device = calls.detect(w.model, w.call_args)
     fresh = _fresh(w, device)
-    row = _pair(lambda: subjects(fresh, way, o.backend, o.mode), w, f"train step ({way})", o.budget_s, device, o)
+    row = _pair(
+        lambda: subjects(fresh, way, o.backend, o.mode),
+        w,
+        f"train step ({way})",
+        o.budget_s,
+        device,
+        o,
+    )
     row["name"] = way
     return row
 
@@ -154,7 +212,9 @@ def run_dynamic(w: Any, o: Options, how: str) -> dict:
     if how == "static":
         kwargs["dynamic"] = False
     elif how == "marked":
-        kwargs["dynamic"] = None  # automatic, plus torch._dynamo.mark_dynamic on the changing dimensions
+        kwargs["dynamic"] = (
+            None  # automatic, plus torch._dynamo.mark_dynamic on the changing dimensions
+        )
     elif how == "dynamic":
         kwargs["dynamic"] = True
     device = calls.detect(w.model, w.call_args)
@@ -162,10 +222,20 @@ def run_dynamic(w: Any, o: Options, how: str) -> dict:
     sync, call = calls.synchronizer(device), _call(w, device)
     shapes = [w.call_args] + shape_variants(w)
     base = [tuple(t.shape) for t in calls.iter_tensors(w.call_args)]
-    changing = sorted({(i, d) for v in shapes[1:] for i, t in enumerate(calls.iter_tensors(v))
-                       if i < len(base) and len(base[i]) == t.dim() for d in range(t.dim()) if base[i][d] != t.shape[d]})
+    changing = sorted(
+        {
+            (i, d)
+            for v in shapes[1:]
+            for i, t in enumerate(calls.iter_tensors(v))
+            if i < len(base) and len(base[i]) == t.dim()
+            for d in range(t.dim())
+            if base[i][d] != t.shape[d]
+        }
+    )
     names = tensor_names(w.call_args)
-    if how == "marked":  # mark exactly the dimensions that change, on every shape, before its first call
+    if (
+        how == "marked"
+    ):  # mark exactly the dimensions that change, on every shape, before its first call
         for v in shapes:
             tensors = list(calls.iter_tensors(v))
             for i, d in changing:
@@ -183,14 +253,29 @@ def run_dynamic(w: Any, o: Options, how: str) -> dict:
     per_shape = []
     budget = max(MIN_SPLIT_BUDGET_S, o.budget_s / len(shapes))
     for s in shapes:
-        rt = timing.measure(lambda s=s: call(w.model, s), lambda s=s: call(compiled, s), sync, budget)
-        per_shape.append({"inputs": describe_call(s), "eager_median_s": rt["eager"]["median_s"], "median_s": rt["compiled"]["median_s"],
-                          "speedup": rt["speedup"], "speedup_ci": rt["speedup_ci"], "samples": rt["samples"]})
+        rt = timing.measure(
+            lambda s=s: call(w.model, s), lambda s=s: call(compiled, s), sync, budget
+        )
+        per_shape.append(
+            {
+                "inputs": describe_call(s),
+                "eager_median_s": rt["eager"]["median_s"],
+                "median_s": rt["compiled"]["median_s"],
+                "speedup": rt["speedup"],
+                "speedup_ci": rt["speedup_ci"],
+                "samples": rt["samples"],
+            }
+        )
     return {
-        "name": how, "changing_dims": [f"{names[i]} dim {d}" for i, d in changing], "compile_kwargs": {k: repr(v) for k, v in kwargs.items()},
-        "compiles": len(ms), "recompiles": sum(1 for m in ms if getattr(m, "recompile_reason", None)),
+        "name": how,
+        "changing_dims": [f"{names[i]} dim {d}" for i, d in changing],
+        "compile_kwargs": {k: repr(v) for k, v in kwargs.items()},
+        "compiles": len(ms),
+        "recompiles": sum(1 for m in ms if getattr(m, "recompile_reason", None)),
         "compile_s": sum(getattr(m, "entire_frame_compile_time_s", 0) or 0 for m in ms),
-        "first_pass_wall_s": first_pass, "limit_hit": limit_hit, "shapes": per_shape,
+        "first_pass_wall_s": first_pass,
+        "limit_hit": limit_hit,
+        "shapes": per_shape,
         "method": f"inputs then {len(shapes) - 1} shape variant(s) once each (compiles counted from CompilationMetrics), then each shape timed eager vs compiled",
     }
 
@@ -211,11 +296,13 @@ def run_regions(w: Any, o: Options, depth: int) -> dict:
     seen: dict[str, dict] = {}
     hooks = []
     for name, mod in regions:
+
         def pre(m, args, kwargs, name=name):
             rec = seen.setdefault(name, {"calls": 0})
             rec["calls"] += 1
             rec.setdefault("args", args)
             rec.setdefault("kwargs", kwargs)
+
         hooks.append(mod.register_forward_pre_hook(pre, with_kwargs=True))
     try:
         call(model, w.call_args)
@@ -226,8 +313,12 @@ def run_regions(w: Any, o: Options, depth: int) -> dict:
     budget = max(MIN_SPLIT_BUDGET_S, o.budget_s / max(1, len(regions)))
     for name, mod in regions:
         rec = seen.get(name)
-        row: dict = {"name": name, "module": type(mod).__name__, "calls_per_forward": rec["calls"] if rec else 0,
-                     "parameters": sum(p.numel() for p in mod.parameters())}
+        row: dict = {
+            "name": name,
+            "module": type(mod).__name__,
+            "calls_per_forward": rec["calls"] if rec else 0,
+            "parameters": sum(p.numel() for p in mod.parameters()),
+        }
         if not rec:
             row["fullgraph"] = None
             row["note"] = "not called during the forward"
@@ -247,12 +338,20 @@ def run_regions(w: Any, o: Options, depth: int) -> dict:
             rows.append(row)
             continue
         rt = timing.measure(fn_e, fn_c, sync, budget)
-        row.update(eager_median_s=rt["eager"]["median_s"], median_s=rt["compiled"]["median_s"], speedup=rt["speedup"],
-                   speedup_ci=rt["speedup_ci"], samples=rt["samples"])
+        row.update(
+            eager_median_s=rt["eager"]["median_s"],
+            median_s=rt["compiled"]["median_s"],
+            speedup=rt["speedup"],
+            speedup_ci=rt["speedup_ci"],
+            samples=rt["samples"],
+        )
         rows.append(row)
     dynamo_state.fresh()
-    return {"depth": depth, "regions": rows,
-            "method": "each region compiled alone with fullgraph=True on the inputs it received in one eager forward; timed eager vs compiled, paired"}
+    return {
+        "depth": depth,
+        "regions": rows,
+        "method": "each region compiled alone with fullgraph=True on the inputs it received in one eager forward; timed eager vs compiled, paired",
+    }
 
 
 def run(spec: dict, workload: Any, options: Options) -> dict:

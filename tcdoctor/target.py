@@ -1,4 +1,5 @@
 """Resolve `path.py:function` into a Workload, with one clear error for each way it can go wrong."""
+
 from __future__ import annotations
 
 import ast
@@ -63,23 +64,35 @@ def load_with_rebuild(target: str) -> tuple[Workload, Callable[[], Workload]]:
         spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - any failure of user code is reported, not raised
         d = describe_exception(exc)
-        raise TcdoctorError(f"importing {path} raised {d['message']}{where_str(d['where'])}", EXIT_USER_CODE) from None
+        raise TcdoctorError(
+            f"importing {path} raised {d['message']}{where_str(d['where'])}", EXIT_USER_CODE
+        ) from None
     fn = getattr(module, func, None)
     if fn is None:
         raise TcdoctorError(f"{os.path.basename(path)} has no function {func!r}")
     if not callable(fn):
-        raise TcdoctorError(f"{func} in {os.path.basename(path)} is a {type(fn).__name__}, not a function")
+        raise TcdoctorError(
+            f"{func} in {os.path.basename(path)} is a {type(fn).__name__}, not a function"
+        )
     try:
         _seed()
         result = fn()
     except TypeError as exc:
-        if "required positional argument" in str(exc) or "missing" in str(exc) and "argument" in str(exc):
+        if (
+            "required positional argument" in str(exc)
+            or "missing" in str(exc)
+            and "argument" in str(exc)
+        ):
             raise TcdoctorError(f"{func}() must take no arguments: {exc}", EXIT_USAGE) from None
         d = describe_exception(exc)
-        raise TcdoctorError(f"{func}() raised {d['message']}{where_str(d['where'])}", EXIT_USER_CODE) from None
+        raise TcdoctorError(
+            f"{func}() raised {d['message']}{where_str(d['where'])}", EXIT_USER_CODE
+        ) from None
     except Exception as exc:  # noqa: BLE001
         d = describe_exception(exc)
-        raise TcdoctorError(f"{func}() raised {d['message']}{where_str(d['where'])}", EXIT_USER_CODE) from None
+        raise TcdoctorError(
+            f"{func}() raised {d['message']}{where_str(d['where'])}", EXIT_USER_CODE
+        ) from None
     try:
         workload = coerce(result)
     except TypeError as exc:

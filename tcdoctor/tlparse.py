@@ -11,6 +11,7 @@ otherwise the report and stderr carry the one command that would. Torch-free.
 The structured trace costs compile time of its own (it writes every graph and guard), so compile
 figures of a traced run include it; the report says when the trace was on.
 """
+
 from __future__ import annotations
 
 import glob
@@ -25,12 +26,26 @@ DEFAULT_DIR = "tcdoctor-torch-trace"
 TIMEOUT_S = 300
 
 
-def configure(opts: Any, nproc: int = 1, nnodes: int = 1, node_rank: int | None = None, rdzv_endpoint: str | None = None,
-              rdzv_backend: str | None = None, dist_backend: str | None = None, pg_timeout_s: float | None = None,
-              torch_trace: str | None = None, no_torch_trace: bool = False) -> None:
+def configure(
+    opts: Any,
+    nproc: int = 1,
+    nnodes: int = 1,
+    node_rank: int | None = None,
+    rdzv_endpoint: str | None = None,
+    rdzv_backend: str | None = None,
+    dist_backend: str | None = None,
+    pg_timeout_s: float | None = None,
+    torch_trace: str | None = None,
+    no_torch_trace: bool = False,
+) -> None:
     """Put the CLI's distributed and trace options on the Options object."""
     opts.nproc, opts.nnodes, opts.node_rank = nproc, nnodes, node_rank
-    opts.rdzv_endpoint, opts.rdzv_backend, opts.dist_backend, opts.pg_timeout_s = rdzv_endpoint, rdzv_backend, dist_backend, pg_timeout_s
+    opts.rdzv_endpoint, opts.rdzv_backend, opts.dist_backend, opts.pg_timeout_s = (
+        rdzv_endpoint,
+        rdzv_backend,
+        dist_backend,
+        pg_timeout_s,
+    )
     distributed = nproc > 1 or nnodes > 1
     if no_torch_trace:
         opts.torch_trace = None
@@ -58,8 +73,23 @@ def logs(trace_dir: str, process: str = "cold") -> list[str]:
 def command(trace_dir: str, found: list[str]) -> list[str]:
     out = os.path.join(trace_dir, "tlparse")
     if len(found) > 1:
-        return ["tlparse", os.path.join(trace_dir, "cold"), "-o", out, "--overwrite", "--no-browser", "--all-ranks-html"]
-    return ["tlparse", found[0] if found else os.path.join(trace_dir, "cold"), "-o", out, "--overwrite", "--no-browser"]
+        return [
+            "tlparse",
+            os.path.join(trace_dir, "cold"),
+            "-o",
+            out,
+            "--overwrite",
+            "--no-browser",
+            "--all-ranks-html",
+        ]
+    return [
+        "tlparse",
+        found[0] if found else os.path.join(trace_dir, "cold"),
+        "-o",
+        out,
+        "--overwrite",
+        "--no-browser",
+    ]
 
 
 def attach(report: Any, opts: Any, echo: bool = True) -> dict | None:
@@ -70,28 +100,45 @@ def attach(report: Any, opts: Any, echo: bool = True) -> dict | None:
     found = logs(trace_dir)
     cmd = command(trace_dir, found)
     info: dict = {
-        "dir": trace_dir, "logs": found, "attach": found[0] if found else None, "command": " ".join(cmd),
-        "tlparse": None, "note": "compile figures of this run include the structured trace's own logging cost",
+        "dir": trace_dir,
+        "logs": found,
+        "attach": found[0] if found else None,
+        "command": " ".join(cmd),
+        "tlparse": None,
+        "note": "compile figures of this run include the structured trace's own logging cost",
     }
     exe = shutil.which("tlparse")
     if found and exe:
         try:
             p = subprocess.run([exe, *cmd[1:]], capture_output=True, text=True, timeout=TIMEOUT_S)
             index = os.path.join(trace_dir, "tlparse", "index.html")
-            info["tlparse"] = {"ran": p.returncode == 0, "exit_code": p.returncode, "output_dir": os.path.dirname(index),
-                               "index": index if os.path.exists(index) else None,
-                               "error": (p.stderr or p.stdout).strip()[-500:] if p.returncode else None}
+            info["tlparse"] = {
+                "ran": p.returncode == 0,
+                "exit_code": p.returncode,
+                "output_dir": os.path.dirname(index),
+                "index": index if os.path.exists(index) else None,
+                "error": (p.stderr or p.stdout).strip()[-500:] if p.returncode else None,
+            }
         except (OSError, subprocess.TimeoutExpired) as exc:
             info["tlparse"] = {"ran": False, "error": str(exc)}
     report.data["torch_trace"] = info
     if echo:
         if not found:
-            click.echo(f"tcdoctor: no structured compile log was written under {trace_dir}", err=True)
+            click.echo(
+                f"tcdoctor: no structured compile log was written under {trace_dir}", err=True
+            )
         elif info["tlparse"] and info["tlparse"].get("index"):
             click.echo(f"tcdoctor: tlparse report: {info['tlparse']['index']}", err=True)
         else:
-            why = "tlparse failed: " + str(info["tlparse"].get("error")) if info["tlparse"] else "tlparse is not installed (pip install 'tcdoctor[tlparse]')"
-            click.echo(f"tcdoctor: structured compile logs in {trace_dir}; {why}; render them with: {info['command']}", err=True)
+            why = (
+                "tlparse failed: " + str(info["tlparse"].get("error"))
+                if info["tlparse"]
+                else "tlparse is not installed (pip install 'tcdoctor[tlparse]')"
+            )
+            click.echo(
+                f"tcdoctor: structured compile logs in {trace_dir}; {why}; render them with: {info['command']}",
+                err=True,
+            )
     return info
 
 

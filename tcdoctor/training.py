@@ -10,6 +10,7 @@ optimizer steps the copy's parameters): no way trains the model another way meas
 ``autocast`` the forward and the loss run under ``torch.autocast`` and backward outside it, as
 PyTorch's AMP recipe does.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -20,7 +21,9 @@ from .workload import TrainStep
 WAYS = ("eager", "model", "step", "optimizer")
 
 
-def _default_step(model: Any, opt: Any, inputs: tuple, kwargs: dict, spec: TrainStep, opt_step: Callable) -> Any:
+def _default_step(
+    model: Any, opt: Any, inputs: tuple, kwargs: dict, spec: TrainStep, opt_step: Callable
+) -> Any:
     opt.zero_grad(set_to_none=True)
     with spec.forward_context():
         loss = spec.loss_fn(model(*inputs, **kwargs), spec.targets)
@@ -32,16 +35,26 @@ def _default_step(model: Any, opt: Any, inputs: tuple, kwargs: dict, spec: Train
 class StepRunner:
     """Callable(*inputs, **kwargs) running one step of `spec` (a copy it owns), compiled `way`."""
 
-    def __init__(self, spec: TrainStep, way: str = "eager", backend: str = "inductor", mode: str | None = None):
+    def __init__(
+        self,
+        spec: TrainStep,
+        way: str = "eager",
+        backend: str = "inductor",
+        mode: str | None = None,
+    ):
         if way not in WAYS:
             raise ValueError(f"unknown way {way!r}")
         if way == "optimizer" and (spec.optimizer is None or spec.train_step is not None):
-            raise ValueError("compiling only optimizer.step needs TrainStep(optimizer=...) without a custom train_step")
+            raise ValueError(
+                "compiling only optimizer.step needs TrainStep(optimizer=...) without a custom train_step"
+            )
         from .probes.first_call import build
 
         self.spec, self.way = spec, way
         self.model, self.optimizer = spec.model, spec.optimizer
-        self.forward = build(self.model, backend, mode, spec.compile_kwargs) if way == "model" else self.model
+        self.forward = (
+            build(self.model, backend, mode, spec.compile_kwargs) if way == "model" else self.model
+        )
         self.opt_step = self.optimizer.step if self.optimizer is not None else (lambda: None)
         if way == "optimizer":
             self.opt_step = build(self._plain_opt_step, backend, mode, spec.compile_kwargs)
@@ -60,7 +73,9 @@ class StepRunner:
         return self.step(*inputs, **kwargs)
 
 
-def subjects(fresh: Callable[[], TrainStep], way: str, backend: str, mode: str | None) -> tuple[Callable, Callable]:
+def subjects(
+    fresh: Callable[[], TrainStep], way: str, backend: str, mode: str | None
+) -> tuple[Callable, Callable]:
     """(eager step, step compiled `way`), each on its own fresh copy; 'step' compiles the whole function."""
     from .probes.first_call import build
 

@@ -16,6 +16,7 @@ where the loss comes from.
 
 Planning is torch-free (the parent adds the stance fix once the warm child has measured guards).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -28,17 +29,23 @@ from . import units
 CONFIG_HINT = re.compile(r"torch\._dynamo\.config\.(\w+)\s*=\s*True")
 ABLATION_BACKENDS = ("eager", "aot_eager")
 STANCE = "skip_guard_eval_unsafe"
-UNSAFE_NOTE = ("unsafe when inputs change: guards are no longer checked, so a new shape, dtype or mode silently "
-               "reuses a graph made for another; use it only after every input variant has been seen")
+UNSAFE_NOTE = (
+    "unsafe when inputs change: guards are no longer checked, so a new shape, dtype or mode silently "
+    "reuses a graph made for another; use it only after every input variant has been seen"
+)
 
 
 def _before(results: dict) -> dict:
     rt = results.get("runtime") or {}
     gb = (results.get("graph_breaks") or {}).get("graph_breaks") or {}
-    return {"graph_breaks": gb.get("count"), "recompiles": (results.get("recompiles") or {}).get("count"),
-            "speedup": rt.get("speedup"), "speedup_ci": rt.get("speedup_ci"),
-            "numerics_passed": (results.get("numerics") or {}).get("passed"),
-            "first_call_s": (results.get("compile") or {}).get("first_call_s")}
+    return {
+        "graph_breaks": gb.get("count"),
+        "recompiles": (results.get("recompiles") or {}).get("count"),
+        "speedup": rt.get("speedup"),
+        "speedup_ci": rt.get("speedup_ci"),
+        "numerics_passed": (results.get("numerics") or {}).get("passed"),
+        "first_call_s": (results.get("compile") or {}).get("first_call_s"),
+    }
 
 
 def config_fixes(findings: list[dict]) -> dict[str, list[str]]:
@@ -62,33 +69,76 @@ def plan(results: dict, options: Any, min_speedup: float) -> list[dict]:
         return []
     before = _before(results)
     findings = ((results.get("graph_breaks") or {}).get("graph_breaks") or {}).get("unique") or []
-    out = [{"kind": "fix", "fix": {"kind": "config", "name": name, "value": True}, "addresses": ids, "before": before}
-           for name, ids in config_fixes(findings).items()]
+    out = [
+        {
+            "kind": "fix",
+            "fix": {"kind": "config", "name": name, "value": True},
+            "addresses": ids,
+            "before": before,
+        }
+        for name, ids in config_fixes(findings).items()
+    ]
+    out += numerics_fixes(results, options, before)
     ci = before["speedup_ci"] or [None, None]
     not_faster = ci[0] is not None and ci[0] <= min_speedup
-    if (not_faster or before["numerics_passed"] is False) and options.backend not in ABLATION_BACKENDS:
+    if (
+        not_faster or before["numerics_passed"] is False
+    ) and options.backend not in ABLATION_BACKENDS:
         out += [{"kind": "ablation", "backend": b} for b in ABLATION_BACKENDS]
     return out
+
+
+# The accuracy harness's Inductor settings (benchmarks/dynamo/common.py): eager's RNG ops for random
+# models; rounding where eager rounds, for reduced precision.
+NUMERICS_SETTINGS = ("fallback_random", "emulate_precision_casts")
+
+
+def numerics_fixes(results: dict, options: Any, before: dict) -> list[dict]:
+    """When compiled outputs drift with Inductor, the harness's numerics settings, each tried alone."""
+    num = results.get("numerics") or {}
+    if num.get("passed") is not False or options.backend in ABLATION_BACKENDS:
+        return []
+    names = [
+        n
+        for n in NUMERICS_SETTINGS
+        if n != "fallback_random" or (num.get("rng") or {}).get("stochastic")
+    ]
+    return [
+        {
+            "kind": "fix",
+            "fix": {"kind": "inductor_config", "name": n, "value": True},
+            "addresses": ["numerics"],
+            "before": before,
+        }
+        for n in names
+    ]
 
 
 def plan_stance(guard_fraction: float | None, limit: float, before: dict) -> list[dict]:
     """The guard-skipping stance, planned by the parent once the warm child measured guard cost."""
     if guard_fraction is None or guard_fraction <= limit:
         return []
-    return [{"kind": "fix", "fix": {"kind": "stance", "name": STANCE, "value": True}, "addresses": ["guards"],
-             "before": before}]
+    return [
+        {
+            "kind": "fix",
+            "fix": {"kind": "stance", "name": STANCE, "value": True},
+            "addresses": ["guards"],
+            "before": before,
+        }
+    ]
 
 
 def fix_line(fix: dict) -> str:
     """The exact line of code that applies the fix."""
     if fix["kind"] == "stance":
         return 'torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)  # after warm-up'
-    if fix["name"] == "compiled_autograd":
-        return "torch._dynamo.config.compiled_autograd = True"
+    if fix["kind"] == "inductor_config":
+        return f"torch._inductor.config.{fix['name']} = True"
     return f"torch._dynamo.config.{fix['name']} = True"
 
 
 # -- in the child -------------------------------------------------------------------------------
+
 
 @contextlib.contextmanager
 def _applied(fix: dict):
@@ -96,8 +146,19 @@ def _applied(fix: dict):
 
     if fix["kind"] == "config":
         if not hasattr(torch._dynamo.config, fix["name"]):
-            raise ValueError(f"torch._dynamo.config has no {fix['name']!r} in torch {torch.__version__}")
+            raise ValueError(
+                f"torch._dynamo.config has no {fix['name']!r} in torch {torch.__version__}"
+            )
         with torch._dynamo.config.patch(**{fix["name"]: fix["value"]}):
+            yield
+    elif fix["kind"] == "inductor_config":
+        import torch._inductor.config as inductor_config
+
+        if not hasattr(inductor_config, fix["name"]):
+            raise ValueError(
+                f"torch._inductor.config has no {fix['name']!r} in torch {torch.__version__}"
+            )
+        with inductor_config.patch(**{fix["name"]: fix["value"]}):
             yield
     else:
         yield
@@ -115,17 +176,38 @@ def _cheap_breaks(workload: Any) -> dict:
     reset_rng_state()
     with workload.context(device.type):
         gb = graph_breaks.probe(subject.fn, workload.call_args)["graph_breaks"]
-    return {"backend": "eager", "graph_breaks": gb["count"],
-            "remaining": [{"reason": f["reason"], "file": f["file"], "line": f["line"]} for f in gb["unique"]]}
+    return {
+        "backend": "eager",
+        "graph_breaks": gb["count"],
+        "remaining": [
+            {"reason": f["reason"], "file": f["file"], "line": f["line"]} for f in gb["unique"]
+        ],
+    }
 
 
 def _outcome(before: dict, after: dict, cheap: dict | None) -> tuple[str, str]:
+    if before.get("numerics_passed") is False:  # a numerics fix: judged on numerics first
+        if after.get("numerics_passed") is True:
+            speed = units.ratio(after.get("speedup"), after.get("speedup_ci"))
+            return "helps", f"the numerics check passes with it (compiled {speed} vs eager)"
+        if after.get("numerics_passed") is False:
+            return (
+                "no effect",
+                f"compiled outputs still drift (max abs error {after.get('max_abs_err')})",
+            )
     if after.get("numerics_passed") is False:
-        return "breaks numerics", f"compiled outputs drift (max abs error {after.get('max_abs_err')})"
+        return (
+            "breaks numerics",
+            f"compiled outputs drift (max abs error {after.get('max_abs_err')})",
+        )
     b_ci, a_ci = before.get("speedup_ci") or [None, None], after.get("speedup_ci") or [None, None]
     faster = a_ci[0] is not None and b_ci[1] is not None and a_ci[0] > b_ci[1]
     slower = a_ci[1] is not None and b_ci[0] is not None and a_ci[1] < b_ci[0]
-    fewer = cheap is not None and before.get("graph_breaks") is not None and cheap["graph_breaks"] < before["graph_breaks"]
+    fewer = (
+        cheap is not None
+        and before.get("graph_breaks") is not None
+        and cheap["graph_breaks"] < before["graph_breaks"]
+    )
     if faster:
         return "helps", "significantly faster than without it (the 95% CIs do not overlap)"
     if fewer and not slower:
@@ -144,33 +226,55 @@ def run(spec: dict, workload: Any, options: Any) -> dict:
         row.update(name=spec["backend"], backend=spec["backend"])
         return row
     fix, before = spec["fix"], spec.get("before") or {}
-    row: dict = {"fix": fix_line(fix), "kind": fix["kind"], "name": fix["name"], "addresses": spec.get("addresses", []),
-                 "before": before}
+    row: dict = {
+        "fix": fix_line(fix),
+        "kind": fix["kind"],
+        "name": fix["name"],
+        "addresses": spec.get("addresses", []),
+        "before": before,
+    }
     try:
         with _applied(fix):
             cheap = None
             if fix["kind"] == "config":
                 cheap = _cheap_breaks(workload)
                 row["cheap"] = cheap
-                if before.get("graph_breaks") is not None and cheap["graph_breaks"] >= before["graph_breaks"]:
+                if (
+                    before.get("graph_breaks") is not None
+                    and cheap["graph_breaks"] >= before["graph_breaks"]
+                ):
                     now = sorted({r["reason"].splitlines()[0] for r in cheap["remaining"]})
-                    row.update(outcome="no effect", after={"graph_breaks": cheap["graph_breaks"]},
-                               why=f"with backend='eager' the breaks stay ({before['graph_breaks']} → "
-                                   f"{cheap['graph_breaks']}: {'; '.join(now)[:300]}), so the real backend was not tried")
+                    row.update(
+                        outcome="no effect",
+                        after={"graph_breaks": cheap["graph_breaks"]},
+                        why=f"with backend='eager' the breaks stay ({before['graph_breaks']} → "
+                        f"{cheap['graph_breaks']}: {'; '.join(now)[:300]}), so the real backend was not tried",
+                    )
                     row["seconds"] = time.perf_counter() - t0
                     return row
             hook = _stance_hook if fix["kind"] == "stance" else None
-            real = main_pair(workload, options, options.backend, options.mode, after_first_call=hook)
+            real = main_pair(
+                workload, options, options.backend, options.mode, after_first_call=hook
+            )
     except Exception as exc:  # noqa: BLE001 - a fix that fails is a finding
-        row.update(outcome="fails", why=f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}"[:500])
+        row.update(
+            outcome="fails",
+            why=f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}"[:500],
+        )
         row["seconds"] = time.perf_counter() - t0
         return row
     finally:
         if fix["kind"] == "stance":
             _reset_stance()
-    after = {"graph_breaks": real["graph_breaks"], "recompiles": None, "speedup": real["speedup"],
-             "speedup_ci": real["speedup_ci"], "numerics_passed": real.get("numerics_passed"),
-             "first_call_s": real["first_call_s"], "max_abs_err": real.get("max_abs_err")}
+    after = {
+        "graph_breaks": real["graph_breaks"],
+        "recompiles": None,
+        "speedup": real["speedup"],
+        "speedup_ci": real["speedup_ci"],
+        "numerics_passed": real.get("numerics_passed"),
+        "first_call_s": real["first_call_s"],
+        "max_abs_err": real.get("max_abs_err"),
+    }
     row["after"] = after
     row["outcome"], row["why"] = _outcome(before, after, row.get("cheap"))
     if fix["kind"] == "stance":
@@ -193,33 +297,56 @@ def _reset_stance() -> None:
 
 # -- in the parent ------------------------------------------------------------------------------
 
+
 def from_strategies(data: dict) -> list[dict]:
     """Shape and region fixes, read from the strategy rows already measured (nothing compiled again)."""
     st = data.get("strategies") or {}
     out = []
     dyn = {r["name"]: r for r in st.get("dynamic") or []}
     base = dyn.get("automatic") or dyn.get("static")
-    for name, line in (("marked", "torch._dynamo.mark_dynamic(x, dim)  # before the first call"),
-                       ("dynamic", "torch.compile(model, dynamic=True)")):
+    for name, line in (
+        ("marked", "torch._dynamo.mark_dynamic(x, dim)  # before the first call"),
+        ("dynamic", "torch.compile(model, dynamic=True)"),
+    ):
         r = dyn.get(name)
         if not r or not base:
             continue
         fewer = r["recompiles"] < base["recompiles"]
-        out.append({"fix": line, "kind": "dynamic", "name": name, "addresses": ["recompiles"],
-                    "before": {"recompiles": base["recompiles"], "compile_s": base["compile_s"]},
-                    "after": {"recompiles": r["recompiles"], "compile_s": r["compile_s"], "limit_hit": r["limit_hit"]},
-                    "outcome": "helps" if fewer and not r["limit_hit"] else "no effect",
-                    "why": f"strategy row '{name}' vs '{base['name']}': {base['recompiles']} → {r['recompiles']} recompiles",
-                    "source": "strategies.dynamic"})
+        out.append(
+            {
+                "fix": line,
+                "kind": "dynamic",
+                "name": name,
+                "addresses": ["recompiles"],
+                "before": {"recompiles": base["recompiles"], "compile_s": base["compile_s"]},
+                "after": {
+                    "recompiles": r["recompiles"],
+                    "compile_s": r["compile_s"],
+                    "limit_hit": r["limit_hit"],
+                },
+                "outcome": "helps" if fewer and not r["limit_hit"] else "no effect",
+                "why": f"strategy row '{name}' vs '{base['name']}': {base['recompiles']} → {r['recompiles']} recompiles",
+                "source": "strategies.dynamic",
+            }
+        )
     reg = st.get("regions")
     if reg and reg.get("regions"):
         rec = ((data.get("verdict") or {}).get("recommendations") or {}).get("regions") or {}
         picked = rec.get("choice") or []
-        out.append({"fix": "compile only: " + (", ".join(picked) if picked else "(no clean, faster region)"),
-                    "kind": "regions", "name": "regions", "addresses": ["graph breaks"],
-                    "before": {}, "after": {"expected_gain_s_per_forward": rec.get("expected_gain_s_per_forward")},
-                    "outcome": "helps" if picked else "no effect", "why": rec.get("text") or "",
-                    "source": "strategies.regions"})
+        out.append(
+            {
+                "fix": "compile only: "
+                + (", ".join(picked) if picked else "(no clean, faster region)"),
+                "kind": "regions",
+                "name": "regions",
+                "addresses": ["graph breaks"],
+                "before": {},
+                "after": {"expected_gain_s_per_forward": rec.get("expected_gain_s_per_forward")},
+                "outcome": "helps" if picked else "no effect",
+                "why": rec.get("text") or "",
+                "source": "strategies.regions",
+            }
+        )
     return out
 
 
@@ -228,13 +355,20 @@ def ablation_layer(data: dict, rows: list[dict]) -> dict | None:
     if not rows:
         return None
     rt, num = data.get("runtime") or {}, data.get("numerics") or {}
-    real = {"backend": (data.get("options") or {}).get("backend"), "speedup": rt.get("speedup"),
-            "speedup_ci": rt.get("speedup_ci"), "numerics_passed": num.get("passed"),
-            "graph_breaks": (data.get("graph_breaks") or {}).get("count"), "source": "main analysis"}
+    real = {
+        "backend": (data.get("options") or {}).get("backend"),
+        "speedup": rt.get("speedup"),
+        "speedup_ci": rt.get("speedup_ci"),
+        "numerics_passed": num.get("passed"),
+        "graph_breaks": (data.get("graph_breaks") or {}).get("count"),
+        "source": "main analysis",
+    }
     by = {r["backend"]: r for r in rows if r.get("backend")}
-    layers = [("eager", "Dynamo (guards, graph breaks, the Python around compiled regions)"),
-              ("aot_eager", "AOTAutograd (its runtime wrappers, functionalization)"),
-              (real["backend"], f"the {real['backend']} backend's kernels")]
+    layers = [
+        ("eager", "Dynamo (guards, graph breaks, the Python around compiled regions)"),
+        ("aot_eager", "AOTAutograd (its runtime wrappers, functionalization)"),
+        (real["backend"], f"the {real['backend']} backend's kernels"),
+    ]
     table = [dict(by[b], backend=b) for b, _ in layers[:2] if b in by] + [real]
     text = None
     for b, what in layers:
@@ -243,8 +377,14 @@ def ablation_layer(data: dict, rows: list[dict]) -> dict | None:
         if r and ci[1] is not None and ci[1] < 1.0:
             text = f"already {r['speedup']:.2f}× with backend={b!r}: the loss comes from {what}"
             break
-    drift = next((b for b, _ in layers if ((real if b == real["backend"] else by.get(b)) or {}).get("numerics_passed")
-                  is False), None)
+    drift = next(
+        (
+            b
+            for b, _ in layers
+            if ((real if b == real["backend"] else by.get(b)) or {}).get("numerics_passed") is False
+        ),
+        None,
+    )
     if drift:
         what = dict(layers)[drift]
         text = (text + "; " if text else "") + f"outputs first drift with backend={drift!r}: {what}"
@@ -256,15 +396,33 @@ def advice(data: dict) -> list[dict]:
     out = []
     for row in data.get("fixes") or []:
         summary = units.fix_summary(row)
-        text = f"Tried `{row['fix']}`: {row.get('outcome')}" + (f" ({summary})" if summary else "") + f". {row.get('why') or ''}"
-        out.append({"topic": "tried fix", "text": text.strip(), "evidence": f"fixes[{row.get('name')}]"})
+        text = (
+            f"Tried `{row['fix']}`: {row.get('outcome')}"
+            + (f" ({summary})" if summary else "")
+            + f". {row.get('why') or ''}"
+        )
+        out.append(
+            {"topic": "tried fix", "text": text.strip(), "evidence": f"fixes[{row.get('name')}]"}
+        )
     for nt in data.get("fixes_not_tried") or []:
         spec = nt.get("spec") or {}
         name = (spec.get("fix") or {}).get("name") or spec.get("backend")
-        out.append({"topic": "tried fix", "text": f"Not tried: {name}: {nt.get('why')}.", "evidence": "fixes_not_tried"})
+        out.append(
+            {
+                "topic": "tried fix",
+                "text": f"Not tried: {name}: {nt.get('why')}.",
+                "evidence": "fixes_not_tried",
+            }
+        )
     layer = (data.get("ablation") or {}).get("layer")
     if layer:
-        out.append({"topic": "which layer", "text": layer[0].upper() + layer[1:] + ".", "evidence": "ablation.rows"})
+        out.append(
+            {
+                "topic": "which layer",
+                "text": layer[0].upper() + layer[1:] + ".",
+                "evidence": "ablation.rows",
+            }
+        )
     return out
 
 
@@ -277,7 +435,8 @@ def annotate(data: dict) -> None:
             f = findings.get(fid)
             if f:
                 notes.setdefault((f.get("reason"), f.get("file"), f.get("line")), []).append(
-                    f"tried `{row['fix']}`: {row.get('outcome')}")
+                    f"tried `{row['fix']}`: {row.get('outcome')}"
+                )
     for a in (data.get("verdict") or {}).get("advice") or []:
         if a.get("topic") != "graph break":
             continue

@@ -5,6 +5,7 @@ progress lines and every renderer (the HTML template through Jinja filters of th
 Also the one dotted getter over a report's dict (`get(data, "runtime.speedup")`).
 Core module: imports nothing from `render/`, nor anything else of tcdoctor.
 """
+
 from __future__ import annotations
 
 import os
@@ -126,8 +127,11 @@ def break_cost(f: dict, first: bool = False) -> str:
 def fix_summary(row: dict) -> str:
     """'1 breaks → 0, 0.24× → 0.91× (95% CI 0.88–0.95)' from a tried fix's before and after."""
     b, a = row.get("before") or {}, row.get("after") or {}
-    parts = [f"{b[k]} {unit} → {a[k]}" for k, unit in (("graph_breaks", "breaks"), ("recompiles", "recompiles"))
-             if b.get(k) is not None and a.get(k) is not None]
+    parts = [
+        f"{b[k]} {unit} → {a[k]}"
+        for k, unit in (("graph_breaks", "breaks"), ("recompiles", "recompiles"))
+        if b.get(k) is not None and a.get(k) is not None
+    ]
     if b.get("speedup") is not None and a.get("speedup") is not None:
         parts.append(f"{ratio(b['speedup'])} → {ratio(a['speedup'], a.get('speedup_ci'))}")
     return ", ".join(parts)

@@ -1,9 +1,10 @@
 """Tell the user's own source files apart from torch, site-packages, the stdlib and tcdoctor."""
+
 from __future__ import annotations
 
 import linecache
-import re
 import os
+import re
 import sys
 import sysconfig
 import traceback
@@ -85,7 +86,12 @@ def deepest_user_frame(frames: Iterable[tuple[str, int, str]]) -> dict | None:
     found = None
     for filename, line, func in frames:
         if is_user_file(filename):
-            found = {"file": filename, "line": line, "function": func, "code": source_line(filename, line)}
+            found = {
+                "file": filename,
+                "line": line,
+                "function": func,
+                "code": source_line(filename, line),
+            }
     return found
 
 

@@ -12,6 +12,7 @@ Shape: `Figures.from_report` reads every figure the verdict uses from the report
 one `advise_*` rule per advice topic returns advice items (or none); `decision` is the pure
 decision over the figures; `decide` (the entry point) puts them together with `recommend`.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,10 +31,16 @@ RULES: dict[str, float] = {
     "regional_auto_breaks": 3,  # this many graph breaks in the whole model: also try compiling its submodules
 }
 
-HORIZONS = {"one epoch of 1,000 steps": 1_000, "one epoch of 10,000 steps": 10_000, "a server handling 1M requests": 1_000_000}
+HORIZONS = {
+    "one epoch of 1,000 steps": 1_000,
+    "one epoch of 10,000 steps": 10_000,
+    "a server handling 1M requests": 1_000_000,
+}
 
 
-def break_even(compile_s: float | None, eager_s: float | None, compiled_s: float | None) -> dict | None:
+def break_even(
+    compile_s: float | None, eager_s: float | None, compiled_s: float | None
+) -> dict | None:
     """Calls after which (compile time − one eager call) is repaid by the per-call saving."""
     if compile_s is None or not eager_s or not compiled_s or compiled_s >= eager_s:
         return None
@@ -86,21 +93,36 @@ class Figures:
             return units.get(data, dotted)
 
         ci = g("runtime.speedup_ci") or (None, None)
-        failed = next((str(e.get("message")) for e in data.get("errors") or []
-                       if e.get("phase") in ("compile", "compile_warm")), None)
+        failed = next(
+            (
+                str(e.get("message"))
+                for e in data.get("errors") or []
+                if e.get("phase") in ("compile", "compile_warm")
+            ),
+            None,
+        )
         return cls(
-            speedup=g("runtime.speedup"), ci_low=ci[0], ci_high=ci[1],
+            speedup=g("runtime.speedup"),
+            ci_low=ci[0],
+            ci_high=ci[1],
             speed_not_measured=g("runtime.not_measured"),
-            eager_s=g("runtime.eager.median_s"), compiled_s=g("runtime.compiled.median_s"),
-            cold_s=g("compile.cold_s"), warm_s=g("compile.warm_s"),
-            breaks=g("graph_breaks.count") or 0, skipped=g("graph_breaks.skipped_frames") or 0,
-            recompiles=g("recompiles.count") or 0, limit_hit=bool(g("recompiles.limit_hit")),
+            eager_s=g("runtime.eager.median_s"),
+            compiled_s=g("runtime.compiled.median_s"),
+            cold_s=g("compile.cold_s"),
+            warm_s=g("compile.warm_s"),
+            breaks=g("graph_breaks.count") or 0,
+            skipped=g("graph_breaks.skipped_frames") or 0,
+            recompiles=g("recompiles.count") or 0,
+            limit_hit=bool(g("recompiles.limit_hit")),
             recompile_limit=g("recompiles.limit"),
-            numerics_passed=g("numerics.passed"), numerics_max_abs_err=g("numerics.max_abs_err"),
+            numerics_passed=g("numerics.passed"),
+            numerics_max_abs_err=g("numerics.max_abs_err"),
             numerics_failed_outputs=tuple(g("numerics.failed_outputs") or ()),
-            guard_fraction=g("guards.overhead_fraction"), guard_s=g("guards.overhead_s_per_call"),
+            guard_fraction=g("guards.overhead_fraction"),
+            guard_s=g("guards.overhead_s_per_call"),
             guard_count=g("guards.count"),
-            device=g("environment.device"), mode=g("options.mode"),
+            device=g("environment.device"),
+            mode=g("options.mode"),
             cudagraph_skips=g("compile.cold_cache.cudagraph_skips") or 0,
             compile_failed_message=failed,
             break_findings=tuple(g("graph_breaks.unique") or ()),
@@ -166,7 +188,9 @@ def _own_code_fix(f: dict) -> str:
         return "make the branch tensor-valued: `torch.where(cond, a, b)` for both outcomes, or `torch.cond` for real control flow"
     if "item()" in reason:
         return "keep the value a tensor instead of calling .item(), or set `torch._dynamo.config.capture_scalar_outputs = True`"
-    if "builtin operator" in reason and "print" in (f.get("explanation") or "") + (f.get("code") or ""):
+    if "builtin operator" in reason and "print" in (f.get("explanation") or "") + (
+        f.get("code") or ""
+    ):
         return "remove the print from forward (or log outside the compiled region); `torch._dynamo.config.reorderable_logging_functions` can keep it"
     if f.get("hints"):
         return f["hints"][0]
@@ -178,15 +202,21 @@ def _foreign_code_fix(f: dict) -> str:
     site = f.get("site") or {}
     known = CALL_SITE_FIXES.get(site.get("function") or "")
     if f.get("origin") == "step":
-        return ("this is the standard training step's own call (backward/optimizer), not your code: compare the "
-                "training ways tcdoctor measured (model only, optimizer.step only) and use the fastest")
+        return (
+            "this is the standard training step's own call (backward/optimizer), not your code: compare the "
+            "training ways tcdoctor measured (model only, optimizer.step only) and use the fastest"
+        )
     options = [known] if known else []
     lib = f.get("library") or "the library"
     if lib == "torch" and "optim" in (site.get("file") or ""):
-        options.append("compile the model and `optimizer.step` separately (PyTorch's optimizer recipe) instead of one "
-                       "function around both")
-    options.append(f"compile around it: `torch.compiler.disable` on the submodule that calls into {lib}, or compile "
-                   "only the submodules that trace cleanly (regional compilation, `--submodules`)")
+        options.append(
+            "compile the model and `optimizer.step` separately (PyTorch's optimizer recipe) instead of one "
+            "function around both"
+        )
+    options.append(
+        f"compile around it: `torch.compiler.disable` on the submodule that calls into {lib}, or compile "
+        "only the submodules that trace cleanly (regional compilation, `--submodules`)"
+    )
     return "; or ".join(options)
 
 
@@ -202,59 +232,81 @@ def graph_break_advice(f: dict) -> str:
     if origin == "user":
         return f"Graph break at {where}{code}{times}: {f.get('reason')}. Fix: {_own_code_fix(f)}.{extra}"
     site = f.get("site") or {}
-    at = f"{f.get('library') or 'library'} {site.get('function') or ''} ({site.get('file') or '?'}:{site.get('line') or '?'})".replace("  ", " ")
+    at = f"{f.get('library') or 'library'} {site.get('function') or ''} ({site.get('file') or '?'}:{site.get('line') or '?'})".replace(
+        "  ", " "
+    )
     hint = f" PyTorch's hint, for that code's authors: {f['hints'][0]}" if f.get("hints") else ""
-    return (f"Graph break inside {f.get('origin_text') or 'code you did not write'}: {at}, reached from {where}{code}{times}: "
-            f"{f.get('reason')}. From your side: {_foreign_code_fix(f)}.{extra}{hint}")
+    return (
+        f"Graph break inside {f.get('origin_text') or 'code you did not write'}: {at}, reached from {where}{code}{times}: "
+        f"{f.get('reason')}. From your side: {_foreign_code_fix(f)}.{extra}{hint}"
+    )
 
 
 def recompile_advice(ev: dict) -> str:
     r = ev.get("reason") or ""
     m = re.search(r"tensor '([^']+)' size mismatch at index (\d+)", r)
     if m:
-        fix = (f"dimension {m.group(2)} of `{m.group(1)}` changes: mark it dynamic before the first call "
-               f"(`torch._dynamo.mark_dynamic(x, {m.group(2)})`) or compile with `dynamic=True`")
+        fix = (
+            f"dimension {m.group(2)} of `{m.group(1)}` changes: mark it dynamic before the first call "
+            f"(`torch._dynamo.mark_dynamic(x, {m.group(2)})`) or compile with `dynamic=True`"
+        )
     elif ".training ==" in r:
         fix = "switching train/eval mode recompiles: compile one model per mode, or stop toggling `training` between calls"
     elif "grad_mode" in r:
-        fix = "grad mode differs between calls: call consistently under (or outside) torch.no_grad()"
+        fix = (
+            "grad mode differs between calls: call consistently under (or outside) torch.no_grad()"
+        )
     elif "num_threads" in r:
         fix = "the thread count changed after compiling: call torch.set_num_threads once, before the first compiled call"
     elif "dtype" in r:
         fix = "the input dtype changes: cast inputs to one dtype before calling the model"
     elif "param_groups" in r and "'lr'" in r:
-        fix = ("the optimizer's learning rate is a Python float that changes between calls (a scheduler): create the "
-               "optimizer with `lr=torch.tensor(...)` so the value is a tensor, not a constant baked into the graph")
+        fix = (
+            "the optimizer's learning rate is a Python float that changes between calls (a scheduler): create the "
+            "optimizer with `lr=torch.tensor(...)` so the value is a tensor, not a constant baked into the graph"
+        )
     elif re.search(r"== [-\d.]+", r) or "type(" in r:
         fix = "a Python value (number, flag or type) is baked into the graph: pass it as a tensor, or keep it constant"
     else:
         fix = "make this input or attribute stable between calls"
-    return f"Recompile of {ev.get('function')} on {ev.get('variant')}: guard failed: {r}. Fix: {fix}."
+    return (
+        f"Recompile of {ev.get('function')} on {ev.get('variant')}: guard failed: {r}. Fix: {fix}."
+    )
 
 
 # One rule per advice topic: each returns its advice items, or none.
+
 
 def _advice(topic: str, text: str, evidence: str) -> dict:
     return {"topic": topic, "text": text, "evidence": evidence}
 
 
 def advise_graph_breaks(fig: Figures, rules: dict) -> list[dict]:
-    return [_advice("graph break", graph_break_advice(f),
-                    f"graph_breaks.unique: {f.get('reason')} at {f.get('file')}:{f.get('line')}")
-            for f in fig.break_findings]
+    return [
+        _advice(
+            "graph break",
+            graph_break_advice(f),
+            f"graph_breaks.unique: {f.get('reason')} at {f.get('file')}:{f.get('line')}",
+        )
+        for f in fig.break_findings
+    ]
 
 
 def advise_recompiles(fig: Figures, rules: dict) -> list[dict]:
-    return [_advice("recompile", recompile_advice(ev), f"recompiles.events: {ev.get('reason')}")
-            for ev in fig.recompile_events]
+    return [
+        _advice("recompile", recompile_advice(ev), f"recompiles.events: {ev.get('reason')}")
+        for ev in fig.recompile_events
+    ]
 
 
 def advise_recompile_limit(fig: Figures, rules: dict) -> list[dict]:
     if not fig.limit_hit:
         return []
-    text = (f"The recompile limit ({fig.recompile_limit}) was hit: from then on the function runs "
-            "EAGERLY, silently. Fix the recompiles above or raise "
-            "torch._dynamo.config.recompile_limit.")
+    text = (
+        f"The recompile limit ({fig.recompile_limit}) was hit: from then on the function runs "
+        "EAGERLY, silently. Fix the recompiles above or raise "
+        "torch._dynamo.config.recompile_limit."
+    )
     return [_advice("recompile limit", text, "recompiles.limit_hit = true")]
 
 
@@ -262,14 +314,18 @@ def advise_guards(fig: Figures, rules: dict) -> list[dict]:
     if fig.guard_fraction is None or fig.guard_fraction <= rules["guard_overhead_fraction"]:
         return []
     if (fig.device or "cpu").startswith("cuda"):
-        fix = "use mode=\"reduce-overhead\" (CUDA graphs) to skip per-call overhead"
+        fix = 'use mode="reduce-overhead" (CUDA graphs) to skip per-call overhead'
     else:
-        fix = ("on CPU, torch.compiler.set_stance('default', skip_guard_eval_unsafe=True) skips "
-               "guard checks once all shapes are warmed up (unsafe if inputs change), or batch "
-               "more work per call")
-    text = (f"Guard evaluation costs {units.seconds(fig.guard_s)} per call, "
-            f"{units.percent(fig.guard_fraction)} of a compiled call ({fig.guard_count} guards). "
-            f"Fix: {fix}.")
+        fix = (
+            "on CPU, torch.compiler.set_stance('default', skip_guard_eval_unsafe=True) skips "
+            "guard checks once all shapes are warmed up (unsafe if inputs change), or batch "
+            "more work per call"
+        )
+    text = (
+        f"Guard evaluation costs {units.seconds(fig.guard_s)} per call, "
+        f"{units.percent(fig.guard_fraction)} of a compiled call ({fig.guard_count} guards). "
+        f"Fix: {fix}."
+    )
     return [_advice("guard overhead", text, "guards.overhead_fraction")]
 
 
@@ -278,23 +334,29 @@ def advise_numerics(fig: Figures, rules: dict) -> list[dict]:
         return []
     err = fig.numerics_max_abs_err
     err_txt = f" (max abs error {units.sci(err)})" if err is not None else ""
-    text = (f"Compiled outputs drift from eager beyond tolerance{err_txt}. Check the failing "
-            "outputs against the fp64 reference, look for reductions in low precision, and retry "
-            "with backend='aot_eager' to tell Dynamo/AOT problems from Inductor ones.")
+    text = (
+        f"Compiled outputs drift from eager beyond tolerance{err_txt}. Check the failing "
+        "outputs against the fp64 reference, look for reductions in low precision, and retry "
+        "with backend='aot_eager' to tell Dynamo/AOT problems from Inductor ones."
+    )
     return [_advice("numerics", text, "numerics.passed = false")]
 
 
 def advise_compile_time(fig: Figures, rules: dict) -> list[dict]:
     ratio = fig.cold_warm_ratio
     if ratio is not None and ratio >= rules["cold_warm_ratio"]:
-        text = (f"A cold compile takes {units.seconds(fig.cold_s)}, a warm-cache one "
-                f"{units.seconds(fig.warm_s)}: keep TORCHINDUCTOR_CACHE_DIR on persistent storage "
-                "(or ship the cache with torch.compiler.save_cache_artifacts / "
-                "load_cache_artifacts) so restarts pay the warm cost.")
+        text = (
+            f"A cold compile takes {units.seconds(fig.cold_s)}, a warm-cache one "
+            f"{units.seconds(fig.warm_s)}: keep TORCHINDUCTOR_CACHE_DIR on persistent storage "
+            "(or ship the cache with torch.compiler.save_cache_artifacts / "
+            "load_cache_artifacts) so restarts pay the warm cost."
+        )
         return [_advice("compile time", text, "compile.cold_s / compile.warm_s")]
     if fig.cold_s and fig.cold_s > rules["compile_seconds_warn"]:
-        text = (f"The first call compiles for {units.seconds(fig.cold_s)}. Consider compiling only "
-                "the hot submodules (regional compilation) and keeping the inductor cache.")
+        text = (
+            f"The first call compiles for {units.seconds(fig.cold_s)}. Consider compiling only "
+            "the hot submodules (regional compilation) and keeping the inductor cache."
+        )
         return [_advice("compile time", text, "compile.cold_s")]
     return []
 
@@ -302,15 +364,22 @@ def advise_compile_time(fig: Figures, rules: dict) -> list[dict]:
 def advise_mode(fig: Figures, rules: dict) -> list[dict]:
     if not ((fig.mode or "").startswith("reduce-overhead") and fig.cudagraph_skips):
         return []
-    text = (f"mode='reduce-overhead' had no effect: PyTorch skipped CUDA graphs "
-            f"({fig.cudagraph_skips} skip(s) recorded) — on {fig.device or 'this device'} there "
-            "is nothing for it to capture. The figures are those of the default mode.")
+    text = (
+        f"mode='reduce-overhead' had no effect: PyTorch skipped CUDA graphs "
+        f"({fig.cudagraph_skips} skip(s) recorded) — on {fig.device or 'this device'} there "
+        "is nothing for it to capture. The figures are those of the default mode."
+    )
     return [_advice("mode", text, "compile.cold_cache.cudagraph_skips")]
 
 
 ADVICE_RULES: tuple[Callable[[Figures, dict], list[dict]], ...] = (
-    advise_graph_breaks, advise_recompiles, advise_recompile_limit, advise_guards, advise_numerics,
-    advise_compile_time, advise_mode,
+    advise_graph_breaks,
+    advise_recompiles,
+    advise_recompile_limit,
+    advise_guards,
+    advise_numerics,
+    advise_compile_time,
+    advise_mode,
 )
 
 
@@ -322,54 +391,72 @@ def decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
         return "dont-compile", [f"The compiled model failed: {fig.compile_failed_message}"]
     if fig.numerics_passed is False:
         err, failed = fig.numerics_max_abs_err, fig.numerics_failed_outputs
-        speed = (f"Compiled is {fig.faster_text}, but the n" if fig.speedup is not None and faster
-                 else "N")
+        speed = (
+            f"Compiled is {fig.faster_text}, but the n"
+            if fig.speedup is not None and faster
+            else "N"
+        )
         return "dont-compile", [
             f"{speed}umerics check failed"
             + (f" (max abs error {units.sci(err)} vs eager)" if err is not None else "")
-            + (f" on {', '.join(failed[:3])}" if failed else "") + "."]
+            + (f" on {', '.join(failed[:3])}" if failed else "")
+            + "."
+        ]
     if fig.speedup is None:
         why = fig.speed_not_measured or "no runtime figures"
         return "dont-compile", [f"Speed was not measured ({why}), so no gain is shown."]
     if not faster:
-        what = ("slower than eager" if fig.significantly_slower
-                else "not measurably faster than eager")
+        what = (
+            "slower than eager" if fig.significantly_slower else "not measurably faster than eager"
+        )
         if fig.fixable:
             return "compile-after-fixes", [
                 f"Compiled is {what}: {fig.speed_text}; {fig.breaks} graph break(s) and "
-                f"{fig.recompiles} recompile(s) to fix first."]
-        reasons = [f"Compiled is {what}: {fig.speed_text}, and there are no graph breaks or "
-                   "recompiles to fix."]
+                f"{fig.recompiles} recompile(s) to fix first."
+            ]
+        reasons = [
+            f"Compiled is {what}: {fig.speed_text}, and there are no graph breaks or "
+            "recompiles to fix."
+        ]
         if fig.significantly_slower and fig.guard_fraction is not None:
             reasons.append(
                 "The compiled path has a fixed per-call cost (guard evaluation alone: "
                 f"{units.seconds(fig.guard_s)} for {fig.guard_count} guards, "
                 f"{units.percent(fig.guard_fraction)} of a compiled call) that this call's work "
                 f"does not repay: eager takes {units.seconds(fig.eager_s)}, compiled "
-                f"{units.seconds(fig.compiled_s)}.")
+                f"{units.seconds(fig.compiled_s)}."
+            )
         return "dont-compile", reasons
     be_cold = fig.break_even_cold
     if fig.never_repaid(horizon):
         return "dont-compile", [
             f"Compiled is {fig.faster_text}, but the compile time is repaid only after "
-            f"{be_cold['calls']:,} calls, beyond the expected {horizon:,}."]
+            f"{be_cold['calls']:,} calls, beyond the expected {horizon:,}."
+        ]
     if fig.skipped > 0 or fig.limit_hit:
         limit = ", recompile limit hit" if fig.limit_hit else ""
         return "compile-after-fixes", [
             f"Compiled is {fig.faster_text}, but parts of the model run eagerly "
-            f"({fig.skipped} skipped frame(s){limit})."]
+            f"({fig.skipped} skipped frame(s){limit})."
+        ]
     reasons = [f"Compiled is {fig.faster_text}."]
     be_warm = fig.break_even_warm
     if be_cold and be_cold["calls"] <= horizon:
-        reasons.append(f"Compile time is repaid after {be_cold['calls']:,} calls (cold cache), "
-                       f"within the expected {horizon:,}.")
+        reasons.append(
+            f"Compile time is repaid after {be_cold['calls']:,} calls (cold cache), "
+            f"within the expected {horizon:,}."
+        )
     elif be_cold and be_warm:
-        reasons.append(f"With a warm inductor cache the compile time is repaid after {be_warm['calls']:,} calls, "
-                       f"within the expected {horizon:,}; a cold compile needs {be_cold['calls']:,}: keep the "
-                       "cache (TORCHINDUCTOR_CACHE_DIR on persistent storage).")
+        reasons.append(
+            f"With a warm inductor cache the compile time is repaid after {be_warm['calls']:,} calls, "
+            f"within the expected {horizon:,}; a cold compile needs {be_cold['calls']:,}: keep the "
+            "cache (TORCHINDUCTOR_CACHE_DIR on persistent storage)."
+        )
     if fig.fixable:
-        reasons.append(f"{fig.breaks} graph break(s) and {fig.recompiles} recompile(s) remain; "
-                       "fixing them may gain more.")
+        reasons.append(
+            f"{fig.breaks} graph break(s) and {fig.recompiles} recompile(s) remain; "
+            "fixing them may gain more."
+        )
     return "compile", reasons
 
 
@@ -395,8 +482,12 @@ def decide(data: dict, expected_calls: int | None = None, min_speedup: float | N
         "advice": advice,
         "recommendations": recs,
         "break_even_calls": be_cold["calls"] if be_cold else None,
-        "break_even": {"cold": be_cold, "warm": be_warm, "expected_calls": horizon,
-                       "horizons": dict(HORIZONS)},
+        "break_even": {
+            "cold": be_cold,
+            "warm": be_warm,
+            "expected_calls": horizon,
+            "horizons": dict(HORIZONS),
+        },
         "rules": rules,
     }
 
@@ -422,18 +513,26 @@ def changing_dims(data: dict) -> list[str]:
 
 
 def _recommend_mode(rows: list[dict], rules: dict) -> dict:
-    good = [r for r in rows
-            if _faster(r, rules) and r.get("numerics_passed") is not False and not r.get("note")]
+    good = [
+        r
+        for r in rows
+        if _faster(r, rules) and r.get("numerics_passed") is not False and not r.get("note")
+    ]
     best = max(good, key=lambda r: r["speedup"]) if good else None
     if not best:
         return {"choice": None, "text": "no mode is measurably faster than eager here"}
-    return {"choice": best["name"],
-            "text": f"mode={best['name']!r}: {units.ratio(best['speedup'])} vs eager, "
-                    f"first call {units.seconds(best['first_call_s'])}"}
+    return {
+        "choice": best["name"],
+        "text": f"mode={best['name']!r}: {units.ratio(best['speedup'])} vs eager, "
+        f"first call {units.seconds(best['first_call_s'])}",
+    }
 
 
-TRAINING_WAYS = {"model": "compile the model only", "step": "compile the whole training step",
-                 "optimizer": "compile only optimizer.step"}
+TRAINING_WAYS = {
+    "model": "compile the model only",
+    "step": "compile the whole training step",
+    "optimizer": "compile only optimizer.step",
+}
 
 
 def _recommend_training(rows: list[dict], rules: dict) -> dict:
@@ -444,19 +543,27 @@ def _recommend_training(rows: list[dict], rules: dict) -> dict:
     names = TRAINING_WAYS
     drifting = [r for r in compiled if _faster(r, rules) and r.get("numerics_passed") is False]
     if best and steps.get(best["name"]):
-        text = (f"{names[best['name']]}: {units.seconds(best['median_s'])}/step vs "
-                f"{units.seconds(best['eager_median_s'])} eager ({units.ratio(best['speedup'])}), "
-                f"repaid after {steps[best['name']]:,} steps")
+        text = (
+            f"{names[best['name']]}: {units.seconds(best['median_s'])}/step vs "
+            f"{units.seconds(best['eager_median_s'])} eager ({units.ratio(best['speedup'])}), "
+            f"repaid after {steps[best['name']]:,} steps"
+        )
     elif best:
-        text = (f"{names[best['name']]}: {units.ratio(best['speedup'], word='faster')}, "
-                "but it never repays its compile time")
+        text = (
+            f"{names[best['name']]}: {units.ratio(best['speedup'], word='faster')}, "
+            "but it never repays its compile time"
+        )
     elif drifting:
         text = "keep the step eager until the numerics are resolved: " + "; ".join(
             f"{names[r['name']]} is {units.ratio(r['speedup'], word='faster')} but fails the "
             "numerics check"
-            + (f" (max abs error {units.sci(r['max_abs_err'])})"
-               if r.get("max_abs_err") is not None else "")
-            for r in drifting)
+            + (
+                f" (max abs error {units.sci(r['max_abs_err'])})"
+                if r.get("max_abs_err") is not None
+                else ""
+            )
+            for r in drifting
+        )
     else:
         text = "keep the step eager: no way of compiling it is measurably faster"
     return {"choice": best["name"] if best else "eager", "break_even_steps": steps, "text": text}
@@ -465,30 +572,50 @@ def _recommend_training(rows: list[dict], rules: dict) -> dict:
 def _recommend_dynamic(rows: list[dict], rules: dict, data: dict) -> dict:
     horizon = rules["expected_calls"]
     usable = [r for r in rows if not r.get("limit_hit")] or rows
-    cost = {r["name"]: r["compile_s"] + horizon * sum(s["median_s"] for s in r["shapes"])
-            / len(r["shapes"]) for r in usable}
+    cost = {
+        r["name"]: r["compile_s"]
+        + horizon * sum(s["median_s"] for s in r["shapes"]) / len(r["shapes"])
+        for r in usable
+    }
     best = min(usable, key=lambda r: cost[r["name"]])
     dims = changing_dims(data) or [d for r in rows for d in r.get("changing_dims", [])][:1]
-    dim_txt = (f"; the dimension that changes: {', '.join(dims)} "
-               "(torch._dynamo.mark_dynamic on it before the first call)" if dims else "")
+    dim_txt = (
+        f"; the dimension that changes: {', '.join(dims)} "
+        "(torch._dynamo.mark_dynamic on it before the first call)"
+        if dims
+        else ""
+    )
     static = next((r for r in rows if r["name"] == "static"), None)
-    static_txt = (f" (static: {static['compiles']} compiles, {units.seconds(static['compile_s'])})"
-                  if static and static is not best else "")
-    return {"choice": best["name"], "dims": dims, "costs_s": cost,
-            "text": f"{best['name']} shapes: {best['compiles']} compile(s), "
-                    f"{units.seconds(best['compile_s'])} compiling{static_txt}, "
-                    f"lowest compile + run time over {horizon:,} calls{dim_txt}"}
+    static_txt = (
+        f" (static: {static['compiles']} compiles, {units.seconds(static['compile_s'])})"
+        if static and static is not best
+        else ""
+    )
+    return {
+        "choice": best["name"],
+        "dims": dims,
+        "costs_s": cost,
+        "text": f"{best['name']} shapes: {best['compiles']} compile(s), "
+        f"{units.seconds(best['compile_s'])} compiling{static_txt}, "
+        f"lowest compile + run time over {horizon:,} calls{dim_txt}",
+    }
 
 
 def _recommend_regions(regions: list[dict], rules: dict, eager_forward_s: float | None) -> dict:
     pick = [r for r in regions if r.get("fullgraph") and _faster(r, rules)]
     gain = sum((r["eager_median_s"] - r["median_s"]) * r["calls_per_forward"] for r in pick)
-    frac = (f" ({units.percent(gain / eager_forward_s)} of an eager forward)"
-            if eager_forward_s and pick else "")
+    frac = (
+        f" ({units.percent(gain / eager_forward_s)} of an eager forward)"
+        if eager_forward_s and pick
+        else ""
+    )
     broken = [r["name"] for r in regions if r.get("fullgraph") is False]
-    text = (f"compile {', '.join(r['name'] for r in pick)}: expected saving "
-            f"{units.seconds(gain)} per forward{frac}" if pick
-            else "no submodule is both fullgraph-clean and measurably faster compiled")
+    text = (
+        f"compile {', '.join(r['name'] for r in pick)}: expected saving "
+        f"{units.seconds(gain)} per forward{frac}"
+        if pick
+        else "no submodule is both fullgraph-clean and measurably faster compiled"
+    )
     text += f"; leave {', '.join(broken)} eager (graph breaks)" if broken else ""
     return {"choice": [r["name"] for r in pick], "expected_gain_s_per_forward": gain, "text": text}
 
@@ -508,6 +635,7 @@ def recommend(data: dict, rules: dict) -> dict:
         rec["dynamic"] = _recommend_dynamic(dyn, rules, data)
     reg = st.get("regions")
     if reg and reg.get("regions"):
-        rec["regions"] = _recommend_regions(reg["regions"], rules,
-                                            units.get(data, "runtime.eager.median_s"))
+        rec["regions"] = _recommend_regions(
+            reg["regions"], rules, units.get(data, "runtime.eager.median_s")
+        )
     return rec

@@ -4,6 +4,7 @@ Calls are made as people make them: positional ``inputs`` plus keyword ``kwargs`
 ``model(**batch)`` is ``Workload(model, (), kwargs=batch)`` or ``return model, (), batch``), under
 ``torch.no_grad()`` unless ``grad=True``, and under ``torch.autocast`` when ``autocast`` names a dtype.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -64,8 +65,12 @@ class _CallSpec:
         stack = contextlib.ExitStack()
         if not self.grad:
             stack.enter_context(torch.no_grad())
-        if self.autocast is not None and self.kind != "train":  # a train step autocasts its forward only
-            stack.enter_context(torch.autocast(device_type or self.device_type, dtype=self.autocast))
+        if (
+            self.autocast is not None and self.kind != "train"
+        ):  # a train step autocasts its forward only
+            stack.enter_context(
+                torch.autocast(device_type or self.device_type, dtype=self.autocast)
+            )
         return stack
 
     def forward_context(self) -> contextlib.AbstractContextManager:
@@ -86,7 +91,9 @@ class _CallSpec:
             import torch
 
             if not isinstance(self.autocast, torch.dtype):
-                raise TypeError(f"autocast must be a torch dtype such as torch.bfloat16, got {self.autocast!r}")
+                raise TypeError(
+                    f"autocast must be a torch dtype such as torch.bfloat16, got {self.autocast!r}"
+                )
 
 
 @dataclasses.dataclass
@@ -115,7 +122,9 @@ class Workload(_CallSpec):
     def __post_init__(self) -> None:
         self.variants = list(self.variants)
         if not callable(self.model):
-            raise TypeError(f"model must be an nn.Module or a callable, got {type(self.model).__name__}")
+            raise TypeError(
+                f"model must be an nn.Module or a callable, got {type(self.model).__name__}"
+            )
         self._check_common()
 
 
@@ -135,9 +144,13 @@ def coerce(result: Any) -> "Workload | TrainStep":
     if isinstance(result, tuple) and len(result) in (2, 3):
         model = result[0]
         if not callable(model):
-            raise TypeError(f"the first item must be an nn.Module or a callable, got {type(model).__name__}")
+            raise TypeError(
+                f"the first item must be an nn.Module or a callable, got {type(model).__name__}"
+            )
         if len(result) == 3 and not isinstance(result[2], dict):
-            raise TypeError(f"the third item must be a dict of keyword arguments, got {type(result[2]).__name__}")
+            raise TypeError(
+                f"the third item must be a dict of keyword arguments, got {type(result[2]).__name__}"
+            )
         return Workload(model, result[1], kwargs=result[2] if len(result) == 3 else {})
     got = type(result).__name__
     if isinstance(result, tuple):
@@ -176,10 +189,14 @@ class TrainStep(_CallSpec):
     def __post_init__(self) -> None:
         self.variants = []
         if self.train_step is None and (self.loss_fn is None or self.optimizer is None):
-            raise TypeError("TrainStep needs loss_fn and optimizer, or a train_step(model, optimizer, inputs, targets)")
+            raise TypeError(
+                "TrainStep needs loss_fn and optimizer, or a train_step(model, optimizer, inputs, targets)"
+            )
         self._check_common()
         if self.train_step is not None and self.kwargs:
-            raise TypeError("TrainStep(kwargs=...) works with loss_fn/optimizer; a custom train_step gets positional inputs")
+            raise TypeError(
+                "TrainStep(kwargs=...) works with loss_fn/optimizer; a custom train_step gets positional inputs"
+            )
 
 
 def iter_tensors(obj: Any) -> Iterator[Any]:

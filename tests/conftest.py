@@ -18,7 +18,13 @@ def cli(tmp_path):
     import subprocess
 
     def run(*args, timeout=300):
-        p = subprocess.run([sys.executable, "-m", "tcdoctor", *args], cwd=tmp_path, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(
+            [sys.executable, "-m", "tcdoctor", *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         return p.returncode, p.stdout, p.stderr
 
     return run

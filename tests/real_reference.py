@@ -15,6 +15,7 @@ called with the model and then the inputs are fed again. Calls run under ``torch
 workload has ``grad=True`` (a TrainStep-like spec with an optimizer runs its forward with grad too; only
 the forward is fed, as the spec's ``inputs``/``kwargs``).
 """
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,9 @@ import sys
 _MARK = "REAL_REFERENCE_JSON:"
 
 
-def pytorch_counts(target_path: str, func: str = "build", backend: str = "eager", timeout: float = 600) -> dict:
+def pytorch_counts(
+    target_path: str, func: str = "build", backend: str = "eager", timeout: float = 600
+) -> dict:
     """Run the target in a fresh subprocess and return PyTorch's own figures:
     ``{"recompiles": n, "graph_break_records": n, "counters_graph_break": n}``."""
     target_path = os.path.abspath(target_path)
@@ -34,12 +37,15 @@ def pytorch_counts(target_path: str, func: str = "build", backend: str = "eager"
     env.setdefault("HF_HUB_OFFLINE", "1")
     proc = subprocess.run(
         [sys.executable, os.path.abspath(__file__), target_path, func, backend],
-        capture_output=True, text=True, timeout=timeout, env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
         cwd=os.path.dirname(target_path),
     )
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith(_MARK):
-            return json.loads(line[len(_MARK):])
+            return json.loads(line[len(_MARK) :])
     raise RuntimeError(
         f"reference run failed for {target_path}:{func} (rc={proc.returncode})\n"
         f"stdout tail:\n{proc.stdout[-2000:]}\nstderr tail:\n{proc.stderr[-4000:]}"
@@ -80,7 +86,10 @@ def _spec(result):
         kwargs = getattr(result, "kwargs", None) or {}
         variants = list(getattr(result, "variants", None) or [])
         grad = bool(getattr(result, "grad", False))
-        if getattr(result, "optimizer", None) is not None or getattr(result, "train_step", None) is not None:
+        if (
+            getattr(result, "optimizer", None) is not None
+            or getattr(result, "train_step", None) is not None
+        ):
             grad = True  # a training spec: its forward runs with autograd on
     if isinstance(args, list):
         args = tuple(args)
@@ -120,7 +129,11 @@ def _child(target_path: str, func: str, backend: str) -> dict:
     compiled = torch.compile(model, backend=backend)
     calls = [(args, kwargs)]
     for variant in variants:
-        if callable(variant) and not isinstance(variant, (tuple, dict)) and not isinstance(variant, torch.Tensor):
+        if (
+            callable(variant)
+            and not isinstance(variant, (tuple, dict))
+            and not isinstance(variant, torch.Tensor)
+        ):
             calls.append(variant)
         elif isinstance(variant, dict):
             calls.append((args, dict(variant)))

@@ -1,8 +1,8 @@
 """Every bad input: one line on stderr, a documented exit code, never a tcdoctor traceback."""
+
 import json
 
 import pytest
-
 from conftest import ROOT  # noqa: F401
 
 BAD = "{root}/tests/targets/bad.py"
@@ -16,19 +16,26 @@ def one_line(err):
     return lines[0]
 
 
-@pytest.mark.parametrize("target,code,text", [
-    ("nope/missing.py:build", 2, "file not found: nope/missing.py"),
-    ("{root}/tests/targets/bad.py", 2, "target must look like path.py:function"),
-    ("{root}/tests/targets/syntax_error.py:build", 2, "syntax error in"),
-    (BAD + ":no_such_function", 2, "has no function 'no_such_function'"),
-    (BAD + ":NOT_CALLABLE", 2, "is a int, not a function"),
-    (BAD + ":wrong_type", 2, "must return (model, example_inputs), (model, args, kwargs), tcdoctor.Workload or tcdoctor.TrainStep, got int"),
-    (BAD + ":wrong_tuple", 2, "the third item must be a dict of keyword arguments, got str"),
+@pytest.mark.parametrize(
+    "target,code,text",
+    [
+        ("nope/missing.py:build", 2, "file not found: nope/missing.py"),
+        ("{root}/tests/targets/bad.py", 2, "target must look like path.py:function"),
+        ("{root}/tests/targets/syntax_error.py:build", 2, "syntax error in"),
+        (BAD + ":no_such_function", 2, "has no function 'no_such_function'"),
+        (BAD + ":NOT_CALLABLE", 2, "is a int, not a function"),
+        (
+            BAD + ":wrong_type",
+            2,
+            "must return (model, example_inputs), (model, args, kwargs), tcdoctor.Workload or tcdoctor.TrainStep, got int",
+        ),
+        (BAD + ":wrong_tuple", 2, "the third item must be a dict of keyword arguments, got str"),
         (BAD + ":four_items", 2, "got a tuple of 4 items"),
-    (BAD + ":needs_args", 2, "must take no arguments"),
-    (BAD + ":build_raises", 3, "build_raises() raised ValueError: no weights here (at"),
-    (BAD + ":forward_raises", 3, "RuntimeError: forward is broken (at"),
-])
+        (BAD + ":needs_args", 2, "must take no arguments"),
+        (BAD + ":build_raises", 3, "build_raises() raised ValueError: no weights here (at"),
+        (BAD + ":forward_raises", 3, "RuntimeError: forward is broken (at"),
+    ],
+)
 def test_bad_target_one_line(cli, target, code, text):
     rc, out, err = cli("analyze", target.format(root=ROOT), *FAST)
     assert rc == code, (out, err)
@@ -37,7 +44,9 @@ def test_bad_target_one_line(cli, target, code, text):
 
 def test_raising_only_under_compile_keeps_earlier_phases(cli, tmp_path):
     with_warm = [a for a in FAST if a != "--no-warm"]  # the warm child must stand down, not fail
-    rc, out, err = cli("analyze", f"{ROOT}/tests/targets/bad.py:compile_raises", *with_warm, "--json", "r.json")
+    rc, out, err = cli(
+        "analyze", f"{ROOT}/tests/targets/bad.py:compile_raises", *with_warm, "--json", "r.json"
+    )
     assert rc == 4, err
     rep = json.loads((tmp_path / "r.json").read_text())
     assert rep["phases"]["graph_breaks"]["status"] == "ok" and rep["graphs"]["count"] is not None
@@ -50,17 +59,29 @@ def test_raising_only_under_compile_keeps_earlier_phases(cli, tmp_path):
 
 
 def test_hang_is_cut_by_timeout_with_location_and_finished_phases(cli, tmp_path):
-    rc, out, err = cli("analyze", f"{ROOT}/tests/targets/bad.py:hangs_in_variant", *FAST, "--timeout", "25", "--json", "r.json")
+    rc, out, err = cli(
+        "analyze",
+        f"{ROOT}/tests/targets/bad.py:hangs_in_variant",
+        *FAST,
+        "--timeout",
+        "25",
+        "--json",
+        "r.json",
+    )
     assert rc == 4, err
     rep = json.loads((tmp_path / "r.json").read_text())
     (e,) = rep["errors"]
     assert e["phase"] == "recompiles" and "timed out" in e["message"]
-    assert e["where"] and e["where"]["function"] == "_hang" and e["where"]["file"].endswith("bad.py")
+    assert (
+        e["where"] and e["where"]["function"] == "_hang" and e["where"]["file"].endswith("bad.py")
+    )
     assert rep["runtime"]["speedup"] is not None and rep["phases"]["numerics"]["status"] == "ok"
 
 
 def test_hard_crash_of_child_keeps_report(cli, tmp_path):
-    rc, out, err = cli("analyze", f"{ROOT}/tests/targets/bad.py:crashes_in_variant", *FAST, "--json", "r.json")
+    rc, out, err = cli(
+        "analyze", f"{ROOT}/tests/targets/bad.py:crashes_in_variant", *FAST, "--json", "r.json"
+    )
     assert rc == 4, err
     rep = json.loads((tmp_path / "r.json").read_text())
     (e,) = rep["errors"]

@@ -1,11 +1,11 @@
 """Distributed analyses: two ranks on CPU with gloo under torch.distributed.run, cheap backends."""
+
 import json
 import os
 import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT
 
 TARGETS = os.path.join(ROOT, "tests", "targets", "dist.py")
@@ -13,7 +13,13 @@ FAST = ["--nproc", "2", "--backend", "aot_eager", "--budget", "0.2", "-q", "--ht
 
 
 def run_cli(tmp_path, *args, timeout=240):
-    p = subprocess.run([sys.executable, "-m", "tcdoctor", *args], cwd=tmp_path, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(
+        [sys.executable, "-m", "tcdoctor", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     return p.returncode, p.stdout, p.stderr
 
 
@@ -21,7 +27,17 @@ def run_cli(tmp_path, *args, timeout=240):
 def ddp_run(tmp_path_factory):
     """One DDP analysis (cold and warm launches) shared by the tests that read it."""
     tmp = tmp_path_factory.mktemp("ddp")
-    rc, out, err = run_cli(tmp, "analyze", f"{TARGETS}:build_ddp", *FAST, "--no-torch-trace", "--json", "r.json", "--md", "r.md")
+    rc, out, err = run_cli(
+        tmp,
+        "analyze",
+        f"{TARGETS}:build_ddp",
+        *FAST,
+        "--no-torch-trace",
+        "--json",
+        "r.json",
+        "--md",
+        "r.md",
+    )
     assert rc == 0, (out, err)
     return json.loads((tmp / "r.json").read_text()), out, (tmp / "r.md").read_text(), tmp
 
@@ -55,20 +71,57 @@ def test_ddp_subgraphs_equal_what_dynamo_logs(ddp_run, tmp_path):
     assert d["world_size"] == 2 and d["backend"] == "gloo" and d["timeout_s"] == 1800.0
     assert [r["rank"] for r in d["ranks"]] == [0, 1]
     for r in d["ranks"]:
-        for key in ("graphs", "graph_breaks", "recompiles", "guards", "first_call_s", "warm_first_call_s", "step_median_s", "peak_bytes"):
+        for key in (
+            "graphs",
+            "graph_breaks",
+            "recompiles",
+            "guards",
+            "first_call_s",
+            "warm_first_call_s",
+            "step_median_s",
+            "peak_bytes",
+        ):
             assert r[key] is not None, (key, r)
-    assert d["compile_skew_s"] >= 0 and d["mixed_cache_skew_s"] is not None and d["divergences"] == []
+    assert (
+        d["compile_skew_s"] >= 0 and d["mixed_cache_skew_s"] is not None and d["divergences"] == []
+    )
     # An independent run under torch.distributed.run, with Dynamo's own log and no tcdoctor probe.
     script = tmp_path / "independent.py"
     script.write_text(INDEPENDENT.format(targets=TARGETS))
-    p = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", str(script)],
-                       capture_output=True, text=True, timeout=180, cwd=tmp_path)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc-per-node",
+            "2",
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=tmp_path,
+    )
     assert p.returncode == 0, p.stdout + p.stderr
-    created = {int(line.split()[1]): int(line.split()[2]) for line in p.stdout.splitlines() if line.startswith("CREATED")}
-    assert created == {0: 4, 1: 4}, p.stdout  # 4 Linear(512, 512) layers of 1 MiB each, bucket_cap_mb=1
+    created = {
+        int(line.split()[1]): int(line.split()[2])
+        for line in p.stdout.splitlines()
+        if line.startswith("CREATED")
+    }
+    assert created == {0: 4, 1: 4}, (
+        p.stdout
+    )  # 4 Linear(512, 512) layers of 1 MiB each, bucket_cap_mb=1
     ddp = d["ddp"]
-    assert ddp["subgraphs"] == created[0] and ddp["subgraphs_per_rank"] == {"0": created[0], "1": created[1]}
-    assert ddp["optimize_ddp"] == "True" and ddp["mode"] == "ddp_optimizer" and ddp["bucket_cap_mb"] == 1.0
+    assert ddp["subgraphs"] == created[0] and ddp["subgraphs_per_rank"] == {
+        "0": created[0],
+        "1": created[1],
+    }
+    assert (
+        ddp["optimize_ddp"] == "True"
+        and ddp["mode"] == "ddp_optimizer"
+        and ddp["bucket_cap_mb"] == 1.0
+    )
     # the rank table is in every output
     assert "Ranks:" in out and "DDPOptimizer subgraphs at the first call: 4" in out
     assert "### Ranks (2 of 2)" in md
@@ -93,28 +146,54 @@ def test_merge_joins_nodes_and_recomputes(ddp_run):
 
 
 def test_rank_with_another_shape_is_flagged_divergent(tmp_path):
-    rc, out, err = run_cli(tmp_path, "analyze", f"{TARGETS}:build_uneven", *FAST, "--no-warm", "--no-torch-trace", "--json", "r.json")
+    rc, out, err = run_cli(
+        tmp_path,
+        "analyze",
+        f"{TARGETS}:build_uneven",
+        *FAST,
+        "--no-warm",
+        "--no-torch-trace",
+        "--json",
+        "r.json",
+    )
     assert rc == 0, (out, err)
     rep = json.loads((tmp_path / "r.json").read_text())
     d = rep["distributed"]
     r0, r1 = d["ranks"]
-    assert r0["recompiles"] == 0 and r1["recompiles"] >= 1  # only the rank whose batch changed recompiles
+    assert (
+        r0["recompiles"] == 0 and r1["recompiles"] >= 1
+    )  # only the rank whose batch changed recompiles
     kinds = {x["kind"] for x in d["divergences"]}
     assert {"recompiles", "inputs"} <= kinds, d["divergences"]
     assert any("hang" in x["risk"] or "wait" in x["risk"] for x in d["divergences"])
-    assert any(r.startswith("Distributed: ranks compile differently") for r in rep["verdict"]["reasons"])
+    assert any(
+        r.startswith("Distributed: ranks compile differently") for r in rep["verdict"]["reasons"]
+    )
     assert any(a["topic"] == "distributed" for a in rep["verdict"]["advice"])
     assert "DIVERGENCE: recompile reasons differ between ranks (rank 0: none, rank 1: tensor" in out
     assert "size mismatch at index 0: expected 8, actual 5" in out
 
 
 def test_crash_on_one_rank_keeps_the_other_ranks_phases(tmp_path):
-    rc, out, err = run_cli(tmp_path, "analyze", f"{TARGETS}:build_crash", *FAST, "--no-warm", "--no-torch-trace", "--json", "r.json")
+    rc, out, err = run_cli(
+        tmp_path,
+        "analyze",
+        f"{TARGETS}:build_crash",
+        *FAST,
+        "--no-warm",
+        "--no-torch-trace",
+        "--json",
+        "r.json",
+    )
     assert rc == 4, (out, err)
     rep = json.loads((tmp_path / "r.json").read_text())
-    assert rep["phases"]["environment"]["status"] == "ok" and rep["phases"]["eager"]["status"] == "ok"  # rank 0's
+    assert (
+        rep["phases"]["environment"]["status"] == "ok" and rep["phases"]["eager"]["status"] == "ok"
+    )  # rank 0's
     (crash,) = [e for e in rep["errors"] if e.get("rank") == 1]
-    assert crash["message"].startswith("rank 1: the analysis process exited with code 17 during phase 'graph_breaks'"), crash
+    assert crash["message"].startswith(
+        "rank 1: the analysis process exited with code 17 during phase 'graph_breaks'"
+    ), crash
     rows = {r["rank"]: r for r in rep["distributed"]["ranks"]}
     assert rows[1]["finished"] is False and "eager" in rows[0]["phases"]
     assert "Traceback" not in err
@@ -129,8 +208,25 @@ def test_html_has_the_rank_table(ddp_run):
 
 
 def test_torch_trace_single_process(tmp_path):
-    rc, out, err = run_cli(tmp_path, "analyze", os.path.join(ROOT, "samples", "mlp.py:build"), "--backend", "eager", "--budget", "0.1",
-                           "--no-warm", "-q", "--html", "", "--md", "r.md", "--json", "r.json", "--torch-trace", "trace")
+    rc, out, err = run_cli(
+        tmp_path,
+        "analyze",
+        os.path.join(ROOT, "samples", "mlp.py:build"),
+        "--backend",
+        "eager",
+        "--budget",
+        "0.1",
+        "--no-warm",
+        "-q",
+        "--html",
+        "",
+        "--md",
+        "r.md",
+        "--json",
+        "r.json",
+        "--torch-trace",
+        "trace",
+    )
     assert rc == 0, err
     tt = json.loads((tmp_path / "r.json").read_text())["torch_trace"]
     (log,) = tt["logs"]

@@ -1,4 +1,5 @@
 """Graph-break counts pinned against what PyTorch itself records (explain, counters), eager-cheap."""
+
 import importlib
 
 import pytest
@@ -52,7 +53,10 @@ def test_prints_sample_two_adjacent_breaks_explain_counts_one():
     ex, gb, _ = explain_with_counters(w)
     assert ex.graph_break_count == 1 and gb == 2 and data["graph_breaks"]["count"] == 2
     reasons = {f["reason"] for f in data["graph_breaks"]["unique"]}
-    assert reasons == {"Unsupported Tensor.item() call with capture_scalar_outputs=False", "Failed to trace builtin operator"}
+    assert reasons == {
+        "Unsupported Tensor.item() call with capture_scalar_outputs=False",
+        "Failed to trace builtin operator",
+    }
 
 
 def test_clean_mlp_has_one_graph_no_breaks_and_counts_nodes():
@@ -61,7 +65,9 @@ def test_clean_mlp_has_one_graph_no_breaks_and_counts_nodes():
     g = data["graphs"]["per_graph"][0]
     ex = explain_of(w)
     assert g["nodes"] == len(list(ex.graphs[0].graph.nodes))
-    assert g["ops"] >= 5  # 3 linear + 2 gelu; explain's ops_per_graph misses call_module/method nodes
+    assert (
+        g["ops"] >= 5
+    )  # 3 linear + 2 gelu; explain's ops_per_graph misses call_module/method nodes
 
 
 def test_data_dependent_branch_gets_full_reason_explain_loses():
@@ -115,17 +121,29 @@ def test_identical_breaks_are_grouped_with_occurrences_and_match_counters():
 
 
 def test_parse_record_handles_suppressed_duplicate_header():
-    msg = ("Graph break (user stack suppressed due to duplicate graph break) in user code at /a/b.py:7\n"
-           "Graph Break Reason: Failed to trace builtin operator\n  Explanation: nope\n  Hint: do X\n\n"
-           " For more details about this graph break, please visit: https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html")
+    msg = (
+        "Graph break (user stack suppressed due to duplicate graph break) in user code at /a/b.py:7\n"
+        "Graph Break Reason: Failed to trace builtin operator\n  Explanation: nope\n  Hint: do X\n\n"
+        " For more details about this graph break, please visit: https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html"
+    )
     rec = graph_breaks.parse_record(msg)
     assert rec["suppressed_stack"] and rec["header_file"] == "/a/b.py" and rec["header_line"] == 7
-    assert rec["gb_type"] == "Failed to trace builtin operator" and rec["hints"] == ["do X"] and rec["gb_id"] == "GB0059"
+    assert (
+        rec["gb_type"] == "Failed to trace builtin operator"
+        and rec["hints"] == ["do X"]
+        and rec["gb_id"] == "GB0059"
+    )
 
 
 def test_unimplemented_without_log_record_is_listed_not_counted():
     findings = graph_breaks.findings_from_messages([])
     out = graph_breaks.unlogged_unimplemented({"step_unsupported\n  Explanation: x": 2}, findings)
-    assert out == [{"reason": "step_unsupported", "occurrences": 2, "detail": "step_unsupported\n  Explanation: x"}]
+    assert out == [
+        {
+            "reason": "step_unsupported",
+            "occurrences": 2,
+            "detail": "step_unsupported\n  Explanation: x",
+        }
+    ]
     data, _ = probe_sample("loop_break")  # its unimplemented entries all match the logged skip
     assert data["graph_breaks"]["unlogged_fallbacks"] == []

@@ -1,4 +1,5 @@
 """Layers: the core (verdict, check, diff, units, run/) never imports render/; no import cycles."""
+
 import ast
 import os
 import pathlib
@@ -9,9 +10,16 @@ from concurrent.futures import ThreadPoolExecutor
 from conftest import ROOT
 
 PKG = pathlib.Path(ROOT) / "tcdoctor"
-CORE = ["tcdoctor.verdict", "tcdoctor.check", "tcdoctor.diff", "tcdoctor.units",
-        "tcdoctor.run.progress", "tcdoctor.run.launcher", "tcdoctor.run.options",
-        "tcdoctor.run.stream"]
+CORE = [
+    "tcdoctor.verdict",
+    "tcdoctor.check",
+    "tcdoctor.diff",
+    "tcdoctor.units",
+    "tcdoctor.run.progress",
+    "tcdoctor.run.launcher",
+    "tcdoctor.run.options",
+    "tcdoctor.run.stream",
+]
 
 
 def _modules() -> dict[str, pathlib.Path]:
@@ -73,16 +81,28 @@ def test_core_modules_do_not_import_render_even_lazily():
 
 
 def test_importing_the_core_loads_neither_render_nor_torch():
-    code = ("import sys\n" + "".join(f"import {m}\n" for m in CORE)
-            + "print(sorted(m for m in sys.modules if m.startswith(('tcdoctor.render', 'torch'))))")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                       cwd=ROOT)
+    code = (
+        "import sys\n"
+        + "".join(f"import {m}\n" for m in CORE)
+        + "print(sorted(m for m in sys.modules if m.startswith(('tcdoctor.render', 'torch'))))"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[]"
     # control: the renderers do load render/ (so the check above can fail)
-    p = subprocess.run([sys.executable, "-c", code.replace("import tcdoctor.units\n",
-                                                           "import tcdoctor.render.terminal\n")],
-                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code.replace("import tcdoctor.units\n", "import tcdoctor.render.terminal\n"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert "tcdoctor.render" in p.stdout
 
 
@@ -91,8 +111,9 @@ def test_every_module_imports_on_its_own():
     names = [m for m in _modules() if m != "tcdoctor.__main__"]  # __main__ runs the CLI
 
     def imports(m: str) -> int:
-        return subprocess.run([sys.executable, "-c", f"import {m}"], capture_output=True,
-                              timeout=300, cwd=ROOT).returncode
+        return subprocess.run(
+            [sys.executable, "-c", f"import {m}"], capture_output=True, timeout=300, cwd=ROOT
+        ).returncode
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         failed = [m for m, rc in zip(names, pool.map(imports, names)) if rc != 0]

@@ -2,14 +2,15 @@
 
 The inductor tests compile for real (tens of seconds each on 2 CPU cores); they are few on purpose.
 """
+
 import json
 import math
 
 import pytest
 import torch
+from conftest import ROOT
 
 import tcdoctor
-from conftest import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -18,8 +19,25 @@ def overhead_report(tmp_path_factory):
     import sys
 
     d = tmp_path_factory.mktemp("po")
-    p = subprocess.run([sys.executable, "-m", "tcdoctor", "analyze", f"{ROOT}/samples/python_overhead.py:build", "--budget", "3",
-                        "--json", "r.json", "--html", "r.html"], cwd=d, capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tcdoctor",
+            "analyze",
+            f"{ROOT}/samples/python_overhead.py:build",
+            "--budget",
+            "3",
+            "--json",
+            "r.json",
+            "--html",
+            "r.html",
+        ],
+        cwd=d,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     return json.loads((d / "r.json").read_text())
 
@@ -29,7 +47,9 @@ def test_python_loop_model_is_faster_compiled_with_ci_above_one(overhead_report)
     rt = overhead_report["runtime"]
     assert rt["speedup_ci"][0] > 1.0, rt["speedup_ci"]
     assert rt["speedup_ci"][0] <= rt["speedup"] <= rt["speedup_ci"][1]
-    assert rt["samples"] >= 10 and rt["eager"]["samples"] == rt["compiled"]["samples"] == rt["samples"]
+    assert (
+        rt["samples"] >= 10 and rt["eager"]["samples"] == rt["compiled"]["samples"] == rt["samples"]
+    )
     assert rt["recompiles_during_timing"] == 0 and not rt["still_compiling"]
 
 
@@ -51,7 +71,10 @@ def test_break_even_follows_the_measured_figures(overhead_report):
     e, k = rt["eager"]["median_s"], rt["compiled"]["median_s"]
     assert v["break_even_calls"] == max(1, math.ceil((c["cold_s"] - e) / (e - k)))
     assert v["break_even"]["warm"]["calls"] < v["break_even"]["cold"]["calls"]
-    assert overhead_report["numerics"]["passed"] is True and overhead_report["numerics"]["fp64_reference"] is True
+    assert (
+        overhead_report["numerics"]["passed"] is True
+        and overhead_report["numerics"]["fp64_reference"] is True
+    )
     assert overhead_report["guards"]["overhead_s_per_call"] > 0
 
 
@@ -65,7 +88,9 @@ def test_tiny_add_is_slower_compiled_and_guard_overhead_is_the_stated_cause():
     assert rt["speedup_ci"][1] < 1.0, rt
     assert rep["verdict"]["decision"] == "dont-compile"
     assert rep["guards"]["overhead_s_per_call"] > 0 and rep["guards"]["count"] > 0
-    assert any("guard evaluation" in r for r in rep["verdict"]["reasons"]), rep["verdict"]["reasons"]
+    assert any("guard evaluation" in r for r in rep["verdict"]["reasons"]), rep["verdict"][
+        "reasons"
+    ]
 
 
 class BigIntermediate(torch.nn.Module):
@@ -77,19 +102,31 @@ class BigIntermediate(torch.nn.Module):
 
 @pytest.mark.inductor
 def test_memory_peaks_positive_and_fusion_removes_the_big_intermediate():
-    x = torch.randn(4096, 4096)  # 64 MiB: eager materialises a and b, inductor fuses into one reduction
+    x = torch.randn(
+        4096, 4096
+    )  # 64 MiB: eager materialises a and b, inductor fuses into one reduction
     rep = tcdoctor.analyze(BigIntermediate(), (x,), budget_s=0.5)
     m = rep["memory"]
     assert m["eager_peak_bytes"] >= 64 * 2**20
     assert 0 < m["compiled_peak_bytes"] < m["eager_peak_bytes"] / 4
-    assert m["eager"]["rss_delta_bytes"] > 32 * 2**20  # the RSS cross-check sees the eager allocation too
+    assert (
+        m["eager"]["rss_delta_bytes"] > 32 * 2**20
+    )  # the RSS cross-check sees the eager allocation too
     assert m["method"].startswith("CPU: peak of total bytes")
 
 
 def _perturbing_backend(gm, example_inputs):
     def run(*args):
         out = gm(*args)
-        return tuple(o + 1e-2 if isinstance(o, torch.Tensor) and o.is_floating_point() else o for o in out) if isinstance(out, (tuple, list)) else out + 1e-2
+        return (
+            tuple(
+                o + 1e-2 if isinstance(o, torch.Tensor) and o.is_floating_point() else o
+                for o in out
+            )
+            if isinstance(out, (tuple, list))
+            else out + 1e-2
+        )
+
     return run
 
 
@@ -120,8 +157,12 @@ def test_numerics_handles_dict_dataclass_and_non_tensor_outputs():
         note: str
 
     t = torch.randn(3)
-    res = numerics.compare(numerics.flatten({"a": Out(t, "x"), "b": (t, 3)}),
-                           numerics.flatten({"a": Out(t + 1, "x"), "b": (t, 3)}), None, "no fp64")
+    res = numerics.compare(
+        numerics.flatten({"a": Out(t, "x"), "b": (t, 3)}),
+        numerics.flatten({"a": Out(t + 1, "x"), "b": (t, 3)}),
+        None,
+        "no fp64",
+    )
     paths = [o["path"] for o in res["outputs"]]
     assert paths == ["out['a'].logits", "out['a'].note", "out['b'][0]", "out['b'][1]"]
     assert res["passed"] is False and res["max_abs_err"] == pytest.approx(1.0)
@@ -134,7 +175,9 @@ def test_reduce_overhead_on_cpu_is_reported_as_doing_nothing():
 
     if torch.cuda.is_available():
         pytest.skip("on CUDA reduce-overhead does capture CUDA graphs")
-    rep = tcdoctor.analyze(*importlib.import_module("mlp").build(), mode="reduce-overhead", budget_s=0.3)
+    rep = tcdoctor.analyze(
+        *importlib.import_module("mlp").build(), mode="reduce-overhead", budget_s=0.3
+    )
     assert rep["compile"]["cold_cache"]["cudagraph_skips"] >= 1
     assert any(a["topic"] == "mode" and "no effect" in a["text"] for a in rep["verdict"]["advice"])
 
@@ -146,8 +189,13 @@ def test_recompiles_and_breaks_are_the_same_with_eager_and_inductor():
     def summary(backend):
         w = tcdoctor.workload.coerce(importlib.import_module("batch_size").build())
         rep = tcdoctor.analyze(w, backend=backend, budget_s=0.1)
-        return (rep["graph_breaks"]["count"], rep["graphs"]["count"], rep["recompiles"]["count"],
-                [e["reason"] for e in rep["recompiles"]["events"]], rep["recompiles"]["limit_hit"])
+        return (
+            rep["graph_breaks"]["count"],
+            rep["graphs"]["count"],
+            rep["recompiles"]["count"],
+            [e["reason"] for e in rep["recompiles"]["events"]],
+            rep["recompiles"]["limit_hit"],
+        )
 
     assert summary("eager") == summary("inductor")
 
@@ -172,8 +220,12 @@ def test_numerics_walks_objects_holding_tensors_and_lists_what_it_cannot_compare
     assert {o["kind"] for o in res["not_compared"]} == {"dtype", "object"}
     c_bad = numerics.flatten({"logits": k.clone(), "past": Cache(k + 0.5)})
     bad = numerics.compare(e, c_bad, None, "no fp64")
-    assert bad["passed"] is False and bad["failed_outputs"] == ["out['past'].layers[0].keys", "out['past'].layers[0].values",
-                                                                 "out['past'].layers[1].keys", "out['past'].layers[1].values"]
+    assert bad["passed"] is False and bad["failed_outputs"] == [
+        "out['past'].layers[0].keys",
+        "out['past'].layers[0].values",
+        "out['past'].layers[1].keys",
+        "out['past'].layers[1].values",
+    ]
 
 
 class _Metric:
@@ -186,10 +238,24 @@ def test_compile_phases_of_a_training_step_are_never_negative_and_add_up():
     from tcdoctor.probes.first_call import phase_breakdown
 
     # as recorded for a compiled train step on torch 2.13: the backward graph is an entry of its own
-    ms = [_Metric(0.12, None, None, None), _Metric(18.64, 18.57, 17.63, 17.52), _Metric(None, None, 0.78, 0.75),
-          _Metric(0.04, None, None, None), _Metric(1.22, 1.07, 0.96, 0.82), _Metric(0.045, 0.017, 0.0008, None)]
+    ms = [
+        _Metric(0.12, None, None, None),
+        _Metric(18.64, 18.57, 17.63, 17.52),
+        _Metric(None, None, 0.78, 0.75),
+        _Metric(0.04, None, None, None),
+        _Metric(1.22, 1.07, 0.96, 0.82),
+        _Metric(0.045, 0.017, 0.0008, None),
+    ]
     ph = phase_breakdown(ms)
-    parts = [ph[k] for k in ("dynamo_s", "aot_autograd_s", "inductor_lowering_s", "codegen_and_cpp_or_triton_s")]
+    parts = [
+        ph[k]
+        for k in (
+            "dynamo_s",
+            "aot_autograd_s",
+            "inductor_lowering_s",
+            "codegen_and_cpp_or_triton_s",
+        )
+    ]
     assert min(parts) >= 0 and sum(parts) == pytest.approx(ph["total_compile_s"])
     assert ph["total_compile_s"] == pytest.approx(0.12 + 18.64 + 0.78 + 0.04 + 1.22 + 0.045)
     assert ph["backward_graphs_s"] == pytest.approx(0.78)

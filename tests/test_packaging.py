@@ -1,4 +1,5 @@
 """The wheel ships the templates (top-level templates/ → tcdoctor/templates) and the console script."""
+
 import subprocess
 import sys
 import zipfile
@@ -7,8 +8,23 @@ from conftest import ROOT
 
 
 def test_wheel_contains_templates(tmp_path):
-    p = subprocess.run([sys.executable, "-m", "pip", "wheel", ROOT, "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path)],
-                       capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            ROOT,
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     (whl,) = tmp_path.glob("tcdoctor-*.whl")
     names = zipfile.ZipFile(whl).namelist()

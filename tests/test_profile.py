@@ -3,6 +3,7 @@
 Backend `eager`: Dynamo's Cache Lookup (guard evaluation) exists with any backend, and it compiles in
 well under a second.
 """
+
 import pytest
 import torch
 from torch.profiler import profile as torch_profile
@@ -39,7 +40,9 @@ def _measure(fn, inputs, budget_s):
     compiled = torch.compile(fn, backend="eager")
     with torch.no_grad():
         compiled(*inputs)
-        return profile.measure(lambda: fn(*inputs), lambda: compiled(*inputs), CPU, None, budget_s=budget_s)
+        return profile.measure(
+            lambda: fn(*inputs), lambda: compiled(*inputs), CPU, None, budget_s=budget_s
+        )
 
 
 def test_event_heavy_model_stays_within_the_time_budget_and_still_has_guard_cost():
@@ -51,8 +54,12 @@ def test_event_heavy_model_stays_within_the_time_budget_and_still_has_guard_cost
     assert r["cache_lookups_per_call"] == 1.0 and r["compiled_regions_per_call"] == 1.0
     eager_ops = {row["name"]: row for row in r["top_ops"]["eager"]}
     assert eager_ops["aten::mul"]["count_per_call"] == 100 and r["top_ops"]["compiled"]
-    assert r["top_ops_calls"]["compiled"] == r["top_ops_calls"]["eager"] == r["eager_calls_profiled"]
-    assert not any(row["name"] == profile.CALL_MARK for rows in r["top_ops"].values() for row in rows)
+    assert (
+        r["top_ops_calls"]["compiled"] == r["top_ops_calls"]["eager"] == r["eager_calls_profiled"]
+    )
+    assert not any(
+        row["name"] == profile.CALL_MARK for rows in r["top_ops"].values() for row in rows
+    )
     assert f"{r['calls_profiled']} calls" in r["method"] and "0.6 s budget" in r["method"]
 
 
@@ -60,11 +67,22 @@ def test_guard_cost_grows_with_guard_count():
     costs = {}
     for n in (1, 80):
         torch._dynamo.reset()
-        costs[n] = _measure(add_all, tuple(torch.randn(4) for _ in range(n)), budget_s=0.4)["guard_overhead_s_per_call"]
-    assert costs[80] > 2.5 * costs[1], costs  # measured here: ~1.3 µs (9 guards) vs ~8-10 µs (88 guards)
+        costs[n] = _measure(add_all, tuple(torch.randn(4) for _ in range(n)), budget_s=0.4)[
+            "guard_overhead_s_per_call"
+        ]
+    assert costs[80] > 2.5 * costs[1], (
+        costs
+    )  # measured here: ~1.3 µs (9 guards) vs ~8-10 µs (88 guards)
 
 
 def test_guard_time_is_attributed_to_the_call_that_contains_it():
     mark, look = profile.CALL_MARK, profile.CACHE_LOOKUP
-    events = [(mark, 100, 50), (look, 110, 5), (look, 120, 7), ("aten::add", 130, 3), (mark, 200, 50), (look, 260, 9)]
+    events = [
+        (mark, 100, 50),
+        (look, 110, 5),
+        (look, 120, 7),
+        ("aten::add", 130, 3),
+        (mark, 200, 50),
+        (look, 260, 9),
+    ]
     assert guards.ns_per_call(events) == [12, 0]  # the last lookup lies outside every call

@@ -1,24 +1,54 @@
 """Progress on stderr, derived from the children's phase events: a line per phase (plain), one line in place (TTY)."""
+
 import io
 
 from conftest import ROOT
+
 from tcdoctor.run.progress import Progress, headline
 
 COLD = [
     {"event": "start", "phase": "load"},
     {"event": "done", "phase": "load", "data": {"name": "build"}},
     {"event": "start", "phase": "graph_breaks", "t": 1.0},
-    {"event": "done", "phase": "graph_breaks", "seconds": 1.5,
-     "data": {"graphs": {"count": 3}, "graph_breaks": {"count": 2, "skipped_frames": 0}}},
+    {
+        "event": "done",
+        "phase": "graph_breaks",
+        "seconds": 1.5,
+        "data": {"graphs": {"count": 3}, "graph_breaks": {"count": 2, "skipped_frames": 0}},
+    },
     {"event": "start", "phase": "compile", "t": 2.0},
-    {"event": "done", "phase": "compile", "seconds": 13.2, "data": {"first_call_s": 13.1, "guards": {"count": 45}}},
+    {
+        "event": "done",
+        "phase": "compile",
+        "seconds": 13.2,
+        "data": {"first_call_s": 13.1, "guards": {"count": 45}},
+    },
     {"event": "start", "phase": "runtime"},
-    {"event": "done", "phase": "runtime", "seconds": 5.0, "data": {"speedup": 1.52, "speedup_ci": [1.49, 1.56]}},
+    {
+        "event": "done",
+        "phase": "runtime",
+        "seconds": 5.0,
+        "data": {"speedup": 1.52, "speedup_ci": [1.49, 1.56]},
+    },
     {"event": "start", "phase": "numerics"},
-    {"event": "done", "phase": "numerics", "seconds": 0.01, "data": {"passed": True, "max_abs_err": 4.8e-07}},
+    {
+        "event": "done",
+        "phase": "numerics",
+        "seconds": 0.01,
+        "data": {"passed": True, "max_abs_err": 4.8e-07},
+    },
     {"event": "start", "phase": "recompiles"},
-    {"event": "done", "phase": "recompiles", "seconds": 0.5, "data": {"count": 1, "limit_hit": False}},
-    {"event": "done", "phase": "plan", "data": {"strategies": [{"kind": "dynamic", "how": "dynamic"}]}},
+    {
+        "event": "done",
+        "phase": "recompiles",
+        "seconds": 0.5,
+        "data": {"count": 1, "limit_hit": False},
+    },
+    {
+        "event": "done",
+        "phase": "plan",
+        "data": {"strategies": [{"kind": "dynamic", "how": "dynamic"}]},
+    },
     {"event": "end", "ok": True},
 ]
 WARM = [
@@ -27,14 +57,23 @@ WARM = [
     {"event": "start", "phase": "memory"},
     {"event": "failed", "phase": "memory", "error": {"message": "RuntimeError: boom\nsecond line"}},
     {"event": "start", "phase": "profile"},
-    {"event": "done", "phase": "profile", "seconds": 1.0, "data": {"guard_overhead_s_per_call": 4.1e-06}},
+    {
+        "event": "done",
+        "phase": "profile",
+        "seconds": 1.0,
+        "data": {"guard_overhead_s_per_call": 4.1e-06},
+    },
 ]
 STRATEGY = [
     {"event": "start", "phase": "load"},
     {"event": "done", "phase": "load", "data": {"name": "build"}},
     {"event": "start", "phase": "strategy:dynamic:dynamic"},
-    {"event": "done", "phase": "strategy:dynamic:dynamic", "seconds": 2.0,
-     "data": {"spec": {}, "compiles": 2, "compile_s": 1.5, "limit_hit": False}},
+    {
+        "event": "done",
+        "phase": "strategy:dynamic:dynamic",
+        "seconds": 2.0,
+        "data": {"spec": {}, "compiles": 2, "compile_s": 1.5, "limit_hit": False},
+    },
     {"event": "end", "ok": True},
 ]
 
@@ -89,8 +128,13 @@ def test_tty_mode_rewrites_one_line_and_clears_it():
     frames = text.split("\r")[1:]
     assert frames[0] == "tcdoctor: compile (cold) … 0.0 µs"
     assert frames[1] == "tcdoctor: compile (cold) … 3.00 s"
-    assert frames[2].rstrip() == "tcdoctor: compile (cold) … first call 13.10 s, 45 guards  [13.20 s]"
-    assert frames[3] == "tcdoctor: timing … 0.0 µs  | compile (cold) … first call 13.10 s, 45 guards  [13.20 s]"
+    assert (
+        frames[2].rstrip() == "tcdoctor: compile (cold) … first call 13.10 s, 45 guards  [13.20 s]"
+    )
+    assert (
+        frames[3]
+        == "tcdoctor: timing … 0.0 µs  | compile (cold) … first call 13.10 s, 45 guards  [13.20 s]"
+    )
     prog.close()
     assert out.getvalue().endswith("\r" + " " * len(frames[3]) + "\r")
 
@@ -113,13 +157,22 @@ def test_missing_or_odd_figures_leave_the_elapsed_time():
     assert headline("graph_breaks", {"graphs": [1, 2]}) is None
     assert headline("profile", "not a dict") is None
     out = io.StringIO()
-    Progress(tty=False, file=out, clock=Clock()).feed("warm", [{"event": "done", "phase": "memory", "seconds": 0.25,
-                                                                  "data": {"shape": "new"}}])
+    Progress(tty=False, file=out, clock=Clock()).feed(
+        "warm", [{"event": "done", "phase": "memory", "seconds": 0.25, "data": {"shape": "new"}}]
+    )
     assert out.getvalue() == "tcdoctor: memory … 250.00 ms\n"
 
 
 FAST = ["--backend", "eager", "--budget", "0.3", "--no-warm", "--html", ""]
-COLD_LABELS = ("environment", "eager call", "graph breaks", "compile (cold)", "timing", "numerics", "recompiles")
+COLD_LABELS = (
+    "environment",
+    "eager call",
+    "graph breaks",
+    "compile (cold)",
+    "timing",
+    "numerics",
+    "recompiles",
+)
 
 
 def test_cli_shows_each_phase_on_stderr_and_quiet_silences_it(cli):
@@ -132,7 +185,9 @@ def test_cli_shows_each_phase_on_stderr_and_quiet_silences_it(cli):
     assert "× (95% CI " in timing, timing
     assert "tcdoctor: timing" not in out  # progress never mixes with the summary on stdout
 
-    rc, out, err = cli("check", f"{ROOT}/samples/mlp.py:build", *FAST[:-2], "--max-graph-breaks", "0", "--quiet")
+    rc, out, err = cli(
+        "check", f"{ROOT}/samples/mlp.py:build", *FAST[:-2], "--max-graph-breaks", "0", "--quiet"
+    )
     assert rc == 0, out + err
     assert "PASS  graph breaks: " in out, out
     assert err.strip() == "", err
@@ -140,8 +195,16 @@ def test_cli_shows_each_phase_on_stderr_and_quiet_silences_it(cli):
 
 def test_a_fatal_failure_is_left_to_the_cli_error_line():
     out = io.StringIO()
-    Progress(tty=False, file=out, clock=Clock()).feed("cold", [
-        {"event": "start", "phase": "eager"},
-        {"event": "failed", "phase": "eager", "error": {"message": "RuntimeError: broken"}, "fatal": True},
-    ])
+    Progress(tty=False, file=out, clock=Clock()).feed(
+        "cold",
+        [
+            {"event": "start", "phase": "eager"},
+            {
+                "event": "failed",
+                "phase": "eager",
+                "error": {"message": "RuntimeError: broken"},
+                "fatal": True,
+            },
+        ],
+    )
     assert out.getvalue() == ""

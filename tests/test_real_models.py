@@ -6,6 +6,7 @@ counts equal to what PyTorch itself logs for the same calls in a fresh process (
 break locations in the target's own file, no negative figure. Cheap backends where the backend does not
 matter; the dropout case needs Inductor (only Inductor draws random numbers with kernels of its own).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -16,13 +17,22 @@ import sys
 
 import pytest
 import torch
-
-import tcdoctor
 from conftest import ROOT
 from real_reference import pytorch_counts
 
+import tcdoctor
+
 REAL = os.path.join(ROOT, "tests", "targets", "real")
-FAST = ("--backend", "aot_eager", "--budget", "0.3", "--no-warm", "--no-submodules", "--json", "r.json")
+FAST = (
+    "--backend",
+    "aot_eager",
+    "--budget",
+    "0.3",
+    "--no-warm",
+    "--no-submodules",
+    "--json",
+    "r.json",
+)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 pytest.importorskip("transformers")
@@ -67,7 +77,11 @@ def test_gpt2_keyword_inputs_and_its_cache_compare_leaf_by_leaf(cli, tmp_path):
     assert any("logits" in p for p in paths)
     cache = [p for p in paths if "past_key_values" in p]
     assert len(cache) == 4, paths  # 2 layers × (keys, values), each compared as a tensor
-    assert all(o["passed"] is None for o in n["outputs"] if o["kind"] not in ("tensor", "bool", "int", "NoneType", "float", "str"))
+    assert all(
+        o["passed"] is None
+        for o in n["outputs"]
+        if o["kind"] not in ("tensor", "bool", "int", "NoneType", "float", "str")
+    )
     assert "input_ids=Tensor[" in rep["environment"]["workload"]["inputs"]
     assert not any("umerics" in r for r in rep["verdict"]["reasons"])
 
@@ -78,7 +92,9 @@ def test_python_random_model_compares_equal_when_every_rng_is_reset(cli, tmp_pat
     assert rep["numerics"]["max_abs_err"] == 0.0
 
 
-def test_model_stepping_its_own_scheduler_recompiles_as_pytorch_logs_in_a_fresh_process(cli, tmp_path):
+def test_model_stepping_its_own_scheduler_recompiles_as_pytorch_logs_in_a_fresh_process(
+    cli, tmp_path
+):
     rep = analyze(cli, tmp_path, "sched_forward")
     ref = pytorch_counts(target("sched_forward"), backend="aot_eager")
     assert rep["recompiles"]["count"] == ref["recompiles"] >= 1, (rep["recompiles"], ref)
@@ -88,7 +104,9 @@ def test_model_stepping_its_own_scheduler_recompiles_as_pytorch_logs_in_a_fresh_
     advice = " ".join(a["text"] for a in rep["verdict"]["advice"] if a["topic"] == "recompile")
     assert "lr=torch.tensor" in advice
     optim = [f for f in rep["graph_breaks"]["unique"] if "optim" in (f["site"]["file"] or "")]
-    assert optim and all(f["origin"] == "pytorch" and f["file"] == target("sched_forward") for f in optim)
+    assert optim and all(
+        f["origin"] == "pytorch" and f["file"] == target("sched_forward") for f in optim
+    )
     optim_advice = [a["text"] for a in rep["verdict"]["advice"] if "optimizer.py" in a["text"]]
     assert optim_advice and not any("Fix: Remove" in t for t in optim_advice)
 
@@ -97,7 +115,9 @@ def test_break_inside_torch_transformer_is_located_at_the_users_call(cli, tmp_pa
     rep = analyze(cli, tmp_path, "transformer_encoder")
     ref = pytorch_counts(target("transformer_encoder"), backend="aot_eager")
     assert rep["graph_breaks"]["count"] == ref["graph_break_records"] >= 1
-    (f,) = [f for f in rep["graph_breaks"]["unique"] if f["site"]["file"].endswith("transformer.py")]
+    (f,) = [
+        f for f in rep["graph_breaks"]["unique"] if f["site"]["file"].endswith("transformer.py")
+    ]
     assert f["file"] == target("transformer_encoder") and "# CALL SITE" in f["code"], f
     assert f["origin"] == "pytorch" and f["site"]["function"] == "_detect_is_causal_mask"
     (text,) = [a["text"] for a in rep["verdict"]["advice"] if a["topic"] == "graph break"]
@@ -112,15 +132,20 @@ def test_lstm_language_model_numerics_and_break_in_its_own_file(cli, tmp_path):
 
 
 def test_backward_in_forward_under_no_grad_says_so(cli):
-    rc, out, err = cli("analyze", f"{ROOT}/tests/targets/bad.py:backward_in_forward", *FAST, "--quiet")
+    rc, out, err = cli(
+        "analyze", f"{ROOT}/tests/targets/bad.py:backward_in_forward", *FAST, "--quiet"
+    )
     assert rc == 3, err
     assert "torch.no_grad()" in err and "grad=True" in err and len(err.strip().splitlines()) == 1
 
 
 def test_autocast_runs_every_call_in_bf16_and_judges_with_its_tolerance():
     model = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
-    rep = tcdoctor.analyze(tcdoctor.Workload(model, (torch.randn(8, 16),), autocast=torch.bfloat16),
-                           backend="aot_eager", budget_s=0.2)
+    rep = tcdoctor.analyze(
+        tcdoctor.Workload(model, (torch.randn(8, 16),), autocast=torch.bfloat16),
+        backend="aot_eager",
+        budget_s=0.2,
+    )
     (out,) = rep["numerics"]["outputs"]
     assert out["dtype"] == "bfloat16" and out["tol"] == 1e-2 and out["multiplier"] == 3.0
     assert rep["environment"]["autocast"] == "bfloat16" and rep["numerics"]["passed"] is True
@@ -137,7 +162,12 @@ def test_bert_training_step_with_dropout_has_no_false_numerics_failure_and_no_ne
     negative = [(p, v) for p, v in numbers_in(rep.data) if v < 0 and not p.endswith("cosine")]
     assert not negative, negative
     ph = rep["compile"]["phases"]
-    parts = ph["dynamo_s"] + ph["aot_autograd_s"] + ph["inductor_lowering_s"] + ph["codegen_and_cpp_or_triton_s"]
+    parts = (
+        ph["dynamo_s"]
+        + ph["aot_autograd_s"]
+        + ph["inductor_lowering_s"]
+        + ph["codegen_and_cpp_or_triton_s"]
+    )
     assert parts == pytest.approx(ph["total_compile_s"]) and ph["backward_graphs_s"] > 0
     assert ph["total_compile_s"] <= rep["compile"]["first_call_s"]
 
@@ -145,6 +175,8 @@ def test_bert_training_step_with_dropout_has_no_false_numerics_failure_and_no_ne
 def test_the_advised_call_site_argument_removes_the_transformer_break(tmp_path):
     src = open(target("transformer_encoder")).read()
     fixed = tmp_path / "transformer_encoder_fixed.py"
-    fixed.write_text(src.replace("self.encoder(x, mask=mask)", "self.encoder(x, mask=mask, is_causal=True)"))
+    fixed.write_text(
+        src.replace("self.encoder(x, mask=mask)", "self.encoder(x, mask=mask, is_causal=True)")
+    )
     assert pytorch_counts(target("transformer_encoder"))["graph_break_records"] == 1
     assert pytorch_counts(str(fixed))["graph_break_records"] == 0

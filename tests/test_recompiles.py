@@ -1,4 +1,5 @@
 """Recompile counts pinned against CompilationMetrics; cheap 'eager' backend (same answers as inductor)."""
+
 import importlib
 
 import torch
@@ -19,7 +20,13 @@ def run(workload, backend="eager"):
             return call_args.apply(fn)
 
     call(compiled, workload.call_args)
-    data = recompiles.run(compiled, workload.model, "Sequential.forward" if isinstance(workload.model, torch.nn.Sequential) else "fn", workload, call)
+    data = recompiles.run(
+        compiled,
+        workload.model,
+        "Sequential.forward" if isinstance(workload.model, torch.nn.Sequential) else "fn",
+        workload,
+        call,
+    )
     metrics = dynamo_state.compilation_metrics()
     dynamo_state.fresh()
     return data, metrics
@@ -40,7 +47,10 @@ def test_train_eval_toggle_recompiles_on_training_flag():
     data, metrics = run(w)
     assert data["count"] == sum(1 for m in metrics if m.recompile_reason) == 1
     (ev,) = data["events"]
-    assert ".training == False" in ev["reason"] and ev["variant"] == "variant 1: lambda m: m.train(), then inputs"
+    assert (
+        ".training == False" in ev["reason"]
+        and ev["variant"] == "variant 1: lambda m: m.train(), then inputs"
+    )
 
 
 def scaled(x, k):
@@ -49,8 +59,12 @@ def scaled(x, k):
 
 def test_recompile_limit_hit_is_detected_and_counts_match_metrics():
     limit = torch._dynamo.config.recompile_limit
-    w = Workload(scaled, (torch.randn(4), 0), variants=[(torch.randn(4), k) for k in range(1, limit + 4)],
-                 compile_kwargs={"dynamic": False})
+    w = Workload(
+        scaled,
+        (torch.randn(4), 0),
+        variants=[(torch.randn(4), k) for k in range(1, limit + 4)],
+        compile_kwargs={"dynamic": False},
+    )
     data, metrics = run(w)
     assert data["limit_hit"] is True
     assert data["count"] == sum(1 for m in metrics if m.recompile_reason)
@@ -68,6 +82,8 @@ def test_in_process_api_reports_the_same_recompiles():
     w = coerce(importlib.import_module("batch_size").build())
     rep = tcdoctor.analyze(w, backend="eager", budget_s=0.1)
     assert rep["recompiles"]["count"] == 1
-    assert rep["recompiles"]["events"][0]["function"] == "Sequential.forward"  # not torch's wrapper 'inner'
+    assert (
+        rep["recompiles"]["events"][0]["function"] == "Sequential.forward"
+    )  # not torch's wrapper 'inner'
     assert rep["runtime"]["recompiles_during_timing"] == 0
     assert rep["guards"]["count"] and rep["guards"]["count"] > 0

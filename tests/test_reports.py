@@ -1,4 +1,5 @@
 """Report round trip and renderers: JSON keys, re-rendering, Markdown, check, diff, safe HTML in Chromium."""
+
 import json
 import os
 import re
@@ -6,17 +7,44 @@ import shutil
 import subprocess
 
 import pytest
-
 from conftest import ROOT
 
 FAST = ["--backend", "eager", "--budget", "0.2"]
-REQUIRED = ["schema_version", "target", "environment.torch", "environment.device", "environment.threads", "environment.python",
-            "graphs.count", "graph_breaks.count", "graph_breaks.unique", "recompiles.count", "recompiles.events",
-            "recompiles.limit_hit", "guards.count", "errors", "runtime.eager.median_s", "runtime.compiled.median_s",
-            "runtime.speedup", "runtime.speedup_ci", "runtime.samples", "compile.first_call_s", "compile.cold_s", "compile.warm_s",
-            "guards.overhead_s_per_call", "guards.overhead_fraction", "memory.eager_peak_bytes", "memory.compiled_peak_bytes",
-            "memory.method", "numerics.passed", "numerics.max_abs_err", "numerics.max_rel_err", "verdict.decision",
-            "verdict.reasons", "verdict.break_even_calls"]
+REQUIRED = [
+    "schema_version",
+    "target",
+    "environment.torch",
+    "environment.device",
+    "environment.threads",
+    "environment.python",
+    "graphs.count",
+    "graph_breaks.count",
+    "graph_breaks.unique",
+    "recompiles.count",
+    "recompiles.events",
+    "recompiles.limit_hit",
+    "guards.count",
+    "errors",
+    "runtime.eager.median_s",
+    "runtime.compiled.median_s",
+    "runtime.speedup",
+    "runtime.speedup_ci",
+    "runtime.samples",
+    "compile.first_call_s",
+    "compile.cold_s",
+    "compile.warm_s",
+    "guards.overhead_s_per_call",
+    "guards.overhead_fraction",
+    "memory.eager_peak_bytes",
+    "memory.compiled_peak_bytes",
+    "memory.method",
+    "numerics.passed",
+    "numerics.max_abs_err",
+    "numerics.max_rel_err",
+    "verdict.decision",
+    "verdict.reasons",
+    "verdict.break_even_calls",
+]
 
 
 def dig(d, dotted):
@@ -31,8 +59,26 @@ def inject_report(tmp_path_factory):
     import sys
 
     d = tmp_path_factory.mktemp("inject")
-    p = subprocess.run([sys.executable, "-m", "tcdoctor", "analyze", f"{ROOT}/tests/targets/inject.py:build", *FAST,
-                        "--json", "r.json", "--html", "r.html", "--md", "r.md"], cwd=d, capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tcdoctor",
+            "analyze",
+            f"{ROOT}/tests/targets/inject.py:build",
+            *FAST,
+            "--json",
+            "r.json",
+            "--html",
+            "r.html",
+            "--md",
+            "r.md",
+        ],
+        cwd=d,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     return d
 
@@ -44,7 +90,10 @@ def test_json_has_every_documented_key(inject_report):
     assert rep["graph_breaks"]["count"] == 1
     assert rep["compile"]["warm_s"] is not None and rep["compile"]["warm_s"] > 0
     assert rep["environment"]["threads"] == 1
-    assert not any(k in json.dumps(rep) for k in ("PATH=", "HOME=", os.environ.get("HOME", "/nonexistent") + "/."))
+    assert not any(
+        k in json.dumps(rep)
+        for k in ("PATH=", "HOME=", os.environ.get("HOME", "/nonexistent") + "/.")
+    )
 
 
 def test_html_escapes_user_strings(inject_report):
@@ -52,7 +101,9 @@ def test_html_escapes_user_strings(inject_report):
     assert "&lt;script&gt;document.title=" in html
     assert "<script>document.title" not in html and "<img src=x" not in html
     assert len(re.findall(r"<script\b", html)) == 1  # ours only
-    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html.replace('href="https://meta-pytorch', ""))
+    assert not re.search(
+        r"""(src|href)=["']?(https?:)?//""", html.replace('href="https://meta-pytorch', "")
+    )
     assert "Content-Security-Policy" in html and "default-src 'none'" in html
 
 
@@ -68,7 +119,9 @@ def test_markdown_is_escaped_and_says_how_made(inject_report):
     md = (inject_report / "r.md").read_text()
     assert md.startswith("## tcdoctor: ")
     outside_code = re.sub(r"`[^`]*`", "", md)
-    assert "<script" not in outside_code and "<img" not in outside_code  # in code spans it is inert text
+    assert (
+        "<script" not in outside_code and "<img" not in outside_code
+    )  # in code spans it is inert text
     assert "tcdoctor analyze" in md
     assert "| speedup |" in md
 
@@ -77,7 +130,16 @@ def test_check_gate_fails_and_passes(cli, inject_report, tmp_path):
     shutil.copy(inject_report / "r.json", tmp_path / "saved.json")
     rc, out, _ = cli("check", "--report", "saved.json", "--max-graph-breaks", "0")
     assert rc == 1 and "FAIL  graph breaks: 1" in out
-    rc, out, _ = cli("check", "--report", "saved.json", "--max-graph-breaks", "1", "--max-recompiles", "0", "--require-numerics")
+    rc, out, _ = cli(
+        "check",
+        "--report",
+        "saved.json",
+        "--max-graph-breaks",
+        "1",
+        "--max-recompiles",
+        "0",
+        "--require-numerics",
+    )
     assert rc == 0 and "3 passed, 0 failed" in out
 
 
@@ -98,25 +160,47 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 def chromium(page, tmp_path):
     """Load a page headless; return its DOM and the URLs the *page* requested (net-log initiator set)."""
     netlog = tmp_path / f"{page.stem}.net.json"
-    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-           "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / ('profile-' + page.stem)}", f"--log-net-log={netlog}",
-           "--virtual-time-budget=2000", "--dump-dom", f"file://{page}"]
+    cmd = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / ('profile-' + page.stem)}",
+        f"--log-net-log={netlog}",
+        "--virtual-time-budget=2000",
+        "--dump-dom",
+        f"file://{page}",
+    ]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     text = netlog.read_text(errors="replace") if netlog.exists() else ""
     try:
         events = json.loads(text)["events"]
     except ValueError:  # a log cut short at exit: close the array
         events = json.loads(text.rstrip().rstrip(",") + "]}")["events"]
-    requested = {e["params"]["url"] for e in events
-                 if "url" in e.get("params", {}) and e["params"].get("initiator") not in (None, "not an origin")}
+    requested = {
+        e["params"]["url"]
+        for e in events
+        if "url" in e.get("params", {})
+        and e["params"].get("initiator") not in (None, "not an origin")
+    }
     return p.stdout, {u for u in requested if not u.startswith(("file:", "data:"))}
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
-def test_html_in_headless_chromium_renders_offline_and_runs_no_injected_script(inject_report, tmp_path):
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+def test_html_in_headless_chromium_renders_offline_and_runs_no_injected_script(
+    inject_report, tmp_path
+):
     # control: a page that does fetch is caught, so the check below can fail
     control = tmp_path / "control.html"
-    control.write_text('<html><head><title>c</title></head><body><img src="http://127.0.0.1:9/x.png"></body></html>')
+    control.write_text(
+        '<html><head><title>c</title></head><body><img src="http://127.0.0.1:9/x.png"></body></html>'
+    )
     _, requested = chromium(control, tmp_path)
     assert any(u.startswith("http://127.0.0.1:9/") for u in requested), requested
 
@@ -133,8 +217,12 @@ def test_hundreds_of_graph_breaks_stay_usable(inject_report):
 
     data = json.loads((inject_report / "r.json").read_text())
     base = data["graph_breaks"]["unique"][0]
-    data["graph_breaks"]["unique"] = [dict(base, line=i, code=f"op_{i}(x)  # <b>{i}</b>") for i in range(300)]
-    data["verdict"]["advice"] = [{"topic": "graph break", "text": f"fix {i}", "evidence": "e"} for i in range(300)]
+    data["graph_breaks"]["unique"] = [
+        dict(base, line=i, code=f"op_{i}(x)  # <b>{i}</b>") for i in range(300)
+    ]
+    data["verdict"]["advice"] = [
+        {"topic": "graph break", "text": f"fix {i}", "evidence": "e"} for i in range(300)
+    ]
     html = render(Report(data))
     assert 'class="filter"' in html and html.count("<tr><td><code>") >= 300
     assert "op_299(x)  # &lt;b&gt;299&lt;/b&gt;" in html
@@ -151,12 +239,19 @@ def test_repr_html_is_a_fragment_for_jupyter(inject_report):
 
 
 def test_trace_dir_gets_chrome_traces(cli, tmp_path):
-    rc, out, err = cli("analyze", f"{ROOT}/samples/mlp.py:build", *FAST, "--trace", "traces", "--html", "")
+    rc, out, err = cli(
+        "analyze", f"{ROOT}/samples/mlp.py:build", *FAST, "--trace", "traces", "--html", ""
+    )
     assert rc == 0, err
     for side in ("eager", "compiled"):
         trace = json.loads((tmp_path / "traces" / f"{side}.trace.json").read_text())
         assert trace["traceEvents"]
-    compiled_names = {e.get("name") for e in json.loads((tmp_path / "traces" / "compiled.trace.json").read_text())["traceEvents"]}
+    compiled_names = {
+        e.get("name")
+        for e in json.loads((tmp_path / "traces" / "compiled.trace.json").read_text())[
+            "traceEvents"
+        ]
+    }
     assert "TorchDynamo Cache Lookup" in compiled_names
 
 
@@ -167,12 +262,21 @@ def test_html_writes_figures_with_the_units_formatters():
     from tcdoctor.report import Report
     from tcdoctor.verdict import decide
 
-    data = {"target": "m.py:build", "errors": [], "environment": {}, "phases": {},
-            "runtime": {"speedup": 1.52, "speedup_ci": [1.49, 1.56], "eager": {"median_s": 1e-3},
-                        "compiled": {"median_s": 1e-3 / 1.52}},
-            "compile": {"cold_s": 2.0, "warm_s": 0.5},
-            "numerics": {"passed": False, "max_abs_err": 0.0123},
-            "guards": {"overhead_fraction": 0.35, "overhead_s_per_call": 4e-6, "count": 9}}
+    data = {
+        "target": "m.py:build",
+        "errors": [],
+        "environment": {},
+        "phases": {},
+        "runtime": {
+            "speedup": 1.52,
+            "speedup_ci": [1.49, 1.56],
+            "eager": {"median_s": 1e-3},
+            "compiled": {"median_s": 1e-3 / 1.52},
+        },
+        "compile": {"cold_s": 2.0, "warm_s": 0.5},
+        "numerics": {"passed": False, "max_abs_err": 0.0123},
+        "guards": {"overhead_fraction": 0.35, "overhead_s_per_call": 4e-6, "count": 9},
+    }
     data["verdict"] = decide(data)
     html = render(Report(data))
     assert f'<div class="d">{units.decision_text("dont-compile")}'.replace("'", "&#39;") in html

@@ -18,7 +18,15 @@ def test_summary_orders_percentiles():
     rng = random.Random(1)
     xs = [rng.lognormvariate(0, 0.5) for _ in range(500)]
     s = stats.summarize(xs)
-    assert s["min_s"] <= s["p10_s"] <= s["p25_s"] <= s["median_s"] <= s["p75_s"] <= s["p90_s"] <= s["max_s"]
+    assert (
+        s["min_s"]
+        <= s["p10_s"]
+        <= s["p25_s"]
+        <= s["median_s"]
+        <= s["p75_s"]
+        <= s["p90_s"]
+        <= s["max_s"]
+    )
     assert s["median_s"] == statistics.median(xs)
     assert s["samples"] == 500
 

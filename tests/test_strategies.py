@@ -1,4 +1,5 @@
 """Compile strategies: the recommendation pinned on each sample, the figures behind it consistent."""
+
 import copy
 import json
 import subprocess
@@ -6,15 +7,31 @@ import sys
 
 import pytest
 import torch
+from conftest import ROOT
 
 import tcdoctor
-from conftest import ROOT
 from tcdoctor.verdict import RULES
 
 
 def analyze(tmp_path, target, *args, timeout=600):
-    p = subprocess.run([sys.executable, "-m", "tcdoctor", "analyze", f"{ROOT}/samples/{target}", *args, "--json", "r.json", "--html", ""],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tcdoctor",
+            "analyze",
+            f"{ROOT}/samples/{target}",
+            *args,
+            "--json",
+            "r.json",
+            "--html",
+            "",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     return json.loads((tmp_path / "r.json").read_text()), p.stdout
 
@@ -40,11 +57,20 @@ def test_training_ways_compared_on_fresh_copies(tmp_path):
     rows = {r["name"]: r for r in rep["strategies"]["training"]}
     assert list(rows) == ["eager", "step", "model", "optimizer"]
     assert all(r["median_s"] and r["median_s"] > 0 for r in rows.values())
-    assert any(f["reason"] == "Unsupported Tensor.backward() call" for f in rep["graph_breaks"]["unique"])
-    for way in ("model", "optimizer"):  # same initial weights and data: the first step's loss matches eager
+    assert any(
+        f["reason"] == "Unsupported Tensor.backward() call" for f in rep["graph_breaks"]["unique"]
+    )
+    for way in (
+        "model",
+        "optimizer",
+    ):  # same initial weights and data: the first step's loss matches eager
         assert rows[way]["numerics_passed"] is True
     rec = rep["verdict"]["recommendations"]["training"]
-    faster = [r for r in rows.values() if r["name"] != "eager" and r["speedup_ci"] and r["speedup_ci"][0] > RULES["min_speedup"]]
+    faster = [
+        r
+        for r in rows.values()
+        if r["name"] != "eager" and r["speedup_ci"] and r["speedup_ci"][0] > RULES["min_speedup"]
+    ]
     if rec["choice"] == "eager":
         assert not faster
     else:
@@ -69,7 +95,9 @@ def test_training_analysis_leaves_the_users_model_and_optimizer_untouched():
 def test_regions_recommend_the_clean_child_only(tmp_path):
     rep, _ = analyze(tmp_path, "regions.py:build", "--budget", "1.5")
     reg = rep["strategies"]["regions"]
-    assert reg["automatic"] is True and rep["graph_breaks"]["count"] >= RULES["regional_auto_breaks"]
+    assert (
+        reg["automatic"] is True and rep["graph_breaks"]["count"] >= RULES["regional_auto_breaks"]
+    )
     rows = {r["name"]: r for r in reg["regions"]}
     assert rows["body"]["fullgraph"] is True and rows["head"]["fullgraph"] is False
     assert "Unsupported" in rows["head"]["why"]
@@ -80,9 +108,22 @@ def test_regions_recommend_the_clean_child_only(tmp_path):
 
 
 def test_modes_side_by_side_reuse_the_main_analysis(tmp_path):
-    rep, _ = analyze(tmp_path, "mlp.py:build", "--backend", "aot_eager", "--budget", "0.5", "--modes", "default,reduce-overhead", "--no-warm")
+    rep, _ = analyze(
+        tmp_path,
+        "mlp.py:build",
+        "--backend",
+        "aot_eager",
+        "--budget",
+        "0.5",
+        "--modes",
+        "default,reduce-overhead",
+        "--no-warm",
+    )
     modes = rep["strategies"]["modes"]
     assert [m["name"] for m in modes] == ["default", "reduce-overhead"]
-    assert modes[0]["source"] == "main analysis" and modes[0]["median_s"] == rep["runtime"]["compiled"]["median_s"]
+    assert (
+        modes[0]["source"] == "main analysis"
+        and modes[0]["median_s"] == rep["runtime"]["compiled"]["median_s"]
+    )
     assert modes[1]["median_s"] > 0 and modes[1]["first_call_s"] > 0
     assert [p["kind"] for p in rep["strategies"]["planned"]] == ["mode"]

@@ -12,6 +12,7 @@
    with the thresholds pinned (MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_ in the environment, which
    the children inherit) a compiled call must not fault at all.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,7 +36,9 @@ def test_timing_path_adds_no_per_call_cost():
 
     torch.set_num_threads(1)
     model, inputs = smallconv.build()
-    runner = PhaseRunner(Workload(model, inputs), Options(backend="eager", budget_s=2.0), sink=lambda ev: None)
+    runner = PhaseRunner(
+        Workload(model, inputs), Options(backend="eager", budget_s=2.0), sink=lambda ev: None
+    )
     runner.environment()
     runner.eager()
     runner.compile()
@@ -48,7 +51,9 @@ def test_timing_path_adds_no_per_call_cost():
         data = timing.measure(minimal, runner.compiled_fn, runner.sync, 2.0)
     # speedup = minimal median / tcdoctor-path median: the path may cost at most 7% more per call (issue 13 was 7-10%)
     assert data["recompiles_during_timing"] == 0
-    assert data["speedup"] > 0.93, data["method"] + f": tcdoctor's path {1 / data['speedup']:.3f}x the minimal call"
+    assert data["speedup"] > 0.93, (
+        data["method"] + f": tcdoctor's path {1 / data['speedup']:.3f}x the minimal call"
+    )
 
 
 RESNET_SMALL = os.path.join(ROOT, "benchmarks", "resnet18.py") + ":build"
@@ -61,11 +66,27 @@ def test_child_reports_page_faults_and_none_with_pinned_malloc(cli, tmp_path, mo
     monkeypatch.setenv("TCD_RES", "32")
     monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", str(32 << 20))
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", str(1 << 30))
-    code, out, err = cli("analyze", RESNET_SMALL, "--budget", "0.5", "--no-warm", "--no-fixes", "--quiet",
-                         "--json", "r.json", "--html", "", timeout=600)
+    code, out, err = cli(
+        "analyze",
+        RESNET_SMALL,
+        "--budget",
+        "0.5",
+        "--no-warm",
+        "--no-fixes",
+        "--quiet",
+        "--json",
+        "r.json",
+        "--html",
+        "",
+        timeout=600,
+    )
     assert code in (0, 4), err[-2000:]
     runtime = json.loads((tmp_path / "r.json").read_text())["runtime"]
     faults = runtime["compiled"].get("minor_faults_per_call")
-    assert faults is not None, "runtime phase must report minor page faults per call (resource.getrusage)"
-    assert faults < 64, f"compiled calls page-fault {faults:.0f} times per call in the analysis child"
+    assert faults is not None, (
+        "runtime phase must report minor page faults per call (resource.getrusage)"
+    )
+    assert faults < 64, (
+        f"compiled calls page-fault {faults:.0f} times per call in the analysis child"
+    )
     assert runtime["eager"]["minor_faults_per_call"] < 64

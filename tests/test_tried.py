@@ -1,16 +1,27 @@
 """Advice that was tried: break costs ranked, fixes applied in fresh processes, the layer a loss comes from."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
+from conftest import sample
 
 import tcdoctor
-from conftest import ROOT, sample
 from tcdoctor import tried
 from tcdoctor.probes import break_cost
 
-CHEAP = ("--backend", "aot_eager", "--budget", "0.3", "--no-warm", "--no-submodules", "--quiet", "--json", "r.json")
+CHEAP = (
+    "--backend",
+    "aot_eager",
+    "--budget",
+    "0.3",
+    "--no-warm",
+    "--no-submodules",
+    "--quiet",
+    "--json",
+    "r.json",
+)
 
 
 def _analyze(cli, tmp_path, target, *extra):
@@ -23,17 +34,29 @@ def test_a_config_switch_named_by_the_hint_removes_the_break_it_addresses(cli, t
     rep = _analyze(cli, tmp_path, sample("item_scalar.py") + ":build")
     (b,) = rep["graph_breaks"]["unique"]
     (fix,) = [f for f in rep["fixes"] if f["name"] == "capture_scalar_outputs"]
-    assert fix["addresses"] == [b["id"]] and fix["fix"] == "torch._dynamo.config.capture_scalar_outputs = True"
-    assert fix["before"]["graph_breaks"] == 1 and fix["cheap"]["graph_breaks"] == 0 and fix["after"]["graph_breaks"] == 0
+    assert (
+        fix["addresses"] == [b["id"]]
+        and fix["fix"] == "torch._dynamo.config.capture_scalar_outputs = True"
+    )
+    assert (
+        fix["before"]["graph_breaks"] == 1
+        and fix["cheap"]["graph_breaks"] == 0
+        and fix["after"]["graph_breaks"] == 0
+    )
     assert fix["after"]["speedup_ci"] and fix["after"]["numerics_passed"] is True
-    assert any(a["topic"] == "tried fix" and "capture_scalar_outputs" in a["text"] for a in rep["verdict"]["advice"])
+    assert any(
+        a["topic"] == "tried fix" and "capture_scalar_outputs" in a["text"]
+        for a in rep["verdict"]["advice"]
+    )
 
 
 def test_a_fix_that_does_not_remove_the_break_is_reported_as_no_effect(cli, tmp_path):
     rep = _analyze(cli, tmp_path, sample("item_branch.py") + ":build")
     (fix,) = rep["fixes"]
     assert fix["outcome"] == "no effect" and "after" in fix and "speedup" not in fix["after"]
-    assert "Data-dependent branching" in fix["why"]  # the break moved to the branch on the Python number
+    assert (
+        "Data-dependent branching" in fix["why"]
+    )  # the break moved to the branch on the Python number
 
 
 def test_no_fixes_skips_them(cli, tmp_path):
@@ -47,15 +70,24 @@ def test_breaks_are_ranked_by_what_they_cost_per_call():
 
     rep = tcdoctor.analyze(*importlib.import_module("two_breaks").build(), budget_s=0.5)
     first, second = rep["graph_breaks"]["unique"]
-    assert first["line"] == 29 and second["line"] == 27, (first["line"], second["line"])  # disable()d call first
+    assert "slow_postprocess(h)" in first["code"], first  # the disable()d call, ranked first
+    assert "graph_break()" in second["code"], second
     assert first["cost_s_per_call"] > 3 * second["cost_s_per_call"] > 0
     assert 0 < second["cost_fraction"] < first["cost_fraction"] <= 1.0
 
 
 @pytest.mark.inductor
 def test_ablation_puts_the_loss_of_a_tiny_model_on_dynamo(cli, tmp_path):
-    rc, out, err = cli("analyze", sample("tiny_add.py") + ":build", "--budget", "0.5", "--no-warm", "--quiet",
-                       "--json", "r.json")
+    rc, out, err = cli(
+        "analyze",
+        sample("tiny_add.py") + ":build",
+        "--budget",
+        "0.5",
+        "--no-warm",
+        "--quiet",
+        "--json",
+        "r.json",
+    )
     assert rc == 0, err
     rep = json.loads((tmp_path / "r.json").read_text())
     ab = rep["ablation"]
@@ -66,22 +98,95 @@ def test_ablation_puts_the_loss_of_a_tiny_model_on_dynamo(cli, tmp_path):
 
 def test_break_cost_from_nested_regions():
     us = 1000
-    ev = [("tcdoctor.call", 0, 1000 * us),
-          ("Torch-Compiled Region: 0/0", 100 * us, 800 * us),      # frame ended by the break
-          ("## Call CompiledFxGraph a ##", 120 * us, 200 * us),     # its graph
-          ("aten::item", 330 * us, 50 * us),                        # the op run eagerly
-          ("Torch-Compiled Region: 1/0", 500 * us, 300 * us),       # the resumed frame, nested
-          ("## Call CompiledFxGraph b ##", 520 * us, 250 * us)]
+    ev = [
+        ("tcdoctor.call", 0, 1000 * us),
+        ("Torch-Compiled Region: 0/0", 100 * us, 800 * us),  # frame ended by the break
+        ("## Call CompiledFxGraph a ##", 120 * us, 200 * us),  # its graph
+        ("aten::item", 330 * us, 50 * us),  # the op run eagerly
+        ("Torch-Compiled Region: 1/0", 500 * us, 300 * us),  # the resumed frame, nested
+        ("## Call CompiledFxGraph b ##", 520 * us, 250 * us),
+    ]
     (call,) = break_cost.per_call(ev)
-    assert call["regions"] == {"0/0": 300 * us * 1000 // 1000, "1/0": 50 * us} and call["marked"] is True
+    assert (
+        call["regions"] == {"0/0": 300 * us * 1000 // 1000, "1/0": 50 * us}
+        and call["marked"] is True
+    )
     assert call["outside_ns"] == 200 * us and call["call_ns"] == 1000 * us
 
 
 def test_a_slower_layer_is_named_first():
-    data = {"options": {"backend": "inductor"}, "runtime": {"speedup": 0.5, "speedup_ci": [0.45, 0.55]},
-            "numerics": {"passed": True}, "graph_breaks": {"count": 0}}
-    rows = [{"backend": "eager", "speedup": 0.6, "speedup_ci": [0.55, 0.65], "numerics_passed": True},
-            {"backend": "aot_eager", "speedup": 0.55, "speedup_ci": [0.5, 0.6], "numerics_passed": True}]
-    assert tried.ablation_layer(data, rows)["layer"].startswith("already 0.60× with backend='eager'")
+    data = {
+        "options": {"backend": "inductor"},
+        "runtime": {"speedup": 0.5, "speedup_ci": [0.45, 0.55]},
+        "numerics": {"passed": True},
+        "graph_breaks": {"count": 0},
+    }
+    rows = [
+        {"backend": "eager", "speedup": 0.6, "speedup_ci": [0.55, 0.65], "numerics_passed": True},
+        {
+            "backend": "aot_eager",
+            "speedup": 0.55,
+            "speedup_ci": [0.5, 0.6],
+            "numerics_passed": True,
+        },
+    ]
+    assert tried.ablation_layer(data, rows)["layer"].startswith(
+        "already 0.60× with backend='eager'"
+    )
     rows[0]["speedup_ci"] = [0.98, 1.05]
     assert "backend='aot_eager'" in tried.ablation_layer(data, rows)["layer"]
+
+
+class _Opts:
+    fixes, backend = True, "inductor"
+
+
+def test_drifting_numerics_plan_the_harness_settings_and_judge_them_on_numerics():
+    results = {
+        "numerics": {"passed": False, "rng": {"stochastic": False}},
+        "runtime": {"speedup": 1.3, "speedup_ci": [1.25, 1.35]},
+    }
+    names = [s["fix"]["name"] for s in tried.plan(results, _Opts(), 1.02) if s["kind"] == "fix"]
+    assert names == [
+        "emulate_precision_casts"
+    ]  # fallback_random only for a model that draws random numbers
+    results["numerics"]["rng"]["stochastic"] = True
+    names = [s["fix"]["name"] for s in tried.plan(results, _Opts(), 1.02) if s["kind"] == "fix"]
+    assert names == ["fallback_random", "emulate_precision_casts"]
+    before = tried._before(results)
+    assert (
+        tried._outcome(
+            before, {"numerics_passed": True, "speedup": 1.1, "speedup_ci": [1.0, 1.2]}, None
+        )[0]
+        == "helps"
+    )
+    assert (
+        tried._outcome(before, {"numerics_passed": False, "max_abs_err": 0.1}, None)[0]
+        == "no effect"
+    )
+
+
+def test_guard_stance_is_planned_only_above_the_rule_and_says_it_is_unsafe():
+    assert tried.plan_stance(0.1, 0.2, {}) == []
+    (spec,) = tried.plan_stance(0.35, 0.2, {})
+    assert tried.fix_line(spec["fix"]).startswith(
+        'torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)'
+    )
+    assert "unsafe when inputs change" in tried.UNSAFE_NOTE
+
+
+def test_the_guard_stance_fix_runs_and_is_reset_after():
+    """The stance fix end to end in this process (eager backend): it runs, times, and is reset after."""
+    import importlib
+
+    from tcdoctor.run.options import Options
+    from tcdoctor.workload import coerce
+
+    w = coerce(importlib.import_module("tiny_add").build())
+    spec = tried.plan_stance(0.5, 0.2, {"speedup": 0.5, "speedup_ci": [0.45, 0.55]})[0]
+    row = tried.run(spec, w, Options(backend="eager", budget_s=0.2))
+    assert row["outcome"] in ("helps", "no effect") and row["after"]["speedup_ci"], row
+    assert "unsafe when inputs change" in row["why"]
+    from torch._dynamo import eval_frame
+
+    assert eval_frame._stance.skip_guard_eval_unsafe is False  # reset after the fix ran

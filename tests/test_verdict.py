@@ -1,32 +1,70 @@
 """Verdict rules driven with literal figures: no model runs."""
+
 from tcdoctor.verdict import RULES, graph_break_advice, recommend
 
 
 def _train_row(name, speedup, lo, passed, err=None):
-    return {"name": name, "median_s": 1e-3 / speedup, "eager_median_s": 1e-3, "speedup": speedup,
-            "speedup_ci": [lo, lo + 0.05], "first_call_s": 10.0, "numerics_passed": passed, "max_abs_err": err}
+    return {
+        "name": name,
+        "median_s": 1e-3 / speedup,
+        "eager_median_s": 1e-3,
+        "speedup": speedup,
+        "speedup_ci": [lo, lo + 0.05],
+        "first_call_s": 10.0,
+        "numerics_passed": passed,
+        "max_abs_err": err,
+    }
 
 
 def test_faster_ways_that_fail_numerics_are_named_not_called_slower():
-    data = {"strategies": {"training": [
-        {"name": "eager", "median_s": 1e-3, "eager_median_s": 1e-3, "speedup": 1.0, "speedup_ci": None},
-        _train_row("step", 1.39, 1.35, False, 0.0084), _train_row("model", 1.10, 1.08, False, 0.003)]}}
+    data = {
+        "strategies": {
+            "training": [
+                {
+                    "name": "eager",
+                    "median_s": 1e-3,
+                    "eager_median_s": 1e-3,
+                    "speedup": 1.0,
+                    "speedup_ci": None,
+                },
+                _train_row("step", 1.39, 1.35, False, 0.0084),
+                _train_row("model", 1.10, 1.08, False, 0.003),
+            ]
+        }
+    }
     text = recommend(data, dict(RULES))["training"]["text"]
     assert "no way of compiling it is measurably faster" not in text
     assert "1.39× faster but fails the numerics check (max abs error 0.0084)" in text
 
 
 def test_a_faster_way_that_passes_is_recommended():
-    data = {"strategies": {"training": [
-        {"name": "eager", "median_s": 1e-3, "eager_median_s": 1e-3, "speedup": 1.0, "speedup_ci": None},
-        _train_row("step", 1.39, 1.35, True), _train_row("model", 1.5, 1.45, False, 0.1)]}}
+    data = {
+        "strategies": {
+            "training": [
+                {
+                    "name": "eager",
+                    "median_s": 1e-3,
+                    "eager_median_s": 1e-3,
+                    "speedup": 1.0,
+                    "speedup_ci": None,
+                },
+                _train_row("step", 1.39, 1.35, True),
+                _train_row("model", 1.5, 1.45, False, 0.1),
+            ]
+        }
+    }
     rec = recommend(data, dict(RULES))["training"]
     assert rec["choice"] == "step" and rec["text"].startswith("compile the whole training step")
 
 
-BREAK = {"reason": "Unsupported Tensor.item() call with capture_scalar_outputs=False", "file": "/u/model.py", "line": 19,
-         "code": "h = self.encoder(x, mask=mask)", "hints": ["Set `torch._dynamo.config.capture_scalar_outputs = True`"],
-         "occurrences": 1}
+BREAK = {
+    "reason": "Unsupported Tensor.item() call with capture_scalar_outputs=False",
+    "file": "/u/model.py",
+    "line": 19,
+    "code": "h = self.encoder(x, mask=mask)",
+    "hints": ["Set `torch._dynamo.config.capture_scalar_outputs = True`"],
+    "occurrences": 1,
+}
 
 
 def test_break_in_users_code_gets_a_fix_for_that_line():
@@ -35,20 +73,45 @@ def test_break_in_users_code_gets_a_fix_for_that_line():
 
 
 def test_break_in_torch_never_tells_the_user_to_edit_torch():
-    f = {**BREAK, "origin": "pytorch", "origin_text": "PyTorch itself", "library": "torch",
-         "site": {"file": "/site-packages/torch/nn/modules/transformer.py", "line": 1245, "function": "_detect_is_causal_mask"}}
+    f = {
+        **BREAK,
+        "origin": "pytorch",
+        "origin_text": "PyTorch itself",
+        "library": "torch",
+        "site": {
+            "file": "/site-packages/torch/nn/modules/transformer.py",
+            "line": 1245,
+            "function": "_detect_is_causal_mask",
+        },
+    }
     text = graph_break_advice(f)
     assert "keep the value a tensor" not in text and "Fix:" not in text
-    assert "reached from /u/model.py:19" in text and "is_causal=True" in text and "for that code's authors" in text
+    assert (
+        "reached from /u/model.py:19" in text
+        and "is_causal=True" in text
+        and "for that code's authors" in text
+    )
 
 
 def test_break_in_the_optimizer_points_at_the_optimizer_recipe():
-    f = {**BREAK, "reason": "Call to `torch._dynamo.graph_break()`", "hints": ["Remove the `torch._dynamo.graph_break()` call."],
-         "origin": "pytorch", "origin_text": "PyTorch itself", "library": "torch",
-         "site": {"file": "/site-packages/torch/optim/optimizer.py", "line": 79, "function": "_use_grad"}}
+    f = {
+        **BREAK,
+        "reason": "Call to `torch._dynamo.graph_break()`",
+        "hints": ["Remove the `torch._dynamo.graph_break()` call."],
+        "origin": "pytorch",
+        "origin_text": "PyTorch itself",
+        "library": "torch",
+        "site": {
+            "file": "/site-packages/torch/optim/optimizer.py",
+            "line": 79,
+            "function": "_use_grad",
+        },
+    }
     text = graph_break_advice(f)
     assert "optimizer.step` separately" in text and "torch.compiler.disable" in text
-    assert not text.split("From your side:")[1].split("PyTorch's hint")[0].strip().startswith("Remove")
+    assert (
+        not text.split("From your side:")[1].split("PyTorch's hint")[0].strip().startswith("Remove")
+    )
 
 
 # --- the decision and each advice rule, driven with literal Figures -------------------------------
@@ -59,13 +122,29 @@ import pytest  # noqa: E402
 
 from tcdoctor import units  # noqa: E402
 from tcdoctor.verdict import (  # noqa: E402
-    Figures, advise_compile_time, advise_graph_breaks, advise_guards, advise_mode, advise_numerics,
-    advise_recompile_limit, advise_recompiles, decide, decision,
+    Figures,
+    advise_compile_time,
+    advise_graph_breaks,
+    advise_guards,
+    advise_mode,
+    advise_numerics,
+    advise_recompile_limit,
+    advise_recompiles,
+    decide,
+    decision,
 )
 
 # 1.52× faster: 1 ms eager, 0.658 ms compiled; a 2 s cold compile is repaid after 5,844 calls.
-FAST = Figures(speedup=1.52, ci_low=1.49, ci_high=1.56, eager_s=1e-3, compiled_s=1e-3 / 1.52,
-               cold_s=2.0, warm_s=1.0, numerics_passed=True)
+FAST = Figures(
+    speedup=1.52,
+    ci_low=1.49,
+    ci_high=1.56,
+    eager_s=1e-3,
+    compiled_s=1e-3 / 1.52,
+    cold_s=2.0,
+    warm_s=1.0,
+    numerics_passed=True,
+)
 
 
 def fig(**kw) -> Figures:
@@ -75,9 +154,10 @@ def fig(**kw) -> Figures:
 def test_faster_repaid_and_clean_is_compile():
     d, reasons = decision(FAST, dict(RULES))
     assert d == "compile"
-    assert reasons == ["Compiled is 1.52× faster (95% CI 1.49–1.56).",
-                       "Compile time is repaid after 5,844 calls (cold cache), "
-                       "within the expected 100,000."]
+    assert reasons == [
+        "Compiled is 1.52× faster (95% CI 1.49–1.56).",
+        "Compile time is repaid after 5,844 calls (cold cache), within the expected 100,000.",
+    ]
 
 
 @pytest.mark.parametrize("ci_low, faster", [(1.021, True), (1.02, False), (1.0, False)])
@@ -94,16 +174,27 @@ def test_min_speedup_is_a_rule_not_a_constant():
 
 
 def test_not_faster_with_breaks_to_fix_is_compile_after_fixes():
-    d, reasons = decision(fig(speedup=1.0, ci_low=0.98, ci_high=1.02, breaks=2, recompiles=1),
-                          dict(RULES))
+    d, reasons = decision(
+        fig(speedup=1.0, ci_low=0.98, ci_high=1.02, breaks=2, recompiles=1), dict(RULES)
+    )
     assert d == "compile-after-fixes"
-    assert reasons == ["Compiled is not measurably faster than eager: 1.00× (95% CI 0.98–1.02); "
-                       "2 graph break(s) and 1 recompile(s) to fix first."]
+    assert reasons == [
+        "Compiled is not measurably faster than eager: 1.00× (95% CI 0.98–1.02); "
+        "2 graph break(s) and 1 recompile(s) to fix first."
+    ]
 
 
 def test_slower_with_nothing_to_fix_names_the_per_call_guard_cost():
-    slow = fig(speedup=0.5, ci_low=0.45, ci_high=0.55, eager_s=1e-5, compiled_s=2e-5,
-               guard_fraction=0.35, guard_s=7e-6, guard_count=12)
+    slow = fig(
+        speedup=0.5,
+        ci_low=0.45,
+        ci_high=0.55,
+        eager_s=1e-5,
+        compiled_s=2e-5,
+        guard_fraction=0.35,
+        guard_s=7e-6,
+        guard_count=12,
+    )
     d, reasons = decision(slow, dict(RULES))
     assert d == "dont-compile" and reasons[0].startswith("Compiled is slower than eager: 0.50×")
     assert "guard evaluation alone: 7.0 µs for 12 guards, 35% of a compiled call" in reasons[1]
@@ -126,20 +217,26 @@ def test_faster_but_never_repaid_within_the_horizon_is_dont_compile():
 def test_a_warm_cache_that_repays_within_the_horizon_is_enough():
     decided, reasons = decision(fig(cold_s=200.0, warm_s=2.0), dict(RULES))
     assert decided == "compile"
-    assert not any("(cold cache), within" in r for r in reasons)  # the cold figure is beyond the horizon
+    assert not any(
+        "(cold cache), within" in r for r in reasons
+    )  # the cold figure is beyond the horizon
     assert any("warm inductor cache" in r and "keep the cache" in r for r in reasons)
     assert decision(fig(cold_s=200.0, warm_s=None), dict(RULES))[0] == "dont-compile"
 
 
-@pytest.mark.parametrize("kw, eager", [
-    ({"skipped": 2}, "2 skipped frame(s))"),
-    ({"limit_hit": True}, "0 skipped frame(s), recompile limit hit)"),
-])
+@pytest.mark.parametrize(
+    "kw, eager",
+    [
+        ({"skipped": 2}, "2 skipped frame(s))"),
+        ({"limit_hit": True}, "0 skipped frame(s), recompile limit hit)"),
+    ],
+)
 def test_faster_but_running_partly_eagerly_is_compile_after_fixes(kw, eager):
     d, reasons = decision(fig(**kw), dict(RULES))
     assert d == "compile-after-fixes"
-    assert reasons == ["Compiled is 1.52× faster (95% CI 1.49–1.56), "
-                       f"but parts of the model run eagerly ({eager}."]
+    assert reasons == [
+        f"Compiled is 1.52× faster (95% CI 1.49–1.56), but parts of the model run eagerly ({eager}."
+    ]
 
 
 def test_remaining_breaks_are_listed_as_further_gains_when_compiling():
@@ -148,19 +245,25 @@ def test_remaining_breaks_are_listed_as_further_gains_when_compiling():
 
 
 def test_numerics_failure_while_faster_says_both():
-    drift = fig(numerics_passed=False, numerics_max_abs_err=0.0123,
-                numerics_failed_outputs=("out", "aux[0]", "aux[1]", "aux[2]"))
+    drift = fig(
+        numerics_passed=False,
+        numerics_max_abs_err=0.0123,
+        numerics_failed_outputs=("out", "aux[0]", "aux[1]", "aux[2]"),
+    )
     d, reasons = decision(drift, dict(RULES))
     assert d == "dont-compile"
-    assert reasons == ["Compiled is 1.52× faster (95% CI 1.49–1.56), but the numerics check "
-                       "failed (max abs error 0.0123 vs eager) on out, aux[0], aux[1]."]
+    assert reasons == [
+        "Compiled is 1.52× faster (95% CI 1.49–1.56), but the numerics check "
+        "failed (max abs error 0.0123 vs eager) on out, aux[0], aux[1]."
+    ]
     d, reasons = decision(dataclasses.replace(drift, ci_low=1.0), dict(RULES))
     assert d == "dont-compile" and reasons[0].startswith("Numerics check failed (max abs error")
 
 
 def test_compile_failure_comes_first():
-    d, reasons = decision(fig(compile_failed_message="InductorError: boom", numerics_passed=False),
-                          dict(RULES))
+    d, reasons = decision(
+        fig(compile_failed_message="InductorError: boom", numerics_passed=False), dict(RULES)
+    )
     assert (d, reasons) == ("dont-compile", ["The compiled model failed: InductorError: boom"])
 
 
@@ -187,14 +290,17 @@ def test_guard_advice_on_cuda_points_at_cuda_graphs():
     assert 'mode="reduce-overhead"' in item["text"] and "skip_guard_eval_unsafe" not in item["text"]
 
 
-@pytest.mark.parametrize("cold, warm, advice", [
-    (3.0, 1.0, "keep TORCHINDUCTOR_CACHE_DIR"),  # cold/warm = 3: keep the cache
-    (2.9, 1.0, None),
-    (61.0, 30.0, "The first call compiles for 61.00 s"),  # ratio 2 but over 60 s
-    (60.0, 30.0, None),
-    (61.0, None, "The first call compiles for 61.00 s"),
-    (None, None, None),
-])
+@pytest.mark.parametrize(
+    "cold, warm, advice",
+    [
+        (3.0, 1.0, "keep TORCHINDUCTOR_CACHE_DIR"),  # cold/warm = 3: keep the cache
+        (2.9, 1.0, None),
+        (61.0, 30.0, "The first call compiles for 61.00 s"),  # ratio 2 but over 60 s
+        (60.0, 30.0, None),
+        (61.0, None, "The first call compiles for 61.00 s"),
+        (None, None, None),
+    ],
+)
 def test_compile_time_advice(cold, warm, advice):
     got = advise_compile_time(Figures(cold_s=cold, warm_s=warm), dict(RULES))
     if advice is None:
@@ -226,8 +332,11 @@ def test_mode_advice_when_cuda_graphs_were_skipped():
 
 
 def test_one_advice_item_per_break_and_per_recompile():
-    ev = {"function": "forward", "variant": "batch 8",
-          "reason": "tensor 'x' size mismatch at index 0. expected 4, actual 8"}
+    ev = {
+        "function": "forward",
+        "variant": "batch 8",
+        "reason": "tensor 'x' size mismatch at index 0. expected 4, actual 8",
+    }
     figs = Figures(break_findings=({**BREAK, "origin": "user"},) * 2, recompile_events=(ev,))
     assert [a["topic"] for a in advise_graph_breaks(figs, dict(RULES))] == ["graph break"] * 2
     (item,) = advise_recompiles(figs, dict(RULES))
@@ -237,24 +346,38 @@ def test_one_advice_item_per_break_and_per_recompile():
 
 
 def test_figures_are_read_from_a_report_once():
-    data = {"runtime": {"speedup": 1.5, "speedup_ci": [1.4, 1.6], "eager": {"median_s": 2.0},
-                        "compiled": {"median_s": 1.0}},
-            "compile": {"cold_s": 9.0, "warm_s": 3.0, "cold_cache": {"cudagraph_skips": 1}},
-            "graph_breaks": {"count": 2, "skipped_frames": 1, "unique": [BREAK]},
-            "recompiles": {"count": 3, "limit_hit": True, "limit": 8, "events": []},
-            "numerics": {"passed": False, "max_abs_err": 0.1, "failed_outputs": ["out"]},
-            "guards": {"overhead_fraction": 0.3, "overhead_s_per_call": 1e-6, "count": 7},
-            "environment": {"device": "cpu"}, "options": {"mode": "reduce-overhead"},
-            "errors": [{"phase": "memory", "message": "no"},
-                       {"phase": "compile_warm", "message": "x"}]}
+    data = {
+        "runtime": {
+            "speedup": 1.5,
+            "speedup_ci": [1.4, 1.6],
+            "eager": {"median_s": 2.0},
+            "compiled": {"median_s": 1.0},
+        },
+        "compile": {"cold_s": 9.0, "warm_s": 3.0, "cold_cache": {"cudagraph_skips": 1}},
+        "graph_breaks": {"count": 2, "skipped_frames": 1, "unique": [BREAK]},
+        "recompiles": {"count": 3, "limit_hit": True, "limit": 8, "events": []},
+        "numerics": {"passed": False, "max_abs_err": 0.1, "failed_outputs": ["out"]},
+        "guards": {"overhead_fraction": 0.3, "overhead_s_per_call": 1e-6, "count": 7},
+        "environment": {"device": "cpu"},
+        "options": {"mode": "reduce-overhead"},
+        "errors": [{"phase": "memory", "message": "no"}, {"phase": "compile_warm", "message": "x"}],
+    }
     f = Figures.from_report(data)
     assert (f.speedup, f.ci_low, f.ci_high, f.eager_s, f.compiled_s) == (1.5, 1.4, 1.6, 2.0, 1.0)
     assert (f.cold_s, f.warm_s, f.cold_warm_ratio, f.cudagraph_skips) == (9.0, 3.0, 3.0, 1)
     assert (f.breaks, f.skipped, f.recompiles, f.limit_hit, f.recompile_limit) == (2, 1, 3, True, 8)
     assert (f.numerics_passed, f.numerics_max_abs_err, f.numerics_failed_outputs) == (
-        False, 0.1, ("out",))
+        False,
+        0.1,
+        ("out",),
+    )
     assert (f.guard_fraction, f.guard_s, f.guard_count, f.device, f.mode) == (
-        0.3, 1e-6, 7, "cpu", "reduce-overhead")
+        0.3,
+        1e-6,
+        7,
+        "cpu",
+        "reduce-overhead",
+    )
     assert f.compile_failed_message == "x" and f.break_findings == (BREAK,) and f.fixable
     assert f.break_even_cold == {"calls": 7, "wall_s": 16.0, "saving_per_call_s": 1.0}
     empty = Figures.from_report({})
@@ -262,19 +385,41 @@ def test_figures_are_read_from_a_report_once():
 
 
 def test_decide_puts_figures_rules_and_recommendations_together():
-    data = {"runtime": {"speedup": 1.52, "speedup_ci": [1.49, 1.56], "eager": {"median_s": 1e-3},
-                        "compiled": {"median_s": 1e-3 / 1.52}},
-            "compile": {"cold_s": 2.0, "warm_s": 0.5}, "numerics": {"passed": True},
-            "strategies": {"modes": [{"name": "default", "speedup": 1.52,
-                                      "speedup_ci": [1.49, 1.56], "first_call_s": 2.0}]}}
+    data = {
+        "runtime": {
+            "speedup": 1.52,
+            "speedup_ci": [1.49, 1.56],
+            "eager": {"median_s": 1e-3},
+            "compiled": {"median_s": 1e-3 / 1.52},
+        },
+        "compile": {"cold_s": 2.0, "warm_s": 0.5},
+        "numerics": {"passed": True},
+        "strategies": {
+            "modes": [
+                {
+                    "name": "default",
+                    "speedup": 1.52,
+                    "speedup_ci": [1.49, 1.56],
+                    "first_call_s": 2.0,
+                }
+            ]
+        },
+    }
     v = decide(data)
     assert v["decision"] == "compile" and v["break_even_calls"] == 5_844
     assert [a["topic"] for a in v["advice"]] == ["compile time", "strategy: mode"]
     assert v["recommendations"]["mode"]["choice"] == "default"
     assert v["break_even"]["warm"]["calls"] == 1_459
     assert v["break_even"]["expected_calls"] == 100_000
-    assert set(v) == {"decision", "reasons", "advice", "recommendations", "break_even_calls",
-                      "break_even", "rules"}
+    assert set(v) == {
+        "decision",
+        "reasons",
+        "advice",
+        "recommendations",
+        "break_even_calls",
+        "break_even",
+        "rules",
+    }
     # one test of "significantly faster" for the model and its strategy rows
     strict = decide(data, min_speedup=1.5, expected_calls=1_000)
     assert strict["decision"] == "dont-compile"

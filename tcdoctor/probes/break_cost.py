@@ -16,6 +16,7 @@ call (same basis, never above 100%) and turned into seconds with the timing phas
 
 Torch-free (plain event tuples), so the parent can join the results with the findings.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -34,7 +35,7 @@ def _inside(a: tuple[int, int], b: tuple[int, int]) -> bool:
 def per_call(events: list[Event]) -> list[dict]:
     """For each profiled call: {"regions": {compile_id: self ns}, "marked": bool, "outside_ns": int}."""
     marks = sorted((s, s + d) for n, s, d in events if n == CALL_MARK)
-    regions = [(n[len(REGION):], s, s + d) for n, s, d in events if n.startswith(REGION)]
+    regions = [(n[len(REGION) :], s, s + d) for n, s, d in events if n.startswith(REGION)]
     graphs = [(s, s + d) for n, s, d in events if n.startswith(GRAPH_CALL)]
     out = []
     for call in marks:
@@ -45,35 +46,52 @@ def per_call(events: list[Event]) -> list[dict]:
             span = (s, e)
             nested = [(ns, ne) for _, ns, ne in rs if _inside((ns, ne), span)]
             direct = [x for x in nested if not any(_inside(x, y) for y in nested)]
-            own_graphs = [g for g in gs if _inside(g, span) and not any(_inside(g, x) for x in nested)]
+            own_graphs = [
+                g for g in gs if _inside(g, span) and not any(_inside(g, x) for x in nested)
+            ]
             marked = marked and bool(own_graphs)
             busy = sum(ne - ns for ns, ne in direct) + sum(ge - gs_ for gs_, ge in own_graphs)
             selfs[cid] = selfs.get(cid, 0) + max(0, (e - s) - busy)
         top = [(s, e) for _, s, e in rs if not any(_inside((s, e), (s2, e2)) for _, s2, e2 in rs)]
-        out.append({"regions": selfs, "marked": marked and bool(rs), "call_ns": call[1] - call[0],
-                    "outside_ns": max(0, (call[1] - call[0]) - sum(e - s for s, e in top))})
+        out.append(
+            {
+                "regions": selfs,
+                "marked": marked and bool(rs),
+                "call_ns": call[1] - call[0],
+                "outside_ns": max(0, (call[1] - call[0]) - sum(e - s for s, e in top)),
+            }
+        )
     return out
 
 
 def summarize(calls: list[dict]) -> dict:
     """Median seconds per call: each region's self time, and the time outside every region."""
     if not calls:
-        return {"region_self_s": {}, "outside_regions_s": None, "graph_calls_marked": False, "profiled_call_s": None}
+        return {
+            "region_self_s": {},
+            "outside_regions_s": None,
+            "graph_calls_marked": False,
+            "profiled_call_s": None,
+        }
     ids = sorted({cid for c in calls for cid in c["regions"]})
     return {
         "profiled_call_s": statistics.median(c["call_ns"] for c in calls) * 1e-9,
-        "region_self_s": {cid: statistics.median(c["regions"].get(cid, 0) for c in calls) * 1e-9 for cid in ids},
+        "region_self_s": {
+            cid: statistics.median(c["regions"].get(cid, 0) for c in calls) * 1e-9 for cid in ids
+        },
         "outside_regions_s": statistics.median(c["outside_ns"] for c in calls) * 1e-9,
         "graph_calls_marked": all(c["marked"] for c in calls),
     }
 
 
-METHOD = ("median over profiled steady-state calls of the time inside the region of the frame the break ended, "
-          "outside its compiled graph and the regions nested in it (the op run eagerly, the Python around it, the "
-          "resume frame's guard check); a skipped frame costs the call's time outside every region; regions are "
-          "matched to breaks by the compile id Dynamo was compiling when it logged the break; share = that time / "
-          "the profiled call's median (both under the profiler), and cost per call = share × the timing phase's "
-          "compiled median (the profiler slows eager ops more than compiled graphs, so shares lean high)")
+METHOD = (
+    "median over profiled steady-state calls of the time inside the region of the frame the break ended, "
+    "outside its compiled graph and the regions nested in it (the op run eagerly, the Python around it, the "
+    "resume frame's guard check); a skipped frame costs the call's time outside every region; regions are "
+    "matched to breaks by the compile id Dynamo was compiling when it logged the break; share = that time / "
+    "the profiled call's median (both under the profiler), and cost per call = share × the timing phase's "
+    "compiled median (the profiler slows eager ops more than compiled graphs, so shares lean high)"
+)
 
 
 def attach(data: dict) -> None:
@@ -98,15 +116,23 @@ def attach(data: dict) -> None:
         if f.get("frame_skipped"):
             cost = prof.get("outside_regions_s")
         else:
-            ids = {s["compile_id"] for s in sites if (s.get("file"), s.get("line")) == (site.get("file"), site.get("line"))}
+            ids = {
+                s["compile_id"]
+                for s in sites
+                if (s.get("file"), s.get("line")) == (site.get("file"), site.get("line"))
+            }
             costs = [prof["region_self_s"][i] for i in ids if i in prof.get("region_self_s", {})]
             cost = sum(costs) if costs else None
             if cost is None:
-                f["cost_not_measured"] = "no compiled region of the timed model ends at this break (its frame compiled differently)"
+                f["cost_not_measured"] = (
+                    "no compiled region of the timed model ends at this break (its frame compiled differently)"
+                )
                 continue
         share = min(1.0, cost / profiled) if cost is not None and profiled else None
         f["cost_fraction"] = share
         f["cost_s_per_call"] = share * median if share is not None and median else None
         f["profiled_cost_s_per_call"] = cost
         f["cost_method"] = METHOD
-    findings.sort(key=lambda f: -(f.get("cost_s_per_call") if f.get("cost_s_per_call") is not None else -1))
+    findings.sort(
+        key=lambda f: -(f.get("cost_s_per_call") if f.get("cost_s_per_call") is not None else -1)
+    )

@@ -1,4 +1,5 @@
 """Where the workload runs, how to call it, and how to read clocks honestly there."""
+
 from __future__ import annotations
 
 import time

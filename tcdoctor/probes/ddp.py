@@ -7,6 +7,7 @@ its own for the backend. Dynamo says how many it made on logger `torch._dynamo.b
 at INFO: "DDPOptimizer used bucket cap %s and created %d buckets" (one record per compiled graph).
 That record is the count reported here, taken per analysis phase; nothing is inferred.
 """
+
 from __future__ import annotations
 
 import logging
@@ -29,7 +30,13 @@ class DdpLog(logging.Handler):
         try:
             m = _CREATED.search(record.getMessage())
             if m:
-                self.records.append({"phase": self.phase, "bucket_cap_bytes": int(m["cap"]), "subgraphs": int(m["n"])})
+                self.records.append(
+                    {
+                        "phase": self.phase,
+                        "bucket_cap_bytes": int(m["cap"]),
+                        "subgraphs": int(m["n"]),
+                    }
+                )
         except Exception:  # noqa: BLE001 - a log record must never break the analysis
             pass
 
@@ -63,10 +70,13 @@ def wrapper_of(model: Any) -> dict:
     ddp = _find_ddp(model)
     if ddp is not None:
         cap = getattr(ddp, "bucket_bytes_cap", None)
-        return {"wrapper": "DistributedDataParallel", "bucket_cap_bytes": cap,
-                "bucket_cap_mb": cap / (1024 * 1024) if cap else None,
-                "find_unused_parameters": getattr(ddp, "find_unused_parameters", None),
-                "static_graph": getattr(ddp, "static_graph", None)}
+        return {
+            "wrapper": "DistributedDataParallel",
+            "bucket_cap_bytes": cap,
+            "bucket_cap_mb": cap / (1024 * 1024) if cap else None,
+            "find_unused_parameters": getattr(ddp, "find_unused_parameters", None),
+            "static_graph": getattr(ddp, "static_graph", None),
+        }
     names = {type(m).__name__ for m in model.modules()} if hasattr(model, "modules") else set()
     if names & {"FullyShardedDataParallel"} or any(n.startswith("FSDP") for n in names):
         return {"wrapper": "FullyShardedDataParallel"}
@@ -96,7 +106,9 @@ def summary(handler: DdpLog, model: Any) -> dict:
         "subgraphs": sum(r["subgraphs"] for r in first) if first else None,
         "graphs_split": len(first),
         "subgraphs_by_phase": by_phase,
-        "method": ("DDPOptimizer's own INFO record on logger torch._dynamo.backends.distributed ('used bucket cap B "
-                   "and created N buckets'), one per graph it split; subgraphs = N summed over the graphs of the "
-                   "compile phase's first compiled call"),
+        "method": (
+            "DDPOptimizer's own INFO record on logger torch._dynamo.backends.distributed ('used bucket cap B "
+            "and created N buckets'), one per graph it split; subgraphs = N summed over the graphs of the "
+            "compile phase's first compiled call"
+        ),
     }

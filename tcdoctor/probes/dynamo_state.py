@@ -4,6 +4,7 @@
 metrics buffer, so all three are cleared here; the metrics buffer keeps only 64 entries
 unless its limit is raised first.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -58,7 +59,13 @@ def _tracer_frames() -> list[tuple[str, int, str]]:
     while tx is not None and len(frames) < 64:
         code = getattr(tx, "f_code", None)
         if code is not None:
-            frames.append((code.co_filename, int(getattr(tx, "lineno", 0) or code.co_firstlineno), code.co_name))
+            frames.append(
+                (
+                    code.co_filename,
+                    int(getattr(tx, "lineno", 0) or code.co_firstlineno),
+                    code.co_name,
+                )
+            )
         tx = getattr(tx, "parent", None)
     return frames[::-1]
 
@@ -77,7 +84,9 @@ class _Collector(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.records: list[tuple[str, int, str]] = []
-        self.tracer_frames: dict[int, list] = {}  # record index -> frames being traced when it was logged
+        self.tracer_frames: dict[
+            int, list
+        ] = {}  # record index -> frames being traced when it was logged
         self.compile_ids: dict[int, str] = {}  # record index -> the compile id Dynamo was compiling
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -123,8 +132,11 @@ def graph_break_messages(collector: _Collector) -> list[str]:
 
 def graph_break_records(collector: _Collector) -> list[tuple[str, list]]:
     """(message, frames being traced when it was logged) for each graph-break record."""
-    return [(m, collector.tracer_frames.get(i, [])) for i, (name, _, m) in enumerate(collector.records)
-            if name.endswith("__graph_breaks")]
+    return [
+        (m, collector.tracer_frames.get(i, []))
+        for i, (name, _, m) in enumerate(collector.records)
+        if name.endswith("__graph_breaks")
+    ]
 
 
 def recompile_messages(collector: _Collector) -> list[str]:
@@ -143,5 +155,11 @@ def break_sites(collector: _Collector) -> list[dict]:
     for i, (name, _, m) in enumerate(collector.records):
         if name.endswith("__graph_breaks"):
             rec = parse_record(m)
-            out.append({"compile_id": collector.compile_ids.get(i), "file": rec["header_file"], "line": rec["header_line"]})
+            out.append(
+                {
+                    "compile_id": collector.compile_ids.get(i),
+                    "file": rec["header_file"],
+                    "line": rec["header_line"],
+                }
+            )
     return out

@@ -4,6 +4,7 @@ Phases come from CompilationMetrics, whose times nest within one forward entry: 
 backend ⊃ inductor ⊃ code generation, so Dynamo = frame − backend, AOTAutograd = backend −
 inductor, and so on. Backward graphs are separate entries (see `_entry_phases`).
 """
+
 from __future__ import annotations
 
 import os
@@ -40,8 +41,14 @@ def function_name(metric: Any, label: str) -> str:
     name = getattr(metric, "co_name", None) or "?"
     if is_user_file(filename):
         return f"{readable_function(name)} ({os.path.basename(filename)}:{getattr(metric, 'co_firstlineno', '?')})"
-    wrapper = name in _WRAPPERS or os.path.basename(filename) == "module.py" or f"{os.sep}_dynamo{os.sep}" in filename
-    if filename and not wrapper:  # a frame of its own in a library (e.g. Adam.step), named for what it is
+    wrapper = (
+        name in _WRAPPERS
+        or os.path.basename(filename) == "module.py"
+        or f"{os.sep}_dynamo{os.sep}" in filename
+    )
+    if (
+        filename and not wrapper
+    ):  # a frame of its own in a library (e.g. Adam.step), named for what it is
         return f"{readable_function(name)} ({os.path.basename(filename)}:{getattr(metric, 'co_firstlineno', '?')})"
     return label
 
@@ -70,7 +77,15 @@ def _entry_phases(m: Any) -> dict:
 
 def phase_breakdown(ms: list) -> dict:
     """Compile time by compiler phase, summed over the entries of one call; parts add up to the total."""
-    out: dict = {k: 0.0 for k in ("dynamo_s", "aot_autograd_s", "inductor_lowering_s", "codegen_and_cpp_or_triton_s")}
+    out: dict = {
+        k: 0.0
+        for k in (
+            "dynamo_s",
+            "aot_autograd_s",
+            "inductor_lowering_s",
+            "codegen_and_cpp_or_triton_s",
+        )
+    }
     backward = 0.0
     for m in ms:
         e = _entry_phases(m)
@@ -83,10 +98,12 @@ def phase_breakdown(ms: list) -> dict:
     return out
 
 
-PHASES_METHOD = ("CompilationMetrics per entry: Dynamo = frame - backend, AOTAutograd = backend - inductor, "
-                 "Inductor lowering = inductor - codegen; backward graphs (compiled at the first backward) are "
-                 "entries of their own, counted once (backward_graphs_s is part of the other four); "
-                 "dynamo_s + aot_autograd_s + inductor_lowering_s + codegen_and_cpp_or_triton_s = total_compile_s")
+PHASES_METHOD = (
+    "CompilationMetrics per entry: Dynamo = frame - backend, AOTAutograd = backend - inductor, "
+    "Inductor lowering = inductor - codegen; backward graphs (compiled at the first backward) are "
+    "entries of their own, counted once (backward_graphs_s is part of the other four); "
+    "dynamo_s + aot_autograd_s + inductor_lowering_s + codegen_and_cpp_or_triton_s = total_compile_s"
+)
 
 
 def cache_counters() -> dict:

@@ -5,6 +5,7 @@ as `generic_jump TensorVariable()`) and records nothing when a whole frame is sk
 (a break inside a loop: graph_count 0, graph_break_count -1). Dynamo's graph-break log
 has every break, so findings come from the log and explain supplies the graphs.
 """
+
 from __future__ import annotations
 
 import functools
@@ -16,11 +17,20 @@ from typing import Any
 import torch
 import torch._dynamo
 
-from ..userframes import ORIGINS, deepest_user_frame, origin_of, package_of, readable_function, source_line
+from ..userframes import (
+    ORIGINS,
+    deepest_user_frame,
+    origin_of,
+    package_of,
+    readable_function,
+    source_line,
+)
 from ..workload import CallArgs, as_inputs
 from . import dynamo_state
 
-_HEADER = re.compile(r"Graph break(?P<dup> \(user stack suppressed[^)]*\))? in user code at (?P<file>.*):(?P<line>\d+)")
+_HEADER = re.compile(
+    r"Graph break(?P<dup> \(user stack suppressed[^)]*\))? in user code at (?P<file>.*):(?P<line>\d+)"
+)
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.+)')
 _LINK = re.compile(r"https://\S+/gb/gb(\d+)\.html")
 SKIP_MARK = "Skipping the function and falling back to eager"
@@ -48,7 +58,9 @@ def registry() -> dict:
 def parse_record(message: str) -> dict:
     """Split one graph-break log record into header location, reason parts and user stack."""
     head = _HEADER.search(message)
-    body = message.split("Graph Break Reason:", 1)[1] if "Graph Break Reason:" in message else message
+    body = (
+        message.split("Graph Break Reason:", 1)[1] if "Graph Break Reason:" in message else message
+    )
     reason_text, _, tb = body.partition("User code traceback:")
     lines = [ln.rstrip() for ln in reason_text.strip().splitlines()]
     gb_type, explanation, hints = None, None, []
@@ -58,9 +70,9 @@ def parse_record(message: str) -> dict:
             # the line before the first Explanation names the root cause's type
             prev = [x.strip() for x in lines[:i] if x.strip()]
             gb_type = prev[-1] if prev else None
-            explanation = s[len("Explanation:"):].strip()
+            explanation = s[len("Explanation:") :].strip()
         elif s.startswith("Hint:"):
-            h = s[len("Hint:"):].strip()
+            h = s[len("Hint:") :].strip()
             if h not in hints:
                 hints.append(h)
     first = lines[0].strip() if lines else message.splitlines()[0]
@@ -92,7 +104,12 @@ def _site(rec: dict) -> dict:
         file, line, func = frames[-1]
     elif frames:
         func = next((fn for f, ln, fn in reversed(frames) if f == file), None)
-    return {"file": file, "line": line, "function": func, "code": source_line(file, line) if file and line else ""}
+    return {
+        "file": file,
+        "line": line,
+        "function": func,
+        "code": source_line(file, line) if file and line else "",
+    }
 
 
 def attribute(rec: dict, frames: list, tracer_frames: list) -> tuple[dict, dict, str]:
@@ -120,8 +137,17 @@ def findings_from_messages(messages: list, tracer_frames: list | None = None) ->
         frames = rec["frames"] or stacks.get(loc, [])
         if rec["frames"]:
             stacks[loc] = rec["frames"]
-        user, site, origin = attribute(rec, frames, (tracer_frames or [])[i] if tracer_frames else [])
-        key = (rec["gb_type"], user["file"], user["line"], rec["frame_skipped"], site["file"], site["line"])
+        user, site, origin = attribute(
+            rec, frames, (tracer_frames or [])[i] if tracer_frames else []
+        )
+        key = (
+            rec["gb_type"],
+            user["file"],
+            user["line"],
+            rec["frame_skipped"],
+            site["file"],
+            site["line"],
+        )
         if key in groups:
             groups[key]["occurrences"] += 1
             continue
@@ -147,7 +173,9 @@ def findings_from_messages(messages: list, tracer_frames: list | None = None) ->
             "full_reason": rec["full_reason"][:4000],
             "user_stack": [{"file": f, "line": ln, "function": fn} for f, ln, fn in frames][-8:],
         }
-    ordered = sorted(groups.values(), key=lambda g: (-g["occurrences"], g["file"] or "", g["line"] or 0))
+    ordered = sorted(
+        groups.values(), key=lambda g: (-g["occurrences"], g["file"] or "", g["line"] or 0)
+    )
     for i, g in enumerate(ordered, 1):
         g["id"] = f"B{i}"  # what fixes[].addresses refer to
     return ordered
@@ -160,7 +188,11 @@ def unlogged_unimplemented(unimplemented: dict, findings: list[dict]) -> list[di
     out = []
     for key, n in unimplemented.items():
         first = key.strip().splitlines()[0] if key.strip() else key
-        if first in known or first.startswith("graph break in loop") or any(first in (f.get("full_reason") or "") for f in findings):
+        if (
+            first in known
+            or first.startswith("graph break in loop")
+            or any(first in (f.get("full_reason") or "") for f in findings)
+        ):
             continue
         out.append({"reason": first, "occurrences": int(n), "detail": key[:2000]})
     return out

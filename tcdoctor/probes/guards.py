@@ -15,6 +15,7 @@ figure: it is why a compiled `x + 1` loses to eager. Pitfalls:
 
 Torch-free: the report assembles this section without importing torch.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -31,8 +32,14 @@ def count(frames: list[dict]) -> dict:
     counts = [f["guard_count"] for f in frames if f.get("guard_count") is not None]
     return {
         "count": sum(counts) if counts else None,
-        "per_frame": [{"function": f["function"], "compile_id": f["compile_id"], "guard_count": f["guard_count"]}
-                      for f in frames],
+        "per_frame": [
+            {
+                "function": f["function"],
+                "compile_id": f["compile_id"],
+                "guard_count": f["guard_count"],
+            }
+            for f in frames
+        ],
         "source": COUNT_SOURCE,
     }
 

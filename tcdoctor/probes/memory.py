@@ -4,6 +4,7 @@ CUDA has an allocator API (reset_peak_memory_stats / max_memory_allocated). CPU 
 there the profiler's memory events give bytes allocated during the call, cross-checked by
 sampling the process RSS in a thread.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -45,7 +46,11 @@ def peak_of_call(fn: Callable[[], Any], device: torch.device) -> dict:
     prof = _profiler_peak(fn)
     with RssPeak(interval_s=0.0005) as rss:
         fn()
-    return {"peak_bytes": prof if prof is not None else rss.peak_delta, "profiler_bytes": prof, "rss_delta_bytes": rss.peak_delta}
+    return {
+        "peak_bytes": prof if prof is not None else rss.peak_delta,
+        "profiler_bytes": prof,
+        "rss_delta_bytes": rss.peak_delta,
+    }
 
 
 def measure(eager: Callable[[], Any], compiled: Callable[[], Any], device: torch.device) -> dict:
@@ -54,8 +59,10 @@ def measure(eager: Callable[[], Any], compiled: Callable[[], Any], device: torch
     if device.type == "cuda":
         method = "torch.cuda.max_memory_allocated after reset_peak_memory_stats, minus memory_allocated before the call"
     else:
-        method = ("CPU: peak of total bytes allocated during one call from torch.profiler memory events "
-                  "(profile_memory=True); RSS growth sampled every 0.5 ms in a second call as a cross-check")
+        method = (
+            "CPU: peak of total bytes allocated during one call from torch.profiler memory events "
+            "(profile_memory=True); RSS growth sampled every 0.5 ms in a second call as a cross-check"
+        )
     return {
         "eager_peak_bytes": e["peak_bytes"],
         "compiled_peak_bytes": c["peak_bytes"],

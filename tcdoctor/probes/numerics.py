@@ -15,6 +15,7 @@ that eager shares is not blamed on the compiler. Pitfalls handled here:
   the harness's accuracy mode does: Inductor then calls eager's RNG ops and still runs its own
   kernels for everything else. That extra compile's cost is reported.
 """
+
 from __future__ import annotations
 
 import copy
@@ -41,7 +42,9 @@ def _walk(obj: Any, path: str, out: Leaves, seen: set, depth: int) -> None:
     if id(obj) in seen:
         return
     pairs, _ = pytree.tree_flatten_with_path(obj)
-    if not (len(pairs) == 1 and pairs[0][1] is obj):  # a registered container: recurse into its leaves
+    if not (
+        len(pairs) == 1 and pairs[0][1] is obj
+    ):  # a registered container: recurse into its leaves
         seen = seen | {id(obj)}
         for keys, leaf in pairs:
             _walk(leaf, path + pytree.keystr(keys), out, seen, depth + 1)
@@ -78,7 +81,9 @@ def to_fp64(obj: Any) -> Any:
     return pytree.tree_map(cast, obj)
 
 
-def fp64_reference(model: Any, run: Callable[[Any, Callable[[Any], Any]], Any]) -> tuple[Leaves | None, str | None]:
+def fp64_reference(
+    model: Any, run: Callable[[Any, Callable[[Any], Any]], Any]
+) -> tuple[Leaves | None, str | None]:
     """`run(model64, cast)` calls a float64 copy on inputs passed through `cast`; None and why if impossible."""
     if not isinstance(model, torch.nn.Module):
         return None, "model is not an nn.Module, so it cannot be cast to float64"
@@ -97,35 +102,74 @@ def _rmse(a: torch.Tensor, b: torch.Tensor) -> float:
 def _compare_other(path: str, eager: Any, compiled: Any) -> dict:
     if isinstance(eager, SCALARS) and isinstance(compiled, SCALARS) and not isinstance(eager, str):
         if isinstance(eager, float) or isinstance(compiled, float):
-            ok = eager is not None and compiled is not None and math.isclose(eager, compiled, rel_tol=1e-4, abs_tol=1e-6)
-            return {"path": path, "kind": "float", "passed": ok, "rule": "math.isclose(rel_tol=1e-4, abs_tol=1e-6)"}
-        return {"path": path, "kind": type(eager).__name__, "passed": eager == compiled, "rule": "=="}
+            ok = (
+                eager is not None
+                and compiled is not None
+                and math.isclose(eager, compiled, rel_tol=1e-4, abs_tol=1e-6)
+            )
+            return {
+                "path": path,
+                "kind": "float",
+                "passed": ok,
+                "rule": "math.isclose(rel_tol=1e-4, abs_tol=1e-6)",
+            }
+        return {
+            "path": path,
+            "kind": type(eager).__name__,
+            "passed": eager == compiled,
+            "rule": "==",
+        }
     if isinstance(eager, str) and isinstance(compiled, str):
         return {"path": path, "kind": "str", "passed": eager == compiled, "rule": "=="}
     kind = type(eager).__name__
     return {"path": path, "kind": kind, "passed": None, "note": f"not compared ({kind})"}
 
 
-def compare_leaf(path: str, eager: Any, compiled: Any, ref: Any, tol_dtype: torch.dtype | None = None) -> dict:
+def compare_leaf(
+    path: str, eager: Any, compiled: Any, ref: Any, tol_dtype: torch.dtype | None = None
+) -> dict:
     if not isinstance(eager, torch.Tensor) or not isinstance(compiled, torch.Tensor):
         if isinstance(eager, torch.Tensor) != isinstance(compiled, torch.Tensor):
-            return {"path": path, "kind": type(eager).__name__, "passed": False,
-                    "note": f"eager gave {type(eager).__name__}, compiled gave {type(compiled).__name__}"}
+            return {
+                "path": path,
+                "kind": type(eager).__name__,
+                "passed": False,
+                "note": f"eager gave {type(eager).__name__}, compiled gave {type(compiled).__name__}",
+            }
         return _compare_other(path, eager, compiled)
-    info: dict = {"path": path, "kind": "tensor", "dtype": str(eager.dtype).replace("torch.", ""), "shape": list(eager.shape)}
+    info: dict = {
+        "path": path,
+        "kind": "tensor",
+        "dtype": str(eager.dtype).replace("torch.", ""),
+        "shape": list(eager.shape),
+    }
     if eager.shape != compiled.shape or eager.dtype != compiled.dtype:
-        info.update(passed=False, note=f"compiled output has shape {list(compiled.shape)} dtype {compiled.dtype}")
+        info.update(
+            passed=False,
+            note=f"compiled output has shape {list(compiled.shape)} dtype {compiled.dtype}",
+        )
         return info
     if not eager.is_floating_point() and not eager.is_complex():
-        info.update(max_abs_err=float((eager != compiled).sum().item()), passed=bool(torch.equal(eager, compiled)),
-                    rule="exact equality (non-float)")
+        info.update(
+            max_abs_err=float((eager != compiled).sum().item()),
+            passed=bool(torch.equal(eager, compiled)),
+            rule="exact equality (non-float)",
+        )
         return info
     e, c = eager.detach().double().cpu(), compiled.detach().double().cpu()
     diff = (c - e).abs()
     scale = e.abs().max().item() if e.numel() else 0.0
     info["max_abs_err"] = diff.max().item() if e.numel() else 0.0
-    info["max_rel_err"] = info["max_abs_err"] / scale if scale > 0 else (0.0 if info["max_abs_err"] == 0 else math.inf)
-    info["cosine"] = torch.nn.functional.cosine_similarity(e.flatten(), c.flatten(), dim=0).item() if e.numel() else 1.0
+    info["max_rel_err"] = (
+        info["max_abs_err"] / scale
+        if scale > 0
+        else (0.0 if info["max_abs_err"] == 0 else math.inf)
+    )
+    info["cosine"] = (
+        torch.nn.functional.cosine_similarity(e.flatten(), c.flatten(), dim=0).item()
+        if e.numel()
+        else 1.0
+    )
     judge_dtype = tol_dtype or eager.dtype
     tol = TOL.get(judge_dtype, 1e-4)
     info["tol"] = tol
@@ -138,23 +182,41 @@ def compare_leaf(path: str, eager: Any, compiled: Any, ref: Any, tol_dtype: torc
         info["passed"] = (not nonfinite_mismatch) and res_err <= mult * ref_err + tol / 10.0
         info["rule"] = f"rmse(compiled, fp64) <= {mult} * rmse(eager, fp64) + {tol}/10"
     else:
-        info["passed"] = (not nonfinite_mismatch) and bool(torch.allclose(c, e, rtol=tol, atol=tol, equal_nan=True))
+        info["passed"] = (not nonfinite_mismatch) and bool(
+            torch.allclose(c, e, rtol=tol, atol=tol, equal_nan=True)
+        )
         info["rule"] = f"allclose(compiled, eager, rtol={tol}, atol={tol}) (no fp64 reference)"
     return info
 
 
-def compare(eager: Leaves, compiled: Leaves, ref: Leaves | None, ref_why: str | None,
-            tol_dtype: torch.dtype | None = None) -> dict:
+def compare(
+    eager: Leaves,
+    compiled: Leaves,
+    ref: Leaves | None,
+    ref_why: str | None,
+    tol_dtype: torch.dtype | None = None,
+) -> dict:
     """Compare snapshots leaf by leaf (same paths); `tol_dtype` is the autocast dtype when there is one."""
     if [p for p, _ in eager] != [p for p, _ in compiled]:
         only_e = sorted({p for p, _ in eager} - {p for p, _ in compiled})[:5]
         only_c = sorted({p for p, _ in compiled} - {p for p, _ in eager})[:5]
-        return {"passed": False, "max_abs_err": None, "max_rel_err": None, "outputs": [],
-                "note": f"compiled output has a different structure from eager output (only eager: {only_e}; only compiled: {only_c})"}
+        return {
+            "passed": False,
+            "max_abs_err": None,
+            "max_rel_err": None,
+            "outputs": [],
+            "note": f"compiled output has a different structure from eager output (only eager: {only_e}; only compiled: {only_c})",
+        }
     refs = dict(ref) if ref is not None else {}
-    outs = [compare_leaf(p, e, c, refs.get(p), tol_dtype) for (p, e), (_, c) in zip(eager, compiled)]
+    outs = [
+        compare_leaf(p, e, c, refs.get(p), tol_dtype) for (p, e), (_, c) in zip(eager, compiled)
+    ]
     judged = [o for o in outs if o.get("passed") is not None]
-    abs_errs = [o["max_abs_err"] for o in outs if o.get("kind") == "tensor" and "max_abs_err" in o and o.get("rule", "").find("exact") < 0]
+    abs_errs = [
+        o["max_abs_err"]
+        for o in outs
+        if o.get("kind") == "tensor" and "max_abs_err" in o and o.get("rule", "").find("exact") < 0
+    ]
     rel_errs = [o["max_rel_err"] for o in outs if "max_rel_err" in o]
     cos = [o["cosine"] for o in outs if "cosine" in o]
     failed = [o for o in judged if not o["passed"]]
@@ -168,10 +230,12 @@ def compare(eager: Leaves, compiled: Leaves, ref: Leaves | None, ref_why: str | 
         "compared": len(judged),
         "tensors_compared": sum(1 for o in judged if o["kind"] == "tensor"),
         "failed_outputs": [o["path"] for o in failed][:20],
-        "not_compared": [{"path": o["path"], "kind": o["kind"]} for o in outs if o.get("passed") is None][:50],
+        "not_compared": [
+            {"path": o["path"], "kind": o["kind"]} for o in outs if o.get("passed") is None
+        ][:50],
         "outputs": outs[:200],
         "method": "one call each on its own pristine copy with every RNG reset first (torch, Python random, NumPy); "
-                  "every tensor leaf of the output compared; max_rel_err = max|compiled-eager| / max|eager| per output",
+        "every tensor leaf of the output compared; max_rel_err = max|compiled-eager| / max|eager| per output",
     }
 
 
@@ -196,8 +260,11 @@ def rng_check(backend: str, eager_on_fresh_copy: Callable[[], Any]) -> dict:
     of this function between the two seeds, so only torch's seed differs).
     """
     if not needs_fallback_random(backend):
-        return {"stochastic": None, "fallback_random": False,
-                "method": f"backend {backend!r} calls eager's RNG ops: same seed, same numbers"}
+        return {
+            "stochastic": None,
+            "fallback_random": False,
+            "method": f"backend {backend!r} calls eager's RNG ops: same seed, same numbers",
+        }
     from ..pristine import reset_rng_state
 
     def with_seed(seed: int) -> Leaves:
@@ -207,9 +274,15 @@ def rng_check(backend: str, eager_on_fresh_copy: Callable[[], Any]) -> dict:
 
     t0 = time.perf_counter()
     stochastic = draws_random(with_seed)
-    return {"stochastic": stochastic, "fallback_random": stochastic, "check_s": time.perf_counter() - t0,
-            "method": "two eager calls on pristine copies differing only in torch's seed "
-                      + ("differ: the model draws random numbers" if stochastic else "agree: no torch randomness")}
+    return {
+        "stochastic": stochastic,
+        "fallback_random": stochastic,
+        "check_s": time.perf_counter() - t0,
+        "method": "two eager calls on pristine copies differing only in torch's seed "
+        + (
+            "differ: the model draws random numbers" if stochastic else "agree: no torch randomness"
+        ),
+    }
 
 
 def fallback_random_output(compiled_on_fresh_copy: Callable[[], Any], rng: dict) -> Leaves:
@@ -229,8 +302,10 @@ def fallback_random_output(compiled_on_fresh_copy: Callable[[], Any], rng: dict)
         reset_rng_state()
         out = snapshot(compiled_on_fresh_copy())
     rng["extra_compile_s"] = time.perf_counter() - t0
-    rng["method"] += ("; so the compiled side was compiled once more with torch._inductor.config.fallback_random=True "
-                      "(Inductor calls eager's RNG ops, its own kernels for the rest), as PyTorch's accuracy harness "
-                      f"does: that compile and call took {rng['extra_compile_s']:.2f} s")
+    rng["method"] += (
+        "; so the compiled side was compiled once more with torch._inductor.config.fallback_random=True "
+        "(Inductor calls eager's RNG ops, its own kernels for the rest), as PyTorch's accuracy harness "
+        f"does: that compile and call took {rng['extra_compile_s']:.2f} s"
+    )
     dynamo_state.fresh()
     return out

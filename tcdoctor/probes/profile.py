@@ -29,6 +29,7 @@ event-heavy model (`top_ops_calls` says how many). Traces (`--trace`) hold each 
 one call, the first under the profiler. A model whose calls run no compiled frame has no Cache
 Lookup: no figure.
 """
+
 from __future__ import annotations
 
 import gc
@@ -48,12 +49,17 @@ COMPILED_REGION = "Torch-Compiled Region"
 TOP_N = 15
 BUDGET_S = 1.0  # seconds for the whole phase, profiler start-up included
 EAGER_SHARE = 0.25  # eager is profiled for the top-operators table only
-MIN_CALLS = {"eager": 1, "compiled": 5}  # eager: top operators only; compiled: a median of guard costs
+MIN_CALLS = {
+    "eager": 1,
+    "compiled": 5,
+}  # eager: top operators only; compiled: a median of guard costs
 MAX_CALLS = 2000
 SAFETY = 0.8  # a chunk's cost per call grows a little with its length (bigger event lists)
 
 
-def _run(fn: Callable[[], Any], calls: int, device: torch.device, trace_path: str | None) -> profile:
+def _run(
+    fn: Callable[[], Any], calls: int, device: torch.device, trace_path: str | None
+) -> profile:
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
     with profile(activities=acts) as prof:
         for _ in range(calls):
@@ -69,9 +75,14 @@ def _run(fn: Callable[[], Any], calls: int, device: torch.device, trace_path: st
 def _raw_events(prof: profile) -> list[tuple[str, int, int]]:
     """(name, start ns, duration ns) of every event, without building per-event Python objects."""
     try:
-        return [(e.name(), e.start_ns(), e.duration_ns()) for e in prof.profiler.kineto_results.events()]
+        return [
+            (e.name(), e.start_ns(), e.duration_ns()) for e in prof.profiler.kineto_results.events()
+        ]
     except AttributeError:  # private API moved: the public (slow) event list
-        return [(e.name, int(e.time_range.start * 1e3), int(e.time_range.elapsed_us() * 1e3)) for e in prof.events()]
+        return [
+            (e.name, int(e.time_range.start * 1e3), int(e.time_range.elapsed_us() * 1e3))
+            for e in prof.events()
+        ]
 
 
 def _accumulate(acc: dict[str, list[float]], averages: Any, device: torch.device) -> None:
@@ -86,25 +97,37 @@ def _accumulate(acc: dict[str, list[float]], averages: Any, device: torch.device
 
 
 def _top(acc: dict[str, list[float]], calls: int, device: torch.device) -> list[dict]:
-    rows = [{
-        "name": name,
-        "self_cpu_us_per_call": cpu / calls,
-        "self_device_us_per_call": dev / calls if dev else None,
-        "count_per_call": n / calls,
-    } for name, (cpu, dev, n) in acc.items()]
+    rows = [
+        {
+            "name": name,
+            "self_cpu_us_per_call": cpu / calls,
+            "self_device_us_per_call": dev / calls if dev else None,
+            "count_per_call": n / calls,
+        }
+        for name, (cpu, dev, n) in acc.items()
+    ]
     key = "self_device_us_per_call" if device.type == "cuda" else "self_cpu_us_per_call"
     rows.sort(key=lambda r: -(r[key] or 0))
     return rows[:TOP_N]
 
 
-def _next_chunk(left_s: float, calls: int, min_calls: int, averaging: bool, raw_cost: float, avg_cost: float) -> int:
+def _next_chunk(
+    left_s: float, calls: int, min_calls: int, averaging: bool, raw_cost: float, avg_cost: float
+) -> int:
     """Calls that fit in `left_s` at the measured seconds per call (raw reading, plus key_averages when averaging)."""
     n = left_s / (raw_cost + avg_cost) if averaging else SAFETY * left_s / raw_cost
     return int(min(MAX_CALLS - calls, max(n, min_calls - calls)))
 
 
-def profile_side(fn: Callable[[], Any], device: torch.device, deadline: float, min_calls: int,
-                 average_calls: float, guards: bool, trace_path: str | None = None) -> dict:
+def profile_side(
+    fn: Callable[[], Any],
+    device: torch.device,
+    deadline: float,
+    min_calls: int,
+    average_calls: float,
+    guards: bool,
+    trace_path: str | None = None,
+) -> dict:
     """Profile `fn` in chunks until `deadline` (at least `min_calls`); key_averages over up to `average_calls`.
 
     The first chunk is one call: it prices a call (and its processing) before committing to more. Without
@@ -138,8 +161,15 @@ def profile_side(fn: Callable[[], Any], device: torch.device, deadline: float, m
         n = _next_chunk(left, calls, min_calls, averaging, raw_cost, avg_cost)
         if averaging:
             n = int(min(n, average_calls - averaged))
-    return {"calls": calls, "averaged_calls": averaged, "top": _top(acc, averaged, device),
-            "guard_ns": guard_ns, "lookups": lookups, "regions": regions, "per_break": per_break}
+    return {
+        "calls": calls,
+        "averaged_calls": averaged,
+        "top": _top(acc, averaged, device),
+        "guard_ns": guard_ns,
+        "lookups": lookups,
+        "regions": regions,
+        "per_break": per_break,
+    }
 
 
 def _startup(device: torch.device) -> float:
@@ -148,8 +178,13 @@ def _startup(device: torch.device) -> float:
     return time.perf_counter() - t
 
 
-def measure(eager: Callable[[], Any], compiled: Callable[[], Any], device: torch.device,
-            trace_dir: str | None, budget_s: float = BUDGET_S) -> dict:
+def measure(
+    eager: Callable[[], Any],
+    compiled: Callable[[], Any],
+    device: torch.device,
+    trace_dir: str | None,
+    budget_s: float = BUDGET_S,
+) -> dict:
     """Both sides within `budget_s` seconds (`--profile-budget`)."""
     was_enabled = gc.isenabled()
     gc.disable()
@@ -160,18 +195,37 @@ def measure(eager: Callable[[], Any], compiled: Callable[[], Any], device: torch
             gc.enable()
 
 
-def _measure(eager: Callable[[], Any], compiled: Callable[[], Any], device: torch.device, trace_dir: str | None,
-             budget_s: float) -> dict:
+def _measure(
+    eager: Callable[[], Any],
+    compiled: Callable[[], Any],
+    device: torch.device,
+    trace_dir: str | None,
+    budget_s: float,
+) -> dict:
     t0 = time.perf_counter()
     paths = {}
     if trace_dir:
         os.makedirs(trace_dir, exist_ok=True)
         paths = {k: os.path.join(trace_dir, f"{k}.trace.json") for k in ("eager", "compiled")}
     startup = _startup(device)
-    e = profile_side(eager, device, t0 + EAGER_SHARE * budget_s, MIN_CALLS["eager"], float("inf"), False,
-                     paths.get("eager"))
-    c = profile_side(compiled, device, t0 + budget_s, MIN_CALLS["compiled"], e["averaged_calls"], True,
-                     paths.get("compiled"))
+    e = profile_side(
+        eager,
+        device,
+        t0 + EAGER_SHARE * budget_s,
+        MIN_CALLS["eager"],
+        float("inf"),
+        False,
+        paths.get("eager"),
+    )
+    c = profile_side(
+        compiled,
+        device,
+        t0 + budget_s,
+        MIN_CALLS["compiled"],
+        e["averaged_calls"],
+        True,
+        paths.get("compiled"),
+    )
     guard = guard_cost(c["guard_ns"], c["lookups"])
     calls = c["calls"]
     return {

@@ -4,6 +4,7 @@ There is no recompile counter in PyTorch: a CompilationMetrics entry with `recom
 set is one recompile. When `recompile_limit` is hit Dynamo only logs a warning and runs the
 frame eagerly from then on, which is exactly what users never notice.
 """
+
 from __future__ import annotations
 
 import linecache
@@ -15,8 +16,8 @@ import torch
 
 from ..workload import CallArgs, is_state_change
 from . import dynamo_state
-from .first_call import function_name
 from .calls import iter_tensors
+from .first_call import function_name
 
 _LIMIT = re.compile(r"recompile_limit|cache_size_limit")
 
@@ -41,7 +42,9 @@ def describe_inputs(inputs: tuple) -> str:
 
 def describe_call(ca: CallArgs) -> str:
     """'(Tensor[2,16] int64, attention_mask=Tensor[2,16] int64)'."""
-    parts = [_describe_value(x) for x in ca.args] + [f"{k}={_describe_value(v)}" for k, v in ca.kwargs.items()]
+    parts = [_describe_value(x) for x in ca.args] + [
+        f"{k}={_describe_value(v)}" for k, v in ca.kwargs.items()
+    ]
     return "(" + ", ".join(parts) + ")"
 
 
@@ -50,17 +53,24 @@ def _lambda_source(fn: Any) -> str | None:
     code = getattr(fn, "__code__", None)
     if code is None or fn.__name__ != "<lambda>":
         return None
-    pos = [p for p in code.co_positions() if p[0] == code.co_firstlineno and p[2] is not None and p[3] is not None and p[3] > p[2]]
+    pos = [
+        p
+        for p in code.co_positions()
+        if p[0] == code.co_firstlineno and p[2] is not None and p[3] is not None and p[3] > p[2]
+    ]
     line = linecache.getline(code.co_filename, code.co_firstlineno)
     if not pos or not line:
         return None
     start = line.rfind("lambda", 0, min(p[2] for p in pos))
-    return line[start:max(p[3] for p in pos)] if start >= 0 else None
+    return line[start : max(p[3] for p in pos)] if start >= 0 else None
 
 
 def describe_variant(index: int, variant: Any, workload: Any) -> str:
     if is_state_change(variant):
-        src = _lambda_source(variant) or f"{getattr(variant, '__name__', type(variant).__name__)}(model)"
+        src = (
+            _lambda_source(variant)
+            or f"{getattr(variant, '__name__', type(variant).__name__)}(model)"
+        )
         return f"variant {index}: {src}, then inputs"
     return f"variant {index}: {describe_call(workload.variant_args(variant))}"
 
@@ -81,7 +91,9 @@ def plain_reason(reason: str) -> str:
     return "; ".join(out) or str(reason).strip().splitlines()[0]
 
 
-def run(compiled: Any, model: Any, label: str, workload: Any, call: Callable[[Any, CallArgs], Any]) -> dict:
+def run(
+    compiled: Any, model: Any, label: str, workload: Any, call: Callable[[Any, CallArgs], Any]
+) -> dict:
     """Feed each variant once, in order, after the already-made first call with `inputs`."""
     events, errors = [], []
     start = len(dynamo_state.compilation_metrics())
@@ -98,26 +110,39 @@ def run(compiled: Any, model: Any, label: str, workload: Any, call: Callable[[An
                 else:
                     call(compiled, workload.variant_args(variant))
             except Exception as exc:  # noqa: BLE001 - a failing variant is a finding, not a crash
-                errors.append({"variant": vlabel, "message": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"})
+                errors.append(
+                    {
+                        "variant": vlabel,
+                        "message": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+                    }
+                )
             wall = time.perf_counter() - tv
             for m in dynamo_state.compilation_metrics()[n_before:]:
                 reason = getattr(m, "recompile_reason", None)
                 if reason:
-                    events.append({
-                        "function": function_name(m, label),
-                        "reason": plain_reason(reason),
-                        "raw_reason": str(reason),
-                        "variant": vlabel,
-                        "variant_index": i,
-                        "compile_s": getattr(m, "entire_frame_compile_time_s", None),
-                        "call_wall_s": wall,
-                        "fail_type": getattr(m, "fail_type", None),
-                    })
+                    events.append(
+                        {
+                            "function": function_name(m, label),
+                            "reason": plain_reason(reason),
+                            "raw_reason": str(reason),
+                            "variant": vlabel,
+                            "variant_index": i,
+                            "compile_s": getattr(m, "entire_frame_compile_time_s", None),
+                            "call_wall_s": wall,
+                            "fail_type": getattr(m, "fail_type", None),
+                        }
+                    )
         warnings = dynamo_state.warnings(logs)
     ms = dynamo_state.compilation_metrics()[start:]
     limit_msgs = limit_warnings(warnings)
-    compile_s = sum(getattr(m, "entire_frame_compile_time_s", 0) or 0 for m in ms if getattr(m, "recompile_reason", None))
-    limit = getattr(torch._dynamo.config, "recompile_limit", None) or getattr(torch._dynamo.config, "cache_size_limit", None)
+    compile_s = sum(
+        getattr(m, "entire_frame_compile_time_s", 0) or 0
+        for m in ms
+        if getattr(m, "recompile_reason", None)
+    )
+    limit = getattr(torch._dynamo.config, "recompile_limit", None) or getattr(
+        torch._dynamo.config, "cache_size_limit", None
+    )
     return {
         "count": len(events),
         "events": events,

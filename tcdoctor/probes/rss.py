@@ -1,4 +1,5 @@
 """Peak resident memory of this process over a window, sampled in a thread (CPU has no allocator API)."""
+
 from __future__ import annotations
 
 import threading

@@ -3,6 +3,7 @@
 Pairs alternate order (A B, B A, …) so drift and order effects cancel; the speedup is a ratio
 of medians with a paired-bootstrap confidence interval (stats.ratio_of_medians_ci).
 """
+
 from __future__ import annotations
 
 import math
@@ -39,7 +40,9 @@ def _minor_faults() -> int | None:
         return None
 
 
-def _batch(fn: Callable[[], Any], k: int, sync: Callable[[], None], faults: list | None = None) -> float:
+def _batch(
+    fn: Callable[[], Any], k: int, sync: Callable[[], None], faults: list | None = None
+) -> float:
     sync()
     f0 = _minor_faults() if faults is not None else None
     t0 = time.perf_counter()
@@ -74,10 +77,16 @@ def measure(eager: Callable[[], Any], compiled: Callable[[], Any], sync, budget_
     n_metrics = len(dynamo_state.compilation_metrics())
     e_s: list[float] = []
     c_s: list[float] = []
-    e_f: list[float] = []  # minor page faults per call of each sample: a call that allocates and frees large
-    c_f: list[float] = []  # buffers may re-fault them every call, depending on the malloc heap's history
+    e_f: list[
+        float
+    ] = []  # minor page faults per call of each sample: a call that allocates and frees large
+    c_f: list[
+        float
+    ] = []  # buffers may re-fault them every call, depending on the malloc heap's history
     deadline = time.perf_counter() + budget_s
-    while _agree(len(e_s) < MAX_PAIRS and (len(e_s) < MIN_PAIRS or time.perf_counter() < deadline), "all"):
+    while _agree(
+        len(e_s) < MAX_PAIRS and (len(e_s) < MIN_PAIRS or time.perf_counter() < deadline), "all"
+    ):
         if len(e_s) % 2 == 0:
             e_s.append(_batch(eager, k, sync, e_f))
             c_s.append(_batch(compiled, k, sync, c_f))

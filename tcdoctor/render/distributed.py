@@ -3,17 +3,29 @@
 Each renderer calls one function here and adds what it returns; nothing is shown for a report
 without a `distributed` or `torch_trace` section.
 """
+
 from __future__ import annotations
 
 import html as _html
 import os
 from typing import Any
 
-from ..tlparse import relative_link
 from .. import units
+from ..tlparse import relative_link
 
-HEADERS = ["rank", "host", "graphs", "breaks", "recompiles", "guards", "first call (cold)", "first call (warm)",
-           "step median (95% CI)", "peak mem", ""]
+HEADERS = [
+    "rank",
+    "host",
+    "graphs",
+    "breaks",
+    "recompiles",
+    "guards",
+    "first call (cold)",
+    "first call (warm)",
+    "step median (95% CI)",
+    "peak mem",
+    "",
+]
 
 
 def _ci(r: dict) -> str:
@@ -26,37 +38,63 @@ def _status(r: dict, sec: dict) -> str:
     marks = []
     if r.get("finished") is False:
         marks.append("DID NOT FINISH")
-    slow = [p for p, s in (sec.get("slowest") or {}).items() if s.get("rank") == r.get("rank") and p in ("compile", "compile_warm", "runtime")]
+    slow = [
+        p
+        for p, s in (sec.get("slowest") or {}).items()
+        if s.get("rank") == r.get("rank") and p in ("compile", "compile_warm", "runtime")
+    ]
     if slow:
         marks.append("slowest: " + ", ".join(slow))
     return "; ".join(marks)
 
 
 def rows(sec: dict) -> list[list[str]]:
-    return [[str(r.get("rank")), str(r.get("host") or ""), units.count(r.get("graphs")), units.count(r.get("graph_breaks")),
-             units.count(r.get("recompiles")), units.count(r.get("guards")), units.seconds(r.get("first_call_s")),
-             units.seconds(r.get("warm_first_call_s")), _ci(r), units.nbytes(r.get("peak_bytes")), _status(r, sec)]
-            for r in sec.get("ranks") or []]
+    return [
+        [
+            str(r.get("rank")),
+            str(r.get("host") or ""),
+            units.count(r.get("graphs")),
+            units.count(r.get("graph_breaks")),
+            units.count(r.get("recompiles")),
+            units.count(r.get("guards")),
+            units.seconds(r.get("first_call_s")),
+            units.seconds(r.get("warm_first_call_s")),
+            _ci(r),
+            units.nbytes(r.get("peak_bytes")),
+            _status(r, sec),
+        ]
+        for r in sec.get("ranks") or []
+    ]
 
 
 def _skew(sec: dict, key: str) -> str:
     val, frac = sec.get(key + "_s"), sec.get(key + "_fraction")
-    return units.seconds(val) + (f" ({frac:.1%} of the {units.seconds(sec.get('timeout_s'))} timeout)" if frac is not None else "")
+    return units.seconds(val) + (
+        f" ({frac:.1%} of the {units.seconds(sec.get('timeout_s'))} timeout)"
+        if frac is not None
+        else ""
+    )
 
 
 def summary_lines(sec: dict) -> list[str]:
     ddp = sec.get("ddp") or {}
-    out = [f"world size {sec.get('world_size')}, backend {sec.get('backend')}, process-group timeout "
-           f"{units.seconds(sec.get('timeout_s'))} ({sec.get('timeout_source') or 'as given'})",
-           f"compile skew, cold/cold: {_skew(sec, 'compile_skew')}",
-           f"compile skew, cold/warm (mixed cache): {_skew(sec, 'mixed_cache_skew')}"]
+    out = [
+        f"world size {sec.get('world_size')}, backend {sec.get('backend')}, process-group timeout "
+        f"{units.seconds(sec.get('timeout_s'))} ({sec.get('timeout_source') or 'as given'})",
+        f"compile skew, cold/cold: {_skew(sec, 'compile_skew')}",
+        f"compile skew, cold/warm (mixed cache): {_skew(sec, 'mixed_cache_skew')}",
+    ]
     if ddp.get("wrapper"):
-        out.append(f"{ddp['wrapper']}: optimize_ddp={ddp.get('optimize_ddp')} ({ddp.get('mode')}), bucket_cap_mb="
-                   f"{ddp.get('bucket_cap_mb')}, DDPOptimizer subgraphs at the first call: {ddp.get('subgraphs')}")
+        out.append(
+            f"{ddp['wrapper']}: optimize_ddp={ddp.get('optimize_ddp')} ({ddp.get('mode')}), bucket_cap_mb="
+            f"{ddp.get('bucket_cap_mb')}, DDPOptimizer subgraphs at the first call: {ddp.get('subgraphs')}"
+        )
     for d in sec.get("divergences") or []:
         out.append(f"DIVERGENCE: {d['text']} — hang risk: {d['risk']}")
     if sec.get("missing_ranks"):
-        out.append(f"ranks not in this report: {sec['missing_ranks']} (other nodes: join their reports with tcdoctor merge)")
+        out.append(
+            f"ranks not in this report: {sec['missing_ranks']} (other nodes: join their reports with tcdoctor merge)"
+        )
     return out
 
 
@@ -93,16 +131,29 @@ def markdown_lines(report: Any) -> list[str]:
     sec = report.data.get("distributed")
     out: list[str] = []
     if sec:
-        out += ["", f"### Ranks ({len(sec.get('ranks') or [])} of {sec.get('world_size')})", "",
-                "| " + " | ".join(HEADERS[:-1]) + " | |", "|" + "---|" * len(HEADERS)]
+        out += [
+            "",
+            f"### Ranks ({len(sec.get('ranks') or [])} of {sec.get('world_size')})",
+            "",
+            "| " + " | ".join(HEADERS[:-1]) + " | |",
+            "|" + "---|" * len(HEADERS),
+        ]
         out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows(sec)]
         out += [""] + [f"- {_md(line)}" for line in summary_lines(sec)]
     tt = report.data.get("torch_trace")
     if tt:
         attach = tt.get("attach")
-        out += ["", f"Structured compile log (TORCH_TRACE) to attach to a PyTorch issue: `{attach}`"
-                + (f" (and the other ranks' logs in `{os.path.dirname(attach)}`)" if len(tt.get("logs") or []) > 1 else "")
-                if attach else "No structured compile log was written."]
+        out += [
+            "",
+            f"Structured compile log (TORCH_TRACE) to attach to a PyTorch issue: `{attach}`"
+            + (
+                f" (and the other ranks' logs in `{os.path.dirname(attach)}`)"
+                if len(tt.get("logs") or []) > 1
+                else ""
+            )
+            if attach
+            else "No structured compile log was written.",
+        ]
         if not (tt.get("tlparse") or {}).get("index"):
             out.append(f"Render it with `{tt['command']}`")
     return out
@@ -114,30 +165,47 @@ def html_block(report_data: dict, base_dir: str | None = None) -> str:
     sec = report_data.get("distributed")
     parts: list[str] = []
     if sec:
-        parts.append(f"<details open><summary>Ranks ({len(sec.get('ranks') or [])} of {e(str(sec.get('world_size')))})</summary>")
+        parts.append(
+            f"<details open><summary>Ranks ({len(sec.get('ranks') or [])} of {e(str(sec.get('world_size')))})</summary>"
+        )
         parts.append("<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in HEADERS) + "</tr>")
         for row in rows(sec):
             parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>")
-        parts.append("</table><ul>" + "".join(f"<li>{e(line)}</li>" for line in summary_lines(sec)) + "</ul>")
+        parts.append(
+            "</table><ul>" + "".join(f"<li>{e(line)}</li>" for line in summary_lines(sec)) + "</ul>"
+        )
         slow = sec.get("slowest") or {}
         if slow:
-            parts.append("<table><tr><th>phase</th><th>slowest rank</th><th>its time</th><th>fastest rank's time</th></tr>")
-            parts += [f"<tr><td>{e(p)}</td><td>{e(str(s.get('rank')))}</td><td>{e(units.seconds(s.get('seconds')))}</td>"
-                      f"<td>{e(units.seconds(s.get('fastest_s')))}</td></tr>" for p, s in slow.items()]
+            parts.append(
+                "<table><tr><th>phase</th><th>slowest rank</th><th>its time</th><th>fastest rank's time</th></tr>"
+            )
+            parts += [
+                f"<tr><td>{e(p)}</td><td>{e(str(s.get('rank')))}</td><td>{e(units.seconds(s.get('seconds')))}</td>"
+                f"<td>{e(units.seconds(s.get('fastest_s')))}</td></tr>"
+                for p, s in slow.items()
+            ]
             parts.append("</table>")
         how = sec.get("method") or {}
-        parts.append("<p class=\"how\">" + " ".join(e(f"{k}: {v}.") for k, v in how.items()) + "</p></details>")
+        parts.append(
+            '<p class="how">' + " ".join(e(f"{k}: {v}.") for k, v in how.items()) + "</p></details>"
+        )
     tt = report_data.get("torch_trace")
     if tt:
         tl = tt.get("tlparse") or {}
         link = relative_link(tl.get("index"), base_dir)
         parts.append("<details open><summary>Structured compile logs (tlparse)</summary><p>")
         if link:
-            parts.append(f"<a href=\"{e(link)}\">tlparse report</a> (a local file: {e(tl['index'])})")
+            parts.append(f'<a href="{e(link)}">tlparse report</a> (a local file: {e(tl["index"])})')
         else:
-            parts.append(f"Render with <code>{e(tt.get('command') or '')}</code>"
-                         + (f" (tlparse failed: {e(str(tl.get('error')))})" if tl.get("error") else " (pip install 'tcdoctor[tlparse]')"))
+            parts.append(
+                f"Render with <code>{e(tt.get('command') or '')}</code>"
+                + (
+                    f" (tlparse failed: {e(str(tl.get('error')))})"
+                    if tl.get("error")
+                    else " (pip install 'tcdoctor[tlparse]')"
+                )
+            )
         if tt.get("attach"):
             parts.append(f"<br>Attach to a PyTorch issue: <code>{e(tt['attach'])}</code>")
-        parts.append(f"</p><p class=\"how\">{e(tt.get('note') or '')}</p></details>")
+        parts.append(f'</p><p class="how">{e(tt.get("note") or "")}</p></details>')
     return "\n".join(parts)

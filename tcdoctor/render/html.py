@@ -3,6 +3,7 @@
 A Content-Security-Policy allows no network access at all and only the one inline script
 whose hash is computed here, so even a string that escaped escaping could not run.
 """
+
 from __future__ import annotations
 
 import base64
@@ -29,12 +30,27 @@ document.querySelectorAll('input.filter').forEach(function (box) {
 
 
 # Every figure in the template is written by the formatter of the same name in units.py.
-FILTERS = ("seconds", "nbytes", "ratio", "ci", "percent", "sci", "count", "grouped", "calls",
-           "numerics_status", "decision_text", "break_cost", "fix_summary")
+FILTERS = (
+    "seconds",
+    "nbytes",
+    "ratio",
+    "ci",
+    "percent",
+    "sci",
+    "count",
+    "grouped",
+    "calls",
+    "numerics_status",
+    "decision_text",
+    "break_cost",
+    "fix_summary",
+)
 
 
 def _template_source(name: str) -> str:
-    return importlib.resources.files("tcdoctor.templates").joinpath(name).read_text(encoding="utf-8")
+    return (
+        importlib.resources.files("tcdoctor.templates").joinpath(name).read_text(encoding="utf-8")
+    )
 
 
 def _env() -> jinja2.Environment:
@@ -51,15 +67,20 @@ def _env() -> jinja2.Environment:
 
 def _defined(f):
     """A missing key in an old or partial report renders as 'not measured', never as an error."""
+
     def wrapper(value, *args):
         value = None if isinstance(value, jinja2.Undefined) else value
         return f(value, *(None if isinstance(a, jinja2.Undefined) else a for a in args))
+
     return wrapper
 
 
 def _phase_bars(c: dict) -> dict:
     bars = {}
-    for label, phases, total in (("cold", c.get("phases"), c.get("cold_s")), ("warm", c.get("warm_phases"), c.get("warm_s"))):
+    for label, phases, total in (
+        ("cold", c.get("phases"), c.get("cold_s")),
+        ("warm", c.get("warm_phases"), c.get("warm_s")),
+    ):
         if not phases or total is None:
             continue
         keys = ["dynamo_s", "aot_autograd_s", "inductor_lowering_s", "codegen_and_cpp_or_triton_s"]
@@ -74,7 +95,9 @@ def render(report: Report, fragment: bool = False, base_dir: str | None = None) 
     v = d.get("verdict") or {}
     rt = d.get("runtime") or {}
     ch = {
-        "speed": Markup(charts.boxplot({"eager": rt.get("eager"), "compiled": rt.get("compiled")})) if rt.get("samples") else "",
+        "speed": Markup(charts.boxplot({"eager": rt.get("eager"), "compiled": rt.get("compiled")}))
+        if rt.get("samples")
+        else "",
         "compile": Markup(charts.stacked_phases(_phase_bars(d.get("compile") or {}))),
         "break_even": "",
     }
@@ -83,9 +106,27 @@ def render(report: Report, fragment: bool = False, base_dir: str | None = None) 
         costs = {"cold cache": d["compile"]["cold_s"]}
         if be.get("warm"):
             costs["warm cache"] = d["compile"]["warm_s"]
-        ch["break_even"] = Markup(charts.break_even(rt["eager"]["median_s"], rt["compiled"]["median_s"], costs, max(10, 2 * be["cold"]["calls"])))
+        ch["break_even"] = Markup(
+            charts.break_even(
+                rt["eager"]["median_s"],
+                rt["compiled"]["median_s"],
+                costs,
+                max(10, 2 * be["cold"]["calls"]),
+            )
+        )
     digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
-    return _env().get_template("report.html.j2").render(
-        r=d, v=v, charts=ch, fragment=fragment, script=Markup(SCRIPT), script_hash=digest,
-        distributed=Markup(distributed.html_block(d, base_dir)),  # rank table, tlparse link; escaped there
+    return (
+        _env()
+        .get_template("report.html.j2")
+        .render(
+            r=d,
+            v=v,
+            charts=ch,
+            fragment=fragment,
+            script=Markup(SCRIPT),
+            script_hash=digest,
+            distributed=Markup(
+                distributed.html_block(d, base_dir)
+            ),  # rank table, tlparse link; escaped there
+        )
     )

@@ -4,6 +4,7 @@ Sets the inductor cache dir and thread count before torch compiles anything, arm
 faulthandler so a hang or crash leaves the stack behind, then runs a PhaseRunner. Exits with
 os._exit once its events are fsynced: torch's interpreter teardown is slow and measures nothing.
 """
+
 from __future__ import annotations
 
 import faulthandler
@@ -36,7 +37,9 @@ def _wait_for(path: str, timeout_s: float | None) -> dict | None:
 def main(spec_path: str) -> int:
     with open(spec_path) as fh:
         spec = json.load(fh)
-    if spec["role"] == "rank":  # one rank of a distributed analysis (run/rank.py): file names carry its RANK
+    if (
+        spec["role"] == "rank"
+    ):  # one rank of a distributed analysis (run/rank.py): file names carry its RANK
         from .rank import per_rank
 
         spec = per_rank(spec)
@@ -79,7 +82,15 @@ def main(spec_path: str) -> int:
     try:
         workload, rebuild = target.load_with_rebuild(spec["target"])
     except TcdoctorError as exc:
-        sink({"event": "failed", "phase": "load", "error": {"message": exc.message, "where": None}, "fatal": True, "exit_code": exc.exit_code})
+        sink(
+            {
+                "event": "failed",
+                "phase": "load",
+                "error": {"message": exc.message, "where": None},
+                "fatal": True,
+                "exit_code": exc.exit_code,
+            }
+        )
         return exc.exit_code
     sink({"event": "done", "phase": "load", "data": {"name": workload.name}})
     if spec["role"] == "strategy":
@@ -88,7 +99,14 @@ def main(spec_path: str) -> int:
     if spec.get("wait_for"):
         before_compile = lambda: _wait_for(spec["wait_for"], 120.0)  # noqa: E731 - keep the cold compile uncontended
     process = WARM if spec["role"] == "warm" else COLD
-    runner = PhaseRunner(workload, options, sink, per_call_hint_s=per_call_s, before_compile=before_compile, rebuild=rebuild)
+    runner = PhaseRunner(
+        workload,
+        options,
+        sink,
+        per_call_hint_s=per_call_s,
+        before_compile=before_compile,
+        rebuild=rebuild,
+    )
     ok = runner.run(process)
     if ok and spec["role"] == "cold" and "compile" in runner.results:
         from .. import strategies, tried
@@ -114,7 +132,14 @@ def _run_strategy(spec: dict, workload, options, sink) -> int:
     except Exception as exc:  # noqa: BLE001 - a failing strategy is a finding
         sink({"event": "failed", "phase": name, "error": describe_exception(exc), "spec": spec})
     else:
-        sink({"event": "done", "phase": name, "seconds": time.perf_counter() - t0, "data": {"spec": spec, **data}})
+        sink(
+            {
+                "event": "done",
+                "phase": name,
+                "seconds": time.perf_counter() - t0,
+                "data": {"spec": spec, **data},
+            }
+        )
     sink({"event": "end", "ok": True})
     return 0
 

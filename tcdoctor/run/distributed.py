@@ -11,6 +11,7 @@ rank keeps every finished phase of every rank. One single-process report is asse
 the report returned is the lowest rank's, with the `distributed` section (tcdoctor/distributed.py)
 and every rank's errors, named by rank.
 """
+
 from __future__ import annotations
 
 import glob
@@ -34,7 +35,9 @@ from .progress import Progress
 from .stream import read_events
 
 TERM_GRACE_S = 5.0
-_ROOT_RANK = re.compile(r"Root Cause.*?rank\s*:\s*(?P<rank>\d+).*?exitcode\s*:\s*(?P<code>-?\d+)", re.S)
+_ROOT_RANK = re.compile(
+    r"Root Cause.*?rank\s*:\s*(?P<rank>\d+).*?exitcode\s*:\s*(?P<code>-?\d+)", re.S
+)
 
 
 def torchrun_command(options: Options, spec_path: str) -> list[str]:
@@ -48,47 +51,74 @@ def torchrun_command(options: Options, spec_path: str) -> list[str]:
         if options.rdzv_backend:
             cmd += ["--rdzv-backend", options.rdzv_backend]
     else:
-        cmd += ["--standalone"]  # a free port of its own: never collides with another job on this machine
+        cmd += [
+            "--standalone"
+        ]  # a free port of its own: never collides with another job on this machine
     return cmd + ["--max-restarts", "0", "-m", "tcdoctor.run.child", spec_path]
 
 
 class Launch:
     """One torchrun launch: its spec, its ranks' files, how it ended."""
 
-    def __init__(self, name: str, target: str, options: Options, workdir: str, deadline: float, trace_dir: str | None):
+    def __init__(
+        self,
+        name: str,
+        target: str,
+        options: Options,
+        workdir: str,
+        deadline: float,
+        trace_dir: str | None,
+    ):
         self.name, self.options = name, options
         self.dir = os.path.join(workdir, name)
         os.makedirs(self.dir, exist_ok=True)
         remaining = deadline - time.monotonic()
         spec = {
-            "target": target, "role": "rank", "process": name, "options": options.to_dict(),
+            "target": target,
+            "role": "rank",
+            "process": name,
+            "options": options.to_dict(),
             "cache_dir": os.path.join(workdir, "cache", "rank{rank}"),
             "events_path": os.path.join(self.dir, "rank{rank}.events"),
             "stacks_path": os.path.join(self.dir, "rank{rank}.stacks"),
             "pid_path": os.path.join(self.dir, "rank{rank}.pid"),
             "dump_after_s": max(0.5, remaining - 3.0) if remaining > 5 else None,
-            "distributed": {"backend": options.dist_backend, "timeout_s": options.pg_timeout_s,
-                            "deadline_unix": time.time() + max(1.0, remaining - 2.0)},
+            "distributed": {
+                "backend": options.dist_backend,
+                "timeout_s": options.pg_timeout_s,
+                "deadline_unix": time.time() + max(1.0, remaining - 2.0),
+            },
         }
         spec_path = os.path.join(self.dir, "spec.json")
         with open(spec_path, "w") as fh:
             json.dump(spec, fh)
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         pkg_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env["PYTHONPATH"] = pkg_parent + (
+            os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+        )
         env.pop("TORCH_TRACE", None)
         if trace_dir:
             env["TORCH_TRACE"] = os.path.join(trace_dir, name)
         self.log_path = os.path.join(self.dir, "torchrun.log")
         self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in finish()
         self.command = torchrun_command(options, spec_path)
-        self.proc = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-                                     env=env, start_new_session=True)
+        self.proc = subprocess.Popen(
+            self.command,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
         self.timed_out = False
 
     def ranks(self) -> list[int]:
-        found = {int(m.group(1)) for p in glob.glob(os.path.join(self.dir, "rank*.events"))
-                 if (m := re.search(r"rank(\d+)\.events$", p))}
+        found = {
+            int(m.group(1))
+            for p in glob.glob(os.path.join(self.dir, "rank*.events"))
+            if (m := re.search(r"rank(\d+)\.events$", p))
+        }
         if self.options.nnodes == 1 or self.options.node_rank is not None:
             first = (self.options.node_rank or 0) * self.options.nproc
             found |= set(range(first, first + self.options.nproc))
@@ -119,7 +149,9 @@ class Launch:
             try:
                 with open(pid_file) as fh:
                     pid = int(fh.read().strip())
-                os.killpg(pid, signal.SIGKILL)  # each worker leads a session of its own (torchrun starts them so)
+                os.killpg(
+                    pid, signal.SIGKILL
+                )  # each worker leads a session of its own (torchrun starts them so)
             except (OSError, ValueError):
                 pass
 
@@ -150,8 +182,13 @@ class Launch:
             if self.timed_out:
                 msg = f"rank {rank}: timed out: the {self.options.timeout_s:g}s limit ran out during phase '{phase}'{where_str(where)}"
             elif root_rank == rank:
-                how = (f"was killed by {signal.Signals(-root_code).name}" if root_code is not None and root_code < 0
-                       and -root_code in signal.Signals._value2member_map_ else f"exited with code {root_code}")
+                how = (
+                    f"was killed by {signal.Signals(-root_code).name}"
+                    if root_code is not None
+                    and root_code < 0
+                    and -root_code in signal.Signals._value2member_map_
+                    else f"exited with code {root_code}"
+                )
                 msg = f"rank {rank}: the analysis process {how} during phase '{phase}'{where_str(where)}"
             elif root_rank is not None:
                 msg = f"rank {rank}: stopped by torchrun after rank {root_rank} failed, during phase '{phase}'"
@@ -165,7 +202,10 @@ class Launch:
 
 
 def _done(events: list[dict], phase: str) -> dict | None:
-    return next((ev.get("data") for ev in events if ev.get("event") == "done" and ev.get("phase") == phase), None)
+    return next(
+        (ev.get("data") for ev in events if ev.get("event") == "done" and ev.get("phase") == phase),
+        None,
+    )
 
 
 def _shown(events: list[dict]) -> list[dict]:
@@ -181,12 +221,18 @@ def _fatal(cold: dict[int, list[dict]]) -> None:
             err = fatal.get("error") or {}
             code = fatal.get("exit_code") or EXIT_USAGE
             if fatal.get("phase") == "rank":
-                raise TcdoctorError(f"rank {rank}: could not join the process group: {err.get('message')}", EXIT_USER_CODE)
-            raise TcdoctorError(f"rank {rank}: {err.get('message')}{where_str(err.get('where'))}", code)
+                raise TcdoctorError(
+                    f"rank {rank}: could not join the process group: {err.get('message')}",
+                    EXIT_USER_CODE,
+                )
+            raise TcdoctorError(
+                f"rank {rank}: {err.get('message')}{where_str(err.get('where'))}", code
+            )
 
 
-def analyze_distributed(target: str, options: Options, keep_dir: str | None = None,
-                        progress: bool = False) -> tuple[Report, int]:
+def analyze_distributed(
+    target: str, options: Options, keep_dir: str | None = None, progress: bool = False
+) -> tuple[Report, int]:
     from ..target import precheck
 
     precheck(target)
@@ -204,6 +250,7 @@ def analyze_distributed(target: str, options: Options, keep_dir: str | None = No
                 if ranks:
                     prog.feed(source, _shown(launch.events(ranks[0])))
                 prog.tick()
+
             return show if prog.enabled else None
 
         cold.wait(deadline, tick(cold, "cold"))
@@ -212,7 +259,9 @@ def analyze_distributed(target: str, options: Options, keep_dir: str | None = No
             prog.feed("cold", _shown(cold_events.get(cold.ranks()[0], [])))
         _fatal(cold_events)
         if not any(cold_events.values()):
-            raise TcdoctorError(f"torch.distributed.run started no rank: {_tail(cold.log_path, 8)}", EXIT_USAGE)
+            raise TcdoctorError(
+                f"torch.distributed.run started no rank: {_tail(cold.log_path, 8)}", EXIT_USAGE
+            )
         warm_events: dict[int, list[dict]] = {}
         warm_failures: dict[int, dict] = {}
         compiled = all(_done(evs, "compile") is not None for evs in cold_events.values())
@@ -225,13 +274,25 @@ def analyze_distributed(target: str, options: Options, keep_dir: str | None = No
         for rank in sorted(cold_events):
             evs = list(cold_events[rank]) + _measured(warm_events.get(rank, []))
             fails = [f for f in (failures.get(rank), warm_failures.get(rank)) if f]
-            rep = assemble(target, options.to_dict(), [ev for ev in evs if ev.get("phase") not in ("rank", "ddp")], fails)
+            rep = assemble(
+                target,
+                options.to_dict(),
+                [ev for ev in evs if ev.get("phase") not in ("rank", "ddp")],
+                fails,
+            )
             if warm is None and rep.data["compile"].get("warm_s") is None:
-                rep.data["compile"]["warm_not_measured"] = ("--no-warm" if not options.warm else
-                                                            "not every rank finished its compile phase" if not compiled else
-                                                            "the time limit was used up")
+                rep.data["compile"]["warm_not_measured"] = (
+                    "--no-warm"
+                    if not options.warm
+                    else "not every rank finished its compile phase"
+                    if not compiled
+                    else "the time limit was used up"
+                )
             info = dict(_done(evs, "rank") or {"rank": rank})
-            info["finished"] = any(ev.get("event") == "end" for ev in cold_events[rank]) and rank not in warm_failures
+            info["finished"] = (
+                any(ev.get("event") == "end" for ev in cold_events[rank])
+                and rank not in warm_failures
+            )
             reports[rank] = rep
             rows.append(dsec.rank_row(rep.data, info, _done(cold_events[rank], "ddp")))
         base_rank = min(reports)
@@ -246,15 +307,23 @@ def analyze_distributed(target: str, options: Options, keep_dir: str | None = No
         data["errors"] = errors
         info0 = _done(cold_events[base_rank], "rank") or {}
         data["distributed"] = dsec.section(
-            rows, info0.get("world_size"), info0.get("backend"),
+            rows,
+            info0.get("world_size"),
+            info0.get("backend"),
             options.pg_timeout_s or (600.0 if info0.get("backend") == "nccl" else 1800.0),
-            timeout_source="--pg-timeout" if options.pg_timeout_s else f"torch's default for {info0.get('backend')}",
+            timeout_source="--pg-timeout"
+            if options.pg_timeout_s
+            else f"torch's default for {info0.get('backend')}",
             analysis_pg_timeout_s=info0.get("pg_timeout_s"),
             launcher=" ".join(cold.command[1:-1]) + " SPEC",
-            node_rank=options.node_rank, nnodes=options.nnodes, nproc_per_node=options.nproc,
+            node_rank=options.node_rank,
+            nnodes=options.nnodes,
+            nproc_per_node=options.nproc,
             report_rank=base_rank,
-            not_measured={"profile": "not run in distributed analyses (time-sized chunks would give ranks different call counts)",
-                          "strategies": "compile strategies are compared in single-process runs only"},
+            not_measured={
+                "profile": "not run in distributed analyses (time-sized chunks would give ranks different call counts)",
+                "strategies": "compile strategies are compared in single-process runs only",
+            },
         )
         report = with_verdict(Report(data))
     finally:

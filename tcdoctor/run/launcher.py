@@ -8,6 +8,7 @@ waits for the warm child's import to finish before compiling, so no measured pha
 other work. A crash, hang, OOM or kill of either child still yields a report of every
 finished phase.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,9 @@ from .stream import read_events
 
 _FH_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
 POLL_S = 0.02
-PROGRESS_EVERY_S = 0.2  # how often the parent re-reads event files for progress (only when it is shown)
+PROGRESS_EVERY_S = (
+    0.2  # how often the parent re-reads event files for progress (only when it is shown)
+)
 
 
 def _last_started(events: list[dict]) -> str | None:
@@ -64,26 +67,52 @@ def _tail(path: str, n: int = 8) -> str:
 class Child:
     """One analysis process: its spec, files, and how it ended."""
 
-    def __init__(self, role: str, target: str, options: Options, workdir: str, cache_dir: str, deadline: float, tag: str | None = None, **extra: object):
+    def __init__(
+        self,
+        role: str,
+        target: str,
+        options: Options,
+        workdir: str,
+        cache_dir: str,
+        deadline: float,
+        tag: str | None = None,
+        **extra: object,
+    ):
         self.role, self.options = role, options
-        self.paths = {k: os.path.join(workdir, f"{tag or role}.{k}") for k in ("events", "stacks", "log", "spec")}
+        self.paths = {
+            k: os.path.join(workdir, f"{tag or role}.{k}")
+            for k in ("events", "stacks", "log", "spec")
+        }
         remaining = deadline - time.monotonic()
         spec = {
-            "target": target, "role": role, "options": options.to_dict(), "cache_dir": cache_dir,
-            "events_path": self.paths["events"], "stacks_path": self.paths["stacks"],
-            "dump_after_s": max(0.5, remaining - 1.5) if remaining > 3 else None, **extra,
+            "target": target,
+            "role": role,
+            "options": options.to_dict(),
+            "cache_dir": cache_dir,
+            "events_path": self.paths["events"],
+            "stacks_path": self.paths["stacks"],
+            "dump_after_s": max(0.5, remaining - 1.5) if remaining > 3 else None,
+            **extra,
         }
         with open(self.paths["spec"], "w") as fh:
             json.dump(spec, fh)
         env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache_dir, PYTHONUNBUFFERED="1")
         pkg_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        if options.torch_trace:  # --torch-trace: PyTorch's structured compile log, one folder per process (tlparse.py)
+        env["PYTHONPATH"] = pkg_parent + (
+            os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+        )
+        if (
+            options.torch_trace
+        ):  # --torch-trace: PyTorch's structured compile log, one folder per process (tlparse.py)
             env["TORCH_TRACE"] = os.path.join(options.torch_trace, tag or role)
         self._log = open(self.paths["log"], "w")  # noqa: SIM115 - closed in finish()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tcdoctor.run.child", self.paths["spec"]],
-            stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
         )
         self.timed_out = False
 
@@ -98,7 +127,12 @@ class Child:
             pass
         self.proc.wait()
 
-    def wait(self, deadline: float, tick: Callable[[], None] | None = None, every_s: float = PROGRESS_EVERY_S) -> None:
+    def wait(
+        self,
+        deadline: float,
+        tick: Callable[[], None] | None = None,
+        every_s: float = PROGRESS_EVERY_S,
+    ) -> None:
         """Block until it exits or the deadline passes (then kill it as timed out); call `tick` every `every_s`."""
         while True:
             left = deadline - time.monotonic()
@@ -139,7 +173,10 @@ class Child:
 
 
 def _done(events: list[dict], phase: str) -> dict | None:
-    return next((ev.get("data") for ev in events if ev.get("event") == "done" and ev.get("phase") == phase), None)
+    return next(
+        (ev.get("data") for ev in events if ev.get("event") == "done" and ev.get("phase") == phase),
+        None,
+    )
 
 
 def _measured(events: list[dict]) -> list[dict]:
@@ -167,14 +204,21 @@ def _stance_fix(events: list[dict], options: Options) -> list[dict]:
     from ..verdict import RULES
 
     profile, runtime = _done(events, "profile") or {}, _done(events, "runtime") or {}
-    over, median = profile.get("guard_overhead_s_per_call"), (runtime.get("compiled") or {}).get("median_s")
+    over, median = (
+        profile.get("guard_overhead_s_per_call"),
+        (runtime.get("compiled") or {}).get("median_s"),
+    )
     if not options.fixes or over is None or not median:
         return []
     gb = ((_done(events, "graph_breaks") or {}).get("graph_breaks") or {}).get("count")
     ci = runtime.get("speedup_ci")
-    before = {"graph_breaks": gb, "speedup": runtime.get("speedup"), "speedup_ci": ci,
-              "numerics_passed": (_done(events, "numerics") or {}).get("passed"),
-              "first_call_s": (_done(events, "compile") or {}).get("first_call_s")}
+    before = {
+        "graph_breaks": gb,
+        "speedup": runtime.get("speedup"),
+        "speedup_ci": ci,
+        "numerics_passed": (_done(events, "numerics") or {}).get("passed"),
+        "first_call_s": (_done(events, "compile") or {}).get("first_call_s"),
+    }
     return plan_stance(over / median, RULES["guard_overhead_fraction"], before)
 
 
@@ -185,8 +229,9 @@ def _fix_budget(events: list[dict], options: Options) -> float:
     return max(20.0, 4 * first)
 
 
-def analyze_target(target: str, options: Options, keep_dir: str | None = None,
-                   progress: bool = False) -> tuple[Report, int]:
+def analyze_target(
+    target: str, options: Options, keep_dir: str | None = None, progress: bool = False
+) -> tuple[Report, int]:
     """Run the children and assemble the report; `progress` writes each phase to stderr as it finishes."""
     from ..target import precheck
 
@@ -198,8 +243,16 @@ def analyze_target(target: str, options: Options, keep_dir: str | None = None,
     ready, go = os.path.join(workdir, "warm.ready"), os.path.join(workdir, "warm.go")
     deadline = time.monotonic() + options.timeout_s
     try:
-        warm = Child("warm", target, options, workdir, cache_dir, deadline, ready_path=ready, go_path=go) if options.warm else None
-        cold = Child("cold", target, options, workdir, cache_dir, deadline, wait_for=ready if warm else None)
+        warm = (
+            Child(
+                "warm", target, options, workdir, cache_dir, deadline, ready_path=ready, go_path=go
+            )
+            if options.warm
+            else None
+        )
+        cold = Child(
+            "cold", target, options, workdir, cache_dir, deadline, wait_for=ready if warm else None
+        )
         go_sent = False
         next_progress = 0.0
         while cold.running() or (warm and warm.running()):
@@ -217,7 +270,9 @@ def analyze_target(target: str, options: Options, keep_dir: str | None = None,
                 cold_events = cold.events()
                 runtime = _done(cold_events, "runtime") or {}
                 run = _done(cold_events, "compile") is not None
-                _touch(go, {"run": run, "per_call_s": (runtime.get("compiled") or {}).get("median_s")})
+                _touch(
+                    go, {"run": run, "per_call_s": (runtime.get("compiled") or {}).get("median_s")}
+                )
                 go_sent = True
             time.sleep(POLL_S)
 
@@ -226,9 +281,14 @@ def analyze_target(target: str, options: Options, keep_dir: str | None = None,
         fatal = next((ev for ev in events if ev.get("fatal")), None)
         if fatal:
             err = fatal["error"]
-            raise TcdoctorError(f"{err['message']}{where_str(err.get('where'))}", fatal.get("exit_code") or EXIT_USAGE)
+            raise TcdoctorError(
+                f"{err['message']}{where_str(err.get('where'))}",
+                fatal.get("exit_code") or EXIT_USAGE,
+            )
         if failure and failure["phase"] in ("startup", "load"):
-            raise TcdoctorError(failure["message"], EXIT_USAGE if failure["phase"] == "startup" else EXIT_USER_CODE)
+            raise TcdoctorError(
+                failure["message"], EXIT_USAGE if failure["phase"] == "startup" else EXIT_USER_CODE
+            )
         failures = [failure] if failure else []
         if warm:
             warm_events, warm_failure = warm.finish()
@@ -240,15 +300,34 @@ def analyze_target(target: str, options: Options, keep_dir: str | None = None,
         fix_budget, fix_spent, not_tried = _fix_budget(events, options), 0.0, []
         for i, spec in enumerate(plan):
             if time.monotonic() > deadline - 1:
-                failures.append({"phase": "strategies", "message": f"{len(plan) - i} strategy comparison(s) not run: the {options.timeout_s:g}s limit was used up"})
+                failures.append(
+                    {
+                        "phase": "strategies",
+                        "message": f"{len(plan) - i} strategy comparison(s) not run: the {options.timeout_s:g}s limit was used up",
+                    }
+                )
                 break
             tried_kind = spec["kind"] in ("fix", "ablation")
             if tried_kind and fix_spent >= fix_budget:
-                not_tried.append({"spec": spec, "why": f"the fix budget ({fix_budget:.0f} s, --fix-budget) was used up"})
+                not_tried.append(
+                    {
+                        "spec": spec,
+                        "why": f"the fix budget ({fix_budget:.0f} s, --fix-budget) was used up",
+                    }
+                )
                 continue
             started = time.monotonic()
             prog.strategy(f"strategy-{i}", i + 1, len(plan), spec)
-            child = Child("strategy", target, options, workdir, os.path.join(workdir, f"cache-strategy-{i}"), deadline, tag=f"strategy-{i}", strategy=spec)
+            child = Child(
+                "strategy",
+                target,
+                options,
+                workdir,
+                os.path.join(workdir, f"cache-strategy-{i}"),
+                deadline,
+                tag=f"strategy-{i}",
+                strategy=spec,
+            )
             child.wait(deadline, tick=prog.tick if prog.enabled else None)
             s_events, s_failure = child.finish()
             prog.feed(f"strategy-{i}", s_events)
@@ -258,7 +337,9 @@ def analyze_target(target: str, options: Options, keep_dir: str | None = None,
             if tried_kind:
                 fix_spent += time.monotonic() - started
         if not_tried:
-            events.append({"event": "done", "phase": "fixes_not_tried", "data": {"not_tried": not_tried}})
+            events.append(
+                {"event": "done", "phase": "fixes_not_tried", "data": {"not_tried": not_tried}}
+            )
         report = assemble(target, options.to_dict(), events, failures)
     finally:
         prog.close()

@@ -14,6 +14,7 @@ Pitfalls: the data shapes belong to the probes and may evolve, so every figure i
 (a missing one leaves just the elapsed time). Elapsed time of a running phase is measured from when
 the parent first saw its start event (up to one poll late). Never imports torch: the parent must not.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -25,9 +26,17 @@ import click
 from .. import units
 
 LABELS = {
-    "load": "load target", "environment": "environment", "eager": "eager call", "graph_breaks": "graph breaks",
-    "compile": "compile (cold)", "runtime": "timing", "numerics": "numerics", "recompiles": "recompiles",
-    "compile_warm": "warm compile", "memory": "memory", "profile": "profile",
+    "load": "load target",
+    "environment": "environment",
+    "eager": "eager call",
+    "graph_breaks": "graph breaks",
+    "compile": "compile (cold)",
+    "runtime": "timing",
+    "numerics": "numerics",
+    "recompiles": "recompiles",
+    "compile_warm": "warm compile",
+    "memory": "memory",
+    "profile": "profile",
 }
 HIDDEN = ("plan",)  # bookkeeping, not a phase the user waits for
 
@@ -38,7 +47,11 @@ def _n(count: Any, word: str) -> str:
 
 def _environment(d: dict) -> str | None:
     dev, torch_v, threads = d.get("device"), d.get("torch"), d.get("threads")
-    parts = [dev, f"torch {torch_v}" if torch_v else None, _n(threads, "thread") if threads is not None else None]
+    parts = [
+        dev,
+        f"torch {torch_v}" if torch_v else None,
+        _n(threads, "thread") if threads is not None else None,
+    ]
     return ", ".join(p for p in parts if p) or None
 
 
@@ -46,7 +59,10 @@ def _graph_breaks(d: dict) -> str | None:
     breaks, graphs = units.get(d, "graph_breaks.count"), units.get(d, "graphs.count")
     if breaks is None and graphs is None:
         return None
-    parts = [_n(breaks, "break") if breaks is not None else None, _n(graphs, "graph") if graphs is not None else None]
+    parts = [
+        _n(breaks, "break") if breaks is not None else None,
+        _n(graphs, "graph") if graphs is not None else None,
+    ]
     skipped = units.get(d, "graph_breaks.skipped_frames")
     if skipped:
         parts.append(_n(skipped, "skipped frame"))
@@ -58,11 +74,14 @@ def _compile(d: dict) -> str | None:
     if first is None:
         return None
     return f"first call {units.seconds(first)}" + (
-        f", {_n(guards, 'guard')}" if guards is not None else "")
+        f", {_n(guards, 'guard')}" if guards is not None else ""
+    )
 
 
 def _numerics(d: dict) -> str | None:
-    verdict = {True: "passed", False: "FAILED", None: "not judged"}.get(d.get("passed"), "not judged")
+    verdict = {True: "passed", False: "FAILED", None: "not judged"}.get(
+        d.get("passed"), "not judged"
+    )
     err = d.get("max_abs_err")
     return verdict + (f" (max abs err {units.sci(err)})" if err is not None else "")
 
@@ -71,7 +90,9 @@ def _recompiles(d: dict) -> str | None:
     count = d.get("count")
     if count is None:
         return None
-    return str(count) + (" (recompile limit hit: later calls run eagerly)" if d.get("limit_hit") else "")
+    return str(count) + (
+        " (recompile limit hit: later calls run eagerly)" if d.get("limit_hit") else ""
+    )
 
 
 def _memory(d: dict) -> str | None:
@@ -114,9 +135,16 @@ def _warm(d: dict) -> str | None:
 
 
 HEADLINES: dict[str, Callable[[dict], str | None]] = {
-    "environment": _environment, "eager": _eager, "graph_breaks": _graph_breaks, "compile": _compile,
-    "runtime": _runtime, "numerics": _numerics, "recompiles": _recompiles, "compile_warm": _warm,
-    "memory": _memory, "profile": _profile,
+    "environment": _environment,
+    "eager": _eager,
+    "graph_breaks": _graph_breaks,
+    "compile": _compile,
+    "runtime": _runtime,
+    "numerics": _numerics,
+    "recompiles": _recompiles,
+    "compile_warm": _warm,
+    "memory": _memory,
+    "profile": _profile,
 }
 
 
@@ -127,7 +155,11 @@ def headline(phase: str, data: Any) -> str | None:
     fn = _strategy if phase.startswith("strategy:") else HEADLINES.get(phase)
     try:
         return fn(data) if fn else None
-    except (TypeError, ValueError, KeyError):  # an evolved data shape: fall back to the elapsed time
+    except (
+        TypeError,
+        ValueError,
+        KeyError,
+    ):  # an evolved data shape: fall back to the elapsed time
         return None
 
 
@@ -139,8 +171,12 @@ def strategy_label(spec: dict) -> str:
         return f"compile the {'optimizer step' if spec.get('way') == 'optimizer' else spec.get('way')} only"
     if kind == "dynamic":
         how = spec.get("how")
-        return {"static": "dynamic=False", "automatic": "dynamic=None (automatic)", "dynamic": "dynamic=True",
-                "marked": "mark_dynamic on the changing dims"}.get(how, f"dynamic: {how}")
+        return {
+            "static": "dynamic=False",
+            "automatic": "dynamic=None (automatic)",
+            "dynamic": "dynamic=True",
+            "marked": "mark_dynamic on the changing dims",
+        }.get(how, f"dynamic: {how}")
     if kind == "regions":
         return f"submodules alone (depth {spec.get('depth')})"
     return str(kind)
@@ -149,15 +185,23 @@ def strategy_label(spec: dict) -> str:
 class Progress:
     """Fed the children's events; writes progress to stderr (or `file`). Disabled: does nothing."""
 
-    def __init__(self, enabled: bool = True, tty: bool | None = None, file: IO[str] | None = None,
-                 clock: Callable[[], float] = time.monotonic, width: int | None = None):
+    def __init__(
+        self,
+        enabled: bool = True,
+        tty: bool | None = None,
+        file: IO[str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        width: int | None = None,
+    ):
         self.enabled = enabled
         self.file = file
         self.tty = (file or click.get_text_stream("stderr")).isatty() if tty is None else tty
         self.clock = clock
         self.width = width
         self._seen: dict[str, int] = {}
-        self._started: dict[tuple[str, str], tuple[float, int]] = {}  # (clock, feed number) when first seen
+        self._started: dict[
+            tuple[str, str], tuple[float, int]
+        ] = {}  # (clock, feed number) when first seen
         self._feeds = 0
         self._labels: dict[str, str] = {}  # source -> strategy label
         self._running: tuple[str, float] | None = None
@@ -169,7 +213,7 @@ class Progress:
         """All events of one child so far (the same list, grown); shows the new ones."""
         if not self.enabled:
             return
-        new, self._seen[source] = events[self._seen.get(source, 0):], len(events)
+        new, self._seen[source] = events[self._seen.get(source, 0) :], len(events)
         self._feeds += 1
         for ev in new:
             self._event(source, ev)
@@ -207,7 +251,12 @@ class Progress:
 
     def _event(self, source: str, ev: dict) -> None:
         kind, phase = ev.get("event"), str(ev.get("phase") or "")
-        if not phase or phase in HIDDEN or ev.get("fatal") or (phase == "load" and source in self._labels):
+        if (
+            not phase
+            or phase in HIDDEN
+            or ev.get("fatal")
+            or (phase == "load" and source in self._labels)
+        ):
             return  # a fatal error is the CLI's one error line; a strategy child's load is part of its line
         key = (source, "strategy" if phase.startswith("strategy:") else phase)
         label = self._label(source, phase)
@@ -225,7 +274,9 @@ class Progress:
             return self.clock() - started[0]  # the whole child, its import and load included
         if ev.get("seconds") is not None:
             return ev["seconds"]
-        return self.clock() - started[0] if started is not None and started[1] < self._feeds else None
+        return (
+            self.clock() - started[0] if started is not None and started[1] < self._feeds else None
+        )
 
     @staticmethod
     def _outcome(ev: dict, phase: str, elapsed: float | None) -> str:

@@ -14,6 +14,7 @@ PhaseRunner, with three additions:
 - DDPOptimizer's own log record is captured (`probes/ddp.py`) and reported with the phases.
 File names carry the rank (RANK from torchrun): rank{R}.events, rank{R}.stacks, cache/rank{R}.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -53,16 +54,30 @@ class Rank:
             with open(spec["pid_path"], "w") as fh:
                 fh.write(str(os.getpid()))
         dist.init_process_group(self.backend, timeout=timeout)
-        self.group = dist.new_group(backend="gloo", timeout=timeout) if self.backend != "gloo" else None
+        self.group = (
+            dist.new_group(backend="gloo", timeout=timeout) if self.backend != "gloo" else None
+        )
         self.broken: str | None = None
         self.phase = "load"
         from ..probes import ddp
 
         self.ddp_log = ddp.attach()
         self._sink = sink
-        sink({"event": "done", "phase": "rank", "data": {
-            "rank": self.rank, "world_size": self.world_size, "local_rank": self.local_rank, "backend": self.backend,
-            "pg_timeout_s": timeout.total_seconds(), "host": os.uname().nodename, "pid": os.getpid()}})
+        sink(
+            {
+                "event": "done",
+                "phase": "rank",
+                "data": {
+                    "rank": self.rank,
+                    "world_size": self.world_size,
+                    "local_rank": self.local_rank,
+                    "backend": self.backend,
+                    "pg_timeout_s": timeout.total_seconds(),
+                    "host": os.uname().nodename,
+                    "pid": os.getpid(),
+                },
+            }
+        )
 
     def sink(self, event: dict) -> None:
         """The events sink, noting which phase is running (for the DDP log and the agreements)."""
@@ -84,11 +99,15 @@ class Rank:
         try:
             self.dist.all_gather(everyone, mine, group=self.group)
         except Exception as exc:  # noqa: BLE001 - a rank died or timed out: decide alone from now on
-            self.broken = f"agreement failed in phase {self.phase}: {type(exc).__name__}: {str(exc)[:200]}"
+            self.broken = (
+                f"agreement failed in phase {self.phase}: {type(exc).__name__}: {str(exc)[:200]}"
+            )
             return value
         tags = {int(t[0].item()) for t in everyone}
         if tags != {tag}:
-            self.broken = f"ranks out of step in phase {self.phase} (another rank is in a different phase)"
+            self.broken = (
+                f"ranks out of step in phase {self.phase} (another rank is in a different phase)"
+            )
             return value
         vals = [t[1].item() for t in everyone]
         if how == "any":
@@ -127,8 +146,8 @@ def _phase_tag(phase: str) -> int:
 
 def run(spec: dict, sink: Any, options: Any) -> int:
     """The rank's whole life: process group, load, phases, DDP summary, teardown."""
-    from ..errors import TcdoctorError
     from .. import target
+    from ..errors import TcdoctorError
     from ..phases import COLD, WARM
     from .runner import PhaseRunner
 
@@ -138,7 +157,15 @@ def run(spec: dict, sink: Any, options: Any) -> int:
     except Exception as exc:  # noqa: BLE001 - rendezvous or backend failure: say so, fatal
         from ..userframes import describe_exception
 
-        sink({"event": "failed", "phase": "rank", "error": describe_exception(exc), "fatal": True, "exit_code": 70})
+        sink(
+            {
+                "event": "failed",
+                "phase": "rank",
+                "error": describe_exception(exc),
+                "fatal": True,
+                "exit_code": 70,
+            }
+        )
         return 70
     rank.install()
     sink = rank.sink
@@ -146,13 +173,24 @@ def run(spec: dict, sink: Any, options: Any) -> int:
     try:
         workload, rebuild = target.load_with_rebuild(spec["target"])
     except TcdoctorError as exc:
-        sink({"event": "failed", "phase": "load", "error": {"message": exc.message, "where": None}, "fatal": True,
-              "exit_code": exc.exit_code})
+        sink(
+            {
+                "event": "failed",
+                "phase": "load",
+                "error": {"message": exc.message, "where": None},
+                "fatal": True,
+                "exit_code": exc.exit_code,
+            }
+        )
         return exc.exit_code
     sink({"event": "done", "phase": "load", "data": {"name": workload.name}})
     process = WARM if spec.get("process") == "warm" else COLD
-    skip = {"profile": ("not run in distributed analyses: the profiler phase sizes its chunks from time measured on "
-                        "each rank, so ranks would make different numbers of calls")}
+    skip = {
+        "profile": (
+            "not run in distributed analyses: the profiler phase sizes its chunks from time measured on "
+            "each rank, so ranks would make different numbers of calls"
+        )
+    }
     runner = PhaseRunner(workload, options, sink, before_compile=rank.line_up, rebuild=rebuild)
     ok = runner.run(process, skip=skip)
     rank.finish(workload)

@@ -15,6 +15,7 @@ runs, nothing compiled twice. Only when a later phase reset Dynamo (a fallback_r
 random model) or compiled entries of its own (guards on an object's identity, e.g. an optimizer
 the model holds) does the sequence start again from a fresh copy's first call.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -25,10 +26,21 @@ from typing import Any, Callable
 
 import torch
 
+from .. import phases
 from ..errors import EXIT_USER_CODE
 from ..pristine import Pristine, reset_rng_state
-from .. import phases
-from ..probes import calls, dynamo_state, first_call, graph_breaks, guards, memory, numerics, profile, recompiles, timing
+from ..probes import (
+    calls,
+    dynamo_state,
+    first_call,
+    graph_breaks,
+    guards,
+    memory,
+    numerics,
+    profile,
+    recompiles,
+    timing,
+)
 from ..userframes import describe_exception, python_version
 from ..workload import Workload
 from .options import Options
@@ -70,8 +82,15 @@ class Subject:
 
 
 class PhaseRunner:
-    def __init__(self, workload: Workload, options: Options, sink: Sink, per_call_hint_s: float | None = None,
-                 before_compile: Callable[[], Any] | None = None, rebuild: Callable[[], Any] | None = None):
+    def __init__(
+        self,
+        workload: Workload,
+        options: Options,
+        sink: Sink,
+        per_call_hint_s: float | None = None,
+        before_compile: Callable[[], Any] | None = None,
+        rebuild: Callable[[], Any] | None = None,
+    ):
         self.before_compile = before_compile
         self.workload = workload
         self.options = options
@@ -83,10 +102,16 @@ class PhaseRunner:
             self.label = "train step"
         else:
             m = workload.model
-            self.label = f"{type(m).__name__}.forward" if isinstance(m, torch.nn.Module) else getattr(m, "__name__", type(m).__name__)
+            self.label = (
+                f"{type(m).__name__}.forward"
+                if isinstance(m, torch.nn.Module)
+                else getattr(m, "__name__", type(m).__name__)
+            )
         self.sync = calls.synchronizer(self.device)
         self.eager_subject: Subject | None = None
-        self.sequence: tuple[Subject, Any] | None = None  # the copy that made the first compiled call, compiled
+        self.sequence: tuple[Subject, Any] | None = (
+            None  # the copy that made the first compiled call, compiled
+        )
         self.compiled: Any = None  # the compiled callable used for timing, memory and profile
         self.dynamo_reset = False  # set when a phase reset Dynamo after the first call
         self.entries_after_first_call = 0
@@ -102,7 +127,12 @@ class PhaseRunner:
         return Subject(w)
 
     def call(self, fn: Any, call_args: Any = None) -> Any:
-        return calls.call(fn, call_args if call_args is not None else self.workload.call_args, self.workload, self.device)
+        return calls.call(
+            fn,
+            call_args if call_args is not None else self.workload.call_args,
+            self.workload,
+            self.device,
+        )
 
     def eager_fn(self) -> Any:
         return self.call(self.eager_subject.fn)
@@ -111,12 +141,18 @@ class PhaseRunner:
         return self.call(self.compiled)
 
     def _compile(self, subject: Subject) -> Any:
-        return first_call.build(subject.fn, self.options.backend, self.options.mode, self.workload.compile_kwargs)
+        return first_call.build(
+            subject.fn, self.options.backend, self.options.mode, self.workload.compile_kwargs
+        )
 
     # -- phases ----------------------------------------------------------------
     @measures("environment")
     def environment(self) -> dict:
-        dname = torch.cuda.get_device_name(self.device) if self.device.type == "cuda" else (platform.processor() or platform.machine())
+        dname = (
+            torch.cuda.get_device_name(self.device)
+            if self.device.type == "cuda"
+            else (platform.processor() or platform.machine())
+        )
         return {
             "torch": torch.__version__,
             "python": python_version(),
@@ -130,7 +166,9 @@ class PhaseRunner:
             "mode": self.options.mode or "default",
             "compile_kwargs": {k: repr(v) for k, v in self.workload.compile_kwargs.items()},
             "grad": self.workload.grad,
-            "autocast": str(self.workload.autocast).replace("torch.", "") if self.workload.autocast is not None else None,
+            "autocast": str(self.workload.autocast).replace("torch.", "")
+            if self.workload.autocast is not None
+            else None,
             "state": self.pristine.method,
             "workload": {
                 "kind": self.workload.kind,
@@ -138,8 +176,13 @@ class PhaseRunner:
                 "model": type(self.workload.model).__name__,
                 "subject": self.label,
                 "inputs": recompiles.describe_call(self.workload.call_args),
-                "variants": [recompiles.describe_variant(i, v, self.workload) for i, v in enumerate(self.workload.variants, 1)],
-                "parameters": sum(p.numel() for p in self.workload.model.parameters()) if isinstance(self.workload.model, torch.nn.Module) else None,
+                "variants": [
+                    recompiles.describe_variant(i, v, self.workload)
+                    for i, v in enumerate(self.workload.variants, 1)
+                ],
+                "parameters": sum(p.numel() for p in self.workload.model.parameters())
+                if isinstance(self.workload.model, torch.nn.Module)
+                else None,
             },
         }
 
@@ -150,10 +193,17 @@ class PhaseRunner:
         try:
             out, wall = calls.timed_call(self.eager_fn, (), self.sync)
         except Exception as exc:
-            raise self._no_grad_explains(exc) or exc
+            explained = self._no_grad_explains(exc)
+            if explained is None:
+                raise
+            raise explained from exc
         self.eager_out = numerics.snapshot(out)
         self.per_call_s = self.per_call_s or wall
-        return {"first_call_s": wall, "outputs": len(self.eager_out), "tensor_outputs": numerics.tensor_leaves(self.eager_out)}
+        return {
+            "first_call_s": wall,
+            "outputs": len(self.eager_out),
+            "tensor_outputs": numerics.tensor_leaves(self.eager_out),
+        }
 
     def _no_grad_explains(self, exc: Exception) -> Exception | None:
         """If the call works with gradients on, the failure is tcdoctor's no_grad default: say so."""
@@ -161,7 +211,12 @@ class PhaseRunner:
             return None
         subject = self.fresh()
         try:
-            with torch.enable_grad(), subject.workload.context(self.device.type) if self.workload.autocast else _nothing():
+            with (
+                torch.enable_grad(),
+                subject.workload.context(self.device.type)
+                if self.workload.autocast
+                else _nothing(),
+            ):
                 self.workload.call_args.apply(subject.fn)
         except Exception:  # noqa: BLE001 - it fails either way: the original error stands
             return None
@@ -169,7 +224,9 @@ class PhaseRunner:
         return NoGradError(
             f"{d['message']} — tcdoctor ran this call under torch.no_grad() (the default for (model, inputs)), and it "
             "succeeds with gradients enabled: return tcdoctor.Workload(model, inputs, grad=True), or a "
-            "tcdoctor.TrainStep for a training step", d["where"])
+            "tcdoctor.TrainStep for a training step",
+            d["where"],
+        )
 
     @measures("graph_breaks")
     def graph_breaks(self) -> dict:
@@ -188,7 +245,9 @@ class PhaseRunner:
         reset_rng_state()
         with dynamo_state.dynamo_logs() as logs:
             out, data = self._first_call()
-        data["break_sites"] = dynamo_state.break_sites(logs)  # which compiled region each break ends
+        data["break_sites"] = dynamo_state.break_sites(
+            logs
+        )  # which compiled region each break ends
         self.compiled_out = numerics.snapshot(out)  # CUDA-graph replays may reuse output buffers
         data["guards"] = guards.count(data["frames"])
         self.sequence = (subject, self.compiled)
@@ -206,7 +265,12 @@ class PhaseRunner:
         self.eager_subject = self.fresh()
         reset_rng_state()
         _, data = self._first_call()
-        return {"warm_s": data["first_call_s"], "phases": data["phases"], "cache": data["cache"], "native_compile_s": data["native_compile_s"]}
+        return {
+            "warm_s": data["first_call_s"],
+            "phases": data["phases"],
+            "cache": data["cache"],
+            "native_compile_s": data["native_compile_s"],
+        }
 
     @measures("recompiles")
     def recompiles(self) -> dict:
@@ -214,17 +278,24 @@ class PhaseRunner:
         if self.sequence is None:
             raise Skip("the compiled model is not available (compile phase did not finish)")
         state = "continues from the compile phase's first call on a pristine copy, as a fresh process would"
-        if self.dynamo_reset or len(dynamo_state.compilation_metrics()) != self.entries_after_first_call:
+        if (
+            self.dynamo_reset
+            or len(dynamo_state.compilation_metrics()) != self.entries_after_first_call
+        ):
             dynamo_state.fresh()
             subject = self.fresh()
             compiled = self._compile(subject)
             reset_rng_state()
             self.call(compiled)
             self.sequence = (subject, compiled)
-            state = ("a pristine copy's first call made again in a fresh Dynamo state (a later phase had reset Dynamo "
-                     "or compiled entries of its own: guards on object identity), then the variants, as a fresh process would")
+            state = (
+                "a pristine copy's first call made again in a fresh Dynamo state (a later phase had reset Dynamo "
+                "or compiled entries of its own: guards on object identity), then the variants, as a fresh process would"
+            )
         subject, compiled = self.sequence
-        data = recompiles.run(compiled, subject.workload.model, self.label, subject.workload, self.call)
+        data = recompiles.run(
+            compiled, subject.workload.model, self.label, subject.workload, self.call
+        )
         data["state"] = state
         return data
 
@@ -244,7 +315,10 @@ class PhaseRunner:
         if rng.get("fallback_random"):
             compiled_out = self._fallback_random_out(rng)
         if self.workload.kind == "train":
-            ref, why = None, "training step: the loss of the first step is compared, eager vs compiled, each from the same initial weights"
+            ref, why = (
+                None,
+                "training step: the loss of the first step is compared, eager vs compiled, each from the same initial weights",
+            )
         else:
             ref, why = numerics.fp64_reference(self.fresh().fn, self._fp64_run)
         data = numerics.compare(self.eager_out, compiled_out, ref, why, self.workload.autocast)
@@ -255,7 +329,9 @@ class PhaseRunner:
     def _fp64_run(self, model64: Any, cast: Callable[[Any], Any]) -> Any:
         reset_rng_state()
         ca = self.workload.call_args
-        with torch.no_grad() if not self.workload.grad else torch.enable_grad():  # fp64: no autocast
+        with (
+            torch.no_grad() if not self.workload.grad else torch.enable_grad()
+        ):  # fp64: no autocast
             return model64(*cast(ca.args), **cast(ca.kwargs))
 
     def _rng_check(self) -> dict:
@@ -274,7 +350,13 @@ class PhaseRunner:
     @measures("profile")
     def profile(self) -> dict:
         self._need_compiled()
-        return profile.measure(self.eager_fn, self.compiled_fn, self.device, self.options.trace_dir, self.options.profile_budget_s)
+        return profile.measure(
+            self.eager_fn,
+            self.compiled_fn,
+            self.device,
+            self.options.trace_dir,
+            self.options.profile_budget_s,
+        )
 
     def _need_compiled(self) -> None:
         if self.compiled is None:
@@ -297,17 +379,36 @@ class PhaseRunner:
                 self.sink({"event": "skipped", "phase": name, "why": str(why)})
                 continue
             except Exception as exc:  # noqa: BLE001 - user code may raise anything; report it
-                err = {"message": exc.message, "where": exc.where} if isinstance(exc, NoGradError) else describe_exception(exc)
+                err = (
+                    {"message": exc.message, "where": exc.where}
+                    if isinstance(exc, NoGradError)
+                    else describe_exception(exc)
+                )
                 fatal = name == "eager"
-                self.sink({"event": "failed", "phase": name, "error": err, "fatal": fatal,
-                           "exit_code": EXIT_USER_CODE if fatal else None})
+                self.sink(
+                    {
+                        "event": "failed",
+                        "phase": name,
+                        "error": err,
+                        "fatal": fatal,
+                        "exit_code": EXIT_USER_CODE if fatal else None,
+                    }
+                )
                 if fatal:
                     return False
                 if name in ("compile", "compile_warm"):
                     self.compiled = None
                 continue
             self.results[name] = data
-            self.sink({"event": "done", "phase": name, "seconds": time.perf_counter() - t0, "t": time.time(), "data": data})
+            self.sink(
+                {
+                    "event": "done",
+                    "phase": name,
+                    "seconds": time.perf_counter() - t0,
+                    "t": time.time(),
+                    "data": data,
+                }
+            )
         return True
 
 

@@ -1,4 +1,5 @@
 """Phase events as JSON lines, flushed and fsynced one by one so a killed child loses nothing finished."""
+
 from __future__ import annotations
 
 import json

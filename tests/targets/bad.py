@@ -1,4 +1,5 @@
 """Targets that go wrong in every way tcdoctor must report in one line."""
+
 import ctypes
 import time
 
@@ -48,7 +49,9 @@ class PrintsInForward(torch.nn.Module):
 
 def compile_raises():
     # fullgraph=True turns the print's graph break into an error: eager works, compiled raises
-    return tcdoctor.Workload(PrintsInForward(), (torch.randn(2),), compile_kwargs={"fullgraph": True})
+    return tcdoctor.Workload(
+        PrintsInForward(), (torch.randn(2),), compile_kwargs={"fullgraph": True}
+    )
 
 
 def _hang(model):

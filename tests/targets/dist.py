@@ -1,4 +1,5 @@
 """Targets for the distributed tests: build() runs on every rank, after tcdoctor initialised the process group."""
+
 import os
 
 import torch
@@ -36,7 +37,9 @@ def build_uneven():
     """Rank 1's second batch is smaller (an uneven last batch): rank 1 recompiles, rank 0 does not."""
     rank = int(os.environ["RANK"])
     model = DDP(Stack(layers=2, width=64))
-    return tcdoctor.Workload(model, (torch.randn(8, 64),), variants=[(torch.randn(8 if rank == 0 else 5, 64),)])
+    return tcdoctor.Workload(
+        model, (torch.randn(8, 64),), variants=[(torch.randn(8 if rank == 0 else 5, 64),)]
+    )
 
 
 class CrashOnRank1(Stack):

@@ -1,11 +1,14 @@
 """A model whose source line, print text and names carry HTML/JS: the report must show them as text."""
+
 import torch
 
 
 class Model(torch.nn.Module):
     def forward(self, x):
         x = x + 1
-        print("<script>document.title='PWNED'</script><img src=x onerror=\"document.title='PWNED'\">")
+        print(
+            "<script>document.title='PWNED'</script><img src=x onerror=\"document.title='PWNED'\">"
+        )
         return x * 2
 
 

@@ -1,9 +1,10 @@
 """A word language model in the style of PyTorch's examples/word_language_model (RNNModel, LSTM):
 Embedding -> dropout -> 2-layer nn.LSTM -> dropout -> Linear decoder, in eval mode. Input is token ids
 shaped (seq_len, batch); the output is the log-probabilities and the (h, c) hidden state tuple."""
+
 import torch
-from torch import nn
 import torch.nn.functional as F
+from torch import nn
 
 
 class RNNModel(nn.Module):
@@ -34,8 +35,10 @@ class RNNModel(nn.Module):
 
     def init_hidden(self, bsz):
         weight = next(self.parameters())
-        return (weight.new_zeros(self.nlayers, bsz, self.nhid),
-                weight.new_zeros(self.nlayers, bsz, self.nhid))
+        return (
+            weight.new_zeros(self.nlayers, bsz, self.nhid),
+            weight.new_zeros(self.nlayers, bsz, self.nhid),
+        )
 
 
 def build():

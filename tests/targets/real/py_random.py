@@ -2,6 +2,7 @@
 forward draws a Python ``random.randint(0, 3)`` and reuses the middle layer that many times (the
 classic version of DynamicNet). Inference. ``build_polynomial`` is the tutorial's current version
 (a polynomial whose order comes from ``random.randint(4, 6)``)."""
+
 import math
 import random
 
@@ -33,9 +34,9 @@ class PolynomialDynamicNet(torch.nn.Module):
         self.e = torch.nn.Parameter(torch.randn(()))
 
     def forward(self, x):
-        y = self.a + self.b * x + self.c * x ** 2 + self.d * x ** 3
+        y = self.a + self.b * x + self.c * x**2 + self.d * x**3
         for exp in range(4, random.randint(4, 6)):
-            y = y + self.e * x ** exp
+            y = y + self.e * x**exp
         return y
 
 

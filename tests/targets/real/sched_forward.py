@@ -2,6 +2,7 @@
 with Recompilations" docs (torch.compile programming model). The learning rate is a Python float that
 the scheduler changes on every call, so the compiled ``Adam.step`` guards on its exact value
 (``L['self'].param_groups[0]['lr'] == 0.01``) and recompiles. Five calls with the same inputs."""
+
 import torch
 
 import tcdoctor

@@ -1,6 +1,7 @@
 """torch's own ``nn.TransformerEncoder`` called with a causal mask, in eval/no_grad. The graph break is
 inside torch: ``_detect_is_causal_mask`` turns ``(mask == causal_comparison).all()`` into a Python
 bool (torch/nn/modules/transformer.py). The user's line that leads there is marked ``# CALL SITE``."""
+
 import torch
 from torch import nn
 
@@ -9,7 +10,9 @@ class CausalEncoder(nn.Module):
     def __init__(self, vocab=64, d_model=32, nhead=2, layers=2):
         super().__init__()
         self.embed = nn.Embedding(vocab, d_model)
-        layer = nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward=64, dropout=0.1, batch_first=True)
+        layer = nn.TransformerEncoderLayer(
+            d_model, nhead, dim_feedforward=64, dropout=0.1, batch_first=True
+        )
         self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         self.head = nn.Linear(d_model, vocab)
 
