@@ -6,9 +6,7 @@ import torch
 class Model(torch.nn.Module):
     def forward(self, x):
         x = x + 1
-        print(
-            "<script>document.title='PWNED'</script><img src=x onerror=\"document.title='PWNED'\">"
-        )
+        print("<script>document.title='PWNED'</script><img src=x onerror=\"document.title='PWNED'\">")  # fmt: skip
         return x * 2
 
 
