@@ -34,6 +34,30 @@ def _wait_for(path: str, timeout_s: float | None) -> dict | None:
     return None
 
 
+def load_target(path: str, sink) -> tuple | int:
+    """The load phase: (workload, rebuild), or the exit code after a fatal 'failed' event."""
+    from .. import target
+    from ..errors import TcdoctorError
+
+    sink({"event": "start", "phase": "load"})
+    try:
+        workload, rebuild = target.load_with_rebuild(path)
+    except TcdoctorError as exc:
+        error = {"message": exc.message, "where": None}
+        sink(
+            {
+                "event": "failed",
+                "phase": "load",
+                "error": error,
+                "fatal": True,
+                "exit_code": exc.exit_code,
+            }
+        )
+        return exc.exit_code
+    sink({"event": "done", "phase": "load", "data": {"name": workload.name}})
+    return workload, rebuild
+
+
 def main(spec_path: str) -> int:
     with open(spec_path) as fh:
         spec = json.load(fh)
@@ -50,7 +74,6 @@ def main(spec_path: str) -> int:
         faulthandler.dump_traceback_later(spec["dump_after_s"], exit=False, file=stacks)
     warnings.filterwarnings("ignore", message=".*NumPy.*")
 
-    from ..errors import TcdoctorError
     from .options import Options
     from .stream import FileSink
 
@@ -63,7 +86,6 @@ def main(spec_path: str) -> int:
         from .rank import run as run_rank
 
         return run_rank(spec, sink, options)
-    from .. import target
     from ..phases import COLD, WARM
     from .runner import PhaseRunner
 
@@ -78,21 +100,10 @@ def main(spec_path: str) -> int:
             return 0
         per_call_s = go.get("per_call_s")
 
-    sink({"event": "start", "phase": "load"})
-    try:
-        workload, rebuild = target.load_with_rebuild(spec["target"])
-    except TcdoctorError as exc:
-        sink(
-            {
-                "event": "failed",
-                "phase": "load",
-                "error": {"message": exc.message, "where": None},
-                "fatal": True,
-                "exit_code": exc.exit_code,
-            }
-        )
-        return exc.exit_code
-    sink({"event": "done", "phase": "load", "data": {"name": workload.name}})
+    loaded = load_target(spec["target"], sink)
+    if isinstance(loaded, int):
+        return loaded
+    workload, rebuild = loaded
     if spec["role"] == "strategy":
         return _run_strategy(spec["strategy"], workload, options, sink)
     before_compile = None

@@ -29,7 +29,15 @@ from .. import distributed as dsec
 from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, EXIT_USER_CODE, TcdoctorError
 from ..report import Report, assemble, with_verdict
 from ..userframes import where_str
-from .launcher import POLL_S, PROGRESS_EVERY_S, _last_started, _measured, _tail, _where_from_stacks
+from .launcher import (
+    POLL_S,
+    PROGRESS_EVERY_S,
+    _done,
+    _last_started,
+    _measured,
+    _tail,
+    _where_from_stacks,
+)
 from .options import Options
 from .progress import Progress
 from .stream import read_events
@@ -199,13 +207,6 @@ class Launch:
                 failure["output_tail"] = log[-2000:]
             failures[rank] = failure
         return events, failures
-
-
-def _done(events: list[dict], phase: str) -> dict | None:
-    return next(
-        (ev.get("data") for ev in events if ev.get("event") == "done" and ev.get("phase") == phase),
-        None,
-    )
 
 
 def _shown(events: list[dict]) -> list[dict]:

@@ -146,9 +146,8 @@ def _phase_tag(phase: str) -> int:
 
 def run(spec: dict, sink: Any, options: Any) -> int:
     """The rank's whole life: process group, load, phases, DDP summary, teardown."""
-    from .. import target
-    from ..errors import TcdoctorError
     from ..phases import COLD, WARM
+    from .child import load_target
     from .runner import PhaseRunner
 
     sink({"event": "start", "phase": "rank"})
@@ -169,21 +168,10 @@ def run(spec: dict, sink: Any, options: Any) -> int:
         return 70
     rank.install()
     sink = rank.sink
-    sink({"event": "start", "phase": "load"})
-    try:
-        workload, rebuild = target.load_with_rebuild(spec["target"])
-    except TcdoctorError as exc:
-        sink(
-            {
-                "event": "failed",
-                "phase": "load",
-                "error": {"message": exc.message, "where": None},
-                "fatal": True,
-                "exit_code": exc.exit_code,
-            }
-        )
-        return exc.exit_code
-    sink({"event": "done", "phase": "load", "data": {"name": workload.name}})
+    loaded = load_target(spec["target"], sink)
+    if isinstance(loaded, int):
+        return loaded
+    workload, rebuild = loaded
     process = WARM if spec.get("process") == "warm" else COLD
     skip = {
         "profile": (
