@@ -1,0 +1,130 @@
+"""tcdoctor's own cost and fidelity on real models: `tcdoctor analyze` vs the same work done by hand.
+
+By hand (the floor any analysis needs): (1) a fresh process imports torch, builds the target, compiles it
+cold (its own empty inductor cache), makes the first call, then times eager and compiled calls interleaved
+within the same budget (batches of ~2 ms, order alternating, medians); (2) a second fresh process compiles
+against the same cache (the warm-cache figure). tcdoctor: `analyze --no-fixes` with the same budget (tried
+fixes are extra children, bounded by --fix-budget, that no by-hand floor includes). Prints per model: both
+walls and their ratio, both speedups and their ratio. Runs alternate which side goes first.
+
+Usage: python benchmarks/real_overhead.py [--runs 3] [--budget 5] [TARGET ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT = [
+    "tests/targets/real/gpt2_lm.py:build",
+    "tests/targets/real/transformer_encoder.py:build",
+    "tests/targets/real/lstm_lm.py:build",
+    "samples/mlp.py:build",
+]
+
+BY_HAND = r"""
+import json, math, os, statistics, sys, time
+import torch
+torch.set_num_threads(1)
+sys.path.insert(0, sys.argv[4])
+from tcdoctor.target import load
+w = load(sys.argv[1])  # only to read what build() returned: model, args, kwargs
+f = lambda m: m(*w.inputs, **w.kwargs)
+budget, role = float(sys.argv[2]), sys.argv[3]
+with torch.no_grad():
+    cm = torch.compile(w.model)
+    t0 = time.perf_counter(); f(cm); first = time.perf_counter() - t0
+    if role == "warm":
+        print(json.dumps({"first_call_s": first})); sys.exit(0)
+    for _ in range(3):
+        f(cm); f(w.model)
+    def batch(m, k):
+        t = time.perf_counter()
+        for _ in range(k):
+            f(m)
+        return (time.perf_counter() - t) / k
+    k = max(1, math.ceil(0.002 / max(min(batch(w.model, 1), batch(cm, 1)), 1e-7)))
+    e, c, end = [], [], time.perf_counter() + budget
+    while len(e) < 10 or time.perf_counter() < end:
+        pair = [(e, w.model), (c, cm)] if len(e) % 2 == 0 else [(c, cm), (e, w.model)]
+        for out, m in pair:
+            out.append(batch(m, k))
+print(json.dumps({"first_call_s": first, "speedup": statistics.median(e) / statistics.median(c)}))
+"""
+
+
+def timed(cmd: list[str], env: dict) -> tuple[float, str]:
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True, cwd=ROOT)
+    return time.perf_counter() - t0, p.stdout
+
+
+def by_hand(target: str, budget: float, tmp: str) -> dict:
+    env = dict(
+        os.environ, TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "hand-cache"), HF_HUB_OFFLINE="1"
+    )
+    cmd = [sys.executable, "-c", BY_HAND, target, str(budget)]
+    cold_wall, out = timed(cmd + ["cold", ROOT], env)
+    warm_wall, _ = timed(cmd + ["warm", ROOT], env)
+    return {"wall_s": cold_wall + warm_wall, **json.loads(out.strip().splitlines()[-1])}
+
+
+def analyze(target: str, budget: float, tmp: str) -> dict:
+    out = os.path.join(tmp, "r.json")
+    cmd = [
+        sys.executable,
+        "-m",
+        "tcdoctor",
+        "analyze",
+        target,
+        "--budget",
+        str(budget),
+        "--no-fixes",
+        "--quiet",
+        "--json",
+        out,
+        "--html",
+        "",
+    ]
+    wall, _ = timed(cmd, dict(os.environ, HF_HUB_OFFLINE="1"))
+    rep = json.load(open(out))
+    return {
+        "wall_s": wall,
+        "speedup": rep["runtime"]["speedup"],
+        "first_call_s": rep["compile"]["cold_s"],
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("targets", nargs="*", default=DEFAULT)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--budget", type=float, default=5.0)
+    args = ap.parse_args()
+    print(
+        "| model | run | analyze wall | by-hand wall | wall ratio | tcdoctor speedup | by-hand speedup | speedup ratio |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for run in range(args.runs):
+        for target in args.targets:
+            with tempfile.TemporaryDirectory() as tmp:
+                if (run + args.targets.index(target)) % 2 == 0:
+                    t, h = analyze(target, args.budget, tmp), by_hand(target, args.budget, tmp)
+                else:
+                    h, t = by_hand(target, args.budget, tmp), analyze(target, args.budget, tmp)
+            name = os.path.basename(target.split(":")[0])
+            print(
+                f"| {name} | {run + 1} | {t['wall_s']:.1f} s | {h['wall_s']:.1f} s | {t['wall_s'] / h['wall_s']:.2f} "
+                f"| {t['speedup']:.3f}× | {h['speedup']:.3f}× | {t['speedup'] / h['speedup']:.3f} |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
