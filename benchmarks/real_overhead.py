@@ -55,7 +55,8 @@ with torch.no_grad():
         pair = [(e, w.model), (c, cm)] if len(e) % 2 == 0 else [(c, cm), (e, w.model)]
         for out, m in pair:
             out.append(batch(m, k))
-print(json.dumps({"first_call_s": first, "speedup": statistics.median(e) / statistics.median(c)}))
+print(json.dumps({"first_call_s": first, "speedup": statistics.median(e) / statistics.median(c),
+                  "eager_median_s": statistics.median(e), "compiled_median_s": statistics.median(c)}))
 """
 
 
@@ -98,6 +99,8 @@ def analyze(target: str, budget: float, tmp: str) -> dict:
         "wall_s": wall,
         "speedup": rep["runtime"]["speedup"],
         "first_call_s": rep["compile"]["cold_s"],
+        "eager_median_s": rep["runtime"]["eager"]["median_s"],
+        "compiled_median_s": rep["runtime"]["compiled"]["median_s"],
     }
 
 
@@ -119,6 +122,13 @@ def main() -> None:
                 else:
                     h, t = by_hand(target, args.budget, tmp), analyze(target, args.budget, tmp)
             name = os.path.basename(target.split(":")[0])
+            if os.environ.get("TCD_MEDIANS"):
+                print(
+                    f"  medians: tcdoctor eager {t['eager_median_s'] * 1e6:.0f} µs, compiled "
+                    f"{t['compiled_median_s'] * 1e6:.0f} µs; by hand eager {h['eager_median_s'] * 1e6:.0f} µs, "
+                    f"compiled {h['compiled_median_s'] * 1e6:.0f} µs",
+                    flush=True,
+                )
             print(
                 f"| {name} | {run + 1} | {t['wall_s']:.1f} s | {h['wall_s']:.1f} s | {t['wall_s'] / h['wall_s']:.2f} "
                 f"| {t['speedup']:.3f}× | {h['speedup']:.3f}× | {t['speedup'] / h['speedup']:.3f} |",

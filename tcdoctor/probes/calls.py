@@ -27,8 +27,18 @@ def synchronizer(device: torch.device) -> Callable[[], None]:
 
 
 def call(fn: Callable, call_args: CallArgs, spec: Any, device: torch.device | None = None) -> Any:
-    """Call as the workload would: no_grad unless grad=True, autocast when the spec asks for it."""
-    with spec.context(device.type if device is not None else "cpu"):
+    """Call as the workload would: no_grad unless grad=True, autocast when the spec asks for it.
+
+    This is on the timed path, once per call on both sides: plain `with` statements, not the
+    ExitStack of `spec.context()`, which measured ~25 µs more per call on HF GPT-2 (a fixed
+    per-call cost lowers the measured speedup).
+    """
+    if spec.autocast is not None and spec.kind != "train":
+        with spec.context(device.type if device is not None else "cpu"):
+            return call_args.apply(fn)
+    if spec.grad:
+        return call_args.apply(fn)
+    with torch.no_grad():
         return call_args.apply(fn)
 
 
