@@ -180,3 +180,24 @@ def test_the_advised_call_site_argument_removes_the_transformer_break(tmp_path):
     )
     assert pytorch_counts(target("transformer_encoder"))["graph_break_records"] == 1
     assert pytorch_counts(str(fixed))["graph_break_records"] == 0
+
+
+class _BackwardInForward(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 1)
+
+    def forward(self, x):
+        loss = self.lin(x).float().sum()
+        loss.backward()
+        return loss.detach()
+
+
+def test_no_grad_hint_also_under_autocast():
+    """The retry with gradients on keeps autocast but must not re-enter no_grad (it did: no hint)."""
+    from tcdoctor.errors import TcdoctorError
+
+    w = tcdoctor.Workload(_BackwardInForward(), (torch.randn(2, 3),), autocast=torch.bfloat16)
+    with pytest.raises(TcdoctorError) as info:
+        tcdoctor.analyze(w, backend="eager", budget_s=0.1)
+    assert "torch.no_grad()" in info.value.message and "grad=True" in info.value.message

@@ -18,7 +18,6 @@ the model holds) does the sequence start again from a fresh copy's first call.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import platform
 import time
@@ -59,9 +58,6 @@ def measures(name: str) -> Callable:
         return method
 
     return register
-
-
-_nothing = contextlib.nullcontext
 
 
 class Skip(Exception):
@@ -211,12 +207,7 @@ class PhaseRunner:
             return None
         subject = self.fresh()
         try:
-            with (
-                torch.enable_grad(),
-                subject.workload.context(self.device.type)
-                if self.workload.autocast
-                else _nothing(),
-            ):
+            with torch.enable_grad(), subject.workload.forward_context():
                 self.workload.call_args.apply(subject.fn)
         except Exception:  # noqa: BLE001 - it fails either way: the original error stands
             return None
