@@ -145,10 +145,6 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
             phase.not_measured(data, phase.sections, _why(phase.name, st, data["errors"]))
     _tried(data, done)
     _decide(data)
-    data["fixes"] += tried.from_strategies(
-        data
-    )  # reads the strategy recommendations of that verdict
-    _decide(data)
     return Report(data)
 
 
@@ -161,9 +157,11 @@ def _decide(data: dict, **rules: Any) -> None:
 
 
 def _tried(data: dict, done: dict) -> None:
-    """Fix and ablation rows from their children (see tried.py); shape/region fixes are added after the verdict."""
+    """Fix and ablation rows: from their children, then the shape/region fixes the strategy rows show."""
     rows = {k[len("strategy:") :]: v for k, v in done.items() if k.startswith("strategy:")}
-    data["fixes"] = [v for k, v in rows.items() if k.startswith("fix:")]
+    data["fixes"] = [v for k, v in rows.items() if k.startswith("fix:")] + tried.from_strategies(
+        data
+    )
     data["fixes_not_tried"] = (done.get("fixes_not_tried") or {}).get("not_tried", [])
     data["ablation"] = tried.ablation_layer(
         data, [v for k, v in rows.items() if k.startswith("ablation:")]

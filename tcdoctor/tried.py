@@ -35,7 +35,8 @@ UNSAFE_NOTE = (
 )
 
 
-def _before(results: dict) -> dict:
+def before_figures(results: dict) -> dict:
+    """The main analysis's figures a fix is compared with, from phase results keyed by phase name."""
     rt = results.get("runtime") or {}
     gb = (results.get("graph_breaks") or {}).get("graph_breaks") or {}
     return {
@@ -67,7 +68,7 @@ def plan(results: dict, options: Any, min_speedup: float) -> list[dict]:
     """Fix and ablation children to run after the main analysis (in the cold child, from its results)."""
     if not getattr(options, "fixes", True):
         return []
-    before = _before(results)
+    before = before_figures(results)
     findings = ((results.get("graph_breaks") or {}).get("graph_breaks") or {}).get("unique") or []
     out = [
         {
@@ -331,7 +332,9 @@ def from_strategies(data: dict) -> list[dict]:
         )
     reg = st.get("regions")
     if reg and reg.get("regions"):
-        rec = ((data.get("verdict") or {}).get("recommendations") or {}).get("regions") or {}
+        from .verdict import RULES, recommend  # the same recommendation the verdict shows
+
+        rec = recommend(data, dict(RULES)).get("regions") or {}
         picked = rec.get("choice") or []
         out.append(
             {

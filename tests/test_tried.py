@@ -153,7 +153,7 @@ def test_drifting_numerics_plan_the_harness_settings_and_judge_them_on_numerics(
     results["numerics"]["rng"]["stochastic"] = True
     names = [s["fix"]["name"] for s in tried.plan(results, _Opts(), 1.02) if s["kind"] == "fix"]
     assert names == ["fallback_random", "emulate_precision_casts"]
-    before = tried._before(results)
+    before = tried.before_figures(results)
     assert (
         tried._outcome(
             before, {"numerics_passed": True, "speedup": 1.1, "speedup_ci": [1.0, 1.2]}, None
@@ -190,3 +190,15 @@ def test_the_guard_stance_fix_runs_and_is_reset_after():
     from torch._dynamo import eval_frame
 
     assert eval_frame._stance.skip_guard_eval_unsafe is False  # reset after the fix ran
+
+
+def test_shape_fixes_cite_the_dynamic_strategy_rows_and_reach_the_advice(cli, tmp_path):
+    rep = _analyze(cli, tmp_path, sample("seq_len.py") + ":build", "--budget", "0.5")
+    rows = {f["name"]: f for f in rep["fixes"] if f["kind"] == "dynamic"}
+    assert set(rows) == {"marked", "dynamic"} and all(
+        r["source"] == "strategies.dynamic" for r in rows.values()
+    )
+    assert rows["marked"]["after"]["recompiles"] < rows["marked"]["before"]["recompiles"]
+    assert any(
+        "mark_dynamic" in a["text"] for a in rep["verdict"]["advice"] if a["topic"] == "tried fix"
+    )

@@ -200,7 +200,7 @@ def _show(prog: Progress, cold: Child, warm: Child | None) -> None:
 
 def _stance_fix(events: list[dict], options: Options) -> list[dict]:
     """The guard-skipping stance, once the warm child measured guard cost (planned here: the cold child can't)."""
-    from ..tried import plan_stance
+    from ..tried import before_figures, plan_stance
     from ..verdict import RULES
 
     profile, runtime = _done(events, "profile") or {}, _done(events, "runtime") or {}
@@ -210,15 +210,8 @@ def _stance_fix(events: list[dict], options: Options) -> list[dict]:
     )
     if not options.fixes or over is None or not median:
         return []
-    gb = ((_done(events, "graph_breaks") or {}).get("graph_breaks") or {}).get("count")
-    ci = runtime.get("speedup_ci")
-    before = {
-        "graph_breaks": gb,
-        "speedup": runtime.get("speedup"),
-        "speedup_ci": ci,
-        "numerics_passed": (_done(events, "numerics") or {}).get("passed"),
-        "first_call_s": (_done(events, "compile") or {}).get("first_call_s"),
-    }
+    phases = ("graph_breaks", "compile", "runtime", "numerics", "recompiles")
+    before = before_figures({name: _done(events, name) for name in phases})
     return plan_stance(over / median, RULES["guard_overhead_fraction"], before)
 
 
