@@ -83,7 +83,5 @@ def _in_process(workload: Workload, opts: Options) -> Report:
     data_opts = opts.to_dict()
     data_opts["in_process"] = True
     report = assemble(workload.name or type(workload.model).__name__, data_opts, events, [])
-    report.data["compile"]["warm_not_measured"] = (
-        "in-process analysis: a warm-cache compile needs a fresh process (analyse a path.py:function target)"
-    )
+    report.compile.warm_not_measured = "in-process analysis: a warm-cache compile needs a fresh process (analyse a path.py:function target)"
     return report

@@ -34,7 +34,6 @@ def run_checks(
     require_verdict: str | None = None,
 ) -> list[dict]:
     """An unmeasured figure fails its check: a gate must not pass on missing evidence."""
-    g = report.get
     out: list[dict] = []
 
     def limit(name: str, value: Any, bound: Any, le: bool, show=str) -> None:
@@ -46,32 +45,31 @@ def run_checks(
             ok = value <= bound if le else value >= bound
             out.append(_res(name, ok, f"{show(value)} ({'≤' if le else '≥'} {bound} required)"))
 
-    limit("graph breaks", g("graph_breaks.count"), max_graph_breaks, True)
-    limit("recompiles", g("recompiles.count"), max_recompiles, True)
-    ci = g("runtime.speedup_ci")
+    limit("graph breaks", report.graph_breaks.count, max_graph_breaks, True)
+    limit("recompiles", report.recompiles.count, max_recompiles, True)
     limit(
         "speedup (95% CI lower bound)",
-        ci[0] if ci else None,
+        report.runtime.ci_low,
         min_speedup,
         False,
         lambda v: f"{v:.3f}×",
     )
-    limit("cold compile seconds", g("compile.cold_s"), max_compile_seconds, True, units.seconds)
+    limit("cold compile seconds", report.compile.cold_s, max_compile_seconds, True, units.seconds)
     limit(
         "memory ratio compiled/eager",
-        g("memory.ratio"),
+        report.memory.ratio,
         max_memory_ratio,
         True,
         lambda v: f"{v:.2f}",
     )
     if require_numerics:
-        p = g("numerics.passed")
+        p = report.numerics.passed
         detail = units.numerics_status(p)
         if p is False:
-            detail += f" (max abs err {units.sci(g('numerics.max_abs_err'))})"
+            detail += f" (max abs err {units.sci(report.numerics.max_abs_err)})"
         out.append(_res("numerics", p is True, detail))
     if require_verdict:
-        d = g("verdict.decision")
+        d = report.verdict.decision
         out.append(
             _res(
                 "verdict",
@@ -79,12 +77,12 @@ def run_checks(
                 f"{d} (at least {require_verdict} required)",
             )
         )
-    if report["errors"]:
+    if report.errors:
         out.append(
             _res(
                 "analysis complete",
                 False,
-                "; ".join(f"{e['phase']}: {e['message']}" for e in report["errors"]),
+                "; ".join(f"{e['phase']}: {e['message']}" for e in report.errors),
             )
         )
     return out

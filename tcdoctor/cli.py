@@ -5,11 +5,14 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
 from .errors import EXIT_CHECK_FAILED, EXIT_CODES_HELP, EXIT_INTERNAL, EXIT_OK, TcdoctorError
+
+if TYPE_CHECKING:
+    from .report import Report
 
 
 def _one_line_errors(fn: Callable) -> Callable:
@@ -36,7 +39,7 @@ def _one_line_errors(fn: Callable) -> Callable:
 
 
 def _write_outputs(
-    report: Any, json_path: str | None, html_path: str | None, md_path: str | None
+    report: Report, json_path: str | None, html_path: str | None, md_path: str | None
 ) -> None:
     try:
         if json_path:
@@ -244,7 +247,7 @@ def _run_analysis(
     fixes: bool = True,
     fix_budget_s: float | None = None,
     **dist: Any,
-) -> tuple[Any, int]:
+) -> tuple[Report, int]:
     from .report import with_verdict
     from .run.launcher import analyze_target
     from .run.options import DEFAULT_THREADS, Options
@@ -310,7 +313,7 @@ def analyze(target: str, json_path: str, html_path: str, md_path: str | None, **
     sys.exit(code)
 
 
-def _load(path: str) -> Any:
+def _load(path: str) -> Report:
     from .report import Report
 
     try:
@@ -437,13 +440,13 @@ def merge(
 ) -> None:
     from .distributed import merge as merge_reports
     from .render.terminal import render
-    from .report import Report, with_verdict
+    from .report import with_verdict
 
     try:
-        merged = merge_reports([_load(p).data for p in reports])
+        merged = merge_reports([_load(p) for p in reports])
     except ValueError as exc:
         raise TcdoctorError(f"cannot merge: {exc}") from None
-    rep = with_verdict(Report(merged))
+    rep = with_verdict(merged)
     click.echo(render(rep))
     _write_outputs(rep, json_path, html_path, md_path)
 

@@ -2,37 +2,40 @@
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from tabulate import tabulate
 
 from . import units
 from .report import Report
+from .results import GraphBreak
 
-FIGURES = [
-    ("graph breaks", "graph_breaks.count", units.count),
-    ("graphs", "graphs.count", units.count),
-    ("recompiles", "recompiles.count", units.count),
-    ("guards", "guards.count", units.count),
-    ("speedup", "runtime.speedup", units.ratio),
-    ("eager median", "runtime.eager.median_s", units.seconds),
-    ("compiled median", "runtime.compiled.median_s", units.seconds),
-    ("compile cold", "compile.cold_s", units.seconds),
-    ("compile warm", "compile.warm_s", units.seconds),
-    ("compiled peak memory", "memory.compiled_peak_bytes", units.nbytes),
-    ("numerics passed", "numerics.passed", units.count),
-    ("verdict", "verdict.decision", units.count),
+FIGURES: list[tuple[str, Callable[[Report], Any], Callable[[Any], str]]] = [
+    ("graph breaks", lambda r: r.graph_breaks.count, units.count),
+    ("graphs", lambda r: r.graphs.count, units.count),
+    ("recompiles", lambda r: r.recompiles.count, units.count),
+    ("guards", lambda r: r.guards.count, units.count),
+    ("speedup", lambda r: r.runtime.speedup, units.ratio),
+    ("eager median", lambda r: r.runtime.eager.median_s, units.seconds),
+    ("compiled median", lambda r: r.runtime.compiled.median_s, units.seconds),
+    ("compile cold", lambda r: r.compile.cold_s, units.seconds),
+    ("compile warm", lambda r: r.compile.warm_s, units.seconds),
+    ("compiled peak memory", lambda r: r.memory.compiled_peak_bytes, units.nbytes),
+    ("numerics passed", lambda r: r.numerics.passed, units.count),
+    ("verdict", lambda r: r.verdict.decision, units.count),
 ]
 
 
-def _key(f: dict) -> tuple:
-    return (f.get("reason"), f.get("file"), f.get("line"))
+def _key(f: GraphBreak) -> tuple:
+    return (f.reason, f.file, f.line)
 
 
 def diff(a: Report, b: Report) -> dict:
-    ka = {_key(f): f for f in a.get("graph_breaks.unique") or []}
-    kb = {_key(f): f for f in b.get("graph_breaks.unique") or []}
+    ka = {_key(f): f for f in a.graph_breaks.unique}
+    kb = {_key(f): f for f in b.graph_breaks.unique}
     rows = []
-    for label, path, show in FIGURES:
-        va, vb = a.get(path), b.get(path)
+    for label, figure, show in FIGURES:
+        va, vb = figure(a), figure(b)
         delta = ""
         if (
             isinstance(va, (int, float))
@@ -48,15 +51,15 @@ def diff(a: Report, b: Report) -> dict:
         "fixed": [ka[k] for k in ka if k not in kb],
         "introduced": [kb[k] for k in kb if k not in ka],
         "figures": rows,
-        "torch": (a.get("environment.torch"), b.get("environment.torch")),
+        "torch": (a.environment.get("torch"), b.environment.get("torch")),
     }
 
 
 def render_diff(a: Report, b: Report) -> str:
     d = diff(a, b)
     lines = [
-        f"before: {a['target']} (torch {d['torch'][0]})",
-        f"after:  {b['target']} (torch {d['torch'][1]})",
+        f"before: {a.target} (torch {d['torch'][0]})",
+        f"after:  {b.target} (torch {d['torch'][1]})",
         "",
     ]
     lines.append(
@@ -70,5 +73,5 @@ def render_diff(a: Report, b: Report) -> str:
         ("Graph breaks introduced", d["introduced"]),
     ):
         lines += ["", f"{title}: {len(items)}"]
-        lines += [f"  {f['file']}:{f['line']} {f['reason']}" for f in items]
+        lines += [f"  {f.file}:{f.line} {f.reason}" for f in items]
     return "\n".join(lines)

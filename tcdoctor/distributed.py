@@ -1,7 +1,7 @@
 """The `distributed` report section: one row per rank, and what the ranks' differences mean.
 
 Torch-free (reports are re-rendered and merged without torch). Inputs are the single-process
-reports assembled for each rank (`report.assemble` over that rank's phase events) plus what the
+(typed) reports assembled for each rank (`report.assemble` over that rank's phase events) plus what the
 rank recorded about itself (`rank` and `ddp` events, run/rank.py). Everything across ranks is
 computed from the rows (`finish`), so `tcdoctor merge` can join the rows of several nodes'
 reports and recompute it.
@@ -23,7 +23,12 @@ from __future__ import annotations
 import copy
 import random
 import statistics
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from .results import Advice
+
+if TYPE_CHECKING:  # report.py imports this module: the class is for annotations only
+    from .report import Report
 
 SKEW_WARN_FRACTION = 0.25  # a skew above this share of the process-group timeout gets advice
 TOPIC = "distributed"
@@ -63,12 +68,6 @@ RISKS = {
 
 
 # -- one rank ----------------------------------------------------------------------
-def _g(d: Any, dotted: str) -> Any:
-    for p in dotted.split("."):
-        d = d.get(p) if isinstance(d, dict) else None
-    return d
-
-
 def median_ci(
     samples: list[float] | None, resamples: int = 1000, seed: int = 0
 ) -> list[float] | None:
@@ -80,48 +79,53 @@ def median_ci(
     return [meds[int(0.025 * (resamples - 1))], meds[int(0.975 * (resamples - 1))]]
 
 
-def rank_row(data: dict, info: dict, ddp: dict | None) -> dict:
-    """One rank's row, from its assembled single-process report and what it recorded about itself."""
-    raw = _g(data, "runtime.raw.compiled_s")
-    breaks = [
-        [f.get("reason"), f.get("file"), f.get("line")]
-        for f in (_g(data, "graph_breaks.unique") or [])
-    ]
-    workload = _g(data, "environment.workload") or {}
+def rank_row(rep: Report, info: dict, ddp: dict | None) -> dict:
+    """One rank's row, from its assembled single-process report and what it recorded about itself.
+
+    The row is a plain dict: it is the `distributed` section's wire and JSON form, which `merge`
+    joins across nodes' reports and `finish` recomputes from.
+    """
+    workload = rep.environment.get("workload") or {}
     return {
         "rank": info.get("rank"),
         "local_rank": info.get("local_rank"),
         "host": info.get("host"),
         "finished": info.get("finished"),
-        "graphs": _g(data, "graphs.count"),
-        "graph_breaks": _g(data, "graph_breaks.count"),
-        "recompiles": _g(data, "recompiles.count"),
-        "guards": _g(data, "guards.count"),
-        "first_call_s": _g(data, "compile.cold_s"),
-        "warm_first_call_s": _g(data, "compile.warm_s"),
-        "compile_s": _g(data, "compile.phases.total_compile_s"),
-        "step_median_s": _g(data, "runtime.compiled.median_s"),
-        "step_ci_s": median_ci(raw),
-        "eager_step_median_s": _g(data, "runtime.eager.median_s"),
-        "speedup": _g(data, "runtime.speedup"),
-        "peak_bytes": _g(data, "memory.compiled_peak_bytes"),
-        "eager_peak_bytes": _g(data, "memory.eager_peak_bytes"),
-        "graph_ops": [g.get("ops") for g in (_g(data, "graphs.per_graph") or [])],
-        "break_reasons": sorted(breaks, key=lambda b: (str(b[0]), str(b[1]), b[2] or 0)),
-        "recompile_reasons": [e.get("reason") for e in (_g(data, "recompiles.events") or [])],
+        "graphs": rep.graphs.count,
+        "graph_breaks": rep.graph_breaks.count,
+        "recompiles": rep.recompiles.count,
+        "guards": rep.guards.count,
+        "first_call_s": rep.compile.cold_s,
+        "warm_first_call_s": rep.compile.warm_s,
+        "compile_s": (rep.compile.phases or {}).get("total_compile_s"),
+        "step_median_s": rep.runtime.compiled.median_s,
+        "step_ci_s": median_ci((rep.runtime.raw or {}).get("compiled_s")),
+        "eager_step_median_s": rep.runtime.eager.median_s,
+        "speedup": rep.runtime.speedup,
+        "peak_bytes": rep.memory.compiled_peak_bytes,
+        "eager_peak_bytes": rep.memory.eager_peak_bytes,
+        "graph_ops": [g.get("ops") for g in rep.graphs.per_graph or []],
+        "break_reasons": _break_reasons(rep),
+        "recompile_reasons": [e.reason for e in rep.recompiles.events or []],
         "inputs": {"inputs": workload.get("inputs"), "variants": workload.get("variants")}
         if workload
         else None,
         "phases": {
             k: v.get("seconds")
-            for k, v in (data.get("phases") or {}).items()
+            for k, v in (rep.phases or {}).items()
             if v.get("status") == "ok" and v.get("seconds") is not None
         },
         "errors": [
-            {"phase": e.get("phase"), "message": e.get("message")} for e in data.get("errors") or []
+            {"phase": e.get("phase"), "message": e.get("message")} for e in rep.errors or []
         ],
         "ddp": ddp,
     }
+
+
+def _break_reasons(rep: Report) -> list[list]:
+    """[reason, file, line] of each unique break, in a stable order so ranks compare equal."""
+    breaks = [[f.reason, f.file, f.line] for f in rep.graph_breaks.unique or []]
+    return sorted(breaks, key=lambda b: (str(b[0]), str(b[1]), b[2] or 0))
 
 
 # -- across ranks --------------------------------------------------------------------
@@ -281,31 +285,49 @@ def section(
 
 
 # -- verdict -----------------------------------------------------------------------
-def advice(data: dict) -> tuple[list[str], list[dict]]:
+def advice(report: Report) -> tuple[list[str], list[Advice]]:
     """Reasons and advice items that the distributed figures call for (empty when there is nothing to say)."""
-    sec = data.get("distributed")
+    sec = report.distributed
     if not sec:
         return [], []
+    reasons, items = _divergence_advice(sec)
+    more_reasons, more_items = _skew_advice(sec)
+    reasons += more_reasons
+    items += more_items
+    failed = [r["rank"] for r in sec.get("ranks") or [] if r.get("finished") is False]
+    if failed:
+        reasons.append(
+            f"{REASON_PREFIX}rank(s) {', '.join(map(str, failed))} did not finish: see the errors"
+        )
+    return reasons, items
+
+
+def _divergence_advice(sec: dict) -> tuple[list[str], list[Advice]]:
+    """Ranks that compile differently: one reason for all, one advice item per divergence."""
+    divs = sec.get("divergences") or []
+    if not divs:
+        return [], []
+    kinds = ", ".join(d["what"] for d in divs)
+    reasons = [f"{REASON_PREFIX}ranks compile differently ({kinds}): a collective hang risk"]
+    items = [
+        Advice(
+            topic=TOPIC,
+            text=f"{d['text']}. Risk: {d['risk']}. Make every rank compile the same "
+            "graphs: same input shapes (drop_last=True, pad the last batch, or torch._dynamo.mark_dynamic "
+            "on the batch dimension), no rank-dependent Python branches in forward.",
+            evidence=f"distributed.divergences: {d['kind']}",
+        )
+        for d in divs
+    ]
+    return reasons, items
+
+
+def _skew_advice(sec: dict) -> tuple[list[str], list[Advice]]:
+    """First-call skews that come close to the process-group timeout (the fast ranks wait)."""
     from .units import seconds
 
     reasons: list[str] = []
-    items: list[dict] = []
-    divs = sec.get("divergences") or []
-    if divs:
-        kinds = ", ".join(d["what"] for d in divs)
-        reasons.append(
-            f"{REASON_PREFIX}ranks compile differently ({kinds}): a collective hang risk"
-        )
-        for d in divs:
-            items.append(
-                {
-                    "topic": TOPIC,
-                    "text": f"{d['text']}. Risk: {d['risk']}. Make every rank compile the same "
-                    "graphs: same input shapes (drop_last=True, pad the last batch, or torch._dynamo.mark_dynamic "
-                    "on the batch dimension), no rank-dependent Python branches in forward.",
-                    "evidence": f"distributed.divergences: {d['kind']}",
-                }
-            )
+    items: list[Advice] = []
     timeout = sec.get("timeout_s")
     for key, label, fix in (
         (
@@ -328,40 +350,38 @@ def advice(data: dict) -> tuple[list[str], list[dict]]:
                 f"{seconds(timeout)} timeout"
             )
             items.append(
-                {
-                    "topic": TOPIC,
-                    "text": f"{label[0].upper() + label[1:]} differ by {seconds(val)} across ranks, "
+                Advice(
+                    topic=TOPIC,
+                    text=f"{label[0].upper() + label[1:]} differ by {seconds(val)} across ranks, "
                     f"{val / timeout:.0%} of the {seconds(timeout)} timeout: the fast ranks wait at the first "
                     f"collective and a larger model passes the timeout. Fix: {fix}.",
-                    "evidence": f"distributed.{key} / distributed.timeout_s",
-                }
+                    evidence=f"distributed.{key} / distributed.timeout_s",
+                )
             )
-    failed = [r["rank"] for r in sec.get("ranks") or [] if r.get("finished") is False]
-    if failed:
-        reasons.append(
-            f"{REASON_PREFIX}rank(s) {', '.join(map(str, failed))} did not finish: see the errors"
-        )
     return reasons, items
 
 
-def extend_verdict(data: dict) -> None:
+def extend_verdict(report: Report) -> None:
     """Add the distributed reasons and advice to the verdict (idempotent; nothing for single-process reports)."""
-    v = data.get("verdict")
-    if not isinstance(v, dict) or not data.get("distributed"):
+    if not report.distributed:
         return
-    v["reasons"] = [r for r in v.get("reasons") or [] if not str(r).startswith(REASON_PREFIX)]
-    v["advice"] = [a for a in v.get("advice") or [] if a.get("topic") != TOPIC]
-    reasons, items = advice(data)
-    v["reasons"] += reasons
-    v["advice"] += items
+    v = report.verdict
+    v.reasons = [r for r in v.reasons or [] if not str(r).startswith(REASON_PREFIX)]
+    v.advice = [a for a in v.advice or [] if a.topic != TOPIC]
+    reasons, items = advice(report)
+    v.reasons += reasons
+    v.advice += items
 
 
 # -- merge -------------------------------------------------------------------------
-def merge(reports: list[dict]) -> dict:
+def merge(reports: list[Report]) -> Report:
     """Join per-node reports of one distributed run: their rank rows and errors; figures recomputed.
 
-    The report that holds rank 0 (else the lowest rank) gives the single-rank sections."""
-    dists = [r.get("distributed") for r in reports]
+    The report that holds rank 0 (else the lowest rank) gives the single-rank sections. The
+    inputs are not changed; the verdict of the result is the base report's until re-decided
+    (`report.with_verdict`).
+    """
+    dists = [r.distributed for r in reports]
     if not all(dists):
         raise ValueError(
             "every report to merge must come from a distributed run (no 'distributed' section)"
@@ -372,27 +392,30 @@ def merge(reports: list[dict]) -> dict:
             if row.get("rank") in rows:
                 raise ValueError(f"rank {row.get('rank')} appears in more than one report")
             rows[row.get("rank")] = row
-    base = min(
-        reports,
-        key=lambda r: min(
-            (x.get("rank") for x in r["distributed"].get("ranks") or [{"rank": 1 << 30}]),
-            default=1 << 30,
-        ),
-    )
+    base = min(reports, key=_lowest_rank)
     out = copy.deepcopy(base)
-    seen = {(e.get("rank"), e.get("phase"), e.get("message")) for e in out.get("errors") or []}
-    for rep in reports:
-        if rep is base:
-            continue
-        for e in rep.get("errors") or []:
-            key = (e.get("rank"), e.get("phase"), e.get("message"))
-            if key not in seen:
-                out.setdefault("errors", []).append(copy.deepcopy(e))
-                seen.add(key)
-    sec = out["distributed"]
+    _merge_errors(out, [r for r in reports if r is not base])
+    sec = out.distributed
     sec["ranks"] = [copy.deepcopy(r) for r in rows.values()]
     sec["world_size"] = max(d.get("world_size") or 0 for d in dists) or None
     sec["nodes"] = sorted({str(r.get("host")) for r in rows.values()})
     sec["merged_from"] = len(reports)
     finish(sec)
     return out
+
+
+def _lowest_rank(rep: Report) -> int:
+    ranks = (rep.distributed or {}).get("ranks") or [{"rank": 1 << 30}]
+    return min((x.get("rank") for x in ranks), default=1 << 30)
+
+
+def _merge_errors(out: Report, others: list[Report]) -> None:
+    """The other nodes' errors, each once (a rank's error may be in several nodes' reports)."""
+    out.errors = list(out.errors or [])
+    seen = {(e.get("rank"), e.get("phase"), e.get("message")) for e in out.errors}
+    for rep in others:
+        for e in rep.errors or []:
+            key = (e.get("rank"), e.get("phase"), e.get("message"))
+            if key not in seen:
+                out.errors.append(copy.deepcopy(e))
+                seen.add(key)

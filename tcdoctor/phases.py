@@ -7,7 +7,9 @@ to say "not measured (why)" in those sections when it did not finish.
 
 Processes: "cold" is the first child (empty inductor cache), "warm" a second fresh child on the
 same cache, "in_process" the Python API's single process. Adding a probe = a probe module + an
-entry here (with its `fill`) + a `@measures(name)` runner method + renderer support.
+entry here (with its `fill`) + a `@measures(name)` runner method + its section's `Record` in
+results.py + renderer support. `fill` works on the assembled dict (the children's wire format);
+`Report.from_dict` types the sections after every fill.
 
 Torch-free: `tcdoctor report` re-renders saved JSON without importing torch.
 """
@@ -17,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from .probes import break_cost, guards
+from .probes import break_cost
 
 Fill = Callable[[dict, dict], None]
 
@@ -34,8 +36,6 @@ def _fill_compile(data: dict, c: dict) -> None:
     c = dict(c)
     data["guards"].update(c.pop("guards"))
     data["compile"].update(c)
-    data["compile"]["cold_s"] = c["first_call_s"]
-    data["compile"]["cold_cache"] = c["cache"]
     data["memory"]["compile_peak_bytes"] = c.get("peak_rss_delta_bytes")
     data["memory"]["compile_peak_method"] = (
         "growth of process RSS during the first (compiling) call, sampled every 2 ms"
@@ -112,8 +112,6 @@ def order(process: str) -> tuple[str, ...]:
 
 def derive(data: dict) -> None:
     """Figures computed from several phases' results, after every fill."""
-    median = (data["runtime"].get("compiled") or {}).get("median_s")
-    data["guards"]["overhead_fraction"] = guards.overhead_fraction(
-        data["guards"]["overhead_s_per_call"], median
-    )
+    # Guards.overhead_fraction is taken of the compiled median the timing phase measured.
+    data["guards"]["call_s"] = (data["runtime"].get("compiled") or {}).get("median_s")
     break_cost.attach(data)

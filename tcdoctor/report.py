@@ -9,78 +9,114 @@ from __future__ import annotations
 import copy
 import datetime as _dt
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import __version__, tried
 from .distributed import extend_verdict
 from .phases import PHASES, derive
+from .results import (
+    Ablation,
+    CompileTime,
+    FixRow,
+    GraphBreaks,
+    Graphs,
+    Guards,
+    Memory,
+    Numerics,
+    Recompiles,
+    Record,
+    Runtime,
+    Strategies,
+    StrategyRow,
+    Verdict,
+)
 from .run.stream import dumps
 from .verdict import decide
 
 SCHEMA_VERSION = 1
+# The sections the phases fill (phases.PHASES), as dicts until `Report.from_dict` types them.
+SECTIONS = (
+    "graphs",
+    "graph_breaks",
+    "recompiles",
+    "guards",
+    "compile",
+    "runtime",
+    "memory",
+    "numerics",
+    "profile",
+)
 
 
-def _skeleton() -> dict:
-    return {
-        "graphs": {"count": None, "per_graph": []},
-        "graph_breaks": {"count": None, "unique": []},
-        "recompiles": {"count": None, "events": [], "limit_hit": None},
-        "guards": {"count": None, "overhead_s_per_call": None, "overhead_fraction": None},
-        "compile": {"first_call_s": None, "cold_s": None, "warm_s": None},
-        "runtime": {
-            "eager": {"median_s": None},
-            "compiled": {"median_s": None},
-            "speedup": None,
-            "speedup_ci": None,
-            "samples": None,
-        },
-        "memory": {
-            "eager_peak_bytes": None,
-            "compiled_peak_bytes": None,
-            "compile_peak_bytes": None,
-            "method": None,
-        },
-        "numerics": {"passed": None, "max_abs_err": None, "max_rel_err": None},
-        "profile": {},
-        "errors": [],
-    }
+@dataclass
+class Report(Record):
+    """One analysis: typed sections (tcdoctor/results.py), saved and loaded as JSON.
 
+    `assemble` builds it from the children's phase events; the verdict, `check`, `diff` and every
+    renderer read its attributes. A section that was not measured says why in `not_measured`.
+    """
 
-class Report:
-    """Dict-backed so that JSON in and out is lossless; `report["runtime"]["speedup"]` etc."""
+    schema_version: int = SCHEMA_VERSION
+    tool: dict[str, Any] = field(default_factory=dict)
+    created: str | None = None
+    target: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    environment: dict[str, Any] = field(default_factory=dict)
+    phases: dict[str, dict] = field(default_factory=dict)
+    graphs: Graphs = field(default_factory=Graphs)
+    graph_breaks: GraphBreaks = field(default_factory=GraphBreaks)
+    recompiles: Recompiles = field(default_factory=Recompiles)
+    guards: Guards = field(default_factory=Guards)
+    compile: CompileTime = field(default_factory=CompileTime)
+    runtime: Runtime = field(default_factory=Runtime)
+    memory: Memory = field(default_factory=Memory)
+    numerics: Numerics = field(default_factory=Numerics)
+    profile: dict[str, Any] = field(default_factory=dict)
+    errors: list[dict] = field(default_factory=list)
+    strategies: Strategies = field(default_factory=Strategies)
+    fixes: list[FixRow] = field(default_factory=list)
+    fixes_not_tried: list[dict] = field(default_factory=list)
+    ablation: Ablation | None = None
+    verdict: Verdict = field(default_factory=Verdict)
+    distributed: dict[str, Any] | None = None  # a --nproc run's ranks (tcdoctor/distributed.py)
+    torch_trace: dict[str, Any] | None = None  # TORCH_TRACE logs and tlparse (tcdoctor/tlparse.py)
 
-    def __init__(self, data: dict):
-        self.data = data
+    OMIT_NONE = ("distributed", "torch_trace")
 
-    def __getitem__(self, key: str) -> Any:
-        return self.data[key]
-
-    def get(self, dotted: str, default: Any = None) -> Any:
-        cur: Any = self.data
-        for part in dotted.split("."):
-            if not isinstance(cur, dict) or part not in cur:
-                return default
-            cur = cur[part]
-        return cur
+    @classmethod
+    def upgrade(cls, d: dict) -> dict:
+        # The guard share is taken of the compiled median the timing phase measured.
+        guards, rt = d.get("guards"), d.get("runtime")
+        if isinstance(guards, dict) and isinstance(rt, dict) and guards.get("call_s") is None:
+            median = (rt.get("compiled") or {}).get("median_s")
+            if median is not None:
+                guards = d["guards"] = dict(guards)
+                guards["call_s"] = median
+        return d
 
     def to_json(self, indent: int | None = 2) -> str:
-        return dumps(self.data, indent=indent)
+        return dumps(self.to_dict(), indent=indent)
 
     def save(self, path: str) -> None:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(self.to_json())
 
     @classmethod
-    def load(cls, path: str) -> "Report":
+    def load(cls, path: str) -> Report:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
         if not isinstance(data, dict) or "schema_version" not in data:
             raise ValueError(f"{path} is not a tcdoctor report (no schema_version)")
         if data["schema_version"] > SCHEMA_VERSION:
             raise ValueError(
-                f"{path} has schema_version {data['schema_version']}; this tcdoctor reads up to {SCHEMA_VERSION}"
+                f"{path} has schema_version {data['schema_version']}; "
+                f"this tcdoctor reads up to {SCHEMA_VERSION}"
             )
-        return cls(data)
+        try:
+            return cls.from_dict(data)
+        except (TypeError, AttributeError, ValueError) as exc:
+            raise ValueError(f"{path} does not have a tcdoctor report's shape ({exc})") from None
 
     def _repr_html_(self) -> str:
         from .render.html import render
@@ -99,7 +135,7 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
         "environment": {},
         "phases": {},
     }
-    data.update(_skeleton())
+    data.update({sec: {} for sec in SECTIONS}, errors=[])
     done: dict[str, dict] = {}
     strategy_failures: list[dict] = []
     for ev in events:
@@ -143,28 +179,28 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
         st = data["phases"].get(phase.name)
         if phase.sections and not (st and st["status"] == "ok"):
             phase.not_measured(data, phase.sections, _why(phase.name, st, data["errors"]))
-    _tried(data, done)
-    _decide(data)
-    return Report(data)
+    report = Report.from_dict(data)
+    _tried(report, done)
+    _decide(report)
+    return report
 
 
-def _decide(data: dict, **rules: Any) -> None:
+def _decide(report: Report, **rules: Any) -> None:
     """The verdict, plus what the tried fixes and the ablation showed (pure: recomputing gives the same)."""
-    data["verdict"] = decide(data, **rules)
-    data["verdict"]["advice"] += tried.advice(data)
-    tried.annotate(data)
-    extend_verdict(data)  # a distributed run's reasons and advice (tcdoctor/distributed.py)
+    report.verdict = decide(report, **rules)
+    report.verdict.advice += tried.advice(report)
+    tried.annotate(report)
+    extend_verdict(report)  # a distributed run's reasons and advice (tcdoctor/distributed.py)
 
 
-def _tried(data: dict, done: dict) -> None:
+def _tried(report: Report, done: dict) -> None:
     """Fix and ablation rows: from their children, then the shape/region fixes the strategy rows show."""
     rows = {k[len("strategy:") :]: v for k, v in done.items() if k.startswith("strategy:")}
-    data["fixes"] = [v for k, v in rows.items() if k.startswith("fix:")] + tried.from_strategies(
-        data
-    )
-    data["fixes_not_tried"] = (done.get("fixes_not_tried") or {}).get("not_tried", [])
-    data["ablation"] = tried.ablation_layer(
-        data, [v for k, v in rows.items() if k.startswith("ablation:")]
+    report.fixes = [FixRow.from_dict(v) for k, v in rows.items() if k.startswith("fix:")]
+    report.fixes += tried.from_strategies(report)
+    report.fixes_not_tried = (done.get("fixes_not_tried") or {}).get("not_tried", [])
+    report.ablation = tried.ablation_layer(
+        report, [StrategyRow.from_dict(v) for k, v in rows.items() if k.startswith("ablation:")]
     )
 
 
@@ -239,6 +275,6 @@ def _why(phase: str, status: dict | None, errors: list[dict]) -> str:
 
 def with_verdict(report: Report, **rules: Any) -> Report:
     """A copy of the report with the verdict recomputed (e.g. another --expected-calls)."""
-    data = copy.deepcopy(report.data)
-    _decide(data, **rules)
-    return Report(data)
+    out = copy.deepcopy(report)
+    _decide(out, **rules)
+    return out

@@ -18,9 +18,12 @@ import glob
 import os
 import shutil
 import subprocess
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from .report import Report
 
 DEFAULT_DIR = "tcdoctor-torch-trace"
 TIMEOUT_S = 300
@@ -92,8 +95,8 @@ def command(trace_dir: str, found: list[str]) -> list[str]:
     ]
 
 
-def attach(report: Any, opts: Any, echo: bool = True) -> dict | None:
-    """Run tlparse on the cold logs if it is installed; record logs, output and command in report['torch_trace']."""
+def attach(report: Report, opts: Any, echo: bool = True) -> dict | None:
+    """Run tlparse on the cold logs if it is installed; record logs, output and command in report.torch_trace."""
     trace_dir = getattr(opts, "torch_trace", None)
     if not trace_dir:
         return None
@@ -121,7 +124,7 @@ def attach(report: Any, opts: Any, echo: bool = True) -> dict | None:
             }
         except (OSError, subprocess.TimeoutExpired) as exc:
             info["tlparse"] = {"ran": False, "error": str(exc)}
-    report.data["torch_trace"] = info
+    report.torch_trace = info
     if echo:
         if not found:
             click.echo(

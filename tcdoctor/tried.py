@@ -20,11 +20,16 @@ Planning is torch-free (the parent adds the stance fix once the warm child has m
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import units
+from .results import Ablation, Advice, FixRow, StrategyRow
+
+if TYPE_CHECKING:
+    from .report import Report
 
 CONFIG_HINT = re.compile(r"torch\._dynamo\.config\.(\w+)\s*=\s*True")
 ABLATION_BACKENDS = ("eager", "aot_eager")
@@ -299,11 +304,11 @@ def _reset_stance() -> None:
 # -- in the parent ------------------------------------------------------------------------------
 
 
-def from_strategies(data: dict) -> list[dict]:
+def from_strategies(report: Report) -> list[FixRow]:
     """Shape and region fixes, read from the strategy rows already measured (nothing compiled again)."""
-    st = data.get("strategies") or {}
+    st = report.strategies
     out = []
-    dyn = {r["name"]: r for r in st.get("dynamic") or []}
+    dyn = {r.name: r for r in st.dynamic or []}
     base = dyn.get("automatic") or dyn.get("static")
     for name, line in (
         ("marked", "torch._dynamo.mark_dynamic(x, dim)  # before the first call"),
@@ -312,137 +317,141 @@ def from_strategies(data: dict) -> list[dict]:
         r = dyn.get(name)
         if not r or not base:
             continue
-        fewer = r["recompiles"] < base["recompiles"]
+        fewer = r.recompiles < base.recompiles
         out.append(
-            {
-                "fix": line,
-                "kind": "dynamic",
-                "name": name,
-                "addresses": ["recompiles"],
-                "before": {"recompiles": base["recompiles"], "compile_s": base["compile_s"]},
-                "after": {
-                    "recompiles": r["recompiles"],
-                    "compile_s": r["compile_s"],
-                    "limit_hit": r["limit_hit"],
+            FixRow(
+                fix=line,
+                kind="dynamic",
+                name=name,
+                addresses=["recompiles"],
+                before={"recompiles": base.recompiles, "compile_s": base.compile_s},
+                after={
+                    "recompiles": r.recompiles,
+                    "compile_s": r.compile_s,
+                    "limit_hit": r.limit_hit,
                 },
-                "outcome": "helps" if fewer and not r["limit_hit"] else "no effect",
-                "why": f"strategy row '{name}' vs '{base['name']}': {base['recompiles']} → {r['recompiles']} recompiles",
-                "source": "strategies.dynamic",
-            }
+                outcome="helps" if fewer and not r.limit_hit else "no effect",
+                why=f"strategy row '{name}' vs '{base.name}': "
+                f"{base.recompiles} → {r.recompiles} recompiles",
+                source="strategies.dynamic",
+            )
         )
-    reg = st.get("regions")
+    reg = st.regions
     if reg and reg.get("regions"):
         from .verdict import RULES, recommend  # the same recommendation the verdict shows
 
-        rec = recommend(data, dict(RULES)).get("regions") or {}
+        rec = recommend(report, dict(RULES)).get("regions") or {}
         picked = rec.get("choice") or []
         out.append(
-            {
-                "fix": "compile only: "
+            FixRow(
+                fix="compile only: "
                 + (", ".join(picked) if picked else "(no clean, faster region)"),
-                "kind": "regions",
-                "name": "regions",
-                "addresses": ["graph breaks"],
-                "before": {},
-                "after": {"expected_gain_s_per_forward": rec.get("expected_gain_s_per_forward")},
-                "outcome": "helps" if picked else "no effect",
-                "why": rec.get("text") or "",
-                "source": "strategies.regions",
-            }
+                kind="regions",
+                name="regions",
+                addresses=["graph breaks"],
+                before={},
+                after={"expected_gain_s_per_forward": rec.get("expected_gain_s_per_forward")},
+                outcome="helps" if picked else "no effect",
+                why=rec.get("text") or "",
+                source="strategies.regions",
+            )
         )
     return out
 
 
-def ablation_layer(data: dict, rows: list[dict]) -> dict | None:
+def _main_row(report: Report) -> StrategyRow:
+    """The real backend's row: the main analysis, reused (never compiled a second time)."""
+    rt = report.runtime
+    return StrategyRow(
+        backend=(report.options or {}).get("backend"),
+        speedup=rt.speedup,
+        speedup_ci=rt.speedup_ci,
+        numerics_passed=report.numerics.passed,
+        graph_breaks=report.graph_breaks.count,
+        source="main analysis",
+    )
+
+
+def ablation_layer(report: Report, rows: list[StrategyRow]) -> Ablation | None:
     """Which layer the loss or the drift comes from, from eager / aot_eager / the real backend side by side."""
     if not rows:
         return None
-    rt, num = data.get("runtime") or {}, data.get("numerics") or {}
-    real = {
-        "backend": (data.get("options") or {}).get("backend"),
-        "speedup": rt.get("speedup"),
-        "speedup_ci": rt.get("speedup_ci"),
-        "numerics_passed": num.get("passed"),
-        "graph_breaks": (data.get("graph_breaks") or {}).get("count"),
-        "source": "main analysis",
-    }
-    by = {r["backend"]: r for r in rows if r.get("backend")}
+    real = _main_row(report)
+    by = {r.backend: r for r in rows if r.backend}
     layers = [
         ("eager", "Dynamo (guards, graph breaks, the Python around compiled regions)"),
         ("aot_eager", "AOTAutograd (its runtime wrappers, functionalization)"),
-        (real["backend"], f"the {real['backend']} backend's kernels"),
+        (real.backend, f"the {real.backend} backend's kernels"),
     ]
-    table = [dict(by[b], backend=b) for b, _ in layers[:2] if b in by] + [real]
+    table = [dataclasses.replace(by[b], backend=b) for b, _ in layers[:2] if b in by] + [real]
+
+    def row_of(b: str | None) -> StrategyRow | None:
+        return real if b == real.backend else by.get(b)
+
     text = None
     for b, what in layers:
-        r = real if b == real["backend"] else by.get(b)
-        ci = (r or {}).get("speedup_ci") or [None, None]
+        r = row_of(b)
+        ci = (r.speedup_ci if r else None) or [None, None]
         if r and ci[1] is not None and ci[1] < 1.0:
-            text = f"already {r['speedup']:.2f}× with backend={b!r}: the loss comes from {what}"
+            text = f"already {r.speedup:.2f}× with backend={b!r}: the loss comes from {what}"
             break
     drift = next(
-        (
-            b
-            for b, _ in layers
-            if ((real if b == real["backend"] else by.get(b)) or {}).get("numerics_passed") is False
-        ),
+        (b for b, _ in layers if (r := row_of(b)) is not None and r.numerics_passed is False),
         None,
     )
     if drift:
         what = dict(layers)[drift]
         text = (text + "; " if text else "") + f"outputs first drift with backend={drift!r}: {what}"
-    return {"rows": table, "layer": text}
+    return Ablation(rows=table, layer=text)
 
 
-def advice(data: dict) -> list[dict]:
+def advice(report: Report) -> list[Advice]:
     """One advice line per tried fix (a fix that did not help says so, so nobody tries it again)."""
     out = []
-    for row in data.get("fixes") or []:
+    for row in report.fixes or []:
         summary = units.fix_summary(row)
         text = (
-            f"Tried `{row['fix']}`: {row.get('outcome')}"
+            f"Tried `{row.fix}`: {row.outcome}"
             + (f" ({summary})" if summary else "")
-            + f". {row.get('why') or ''}"
+            + f". {row.why or ''}"
         )
-        out.append(
-            {"topic": "tried fix", "text": text.strip(), "evidence": f"fixes[{row.get('name')}]"}
-        )
-    for nt in data.get("fixes_not_tried") or []:
+        out.append(Advice(topic="tried fix", text=text.strip(), evidence=f"fixes[{row.name}]"))
+    for nt in report.fixes_not_tried or []:
         spec = nt.get("spec") or {}
         name = (spec.get("fix") or {}).get("name") or spec.get("backend")
         out.append(
-            {
-                "topic": "tried fix",
-                "text": f"Not tried: {name}: {nt.get('why')}.",
-                "evidence": "fixes_not_tried",
-            }
+            Advice(
+                topic="tried fix",
+                text=f"Not tried: {name}: {nt.get('why')}.",
+                evidence="fixes_not_tried",
+            )
         )
-    layer = (data.get("ablation") or {}).get("layer")
+    layer = report.ablation.layer if report.ablation else None
     if layer:
         out.append(
-            {
-                "topic": "which layer",
-                "text": layer[0].upper() + layer[1:] + ".",
-                "evidence": "ablation.rows",
-            }
+            Advice(
+                topic="which layer",
+                text=layer[0].upper() + layer[1:] + ".",
+                evidence="ablation.rows",
+            )
         )
     return out
 
 
-def annotate(data: dict) -> None:
+def annotate(report: Report) -> None:
     """Say next to each graph-break advice what trying its no-edit fix showed (so nobody tries it again)."""
-    findings = {f.get("id"): f for f in (data.get("graph_breaks") or {}).get("unique") or []}
+    findings = {f.id: f for f in report.graph_breaks.unique or []}
     notes: dict[tuple, list[str]] = {}
-    for row in data.get("fixes") or []:
-        for fid in row.get("addresses") or []:
+    for row in report.fixes or []:
+        for fid in row.addresses or []:
             f = findings.get(fid)
             if f:
-                notes.setdefault((f.get("reason"), f.get("file"), f.get("line")), []).append(
-                    f"tried `{row['fix']}`: {row.get('outcome')}"
+                notes.setdefault((f.reason, f.file, f.line), []).append(
+                    f"tried `{row.fix}`: {row.outcome}"
                 )
-    for a in (data.get("verdict") or {}).get("advice") or []:
-        if a.get("topic") != "graph break":
+    for a in report.verdict.advice or []:
+        if a.topic != "graph break":
             continue
         for (reason, file, line), ns in notes.items():
-            if f"{reason} at {file}:{line}" in (a.get("evidence") or ""):
-                a["text"] += " (" + "; ".join(ns) + ", see Tried.)"
+            if f"{reason} at {file}:{line}" in (a.evidence or ""):
+                a.text += " (" + "; ".join(ns) + ", see Tried.)"

@@ -2,14 +2,18 @@
 confidence interval, a numerics status, a decision), used by the verdict, `check`, `diff`, the
 progress lines and every renderer (the HTML template through Jinja filters of the same names).
 
-Also the one dotted getter over a report's dict (`get(data, "runtime.speedup")`).
-Core module: imports nothing from `render/`, nor anything else of tcdoctor.
+Also the one dotted getter over the children's wire-format dicts (`get(event, "error.message")`);
+a Report is read by attribute (tcdoctor/results.py).
+Core module: imports nothing from `render/`; of tcdoctor only the result types, for annotations.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .results import FixRow, GraphBreak
 
 NA = "not measured"
 
@@ -101,22 +105,22 @@ def decision_text(decision: Any) -> str:
     return DECISION_TEXT.get(decision, decision or "no verdict")
 
 
-def break_site(f: dict) -> str:
+def break_site(f: GraphBreak) -> str:
     """' — inside torch _detect_is_causal_mask (transformer.py:1245), PyTorch itself'.
 
     For breaks in code the user did not write; empty for the user's own code.
     """
-    if not f.get("origin") or f["origin"] == "user":
+    if not f.origin or f.origin == "user":
         return ""
-    site = f.get("site") or {}
+    site = f.site or {}
     name = os.path.basename(site.get("file") or "?")
-    where = f"{f.get('library') or ''} {site.get('function') or ''} ({name}:{site.get('line')})"
-    return f" — inside {where}, {f.get('origin_text')}".replace("  ", " ")
+    where = f"{f.library or ''} {site.get('function') or ''} ({name}:{site.get('line')})"
+    return f" — inside {where}, {f.origin_text}".replace("  ", " ")
 
 
-def break_cost(f: dict, first: bool = False) -> str:
+def break_cost(f: GraphBreak, first: bool = False) -> str:
     """'fix this first: 41 µs per call, 38% of a compiled call' (first) or 'costs 5 µs per call (4%)'."""
-    cost, share = f.get("cost_s_per_call"), f.get("cost_fraction")
+    cost, share = f.cost_s_per_call, f.cost_fraction
     if cost is None:
         return ""
     if first:
@@ -124,9 +128,9 @@ def break_cost(f: dict, first: bool = False) -> str:
     return f"costs {seconds(cost)} per call ({percent(share)})"
 
 
-def fix_summary(row: dict) -> str:
+def fix_summary(row: FixRow) -> str:
     """'1 breaks → 0, 0.24× → 0.91× (95% CI 0.88–0.95)' from a tried fix's before and after."""
-    b, a = row.get("before") or {}, row.get("after") or {}
+    b, a = row.before or {}, row.after or {}
     parts = [
         f"{b[k]} {unit} → {a[k]}"
         for k, unit in (("graph_breaks", "breaks"), ("recompiles", "recompiles"))

@@ -8,19 +8,30 @@ compile-after-fixes  graph breaks, skipped frames or recompiles stand between th
 dont-compile         the compiled model fails or drifts numerically; or it is not faster and there
                      is nothing to fix; or it is faster but never pays back its compile time.
 
-Shape: `Figures.from_report` reads every figure the verdict uses from the report's dict, once;
+Shape: `Figures.from_report` reads every figure the verdict uses from the typed report, once;
 one `advise_*` rule per advice topic returns advice items (or none); `decision` is the pure
 decision over the figures; `decide` (the entry point) puts them together with `recommend`.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from . import units
+from .results import (
+    Advice,
+    GraphBreak,
+    Recompile,
+    StrategyRow,
+    Verdict,
+    break_even,
+    faster_than_eager,
+)
+
+if TYPE_CHECKING:
+    from .report import Report
 
 RULES: dict[str, float] = {
     "min_speedup": 1.02,  # lower bound of the speedup's 95% CI must exceed this to count as faster
@@ -36,25 +47,6 @@ HORIZONS = {
     "one epoch of 10,000 steps": 10_000,
     "a server handling 1M requests": 1_000_000,
 }
-
-
-def break_even(
-    compile_s: float | None, eager_s: float | None, compiled_s: float | None
-) -> dict | None:
-    """Calls after which (compile time − one eager call) is repaid by the per-call saving."""
-    if compile_s is None or not eager_s or not compiled_s or compiled_s >= eager_s:
-        return None
-    saving = eager_s - compiled_s
-    calls = max(1, math.ceil(max(0.0, compile_s - eager_s) / saving))
-    return {"calls": calls, "wall_s": calls * compiled_s + compile_s, "saving_per_call_s": saving}
-
-
-def faster_than_eager(ci_low: float | None, rules: dict) -> bool:
-    """The one test of "significantly faster": the 95% CI's lower bound above min_speedup.
-
-    Used for the main analysis (`Figures.significantly_faster`) and every strategy row.
-    """
-    return ci_low is not None and ci_low > rules["min_speedup"]
 
 
 @dataclass(frozen=True)
@@ -84,53 +76,58 @@ class Figures:
     mode: str | None = None
     cudagraph_skips: int = 0
     compile_failed_message: str | None = None  # set when compiling raised
-    break_findings: tuple[dict, ...] = ()  # graph_breaks.unique
-    recompile_events: tuple[dict, ...] = ()
+    break_findings: tuple[GraphBreak, ...] = ()  # graph_breaks.unique
+    recompile_events: tuple[Recompile, ...] = ()
 
     @classmethod
-    def from_report(cls, data: dict) -> Figures:
-        def g(dotted: str) -> Any:
-            return units.get(data, dotted)
-
-        ci = g("runtime.speedup_ci") or (None, None)
+    def from_report(cls, report: Report) -> Figures:
+        rt, c, g, gb, rc, n = (
+            report.runtime,
+            report.compile,
+            report.guards,
+            report.graph_breaks,
+            report.recompiles,
+            report.numerics,
+        )
         failed = next(
             (
                 str(e.get("message"))
-                for e in data.get("errors") or []
+                for e in report.errors or []
                 if e.get("phase") in ("compile", "compile_warm")
             ),
             None,
         )
         return cls(
-            speedup=g("runtime.speedup"),
-            ci_low=ci[0],
-            ci_high=ci[1],
-            speed_not_measured=g("runtime.not_measured"),
-            eager_s=g("runtime.eager.median_s"),
-            compiled_s=g("runtime.compiled.median_s"),
-            cold_s=g("compile.cold_s"),
-            warm_s=g("compile.warm_s"),
-            breaks=g("graph_breaks.count") or 0,
-            skipped=g("graph_breaks.skipped_frames") or 0,
-            recompiles=g("recompiles.count") or 0,
-            limit_hit=bool(g("recompiles.limit_hit")),
-            recompile_limit=g("recompiles.limit"),
-            numerics_passed=g("numerics.passed"),
-            numerics_max_abs_err=g("numerics.max_abs_err"),
-            numerics_failed_outputs=tuple(g("numerics.failed_outputs") or ()),
-            guard_fraction=g("guards.overhead_fraction"),
-            guard_s=g("guards.overhead_s_per_call"),
-            guard_count=g("guards.count"),
-            device=g("environment.device"),
-            mode=g("options.mode"),
-            cudagraph_skips=g("compile.cold_cache.cudagraph_skips") or 0,
+            speedup=rt.speedup,
+            ci_low=rt.ci_low,
+            ci_high=rt.ci_high,
+            speed_not_measured=rt.not_measured,
+            eager_s=rt.eager.median_s,
+            compiled_s=rt.compiled.median_s,
+            cold_s=c.cold_s,
+            warm_s=c.warm_s,
+            breaks=gb.count or 0,
+            skipped=gb.skipped_frames or 0,
+            recompiles=rc.count or 0,
+            limit_hit=bool(rc.limit_hit),
+            recompile_limit=rc.limit,
+            numerics_passed=n.passed,
+            numerics_max_abs_err=n.max_abs_err,
+            numerics_failed_outputs=tuple(n.failed_outputs or ()),
+            guard_fraction=g.overhead_fraction,
+            guard_s=g.overhead_s_per_call,
+            guard_count=g.count,
+            device=(report.environment or {}).get("device"),
+            mode=(report.options or {}).get("mode"),
+            cudagraph_skips=c.cudagraph_skips,
             compile_failed_message=failed,
-            break_findings=tuple(g("graph_breaks.unique") or ()),
-            recompile_events=tuple(g("recompiles.events") or ()),
+            break_findings=tuple(gb.unique or ()),
+            recompile_events=tuple(rc.events or ()),
         )
 
     def significantly_faster(self, rules: dict) -> bool:
-        return faster_than_eager(self.ci_low, rules)
+        """The same rule as the report's `Runtime` and every strategy row (results.py)."""
+        return faster_than_eager(self.ci_low, rules["min_speedup"])
 
     @property
     def significantly_slower(self) -> bool:
@@ -182,32 +179,30 @@ CALL_SITE_FIXES = {
 }
 
 
-def _own_code_fix(f: dict) -> str:
-    reason = (f.get("reason") or "").lower()
+def _own_code_fix(f: GraphBreak) -> str:
+    reason = (f.reason or "").lower()
     if "data-dependent branching" in reason or "generic_jump" in reason:
         return "make the branch tensor-valued: `torch.where(cond, a, b)` for both outcomes, or `torch.cond` for real control flow"
     if "item()" in reason:
         return "keep the value a tensor instead of calling .item(), or set `torch._dynamo.config.capture_scalar_outputs = True`"
-    if "builtin operator" in reason and "print" in (f.get("explanation") or "") + (
-        f.get("code") or ""
-    ):
+    if "builtin operator" in reason and "print" in (f.explanation or "") + (f.code or ""):
         return "remove the print from forward (or log outside the compiled region); `torch._dynamo.config.reorderable_logging_functions` can keep it"
-    if f.get("hints"):
-        return f["hints"][0]
+    if f.hints:
+        return f.hints[0]
     return "see the linked explanation"
 
 
-def _foreign_code_fix(f: dict) -> str:
+def _foreign_code_fix(f: GraphBreak) -> str:
     """What the user can do from their side about a break in code they did not write."""
-    site = f.get("site") or {}
+    site = f.site or {}
     known = CALL_SITE_FIXES.get(site.get("function") or "")
-    if f.get("origin") == "step":
+    if f.origin == "step":
         return (
             "this is the standard training step's own call (backward/optimizer), not your code: compare the "
             "training ways tcdoctor measured (model only, optimizer.step only) and use the fastest"
         )
     options = [known] if known else []
-    lib = f.get("library") or "the library"
+    lib = f.library or "the library"
     if lib == "torch" and "optim" in (site.get("file") or ""):
         options.append(
             "compile the model and `optimizer.step` separately (PyTorch's optimizer recipe) instead of one "
@@ -220,30 +215,30 @@ def _foreign_code_fix(f: dict) -> str:
     return "; or ".join(options)
 
 
-def graph_break_advice(f: dict) -> str:
-    where = f"{f.get('file') or '?'}:{f.get('line') or '?'}"
-    code = f" (`{f['code']}`)" if f.get("code") else ""
+def graph_break_advice(f: GraphBreak) -> str:
+    where = f.where
+    code = f" (`{f.code}`)" if f.code else ""
     extra = ""
-    if f.get("frame_skipped"):
+    if f.frame_skipped:
         extra = " Because this break is inside a loop (or try/with block), Dynamo skipped the whole frame: all of it runs eagerly."
-    n = f.get("occurrences", 1)
+    n = f.occurrences or 1
     times = f" ({n}×)" if n > 1 else ""
-    origin = f.get("origin") or "user"
+    origin = f.origin or "user"
     if origin == "user":
-        return f"Graph break at {where}{code}{times}: {f.get('reason')}. Fix: {_own_code_fix(f)}.{extra}"
-    site = f.get("site") or {}
-    at = f"{f.get('library') or 'library'} {site.get('function') or ''} ({site.get('file') or '?'}:{site.get('line') or '?'})".replace(
+        return f"Graph break at {where}{code}{times}: {f.reason}. Fix: {_own_code_fix(f)}.{extra}"
+    site = f.site or {}
+    at = f"{f.library or 'library'} {site.get('function') or ''} ({site.get('file') or '?'}:{site.get('line') or '?'})".replace(
         "  ", " "
     )
-    hint = f" PyTorch's hint, for that code's authors: {f['hints'][0]}" if f.get("hints") else ""
+    hint = f" PyTorch's hint, for that code's authors: {f.hints[0]}" if f.hints else ""
     return (
-        f"Graph break inside {f.get('origin_text') or 'code you did not write'}: {at}, reached from {where}{code}{times}: "
-        f"{f.get('reason')}. From your side: {_foreign_code_fix(f)}.{extra}{hint}"
+        f"Graph break inside {f.origin_text or 'code you did not write'}: {at}, reached from {where}{code}{times}: "
+        f"{f.reason}. From your side: {_foreign_code_fix(f)}.{extra}{hint}"
     )
 
 
-def recompile_advice(ev: dict) -> str:
-    r = ev.get("reason") or ""
+def recompile_advice(ev: Recompile) -> str:
+    r = ev.reason or ""
     m = re.search(r"tensor '([^']+)' size mismatch at index (\d+)", r)
     if m:
         fix = (
@@ -269,37 +264,35 @@ def recompile_advice(ev: dict) -> str:
         fix = "a Python value (number, flag or type) is baked into the graph: pass it as a tensor, or keep it constant"
     else:
         fix = "make this input or attribute stable between calls"
-    return (
-        f"Recompile of {ev.get('function')} on {ev.get('variant')}: guard failed: {r}. Fix: {fix}."
-    )
+    return f"Recompile of {ev.function} on {ev.variant}: guard failed: {r}. Fix: {fix}."
 
 
 # One rule per advice topic: each returns its advice items, or none.
 
 
-def _advice(topic: str, text: str, evidence: str) -> dict:
-    return {"topic": topic, "text": text, "evidence": evidence}
+def _advice(topic: str, text: str, evidence: str) -> Advice:
+    return Advice(topic=topic, text=text, evidence=evidence)
 
 
-def advise_graph_breaks(fig: Figures, rules: dict) -> list[dict]:
+def advise_graph_breaks(fig: Figures, rules: dict) -> list[Advice]:
     return [
         _advice(
             "graph break",
             graph_break_advice(f),
-            f"graph_breaks.unique: {f.get('reason')} at {f.get('file')}:{f.get('line')}",
+            f"graph_breaks.unique: {f.reason} at {f.file}:{f.line}",
         )
         for f in fig.break_findings
     ]
 
 
-def advise_recompiles(fig: Figures, rules: dict) -> list[dict]:
+def advise_recompiles(fig: Figures, rules: dict) -> list[Advice]:
     return [
-        _advice("recompile", recompile_advice(ev), f"recompiles.events: {ev.get('reason')}")
+        _advice("recompile", recompile_advice(ev), f"recompiles.events: {ev.reason}")
         for ev in fig.recompile_events
     ]
 
 
-def advise_recompile_limit(fig: Figures, rules: dict) -> list[dict]:
+def advise_recompile_limit(fig: Figures, rules: dict) -> list[Advice]:
     if not fig.limit_hit:
         return []
     text = (
@@ -310,7 +303,7 @@ def advise_recompile_limit(fig: Figures, rules: dict) -> list[dict]:
     return [_advice("recompile limit", text, "recompiles.limit_hit = true")]
 
 
-def advise_guards(fig: Figures, rules: dict) -> list[dict]:
+def advise_guards(fig: Figures, rules: dict) -> list[Advice]:
     if fig.guard_fraction is None or fig.guard_fraction <= rules["guard_overhead_fraction"]:
         return []
     if (fig.device or "cpu").startswith("cuda"):
@@ -329,7 +322,7 @@ def advise_guards(fig: Figures, rules: dict) -> list[dict]:
     return [_advice("guard overhead", text, "guards.overhead_fraction")]
 
 
-def advise_numerics(fig: Figures, rules: dict) -> list[dict]:
+def advise_numerics(fig: Figures, rules: dict) -> list[Advice]:
     if fig.numerics_passed is not False:
         return []
     err = fig.numerics_max_abs_err
@@ -342,7 +335,7 @@ def advise_numerics(fig: Figures, rules: dict) -> list[dict]:
     return [_advice("numerics", text, "numerics.passed = false")]
 
 
-def advise_compile_time(fig: Figures, rules: dict) -> list[dict]:
+def advise_compile_time(fig: Figures, rules: dict) -> list[Advice]:
     ratio = fig.cold_warm_ratio
     if ratio is not None and ratio >= rules["cold_warm_ratio"]:
         text = (
@@ -361,7 +354,7 @@ def advise_compile_time(fig: Figures, rules: dict) -> list[dict]:
     return []
 
 
-def advise_mode(fig: Figures, rules: dict) -> list[dict]:
+def advise_mode(fig: Figures, rules: dict) -> list[Advice]:
     if not ((fig.mode or "").startswith("reduce-overhead") and fig.cudagraph_skips):
         return []
     text = (
@@ -372,7 +365,7 @@ def advise_mode(fig: Figures, rules: dict) -> list[dict]:
     return [_advice("mode", text, "compile.cold_cache.cudagraph_skips")]
 
 
-ADVICE_RULES: tuple[Callable[[Figures, dict], list[dict]], ...] = (
+ADVICE_RULES: tuple[Callable[[Figures, dict], list[Advice]], ...] = (
     advise_graph_breaks,
     advise_recompiles,
     advise_recompile_limit,
@@ -460,71 +453,69 @@ def decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
     return "compile", reasons
 
 
-def decide(data: dict, expected_calls: int | None = None, min_speedup: float | None = None) -> dict:
+def decide(
+    report: Report, expected_calls: int | None = None, min_speedup: float | None = None
+) -> Verdict:
     """The verdict of a report: decision, reasons, advice, strategy recommendations, break-even."""
     rules = dict(RULES)
     if expected_calls is not None:
         rules["expected_calls"] = expected_calls
     if min_speedup is not None:
         rules["min_speedup"] = min_speedup
-    fig = Figures.from_report(data)
+    fig = Figures.from_report(report)
     advice = [item for rule in ADVICE_RULES for item in rule(fig, rules)]
     verdict, reasons = decision(fig, rules)
-    recs = recommend(data, rules)
+    recs = recommend(report, rules)
     for topic, r in recs.items():
         source = "modes" if topic == "mode" else topic
         advice.append(_advice(f"strategy: {topic}", r["text"], f"strategies.{source}"))
     be_cold, be_warm = fig.break_even_cold, fig.break_even_warm
     horizon = int(rules["expected_calls"])
-    return {
-        "decision": verdict,
-        "reasons": reasons,
-        "advice": advice,
-        "recommendations": recs,
-        "break_even_calls": be_cold["calls"] if be_cold else None,
-        "break_even": {
+    return Verdict(
+        decision=verdict,
+        reasons=reasons,
+        advice=advice,
+        recommendations=recs,
+        break_even_calls=be_cold["calls"] if be_cold else None,
+        break_even={
             "cold": be_cold,
             "warm": be_warm,
             "expected_calls": horizon,
             "horizons": dict(HORIZONS),
         },
-        "rules": rules,
-    }
+        rules=rules,
+    )
 
 
-def _faster(row: dict, rules: dict) -> bool:
-    ci = row.get("speedup_ci")
-    return faster_than_eager(ci[0] if ci else None, rules)
+def _region_faster(region: dict, rules: dict) -> bool:
+    """A regions row is free-form JSON (a dict); it is judged by the same rule as any other row."""
+    ci = region.get("speedup_ci")
+    return faster_than_eager(ci[0] if ci else None, rules["min_speedup"])
 
 
-def _steps_to_repay(row: dict) -> int | None:
-    be = break_even(row.get("first_call_s"), row.get("eager_median_s"), row.get("median_s"))
-    return be["calls"] if be else None
-
-
-def changing_dims(data: dict) -> list[str]:
+def changing_dims(report: Report) -> list[str]:
     """Dimensions named by the size-mismatch guards that recompiled (e.g. "args[0] dim 1")."""
     dims = []
-    for ev in units.get(data, "recompiles.events") or []:
-        m = re.search(r"tensor '([^']+)' size mismatch at index (\d+)", ev.get("reason") or "")
+    for ev in report.recompiles.events or []:
+        m = re.search(r"tensor '([^']+)' size mismatch at index (\d+)", ev.reason or "")
         if m and f"{m.group(1)} dim {m.group(2)}" not in dims:
             dims.append(f"{m.group(1)} dim {m.group(2)}")
     return dims
 
 
-def _recommend_mode(rows: list[dict], rules: dict) -> dict:
+def _recommend_mode(rows: list[StrategyRow], rules: dict) -> dict:
     good = [
         r
         for r in rows
-        if _faster(r, rules) and r.get("numerics_passed") is not False and not r.get("note")
+        if r.significantly_faster(rules) and r.numerics_passed is not False and not r.note
     ]
-    best = max(good, key=lambda r: r["speedup"]) if good else None
+    best = max(good, key=lambda r: r.speedup) if good else None
     if not best:
         return {"choice": None, "text": "no mode is measurably faster than eager here"}
     return {
-        "choice": best["name"],
-        "text": f"mode={best['name']!r}: {units.ratio(best['speedup'])} vs eager, "
-        f"first call {units.seconds(best['first_call_s'])}",
+        "choice": best.name,
+        "text": f"mode={best.name!r}: {units.ratio(best.speedup)} vs eager, "
+        f"first call {units.seconds(best.first_call_s)}",
     }
 
 
@@ -535,74 +526,69 @@ TRAINING_WAYS = {
 }
 
 
-def _recommend_training(rows: list[dict], rules: dict) -> dict:
-    compiled = [r for r in rows if r["name"] != "eager"]
-    good = [r for r in compiled if _faster(r, rules) and r.get("numerics_passed") is not False]
-    best = max(good, key=lambda r: r["speedup"]) if good else None
-    steps = {r["name"]: _steps_to_repay(r) for r in compiled}
+def _recommend_training(rows: list[StrategyRow], rules: dict) -> dict:
+    compiled = [r for r in rows if r.name != "eager"]
+    good = [r for r in compiled if r.significantly_faster(rules) and r.numerics_passed is not False]
+    best = max(good, key=lambda r: r.speedup) if good else None
+    steps = {r.name: r.steps_to_repay for r in compiled}
     names = TRAINING_WAYS
-    drifting = [r for r in compiled if _faster(r, rules) and r.get("numerics_passed") is False]
-    if best and steps.get(best["name"]):
+    drifting = [r for r in compiled if r.significantly_faster(rules) and r.numerics_passed is False]
+    if best and steps.get(best.name):
         text = (
-            f"{names[best['name']]}: {units.seconds(best['median_s'])}/step vs "
-            f"{units.seconds(best['eager_median_s'])} eager ({units.ratio(best['speedup'])}), "
-            f"repaid after {steps[best['name']]:,} steps"
+            f"{names[best.name]}: {units.seconds(best.median_s)}/step vs "
+            f"{units.seconds(best.eager_median_s)} eager ({units.ratio(best.speedup)}), "
+            f"repaid after {steps[best.name]:,} steps"
         )
     elif best:
         text = (
-            f"{names[best['name']]}: {units.ratio(best['speedup'], word='faster')}, "
+            f"{names[best.name]}: {units.ratio(best.speedup, word='faster')}, "
             "but it never repays its compile time"
         )
     elif drifting:
         text = "keep the step eager until the numerics are resolved: " + "; ".join(
-            f"{names[r['name']]} is {units.ratio(r['speedup'], word='faster')} but fails the "
+            f"{names[r.name]} is {units.ratio(r.speedup, word='faster')} but fails the "
             "numerics check"
-            + (
-                f" (max abs error {units.sci(r['max_abs_err'])})"
-                if r.get("max_abs_err") is not None
-                else ""
-            )
+            + (f" (max abs error {units.sci(r.max_abs_err)})" if r.max_abs_err is not None else "")
             for r in drifting
         )
     else:
         text = "keep the step eager: no way of compiling it is measurably faster"
-    return {"choice": best["name"] if best else "eager", "break_even_steps": steps, "text": text}
+    return {"choice": best.name if best else "eager", "break_even_steps": steps, "text": text}
 
 
-def _recommend_dynamic(rows: list[dict], rules: dict, data: dict) -> dict:
+def _recommend_dynamic(rows: list[StrategyRow], rules: dict, report: Report) -> dict:
     horizon = rules["expected_calls"]
-    usable = [r for r in rows if not r.get("limit_hit")] or rows
+    usable = [r for r in rows if not r.limit_hit] or rows
     cost = {
-        r["name"]: r["compile_s"]
-        + horizon * sum(s["median_s"] for s in r["shapes"]) / len(r["shapes"])
+        r.name: r.compile_s + horizon * sum(s["median_s"] for s in r.shapes) / len(r.shapes)
         for r in usable
     }
-    best = min(usable, key=lambda r: cost[r["name"]])
-    dims = changing_dims(data) or [d for r in rows for d in r.get("changing_dims", [])][:1]
+    best = min(usable, key=lambda r: cost[r.name])
+    dims = changing_dims(report) or [d for r in rows for d in r.changing_dims or []][:1]
     dim_txt = (
         f"; the dimension that changes: {', '.join(dims)} "
         "(torch._dynamo.mark_dynamic on it before the first call)"
         if dims
         else ""
     )
-    static = next((r for r in rows if r["name"] == "static"), None)
+    static = next((r for r in rows if r.name == "static"), None)
     static_txt = (
-        f" (static: {static['compiles']} compiles, {units.seconds(static['compile_s'])})"
+        f" (static: {static.extra.get('compiles')} compiles, {units.seconds(static.compile_s)})"
         if static and static is not best
         else ""
     )
     return {
-        "choice": best["name"],
+        "choice": best.name,
         "dims": dims,
         "costs_s": cost,
-        "text": f"{best['name']} shapes: {best['compiles']} compile(s), "
-        f"{units.seconds(best['compile_s'])} compiling{static_txt}, "
+        "text": f"{best.name} shapes: {best.extra.get('compiles')} compile(s), "
+        f"{units.seconds(best.compile_s)} compiling{static_txt}, "
         f"lowest compile + run time over {horizon:,} calls{dim_txt}",
     }
 
 
 def _recommend_regions(regions: list[dict], rules: dict, eager_forward_s: float | None) -> dict:
-    pick = [r for r in regions if r.get("fullgraph") and _faster(r, rules)]
+    pick = [r for r in regions if r.get("fullgraph") and _region_faster(r, rules)]
     gain = sum((r["eager_median_s"] - r["median_s"]) * r["calls_per_forward"] for r in pick)
     frac = (
         f" ({units.percent(gain / eager_forward_s)} of an eager forward)"
@@ -620,22 +606,20 @@ def _recommend_regions(regions: list[dict], rules: dict, eager_forward_s: float 
     return {"choice": [r["name"] for r in pick], "expected_gain_s_per_forward": gain, "text": text}
 
 
-def recommend(data: dict, rules: dict) -> dict:
+def recommend(report: Report, rules: dict) -> dict:
     """One recommendation per strategy family that was measured, each with the figures behind it."""
-    st = data.get("strategies") or {}
+    st = report.strategies
     rec: dict = {}
-    modes = [r for r in st.get("modes") or [] if r.get("speedup") is not None]
+    modes = [r for r in st.modes or [] if r.speedup is not None]
     if modes:
         rec["mode"] = _recommend_mode(modes, rules)
-    train = [r for r in st.get("training") or [] if r.get("median_s") is not None]
+    train = [r for r in st.training or [] if r.median_s is not None]
     if train:
         rec["training"] = _recommend_training(train, rules)
-    dyn = [r for r in st.get("dynamic") or [] if r.get("shapes")]
+    dyn = [r for r in st.dynamic or [] if r.shapes]
     if dyn:
-        rec["dynamic"] = _recommend_dynamic(dyn, rules, data)
-    reg = st.get("regions")
+        rec["dynamic"] = _recommend_dynamic(dyn, rules, report)
+    reg = st.regions
     if reg and reg.get("regions"):
-        rec["regions"] = _recommend_regions(
-            reg["regions"], rules, units.get(data, "runtime.eager.median_s")
-        )
+        rec["regions"] = _recommend_regions(reg["regions"], rules, report.runtime.eager.median_s)
     return rec

@@ -203,7 +203,7 @@ def test_html_has_the_rank_table(ddp_run):
     from tcdoctor.render.html import render
     from tcdoctor.report import Report
 
-    page = render(Report(ddp_run[0]))
+    page = render(Report.from_dict(ddp_run[0]))
     assert "Ranks (2 of 2)" in page and "DDPOptimizer subgraphs at the first call: 4" in page
 
 

@@ -84,13 +84,11 @@ def test_tiny_add_is_slower_compiled_and_guard_overhead_is_the_stated_cause():
 
     w = tcdoctor.workload.coerce(importlib.import_module("tiny_add").build())
     rep = tcdoctor.analyze(w, budget_s=1.5)
-    rt = rep["runtime"]
-    assert rt["speedup_ci"][1] < 1.0, rt
-    assert rep["verdict"]["decision"] == "dont-compile"
-    assert rep["guards"]["overhead_s_per_call"] > 0 and rep["guards"]["count"] > 0
-    assert any("guard evaluation" in r for r in rep["verdict"]["reasons"]), rep["verdict"][
-        "reasons"
-    ]
+    rt = rep.runtime
+    assert rt.speedup_ci[1] < 1.0, rt
+    assert rep.verdict.decision == "dont-compile"
+    assert rep.guards.overhead_s_per_call > 0 and rep.guards.count > 0
+    assert any("guard evaluation" in r for r in rep.verdict.reasons), rep.verdict.reasons
 
 
 class BigIntermediate(torch.nn.Module):
@@ -106,13 +104,13 @@ def test_memory_peaks_positive_and_fusion_removes_the_big_intermediate():
         4096, 4096
     )  # 64 MiB: eager materialises a and b, inductor fuses into one reduction
     rep = tcdoctor.analyze(BigIntermediate(), (x,), budget_s=0.5)
-    m = rep["memory"]
-    assert m["eager_peak_bytes"] >= 64 * 2**20
-    assert 0 < m["compiled_peak_bytes"] < m["eager_peak_bytes"] / 4
+    m = rep.memory
+    assert m.eager_peak_bytes >= 64 * 2**20
+    assert 0 < m.compiled_peak_bytes < m.eager_peak_bytes / 4
     assert (
-        m["eager"]["rss_delta_bytes"] > 32 * 2**20
+        m.eager["rss_delta_bytes"] > 32 * 2**20
     )  # the RSS cross-check sees the eager allocation too
-    assert m["method"].startswith("CPU: peak of total bytes")
+    assert m.method.startswith("CPU: peak of total bytes")
 
 
 def _perturbing_backend(gm, example_inputs):
@@ -139,11 +137,11 @@ def test_numerics_fail_when_the_backend_changes_results():
         pass
     model = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.Tanh())
     rep = tcdoctor.analyze(model, (torch.randn(4, 16),), backend="tcd_perturb", budget_s=0.1)
-    n = rep["numerics"]
-    assert n["passed"] is False and n["max_abs_err"] == pytest.approx(1e-2, rel=1e-3)
-    assert rep["verdict"]["decision"] == "dont-compile"
+    n = rep.numerics
+    assert n.passed is False and n.max_abs_err == pytest.approx(1e-2, rel=1e-3)
+    assert rep.verdict.decision == "dont-compile"
     clean = tcdoctor.analyze(model, (torch.randn(4, 16),), backend="eager", budget_s=0.1)
-    assert clean["numerics"]["passed"] is True and clean["numerics"]["max_abs_err"] == 0
+    assert clean.numerics.passed is True and clean.numerics.max_abs_err == 0
 
 
 def test_numerics_handles_dict_dataclass_and_non_tensor_outputs():
@@ -178,8 +176,8 @@ def test_reduce_overhead_on_cpu_is_reported_as_doing_nothing():
     rep = tcdoctor.analyze(
         *importlib.import_module("mlp").build(), mode="reduce-overhead", budget_s=0.3
     )
-    assert rep["compile"]["cold_cache"]["cudagraph_skips"] >= 1
-    assert any(a["topic"] == "mode" and "no effect" in a["text"] for a in rep["verdict"]["advice"])
+    assert rep.compile.cold_cache["cudagraph_skips"] >= 1
+    assert any(a.topic == "mode" and "no effect" in a.text for a in rep.verdict.advice)
 
 
 @pytest.mark.inductor
@@ -190,11 +188,11 @@ def test_recompiles_and_breaks_are_the_same_with_eager_and_inductor():
         w = tcdoctor.workload.coerce(importlib.import_module("batch_size").build())
         rep = tcdoctor.analyze(w, backend=backend, budget_s=0.1)
         return (
-            rep["graph_breaks"]["count"],
-            rep["graphs"]["count"],
-            rep["recompiles"]["count"],
-            [e["reason"] for e in rep["recompiles"]["events"]],
-            rep["recompiles"]["limit_hit"],
+            rep.graph_breaks.count,
+            rep.graphs.count,
+            rep.recompiles.count,
+            [e.reason for e in rep.recompiles.events],
+            rep.recompiles.limit_hit,
         )
 
     assert summary("eager") == summary("inductor")

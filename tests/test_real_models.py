@@ -146,22 +146,22 @@ def test_autocast_runs_every_call_in_bf16_and_judges_with_its_tolerance():
         backend="aot_eager",
         budget_s=0.2,
     )
-    (out,) = rep["numerics"]["outputs"]
+    (out,) = rep.numerics.outputs
     assert out["dtype"] == "bfloat16" and out["tol"] == 1e-2 and out["multiplier"] == 3.0
-    assert rep["environment"]["autocast"] == "bfloat16" and rep["numerics"]["passed"] is True
+    assert rep.environment["autocast"] == "bfloat16" and rep.numerics.passed is True
 
 
 @pytest.mark.inductor
 def test_bert_training_step_with_dropout_has_no_false_numerics_failure_and_no_negative_figure():
     rep = tcdoctor.analyze(load_build("bert_train")(), budget_s=0.5)
-    n = rep["numerics"]
-    assert n["rng"]["stochastic"] is True and n["rng"]["fallback_random"] is True, n["rng"]
-    assert n["passed"] is True, n
-    assert "fallback_random" in n["rng"]["method"] and n["rng"]["extra_compile_s"] > 0
-    assert not any("umerics" in r for r in rep["verdict"]["reasons"])
-    negative = [(p, v) for p, v in numbers_in(rep.data) if v < 0 and not p.endswith("cosine")]
+    n = rep.numerics
+    assert n.rng["stochastic"] is True and n.rng["fallback_random"] is True, n.rng
+    assert n.passed is True, n
+    assert "fallback_random" in n.rng["method"] and n.rng["extra_compile_s"] > 0
+    assert not any("umerics" in r for r in rep.verdict.reasons)
+    negative = [(p, v) for p, v in numbers_in(rep.to_dict()) if v < 0 and not p.endswith("cosine")]
     assert not negative, negative
-    ph = rep["compile"]["phases"]
+    ph = rep.compile.phases
     parts = (
         ph["dynamo_s"]
         + ph["aot_autograd_s"]
@@ -169,7 +169,7 @@ def test_bert_training_step_with_dropout_has_no_false_numerics_failure_and_no_ne
         + ph["codegen_and_cpp_or_triton_s"]
     )
     assert parts == pytest.approx(ph["total_compile_s"]) and ph["backward_graphs_s"] > 0
-    assert ph["total_compile_s"] <= rep["compile"]["first_call_s"]
+    assert ph["total_compile_s"] <= rep.compile.first_call_s
 
 
 def test_the_advised_call_site_argument_removes_the_transformer_break(tmp_path):

@@ -81,9 +81,7 @@ def test_no_variants_no_recompiles():
 def test_in_process_api_reports_the_same_recompiles():
     w = coerce(importlib.import_module("batch_size").build())
     rep = tcdoctor.analyze(w, backend="eager", budget_s=0.1)
-    assert rep["recompiles"]["count"] == 1
-    assert (
-        rep["recompiles"]["events"][0]["function"] == "Sequential.forward"
-    )  # not torch's wrapper 'inner'
-    assert rep["runtime"]["recompiles_during_timing"] == 0
-    assert rep["guards"]["count"] and rep["guards"]["count"] > 0
+    assert rep.recompiles.count == 1
+    assert rep.recompiles.events[0].function == "Sequential.forward"  # not torch's wrapper 'inner'
+    assert rep.runtime.recompiles_during_timing == 0
+    assert rep.guards.count and rep.guards.count > 0

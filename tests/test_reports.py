@@ -223,7 +223,7 @@ def test_hundreds_of_graph_breaks_stay_usable(inject_report):
     data["verdict"]["advice"] = [
         {"topic": "graph break", "text": f"fix {i}", "evidence": "e"} for i in range(300)
     ]
-    html = render(Report(data))
+    html = render(Report.from_dict(data))
     assert 'class="filter"' in html and html.count("<tr><td><code>") >= 300
     assert "op_299(x)  # &lt;b&gt;299&lt;/b&gt;" in html
     assert "100 more in the JSON report" in html
@@ -275,10 +275,12 @@ def test_html_writes_figures_with_the_units_formatters():
         },
         "compile": {"cold_s": 2.0, "warm_s": 0.5},
         "numerics": {"passed": False, "max_abs_err": 0.0123},
-        "guards": {"overhead_fraction": 0.35, "overhead_s_per_call": 4e-6, "count": 9},
+        # the guard share is derived: guard time over the compiled median above (35%)
+        "guards": {"overhead_s_per_call": 0.35 * 1e-3 / 1.52, "count": 9},
     }
-    data["verdict"] = decide(data)
-    html = render(Report(data))
+    report = Report.from_dict(data)
+    report.verdict = decide(report)
+    html = render(report)
     assert f'<div class="d">{units.decision_text("dont-compile")}'.replace("'", "&#39;") in html
     assert "<b>1.52×</b><span>95% CI 1.49–1.56</span>" in html
     assert "<span>numerics</span><b>FAIL</b>" in html
@@ -286,4 +288,4 @@ def test_html_writes_figures_with_the_units_formatters():
     assert "<td>35.0%</td>" in html and "<b>5,844 calls</b>" in html
     assert "<td>1,459</td>" in html and "<td>100,000</td>" in html
     bare = {"target": "m.py:build", "errors": [], "environment": {}, "phases": {}}
-    assert "Numerics: not measured" in render(Report(bare))
+    assert "Numerics: not measured" in render(Report.from_dict(bare))

@@ -85,7 +85,7 @@ def test_training_analysis_leaves_the_users_model_and_optimizer_untouched():
     before = copy.deepcopy(spec.model.state_dict())
     opt_before = copy.deepcopy(spec.optimizer.state_dict())
     rep = tcdoctor.analyze(spec, backend="aot_eager", budget_s=0.2)
-    assert rep["runtime"]["samples"] >= 10
+    assert rep.runtime.samples >= 10
     for k, v in spec.model.state_dict().items():
         assert torch.equal(v, before[k]), k
     assert spec.optimizer.state_dict()["state"] == opt_before["state"] == {}

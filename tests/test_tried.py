@@ -10,6 +10,8 @@ from conftest import sample
 import tcdoctor
 from tcdoctor import tried
 from tcdoctor.probes import break_cost
+from tcdoctor.report import Report
+from tcdoctor.results import StrategyRow
 
 CHEAP = (
     "--backend",
@@ -69,11 +71,11 @@ def test_breaks_are_ranked_by_what_they_cost_per_call():
     import importlib
 
     rep = tcdoctor.analyze(*importlib.import_module("two_breaks").build(), budget_s=0.5)
-    first, second = rep["graph_breaks"]["unique"]
-    assert "slow_postprocess(h)" in first["code"], first  # the disable()d call, ranked first
-    assert "graph_break()" in second["code"], second
-    assert first["cost_s_per_call"] > 3 * second["cost_s_per_call"] > 0
-    assert 0 < second["cost_fraction"] < first["cost_fraction"] <= 1.0
+    first, second = rep.graph_breaks.unique
+    assert "slow_postprocess(h)" in first.code, first  # the disable()d call, ranked first
+    assert "graph_break()" in second.code, second
+    assert first.cost_s_per_call > 3 * second.cost_s_per_call > 0
+    assert 0 < second.cost_fraction < first.cost_fraction <= 1.0
 
 
 @pytest.mark.inductor
@@ -115,12 +117,14 @@ def test_break_cost_from_nested_regions():
 
 
 def test_a_slower_layer_is_named_first():
-    data = {
-        "options": {"backend": "inductor"},
-        "runtime": {"speedup": 0.5, "speedup_ci": [0.45, 0.55]},
-        "numerics": {"passed": True},
-        "graph_breaks": {"count": 0},
-    }
+    report = Report.from_dict(
+        {
+            "options": {"backend": "inductor"},
+            "runtime": {"speedup": 0.5, "speedup_ci": [0.45, 0.55]},
+            "numerics": {"passed": True},
+            "graph_breaks": {"count": 0},
+        }
+    )
     rows = [
         {"backend": "eager", "speedup": 0.6, "speedup_ci": [0.55, 0.65], "numerics_passed": True},
         {
@@ -130,11 +134,10 @@ def test_a_slower_layer_is_named_first():
             "numerics_passed": True,
         },
     ]
-    assert tried.ablation_layer(data, rows)["layer"].startswith(
-        "already 0.60× with backend='eager'"
-    )
-    rows[0]["speedup_ci"] = [0.98, 1.05]
-    assert "backend='aot_eager'" in tried.ablation_layer(data, rows)["layer"]
+    rows = [StrategyRow.from_dict(r) for r in rows]
+    assert tried.ablation_layer(report, rows).layer.startswith("already 0.60× with backend='eager'")
+    rows[0].speedup_ci = [0.98, 1.05]
+    assert "backend='aot_eager'" in tried.ablation_layer(report, rows).layer
 
 
 class _Opts:

@@ -1,5 +1,7 @@
 """Verdict rules driven with literal figures: no model runs."""
 
+from tcdoctor.report import Report
+from tcdoctor.results import GraphBreak, Recompile
 from tcdoctor.verdict import RULES, graph_break_advice, recommend
 
 
@@ -32,7 +34,7 @@ def test_faster_ways_that_fail_numerics_are_named_not_called_slower():
             ]
         }
     }
-    text = recommend(data, dict(RULES))["training"]["text"]
+    text = recommend(Report.from_dict(data), dict(RULES))["training"]["text"]
     assert "no way of compiling it is measurably faster" not in text
     assert "1.39× faster but fails the numerics check (max abs error 0.0084)" in text
 
@@ -53,7 +55,7 @@ def test_a_faster_way_that_passes_is_recommended():
             ]
         }
     }
-    rec = recommend(data, dict(RULES))["training"]
+    rec = recommend(Report.from_dict(data), dict(RULES))["training"]
     assert rec["choice"] == "step" and rec["text"].startswith("compile the whole training step")
 
 
@@ -68,7 +70,7 @@ BREAK = {
 
 
 def test_break_in_users_code_gets_a_fix_for_that_line():
-    text = graph_break_advice({**BREAK, "origin": "user"})
+    text = graph_break_advice(GraphBreak.from_dict({**BREAK, "origin": "user"}))
     assert text.startswith("Graph break at /u/model.py:19") and "keep the value a tensor" in text
 
 
@@ -84,7 +86,7 @@ def test_break_in_torch_never_tells_the_user_to_edit_torch():
             "function": "_detect_is_causal_mask",
         },
     }
-    text = graph_break_advice(f)
+    text = graph_break_advice(GraphBreak.from_dict(f))
     assert "keep the value a tensor" not in text and "Fix:" not in text
     assert (
         "reached from /u/model.py:19" in text
@@ -107,7 +109,7 @@ def test_break_in_the_optimizer_points_at_the_optimizer_recipe():
             "function": "_use_grad",
         },
     }
-    text = graph_break_advice(f)
+    text = graph_break_advice(GraphBreak.from_dict(f))
     assert "optimizer.step` separately" in text and "torch.compiler.disable" in text
     assert (
         not text.split("From your side:")[1].split("PyTorch's hint")[0].strip().startswith("Remove")
@@ -280,14 +282,14 @@ def test_guard_advice_above_a_fifth_of_a_compiled_call(fraction, flagged):
     assert bool(advice) is flagged
     if flagged:
         (item,) = advice
-        assert item["topic"] == "guard overhead" and item["evidence"] == "guards.overhead_fraction"
-        assert item["text"].startswith("Guard evaluation costs 4.0 µs per call, 20% of a compiled")
-        assert "(45 guards)" in item["text"] and "skip_guard_eval_unsafe" in item["text"]
+        assert item.topic == "guard overhead" and item.evidence == "guards.overhead_fraction"
+        assert item.text.startswith("Guard evaluation costs 4.0 µs per call, 20% of a compiled")
+        assert "(45 guards)" in item.text and "skip_guard_eval_unsafe" in item.text
 
 
 def test_guard_advice_on_cuda_points_at_cuda_graphs():
     (item,) = advise_guards(Figures(guard_fraction=0.5, device="cuda:0"), dict(RULES))
-    assert 'mode="reduce-overhead"' in item["text"] and "skip_guard_eval_unsafe" not in item["text"]
+    assert 'mode="reduce-overhead"' in item.text and "skip_guard_eval_unsafe" not in item.text
 
 
 @pytest.mark.parametrize(
@@ -307,20 +309,20 @@ def test_compile_time_advice(cold, warm, advice):
         assert got == []
     else:
         (item,) = got
-        assert item["topic"] == "compile time" and advice in item["text"]
+        assert item.topic == "compile time" and advice in item.text
 
 
 def test_recompile_limit_advice_only_when_hit():
     assert advise_recompile_limit(Figures(recompile_limit=8), dict(RULES)) == []
     (item,) = advise_recompile_limit(Figures(limit_hit=True, recompile_limit=8), dict(RULES))
-    assert item["text"].startswith("The recompile limit (8) was hit") and "EAGERLY" in item["text"]
+    assert item.text.startswith("The recompile limit (8) was hit") and "EAGERLY" in item.text
 
 
 def test_numerics_advice_only_on_failure():
     assert advise_numerics(Figures(numerics_passed=None), dict(RULES)) == []
     assert advise_numerics(Figures(numerics_passed=True), dict(RULES)) == []
     (item,) = advise_numerics(Figures(numerics_passed=False, numerics_max_abs_err=0.5), dict(RULES))
-    assert "beyond tolerance (max abs error 0.5)" in item["text"] and "aot_eager" in item["text"]
+    assert "beyond tolerance (max abs error 0.5)" in item.text and "aot_eager" in item.text
 
 
 def test_mode_advice_when_cuda_graphs_were_skipped():
@@ -328,19 +330,20 @@ def test_mode_advice_when_cuda_graphs_were_skipped():
     assert advise_mode(Figures(mode="max-autotune", cudagraph_skips=1), dict(RULES)) == []
     figs = Figures(mode="reduce-overhead", cudagraph_skips=2, device="cpu")
     (item,) = advise_mode(figs, dict(RULES))
-    assert "had no effect" in item["text"] and "(2 skip(s) recorded) — on cpu" in item["text"]
+    assert "had no effect" in item.text and "(2 skip(s) recorded) — on cpu" in item.text
 
 
 def test_one_advice_item_per_break_and_per_recompile():
-    ev = {
-        "function": "forward",
-        "variant": "batch 8",
-        "reason": "tensor 'x' size mismatch at index 0. expected 4, actual 8",
-    }
-    figs = Figures(break_findings=({**BREAK, "origin": "user"},) * 2, recompile_events=(ev,))
-    assert [a["topic"] for a in advise_graph_breaks(figs, dict(RULES))] == ["graph break"] * 2
+    ev = Recompile(
+        function="forward",
+        variant="batch 8",
+        reason="tensor 'x' size mismatch at index 0. expected 4, actual 8",
+    )
+    brk = GraphBreak.from_dict({**BREAK, "origin": "user"})
+    figs = Figures(break_findings=(brk,) * 2, recompile_events=(ev,))
+    assert [a.topic for a in advise_graph_breaks(figs, dict(RULES))] == ["graph break"] * 2
     (item,) = advise_recompiles(figs, dict(RULES))
-    assert "torch._dynamo.mark_dynamic(x, 0)" in item["text"]
+    assert "torch._dynamo.mark_dynamic(x, 0)" in item.text
     assert advise_graph_breaks(Figures(), dict(RULES)) == []
     assert advise_recompiles(Figures(), dict(RULES)) == []
 
@@ -357,12 +360,13 @@ def test_figures_are_read_from_a_report_once():
         "graph_breaks": {"count": 2, "skipped_frames": 1, "unique": [BREAK]},
         "recompiles": {"count": 3, "limit_hit": True, "limit": 8, "events": []},
         "numerics": {"passed": False, "max_abs_err": 0.1, "failed_outputs": ["out"]},
-        "guards": {"overhead_fraction": 0.3, "overhead_s_per_call": 1e-6, "count": 7},
+        # the guard share is taken of the call it was measured on (1e-6 s is 30% of it)
+        "guards": {"overhead_s_per_call": 1e-6, "call_s": 1e-6 / 0.3, "count": 7},
         "environment": {"device": "cpu"},
         "options": {"mode": "reduce-overhead"},
         "errors": [{"phase": "memory", "message": "no"}, {"phase": "compile_warm", "message": "x"}],
     }
-    f = Figures.from_report(data)
+    f = Figures.from_report(Report.from_dict(data))
     assert (f.speedup, f.ci_low, f.ci_high, f.eager_s, f.compiled_s) == (1.5, 1.4, 1.6, 2.0, 1.0)
     assert (f.cold_s, f.warm_s, f.cold_warm_ratio, f.cudagraph_skips) == (9.0, 3.0, 3.0, 1)
     assert (f.breaks, f.skipped, f.recompiles, f.limit_hit, f.recompile_limit) == (2, 1, 3, True, 8)
@@ -378,9 +382,10 @@ def test_figures_are_read_from_a_report_once():
         "cpu",
         "reduce-overhead",
     )
-    assert f.compile_failed_message == "x" and f.break_findings == (BREAK,) and f.fixable
+    assert f.compile_failed_message == "x" and f.fixable
+    assert f.break_findings == (GraphBreak.from_dict(BREAK),)
     assert f.break_even_cold == {"calls": 7, "wall_s": 16.0, "saving_per_call_s": 1.0}
-    empty = Figures.from_report({})
+    empty = Figures.from_report(Report.from_dict({}))
     assert empty == Figures() and not empty.fixable and empty.break_even_cold is None
 
 
@@ -405,13 +410,14 @@ def test_decide_puts_figures_rules_and_recommendations_together():
             ]
         },
     }
-    v = decide(data)
-    assert v["decision"] == "compile" and v["break_even_calls"] == 5_844
-    assert [a["topic"] for a in v["advice"]] == ["compile time", "strategy: mode"]
-    assert v["recommendations"]["mode"]["choice"] == "default"
-    assert v["break_even"]["warm"]["calls"] == 1_459
-    assert v["break_even"]["expected_calls"] == 100_000
-    assert set(v) == {
+    report = Report.from_dict(data)
+    v = decide(report)
+    assert v.decision == "compile" and v.break_even_calls == 5_844
+    assert [a.topic for a in v.advice] == ["compile time", "strategy: mode"]
+    assert v.recommendations["mode"]["choice"] == "default"
+    assert v.break_even["warm"]["calls"] == 1_459
+    assert v.break_even["expected_calls"] == 100_000
+    assert set(v.to_dict()) == {
         "decision",
         "reasons",
         "advice",
@@ -421,11 +427,11 @@ def test_decide_puts_figures_rules_and_recommendations_together():
         "rules",
     }
     # one test of "significantly faster" for the model and its strategy rows
-    strict = decide(data, min_speedup=1.5, expected_calls=1_000)
-    assert strict["decision"] == "dont-compile"
-    assert strict["recommendations"]["mode"]["choice"] is None
-    assert strict["rules"]["expected_calls"] == strict["break_even"]["expected_calls"] == 1_000
-    assert decide(data, min_speedup=1.48)["recommendations"]["mode"]["choice"] == "default"
+    strict = decide(report, min_speedup=1.5, expected_calls=1_000)
+    assert strict.decision == "dont-compile"
+    assert strict.recommendations["mode"]["choice"] is None
+    assert strict.rules["expected_calls"] == strict.break_even["expected_calls"] == 1_000
+    assert decide(report, min_speedup=1.48).recommendations["mode"]["choice"] == "default"
 
 
 def test_speedups_are_written_by_units():

@@ -68,10 +68,3 @@ def cost(guard_ns: list[int], lookups: int) -> dict:
         "overhead_s_per_call": statistics.median(per_call) if seen else None,
         "overhead_mean_s_per_call": statistics.fmean(per_call) if seen else None,
     }
-
-
-def overhead_fraction(overhead_s: float | None, compiled_median_s: float | None) -> float | None:
-    """Guard cost as a share of one compiled call (the timing phase's median)."""
-    if overhead_s is None or not compiled_median_s:
-        return None
-    return overhead_s / compiled_median_s

@@ -5,6 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from .. import units
+from ..results import Timing
 
 COLORS = {
     "eager": "#6b7a90",
@@ -28,12 +29,12 @@ def _sec(s: float) -> str:
     return escape(units.seconds(s))
 
 
-def boxplot(series: dict[str, dict], width: int = 640) -> str:
+def boxplot(series: dict[str, Timing | None], width: int = 640) -> str:
     """Horizontal p10–p90 whiskers, IQR box and median per series (summaries from stats.summarize)."""
-    rows = [(k, s) for k, s in series.items() if s and s.get("median_s") is not None]
+    rows = [(k, s) for k, s in series.items() if s and s.median_s is not None]
     if not rows:
         return ""
-    hi = max(s["p90_s"] for _, s in rows) * 1.15
+    hi = max(s.p90_s for _, s in rows) * 1.15
     left, right, rh = 90, width - 20, 34
     x = lambda v: left + (right - left) * v / hi  # noqa: E731
     h = rh * len(rows) + 30
@@ -45,17 +46,17 @@ def boxplot(series: dict[str, dict], width: int = 640) -> str:
         c = COLORS.get(name, "#555")
         parts.append(f'<text x="4" y="{y + 17}" class="lbl">{escape(name)}</text>')
         parts.append(
-            f'<line x1="{x(s["p10_s"]):.1f}" x2="{x(s["p90_s"]):.1f}" y1="{y + 13}" y2="{y + 13}" stroke="{c}" stroke-width="2"/>'
+            f'<line x1="{x(s.p10_s):.1f}" x2="{x(s.p90_s):.1f}" y1="{y + 13}" y2="{y + 13}" stroke="{c}" stroke-width="2"/>'
         )
         parts.append(
-            f'<rect x="{x(s["p25_s"]):.1f}" y="{y + 3}" width="{max(1.0, x(s["p75_s"]) - x(s["p25_s"])):.1f}" height="20" fill="{c}" fill-opacity="0.35" stroke="{c}"/>'
+            f'<rect x="{x(s.p25_s):.1f}" y="{y + 3}" width="{max(1.0, x(s.p75_s) - x(s.p25_s)):.1f}" height="20" fill="{c}" fill-opacity="0.35" stroke="{c}"/>'
         )
         parts.append(
-            f'<line x1="{x(s["median_s"]):.1f}" x2="{x(s["median_s"]):.1f}" y1="{y + 1}" y2="{y + 25}" stroke="{c}" stroke-width="3"/>'
+            f'<line x1="{x(s.median_s):.1f}" x2="{x(s.median_s):.1f}" y1="{y + 1}" y2="{y + 25}" stroke="{c}" stroke-width="3"/>'
         )
         parts.append(
-            f'<text x="{min(x(s["p90_s"]) + 6, right - 60):.1f}" y="{y + 17}" class="val">'
-            f"{_sec(s['median_s'])}</text>"
+            f'<text x="{min(x(s.p90_s) + 6, right - 60):.1f}" y="{y + 17}" class="val">'
+            f"{_sec(s.median_s)}</text>"
         )
     for frac in (0, 0.25, 0.5, 0.75, 1.0):
         v = hi * frac
@@ -134,7 +135,7 @@ def break_even(
     parts.append(f'<text x="{left + 10}" y="{top + 16}" class="tick">eager</text>')
     for frac in (0, 0.5, 1.0):
         parts.append(
-            f'<text x="{X(n_max * frac):.1f}" y="{bottom + 16}" class="tick" text-anchor="middle">{int(n_max * frac):,} calls</text>'
+            f'<text x="{X(n_max * frac):.1f}" y="{bottom + 16}" class="tick" text-anchor="middle">{escape(units.calls(int(n_max * frac)))}</text>'
         )
         t = ymax * frac / 1.05
         parts.append(

@@ -1,17 +1,21 @@
 """The rank table (and the structured-trace pointer) in every output: terminal, Markdown, HTML.
 
-Each renderer calls one function here and adds what it returns; nothing is shown for a report
-without a `distributed` or `torch_trace` section.
+Each renderer calls one function here with the typed Report and adds what it returns; nothing is
+shown for a report without a `distributed` or `torch_trace` section. Both sections are free-form
+dicts on the Report (`report.distributed`, `report.torch_trace`), so the row helpers read dicts.
 """
 
 from __future__ import annotations
 
 import html as _html
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .. import units
 from ..tlparse import relative_link
+
+if TYPE_CHECKING:
+    from ..report import Report
 
 HEADERS = [
     "rank",
@@ -98,8 +102,8 @@ def summary_lines(sec: dict) -> list[str]:
     return out
 
 
-def trace_lines(report: Any) -> list[str]:
-    tt = report.data.get("torch_trace")
+def trace_lines(report: Report) -> list[str]:
+    tt = report.torch_trace
     if not tt:
         return []
     tl = tt.get("tlparse") or {}
@@ -108,8 +112,8 @@ def trace_lines(report: Any) -> list[str]:
     return [f"Structured compile logs: {tt['dir']}; render them with: {tt['command']}"]
 
 
-def terminal_lines(report: Any) -> list[str]:
-    sec = report.data.get("distributed")
+def terminal_lines(report: Report) -> list[str]:
+    sec = report.distributed
     out: list[str] = []
     if sec:
         from tabulate import tabulate
@@ -127,8 +131,8 @@ def _md(text: object) -> str:
     return s.replace("\n", " ")
 
 
-def markdown_lines(report: Any) -> list[str]:
-    sec = report.data.get("distributed")
+def markdown_lines(report: Report) -> list[str]:
+    sec = report.distributed
     out: list[str] = []
     if sec:
         out += [
@@ -140,7 +144,7 @@ def markdown_lines(report: Any) -> list[str]:
         ]
         out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows(sec)]
         out += [""] + [f"- {_md(line)}" for line in summary_lines(sec)]
-    tt = report.data.get("torch_trace")
+    tt = report.torch_trace
     if tt:
         attach = tt.get("attach")
         out += [
@@ -159,53 +163,62 @@ def markdown_lines(report: Any) -> list[str]:
     return out
 
 
-def html_block(report_data: dict, base_dir: str | None = None) -> str:
+def html_block(report: Report, base_dir: str | None = None) -> str:
     """The rank table and the tlparse link as an HTML fragment (escaped here; the template inserts it as is)."""
-    e = _html.escape
-    sec = report_data.get("distributed")
     parts: list[str] = []
-    if sec:
-        parts.append(
-            f"<details open><summary>Ranks ({len(sec.get('ranks') or [])} of {e(str(sec.get('world_size')))})</summary>"
-        )
-        parts.append("<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in HEADERS) + "</tr>")
-        for row in rows(sec):
-            parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>")
-        parts.append(
-            "</table><ul>" + "".join(f"<li>{e(line)}</li>" for line in summary_lines(sec)) + "</ul>"
-        )
-        slow = sec.get("slowest") or {}
-        if slow:
-            parts.append(
-                "<table><tr><th>phase</th><th>slowest rank</th><th>its time</th><th>fastest rank's time</th></tr>"
-            )
-            parts += [
-                f"<tr><td>{e(p)}</td><td>{e(str(s.get('rank')))}</td><td>{e(units.seconds(s.get('seconds')))}</td>"
-                f"<td>{e(units.seconds(s.get('fastest_s')))}</td></tr>"
-                for p, s in slow.items()
-            ]
-            parts.append("</table>")
-        how = sec.get("method") or {}
-        parts.append(
-            '<p class="how">' + " ".join(e(f"{k}: {v}.") for k, v in how.items()) + "</p></details>"
-        )
-    tt = report_data.get("torch_trace")
-    if tt:
-        tl = tt.get("tlparse") or {}
-        link = relative_link(tl.get("index"), base_dir)
-        parts.append("<details open><summary>Structured compile logs (tlparse)</summary><p>")
-        if link:
-            parts.append(f'<a href="{e(link)}">tlparse report</a> (a local file: {e(tl["index"])})')
-        else:
-            parts.append(
-                f"Render with <code>{e(tt.get('command') or '')}</code>"
-                + (
-                    f" (tlparse failed: {e(str(tl.get('error')))})"
-                    if tl.get("error")
-                    else " (pip install 'tcdoctor[tlparse]')"
-                )
-            )
-        if tt.get("attach"):
-            parts.append(f"<br>Attach to a PyTorch issue: <code>{e(tt['attach'])}</code>")
-        parts.append(f'</p><p class="how">{e(tt.get("note") or "")}</p></details>')
+    if report.distributed:
+        parts += _ranks_html(report.distributed)
+    if report.torch_trace:
+        parts += _trace_html(report.torch_trace, base_dir)
     return "\n".join(parts)
+
+
+def _ranks_html(sec: dict) -> list[str]:
+    e = _html.escape
+    parts = [
+        f"<details open><summary>Ranks ({len(sec.get('ranks') or [])} of {e(str(sec.get('world_size')))})</summary>",
+        "<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in HEADERS) + "</tr>",
+    ]
+    for row in rows(sec):
+        parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>")
+    parts.append(
+        "</table><ul>" + "".join(f"<li>{e(line)}</li>" for line in summary_lines(sec)) + "</ul>"
+    )
+    slow = sec.get("slowest") or {}
+    if slow:
+        parts.append(
+            "<table><tr><th>phase</th><th>slowest rank</th><th>its time</th><th>fastest rank's time</th></tr>"
+        )
+        parts += [
+            f"<tr><td>{e(p)}</td><td>{e(str(s.get('rank')))}</td><td>{e(units.seconds(s.get('seconds')))}</td>"
+            f"<td>{e(units.seconds(s.get('fastest_s')))}</td></tr>"
+            for p, s in slow.items()
+        ]
+        parts.append("</table>")
+    how = sec.get("method") or {}
+    parts.append(
+        '<p class="how">' + " ".join(e(f"{k}: {v}.") for k, v in how.items()) + "</p></details>"
+    )
+    return parts
+
+
+def _trace_html(tt: dict, base_dir: str | None) -> list[str]:
+    e = _html.escape
+    tl = tt.get("tlparse") or {}
+    link = relative_link(tl.get("index"), base_dir)
+    parts = ["<details open><summary>Structured compile logs (tlparse)</summary><p>"]
+    if link:
+        parts.append(f'<a href="{e(link)}">tlparse report</a> (a local file: {e(tl["index"])})')
+    else:
+        parts.append(
+            f"Render with <code>{e(tt.get('command') or '')}</code>"
+            + (
+                f" (tlparse failed: {e(str(tl.get('error')))})"
+                if tl.get("error")
+                else " (pip install 'tcdoctor[tlparse]')"
+            )
+        )
+    if tt.get("attach"):
+        parts.append(f"<br>Attach to a PyTorch issue: <code>{e(tt['attach'])}</code>")
+    parts.append(f'</p><p class="how">{e(tt.get("note") or "")}</p></details>')
+    return parts

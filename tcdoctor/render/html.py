@@ -9,12 +9,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib.resources
+from typing import Any
 
 import jinja2
 from markupsafe import Markup
 
 from .. import units
 from ..report import Report
+from ..results import CompileTime
 from . import charts, distributed
 
 SCRIPT = """
@@ -62,6 +64,7 @@ def _env() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters.update({name: _defined(getattr(units, name)) for name in FILTERS})
+    env.filters["blank"] = _blank
     return env
 
 
@@ -75,11 +78,20 @@ def _defined(f):
     return wrapper
 
 
-def _phase_bars(c: dict) -> dict:
+def _blank(value: Any) -> Any:
+    """A field a section did not fill prints as nothing, as a missing key did in the dict report.
+
+    A typed section has every field, None where the JSON had no key (a phase that did not run
+    leaves only `not_measured`); Jinja would print None as 'None'.
+    """
+    return "" if value is None or isinstance(value, jinja2.Undefined) else value
+
+
+def _phase_bars(c: CompileTime) -> dict[str, dict[str, float]]:
     bars = {}
     for label, phases, total in (
-        ("cold", c.get("phases"), c.get("cold_s")),
-        ("warm", c.get("warm_phases"), c.get("warm_s")),
+        ("cold", c.phases, c.cold_s),
+        ("warm", c.warm_phases, c.warm_s),
     ):
         if not phases or total is None:
             continue
@@ -90,43 +102,44 @@ def _phase_bars(c: dict) -> dict:
     return bars
 
 
-def render(report: Report, fragment: bool = False, base_dir: str | None = None) -> str:
-    d = report.data
-    v = d.get("verdict") or {}
-    rt = d.get("runtime") or {}
-    ch = {
-        "speed": Markup(charts.boxplot({"eager": rt.get("eager"), "compiled": rt.get("compiled")}))
-        if rt.get("samples")
+def _charts(report: Report) -> dict[str, Any]:
+    """The inline SVGs: per-call time, compile phases, and break-even when compiling pays back."""
+    rt, be = report.runtime, report.verdict.break_even or {}
+    ch: dict[str, Any] = {
+        "speed": Markup(charts.boxplot({"eager": rt.eager, "compiled": rt.compiled}))
+        if rt.samples
         else "",
-        "compile": Markup(charts.stacked_phases(_phase_bars(d.get("compile") or {}))),
+        "compile": Markup(charts.stacked_phases(_phase_bars(report.compile))),
         "break_even": "",
     }
-    be = v.get("break_even") or {}
     if be.get("cold"):
-        costs = {"cold cache": d["compile"]["cold_s"]}
+        costs = {"cold cache": report.compile.cold_s}
         if be.get("warm"):
-            costs["warm cache"] = d["compile"]["warm_s"]
+            costs["warm cache"] = report.compile.warm_s
         ch["break_even"] = Markup(
             charts.break_even(
-                rt["eager"]["median_s"],
-                rt["compiled"]["median_s"],
+                rt.eager.median_s,
+                rt.compiled.median_s,
                 costs,
                 max(10, 2 * be["cold"]["calls"]),
             )
         )
+    return ch
+
+
+def render(report: Report, fragment: bool = False, base_dir: str | None = None) -> str:
     digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
     return (
         _env()
         .get_template("report.html.j2")
         .render(
-            r=d,
-            v=v,
-            charts=ch,
+            r=report,
+            v=report.verdict,
+            charts=_charts(report),
             fragment=fragment,
             script=Markup(SCRIPT),
             script_hash=digest,
-            distributed=Markup(
-                distributed.html_block(d, base_dir)
-            ),  # rank table, tlparse link; escaped there
+            # rank table, tlparse link; escaped there
+            distributed=Markup(distributed.html_block(report, base_dir)),
         )
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import units
 from ..report import Report
+from ..results import GraphBreak
 from . import distributed
 
 
@@ -31,119 +32,123 @@ def _numerics(passed: object, err: object) -> str:
     return (f"**{status}**" if passed is False else status) + f", max abs err {units.sci(err)}"
 
 
-def render(report: Report, top: int = 5) -> str:
-    g = report.get
-    v = report.data.get("verdict") or {}
-    out = [f"## tcdoctor: {_esc(units.decision_text(v.get('decision')))}", ""]
-    out += [f"- {_esc(r)}" for r in v.get("reasons", [])]
-    out += ["", "| figure | value | how measured |", "|---|---|---|"]
-    rt = g("runtime") or {}
-    limit_hit = " (limit hit!)" if g("recompiles.limit_hit") else ""
-    be = units.calls(v["break_even_calls"]) if v.get("break_even_calls") else "n/a (not faster)"
-    rows = [
+def _figures(report: Report) -> list[tuple[str, str, str]]:
+    """The key-figure table: figure, value (units.py's text), how it was measured."""
+    rt, c, m, n, v = report.runtime, report.compile, report.memory, report.numerics, report.verdict
+    limit_hit = " (limit hit!)" if report.recompiles.limit_hit else ""
+    be = units.calls(v.break_even_calls) if v.break_even_calls else "n/a (not faster)"
+    return [
         (
             "graphs / graph breaks",
-            _pair(units.count, g("graphs.count"), g("graph_breaks.count")),
+            _pair(units.count, report.graphs.count, report.graph_breaks.count),
             "torch._dynamo.explain + graph-break log, one call",
         ),
         (
             "recompiles",
-            units.count(g("recompiles.count")) + limit_hit,
+            units.count(report.recompiles.count) + limit_hit,
             "CompilationMetrics over inputs then each variant",
         ),
-        ("guards", units.count(g("guards.count")), "CompilationMetrics.guard_count"),
+        ("guards", units.count(report.guards.count), "CompilationMetrics.guard_count"),
         (
             "guard overhead / call",
-            units.seconds(g("guards.overhead_s_per_call")),
+            units.seconds(report.guards.overhead_s_per_call),
             "profiler 'TorchDynamo Cache Lookup'",
         ),
         (
             "eager / compiled median",
-            _pair(units.seconds, g("runtime.eager.median_s"), g("runtime.compiled.median_s")),
-            _esc(rt.get("method", "")),
+            _pair(units.seconds, rt.eager.median_s, rt.compiled.median_s),
+            _esc(rt.method),
         ),
         (
             "speedup",
-            units.ratio(g("runtime.speedup"), g("runtime.speedup_ci")),
+            units.ratio(rt.speedup, rt.speedup_ci),
             "ratio of medians, paired bootstrap CI",
         ),
         (
             "compile cold / warm",
-            _pair(units.seconds, g("compile.cold_s"), g("compile.warm_s")),
+            _pair(units.seconds, c.cold_s, c.warm_s),
             "first call; warm = fresh process, same cache dir",
         ),
         ("break-even", be, "(cold compile − eager call) / saving per call"),
         (
             "peak memory eager / compiled",
-            _pair(units.nbytes, g("memory.eager_peak_bytes"), g("memory.compiled_peak_bytes")),
-            _esc(g("memory.method") or ""),
+            _pair(units.nbytes, m.eager_peak_bytes, m.compiled_peak_bytes),
+            _esc(m.method),
         ),
-        (
-            "numerics",
-            _numerics(g("numerics.passed"), g("numerics.max_abs_err")),
-            "vs eager, judged against fp64",
-        ),
+        ("numerics", _numerics(n.passed, n.max_abs_err), "vs eager, judged against fp64"),
     ]
-    out += [f"| {a} | {b} | {c} |" for a, b, c in rows]
-    findings = g("graph_breaks.unique") or []
 
-    def item(f: dict) -> str:
-        cost = units.break_cost(f, first=f is findings[0])
-        return (
-            f"- **{_esc(f['reason'])}** at {_code(str(f['file']) + ':' + str(f['line']))} {_code(f.get('code'))}"
-            + (f" ×{f['occurrences']}" if f["occurrences"] > 1 else "")
-            + (" (frame skipped: runs eagerly)" if f.get("frame_skipped") else "")
-            + _esc(units.break_site(f))
-            + (f" — {_esc(cost)}" if cost else "")
-        )
 
-    if findings:
-        out += ["", f"### Graph breaks ({len(findings)} unique)", ""] + [
-            item(f) for f in findings[:top]
-        ]
-        if len(findings) > top:
-            out += (
-                ["", "<details><summary>" + f"{len(findings) - top} more</summary>", ""]
-                + [item(f) for f in findings[top:]]
-                + ["", "</details>"]
+def _break_item(f: GraphBreak, first: bool) -> str:
+    cost = units.break_cost(f, first=first)
+    return (
+        f"- **{_esc(f.reason)}** at {_code(str(f.file) + ':' + str(f.line))} {_code(f.code)}"
+        + (f" ×{f.occurrences}" if f.occurrences > 1 else "")
+        + (" (frame skipped: runs eagerly)" if f.frame_skipped else "")
+        + _esc(units.break_site(f))
+        + (f" — {_esc(cost)}" if cost else "")
+    )
+
+
+def _breaks(findings: list[GraphBreak], top: int) -> list[str]:
+    """The top breaks as a list, the rest folded into <details>."""
+    if not findings:
+        return []
+    items = [_break_item(f, first=i == 0) for i, f in enumerate(findings)]
+    out = ["", f"### Graph breaks ({len(findings)} unique)", ""] + items[:top]
+    if len(findings) > top:
+        out += ["", f"<details><summary>{len(findings) - top} more</summary>", ""]
+        out += items[top:] + ["", "</details>"]
+    return out
+
+
+def _tried(report: Report) -> list[str]:
+    out: list[str] = []
+    if report.fixes:
+        out += ["", "### Tried (no source edit)", ""]
+        for row in report.fixes:
+            summary = units.fix_summary(row)
+            out.append(
+                f"- {_code(row.fix)}: **{_esc(row.outcome)}**"
+                + (f" ({_esc(summary)})" if summary else "")
             )
-    fixes = report.data.get("fixes") or []
-    if fixes:
-        out += ["", "### Tried (no source edit)", ""] + [
-            f"- {_code(row['fix'])}: **{_esc(row.get('outcome'))}**"
-            + (f" ({_esc(units.fix_summary(row))})" if units.fix_summary(row) else "")
-            for row in fixes
-        ]
-    layer = (report.data.get("ablation") or {}).get("layer")
+    layer = report.ablation.layer if report.ablation else None
     if layer:
         out += ["", f"**Which layer:** {_esc(layer)}"]
-    events = g("recompiles.events") or []
+    return out
+
+
+def render(report: Report, top: int = 5) -> str:
+    v = report.verdict
+    out = [f"## tcdoctor: {_esc(units.decision_text(v.decision))}", ""]
+    out += [f"- {_esc(r)}" for r in v.reasons]
+    out += ["", "| figure | value | how measured |", "|---|---|---|"]
+    out += [f"| {a} | {b} | {c} |" for a, b, c in _figures(report)]
+    out += _breaks(report.graph_breaks.unique, top)
+    out += _tried(report)
+    events = report.recompiles.events
     if events:
         out += ["", "### Recompiles", ""] + [
-            f"- {_code(e['function'])} on {_esc(e['variant'])}: {_code(e['reason'])}"
-            for e in events
+            f"- {_code(e.function)} on {_esc(e.variant)}: {_code(e.reason)}" for e in events
         ]
-    recs = v.get("recommendations") or {}
+    recs = v.recommendations or {}
     if recs:
         out += ["", "### Compile strategies", ""] + [
             f"- **{_esc(k)}**: {_esc(r['text'])}" for k, r in recs.items()
         ]
-    if v.get("advice"):
-        out += (
-            ["", "<details><summary>Advice</summary>", ""]
-            + [f"- {_esc(a['text'])}" for a in v["advice"]]
-            + ["", "</details>"]
-        )
-    out += distributed.markdown_lines(
-        report
-    )  # rank table and the log to attach (render/distributed.py)
-    for e in report["errors"]:
+    if v.advice:
+        out += ["", "<details><summary>Advice</summary>", ""]
+        out += [f"- {_esc(a.text)}" for a in v.advice] + ["", "</details>"]
+    # rank table and the log to attach (render/distributed.py)
+    out += distributed.markdown_lines(report)
+    for e in report.errors:
         out.append(f"\n> **Error in {_esc(e['phase'])}:** {_esc(e['message'])}")
-    env = g("environment") or {}
+    env = report.environment
     out += [
         "",
-        f"<sub>tcdoctor {_esc(g('tool.version'))}, torch {_esc(env.get('torch'))}, {_esc(env.get('device'))}, backend {_esc(g('options.backend'))}, "
-        f"{_esc(env.get('threads'))} thread(s); `tcdoctor analyze {_esc(report['target'])}`</sub>",
+        f"<sub>tcdoctor {_esc(report.tool.get('version'))}, torch {_esc(env.get('torch'))}, "
+        f"{_esc(env.get('device'))}, backend {_esc(report.options.get('backend'))}, "
+        f"{_esc(env.get('threads'))} thread(s); `tcdoctor analyze {_esc(report.target)}`</sub>",
         "",
     ]
     return "\n".join(out)

@@ -6,6 +6,7 @@ from tabulate import tabulate
 
 from .. import units
 from ..report import Report
+from ..results import GraphBreak, StrategyRow, Verdict
 from . import distributed
 
 
@@ -13,174 +14,177 @@ def _pair(show, a, b) -> str:
     return f"{show(a)} / {show(b)}"
 
 
-def render(report: Report, limit: int = 5) -> str:
-    g = report.get
-    v = report.data.get("verdict") or {}
-    lines = [
-        f"tcdoctor: {report['target']}  (torch {g('environment.torch', '?')}, {g('environment.device', '?')}, "
-        f"backend {g('options.backend')}, {g('environment.threads', '?')} thread(s))",
-        "",
-    ]
-    if v:
-        lines.append(f"VERDICT: {units.decision_text(v.get('decision'))}")
-        lines += [f"  - {r}" for r in v.get("reasons", [])]
-        lines.append("")
-    skipped, passed = g("graph_breaks.skipped_frames"), g("numerics.passed")
-    samples, frac = g("runtime.samples"), g("guards.overhead_fraction")
-    rows = [
+def _decided(v: Verdict) -> bool:
+    """A report saved before the verdict ran (or with it stripped) has an empty Verdict."""
+    return v.decision is not None
+
+
+def _break_even(v: Verdict) -> str:
+    if v.break_even_calls:
+        return units.calls(v.break_even_calls)
+    return "never (compiled not faster)" if _decided(v) else units.NA
+
+
+def _figures(report: Report) -> list[list[str]]:
+    """The key-figure table: one row per figure, each written by its units.py formatter."""
+    gb, rc, gu, rt = report.graph_breaks, report.recompiles, report.guards, report.runtime
+    c, m, n = report.compile, report.memory, report.numerics
+    frac = gu.overhead_fraction
+    return [
         [
             "graphs / graph breaks",
-            _pair(units.count, g("graphs.count"), g("graph_breaks.count"))
-            + (f" ({skipped} skipped frame(s))" if skipped else ""),
+            _pair(units.count, report.graphs.count, gb.count)
+            + (f" ({gb.skipped_frames} skipped frame(s))" if gb.skipped_frames else ""),
         ],
         [
             "recompiles",
-            units.count(g("recompiles.count"))
-            + ("  RECOMPILE LIMIT HIT: running eagerly" if g("recompiles.limit_hit") else ""),
+            units.count(rc.count)
+            + ("  RECOMPILE LIMIT HIT: running eagerly" if rc.limit_hit else ""),
         ],
-        ["guards (first call)", units.count(g("guards.count"))],
+        ["guards (first call)", units.count(gu.count)],
         [
             "guard overhead / call",
-            units.seconds(g("guards.overhead_s_per_call"))
+            units.seconds(gu.overhead_s_per_call)
             + (f" ({units.percent(frac)} of a compiled call)" if frac is not None else ""),
         ],
-        ["eager median / call", units.seconds(g("runtime.eager.median_s"))],
-        ["compiled median / call", units.seconds(g("runtime.compiled.median_s"))],
+        ["eager median / call", units.seconds(rt.eager.median_s)],
+        ["compiled median / call", units.seconds(rt.compiled.median_s)],
         [
             "speedup",
-            units.ratio(g("runtime.speedup"), g("runtime.speedup_ci"))
-            + (f", {samples} paired samples" if samples else ""),
+            units.ratio(rt.speedup, rt.speedup_ci)
+            + (f", {rt.samples} paired samples" if rt.samples else ""),
         ],
-        ["compile: cold / warm", _pair(units.seconds, g("compile.cold_s"), g("compile.warm_s"))],
-        [
-            "break-even (cold)",
-            units.calls(v["break_even_calls"])
-            if v.get("break_even_calls")
-            else "never (compiled not faster)"
-            if v
-            else units.NA,
-        ],
+        ["compile: cold / warm", _pair(units.seconds, c.cold_s, c.warm_s)],
+        ["break-even (cold)", _break_even(report.verdict)],
         [
             "peak memory eager / compiled",
-            _pair(units.nbytes, g("memory.eager_peak_bytes"), g("memory.compiled_peak_bytes")),
+            _pair(units.nbytes, m.eager_peak_bytes, m.compiled_peak_bytes),
         ],
         [
             "numerics",
-            units.numerics_status(passed)
-            + ("" if passed is None else f" (max abs err {units.sci(g('numerics.max_abs_err'))})"),
+            units.numerics_status(n.passed)
+            + ("" if n.passed is None else f" (max abs err {units.sci(n.max_abs_err)})"),
         ],
     ]
-    lines.append(tabulate(rows, tablefmt="simple"))
-    findings = g("graph_breaks.unique") or []
+
+
+def _break_line(f: GraphBreak, first: bool) -> str:
+    cost = units.break_cost(f, first=first)
+    return (
+        f"  {f.file}:{f.line} {f.reason}"
+        + (f" ×{f.occurrences}" if f.occurrences > 1 else "")
+        + (" [frame skipped: runs eagerly]" if f.frame_skipped else "")
+        + units.break_site(f)
+        + (f"  [{cost}]" if cost else "")
+    )
+
+
+def render(report: Report, limit: int = 5) -> str:
+    env, v = report.environment, report.verdict
+    lines = [
+        f"tcdoctor: {report.target}  (torch {env.get('torch', '?')}, {env.get('device', '?')}, "
+        f"backend {report.options.get('backend')}, {env.get('threads', '?')} thread(s))",
+        "",
+    ]
+    if _decided(v):
+        lines.append(f"VERDICT: {units.decision_text(v.decision)}")
+        lines += [f"  - {r}" for r in v.reasons]
+        lines.append("")
+    lines.append(tabulate(_figures(report), tablefmt="simple"))
+    findings = report.graph_breaks.unique
     if findings:
         lines += ["", "Graph breaks:"]
-        for i, f in enumerate(findings[:limit]):
-            cost = units.break_cost(f, first=i == 0)
-            lines.append(
-                f"  {f['file']}:{f['line']} {f['reason']}"
-                + (f" ×{f['occurrences']}" if f["occurrences"] > 1 else "")
-                + (" [frame skipped: runs eagerly]" if f.get("frame_skipped") else "")
-                + units.break_site(f)
-                + (f"  [{cost}]" if cost else "")
-            )
+        lines += [_break_line(f, first=i == 0) for i, f in enumerate(findings[:limit])]
         if len(findings) > limit:
             lines.append(f"  … and {len(findings) - limit} more")
     lines += tried_lines(report)
-    events = g("recompiles.events") or []
+    events = report.recompiles.events
     if events:
         lines += ["", "Recompiles:"]
-        for e in events[:limit]:
-            lines.append(f"  {e['function']} on {e['variant']}: {e['reason']}")
+        lines += [f"  {e.function} on {e.variant}: {e.reason}" for e in events[:limit]]
     lines += strategy_lines(report)
-    lines += distributed.terminal_lines(
-        report
-    )  # rank table and structured-trace pointer (render/distributed.py)
-    for e in report["errors"]:
+    # rank table and structured-trace pointer (render/distributed.py)
+    lines += distributed.terminal_lines(report)
+    for e in report.errors:
         lines.append(f"ERROR in phase {e['phase']}: {e['message']}")
     return "\n".join(lines)
 
 
+def _timed_table(rows: list[StrategyRow]) -> str:
+    """Modes or training ways: each row timed paired against eager."""
+    return tabulate(
+        [
+            [
+                r.name,
+                "—" if r.baseline else units.seconds(r.first_call_s),
+                units.seconds(r.median_s),
+                units.ratio(r.speedup, r.speedup_ci),
+                units.nbytes(r.peak_bytes),
+                r.note or ("" if r.numerics_passed is not False else "numerics FAIL"),
+            ]
+            for r in rows
+        ],
+        headers=["", "first call", "median", "vs eager", "peak mem", ""],
+        tablefmt="simple",
+    )
+
+
+def _dynamic_table(rows: list[StrategyRow]) -> str:
+    """One row per shape setting; `compiles` is a dynamic row's own key (kept in `extra`)."""
+    return tabulate(
+        [
+            [
+                r.name,
+                r.extra["compiles"],
+                units.seconds(r.compile_s),
+                "yes" if r.limit_hit else "",
+                ", ".join(units.seconds(x["median_s"]) for x in r.shapes),
+            ]
+            for r in rows
+        ],
+        headers=["", "compiles", "compile time", "limit hit", "compiled median per shape"],
+        tablefmt="simple",
+    )
+
+
+def _regions_table(reg: dict) -> str:
+    return tabulate(
+        [
+            [
+                r["name"],
+                r["module"],
+                {True: "yes", False: "NO", None: "-"}[r.get("fullgraph")],
+                units.seconds(r.get("eager_median_s")),
+                units.seconds(r.get("median_s")),
+                units.ratio(r.get("speedup"), r.get("speedup_ci")),
+            ]
+            for r in reg["regions"]
+        ],
+        headers=["region", "module", "fullgraph", "eager", "compiled", "speedup"],
+        tablefmt="simple",
+    )
+
+
 def strategy_lines(report: Report) -> list[str]:
-    st = report.data.get("strategies") or {}
-    recs = (report.data.get("verdict") or {}).get("recommendations") or {}
+    st, recs = report.strategies, report.verdict.recommendations or {}
     out: list[str] = []
 
-    def table(title: str, rows: list[dict], rec_key: str) -> None:
-        if not rows:
-            return
-        out.extend(["", f"{title}:"])
-        out.append(
-            tabulate(
-                [
-                    [
-                        r["name"],
-                        "—" if r.get("baseline") else units.seconds(r.get("first_call_s")),
-                        units.seconds(r.get("median_s")),
-                        units.ratio(r.get("speedup"), r.get("speedup_ci")),
-                        units.nbytes(r.get("peak_bytes")),
-                        r.get("note")
-                        or ("" if r.get("numerics_passed") is not False else "numerics FAIL"),
-                    ]
-                    for r in rows
-                ],
-                headers=["", "first call", "median", "vs eager", "peak mem", ""],
-                tablefmt="simple",
-            )
-        )
+    def section(title: str, table: str, rec_key: str) -> None:
+        out.extend(["", f"{title}:", table])
         if rec_key in recs:
             out.append(f"  -> {recs[rec_key]['text']}")
 
-    table("Modes", st.get("modes") or [], "mode")
-    table("Training step", st.get("training") or [], "training")
-    dyn = st.get("dynamic") or []
-    if dyn:
-        out.extend(["", "Dynamic shapes:"])
-        out.append(
-            tabulate(
-                [
-                    [
-                        r["name"],
-                        r["compiles"],
-                        units.seconds(r["compile_s"]),
-                        "yes" if r.get("limit_hit") else "",
-                        ", ".join(units.seconds(x["median_s"]) for x in r["shapes"]),
-                    ]
-                    for r in dyn
-                ],
-                headers=["", "compiles", "compile time", "limit hit", "compiled median per shape"],
-                tablefmt="simple",
-            )
-        )
-        if "dynamic" in recs:
-            out.append(f"  -> {recs['dynamic']['text']}")
-    reg = st.get("regions")
+    if st.modes:
+        section("Modes", _timed_table(st.modes), "mode")
+    if st.training:
+        section("Training step", _timed_table(st.training), "training")
+    if st.dynamic:
+        section("Dynamic shapes", _dynamic_table(st.dynamic), "dynamic")
+    reg = st.regions
     if reg:
-        out.extend(
-            [
-                "",
-                f"Regions (depth {reg['depth']}{', tried because the model breaks a lot' if reg.get('automatic') else ''}):",
-            ]
-        )
-        out.append(
-            tabulate(
-                [
-                    [
-                        r["name"],
-                        r["module"],
-                        {True: "yes", False: "NO", None: "-"}[r.get("fullgraph")],
-                        units.seconds(r.get("eager_median_s")),
-                        units.seconds(r.get("median_s")),
-                        units.ratio(r.get("speedup"), r.get("speedup_ci")),
-                    ]
-                    for r in reg["regions"]
-                ],
-                headers=["region", "module", "fullgraph", "eager", "compiled", "speedup"],
-                tablefmt="simple",
-            )
-        )
-        if "regions" in recs:
-            out.append(f"  -> {recs['regions']['text']}")
-    for f in st.get("failed") or []:
+        auto = ", tried because the model breaks a lot" if reg.get("automatic") else ""
+        section(f"Regions (depth {reg['depth']}{auto})", _regions_table(reg), "regions")
+    for f in st.failed:
         out.append(f"strategy {f['strategy']} failed: {f['message']}")
     return out
 
@@ -188,15 +192,12 @@ def strategy_lines(report: Report) -> list[str]:
 def tried_lines(report: Report) -> list[str]:
     """Fixes tried in fresh processes (before → after), and which layer a loss comes from."""
     out: list[str] = []
-    fixes = report.data.get("fixes") or []
-    if fixes:
+    if report.fixes:
         out += ["", "Tried (no source edit):"]
-        for row in fixes:
+        for row in report.fixes:
             summary = units.fix_summary(row)
-            out.append(
-                f"  {row['fix']}: {row.get('outcome')}" + (f" ({summary})" if summary else "")
-            )
-    layer = (report.data.get("ablation") or {}).get("layer")
+            out.append(f"  {row.fix}: {row.outcome}" + (f" ({summary})" if summary else ""))
+    layer = report.ablation.layer if report.ablation else None
     if layer:
         out += ["", f"Which layer: {layer}"]
     return out

@@ -281,8 +281,8 @@ def analyze_distributed(
                 [ev for ev in evs if ev.get("phase") not in ("rank", "ddp")],
                 fails,
             )
-            if warm is None and rep.data["compile"].get("warm_s") is None:
-                rep.data["compile"]["warm_not_measured"] = (
+            if warm is None and rep.compile.warm_s is None:
+                rep.compile.warm_not_measured = (
                     "--no-warm"
                     if not options.warm
                     else "not every rank finished its compile phase"
@@ -295,19 +295,12 @@ def analyze_distributed(
                 and rank not in warm_failures
             )
             reports[rank] = rep
-            rows.append(dsec.rank_row(rep.data, info, _done(cold_events[rank], "ddp")))
+            rows.append(dsec.rank_row(rep, info, _done(cold_events[rank], "ddp")))
         base_rank = min(reports)
-        data = reports[base_rank].data
-        errors = []
-        for rank in sorted(reports):
-            for e in reports[rank].data["errors"]:
-                e = dict(e, rank=rank)
-                if not str(e.get("message") or "").startswith(f"rank {rank}:"):
-                    e["message"] = f"rank {rank}: {e.get('message')}"
-                errors.append(e)
-        data["errors"] = errors
+        base = reports[base_rank]
+        base.errors = _rank_errors(reports)
         info0 = _done(cold_events[base_rank], "rank") or {}
-        data["distributed"] = dsec.section(
+        base.distributed = dsec.section(
             rows,
             info0.get("world_size"),
             info0.get("backend"),
@@ -326,9 +319,21 @@ def analyze_distributed(
                 "strategies": "compile strategies are compared in single-process runs only",
             },
         )
-        report = with_verdict(Report(data))
+        report = with_verdict(base)
     finally:
         prog.close()
         if keep_dir is None:
             shutil.rmtree(workdir, ignore_errors=True)
-    return report, (EXIT_INCOMPLETE if report["errors"] else EXIT_OK)
+    return report, (EXIT_INCOMPLETE if report.errors else EXIT_OK)
+
+
+def _rank_errors(reports: dict[int, Report]) -> list[dict]:
+    """Every rank's errors in one list, each carrying its rank and naming it in the message."""
+    errors = []
+    for rank in sorted(reports):
+        for e in reports[rank].errors:
+            e = dict(e, rank=rank)
+            if not str(e.get("message") or "").startswith(f"rank {rank}:"):
+                e["message"] = f"rank {rank}: {e.get('message')}"
+            errors.append(e)
+    return errors

@@ -338,4 +338,4 @@ def analyze_target(
         prog.close()
         if keep_dir is None:
             shutil.rmtree(workdir, ignore_errors=True)
-    return report, (EXIT_INCOMPLETE if report["errors"] else EXIT_OK)
+    return report, (EXIT_INCOMPLETE if report.errors else EXIT_OK)

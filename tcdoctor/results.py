@@ -1,0 +1,531 @@
+"""Typed report sections: what an analysis found, as objects with their derived figures.
+
+Each section of the JSON report is a `Record` dataclass here. The phase children still send
+plain dicts over the pipe (their wire format); `Report.from_dict` (tcdoctor/report.py) reads the
+assembled dict into these classes once, and everything after that — the verdict, the tried-fix
+advice, `check`, `diff` and every renderer — reads attributes, not string keys.
+
+Round trip: `Record.from_dict(d).to_dict()` keeps every key. Keys a section does not model yet
+(a newer probe's detail, a schema-1 file's leftovers) are kept in `extra` and written back
+unchanged, so `tcdoctor report` re-renders old and new JSON alike. Derived figures are
+properties (`Guards.overhead_fraction`, `Runtime.significantly_faster(rules)`); those listed in a
+class's `DERIVED` are also written to the JSON for machines that read it, and ignored on load.
+
+Torch-free, like everything `tcdoctor report` imports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+R = TypeVar("R", bound="Record")
+
+
+@dataclass
+class Record:
+    """Base of every section: typed fields named as the JSON keys, plus `extra` for the rest."""
+
+    DERIVED: ClassVar[tuple[str, ...]] = ()  # properties written to JSON (not read back)
+    OMIT_NONE: ClassVar[tuple[str, ...] | str] = ()  # fields written only when set; "*": all
+
+    extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def upgrade(cls, d: dict) -> dict:
+        """Older files' keys to this version's fields (default: nothing to do)."""
+        return d
+
+    @classmethod
+    def from_dict(cls: type[R], d: dict | None) -> R:
+        d = cls.upgrade(dict(d or {}))
+        kwargs: dict[str, Any] = {}
+        for name, hint in _hints(cls).items():
+            if name in d:
+                kwargs[name] = _read(hint, d.pop(name))
+        for name in cls.DERIVED:
+            d.pop(name, None)
+        return cls(**kwargs, extra=d)
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name == "extra":
+                continue
+            value = getattr(self, f.name)
+            if value is None and (self.OMIT_NONE == "*" or f.name in self.OMIT_NONE):
+                continue
+            out[f.name] = _write(value)
+        for name in self.DERIVED:
+            out[name] = _write(getattr(self, name))
+        out.update(self.extra)
+        return out
+
+
+@functools.lru_cache(maxsize=None)
+def _hints(cls: type) -> dict[str, Any]:
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls) if f.name != "extra"}
+
+
+def _record_type(hint: Any) -> type[Record] | None:
+    """The Record class in `X`, `X | None`; None for anything else (a list of records too)."""
+    union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+    for arg in typing.get_args(hint) if union else (hint,):
+        if isinstance(arg, type) and issubclass(arg, Record):
+            return arg
+    return None
+
+
+def _read(hint: Any, value: Any) -> Any:
+    """A JSON value into the field's type; a section of the wrong shape is an error, not data."""
+    if value is None:
+        return None
+    rec = _record_type(hint)
+    if rec is not None:
+        if not isinstance(value, dict):
+            raise TypeError(f"{rec.__name__} expects an object, got {type(value).__name__}")
+        return rec.from_dict(value)
+    if typing.get_origin(hint) is list:
+        if not isinstance(value, list):
+            raise TypeError(f"expected a list, got {type(value).__name__}")
+        (item,) = typing.get_args(hint) or (Any,)
+        item_rec = _record_type(item)
+        if item_rec is not None:
+            return [_read(item, v) for v in value]
+    return value
+
+
+def _write(value: Any) -> Any:
+    if isinstance(value, Record):
+        return value.to_dict()
+    if isinstance(value, list):
+        return [_write(v) for v in value]
+    if isinstance(value, tuple):
+        return [_write(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _write(v) for k, v in value.items()}
+    return value
+
+
+# ---------------------------------------------------------------------------------------- rules
+
+
+def faster_than_eager(ci_low: float | None, min_speedup: float) -> bool:
+    """The one test of "significantly faster": the 95% CI's lower bound above min_speedup.
+
+    Used for the main analysis (`Runtime.significantly_faster`) and every strategy row.
+    """
+    return ci_low is not None and ci_low > min_speedup
+
+
+def break_even(
+    compile_s: float | None, eager_s: float | None, compiled_s: float | None
+) -> dict | None:
+    """Calls after which (compile time − one eager call) is repaid by the per-call saving."""
+    if compile_s is None or not eager_s or not compiled_s or compiled_s >= eager_s:
+        return None
+    saving = eager_s - compiled_s
+    calls = max(1, math.ceil(max(0.0, compile_s - eager_s) / saving))
+    return {"calls": calls, "wall_s": calls * compiled_s + compile_s, "saving_per_call_s": saving}
+
+
+def _ci(ci: list | tuple | None) -> tuple[float | None, float | None]:
+    return (ci[0], ci[1]) if ci else (None, None)
+
+
+# ------------------------------------------------------------------------------------- sections
+
+
+@dataclass
+class Timing(Record):
+    """One side of the timed pair: per-call statistics of the interleaved samples."""
+
+    median_s: float | None = None
+    mean_s: float | None = None
+    min_s: float | None = None
+    max_s: float | None = None
+    p10_s: float | None = None
+    p25_s: float | None = None
+    p75_s: float | None = None
+    p90_s: float | None = None
+    samples: int | None = None
+    minor_faults_per_call: float | None = None
+
+
+@dataclass
+class Runtime(Record):
+    """Eager vs compiled, interleaved and paired (probes/timing.py)."""
+
+    OMIT_NONE = ("not_measured",)
+
+    eager: Timing = field(default_factory=Timing)
+    compiled: Timing = field(default_factory=Timing)
+    speedup: float | None = None
+    speedup_ci: list[float] | None = None
+    samples: int | None = None
+    ci_level: float | None = None
+    ci_method: str | None = None
+    method: str | None = None
+    budget_s: float | None = None
+    calls_per_sample: int | None = None
+    warmup_calls: int | None = None
+    wall_s: float | None = None
+    recompiles_during_timing: int | None = None
+    still_compiling: bool | None = None
+    raw: dict[str, list[float]] | None = None
+    not_measured: str | None = None
+
+    @property
+    def ci_low(self) -> float | None:
+        return _ci(self.speedup_ci)[0]
+
+    @property
+    def ci_high(self) -> float | None:
+        return _ci(self.speedup_ci)[1]
+
+    def significantly_faster(self, rules: dict) -> bool:
+        return faster_than_eager(self.ci_low, rules["min_speedup"])
+
+    @property
+    def significantly_slower(self) -> bool:
+        """The 95% CI's upper bound below 1: eager is faster."""
+        return self.ci_high is not None and self.ci_high < 1.0
+
+
+@dataclass
+class CompileTime(Record):
+    """First compiled call, cold cache (probes/first_call.py) and warm cache (a second process).
+
+    The cold first call is stored once (`first_call_s`, its cache counters in `cache`); `cold_s`
+    and `cold_cache` are the names the verdict and schema-1 readers use, written as derived keys.
+    """
+
+    DERIVED = ("cold_s", "cold_cache")
+    OMIT_NONE = ("not_measured", "warm_not_measured")
+
+    first_call_s: float | None = None
+    warm_s: float | None = None
+    phases: dict[str, float] | None = None
+    phases_method: str | None = None
+    warm_phases: dict[str, float] | None = None
+    warm_method: str | None = None
+    cache: dict[str, int] | None = None
+    warm_cache: dict[str, int] | None = None
+    frames: list[dict] | None = None
+    frames_compiled: int | None = None
+    break_sites: list[dict] | None = None
+    native_compile_s: float | None = None
+    outside_compiler_s: float | None = None
+    peak_rss_delta_bytes: int | None = None
+    recompile_time_s: float | None = None
+    not_measured: str | None = None
+    warm_not_measured: str | None = None
+
+    @classmethod
+    def upgrade(cls, d: dict) -> dict:
+        d.setdefault("first_call_s", d.get("cold_s"))
+        d.setdefault("cache", d.get("cold_cache"))
+        return d
+
+    @property
+    def cold_s(self) -> float | None:
+        return self.first_call_s
+
+    @property
+    def cold_cache(self) -> dict[str, int] | None:
+        return self.cache
+
+    @property
+    def cold_warm_ratio(self) -> float | None:
+        if self.first_call_s and self.warm_s and self.warm_s > 0:
+            return self.first_call_s / self.warm_s
+        return None
+
+    @property
+    def cudagraph_skips(self) -> int:
+        return (self.cache or {}).get("cudagraph_skips") or 0
+
+
+@dataclass
+class Guards(Record):
+    """Guard count (CompilationMetrics) and evaluation cost per call (probes/guards.py).
+
+    `call_s` is the compiled call's median the share is taken of (set at assembly from Runtime).
+    """
+
+    DERIVED = ("overhead_fraction",)
+    OMIT_NONE = ("not_measured",)
+
+    count: int | None = None
+    source: str | None = None
+    per_frame: list[dict] | None = None
+    overhead_s_per_call: float | None = None
+    overhead_method: str | None = None
+    call_s: float | None = None
+    not_measured: str | None = None
+
+    @classmethod
+    def upgrade(cls, d: dict) -> dict:
+        """A schema-1 file stored the share, not the call it was taken of: invert it."""
+        frac, cost = d.get("overhead_fraction"), d.get("overhead_s_per_call")
+        if d.get("call_s") is None and frac and cost is not None:
+            d["call_s"] = cost / frac
+        return d
+
+    @property
+    def overhead_fraction(self) -> float | None:
+        """Guard evaluation ÷ the compiled call's median (the timing phase's)."""
+        if self.overhead_s_per_call is None or not self.call_s:
+            return None
+        return self.overhead_s_per_call / self.call_s
+
+
+@dataclass
+class Memory(Record):
+    """Peak memory of one eager and one compiled call, and of the compile (probes/memory.py)."""
+
+    OMIT_NONE = ("not_measured",)
+
+    eager_peak_bytes: int | None = None
+    compiled_peak_bytes: int | None = None
+    compile_peak_bytes: int | None = None
+    compile_peak_method: str | None = None
+    method: str | None = None
+    ratio: float | None = None
+    eager: dict[str, Any] | None = None
+    compiled: dict[str, Any] | None = None
+    not_measured: str | None = None
+
+
+@dataclass
+class Numerics(Record):
+    """Compiled vs eager against an fp64 reference, output by output (probes/numerics.py)."""
+
+    OMIT_NONE = ("not_measured",)
+
+    passed: bool | None = None
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    min_cosine: float | None = None
+    compared: int | None = None
+    tensors_compared: int | None = None
+    failed_outputs: list[str] | None = None
+    not_compared: list[Any] | None = None
+    outputs: list[dict] | None = None
+    fp64_reference: bool | None = None
+    fp64_unavailable_why: str | None = None
+    rng: dict[str, Any] | None = None
+    state: str | None = None
+    method: str | None = None
+    not_measured: str | None = None
+
+
+@dataclass
+class GraphBreak(Record):
+    """One unique graph break: where the user's code reaches it, why, whose code it is in."""
+
+    OMIT_NONE = (
+        "cost_s_per_call",
+        "cost_fraction",
+        "profiled_cost_s_per_call",
+        "cost_method",
+        "cost_not_measured",
+    )
+
+    id: str | None = None
+    reason: str | None = None
+    file: str | None = None
+    line: int | None = None
+    function: str | None = None
+    code: str | None = None
+    occurrences: int = 1
+    origin: str | None = None  # user / library / pytorch / step
+    origin_text: str | None = None
+    library: str | None = None
+    site: dict[str, Any] | None = None
+    frame_skipped: bool | None = None
+    in_loop: bool | None = None
+    explanation: str | None = None
+    hints: list[str] | None = None
+    gb_id: Any = None
+    doc_url: str | None = None
+    full_reason: str | None = None
+    user_stack: list[dict] | None = None
+    cost_s_per_call: float | None = None
+    cost_fraction: float | None = None
+    profiled_cost_s_per_call: float | None = None
+    cost_method: str | None = None
+    cost_not_measured: str | None = None
+
+    @property
+    def where(self) -> str:
+        return f"{self.file or '?'}:{self.line or '?'}"
+
+
+@dataclass
+class Graphs(Record):
+    OMIT_NONE = ("not_measured",)
+
+    count: int | None = None
+    per_graph: list[dict] = field(default_factory=list)
+    explain_op_count: int | None = None
+    not_measured: str | None = None
+
+
+@dataclass
+class GraphBreaks(Record):
+    """Graph breaks as Dynamo logged them on one compiled call (probes/graph_breaks.py)."""
+
+    OMIT_NONE = ("not_measured",)
+
+    count: int | None = None
+    unique: list[GraphBreak] = field(default_factory=list)
+    skipped_frames: int | None = None
+    definition: str | None = None
+    dynamo_counters_graph_break: int | None = None
+    explain_graph_break_count: int | None = None
+    unlogged_fallbacks: list[Any] | None = None
+    not_measured: str | None = None
+
+
+@dataclass
+class Recompile(Record):
+    """One recompile: which function, on which input variant, which guard failed."""
+
+    function: str | None = None
+    reason: str | None = None
+    raw_reason: str | None = None
+    variant: str | None = None
+    variant_index: int | None = None
+    compile_s: float | None = None
+    call_wall_s: float | None = None
+    fail_type: str | None = None
+
+
+@dataclass
+class Recompiles(Record):
+    """Recompiles over the workload's input variants (probes/recompiles.py)."""
+
+    OMIT_NONE = ("not_measured",)
+
+    count: int | None = None
+    events: list[Recompile] = field(default_factory=list)
+    limit: int | None = None
+    limit_hit: bool | None = None
+    limit_messages: list[str] | None = None
+    recompile_time_s: float | None = None
+    sequence_wall_s: float | None = None
+    variants: int | None = None
+    variant_errors: list[dict] | None = None
+    source: str | None = None
+    state: str | None = None
+    not_measured: str | None = None
+
+
+@dataclass
+class StrategyRow(Record):
+    """One way of compiling, timed against eager: a mode, a training way, a shape setting,
+    an ablation backend. Detail only one kind has stays in `extra`; unset fields are not written."""
+
+    OMIT_NONE = "*"
+
+    name: str | None = None
+    source: str | None = None
+    first_call_s: float | None = None
+    median_s: float | None = None
+    eager_median_s: float | None = None
+    speedup: float | None = None
+    speedup_ci: list[float] | None = None
+    samples: int | None = None
+    peak_bytes: int | None = None
+    eager_peak_bytes: int | None = None
+    numerics_passed: bool | None = None
+    max_abs_err: float | None = None
+    graph_breaks: int | None = None
+    guards: int | None = None
+    baseline: bool | None = None
+    note: str | None = None
+    backend: str | None = None  # ablation rows
+    recompiles: int | None = None  # shape rows
+    compile_s: float | None = None
+    limit_hit: bool | None = None
+    shapes: list[dict] | None = None
+    changing_dims: list[str] | None = None
+
+    def significantly_faster(self, rules: dict) -> bool:
+        return faster_than_eager(_ci(self.speedup_ci)[0], rules["min_speedup"])
+
+    @property
+    def steps_to_repay(self) -> int | None:
+        be = break_even(self.first_call_s, self.eager_median_s, self.median_s)
+        return be["calls"] if be else None
+
+
+@dataclass
+class Strategies(Record):
+    """Side-by-side ways of compiling (tcdoctor/strategies.py); the main analysis is one row."""
+
+    planned: list[dict] = field(default_factory=list)
+    failed: list[dict] = field(default_factory=list)
+    modes: list[StrategyRow] = field(default_factory=list)
+    training: list[StrategyRow] = field(default_factory=list)
+    dynamic: list[StrategyRow] = field(default_factory=list)
+    regions: dict[str, Any] | None = None
+
+
+@dataclass
+class FixRow(Record):
+    """A fix that needs no source edit, tried in a fresh process or read off a strategy row
+    (tcdoctor/tried.py): the figures it addresses before and after, and what that showed."""
+
+    OMIT_NONE = "*"
+
+    name: str | None = None
+    kind: str | None = None  # config / stance / numerics / compiled_autograd / dynamic / regions
+    fix: str | None = None  # the line a user would write
+    addresses: list[str] = field(default_factory=list)
+    before: dict[str, Any] = field(default_factory=dict)
+    after: dict[str, Any] | None = None
+    outcome: str | None = None  # helps / no effect / hurts / fails ...
+    why: str | None = None
+    cheap: dict[str, Any] | None = None
+    seconds: float | None = None
+    source: str | None = None
+    spec: dict[str, Any] | None = None
+
+
+@dataclass
+class Ablation(Record):
+    """eager / aot_eager / the real backend side by side, and the layer a loss or drift is in."""
+
+    rows: list[StrategyRow] = field(default_factory=list)
+    layer: str | None = None
+
+
+@dataclass
+class Advice(Record):
+    topic: str = ""
+    text: str = ""
+    evidence: str = ""
+
+
+@dataclass
+class Verdict(Record):
+    """The decision, its reasons and the advice (tcdoctor/verdict.py)."""
+
+    decision: str | None = None
+    reasons: list[str] = field(default_factory=list)
+    advice: list[Advice] = field(default_factory=list)
+    recommendations: dict[str, dict] = field(default_factory=dict)
+    break_even_calls: int | None = None
+    break_even: dict[str, Any] = field(default_factory=dict)
+    rules: dict[str, float] = field(default_factory=dict)
+
+    def topics(self) -> list[str]:
+        return [a.topic for a in self.advice]
