@@ -468,6 +468,35 @@ class StrategyRow(Record):
 
 
 @dataclass
+class RegionRow(StrategyRow):
+    """One submodule compiled alone with fullgraph=True, on the inputs it got in one forward."""
+
+    module: str | None = None  # its class
+    calls_per_forward: int | None = None
+    parameters: int | None = None
+    fullgraph: bool | None = None  # None: not called during the forward (see note)
+    why: str | None = None  # why fullgraph failed
+
+    @property
+    def gain_s_per_forward(self) -> float:
+        """Eager minus compiled time of this region over one forward of the whole model."""
+        if self.eager_median_s is None or self.median_s is None:
+            return 0.0
+        return (self.eager_median_s - self.median_s) * (self.calls_per_forward or 0)
+
+
+@dataclass
+class Regions(Record):
+    """Regional compilation: each submodule at a depth, alone (strategies.run_regions)."""
+
+    depth: int | None = None
+    regions: list[RegionRow] = field(default_factory=list)
+    automatic: bool | None = None  # tried because the whole model breaks a lot
+    spec: dict[str, Any] | None = None
+    method: str | None = None
+
+
+@dataclass
 class Strategies(Record):
     """Side-by-side ways of compiling (tcdoctor/strategies.py); the main analysis is one row."""
 
@@ -476,7 +505,7 @@ class Strategies(Record):
     modes: list[StrategyRow] = field(default_factory=list)
     training: list[StrategyRow] = field(default_factory=list)
     dynamic: list[StrategyRow] = field(default_factory=list)
-    regions: dict[str, Any] | None = None
+    regions: Regions | None = None
 
 
 @dataclass

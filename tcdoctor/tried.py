@@ -336,8 +336,7 @@ def from_strategies(report: Report) -> list[FixRow]:
                 source="strategies.dynamic",
             )
         )
-    reg = st.regions
-    if reg and reg.get("regions"):
+    if st.regions and st.regions.regions:
         from .verdict import RULES, recommend  # the same recommendation the verdict shows
 
         rec = recommend(report, dict(RULES)).get("regions") or {}

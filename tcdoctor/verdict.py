@@ -24,6 +24,7 @@ from .results import (
     Advice,
     GraphBreak,
     Recompile,
+    RegionRow,
     StrategyRow,
     Verdict,
     break_even,
@@ -487,12 +488,6 @@ def decide(
     )
 
 
-def _region_faster(region: dict, rules: dict) -> bool:
-    """A regions row is free-form JSON (a dict); it is judged by the same rule as any other row."""
-    ci = region.get("speedup_ci")
-    return faster_than_eager(ci[0] if ci else None, rules["min_speedup"])
-
-
 def changing_dims(report: Report) -> list[str]:
     """Dimensions named by the size-mismatch guards that recompiled (e.g. "args[0] dim 1")."""
     dims = []
@@ -587,23 +582,25 @@ def _recommend_dynamic(rows: list[StrategyRow], rules: dict, report: Report) -> 
     }
 
 
-def _recommend_regions(regions: list[dict], rules: dict, eager_forward_s: float | None) -> dict:
-    pick = [r for r in regions if r.get("fullgraph") and _region_faster(r, rules)]
-    gain = sum((r["eager_median_s"] - r["median_s"]) * r["calls_per_forward"] for r in pick)
+def _recommend_regions(
+    regions: list[RegionRow], rules: dict, eager_forward_s: float | None
+) -> dict:
+    pick = [r for r in regions if r.fullgraph and r.significantly_faster(rules)]
+    gain = sum(r.gain_s_per_forward for r in pick)
     frac = (
         f" ({units.percent(gain / eager_forward_s)} of an eager forward)"
         if eager_forward_s and pick
         else ""
     )
-    broken = [r["name"] for r in regions if r.get("fullgraph") is False]
+    broken = [r.name for r in regions if r.fullgraph is False]
     text = (
-        f"compile {', '.join(r['name'] for r in pick)}: expected saving "
+        f"compile {', '.join(r.name for r in pick)}: expected saving "
         f"{units.seconds(gain)} per forward{frac}"
         if pick
         else "no submodule is both fullgraph-clean and measurably faster compiled"
     )
     text += f"; leave {', '.join(broken)} eager (graph breaks)" if broken else ""
-    return {"choice": [r["name"] for r in pick], "expected_gain_s_per_forward": gain, "text": text}
+    return {"choice": [r.name for r in pick], "expected_gain_s_per_forward": gain, "text": text}
 
 
 def recommend(report: Report, rules: dict) -> dict:
@@ -619,7 +616,8 @@ def recommend(report: Report, rules: dict) -> dict:
     dyn = [r for r in st.dynamic or [] if r.shapes]
     if dyn:
         rec["dynamic"] = _recommend_dynamic(dyn, rules, report)
-    reg = st.regions
-    if reg and reg.get("regions"):
-        rec["regions"] = _recommend_regions(reg["regions"], rules, report.runtime.eager.median_s)
+    if st.regions and st.regions.regions:
+        rec["regions"] = _recommend_regions(
+            st.regions.regions, rules, report.runtime.eager.median_s
+        )
     return rec

@@ -18,6 +18,7 @@ from tcdoctor.results import (
     FixRow,
     GraphBreak,
     Guards,
+    RegionRow,
     Runtime,
     StrategyRow,
     Timing,
@@ -47,6 +48,9 @@ def test_a_schema1_file_loads_typed_and_keeps_every_figure():
     assert all(isinstance(f, GraphBreak) for f in rep.graph_breaks.unique)
     assert all(isinstance(r, StrategyRow) for r in rep.strategies.modes)
     assert all(isinstance(r, FixRow) for r in rep.fixes)
+    assert rep.strategies.regions.regions and all(
+        isinstance(r, RegionRow) for r in rep.strategies.regions.regions
+    )
     new = dict(_leaves(rep.to_dict()))
     # every non-null value of the old file is still there, unchanged
     lost = {p: v for p, v in _leaves(old) if v is not None and new.get(p) != v}
@@ -115,3 +119,5 @@ def test_break_even_and_steps_to_repay():
     row = StrategyRow(first_call_s=1.0, eager_median_s=0.2, median_s=0.1)
     assert row.steps_to_repay == 8
     assert CompileTime(first_call_s=9.0, warm_s=3.0).cold_warm_ratio == pytest.approx(3.0)
+    region = RegionRow(eager_median_s=3e-5, median_s=1e-5, calls_per_forward=4)
+    assert region.gain_s_per_forward == pytest.approx(8e-5)  # per forward, not per call

@@ -6,7 +6,7 @@ from tabulate import tabulate
 
 from .. import units
 from ..report import Report
-from ..results import GraphBreak, StrategyRow, Verdict
+from ..results import GraphBreak, Regions, StrategyRow, Verdict
 from . import distributed
 
 
@@ -147,18 +147,18 @@ def _dynamic_table(rows: list[StrategyRow]) -> str:
     )
 
 
-def _regions_table(reg: dict) -> str:
+def _regions_table(reg: Regions) -> str:
     return tabulate(
         [
             [
-                r["name"],
-                r["module"],
-                {True: "yes", False: "NO", None: "-"}[r.get("fullgraph")],
-                units.seconds(r.get("eager_median_s")),
-                units.seconds(r.get("median_s")),
-                units.ratio(r.get("speedup"), r.get("speedup_ci")),
+                r.name,
+                r.module,
+                {True: "yes", False: "NO", None: "-"}[r.fullgraph],
+                units.seconds(r.eager_median_s),
+                units.seconds(r.median_s),
+                units.ratio(r.speedup, r.speedup_ci),
             ]
-            for r in reg["regions"]
+            for r in reg.regions
         ],
         headers=["region", "module", "fullgraph", "eager", "compiled", "speedup"],
         tablefmt="simple",
@@ -182,8 +182,8 @@ def strategy_lines(report: Report) -> list[str]:
         section("Dynamic shapes", _dynamic_table(st.dynamic), "dynamic")
     reg = st.regions
     if reg:
-        auto = ", tried because the model breaks a lot" if reg.get("automatic") else ""
-        section(f"Regions (depth {reg['depth']}{auto})", _regions_table(reg), "regions")
+        auto = ", tried because the model breaks a lot" if reg.automatic else ""
+        section(f"Regions (depth {reg.depth}{auto})", _regions_table(reg), "regions")
     for f in st.failed:
         out.append(f"strategy {f['strategy']} failed: {f['message']}")
     return out
