@@ -10,7 +10,7 @@ Core module: imports nothing from `render/`; of tcdoctor only the result types, 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from .results import FixRow, GraphBreak
@@ -68,6 +68,11 @@ def ratio(x: Any, bounds: Any = None, word: str = "") -> str:
     s = f"{x:.2f}×" + (f" {word}" if word else "")
     interval = ci(bounds)
     return s + (f" ({interval})" if interval else "")
+
+
+def pair(show: Callable[[Any], str], a: Any, b: Any) -> str:
+    """Two figures of one kind side by side: 'eager / compiled', 'cold / warm' -> '1.2 ms / 0.8 ms'."""
+    return f"{show(a)} / {show(b)}"
 
 
 def percent(x: Any, digits: int = 0) -> str:

@@ -21,10 +21,6 @@ def _code(text: object) -> str:
     return f"`{s}`" if s else ""
 
 
-def _pair(show, a, b) -> str:
-    return f"{show(a)} / {show(b)}"
-
-
 def _numerics(passed: object, err: object) -> str:
     status = units.numerics_status(passed)
     if passed is None:
@@ -40,7 +36,7 @@ def _figures(report: Report) -> list[tuple[str, str, str]]:
     return [
         (
             "graphs / graph breaks",
-            _pair(units.count, report.graphs.count, report.graph_breaks.count),
+            units.pair(units.count, report.graphs.count, report.graph_breaks.count),
             "torch._dynamo.explain + graph-break log, one call",
         ),
         (
@@ -56,7 +52,7 @@ def _figures(report: Report) -> list[tuple[str, str, str]]:
         ),
         (
             "eager / compiled median",
-            _pair(units.seconds, rt.eager.median_s, rt.compiled.median_s),
+            units.pair(units.seconds, rt.eager.median_s, rt.compiled.median_s),
             _esc(rt.method),
         ),
         (
@@ -66,13 +62,13 @@ def _figures(report: Report) -> list[tuple[str, str, str]]:
         ),
         (
             "compile cold / warm",
-            _pair(units.seconds, c.cold_s, c.warm_s),
+            units.pair(units.seconds, c.cold_s, c.warm_s),
             "first call; warm = fresh process, same cache dir",
         ),
         ("break-even", be, "(cold compile − eager call) / saving per call"),
         (
             "peak memory eager / compiled",
-            _pair(units.nbytes, m.eager_peak_bytes, m.compiled_peak_bytes),
+            units.pair(units.nbytes, m.eager_peak_bytes, m.compiled_peak_bytes),
             _esc(m.method),
         ),
         ("numerics", _numerics(n.passed, n.max_abs_err), "vs eager, judged against fp64"),

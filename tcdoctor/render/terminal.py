@@ -10,10 +10,6 @@ from ..results import GraphBreak, Regions, StrategyRow, Verdict
 from . import distributed
 
 
-def _pair(show, a, b) -> str:
-    return f"{show(a)} / {show(b)}"
-
-
 def _decided(v: Verdict) -> bool:
     """A report saved before the verdict ran (or with it stripped) has an empty Verdict."""
     return v.decision is not None
@@ -33,7 +29,7 @@ def _figures(report: Report) -> list[list[str]]:
     return [
         [
             "graphs / graph breaks",
-            _pair(units.count, report.graphs.count, gb.count)
+            units.pair(units.count, report.graphs.count, gb.count)
             + (f" ({gb.skipped_frames} skipped frame(s))" if gb.skipped_frames else ""),
         ],
         [
@@ -54,11 +50,11 @@ def _figures(report: Report) -> list[list[str]]:
             units.ratio(rt.speedup, rt.speedup_ci)
             + (f", {rt.samples} paired samples" if rt.samples else ""),
         ],
-        ["compile: cold / warm", _pair(units.seconds, c.cold_s, c.warm_s)],
+        ["compile: cold / warm", units.pair(units.seconds, c.cold_s, c.warm_s)],
         ["break-even (cold)", _break_even(report.verdict)],
         [
             "peak memory eager / compiled",
-            _pair(units.nbytes, m.eager_peak_bytes, m.compiled_peak_bytes),
+            units.pair(units.nbytes, m.eager_peak_bytes, m.compiled_peak_bytes),
         ],
         [
             "numerics",
