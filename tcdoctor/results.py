@@ -124,6 +124,11 @@ def faster_than_eager(ci_low: float | None, min_speedup: float) -> bool:
     return ci_low is not None and ci_low > min_speedup
 
 
+def slower_than_eager(ci_high: float | None) -> bool:
+    """The 95% CI's upper bound below 1: eager is faster (the main analysis and every row)."""
+    return ci_high is not None and ci_high < 1.0
+
+
 def break_even(
     compile_s: float | None, eager_s: float | None, compiled_s: float | None
 ) -> dict | None:
@@ -194,8 +199,7 @@ class Runtime(Record):
 
     @property
     def significantly_slower(self) -> bool:
-        """The 95% CI's upper bound below 1: eager is faster."""
-        return self.ci_high is not None and self.ci_high < 1.0
+        return slower_than_eager(self.ci_high)
 
 
 @dataclass
@@ -460,6 +464,10 @@ class StrategyRow(Record):
 
     def significantly_faster(self, rules: dict) -> bool:
         return faster_than_eager(_ci(self.speedup_ci)[0], rules["min_speedup"])
+
+    @property
+    def significantly_slower(self) -> bool:
+        return slower_than_eager(_ci(self.speedup_ci)[1])
 
     @property
     def steps_to_repay(self) -> int | None:

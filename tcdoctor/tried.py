@@ -390,8 +390,7 @@ def ablation_layer(report: Report, rows: list[StrategyRow]) -> Ablation | None:
     text = None
     for b, what in layers:
         r = row_of(b)
-        ci = (r.speedup_ci if r else None) or [None, None]
-        if r and ci[1] is not None and ci[1] < 1.0:
+        if r and r.significantly_slower:
             text = f"already {r.speedup:.2f}× with backend={b!r}: the loss comes from {what}"
             break
     drift = next(

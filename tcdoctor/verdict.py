@@ -29,6 +29,7 @@ from .results import (
     Verdict,
     break_even,
     faster_than_eager,
+    slower_than_eager,
 )
 
 if TYPE_CHECKING:
@@ -132,8 +133,7 @@ class Figures:
 
     @property
     def significantly_slower(self) -> bool:
-        """The 95% CI's upper bound below 1: eager is faster."""
-        return self.ci_high is not None and self.ci_high < 1.0
+        return slower_than_eager(self.ci_high)
 
     @property
     def fixable(self) -> bool:
