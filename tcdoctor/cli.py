@@ -206,6 +206,13 @@ def analysis_options(fn: Callable) -> Callable:
             help="Compare static/automatic/dynamic shapes [default: when variants change shapes].",
         ),
         click.option(
+            "--training-ways/--no-training-ways",
+            default=True,
+            show_default=True,
+            help="For a TrainStep, also time compiling the model alone and the optimizer alone, "
+            "each in a fresh process.",
+        ),
+        click.option(
             "--fixes/--no-fixes",
             default=True,
             show_default=True,
@@ -242,6 +249,7 @@ def _run_analysis(
     submodules: bool | None,
     depth: int,
     dynamic: bool | None,
+    training_ways: bool = True,
     quiet: bool = False,
     profile_budget_s: float = 1.0,
     fixes: bool = True,
@@ -266,6 +274,7 @@ def _run_analysis(
         submodules=submodules,
         depth=depth,
         dynamic=dynamic,
+        training_ways=training_ways,
         modes=[m.strip() for m in modes.split(",") if m.strip()] or ["default"],
     )
     from .tlparse import attach, configure, prepare

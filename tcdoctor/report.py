@@ -232,6 +232,7 @@ def _strategies(data: dict, done: dict, failures: list[dict]) -> dict:
     out: dict = {
         "planned": plan,
         "failed": failures,
+        "not_run": [],
         "modes": [],
         "training": [],
         "dynamic": [],
@@ -257,6 +258,13 @@ def _strategies(data: dict, done: dict, failures: list[dict]) -> dict:
         out["training"] = [eager, _main_row(data, "step", "main analysis")] + [
             v for k, v in rows.items() if k.startswith("train:")
         ]
+        if data["options"].get("training_ways") is False:
+            out["not_run"].append(
+                {
+                    "strategy": "train: model alone, optimizer alone",
+                    "why": "--no-training-ways (turn it on to compare them with the whole step)",
+                }
+            )
     out["dynamic"] = [v for k, v in rows.items() if k.startswith("dynamic:")]
     out["regions"] = next((v for k, v in rows.items() if k.startswith("regions:")), None)
     return out

@@ -510,6 +510,9 @@ class Strategies(Record):
 
     planned: list[dict] = field(default_factory=list)
     failed: list[dict] = field(default_factory=list)
+    not_run: list[dict] = field(
+        default_factory=list
+    )  # {"strategy", "why"}: turned off by an option
     modes: list[StrategyRow] = field(default_factory=list)
     training: list[StrategyRow] = field(default_factory=list)
     dynamic: list[StrategyRow] = field(default_factory=list)

@@ -29,9 +29,10 @@ def plan(
         {"kind": "mode", "mode": m} for m in options.modes if m != (options.mode or "default")
     ]
     if workload.kind == "train":
-        out += [{"kind": "train", "way": "model"}]
-        if workload.optimizer is not None and workload.train_step is None:
-            out += [{"kind": "train", "way": "optimizer"}]
+        if options.training_ways:
+            out += [{"kind": "train", "way": "model"}]
+            if workload.optimizer is not None and workload.train_step is None:
+                out += [{"kind": "train", "way": "optimizer"}]
         return out
     shapes = shape_variants(workload)
     if options.dynamic is not False and shapes:

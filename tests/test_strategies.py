@@ -52,6 +52,19 @@ def test_dynamic_shapes_recommend_dynamic_over_static_naming_the_dimension(tmp_p
     assert "x dim 1" in out
 
 
+def test_no_training_ways_runs_no_way_child_and_says_so(tmp_path):
+    rep, out = analyze(
+        tmp_path,
+        "train_adam.py:build",
+        *("--backend", "aot_eager", "--budget", "0.3", "--no-fixes", "--no-training-ways"),
+    )
+    assert not [p for p in rep["strategies"]["planned"] if p["kind"] == "train"]
+    assert not [k for k in rep["phases"] if k.startswith("strategy:train:")]
+    assert [r["name"] for r in rep["strategies"]["training"]] == ["eager", "step"]
+    (note,) = rep["strategies"]["not_run"]
+    assert "--no-training-ways" in note["why"] and "not measured (--no-training-ways" in out
+
+
 def test_training_ways_compared_on_fresh_copies(tmp_path):
     rep, _ = analyze(tmp_path, "train_adam.py:build", "--backend", "aot_eager", "--budget", "1")
     rows = {r["name"]: r for r in rep["strategies"]["training"]}

@@ -182,6 +182,8 @@ def strategy_lines(report: Report) -> list[str]:
         section(f"Regions (depth {reg.depth}{auto})", _regions_table(reg), "regions")
     for f in st.failed:
         out.append(f"strategy {f['strategy']} failed: {f['message']}")
+    for f in st.not_run:
+        out.append(f"strategy {f['strategy']}: not measured ({f['why']})")
     return out
 
 

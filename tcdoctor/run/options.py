@@ -25,6 +25,9 @@ class Options:
     submodules: bool | None = None  # None: automatically when the whole model breaks a lot
     depth: int = 1
     dynamic: bool | None = None  # None: compare shape strategies when variants change shapes
+    training_ways: bool = (
+        True  # a TrainStep: also time compiling the model alone, the optimizer alone
+    )
     fixes: bool = (
         True  # try the fixes that need no source edit, and locate a loss by backend (tried.py)
     )
