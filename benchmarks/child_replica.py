@@ -33,11 +33,18 @@ FAULTS: dict = {}
 
 
 def batch(fn, k: int, name: str | None = None) -> float:
+    import contextlib
+
+    import torch
+
+    # a callable named *_held runs its whole batch under one no_grad (as a hand-written loop does)
+    held = torch.no_grad() if name and name.endswith("_held") else contextlib.nullcontext()
     f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    t0 = time.perf_counter()
-    for _ in range(k):
-        fn()
-    dt = (time.perf_counter() - t0) / k
+    with held:
+        t0 = time.perf_counter()
+        for _ in range(k):
+            fn()
+        dt = (time.perf_counter() - t0) / k
     if name:
         calls, faults = FAULTS.get(name, (0, 0))
         FAULTS[name] = (calls + k, faults + resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
@@ -71,6 +78,11 @@ def main() -> None:
     ap.add_argument("--skip", default="")
     ap.add_argument("--budget", type=float, default=5.0)
     ap.add_argument("--callables", default="eager,tcd,tcd_held,orig_compiled")
+    ap.add_argument(
+        "--no-outer",
+        action="store_true",
+        help="no no_grad around the whole timing (as in tcdoctor)",
+    )
     a = ap.parse_args()
     import torch
 
@@ -79,7 +91,7 @@ def main() -> None:
 
     info: dict = {"mode": a.mode, "skip": a.skip}
     workload, rebuild = tgt.load_with_rebuild(a.target)
-    model, args = workload.model, tuple(workload.call_args.args)
+    model, args, kw = workload.model, tuple(workload.call_args.args), workload.call_args.kwargs
     fns: dict = {}
     ng = torch.no_grad
 
@@ -87,9 +99,9 @@ def main() -> None:
         cm = torch.compile(model)
         with ng():
             t0 = time.perf_counter()
-            cm(*args)
+            cm(*args, **kw)
             info["first_call_s"] = time.perf_counter() - t0
-        fns = {"eager": lambda: model(*args), "orig_compiled": lambda: cm(*args)}
+        fns = {"eager": lambda: model(*args, **kw), "orig_compiled": lambda: cm(*args, **kw)}
         wanted = [c for c in a.callables.split(",") if c in fns]
     else:
         from tcdoctor.run.options import Options
@@ -110,11 +122,18 @@ def main() -> None:
         copy_b = runner.compiled
         cm = torch.compile(model)
         fns = {
-            "eager": lambda: model(*args),
+            "eager": lambda: model(*args, **kw),
             "tcd": runner.compiled_fn,
-            "tcd_held": lambda: copy_b(*args),
-            "orig_compiled": lambda: cm(*args),
+            "tcd_held": lambda: copy_b(*args, **kw),
+            "orig_compiled": lambda: cm(*args, **kw),
             "tcd_eager": runner.eager_fn,
+            # copy B called directly with the runner's (deep-copied) inputs: no calls.call wrapper
+            "tcd_inputs": lambda: runner.workload.call_args.apply(copy_b),
+            "orig_compiled_held": lambda: cm(*args, **kw),
+            # the copy that made the first compiled call (the one Dynamo's cache entry was built on)
+            "seq_held": lambda: runner.sequence[0].workload.call_args.apply(runner.sequence[1]),
+            "eager_held": lambda: model(*args, **kw),
+            "tcd_eager_held": runner.eager_fn,
         }
         wanted = [c for c in a.callables.split(",") if c in fns]
     info["threads"] = [t.name for t in threading.enumerate()]
@@ -127,10 +146,12 @@ def main() -> None:
         info["children"] = [" ".join(c.cmdline()[:4])[:120] for c in me.children(recursive=True)]
     except Exception as exc:  # noqa: BLE001
         info["children"] = repr(exc)
-    with ng():
+    import contextlib
+
+    with contextlib.nullcontext() if a.no_outer else ng():
         res = round_robin({n: fns[n] for n in wanted}, a.budget)
     info["median_s"] = res
-    e = res["eager"]
+    e = res.get("eager") or res.get("tcd_eager")
     info["minor_faults_per_call"] = {n: round(f / c, 1) for n, (c, f) in FAULTS.items()}
     info["speedup"] = {n: e / v for n, v in res.items() if n not in ("eager", "rounds", "k")}
     print(json.dumps(info))

@@ -7,7 +7,10 @@ against the same cache (the warm-cache figure). tcdoctor: `analyze --no-fixes` w
 fixes are extra children, bounded by --fix-budget, that no by-hand floor includes). Prints per model: both
 walls and their ratio, both speedups and their ratio. Runs alternate which side goes first.
 
-Usage: python benchmarks/real_overhead.py [--runs 3] [--budget 5] [TARGET ...]
+`--noise-floor` also runs the by-hand script a second time and prints by-hand ÷ by-hand: the spread two
+identical minimal measurements show on this machine, against which tcdoctor's ratio is read.
+
+Usage: python benchmarks/real_overhead.py [--runs 3] [--budget 5] [--noise-floor] [TARGET ...]
 """
 
 from __future__ import annotations
@@ -109,6 +112,7 @@ def main() -> None:
     ap.add_argument("targets", nargs="*", default=DEFAULT)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--budget", type=float, default=5.0)
+    ap.add_argument("--noise-floor", action="store_true")
     args = ap.parse_args()
     print(
         "| model | run | analyze wall | by-hand wall | wall ratio | tcdoctor speedup | by-hand speedup | speedup ratio |"
@@ -121,7 +125,14 @@ def main() -> None:
                     t, h = analyze(target, args.budget, tmp), by_hand(target, args.budget, tmp)
                 else:
                     h, t = by_hand(target, args.budget, tmp), analyze(target, args.budget, tmp)
+                h2 = by_hand(target, args.budget, tmp) if args.noise_floor else None
             name = os.path.basename(target.split(":")[0])
+            if h2:
+                print(
+                    f"  noise floor: by hand {h['speedup']:.3f}× vs again {h2['speedup']:.3f}×: "
+                    f"ratio {h['speedup'] / h2['speedup']:.3f}",
+                    flush=True,
+                )
             if os.environ.get("TCD_MEDIANS"):
                 print(
                     f"  medians: tcdoctor eager {t['eager_median_s'] * 1e6:.0f} µs, compiled "

@@ -127,7 +127,13 @@ def _pair(
         "frames_compiled": first["frames_compiled"],
         "guards": guards.count(first["frames"])["count"],
     }
-    rt = timing.measure(lambda: call(eager, ca), lambda: call(compiled, ca), sync, budget_s)
+    rt = timing.measure(
+        lambda: ca.apply(eager),
+        lambda: ca.apply(compiled),
+        sync,
+        budget_s,
+        calls.batch_context(w, device),
+    )
     row.update(
         eager_median_s=rt["eager"]["median_s"],
         median_s=rt["compiled"]["median_s"],
@@ -255,7 +261,11 @@ def run_dynamic(w: Any, o: Options, how: str) -> dict:
     budget = max(MIN_SPLIT_BUDGET_S, o.budget_s / len(shapes))
     for s in shapes:
         rt = timing.measure(
-            lambda s=s: call(w.model, s), lambda s=s: call(compiled, s), sync, budget
+            lambda s=s: s.apply(w.model),
+            lambda s=s: s.apply(compiled),
+            sync,
+            budget,
+            calls.batch_context(w, device),
         )
         per_shape.append(
             {
@@ -328,7 +338,6 @@ def run_regions(w: Any, o: Options, depth: int) -> dict:
         args, kwargs = rec["args"], rec["kwargs"]
         dynamo_state.fresh()
         compiled = first_call.build(mod, o.backend, o.mode, {**w.compile_kwargs, "fullgraph": True})
-        fn_e = lambda mod=mod, a=args, k=kwargs: call(mod, CallArgs(a, k))  # noqa: E731
         fn_c = lambda c=compiled, a=args, k=kwargs: call(c, CallArgs(a, k))  # noqa: E731
         try:
             _, first = calls.timed_call(fn_c, (), sync)
@@ -338,7 +347,13 @@ def run_regions(w: Any, o: Options, depth: int) -> dict:
             row["why"] = f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}"[:500]
             rows.append(row)
             continue
-        rt = timing.measure(fn_e, fn_c, sync, budget)
+        rt = timing.measure(
+            lambda mod=mod, a=args, k=kwargs: mod(*a, **k),
+            lambda c=compiled, a=args, k=kwargs: c(*a, **k),
+            sync,
+            budget,
+            calls.batch_context(w, device),
+        )
         row.update(
             eager_median_s=rt["eager"]["median_s"],
             median_s=rt["compiled"]["median_s"],

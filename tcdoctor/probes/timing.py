@@ -2,6 +2,10 @@
 
 Pairs alternate order (A B, B A, …) so drift and order effects cancel; the speedup is a ratio
 of medians with a paired-bootstrap confidence interval (stats.ratio_of_medians_ci).
+
+Each sample is k back-to-back calls under one entry of the workload's context (no_grad/autocast,
+`context`), as a hand-written loop holds it: entering it per call would flip grad mode every call,
+a fixed per-call cost (calls.batch_context) that is not the model's.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Callable
 
 from .. import stats
@@ -19,6 +24,7 @@ MIN_PAIRS = 10
 MAX_PAIRS = 2000
 MAX_WARMUP_CALLS = 50
 STABLE_CALLS = 3
+EST_CALLS = 3  # back-to-back calls per side whose fastest sets the calls per sample
 
 # Distributed runs (run/rank.py) install a function here that makes every rank take the same loop
 # decision ("any": go on while any rank wants to, "all": while every rank does, "max": the largest
@@ -40,39 +46,75 @@ def _minor_faults() -> int | None:
         return None
 
 
+Context = Callable[[], AbstractContextManager]
+
+
 def _batch(
-    fn: Callable[[], Any], k: int, sync: Callable[[], None], faults: list | None = None
+    fn: Callable[[], Any],
+    k: int,
+    sync: Callable[[], None],
+    faults: list | None = None,
+    context: Context = nullcontext,
 ) -> float:
     sync()
     f0 = _minor_faults() if faults is not None else None
-    t0 = time.perf_counter()
-    for _ in range(k):
-        fn()
-    sync()
-    elapsed = (time.perf_counter() - t0) / k
+    with context():
+        t0 = time.perf_counter()
+        for _ in range(k):
+            fn()
+        sync()
+        elapsed = (time.perf_counter() - t0) / k
     if f0 is not None:
         faults.append((_minor_faults() - f0) / k)
     return elapsed
 
 
-def warm_up(compiled: Callable[[], Any], eager: Callable[[], Any], sync) -> dict:
+def _steady_call_s(fn: Callable[[], Any], sync, context: Context) -> float:
+    """One call's time once the side is running: the fastest of EST_CALLS back-to-back calls.
+
+    It sets the calls per sample. A single call right after the other side's carries the switch
+    cost (caches refilled), which made the samples shorter than TARGET_SAMPLE_S (HF GPT-2: 4 calls
+    of ~340 µs, a sample of 1.4 ms) and so put more of that cost into every sample.
+    """
+    times = []
+    with context():
+        for _ in range(EST_CALLS):
+            sync()
+            t0 = time.perf_counter()
+            fn()
+            sync()
+            times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def warm_up(
+    compiled: Callable[[], Any], eager: Callable[[], Any], sync, context: Context = nullcontext
+) -> dict:
     """Call compiled until STABLE_CALLS calls in a row compile nothing; eager gets as many calls."""
     calls = stable = 0
-    while _agree(stable < STABLE_CALLS and calls < MAX_WARMUP_CALLS, "any"):
-        n = len(dynamo_state.compilation_metrics())
-        compiled()
-        calls += 1
-        stable = stable + 1 if len(dynamo_state.compilation_metrics()) == n else 0
-    for _ in range(calls):
-        eager()
-    sync()
+    with context():
+        while _agree(stable < STABLE_CALLS and calls < MAX_WARMUP_CALLS, "any"):
+            n = len(dynamo_state.compilation_metrics())
+            compiled()
+            calls += 1
+            stable = stable + 1 if len(dynamo_state.compilation_metrics()) == n else 0
+        for _ in range(calls):
+            eager()
+        sync()
     return {"warmup_calls": calls, "still_compiling": stable < STABLE_CALLS}
 
 
-def measure(eager: Callable[[], Any], compiled: Callable[[], Any], sync, budget_s: float) -> dict:
+def measure(
+    eager: Callable[[], Any],
+    compiled: Callable[[], Any],
+    sync,
+    budget_s: float,
+    context: Context = nullcontext,
+) -> dict:
+    """`eager`/`compiled` make one plain call each; `context` is entered once per sample."""
     t_start = time.perf_counter()
-    warm = warm_up(compiled, eager, sync)
-    est = min(_batch(eager, 1, sync), _batch(compiled, 1, sync))
+    warm = warm_up(compiled, eager, sync, context)
+    est = min(_steady_call_s(eager, sync, context), _steady_call_s(compiled, sync, context))
     k = int(_agree(max(1, min(10_000, math.ceil(TARGET_SAMPLE_S / max(est, 1e-7)))), "max"))
     n_metrics = len(dynamo_state.compilation_metrics())
     e_s: list[float] = []
@@ -88,11 +130,11 @@ def measure(eager: Callable[[], Any], compiled: Callable[[], Any], sync, budget_
         len(e_s) < MAX_PAIRS and (len(e_s) < MIN_PAIRS or time.perf_counter() < deadline), "all"
     ):
         if len(e_s) % 2 == 0:
-            e_s.append(_batch(eager, k, sync, e_f))
-            c_s.append(_batch(compiled, k, sync, c_f))
+            e_s.append(_batch(eager, k, sync, e_f, context))
+            c_s.append(_batch(compiled, k, sync, c_f, context))
         else:
-            c_s.append(_batch(compiled, k, sync, c_f))
-            e_s.append(_batch(eager, k, sync, e_f))
+            c_s.append(_batch(compiled, k, sync, c_f, context))
+            e_s.append(_batch(eager, k, sync, e_f, context))
     lo, hi = stats.ratio_of_medians_ci(e_s, c_s)
     eager_sum, comp_sum = stats.summarize(e_s), stats.summarize(c_s)
     eager_sum["minor_faults_per_call"] = statistics.median(e_f) if e_f else None
@@ -111,7 +153,8 @@ def measure(eager: Callable[[], Any], compiled: Callable[[], Any], sync, budget_
         "recompiles_during_timing": len(dynamo_state.compilation_metrics()) - n_metrics,
         "method": (
             f"{warm['warmup_calls']} warm-up calls each; then {len(e_s)} interleaved eager/compiled "
-            f"pairs (order alternating), each sample the mean of {k} back-to-back calls"
+            f"pairs (order alternating), each sample the mean of {k} back-to-back calls under one "
+            "entry of the workload's no_grad/autocast context"
         ),
         "raw": {"eager_s": e_s[:MAX_PAIRS], "compiled_s": c_s[:MAX_PAIRS]},
         **warm,

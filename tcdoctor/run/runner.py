@@ -293,7 +293,15 @@ class PhaseRunner:
     @measures("runtime")
     def runtime(self) -> dict:
         self._need_compiled()
-        data = timing.measure(self.eager_fn, self.compiled_fn, self.sync, self.options.budget_s)
+        ca = self.workload.call_args
+        eager, compiled = self.eager_subject.fn, self.compiled
+        data = timing.measure(
+            lambda: ca.apply(eager),
+            lambda: ca.apply(compiled),
+            self.sync,
+            self.options.budget_s,
+            calls.batch_context(self.workload, self.device),
+        )
         self.per_call_s = data["compiled"]["median_s"]
         return data
 
