@@ -3,8 +3,10 @@
 By hand (the floor any analysis needs): (1) a fresh process imports torch, builds the target, compiles it
 cold (its own empty inductor cache), makes the first call, then times eager and compiled calls interleaved
 within the same budget (batches of ~2 ms, order alternating, medians); (2) a second fresh process compiles
-against the same cache (the warm-cache figure). tcdoctor: `analyze --no-fixes` with the same budget (tried
-fixes are extra children, bounded by --fix-budget, that no by-hand floor includes). Prints per model: both
+against the same cache (the warm-cache figure). tcdoctor: `analyze --no-fixes --no-training-ways` with the
+same budget (tried fixes and the training-way comparisons are extra children that no by-hand floor
+includes). A TrainStep target (BERT) is timed by hand as the step people write (zero_grad, forward, loss,
+backward, optimizer.step) with the whole step compiled, which is tcdoctor's main training figure. Prints per model: both
 walls and their ratio, both speedups and their ratio. Runs alternate which side goes first.
 
 `--noise-floor` also runs the by-hand script a second time and prints by-hand ÷ by-hand: the spread two
@@ -29,6 +31,7 @@ DEFAULT = [
     "tests/targets/real/transformer_encoder.py:build",
     "tests/targets/real/lstm_lm.py:build",
     "samples/mlp.py:build",
+    "tests/targets/real/bert_train.py:build",
 ]
 
 BY_HAND = r"""
@@ -37,25 +40,33 @@ import torch
 torch.set_num_threads(1)
 sys.path.insert(0, sys.argv[4])
 from tcdoctor.target import load
-w = load(sys.argv[1])  # only to read what build() returned: model, args, kwargs
-f = lambda m: m(*w.inputs, **w.kwargs)
+w = load(sys.argv[1])  # only to read what build() returned: model, args, kwargs (or a TrainStep)
 budget, role = float(sys.argv[2]), sys.argv[3]
-with torch.no_grad():
-    cm = torch.compile(w.model)
+if getattr(w, "kind", "") == "train":  # a training step written by hand, the whole step compiled
+    import contextlib
+    def step():
+        w.optimizer.zero_grad(set_to_none=True)
+        w.loss_fn(w.model(*w.inputs, **w.kwargs), w.targets).backward()
+        w.optimizer.step()
+    model, held, f = step, contextlib.nullcontext, lambda m: m()
+else:
+    model, held, f = w.model, torch.no_grad, lambda m: m(*w.inputs, **w.kwargs)
+with held():
+    cm = torch.compile(model)
     t0 = time.perf_counter(); f(cm); first = time.perf_counter() - t0
     if role == "warm":
         print(json.dumps({"first_call_s": first})); sys.exit(0)
     for _ in range(3):
-        f(cm); f(w.model)
+        f(cm); f(model)
     def batch(m, k):
         t = time.perf_counter()
         for _ in range(k):
             f(m)
         return (time.perf_counter() - t) / k
-    k = max(1, math.ceil(0.002 / max(min(batch(w.model, 1), batch(cm, 1)), 1e-7)))
+    k = max(1, math.ceil(0.002 / max(min(batch(model, 1), batch(cm, 1)), 1e-7)))
     e, c, end = [], [], time.perf_counter() + budget
     while len(e) < 10 or time.perf_counter() < end:
-        pair = [(e, w.model), (c, cm)] if len(e) % 2 == 0 else [(c, cm), (e, w.model)]
+        pair = [(e, model), (c, cm)] if len(e) % 2 == 0 else [(c, cm), (e, model)]
         for out, m in pair:
             out.append(batch(m, k))
 print(json.dumps({"first_call_s": first, "speedup": statistics.median(e) / statistics.median(c),
@@ -90,6 +101,7 @@ def analyze(target: str, budget: float, tmp: str) -> dict:
         "--budget",
         str(budget),
         "--no-fixes",
+        "--no-training-ways",
         "--quiet",
         "--json",
         out,

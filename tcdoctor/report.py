@@ -210,7 +210,7 @@ def _main_row(data: dict, name: str, source: str) -> dict:
     return {
         "name": name,
         "source": source,
-        "first_call_s": c.get("cold_s"),
+        "first_call_s": c.get("first_call_s"),
         "median_s": (rt.get("compiled") or {}).get("median_s"),
         "eager_median_s": (rt.get("eager") or {}).get("median_s"),
         "speedup": rt.get("speedup"),
@@ -222,7 +222,7 @@ def _main_row(data: dict, name: str, source: str) -> dict:
         "max_abs_err": n.get("max_abs_err"),
         "graph_breaks": data["graph_breaks"].get("count"),
         "guards": data["guards"].get("count"),
-        "cache": c.get("cold_cache"),
+        "cache": c.get("cache"),
     }
 
 

@@ -61,6 +61,9 @@ def test_no_training_ways_runs_no_way_child_and_says_so(tmp_path):
     assert not [p for p in rep["strategies"]["planned"] if p["kind"] == "train"]
     assert not [k for k in rep["phases"] if k.startswith("strategy:train:")]
     assert [r["name"] for r in rep["strategies"]["training"]] == ["eager", "step"]
+    step = rep["strategies"]["training"][1]  # the main analysis as a row: its figures, not None
+    assert step["first_call_s"] == rep["compile"]["cold_s"] > 0
+    assert step["median_s"] == rep["runtime"]["compiled"]["median_s"]
     (note,) = rep["strategies"]["not_run"]
     assert "--no-training-ways" in note["why"] and "not measured (--no-training-ways" in out
 
@@ -137,6 +140,7 @@ def test_modes_side_by_side_reuse_the_main_analysis(tmp_path):
     assert (
         modes[0]["source"] == "main analysis"
         and modes[0]["median_s"] == rep["runtime"]["compiled"]["median_s"]
+        and modes[0]["first_call_s"] == rep["compile"]["cold_s"] > 0
     )
     assert modes[1]["median_s"] > 0 and modes[1]["first_call_s"] > 0
     assert [p["kind"] for p in rep["strategies"]["planned"]] == ["mode"]
