@@ -31,9 +31,9 @@ names = {f.name for f in dataclasses.fields(Options)}
 kw = dict(warm=False, budget_s=float(sys.argv[2]), fixes=False, submodules=False, dynamic=False, modes=["default"])
 opts = Options(**{k: v for k, v in kw.items() if k in names})
 report, code = analyze_target(sys.argv[1], opts, keep_dir=sys.argv[3])
-r = report["runtime"]
-print(json.dumps({"eager_median_s": r["eager"]["median_s"], "compiled_median_s": r["compiled"]["median_s"],
-                  "speedup": r["speedup"], "samples": r["samples"], "cold_s": report["compile"].get("cold_s")}))
+r = report.runtime
+print(json.dumps({"eager_median_s": r.eager.median_s, "compiled_median_s": r.compiled.median_s,
+                  "speedup": r.speedup, "samples": r.samples, "cold_s": report.compile.cold_s}))
 """
 
 

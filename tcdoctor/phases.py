@@ -94,7 +94,7 @@ PHASES: tuple[Phase, ...] = (
     Phase("environment", _MAIN, (), _set("environment")),
     Phase("eager", _MAIN, (), lambda data, result: None),
     Phase("graph_breaks", _MAIN, ("graphs", "graph_breaks"), _set("graphs", "graph_breaks")),
-    Phase("compile", _MAIN, ("compile",), _fill_compile),
+    Phase("compile", _MAIN, ("compile", "guards"), _fill_compile),
     Phase("compile_warm", frozenset({WARM}), ("compile",), _fill_compile_warm, _warm_not_measured),
     Phase("runtime", _MAIN, ("runtime",), _set("runtime")),
     Phase("memory", frozenset({WARM, IN_PROCESS}), ("memory",), _fill_memory),
@@ -103,6 +103,8 @@ PHASES: tuple[Phase, ...] = (
     Phase("recompiles", _MAIN, ("recompiles",), _fill_recompiles),
 )
 BY_NAME = {p.name: p for p in PHASES}
+# Every report section some phase fills, in registry order (report.assemble starts each empty).
+SECTIONS: tuple[str, ...] = tuple(dict.fromkeys(s for p in PHASES for s in p.sections))
 
 
 def order(process: str) -> tuple[str, ...]:

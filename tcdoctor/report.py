@@ -14,7 +14,7 @@ from typing import Any
 
 from . import __version__, tried
 from .distributed import extend_verdict
-from .phases import PHASES, derive
+from .phases import PHASES, SECTIONS, derive
 from .results import (
     Ablation,
     CompileTime,
@@ -35,18 +35,6 @@ from .run.stream import dumps
 from .verdict import decide
 
 SCHEMA_VERSION = 1
-# The sections the phases fill (phases.PHASES), as dicts until `Report.from_dict` types them.
-SECTIONS = (
-    "graphs",
-    "graph_breaks",
-    "recompiles",
-    "guards",
-    "compile",
-    "runtime",
-    "memory",
-    "numerics",
-    "profile",
-)
 
 
 @dataclass
@@ -261,8 +249,8 @@ def _strategies(data: dict, done: dict, failures: list[dict]) -> dict:
         if data["options"].get("training_ways") is False:
             out["not_run"].append(
                 {
-                    "strategy": "train: model alone, optimizer alone",
-                    "why": "--no-training-ways (turn it on to compare them with the whole step)",
+                    "strategy": "train: the ways other than the whole step",
+                    "why": "--no-training-ways (--training-ways compares them with the whole step)",
                 }
             )
     out["dynamic"] = [v for k, v in rows.items() if k.startswith("dynamic:")]

@@ -5,7 +5,8 @@ plain dicts over the pipe (their wire format); `Report.from_dict` (tcdoctor/repo
 assembled dict into these classes once, and everything after that — the verdict, the tried-fix
 advice, `check`, `diff` and every renderer — reads attributes, not string keys.
 
-Round trip: `Record.from_dict(d).to_dict()` keeps every key. Keys a section does not model yet
+Round trip: `Record.from_dict(d).to_dict()` keeps every key with a value (a field named in a
+class's `OMIT_NONE` is written only when set, so such a key stored as null is dropped). Keys a section does not model yet
 (a newer probe's detail, a schema-1 file's leftovers) are kept in `extra` and written back
 unchanged, so `tcdoctor report` re-renders old and new JSON alike. Derived figures are
 properties (`Guards.overhead_fraction`, `Runtime.significantly_faster(rules)`); those listed in a
@@ -32,7 +33,7 @@ class Record:
     """Base of every section: typed fields named as the JSON keys, plus `extra` for the rest."""
 
     DERIVED: ClassVar[tuple[str, ...]] = ()  # properties written to JSON (not read back)
-    OMIT_NONE: ClassVar[tuple[str, ...] | str] = ()  # fields written only when set; "*": all
+    OMIT_NONE: ClassVar[tuple[str, ...]] = ()  # fields written only when set
 
     extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -58,7 +59,7 @@ class Record:
             if f.name == "extra":
                 continue
             value = getattr(self, f.name)
-            if value is None and (self.OMIT_NONE == "*" or f.name in self.OMIT_NONE):
+            if value is None and f.name in self.OMIT_NONE:
                 continue
             out[f.name] = _write(value)
         for name in self.DERIVED:
@@ -122,6 +123,16 @@ def faster_than_eager(ci_low: float | None, min_speedup: float) -> bool:
     Used for the main analysis (`Runtime.significantly_faster`) and every strategy row.
     """
     return ci_low is not None and ci_low > min_speedup
+
+
+def cold_warm_ratio(cold_s: float | None, warm_s: float | None) -> float | None:
+    """How many times the cold-cache first call is the warm-cache one."""
+    return cold_s / warm_s if cold_s and warm_s and warm_s > 0 else None
+
+
+def guard_share(overhead_s: float | None, call_s: float | None) -> float | None:
+    """Guard evaluation per call ÷ the compiled call's median (the timing phase's)."""
+    return overhead_s / call_s if overhead_s is not None and call_s else None
 
 
 def slower_than_eager(ci_high: float | None) -> bool:
@@ -247,9 +258,7 @@ class CompileTime(Record):
 
     @property
     def cold_warm_ratio(self) -> float | None:
-        if self.first_call_s and self.warm_s and self.warm_s > 0:
-            return self.first_call_s / self.warm_s
-        return None
+        return cold_warm_ratio(self.first_call_s, self.warm_s)
 
     @property
     def cudagraph_skips(self) -> int:
@@ -284,10 +293,7 @@ class Guards(Record):
 
     @property
     def overhead_fraction(self) -> float | None:
-        """Guard evaluation ÷ the compiled call's median (the timing phase's)."""
-        if self.overhead_s_per_call is None or not self.call_s:
-            return None
-        return self.overhead_s_per_call / self.call_s
+        return guard_share(self.overhead_s_per_call, self.call_s)
 
 
 @dataclass
@@ -435,9 +441,22 @@ class Recompiles(Record):
 @dataclass
 class StrategyRow(Record):
     """One way of compiling, timed against eager: a mode, a training way, a shape setting,
-    an ablation backend. Detail only one kind has stays in `extra`; unset fields are not written."""
+    an ablation backend. The fields every row has are always written (null when not measured);
+    those only one kind has are written when set, and detail no field models stays in `extra`."""
 
-    OMIT_NONE = "*"
+    OMIT_NONE = (
+        "baseline",
+        "note",
+        "backend",
+        "recompiles",
+        "compiles",
+        "compile_s",
+        "limit_hit",
+        "shapes",
+        "changing_dims",
+        "cache",
+        "source",
+    )
 
     name: str | None = None
     source: str | None = None
@@ -455,8 +474,10 @@ class StrategyRow(Record):
     guards: int | None = None
     baseline: bool | None = None
     note: str | None = None
+    cache: dict[str, int] | None = None  # compile cache counters of its first call
     backend: str | None = None  # ablation rows
-    recompiles: int | None = None  # shape rows
+    compiles: int | None = None  # shape rows
+    recompiles: int | None = None
     compile_s: float | None = None
     limit_hit: bool | None = None
     shapes: list[dict] | None = None
@@ -478,6 +499,8 @@ class StrategyRow(Record):
 @dataclass
 class RegionRow(StrategyRow):
     """One submodule compiled alone with fullgraph=True, on the inputs it got in one forward."""
+
+    OMIT_NONE = StrategyRow.OMIT_NONE + ("why",)
 
     module: str | None = None  # its class
     calls_per_forward: int | None = None
@@ -524,7 +547,7 @@ class FixRow(Record):
     """A fix that needs no source edit, tried in a fresh process or read off a strategy row
     (tcdoctor/tried.py): the figures it addresses before and after, and what that showed."""
 
-    OMIT_NONE = "*"
+    OMIT_NONE = ("cheap", "seconds", "source", "spec")
 
     name: str | None = None
     kind: str | None = None  # config / stance / numerics / compiled_autograd / dynamic / regions

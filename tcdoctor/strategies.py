@@ -128,11 +128,11 @@ def _pair(
         "guards": guards.count(first["frames"])["count"],
     }
     rt = timing.measure(
-        lambda: ca.apply(eager),
-        lambda: ca.apply(compiled),
+        calls.one_call(eager, ca, w, device),
+        calls.one_call(compiled, ca, w, device),
         sync,
         budget_s,
-        calls.batch_context(w, device),
+        calls.batch_context(w),
     )
     row.update(
         eager_median_s=rt["eager"]["median_s"],
@@ -261,11 +261,11 @@ def run_dynamic(w: Any, o: Options, how: str) -> dict:
     budget = max(MIN_SPLIT_BUDGET_S, o.budget_s / len(shapes))
     for s in shapes:
         rt = timing.measure(
-            lambda s=s: s.apply(w.model),
-            lambda s=s: s.apply(compiled),
+            calls.one_call(w.model, s, w, device),
+            calls.one_call(compiled, s, w, device),
             sync,
             budget,
-            calls.batch_context(w, device),
+            calls.batch_context(w),
         )
         per_shape.append(
             {
@@ -347,12 +347,13 @@ def run_regions(w: Any, o: Options, depth: int) -> dict:
             row["why"] = f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}"[:500]
             rows.append(row)
             continue
+        region_args = CallArgs(args, kwargs)
         rt = timing.measure(
-            lambda mod=mod, a=args, k=kwargs: mod(*a, **k),
-            lambda c=compiled, a=args, k=kwargs: c(*a, **k),
+            calls.one_call(mod, region_args, w, device),
+            calls.one_call(compiled, region_args, w, device),
             sync,
             budget,
-            calls.batch_context(w, device),
+            calls.batch_context(w),
         )
         row.update(
             eager_median_s=rt["eager"]["median_s"],

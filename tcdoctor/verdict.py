@@ -28,6 +28,7 @@ from .results import (
     StrategyRow,
     Verdict,
     break_even,
+    cold_warm_ratio,
     faster_than_eager,
     slower_than_eager,
 )
@@ -80,6 +81,7 @@ class Figures:
     compile_failed_message: str | None = None  # set when compiling raised
     break_findings: tuple[GraphBreak, ...] = ()  # graph_breaks.unique
     recompile_events: tuple[Recompile, ...] = ()
+    training_ways_measured: bool = False  # rows for the model alone / optimizer alone exist
 
     @classmethod
     def from_report(cls, report: Report) -> Figures:
@@ -125,6 +127,10 @@ class Figures:
             compile_failed_message=failed,
             break_findings=tuple(gb.unique or ()),
             recompile_events=tuple(rc.events or ()),
+            training_ways_measured=any(
+                r.name in ("model", "optimizer") and r.median_s is not None
+                for r in report.strategies.training
+            ),
         )
 
     def significantly_faster(self, rules: dict) -> bool:
@@ -155,9 +161,7 @@ class Figures:
 
     @property
     def cold_warm_ratio(self) -> float | None:
-        if self.cold_s and self.warm_s and self.warm_s > 0:
-            return self.cold_s / self.warm_s
-        return None
+        return cold_warm_ratio(self.cold_s, self.warm_s)
 
     @property
     def speed_text(self) -> str:
@@ -193,14 +197,21 @@ def _own_code_fix(f: GraphBreak) -> str:
     return "see the linked explanation"
 
 
-def _foreign_code_fix(f: GraphBreak) -> str:
+def _foreign_code_fix(f: GraphBreak, ways_measured: bool = True) -> str:
     """What the user can do from their side about a break in code they did not write."""
     site = f.site or {}
     known = CALL_SITE_FIXES.get(site.get("function") or "")
     if f.origin == "step":
+        compare = (
+            "compare the training ways tcdoctor measured (model only, optimizer.step only) and use "
+            "the fastest"
+            if ways_measured
+            else "compile the model alone, or optimizer.step alone, instead of the whole step "
+            "(`tcdoctor analyze --training-ways` measures both)"
+        )
         return (
-            "this is the standard training step's own call (backward/optimizer), not your code: compare the "
-            "training ways tcdoctor measured (model only, optimizer.step only) and use the fastest"
+            "this is the standard training step's own call (backward/optimizer), not your code: "
+            + compare
         )
     options = [known] if known else []
     lib = f.library or "the library"
@@ -216,7 +227,8 @@ def _foreign_code_fix(f: GraphBreak) -> str:
     return "; or ".join(options)
 
 
-def graph_break_advice(f: GraphBreak) -> str:
+def graph_break_advice(f: GraphBreak, ways_measured: bool = True) -> str:
+    """`ways_measured`: the training-way rows (model only, optimizer only) exist to point at."""
     where = f.where
     code = f" (`{f.code}`)" if f.code else ""
     extra = ""
@@ -234,7 +246,7 @@ def graph_break_advice(f: GraphBreak) -> str:
     hint = f" PyTorch's hint, for that code's authors: {f.hints[0]}" if f.hints else ""
     return (
         f"Graph break inside {f.origin_text or 'code you did not write'}: {at}, reached from {where}{code}{times}: "
-        f"{f.reason}. From your side: {_foreign_code_fix(f)}.{extra}{hint}"
+        f"{f.reason}. From your side: {_foreign_code_fix(f, ways_measured)}.{extra}{hint}"
     )
 
 
@@ -279,7 +291,7 @@ def advise_graph_breaks(fig: Figures, rules: dict) -> list[Advice]:
     return [
         _advice(
             "graph break",
-            graph_break_advice(f),
+            graph_break_advice(f, fig.training_ways_measured),
             f"graph_breaks.unique: {f.reason} at {f.file}:{f.line}",
         )
         for f in fig.break_findings
@@ -568,7 +580,7 @@ def _recommend_dynamic(rows: list[StrategyRow], rules: dict, report: Report) -> 
     )
     static = next((r for r in rows if r.name == "static"), None)
     static_txt = (
-        f" (static: {static.extra.get('compiles')} compiles, {units.seconds(static.compile_s)})"
+        f" (static: {static.compiles} compiles, {units.seconds(static.compile_s)})"
         if static and static is not best
         else ""
     )
@@ -576,7 +588,7 @@ def _recommend_dynamic(rows: list[StrategyRow], rules: dict, report: Report) -> 
         "choice": best.name,
         "dims": dims,
         "costs_s": cost,
-        "text": f"{best.name} shapes: {best.extra.get('compiles')} compile(s), "
+        "text": f"{best.name} shapes: {best.compiles} compile(s), "
         f"{units.seconds(best.compile_s)} compiling{static_txt}, "
         f"lowest compile + run time over {horizon:,} calls{dim_txt}",
     }

@@ -65,13 +65,16 @@ class _CallSpec:
         stack = contextlib.ExitStack()
         if not self.grad:
             stack.enter_context(torch.no_grad())
-        if (
-            self.autocast is not None and self.kind != "train"
-        ):  # a train step autocasts its forward only
+        if self.autocasts_call:
             stack.enter_context(
                 torch.autocast(device_type or self.device_type, dtype=self.autocast)
             )
         return stack
+
+    @property
+    def autocasts_call(self) -> bool:
+        """Whether the whole call runs under autocast (a train step autocasts its forward only)."""
+        return self.autocast is not None and self.kind != "train"
 
     def forward_context(self) -> contextlib.AbstractContextManager:
         import torch

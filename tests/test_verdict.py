@@ -116,6 +116,14 @@ def test_break_in_the_optimizer_points_at_the_optimizer_recipe():
     )
 
 
+def test_a_training_step_break_points_only_at_ways_that_were_measured():
+    f = GraphBreak.from_dict({**BREAK, "origin": "step", "origin_text": "tcdoctor's step"})
+    measured = graph_break_advice(f, ways_measured=True)
+    not_measured = graph_break_advice(f, ways_measured=False)
+    assert "training ways tcdoctor measured" in measured and "--training-ways" not in measured
+    assert "measured (model only" not in not_measured and "--training-ways" in not_measured
+
+
 # --- the decision and each advice rule, driven with literal Figures -------------------------------
 
 import dataclasses  # noqa: E402

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any, Callable
 
@@ -31,9 +32,9 @@ def call(fn: Callable, call_args: CallArgs, spec: Any, device: torch.device | No
 
     Off the timed path (first calls, numerics, memory, the profile), once per call: plain `with`
     statements, not the ExitStack of `spec.context()`, which measured ~25 µs more per call on HF
-    GPT-2. Timed batches hold the context instead (`batch_context`).
+    GPT-2. Timed batches hold no_grad instead (`batch_context`, `one_call`).
     """
-    if spec.autocast is not None and spec.kind != "train":
+    if spec.autocasts_call:
         with spec.context(device.type if device is not None else "cpu"):
             return call_args.apply(fn)
     if spec.grad:
@@ -42,17 +43,36 @@ def call(fn: Callable, call_args: CallArgs, spec: Any, device: torch.device | No
         return call_args.apply(fn)
 
 
-def batch_context(spec: Any, device: torch.device | None) -> Callable[[], Any]:
-    """The workload's no_grad/autocast context for a whole timed batch of back-to-back calls.
+def batch_context(spec: Any) -> Callable[[], contextlib.AbstractContextManager]:
+    """no_grad (unless grad=True) for a whole timed batch of back-to-back calls.
 
     A hand-written timing loop holds `torch.no_grad()` around the loop, and so does PyTorch's
     benchmark harness; entering it per call flips grad mode on and off every call, which measured
     ~8-10 µs per call on HF GPT-2 (about 3% of a compiled call), a fixed cost that lowers the
-    measured speedup. timing.measure enters this once per batch; the calls themselves are plain
-    `call_args.apply(fn)`.
+    measured speedup. timing.measure enters this once per sample.
     """
-    device_type = device.type if device is not None else "cpu"
-    return lambda: spec.context(device_type)
+    return contextlib.nullcontext if spec.grad else torch.no_grad
+
+
+def one_call(
+    fn: Callable, call_args: CallArgs, spec: Any, device: torch.device | None
+) -> Callable[[], Any]:
+    """One timed call inside a batch held by `batch_context`.
+
+    Autocast, when the workload asks for it, is entered per call, as people call an autocast
+    model: its cache of lower-precision weight copies lives for one autocast region, so held across
+    a batch, eager would cast its weights once per sample while the compiled graph (casts traced
+    in) pays them on every call.
+    """
+    if not spec.autocasts_call:
+        return lambda: call_args.apply(fn)
+    device_type, dtype = (device.type if device is not None else "cpu"), spec.autocast
+
+    def autocast_call() -> Any:
+        with torch.autocast(device_type, dtype=dtype):
+            return call_args.apply(fn)
+
+    return autocast_call
 
 
 def timed_call(fn: Callable, inputs: tuple, sync: Callable[[], None]) -> tuple[Any, float]:

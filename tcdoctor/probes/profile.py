@@ -35,6 +35,7 @@ from __future__ import annotations
 import gc
 import os
 import time
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Callable
 
 import torch
@@ -58,10 +59,16 @@ SAFETY = 0.8  # a chunk's cost per call grows a little with its length (bigger e
 
 
 def _run(
-    fn: Callable[[], Any], calls: int, device: torch.device, trace_path: str | None
+    fn: Callable[[], Any],
+    calls: int,
+    device: torch.device,
+    trace_path: str | None,
+    context: Callable[[], AbstractContextManager] = nullcontext,
 ) -> profile:
+    """`calls` calls of `fn`, each marked; `context` (no_grad) held around them, outside the marks,
+    as the timed samples hold it (timing.py), so a call's figures hold no grad-mode flip."""
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
-    with profile(activities=acts) as prof:
+    with profile(activities=acts) as prof, context():
         for _ in range(calls):
             with record_function(CALL_MARK):
                 fn()
@@ -127,6 +134,7 @@ def profile_side(
     average_calls: float,
     guards: bool,
     trace_path: str | None = None,
+    context: Callable[[], AbstractContextManager] = nullcontext,
 ) -> dict:
     """Profile `fn` in chunks until `deadline` (at least `min_calls`); key_averages over up to `average_calls`.
 
@@ -140,7 +148,7 @@ def profile_side(
     avg_cost, averaging, n = 0.0, True, 1
     while n > 0:
         t = time.perf_counter()
-        prof = _run(fn, n, device, trace_path if calls == 0 else None)
+        prof = _run(fn, n, device, trace_path if calls == 0 else None, context)
         events = _raw_events(prof)
         guard_ns += guard_ns_per_call(events)
         if guards:
@@ -184,12 +192,13 @@ def measure(
     device: torch.device,
     trace_dir: str | None,
     budget_s: float = BUDGET_S,
+    context: Callable[[], AbstractContextManager] = nullcontext,
 ) -> dict:
-    """Both sides within `budget_s` seconds (`--profile-budget`)."""
+    """Both sides within `budget_s` seconds (`--profile-budget`); `context` as in timing.measure."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _measure(eager, compiled, device, trace_dir, budget_s)
+        return _measure(eager, compiled, device, trace_dir, budget_s, context)
     finally:
         if was_enabled:
             gc.enable()
@@ -201,6 +210,7 @@ def _measure(
     device: torch.device,
     trace_dir: str | None,
     budget_s: float,
+    context: Callable[[], AbstractContextManager],
 ) -> dict:
     t0 = time.perf_counter()
     paths = {}
@@ -216,6 +226,7 @@ def _measure(
         float("inf"),
         False,
         paths.get("eager"),
+        context,
     )
     c = profile_side(
         compiled,
@@ -225,6 +236,7 @@ def _measure(
         e["averaged_calls"],
         True,
         paths.get("compiled"),
+        context,
     )
     guard = guard_cost(c["guard_ns"], c["lookups"])
     calls = c["calls"]

@@ -3,9 +3,9 @@
 Pairs alternate order (A B, B A, …) so drift and order effects cancel; the speedup is a ratio
 of medians with a paired-bootstrap confidence interval (stats.ratio_of_medians_ci).
 
-Each sample is k back-to-back calls under one entry of the workload's context (no_grad/autocast,
-`context`), as a hand-written loop holds it: entering it per call would flip grad mode every call,
-a fixed per-call cost (calls.batch_context) that is not the model's.
+Each sample is k back-to-back calls under one entry of `context` (the workload's no_grad, see
+calls.batch_context), as a hand-written loop holds it: entering it per call would flip grad mode
+every call, a fixed per-call cost that is not the model's. Autocast stays per call (calls.one_call).
 """
 
 from __future__ import annotations
@@ -84,6 +84,8 @@ def _steady_call_s(fn: Callable[[], Any], sync, context: Context) -> float:
             fn()
             sync()
             times.append(time.perf_counter() - t0)
+            if times[-1] >= TARGET_SAMPLE_S:
+                break  # one call fills a sample anyway (k = 1): no more calls outside the budget
     return min(times)
 
 
@@ -153,8 +155,8 @@ def measure(
         "recompiles_during_timing": len(dynamo_state.compilation_metrics()) - n_metrics,
         "method": (
             f"{warm['warmup_calls']} warm-up calls each; then {len(e_s)} interleaved eager/compiled "
-            f"pairs (order alternating), each sample the mean of {k} back-to-back calls under one "
-            "entry of the workload's no_grad/autocast context"
+            f"pairs (order alternating), each sample the mean of {k} back-to-back calls"
+            + ("" if context is nullcontext else " under one held no_grad")
         ),
         "raw": {"eager_s": e_s[:MAX_PAIRS], "compiled_s": c_s[:MAX_PAIRS]},
         **warm,

@@ -126,12 +126,12 @@ def _timed_table(rows: list[StrategyRow]) -> str:
 
 
 def _dynamic_table(rows: list[StrategyRow]) -> str:
-    """One row per shape setting; `compiles` is a dynamic row's own key (kept in `extra`)."""
+    """One row per shape setting."""
     return tabulate(
         [
             [
                 r.name,
-                r.extra["compiles"],
+                r.compiles,
                 units.seconds(r.compile_s),
                 "yes" if r.limit_hit else "",
                 ", ".join(units.seconds(x["median_s"]) for x in r.shapes),

@@ -200,6 +200,7 @@ def _show(prog: Progress, cold: Child, warm: Child | None) -> None:
 
 def _stance_fix(events: list[dict], options: Options) -> list[dict]:
     """The guard-skipping stance, once the warm child measured guard cost (planned here: the cold child can't)."""
+    from ..results import guard_share
     from ..tried import before_figures, plan_stance
     from ..verdict import RULES
 
@@ -212,7 +213,7 @@ def _stance_fix(events: list[dict], options: Options) -> list[dict]:
         return []
     phases = ("graph_breaks", "compile", "runtime", "numerics", "recompiles")
     before = before_figures({name: _done(events, name) for name in phases})
-    return plan_stance(over / median, RULES["guard_overhead_fraction"], before)
+    return plan_stance(guard_share(over, median), RULES["guard_overhead_fraction"], before)
 
 
 def _fix_budget(events: list[dict], options: Options) -> float:

@@ -293,14 +293,13 @@ class PhaseRunner:
     @measures("runtime")
     def runtime(self) -> dict:
         self._need_compiled()
-        ca = self.workload.call_args
-        eager, compiled = self.eager_subject.fn, self.compiled
+        w, ca = self.workload, self.workload.call_args
         data = timing.measure(
-            lambda: ca.apply(eager),
-            lambda: ca.apply(compiled),
+            calls.one_call(self.eager_subject.fn, ca, w, self.device),
+            calls.one_call(self.compiled, ca, w, self.device),
             self.sync,
             self.options.budget_s,
-            calls.batch_context(self.workload, self.device),
+            calls.batch_context(w),
         )
         self.per_call_s = data["compiled"]["median_s"]
         return data
@@ -349,12 +348,14 @@ class PhaseRunner:
     @measures("profile")
     def profile(self) -> dict:
         self._need_compiled()
+        w, ca = self.workload, self.workload.call_args
         return profile.measure(
-            self.eager_fn,
-            self.compiled_fn,
+            calls.one_call(self.eager_subject.fn, ca, w, self.device),
+            calls.one_call(self.compiled, ca, w, self.device),
             self.device,
             self.options.trace_dir,
             self.options.profile_budget_s,
+            calls.batch_context(w),
         )
 
     def _need_compiled(self) -> None:
