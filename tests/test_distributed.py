@@ -60,7 +60,9 @@ logging.getLogger("torch._dynamo.backends.distributed").addHandler(Grab())
 model = torch.compile(mod.ddp_model(), backend="aot_eager")
 with torch.no_grad():
     model(torch.randn(8, mod.WIDTH))
-print("CREATED", dist.get_rank(), sum(created), flush=True)
+# one write per line: both ranks share the pipe, and print() writes its parts separately
+sys.stdout.write(f"CREATED {{dist.get_rank()}} {{sum(created)}}\\n")
+sys.stdout.flush()
 dist.destroy_process_group()
 """
 
