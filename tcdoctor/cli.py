@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
-from .errors import EXIT_CHECK_FAILED, EXIT_CODES_HELP, EXIT_INTERNAL, EXIT_OK, TcdoctorError
+from .errors import (
+    EXIT_CHECK_FAILED,
+    EXIT_CODES_HELP,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_OUTPUT_CLOSED,
+    TcdoctorError,
+)
 
 if TYPE_CHECKING:
     from .report import Report
@@ -26,6 +33,11 @@ def _one_line_errors(fn: Callable) -> Callable:
         except KeyboardInterrupt:
             click.echo("tcdoctor: interrupted", err=True)
             sys.exit(130)
+        except BrokenPipeError:
+            # `tcdoctor ... | head`: nothing more can be printed; not a tcdoctor bug, and never a
+            # passing exit code (a CI gate piped through head must not pass by accident)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(EXIT_OUTPUT_CLOSED)
         except Exception as exc:  # noqa: BLE001 - last resort: a tcdoctor bug is one line, not a traceback
             if os.environ.get("TCDOCTOR_DEBUG"):
                 raise
@@ -39,8 +51,14 @@ def _one_line_errors(fn: Callable) -> Callable:
 
 
 def _write_outputs(
-    report: Report, json_path: str | None, html_path: str | None, md_path: str | None
+    report: Report,
+    json_path: str | None,
+    html_path: str | None,
+    md_path: str | None,
+    summary: str | None = None,
 ) -> None:
+    """Write the report files, then print `summary` and where the files are: files first, so a
+    closed stdout (`| head`) never costs a report."""
     try:
         if json_path:
             report.save(json_path)
@@ -56,6 +74,8 @@ def _write_outputs(
                 fh.write(render_md(report))
     except OSError as exc:
         raise TcdoctorError(f"cannot write output: {exc}") from None
+    if summary is not None:
+        click.echo(summary)
     for label, p in (("JSON", json_path), ("HTML", html_path), ("Markdown", md_path)):
         if p:
             click.echo(f"{label} report: {p}")
@@ -316,9 +336,7 @@ def analyze(target: str, json_path: str, html_path: str, md_path: str | None, **
     from .render.terminal import render
 
     report, code = _run_analysis(target, **kw)
-    click.echo(render(report))
-    click.echo("")
-    _write_outputs(report, json_path or None, html_path or None, md_path)
+    _write_outputs(report, json_path or None, html_path or None, md_path, render(report) + "\n")
     sys.exit(code)
 
 
@@ -361,8 +379,7 @@ def report(
         from .report import with_verdict
 
         rep = with_verdict(rep, expected_calls=expected_calls)
-    click.echo(render(rep))
-    _write_outputs(rep, json_path, html_path, md_path)
+    _write_outputs(rep, json_path, html_path, md_path, render(rep))
 
 
 @main.command(
@@ -456,8 +473,7 @@ def merge(
     except ValueError as exc:
         raise TcdoctorError(f"cannot merge: {exc}") from None
     rep = with_verdict(merged)
-    click.echo(render(rep))
-    _write_outputs(rep, json_path, html_path, md_path)
+    _write_outputs(rep, json_path, html_path, md_path, render(rep))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,13 +8,15 @@ EXIT_USAGE = 2  # bad command line or bad target (missing file/function, wrong r
 EXIT_USER_CODE = 3  # the user's code failed before anything could be measured
 EXIT_INCOMPLETE = 4  # report written, but a phase failed (compile error, crash, timeout, OOM)
 EXIT_INTERNAL = 70  # a bug in tcdoctor itself (one line; TCDOCTOR_DEBUG=1 shows the traceback)
+EXIT_OUTPUT_CLOSED = 141  # stdout closed early (`| head`): the report files were written first
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 report written; 1 a `check` threshold failed; 2 usage or target error "
     "(missing file, syntax error, missing function, wrong return type); 3 the user's code "
     "failed before anything could be measured (build() or eager forward raised); "
     "4 report written but incomplete (compile error, crash, hang/timeout, OOM); "
-    "70 internal tcdoctor error."
+    "70 internal tcdoctor error; 141 standard output closed early (e.g. `| head`), the report "
+    "files having been written before anything was printed."
 )
 
 

@@ -96,3 +96,23 @@ def test_bad_saved_report(cli, tmp_path):
     assert rc == 2 and "not a tcdoctor report" in one_line(err)
     rc, _, err = cli("report", "missing.json")
     assert rc == 2 and "file not found" in one_line(err)
+
+
+def test_a_closed_stdout_still_writes_the_report_and_never_passes(tmp_path):
+    """`tcdoctor report saved.json --html out.html | head`: the files come first; exit 141, no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    saved = os.path.join(ROOT, "tests", "data", "schema1_two_breaks.json")
+    p = subprocess.Popen(
+        [sys.executable, "-m", "tcdoctor", "report", saved, "--html", "out.html", "--md", "out.md"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    p.stdout.close()  # the reader is gone before tcdoctor prints anything
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 141, err
+    assert "internal error" not in err and "Traceback" not in err, err
+    assert (tmp_path / "out.html").stat().st_size > 1000 and (tmp_path / "out.md").exists()
