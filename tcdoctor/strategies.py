@@ -94,6 +94,34 @@ def _fresh(w: Any, device: torch.device) -> Callable[[], Any]:
     return fresh
 
 
+def _timed(
+    eager: Any,
+    compiled: Any,
+    ca: CallArgs,
+    w: Any,
+    device: torch.device,
+    sync: Callable[[], None],
+    budget_s: float,
+) -> tuple[dict, str]:
+    """Eager vs compiled on `ca`, paired (timing.measure): the figures every timed row carries,
+    and how they were measured."""
+    rt = timing.measure(
+        calls.one_call(eager, ca, w, device),
+        calls.one_call(compiled, ca, w, device),
+        sync,
+        budget_s,
+        calls.batch_context(w),
+    )
+    figures = {
+        "eager_median_s": rt["eager"]["median_s"],
+        "median_s": rt["compiled"]["median_s"],
+        "speedup": rt["speedup"],
+        "speedup_ci": rt["speedup_ci"],
+        "samples": rt["samples"],
+    }
+    return figures, rt["method"]
+
+
 def _pair(
     make: Callable[[], tuple[Any, Any]],
     w: Any,
@@ -127,21 +155,8 @@ def _pair(
         "frames_compiled": first["frames_compiled"],
         "guards": guards.count(first["frames"])["count"],
     }
-    rt = timing.measure(
-        calls.one_call(eager, ca, w, device),
-        calls.one_call(compiled, ca, w, device),
-        sync,
-        budget_s,
-        calls.batch_context(w),
-    )
-    row.update(
-        eager_median_s=rt["eager"]["median_s"],
-        median_s=rt["compiled"]["median_s"],
-        speedup=rt["speedup"],
-        speedup_ci=rt["speedup_ci"],
-        samples=rt["samples"],
-        timing_method=rt["method"],
-    )
+    figures, method = _timed(eager, compiled, ca, w, device, sync, budget_s)
+    row.update(figures, timing_method=method)
     mem = memory.measure(lambda: call(eager, ca), lambda: call(compiled, ca), device)
     row.update(peak_bytes=mem["compiled_peak_bytes"], eager_peak_bytes=mem["eager_peak_bytes"])
     rng = numerics.rng_check(o.backend, lambda: call(make()[0], ca))
@@ -260,23 +275,8 @@ def run_dynamic(w: Any, o: Options, how: str) -> dict:
     per_shape = []
     budget = max(MIN_SPLIT_BUDGET_S, o.budget_s / len(shapes))
     for s in shapes:
-        rt = timing.measure(
-            calls.one_call(w.model, s, w, device),
-            calls.one_call(compiled, s, w, device),
-            sync,
-            budget,
-            calls.batch_context(w),
-        )
-        per_shape.append(
-            {
-                "inputs": describe_call(s),
-                "eager_median_s": rt["eager"]["median_s"],
-                "median_s": rt["compiled"]["median_s"],
-                "speedup": rt["speedup"],
-                "speedup_ci": rt["speedup_ci"],
-                "samples": rt["samples"],
-            }
-        )
+        figures, _ = _timed(w.model, compiled, s, w, device, sync, budget)
+        per_shape.append({"inputs": describe_call(s), **figures})
     return {
         "name": how,
         "changing_dims": [f"{names[i]} dim {d}" for i, d in changing],
@@ -347,21 +347,8 @@ def run_regions(w: Any, o: Options, depth: int) -> dict:
             row["why"] = f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}"[:500]
             rows.append(row)
             continue
-        region_args = CallArgs(args, kwargs)
-        rt = timing.measure(
-            calls.one_call(mod, region_args, w, device),
-            calls.one_call(compiled, region_args, w, device),
-            sync,
-            budget,
-            calls.batch_context(w),
-        )
-        row.update(
-            eager_median_s=rt["eager"]["median_s"],
-            median_s=rt["compiled"]["median_s"],
-            speedup=rt["speedup"],
-            speedup_ci=rt["speedup_ci"],
-            samples=rt["samples"],
-        )
+        figures, _ = _timed(mod, compiled, CallArgs(args, kwargs), w, device, sync, budget)
+        row.update(figures)
         rows.append(row)
     dynamo_state.fresh()
     return {
