@@ -22,7 +22,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 from .. import distributed as dsec
@@ -37,9 +36,9 @@ from .launcher import (
     _measured,
     _tail,
     _where_from_stacks,
+    begin,
 )
 from .options import Options
-from .progress import Progress
 from .stream import read_events
 
 TERM_GRACE_S = 5.0
@@ -234,14 +233,8 @@ def _fatal(cold: dict[int, list[dict]]) -> None:
 def analyze_distributed(
     target: str, options: Options, keep_dir: str | None = None, progress: bool = False
 ) -> tuple[Report, int]:
-    from ..target import precheck
-
-    precheck(target)
-    prog = Progress(enabled=progress)
-    workdir = keep_dir or tempfile.mkdtemp(prefix="tcdoctor-dist-")
-    os.makedirs(workdir, exist_ok=True)
+    prog, workdir, deadline = begin(target, options, keep_dir, progress, "tcdoctor-dist-")
     trace_dir = os.path.abspath(options.torch_trace) if options.torch_trace else None
-    deadline = time.monotonic() + options.timeout_s
     try:
         cold = Launch("cold", target, options, workdir, deadline, trace_dir)
 

@@ -223,19 +223,26 @@ def _fix_budget(events: list[dict], options: Options) -> float:
     return max(20.0, 4 * first)
 
 
+def begin(
+    target: str, options: Options, keep_dir: str | None, progress: bool, prefix: str
+) -> tuple[Progress, str, float]:
+    """What every analysis does first: check the target (one-line errors before any child starts),
+    then its progress printer, its work folder and its deadline."""
+    from ..target import precheck
+
+    precheck(target)
+    workdir = keep_dir or tempfile.mkdtemp(prefix=prefix)
+    os.makedirs(workdir, exist_ok=True)
+    return Progress(enabled=progress), workdir, time.monotonic() + options.timeout_s
+
+
 def analyze_target(
     target: str, options: Options, keep_dir: str | None = None, progress: bool = False
 ) -> tuple[Report, int]:
     """Run the children and assemble the report; `progress` writes each phase to stderr as it finishes."""
-    from ..target import precheck
-
-    precheck(target)
-    prog = Progress(enabled=progress)
-    workdir = keep_dir or tempfile.mkdtemp(prefix="tcdoctor-")
-    os.makedirs(workdir, exist_ok=True)
+    prog, workdir, deadline = begin(target, options, keep_dir, progress, "tcdoctor-")
     cache_dir = os.path.join(workdir, "inductor-cache")
     ready, go = os.path.join(workdir, "warm.ready"), os.path.join(workdir, "warm.go")
-    deadline = time.monotonic() + options.timeout_s
     try:
         warm = (
             Child(
