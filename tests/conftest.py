@@ -1,3 +1,4 @@
+import functools
 import os
 import sys
 
@@ -12,19 +13,21 @@ def sample(name: str) -> str:
     return os.path.join(SAMPLES, name)
 
 
-@pytest.fixture
-def cli(tmp_path):
-    """Run the real CLI in a subprocess; returns (exit code, stdout, stderr)."""
+def run_cli(cwd, *args, timeout=300):
+    """The real CLI in a subprocess run in `cwd`; returns (exit code, stdout, stderr)."""
     import subprocess
 
-    def run(*args, timeout=300):
-        p = subprocess.run(
-            [sys.executable, "-m", "tcdoctor", *args],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        return p.returncode, p.stdout, p.stderr
+    p = subprocess.run(
+        [sys.executable, "-m", "tcdoctor", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return p.returncode, p.stdout, p.stderr
 
-    return run
+
+@pytest.fixture
+def cli(tmp_path):
+    """`run_cli` in this test's tmp_path."""
+    return functools.partial(run_cli, tmp_path)

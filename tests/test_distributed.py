@@ -1,10 +1,12 @@
 """Distributed analyses: two ranks on CPU with gloo under torch.distributed.run, cheap backends."""
 
+import functools
 import json
 import os
 import subprocess
 import sys
 
+import conftest
 import pytest
 from conftest import ROOT
 
@@ -12,15 +14,7 @@ TARGETS = os.path.join(ROOT, "tests", "targets", "dist.py")
 FAST = ["--nproc", "2", "--backend", "aot_eager", "--budget", "0.2", "-q", "--html", ""]
 
 
-def run_cli(tmp_path, *args, timeout=240):
-    p = subprocess.run(
-        [sys.executable, "-m", "tcdoctor", *args],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    return p.returncode, p.stdout, p.stderr
+run_cli = functools.partial(conftest.run_cli, timeout=240)
 
 
 @pytest.fixture(scope="module")
