@@ -589,6 +589,3 @@ class Verdict(Record):
     break_even_calls: int | None = None
     break_even: dict[str, Any] = field(default_factory=dict)
     rules: dict[str, float] = field(default_factory=dict)
-
-    def topics(self) -> list[str]:
-        return [a.topic for a in self.advice]
