@@ -233,6 +233,15 @@ def analysis_options(fn: Callable) -> Callable:
             "each in a fresh process.",
         ),
         click.option(
+            "--fallback-random/--no-fallback-random",
+            default=False,
+            show_default=True,
+            help="For a model that draws random numbers (dropout): compile it once more with Inductor's "
+            "fallback_random=True so compiled and eager draw the same numbers, and compare their outputs "
+            "(PyTorch's accuracy-mode method; about one more cold compile). Without it, such a model's "
+            "numerics are reported as not measured.",
+        ),
+        click.option(
             "--fixes/--no-fixes",
             default=True,
             show_default=True,
@@ -270,6 +279,7 @@ def _run_analysis(
     depth: int,
     dynamic: bool | None,
     training_ways: bool = True,
+    fallback_random: bool = False,
     quiet: bool = False,
     profile_budget_s: float = 1.0,
     fixes: bool = True,
@@ -295,6 +305,7 @@ def _run_analysis(
         depth=depth,
         dynamic=dynamic,
         training_ways=training_ways,
+        fallback_random=fallback_random,
         modes=[m.strip() for m in modes.split(",") if m.strip()] or ["default"],
     )
     from .tlparse import attach, configure, prepare

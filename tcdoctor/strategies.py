@@ -134,7 +134,8 @@ def _pair(
     """First call (compile), then paired timing and memory of compiled vs eager on the workload's inputs.
 
     `make()` returns (eager callable, compiled callable), each on its own pristine copy; numerics
-    compare their first calls with every RNG reset (and a fallback_random compile for random models).
+    compare their first calls with every RNG reset (a random model's only with --fallback-random:
+    probes/numerics.py).
     """
     ca, call, sync = w.call_args, _call(w, device), calls.synchronizer(device)
     eager, compiled = make()
@@ -159,7 +160,11 @@ def _pair(
     row.update(figures, timing_method=method)
     mem = memory.measure(lambda: call(eager, ca), lambda: call(compiled, ca), device)
     row.update(peak_bytes=mem["compiled_peak_bytes"], eager_peak_bytes=mem["eager_peak_bytes"])
-    rng = numerics.rng_check(o.backend, lambda: call(make()[0], ca))
+    rng = numerics.rng_check(o.backend, lambda: call(make()[0], ca), o.fallback_random)
+    why = numerics.random_not_compared(rng)
+    if why:
+        row.update(numerics_passed=None, max_abs_err=None, numerics_rng=f"not measured: {why}")
+        return row
     if rng["fallback_random"]:
         c_out = numerics.fallback_random_output(lambda: call(make()[1], ca), rng)
     num = numerics.compare(

@@ -94,9 +94,10 @@ def plan(results: dict, options: Any, min_speedup: float) -> list[dict]:
     return out
 
 
-# The accuracy harness's Inductor settings (benchmarks/dynamo/common.py): eager's RNG ops for random
-# models; rounding where eager rounds, for reduced precision.
-NUMERICS_SETTINGS = ("fallback_random", "emulate_precision_casts")
+# The accuracy harness's rounding setting (benchmarks/dynamo/common.py), for reduced precision. Its other
+# setting, fallback_random, is how a random model's numerics are compared at all (--fallback-random,
+# probes/numerics.py), so it is never a fix to try: a random model that fails was compared with it.
+NUMERICS_SETTINGS = ("emulate_precision_casts",)
 
 
 def numerics_fixes(results: dict, options: Any, before: dict) -> list[dict]:
@@ -104,11 +105,6 @@ def numerics_fixes(results: dict, options: Any, before: dict) -> list[dict]:
     num = results.get("numerics") or {}
     if num.get("passed") is not False or options.backend in ABLATION_BACKENDS:
         return []
-    names = [
-        n
-        for n in NUMERICS_SETTINGS
-        if n != "fallback_random" or (num.get("rng") or {}).get("stochastic")
-    ]
     return [
         {
             "kind": "fix",
@@ -116,7 +112,7 @@ def numerics_fixes(results: dict, options: Any, before: dict) -> list[dict]:
             "addresses": ["numerics"],
             "before": before,
         }
-        for n in names
+        for n in NUMERICS_SETTINGS
     ]
 
 

@@ -72,6 +72,7 @@ class Figures:
     numerics_passed: bool | None = None
     numerics_max_abs_err: float | None = None
     numerics_failed_outputs: tuple[str, ...] = ()
+    numerics_not_measured: str | None = None  # why, when numerics_passed is None
     guard_fraction: float | None = None  # guard evaluation / compiled median
     guard_s: float | None = None  # guard evaluation per call
     guard_count: int | None = None
@@ -118,6 +119,7 @@ class Figures:
             numerics_passed=n.passed,
             numerics_max_abs_err=n.max_abs_err,
             numerics_failed_outputs=tuple(n.failed_outputs or ()),
+            numerics_not_measured=n.not_measured,
             guard_fraction=g.overhead_fraction,
             guard_s=g.overhead_s_per_call,
             guard_count=g.count,
@@ -466,6 +468,14 @@ def decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
     return "compile", reasons
 
 
+def numerics_caveat(fig: Figures, verdict: str) -> list[str]:
+    """A verdict to compile says so when it stands without a numerics check (a gate's
+    `--require-numerics` fails then)."""
+    if verdict == "dont-compile" or fig.numerics_passed is not None:
+        return []
+    return [f"Numerics were not checked: {fig.numerics_not_measured or 'not measured'}."]
+
+
 def decide(
     report: Report, expected_calls: int | None = None, min_speedup: float | None = None
 ) -> Verdict:
@@ -478,6 +488,7 @@ def decide(
     fig = Figures.from_report(report)
     advice = [item for rule in ADVICE_RULES for item in rule(fig, rules)]
     verdict, reasons = decision(fig, rules)
+    reasons += numerics_caveat(fig, verdict)
     recs = recommend(report, rules)
     for topic, r in recs.items():
         source = "modes" if topic == "mode" else topic

@@ -257,3 +257,32 @@ def test_compile_phases_of_a_training_step_are_never_negative_and_add_up():
     assert min(parts) >= 0 and sum(parts) == pytest.approx(ph["total_compile_s"])
     assert ph["total_compile_s"] == pytest.approx(0.12 + 18.64 + 0.78 + 0.04 + 1.22 + 0.045)
     assert ph["backward_graphs_s"] == pytest.approx(0.78)
+
+
+def test_a_random_model_is_never_compared_across_two_rng_streams_unless_asked():
+    from tcdoctor.probes import numerics
+
+    model, x = torch.nn.Dropout(0.5), torch.ones(64)
+    rng = numerics.rng_check("inductor", lambda: model(x))
+    assert rng["stochastic"] is True and rng["fallback_random"] is False
+    assert "--fallback-random" in numerics.random_not_compared(rng)
+    asked = numerics.rng_check("inductor", lambda: model(x), compare_random=True)
+    assert asked["fallback_random"] is True and numerics.random_not_compared(asked) is None
+    same = numerics.rng_check("aot_eager", lambda: model(x))  # eager's RNG ops: comparable as is
+    assert same["fallback_random"] is False and numerics.random_not_compared(same) is None
+    plain = numerics.rng_check("inductor", lambda: torch.nn.Identity()(x))
+    assert plain["stochastic"] is False and numerics.random_not_compared(plain) is None
+
+
+@pytest.mark.inductor
+def test_dropout_numerics_are_not_measured_by_default_and_not_compiled_again():
+    from tcdoctor.check import run_checks
+
+    model = torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.Dropout(0.5))
+    model.train()
+    rep = tcdoctor.analyze(model, (torch.randn(8, 32),), budget_s=0.3)
+    n = rep.numerics
+    assert n.passed is None and "--fallback-random" in n.not_measured, n
+    assert n.rng["stochastic"] is True and "extra_compile_s" not in n.rng
+    (gate,) = run_checks(rep, require_numerics=True)
+    assert not gate["passed"] and gate["detail"] == "not measured"

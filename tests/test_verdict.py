@@ -439,6 +439,28 @@ def test_decide_puts_figures_rules_and_recommendations_together():
     assert decide(report, min_speedup=1.48).recommendations["mode"]["choice"] == "default"
 
 
+def test_a_compile_verdict_without_a_numerics_check_says_so():
+    data = {
+        "runtime": {
+            "speedup": 1.52,
+            "speedup_ci": [1.49, 1.56],
+            "eager": {"median_s": 1e-3},
+            "compiled": {"median_s": 1e-3 / 1.52},
+        },
+        "compile": {"cold_s": 2.0},
+        "numerics": {"not_measured": "random model (--fallback-random)"},
+    }
+    v = decide(Report.from_dict(data))
+    assert v.decision == "compile"
+    assert v.reasons[-1] == "Numerics were not checked: random model (--fallback-random)."
+    data["numerics"] = {"passed": True}
+    assert not any("umerics" in r for r in decide(Report.from_dict(data)).reasons)
+    data["runtime"]["speedup_ci"] = [0.9, 1.0]  # a "don't compile" needs no such caveat
+    data["numerics"] = {"not_measured": "random model"}
+    v = decide(Report.from_dict(data))
+    assert v.decision == "dont-compile" and not any("umerics" in r for r in v.reasons)
+
+
 def test_speedups_are_written_by_units():
     assert units.ratio(1.52, [1.49, 1.56]) == "1.52× (95% CI 1.49–1.56)"
     assert units.ratio(1.52, [1.49, 1.56], "faster") == "1.52× faster (95% CI 1.49–1.56)"

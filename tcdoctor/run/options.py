@@ -28,6 +28,9 @@ class Options:
     training_ways: bool = (
         True  # a TrainStep: also time compiling the model alone, the optimizer alone
     )
+    fallback_random: bool = (
+        False  # random models: compile again with fallback_random to compare numerics
+    )
     fixes: bool = (
         True  # try the fixes that need no source edit, and locate a loss by backend (tried.py)
     )

@@ -79,6 +79,9 @@ def _compile(d: dict) -> str | None:
 
 
 def _numerics(d: dict) -> str | None:
+    if d.get("not_measured"):
+        random = (d.get("rng") or {}).get("stochastic")
+        return "not measured" + (" (random model: --fallback-random compares)" if random else "")
     verdict = {True: "passed", False: "FAILED", None: "not judged"}.get(
         d.get("passed"), "not judged"
     )

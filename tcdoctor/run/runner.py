@@ -310,7 +310,10 @@ class PhaseRunner:
         if self.eager_out is None or self.compiled_out is None:
             raise Skip("no eager or compiled output to compare")
         compiled_out, rng = self.compiled_out, self._rng_check()
-        if rng.get("fallback_random"):
+        why = numerics.random_not_compared(rng)
+        if why:
+            return {"rng": rng, "not_measured": why, "state": self.pristine.method}
+        if rng["fallback_random"]:
             compiled_out = self._fallback_random_out(rng)
         if self.workload.kind == "train":
             ref, why = (
@@ -333,7 +336,11 @@ class PhaseRunner:
             return model64(*cast(ca.args), **cast(ca.kwargs))
 
     def _rng_check(self) -> dict:
-        return numerics.rng_check(self.options.backend, lambda: self.call(self.fresh().fn))
+        return numerics.rng_check(
+            self.options.backend,
+            lambda: self.call(self.fresh().fn),
+            self.options.fallback_random,
+        )
 
     def _fallback_random_out(self, rng: dict) -> list:
         out = numerics.fallback_random_output(lambda: self.call(self._compile(self.fresh())), rng)
