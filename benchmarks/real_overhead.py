@@ -138,7 +138,8 @@ def main() -> None:
                 else:
                     h, t = by_hand(target, args.budget, tmp), analyze(target, args.budget, tmp)
                 h2 = by_hand(target, args.budget, tmp) if args.noise_floor else None
-            name = os.path.basename(target.split(":")[0])
+            path, _, fn = target.partition(":")
+            name = os.path.basename(path) + (f":{fn}" if fn not in ("", "build") else "")
             if h2:
                 print(
                     f"  noise floor: by hand {h['speedup']:.3f}× vs again {h2['speedup']:.3f}×: "

@@ -550,7 +550,9 @@ class FixRow(Record):
     OMIT_NONE = ("cheap", "seconds", "source", "spec")
 
     name: str | None = None
-    kind: str | None = None  # config / stance / numerics / compiled_autograd / dynamic / regions
+    kind: str | None = (
+        None  # config / stance / env / numerics / compiled_autograd / dynamic / regions
+    )
     fix: str | None = None  # the line a user would write
     addresses: list[str] = field(default_factory=list)
     before: dict[str, Any] = field(default_factory=dict)

@@ -118,6 +118,7 @@ def _timed(
         "speedup": rt["speedup"],
         "speedup_ci": rt["speedup_ci"],
         "samples": rt["samples"],
+        "faults_per_call": rt["compiled"].get("minor_faults_per_call"),
     }
     return figures, rt["method"]
 

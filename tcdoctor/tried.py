@@ -2,8 +2,8 @@
 
 Fixes. For each finding whose fix is a switch the user can flip without editing their model
 (a `torch._dynamo.config` flag named in the break's hint or registry entry, compiled autograd
-for a backward inside a compiled step, the `skip_guard_eval_unsafe` stance when guards dominate),
-a fresh child applies it and measures in two stages: first with the cheap `eager` backend (does
+for a backward inside a compiled step, the `skip_guard_eval_unsafe` stance when guards dominate, glibc's malloc thresholds pinned in the
+environment when compiled calls page-fault heavily), a fresh child applies it and measures in two stages: first with the cheap `eager` backend (does
 the break go away? counted from Dynamo's graph-break log, as the main analysis counts), then, only
 if it does, with the real backend (compile, paired timing against eager, numerics). Shape
 fixes (`dynamic=True`, `mark_dynamic`) and regional compilation are the strategy rows already
@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
+import platform
 import re
 import time
 from typing import TYPE_CHECKING, Any
@@ -34,6 +36,14 @@ if TYPE_CHECKING:
 CONFIG_HINT = re.compile(r"torch\._dynamo\.config\.(\w+)\s*=\s*True")
 ABLATION_BACKENDS = ("eager", "aot_eager")
 STANCE = "skip_guard_eval_unsafe"
+# glibc returns big freed blocks to the OS, and faults them in again on the next call, as its dynamic
+# mmap/trim thresholds decide from the heap's history: the same model can page-fault thousands of times
+# per call in one process and not at all in another (Inductor's per-call channels-last weight copies on
+# conv nets). Pinned in the environment (no code edit; glibc reads it at start), the heap keeps them.
+MALLOC_PINNED = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
+FAULTS_PER_CALL = (
+    256  # minor page faults per compiled call (1 MiB of fresh pages) that plan the fix
+)
 UNSAFE_NOTE = (
     "unsafe when inputs change: guards are no longer checked, so a new shape, dtype or mode silently "
     "reuses a graph made for another; use it only after every input variant has been seen"
@@ -51,6 +61,7 @@ def before_figures(results: dict) -> dict:
         "speedup_ci": rt.get("speedup_ci"),
         "numerics_passed": (results.get("numerics") or {}).get("passed"),
         "first_call_s": (results.get("compile") or {}).get("first_call_s"),
+        "faults_per_call": (rt.get("compiled") or {}).get("minor_faults_per_call"),
     }
 
 
@@ -85,6 +96,7 @@ def plan(results: dict, options: Any, min_speedup: float) -> list[dict]:
         for name, ids in config_fixes(findings).items()
     ]
     out += numerics_fixes(results, options, before)
+    out += allocator_fixes(before)
     ci = before["speedup_ci"] or [None, None]
     not_faster = ci[0] is not None and ci[0] <= min_speedup
     if (
@@ -116,6 +128,29 @@ def numerics_fixes(results: dict, options: Any, before: dict) -> list[dict]:
     ]
 
 
+def allocator_fixes(before: dict) -> list[dict]:
+    """Pinned malloc thresholds, when compiled calls page-fault heavily under glibc (and they are not
+    pinned already): the fix child starts with them in its environment."""
+    faults = before.get("faults_per_call")
+    if faults is None or faults < FAULTS_PER_CALL or platform.libc_ver()[0] != "glibc":
+        return []
+    if all(os.environ.get(k) == v for k, v in MALLOC_PINNED.items()):
+        return []
+    return [
+        {
+            "kind": "fix",
+            "fix": {
+                "kind": "env",
+                "name": "malloc_thresholds",
+                "value": True,
+                "env": dict(MALLOC_PINNED),
+            },
+            "addresses": ["runtime"],
+            "before": before,
+        }
+    ]
+
+
 def plan_stance(guard_fraction: float | None, limit: float, before: dict) -> list[dict]:
     """The guard-skipping stance, planned by the parent once the warm child measured guard cost."""
     if guard_fraction is None or guard_fraction <= limit:
@@ -136,6 +171,10 @@ def fix_line(fix: dict) -> str:
         return 'torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)  # after warm-up'
     if fix["kind"] == "inductor_config":
         return f"torch._inductor.config.{fix['name']} = True"
+    if fix["kind"] == "env":
+        return " ".join(f"{k}={v}" for k, v in fix["env"].items()) + (
+            "  # in the environment the process starts with"
+        )
     return f"torch._dynamo.config.{fix['name']} = True"
 
 
@@ -276,6 +315,7 @@ def run(spec: dict, workload: Any, options: Any) -> dict:
         "numerics_passed": real.get("numerics_passed"),
         "first_call_s": real["first_call_s"],
         "max_abs_err": real.get("max_abs_err"),
+        "faults_per_call": real.get("faults_per_call"),
     }
     row["after"] = after
     row["outcome"], row["why"] = _outcome(before, after, row.get("cheap"))

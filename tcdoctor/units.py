@@ -141,6 +141,11 @@ def fix_summary(row: FixRow) -> str:
         for k, unit in (("graph_breaks", "breaks"), ("recompiles", "recompiles"))
         if b.get(k) is not None and a.get(k) is not None
     ]
+    if row.kind == "env" and b.get("faults_per_call") is not None:
+        before_f, after_f = (
+            x if x is None else round(x) for x in (b["faults_per_call"], a.get("faults_per_call"))
+        )
+        parts.append(f"{grouped(before_f)} page faults per compiled call → {grouped(after_f)}")
     if b.get("speedup") is not None and a.get("speedup") is not None:
         parts.append(f"{ratio(b['speedup'])} → {ratio(a['speedup'], a.get('speedup_ci'))}")
     return ", ".join(parts)

@@ -427,13 +427,7 @@ def decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
             "recompiles to fix."
         ]
         if fig.significantly_slower and fig.guard_fraction is not None:
-            reasons.append(
-                "The compiled path has a fixed per-call cost (guard evaluation alone: "
-                f"{units.seconds(fig.guard_s)} for {fig.guard_count} guards, "
-                f"{units.percent(fig.guard_fraction)} of a compiled call) that this call's work "
-                f"does not repay: eager takes {units.seconds(fig.eager_s)}, compiled "
-                f"{units.seconds(fig.compiled_s)}."
-            )
+            reasons.append(_guard_reason(fig))
         return "dont-compile", reasons
     be_cold = fig.break_even_cold
     if fig.never_repaid(horizon):
@@ -466,6 +460,31 @@ def decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
             "fixing them may gain more."
         )
     return "compile", reasons
+
+
+def _guard_reason(fig: Figures) -> str:
+    """Why compiled is slower, as far as the figures say: guard evaluation is named the cause only
+    when it is at least half of the time lost per call."""
+    guards = f"{units.seconds(fig.guard_s)} for {fig.guard_count} guards"
+    lost, eager = (fig.compiled_s or 0.0) - (fig.eager_s or 0.0), fig.eager_s or 0.0
+    if fig.guard_s is not None and lost > 0 and fig.guard_s < 0.5 * lost:
+        share = units.percent(fig.guard_s / lost)
+        if lost >= eager:  # a tiny call: the compiled path's own per-call cost dominates
+            return (
+                f"The compiled path adds {units.seconds(lost)} per call, more than this call's whole "
+                f"eager time ({units.seconds(eager)}): a fixed per-call cost its work does not repay "
+                f"(guard evaluation is {guards} of it, {share})."
+            )
+        return (
+            f"Guard evaluation ({guards}) accounts for only {share} of the {units.seconds(lost)} "
+            f"lost per call (eager {units.seconds(eager)}, compiled {units.seconds(fig.compiled_s)})."
+        )
+    return (
+        f"The compiled path has a fixed per-call cost (guard evaluation alone: {guards}, "
+        f"{units.percent(fig.guard_fraction)} of a compiled call) that this call's work "
+        f"does not repay: eager takes {units.seconds(fig.eager_s)}, compiled "
+        f"{units.seconds(fig.compiled_s)}."
+    )
 
 
 def numerics_caveat(fig: Figures, verdict: str) -> list[str]:

@@ -9,9 +9,9 @@
    Inductor's wrapper copies every conv weight to channels-last on each call (~44 MB per ResNet-18 call).
    With glibc's default dynamic mmap/trim thresholds, whether those pages fault again every call depends
    on the heap that earlier work left, so compiled calls can carry thousands of page faults per call in
-   one process and none in another. The runtime phase reports minor page faults per call for both sides;
-   with the thresholds pinned (MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_ in the environment, which
-   the children inherit) a compiled call must not fault at all.
+   one process and none in another. The runtime phase reports minor page faults per call for both sides,
+   and when compiled calls fault heavily a fix child started with the thresholds pinned
+   (MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_ in its environment) must measure none.
 """
 
 from __future__ import annotations
@@ -101,19 +101,25 @@ RESNET_SMALL = os.path.join(ROOT, "benchmarks", "resnet18.py") + ":build"
 
 
 @pytest.mark.inductor
-def test_child_reports_page_faults_and_none_with_pinned_malloc(cli, tmp_path, monkeypatch):
-    """The real cold child on ResNet-18 at 32x32 (same 11 M weights, fast calls): page faults per call
-    reported, and none per compiled call with malloc thresholds pinned (~4,000 per call seen unpinned)."""
+def test_heavy_page_faults_are_reported_and_pinned_malloc_is_tried_in_a_fresh_process(
+    cli, tmp_path, monkeypatch
+):
+    """ResNet-18 at 32x32 (same 11 M weights, fast calls) with glibc's mmap threshold fixed at 128 KiB,
+    so every big block is returned to the OS and faulted in again each call, whatever the heap's
+    history: the runtime phase reports the faults, and the planned fix child, started with the
+    thresholds pinned in its environment, measures none per compiled call."""
+    import platform
+
+    if platform.libc_ver()[0] != "glibc":
+        pytest.skip("glibc malloc thresholds")
     monkeypatch.setenv("TCD_RES", "32")
-    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", str(32 << 20))
-    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", str(1 << 30))
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", str(128 << 10))
     code, out, err = cli(
         "analyze",
         RESNET_SMALL,
         "--budget",
         "0.5",
         "--no-warm",
-        "--no-fixes",
         "--quiet",
         "--json",
         "r.json",
@@ -122,15 +128,15 @@ def test_child_reports_page_faults_and_none_with_pinned_malloc(cli, tmp_path, mo
         timeout=600,
     )
     assert code in (0, 4), err[-2000:]
-    runtime = json.loads((tmp_path / "r.json").read_text())["runtime"]
-    faults = runtime["compiled"].get("minor_faults_per_call")
-    assert faults is not None, (
-        "runtime phase must report minor page faults per call (resource.getrusage)"
-    )
-    assert faults < 64, (
-        f"compiled calls page-fault {faults:.0f} times per call in the analysis child"
-    )
-    assert runtime["eager"]["minor_faults_per_call"] < 64
+    rep = json.loads((tmp_path / "r.json").read_text())
+    faults = rep["runtime"]["compiled"].get("minor_faults_per_call")
+    assert faults is not None and faults >= 256, faults
+    (row,) = [r for r in rep["fixes"] if r["kind"] == "env"]
+    assert row["fix"].startswith("MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=")
+    assert row["before"]["faults_per_call"] == faults
+    assert row["after"]["faults_per_call"] < 64, row
+    assert row["outcome"] in ("helps", "no effect"), row
+    assert any("page faults per compiled call" in a["text"] for a in rep["verdict"]["advice"])
 
 
 def test_call_path_costs_no_more_than_the_call_on_a_real_model():

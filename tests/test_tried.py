@@ -8,7 +8,7 @@ import pytest
 from conftest import sample
 
 import tcdoctor
-from tcdoctor import tried
+from tcdoctor import tried, units
 from tcdoctor.probes import break_cost
 from tcdoctor.report import Report
 from tcdoctor.results import StrategyRow
@@ -203,4 +203,35 @@ def test_shape_fixes_cite_the_dynamic_strategy_rows_and_reach_the_advice(cli, tm
     assert rows["marked"]["after"]["recompiles"] < rows["marked"]["before"]["recompiles"]
     assert any(
         "mark_dynamic" in a["text"] for a in rep["verdict"]["advice"] if a["topic"] == "tried fix"
+    )
+
+
+def test_heavy_page_faults_plan_pinned_malloc_thresholds_in_the_environment(monkeypatch):
+    import platform
+
+    from tcdoctor.results import FixRow
+
+    for k in tried.MALLOC_PINNED:
+        monkeypatch.delenv(k, raising=False)
+    before = {"speedup": 0.96, "faults_per_call": 2206.0}
+    planned = tried.allocator_fixes(before)
+    if platform.libc_ver()[0] != "glibc":
+        assert planned == []
+        return
+    (spec,) = planned
+    assert spec["fix"]["env"] == {
+        "MALLOC_MMAP_THRESHOLD_": "33554432",
+        "MALLOC_TRIM_THRESHOLD_": "1073741824",
+    }
+    assert tried.fix_line(spec["fix"]).startswith(
+        "MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824"
+    )
+    assert tried.allocator_fixes({**before, "faults_per_call": 255.0}) == []
+    assert tried.allocator_fixes({**before, "faults_per_call": None}) == []
+    for k, v in tried.MALLOC_PINNED.items():  # already pinned: nothing to try
+        monkeypatch.setenv(k, v)
+    assert tried.allocator_fixes(before) == []
+    row = FixRow(kind="env", before=before, after={"speedup": 1.05, "faults_per_call": 0.4})
+    assert units.fix_summary(row).startswith(
+        "2,206 page faults per compiled call → 0, 0.96× → 1.05×"
     )

@@ -101,6 +101,8 @@ class Child:
         env["PYTHONPATH"] = pkg_parent + (
             os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
         )
+        # a tried fix that lives in the environment (tried.allocator_fixes): set before the process starts
+        env.update(((extra.get("strategy") or {}).get("fix") or {}).get("env") or {})
         if (
             options.torch_trace
         ):  # --torch-trace: PyTorch's structured compile log, one folder per process (tlparse.py)
