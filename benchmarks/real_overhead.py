@@ -12,7 +12,10 @@ walls and their ratio, both speedups and their ratio. Runs alternate which side 
 `--noise-floor` also runs the by-hand script a second time and prints by-hand ÷ by-hand: the spread two
 identical minimal measurements show on this machine, against which tcdoctor's ratio is read.
 
-Usage: python benchmarks/real_overhead.py [--runs 3] [--budget 5] [--noise-floor] [TARGET ...]
+`--pkg DIR` times the `analyze` of another tcdoctor tree (e.g. `git archive 3671b7d | tar -x -C DIR`, an
+earlier version), passing only the flags that version has; the by-hand side is unchanged.
+
+Usage: python benchmarks/real_overhead.py [--runs 3] [--budget 5] [--noise-floor] [--pkg DIR] [TARGET ...]
 """
 
 from __future__ import annotations
@@ -74,9 +77,9 @@ print(json.dumps({"first_call_s": first, "speedup": statistics.median(e) / stati
 """
 
 
-def timed(cmd: list[str], env: dict) -> tuple[float, str]:
+def timed(cmd: list[str], env: dict, cwd: str = ROOT) -> tuple[float, str]:
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True, cwd=ROOT)
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True, cwd=cwd)
     return time.perf_counter() - t0, p.stdout
 
 
@@ -90,30 +93,53 @@ def by_hand(target: str, budget: float, tmp: str) -> dict:
     return {"wall_s": cold_wall + warm_wall, **json.loads(out.strip().splitlines()[-1])}
 
 
+PKG: str | None = None  # --pkg: the tcdoctor tree whose analyze is timed (None: this one)
+
+
+def _pkg_env() -> dict:
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    if PKG:
+        env["PYTHONPATH"] = PKG + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def _flags() -> list[str]:
+    wanted = ["--no-fixes", "--no-training-ways", "--quiet"]
+    if not PKG:
+        return wanted
+    help_text = subprocess.run(
+        [sys.executable, "-m", "tcdoctor", "analyze", "--help"],
+        env=_pkg_env(),
+        capture_output=True,
+        text=True,
+        cwd=PKG,
+    ).stdout
+    return [f for f in wanted if f in help_text]
+
+
 def analyze(target: str, budget: float, tmp: str) -> dict:
     out = os.path.join(tmp, "r.json")
+    path, _, fn = target.partition(":")
     cmd = [
         sys.executable,
         "-m",
         "tcdoctor",
         "analyze",
-        target,
+        f"{os.path.join(ROOT, path)}:{fn}",
         "--budget",
         str(budget),
-        "--no-fixes",
-        "--no-training-ways",
-        "--quiet",
+        *_flags(),
         "--json",
         out,
         "--html",
         "",
     ]
-    wall, _ = timed(cmd, dict(os.environ, HF_HUB_OFFLINE="1"))
+    wall, _ = timed(cmd, _pkg_env(), cwd=PKG or ROOT)
     rep = json.load(open(out))
     return {
         "wall_s": wall,
         "speedup": rep["runtime"]["speedup"],
-        "first_call_s": rep["compile"]["cold_s"],
+        "first_call_s": rep["compile"].get("cold_s", rep["compile"].get("first_call_s")),
         "eager_median_s": rep["runtime"]["eager"]["median_s"],
         "compiled_median_s": rep["runtime"]["compiled"]["median_s"],
     }
@@ -125,7 +151,10 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--budget", type=float, default=5.0)
     ap.add_argument("--noise-floor", action="store_true")
+    ap.add_argument("--pkg", default=None)
     args = ap.parse_args()
+    global PKG
+    PKG = os.path.abspath(args.pkg) if args.pkg else None
     print(
         "| model | run | analyze wall | by-hand wall | wall ratio | tcdoctor speedup | by-hand speedup | speedup ratio |"
     )
