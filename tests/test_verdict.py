@@ -406,14 +406,19 @@ def test_figures_are_read_from_a_report_once():
     assert empty == Figures() and not empty.fixable and empty.break_even_cold is None
 
 
+def _runtime_152() -> dict:
+    """FAST's runtime section as a report stores it (a fresh dict: tests change it)."""
+    return {
+        "speedup": 1.52,
+        "speedup_ci": [1.49, 1.56],
+        "eager": {"median_s": 1e-3},
+        "compiled": {"median_s": 1e-3 / 1.52},
+    }
+
+
 def test_decide_puts_figures_rules_and_recommendations_together():
     data = {
-        "runtime": {
-            "speedup": 1.52,
-            "speedup_ci": [1.49, 1.56],
-            "eager": {"median_s": 1e-3},
-            "compiled": {"median_s": 1e-3 / 1.52},
-        },
+        "runtime": _runtime_152(),
         "compile": {"cold_s": 2.0, "warm_s": 0.5},
         "numerics": {"passed": True},
         "strategies": {
@@ -453,12 +458,7 @@ def test_decide_puts_figures_rules_and_recommendations_together():
 
 def test_a_compile_verdict_without_a_numerics_check_says_so():
     data = {
-        "runtime": {
-            "speedup": 1.52,
-            "speedup_ci": [1.49, 1.56],
-            "eager": {"median_s": 1e-3},
-            "compiled": {"median_s": 1e-3 / 1.52},
-        },
+        "runtime": _runtime_152(),
         "compile": {"cold_s": 2.0},
         "numerics": {"not_measured": "random model (--fallback-random)"},
     }
