@@ -67,6 +67,8 @@ def run_checks(
         detail = units.numerics_status(p)
         if p is False:
             detail += f" (max abs err {units.sci(report.numerics.max_abs_err)})"
+        elif p is None and report.numerics.not_measured:
+            detail += f" ({report.numerics.not_measured})"
         out.append(_res("numerics", p is True, detail))
     if require_verdict:
         d = report.verdict.decision

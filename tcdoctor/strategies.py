@@ -130,6 +130,7 @@ def _pair(
     budget_s: float,
     device: torch.device,
     o: Options,
+    backend: str,
     after_first_call: Callable[[], None] | None = None,
 ) -> dict:
     """First call (compile), then paired timing and memory of compiled vs eager on the workload's inputs.
@@ -161,7 +162,7 @@ def _pair(
     row.update(figures, timing_method=method)
     mem = memory.measure(lambda: call(eager, ca), lambda: call(compiled, ca), device)
     row.update(peak_bytes=mem["compiled_peak_bytes"], eager_peak_bytes=mem["eager_peak_bytes"])
-    rng = numerics.rng_check(o.backend, lambda: call(make()[0], ca), o.fallback_random)
+    rng = numerics.rng_check(backend, lambda: call(make()[0], ca), o.fallback_random)
     why = numerics.random_not_compared(rng)
     if why:
         row.update(numerics_passed=None, max_abs_err=None, numerics_rng=f"not measured: {why}")
@@ -197,13 +198,14 @@ def main_pair(
             o.budget_s,
             device,
             o,
+            backend,
             after_first_call,
         )
 
     def make() -> tuple[Any, Any]:
         return fresh().model, first_call.build(fresh().model, backend, mode, w.compile_kwargs)
 
-    return _pair(make, w, "forward", o.budget_s, device, o, after_first_call)
+    return _pair(make, w, "forward", o.budget_s, device, o, backend, after_first_call)
 
 
 def run_mode(w: Any, o: Options, mode: str) -> dict:
@@ -229,6 +231,7 @@ def run_train(w: Any, o: Options, way: str) -> dict:
         o.budget_s,
         device,
         o,
+        o.backend,
     )
     row["name"] = way
     return row

@@ -1,7 +1,8 @@
 """The decision and the advice, from measured figures only. Every threshold lives in RULES.
 
 compile              significantly faster (95% CI of the speedup above MIN_SPEEDUP), the compile
-                     time pays back within the expected number of calls, numerics pass, and
+                     time pays back within the expected number of calls, numerics do not fail (a verdict
+                     without a numerics check says so), and
                      nothing forces eager execution (skipped frames, recompile limit hit).
 compile-after-fixes  graph breaks, skipped frames or recompiles stand between the model and a gain:
                      not significantly faster yet, or faster but with frames running eagerly.
@@ -492,7 +493,8 @@ def numerics_caveat(fig: Figures, verdict: str) -> list[str]:
     `--require-numerics` fails then)."""
     if verdict == "dont-compile" or fig.numerics_passed is not None:
         return []
-    return [f"Numerics were not checked: {fig.numerics_not_measured or 'not measured'}."]
+    why = fig.numerics_not_measured or "no output could be compared"
+    return [f"Numerics were not checked: {why}."]
 
 
 def decide(

@@ -235,3 +235,9 @@ def test_heavy_page_faults_plan_pinned_malloc_thresholds_in_the_environment(monk
     assert units.fix_summary(row).startswith(
         "2,206 page faults per compiled call → 0, 0.96× → 1.05×"
     )
+    # the row as the JSON stores it, read back into a report: the advice carries the same figures
+    report = Report.from_dict({"fixes": [{**row.to_dict(), "fix": "MALLOC_…", "outcome": "helps"}]})
+    (a,) = tried.advice(report)
+    assert "2,206 page faults per compiled call → 0" in a.text and a.text.startswith(
+        "Tried `MALLOC_…`"
+    )
