@@ -4,7 +4,7 @@ import io
 
 from conftest import ROOT
 
-from tcdoctor.run.progress import Progress, headline
+from tcdoctor.run.progress import Progress, headline, strategy_label
 
 COLD = [
     {"event": "start", "phase": "load"},
@@ -150,6 +150,15 @@ def test_disabled_writes_nothing():
     out, clock = io.StringIO(), Clock()
     run_all(Progress(enabled=False, tty=False, file=out, clock=clock), clock)
     assert out.getvalue() == ""
+
+
+def test_tried_fixes_and_the_ablation_have_a_label_and_a_figure():
+    fix = {"kind": "fix", "fix": {"kind": "env", "name": "malloc_thresholds"}}
+    assert strategy_label(fix) == "fix: malloc_thresholds"
+    assert strategy_label({"kind": "ablation", "backend": "aot_eager"}) == "backend='aot_eager'"
+    row = {"outcome": "helps", "after": {"speedup": 1.04, "speedup_ci": [1.04, 1.05]}}
+    assert headline("strategy:fix:malloc_thresholds", row) == "helps (1.04× (95% CI 1.04–1.05))"
+    assert headline("strategy:fix:x", {"outcome": "fails"}) == "fails"
 
 
 def test_missing_or_odd_figures_leave_the_elapsed_time():

@@ -111,7 +111,14 @@ def _profile(d: dict) -> str | None:
 
 
 def _strategy(d: dict) -> str | None:
-    """A strategy row: speed (modes, training ways), compiles (shape strategies) or regions."""
+    """A strategy row: speed (modes, training ways), compiles (shape strategies) or regions; a tried
+    fix: its outcome and speed with it."""
+    if d.get("outcome"):
+        after = d.get("after") or {}
+        speed = after.get("speedup")
+        return d["outcome"] + (
+            f" ({units.ratio(speed, after.get('speedup_ci'))})" if speed is not None else ""
+        )
     if d.get("speedup") is not None:
         first = d.get("first_call_s")
         speed = units.ratio(d["speedup"], d.get("speedup_ci"))
@@ -182,6 +189,10 @@ def strategy_label(spec: dict) -> str:
         }.get(how, f"dynamic: {how}")
     if kind == "regions":
         return f"submodules alone (depth {spec.get('depth')})"
+    if kind == "fix":
+        return f"fix: {(spec.get('fix') or {}).get('name')}"
+    if kind == "ablation":
+        return f"backend={spec.get('backend')!r}"
     return str(kind)
 
 
