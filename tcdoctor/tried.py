@@ -46,9 +46,8 @@ ENV_NOTE = (
     "compared with the main analysis process, whose heap had a different history: under glibc's default "
     "thresholds a fresh process without the setting may fault more or less (not measured)"
 )
-FAULTS_PER_CALL = (
-    256  # minor page faults per compiled call (1 MiB of fresh pages) that plan the fix
-)
+# minor page faults per compiled call (1 MiB of fresh pages) that plan the fix
+FAULTS_PER_CALL = 256
 UNSAFE_NOTE = (
     "unsafe when inputs change: guards are no longer checked, so a new shape, dtype or mode silently "
     "reuses a graph made for another; use it only after every input variant has been seen"

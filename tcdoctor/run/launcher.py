@@ -76,8 +76,11 @@ class Child:
         cache_dir: str,
         deadline: float,
         tag: str | None = None,
+        extra_env: dict[str, str] | None = None,
         **extra: object,
     ):
+        """`extra_env`: variables set in the child's environment before it starts (a tried fix that lives
+        there: tried.allocator_fixes)."""
         self.role, self.options = role, options
         self.paths = {
             k: os.path.join(workdir, f"{tag or role}.{k}")
@@ -96,13 +99,16 @@ class Child:
         }
         with open(self.paths["spec"], "w") as fh:
             json.dump(spec, fh)
-        env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache_dir, PYTHONUNBUFFERED="1")
+        env = {
+            **os.environ,
+            **(extra_env or {}),
+            "TORCHINDUCTOR_CACHE_DIR": cache_dir,
+            "PYTHONUNBUFFERED": "1",
+        }
         pkg_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env["PYTHONPATH"] = pkg_parent + (
             os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
         )
-        # a tried fix that lives in the environment (tried.allocator_fixes): set before the process starts
-        env.update(((extra.get("strategy") or {}).get("fix") or {}).get("env") or {})
         if (
             options.torch_trace
         ):  # --torch-trace: PyTorch's structured compile log, one folder per process (tlparse.py)
@@ -329,6 +335,7 @@ def analyze_target(
                 os.path.join(workdir, f"cache-strategy-{i}"),
                 deadline,
                 tag=f"strategy-{i}",
+                extra_env=(spec.get("fix") or {}).get("env"),
                 strategy=spec,
             )
             child.wait(deadline, tick=prog.tick if prog.enabled else None)
