@@ -21,6 +21,7 @@ Usage: python benchmarks/real_overhead.py [--runs 3] [--budget 5] [--noise-floor
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -103,6 +104,7 @@ def _pkg_env() -> dict:
     return env
 
 
+@functools.cache
 def _flags() -> list[str]:
     wanted = ["--no-fixes", "--no-training-ways", "--quiet"]
     if not PKG:

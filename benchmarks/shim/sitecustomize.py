@@ -18,7 +18,7 @@ class _Meta(type):
 
 class _Placeholder(metaclass=_Meta):
     def __init__(self, *a, **k):
-        raise RuntimeError("torchvision shim: not available")
+        raise RuntimeError("benchmarks/shim: torchvision and PIL are not available here")
 
     def __init_subclass__(cls, **k):
         pass
@@ -30,7 +30,7 @@ class _Mod(types.ModuleType):
             return "0.0"
         if name.startswith("__"):
             raise AttributeError(name)
-        if name[:1].islower() and name not in ("misc",):
+        if name[:1].islower():
             return _load(self.__name__ + "." + name)
         return _Meta(name, (_Placeholder,), {})
 
