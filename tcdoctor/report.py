@@ -187,6 +187,7 @@ def _tried(report: Report, done: dict) -> None:
     report.fixes = [FixRow.from_dict(v) for k, v in rows.items() if k.startswith("fix:")]
     report.fixes += tried.from_strategies(report)
     report.fixes_not_tried = (done.get("fixes_not_tried") or {}).get("not_tried", [])
+    tried.attach_gains(report)
     report.ablation = tried.ablation_layer(
         report, [StrategyRow.from_dict(v) for k, v in rows.items() if k.startswith("ablation:")]
     )

@@ -346,6 +346,11 @@ class GraphBreak(Record):
         "profiled_cost_s_per_call",
         "cost_method",
         "cost_not_measured",
+        "gain_s_per_call",
+        "gain_fraction",
+        "gain_source",
+        "gain_method",
+        "gain_fix",
     )
 
     id: str | None = None
@@ -372,10 +377,22 @@ class GraphBreak(Record):
     profiled_cost_s_per_call: float | None = None
     cost_method: str | None = None
     cost_not_measured: str | None = None
+    # What fixing it gains per call: "tried" (measured by a fix tried in a fresh process, `gain_fix`)
+    # or "bound" (its cost minus the eager ops that would still run; probes/break_cost.py). Never < 0.
+    gain_s_per_call: float | None = None
+    gain_fraction: float | None = None
+    gain_source: str | None = None
+    gain_method: str | None = None
+    gain_fix: str | None = None
 
     @property
     def where(self) -> str:
         return f"{self.file or '?'}:{self.line or '?'}"
+
+    @property
+    def users(self) -> bool:
+        """The break is in the user's own code: theirs to edit."""
+        return (self.origin or "user") == "user"
 
 
 @dataclass
@@ -563,6 +580,25 @@ class FixRow(Record):
     seconds: float | None = None
     source: str | None = None
     spec: dict[str, Any] | None = None
+
+    @property
+    def measured(self) -> bool:
+        """Run with the real backend in a fresh process: its speed after the fix is a measurement."""
+        return self.source is None and (self.after or {}).get("speedup") is not None
+
+    def significantly_faster(self, rules: dict) -> bool:
+        """With the fix applied, compiled is significantly faster than eager (the one rule)."""
+        ci = _ci((self.after or {}).get("speedup_ci"))
+        return self.measured and faster_than_eager(ci[0], rules["min_speedup"])
+
+    @property
+    def gain_fraction(self) -> float | None:
+        """Share of a compiled call the fix saves, from the speedups before and after (each paired
+        against eager in its own process, so process-to-process speed differences cancel); ≥ 0."""
+        b, a = (self.before or {}).get("speedup"), (self.after or {}).get("speedup")
+        if not self.measured or not b or not a:
+            return None
+        return max(0.0, 1.0 - b / a)
 
 
 @dataclass

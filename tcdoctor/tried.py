@@ -229,7 +229,19 @@ def _cheap_breaks(workload: Any) -> dict:
     }
 
 
+def _breaks_change(before: dict, after: dict, cheap: dict | None) -> tuple[int, int] | None:
+    """(graph breaks before, after) when both are known: after from the real backend, else the
+    cheap eager-backend count."""
+    b = before.get("graph_breaks")
+    a = after.get("graph_breaks")
+    if a is None and cheap is not None:
+        a = cheap.get("graph_breaks")
+    return (b, a) if b is not None and a is not None else None
+
+
 def _outcome(before: dict, after: dict, cheap: dict | None) -> tuple[str, str]:
+    """The outcome word and why. "helps" only for a significant speed gain (or, for a numerics
+    fix, a check that passes with it); a fix that only changes a count says what it changed."""
     if before.get("numerics_passed") is False:  # a numerics fix: judged on numerics first
         if after.get("numerics_passed") is True:
             speed = units.ratio(after.get("speedup"), after.get("speedup_ci"))
@@ -247,18 +259,26 @@ def _outcome(before: dict, after: dict, cheap: dict | None) -> tuple[str, str]:
     b_ci, a_ci = before.get("speedup_ci") or [None, None], after.get("speedup_ci") or [None, None]
     faster = a_ci[0] is not None and b_ci[1] is not None and a_ci[0] > b_ci[1]
     slower = a_ci[1] is not None and b_ci[0] is not None and a_ci[1] < b_ci[0]
-    fewer = (
-        cheap is not None
-        and before.get("graph_breaks") is not None
-        and cheap["graph_breaks"] < before["graph_breaks"]
+    speed = (
+        "significantly faster than without it (the 95% CIs do not overlap)"
+        if faster
+        else "significantly slower than without it"
+        if slower
+        else "speed not significantly different"
     )
+    change = _breaks_change(before, after, cheap)
+    counts = f"graph breaks {change[0]} → {change[1]}" if change else ""
+    if change and change[1] > change[0]:
+        many = "multiplies" if change[1] >= 2 * max(change[0], 1) else "adds"
+        return ("helps" if faster else f"{many} graph breaks"), f"{counts}; {speed}"
     if faster:
-        return "helps", "significantly faster than without it (the 95% CIs do not overlap)"
-    if fewer and not slower:
-        return "helps", "removes graph breaks; speed not significantly different"
+        return "helps", speed + (f" ({counts})" if counts and change[1] < change[0] else "")
+    if change and change[1] < change[0]:
+        gone = "removes the break" if change[1] == 0 and change[0] == 1 else "removes breaks"
+        return f"{gone}, no speed gain" if not slower else f"{gone}, slower", f"{counts}; {speed}"
     if slower:
-        return "no effect", "slower than without it"
-    return "no effect", "speed not significantly different and no break removed"
+        return "slower", speed
+    return "no effect", f"{speed} and no break removed"
 
 
 def run(spec: dict, workload: Any, options: Any) -> dict:
@@ -317,6 +337,8 @@ def run(spec: dict, workload: Any, options: Any) -> dict:
         "speedup_ci": real["speedup_ci"],
         "numerics_passed": real.get("numerics_passed"),
         "first_call_s": real["first_call_s"],
+        "median_s": real.get("median_s"),
+        "eager_median_s": real.get("eager_median_s"),
         "max_abs_err": real.get("max_abs_err"),
         "faults_per_call": real.get("faults_per_call"),
     }
@@ -397,6 +419,33 @@ def from_strategies(report: Report) -> list[FixRow]:
             )
         )
     return out
+
+
+def attach_gains(report: Report) -> None:
+    """What fixing each break gains, measured where a fix that addresses it was tried with the real
+    backend (it replaces the bound from the profile), then the findings ranked by that gain."""
+    from .probes.break_cost import rank_key
+
+    median = report.runtime.compiled.median_s
+    findings = {f.id: f for f in report.graph_breaks.unique or []}
+    for row in report.fixes or []:
+        frac = row.gain_fraction
+        if frac is None or row.kind not in ("config", "env", "stance", "inductor_config"):
+            continue
+        for fid in row.addresses or []:
+            f = findings.get(fid)
+            if f is None or (f.gain_source == "tried" and (f.gain_fraction or 0) >= frac):
+                continue
+            f.gain_fraction, f.gain_source, f.gain_fix = frac, "tried", row.fix
+            f.gain_s_per_call = frac * median if median else None
+            f.gain_method = (
+                f"measured: `{row.fix}` tried in a fresh process; share of a compiled call saved = "
+                "1 − speedup before / speedup after (each paired against eager in its own process)"
+            )
+    report.graph_breaks.unique = sorted(
+        report.graph_breaks.unique or [],
+        key=lambda f: rank_key(f.gain_s_per_call, f.cost_s_per_call),
+    )
 
 
 def _main_row(report: Report) -> StrategyRow:

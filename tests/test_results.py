@@ -73,9 +73,14 @@ def test_keys_a_section_does_not_model_are_kept():
     assert rt.to_dict()["from_a_newer_probe"] == {"x": 1}
 
 
-def test_recomputing_the_verdict_of_a_schema1_file_gives_its_decision():
+def test_recomputing_the_verdict_of_a_schema1_file_applies_todays_rules():
     rep = Report.load(str(SCHEMA1))
-    assert with_verdict(rep).verdict.decision == rep.verdict.decision == "compile-after-fixes"
+    assert rep.verdict.decision == "compile-after-fixes"  # as saved: read, not recomputed
+    # Today's rule: "after fixes" needs a gain measured or bounded above the loss. This aot_eager
+    # report has no break gain (its backend marks no graph calls), so it says so: not yet.
+    v = with_verdict(rep).verdict
+    assert v.decision == "dont-compile"
+    assert "what that gains was not measured (this backend does not mark" in v.reasons[1]
 
 
 def test_newer_and_malformed_files_are_refused_with_a_reason(tmp_path):

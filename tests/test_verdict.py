@@ -180,15 +180,134 @@ def test_min_speedup_is_a_rule_not_a_constant():
     assert decision(FAST, dict(RULES, min_speedup=1.49))[0] == "dont-compile"
 
 
-def test_not_faster_with_breaks_to_fix_is_compile_after_fixes():
-    d, reasons = decision(
-        fig(speedup=1.0, ci_low=0.98, ci_high=1.02, breaks=2, recompiles=1), dict(RULES)
+# LSTM word LM as the user found it: 0.92× compiled; the break hands aten::lstm to eager.
+LSTM = fig(speedup=0.92, ci_low=0.91, ci_high=0.92, eager_s=3.7e-3, compiled_s=4.0e-3, breaks=1)
+
+
+def _brk(origin="user", gain=None, source=None, **kw) -> GraphBreak:
+    extra = {"origin_text": "PyTorch itself", "library": "torch"} if origin == "pytorch" else {}
+    return GraphBreak.from_dict(
+        {
+            **BREAK,
+            "id": "B1",
+            "origin": origin,
+            "gain_s_per_call": gain,
+            "gain_source": source,
+            **extra,
+            **kw,
+        }
     )
+
+
+def _fix(speedup, ci, before=0.92, breaks=(1, 0), outcome="removes the break, no speed gain"):
+    from tcdoctor.results import FixRow
+
+    return FixRow(
+        name="allow_rnn",
+        kind="config",
+        fix="torch._dynamo.config.allow_rnn = True",
+        addresses=["B1"],
+        before={"speedup": before, "speedup_ci": [0.91, 0.92], "graph_breaks": breaks[0]},
+        after={"speedup": speedup, "speedup_ci": ci, "graph_breaks": breaks[1]},
+        outcome=outcome,
+    )
+
+
+def test_a_tried_fix_that_leaves_compiled_slower_is_not_compile_after_fixes():
+    lstm = dataclasses.replace(
+        LSTM, break_findings=(_brk("pytorch"),), tried_fixes=(_fix(0.93, [0.92, 0.96]),)
+    )
+    d, reasons = decision(lstm, dict(RULES))
+    assert d == "dont-compile"
+    assert reasons[0] == "Compiled is slower than eager: 0.92× (95% CI 0.91–0.92)."
+    assert reasons[1].startswith(
+        "Tried `torch._dynamo.config.allow_rnn = True`: removes the break, no speed gain"
+    )
+    assert "in code you did not write (1 in PyTorch itself): not yours to edit" in reasons[2]
+
+
+def test_a_tried_fix_that_makes_compiled_faster_is_named():
+    fixed = dataclasses.replace(
+        LSTM, break_findings=(_brk(),), tried_fixes=(_fix(1.30, [1.25, 1.35], outcome="helps"),)
+    )
+    d, reasons = decision(fixed, dict(RULES))
     assert d == "compile-after-fixes"
-    assert reasons == [
-        "Compiled is not measurably faster than eager: 1.00× (95% CI 0.98–1.02); "
-        "2 graph break(s) and 1 recompile(s) to fix first."
-    ]
+    assert (
+        "with `torch._dynamo.config.allow_rnn = True` (tried in a fresh process) it is "
+        in (reasons[0])
+    )
+    assert reasons[0].endswith("1.30× faster (95% CI 1.25–1.35): apply it.")
+
+
+@pytest.mark.parametrize(
+    "gain, decided, words",
+    [
+        (1.0e-3, "compile-after-fixes", "could gain up to 1.00 ms per call (a bound"),
+        (0.1e-3, "dont-compile", "could gain at most 100.0 µs per call (a bound), less than"),
+        (None, "dont-compile", "what that gains was not measured"),
+    ],
+)
+def test_an_untried_break_of_the_users_counts_only_when_its_bounded_gain_covers_the_loss(
+    gain, decided, words
+):
+    # 4.0 ms compiled vs 3.7 ms eager: it must lose 0.37 ms per call to be faster than 1.02×
+    d, reasons = decision(
+        dataclasses.replace(LSTM, break_findings=(_brk(gain=gain, source="bound"),)), dict(RULES)
+    )
+    assert d == decided and any(words in r for r in reasons)
+
+
+def test_breaks_no_one_can_fix_from_the_users_side_are_dont_compile_with_owners():
+    gpt2 = dataclasses.replace(
+        LSTM,
+        breaks=9,
+        break_findings=(
+            _brk("library", library="transformers", occurrences=4, gain=1e-3, source="bound"),
+            _brk("pytorch", occurrences=3),
+            _brk("step", origin_text="tcdoctor's standard training step", occurrences=2),
+        ),
+    )
+    d, reasons = decision(gpt2, dict(RULES))
+    assert d == "dont-compile"
+    assert (
+        "9 graph break(s) are in code you did not write (4 in transformers, 3 in PyTorch itself, "
+        "2 in tcdoctor's standard training step)" in reasons[1]
+    )
+
+
+def test_the_headline_follows_a_faster_measured_way():
+    from tcdoctor.results import StrategyRow
+    from tcdoctor.verdict import Way
+
+    def way(speedup, lo):
+        row = StrategyRow(
+            name="model",
+            median_s=1e-3 / speedup,
+            eager_median_s=1e-3,
+            speedup=speedup,
+            speedup_ci=[lo, lo + 0.05],
+            first_call_s=2.0,
+            numerics_passed=True,
+        )
+        return Way("compile the model only", row)
+
+    d, reasons = decision(dataclasses.replace(LSTM, ways=(way(1.3, 1.25),)), dict(RULES))
+    assert d == "compile" and reasons[0].endswith("compile the model only.")
+    assert "compile the model only is 1.30× faster (95% CI 1.25–1.30), repaid after" in reasons[0]
+    d, _ = decision(dataclasses.replace(LSTM, ways=(way(1.01, 0.98),)), dict(RULES))
+    assert d == "dont-compile"
+
+
+def test_a_faster_model_with_breaks_only_in_foreign_code_says_they_are_not_the_users():
+    d, reasons = decision(
+        fig(breaks=5, break_findings=(_brk("pytorch", occurrences=5),)), dict(RULES)
+    )
+    assert d == "compile"
+    assert reasons[-1] == (
+        "5 graph break(s) in code you did not write remain (5 in PyTorch itself): nothing to change "
+        "in your code for them."
+    )
+    assert not any("fixing them may gain more" in r for r in reasons)
 
 
 def test_slower_with_nothing_to_fix_names_the_per_call_guard_cost():

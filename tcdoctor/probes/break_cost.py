@@ -10,7 +10,14 @@ outside every region.
 
 Pitfalls: the graph call is only marked by Inductor (`## Call CompiledFxGraph … ##`); with other
 backends the graph's own ops cannot be told from the eager op, so no cost is given (says why).
-Lost fusion across the break is not visible in any event and is not counted. The profiler slows
+Lost fusion across the break is not visible in any event and is not counted.
+
+What fixing a break can gain is not its cost: the op that runs eagerly after the break still runs
+once the break is gone (compiled, it may be faster, never free). So each region's time outside its
+graph is split into the top-level `aten::` ops run in it (eager work that would remain) and the
+rest (the Python around the break, the resume frame's guard check, region entry and exit): that
+rest is the bound on the gain reported for an untried fix. On an LSTM whose break hands `aten::lstm`
+to eager, the cost is ~90% of a call and the bound a few percent: what trying `allow_rnn` measured. The profiler slows
 calls down, eager ops more than compiled graphs: a break's share is taken against the profiled
 call (same basis, never above 100%) and turned into seconds with the timing phase's median.
 
@@ -19,6 +26,7 @@ Torch-free (plain event tuples), so the parent can join the results with the fin
 
 from __future__ import annotations
 
+import bisect
 import statistics
 
 REGION = "Torch-Compiled Region: "
@@ -32,16 +40,34 @@ def _inside(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return b[0] <= a[0] and a[1] <= b[1] and a != b
 
 
+def _eager_ns(
+    ops: list[tuple[int, int]], span: tuple[int, int], busy: list[tuple[int, int]]
+) -> int:
+    """Time of the outermost aten ops inside `span` (ops sorted by start) and outside every `busy`
+    interval (graph calls, nested regions): the eager work that runs there."""
+    lo = bisect.bisect_left(ops, (span[0], -1))
+    total, reach = 0, -1
+    for s, e in ops[lo:]:
+        if s > span[1]:
+            break
+        if e > span[1] or e <= reach or any(b[0] <= s < b[1] for b in busy):
+            continue  # outside the span, nested in an op already counted, or inside a graph
+        total, reach = total + (e - s), e
+    return total
+
+
 def per_call(events: list[Event]) -> list[dict]:
-    """For each profiled call: {"regions": {compile_id: self ns}, "marked": bool, "outside_ns": int}."""
+    """For each profiled call: {"regions": {compile_id: self ns}, "region_eager": {compile_id: ns of
+    eager aten ops in that self time}, "marked": bool, "outside_ns", "outside_eager_ns"}."""
     marks = sorted((s, s + d) for n, s, d in events if n == CALL_MARK)
     regions = [(n[len(REGION) :], s, s + d) for n, s, d in events if n.startswith(REGION)]
     graphs = [(s, s + d) for n, s, d in events if n.startswith(GRAPH_CALL)]
+    ops = sorted((s, s + d) for n, s, d in events if n.startswith("aten::"))
     out = []
     for call in marks:
         rs = [r for r in regions if call[0] <= r[1] and r[2] <= call[1]]
         gs = [g for g in graphs if call[0] <= g[0] and g[1] <= call[1]]
-        selfs, marked = {}, True
+        selfs, eager, marked = {}, {}, True
         for cid, s, e in rs:
             span = (s, e)
             nested = [(ns, ne) for _, ns, ne in rs if _inside((ns, ne), span)]
@@ -52,13 +78,16 @@ def per_call(events: list[Event]) -> list[dict]:
             marked = marked and bool(own_graphs)
             busy = sum(ne - ns for ns, ne in direct) + sum(ge - gs_ for gs_, ge in own_graphs)
             selfs[cid] = selfs.get(cid, 0) + max(0, (e - s) - busy)
+            eager[cid] = eager.get(cid, 0) + _eager_ns(ops, span, direct + own_graphs)
         top = [(s, e) for _, s, e in rs if not any(_inside((s, e), (s2, e2)) for _, s2, e2 in rs)]
         out.append(
             {
                 "regions": selfs,
+                "region_eager": eager,
                 "marked": marked and bool(rs),
                 "call_ns": call[1] - call[0],
                 "outside_ns": max(0, (call[1] - call[0]) - sum(e - s for s, e in top)),
+                "outside_eager_ns": _eager_ns(ops, call, top + gs),
             }
         )
     return out
@@ -70,6 +99,8 @@ def summarize(calls: list[dict]) -> dict:
         return {
             "region_self_s": {},
             "outside_regions_s": None,
+            "region_eager_s": {},
+            "outside_regions_eager_s": None,
             "graph_calls_marked": False,
             "profiled_call_s": None,
         }
@@ -80,6 +111,12 @@ def summarize(calls: list[dict]) -> dict:
             cid: statistics.median(c["regions"].get(cid, 0) for c in calls) * 1e-9 for cid in ids
         },
         "outside_regions_s": statistics.median(c["outside_ns"] for c in calls) * 1e-9,
+        "region_eager_s": {
+            cid: statistics.median((c.get("region_eager") or {}).get(cid, 0) for c in calls) * 1e-9
+            for cid in ids
+        },
+        "outside_regions_eager_s": statistics.median(c.get("outside_eager_ns", 0) for c in calls)
+        * 1e-9,
         "graph_calls_marked": all(c["marked"] for c in calls),
     }
 
@@ -91,6 +128,13 @@ METHOD = (
     "matched to breaks by the compile id Dynamo was compiling when it logged the break; share = that time / "
     "the profiled call's median (both under the profiler), and cost per call = share × the timing phase's "
     "compiled median (the profiler slows eager ops more than compiled graphs, so shares lean high)"
+)
+
+
+BOUND_METHOD = (
+    "a bound, not a measurement: the break's cost minus the top-level aten ops run eagerly in that time "
+    "(work that still runs once the break is gone); what remains is the Python around the break, the "
+    "resume frame's guard check and region entry and exit. Fusion across the break is not counted"
 )
 
 
@@ -115,6 +159,7 @@ def attach(data: dict) -> None:
             continue
         if f.get("frame_skipped"):
             cost = prof.get("outside_regions_s")
+            eager = prof.get("outside_regions_eager_s")
         else:
             ids = {
                 s["compile_id"]
@@ -123,6 +168,7 @@ def attach(data: dict) -> None:
             }
             costs = [prof["region_self_s"][i] for i in ids if i in prof.get("region_self_s", {})]
             cost = sum(costs) if costs else None
+            eager = sum((prof.get("region_eager_s") or {}).get(i, 0.0) for i in ids)
             if cost is None:
                 f["cost_not_measured"] = (
                     "no compiled region of the timed model ends at this break (its frame compiled differently)"
@@ -133,6 +179,19 @@ def attach(data: dict) -> None:
         f["cost_s_per_call"] = share * median if share is not None and median else None
         f["profiled_cost_s_per_call"] = cost
         f["cost_method"] = METHOD
-    findings.sort(
-        key=lambda f: -(f.get("cost_s_per_call") if f.get("cost_s_per_call") is not None else -1)
-    )
+        if share is not None and eager is not None:
+            bound = min(1.0, max(0.0, cost - eager) / profiled)
+            f["gain_fraction"] = bound
+            f["gain_s_per_call"] = bound * median if median else None
+            f["gain_source"] = "bound"
+            f["gain_method"] = BOUND_METHOD
+    rank(findings)
+
+
+def rank_key(gain_s: float | None, cost_s: float | None) -> tuple[float, float]:
+    """Findings are ordered by what fixing them gains (measured or bounded), then by their cost."""
+    return (-(gain_s if gain_s is not None else -1.0), -(cost_s if cost_s is not None else -1.0))
+
+
+def rank(findings: list[dict]) -> None:
+    findings.sort(key=lambda f: rank_key(f.get("gain_s_per_call"), f.get("cost_s_per_call")))

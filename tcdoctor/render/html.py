@@ -44,7 +44,7 @@ FILTERS = (
     "calls",
     "numerics_status",
     "decision_text",
-    "break_cost",
+    "break_gain",
     "fix_summary",
 )
 

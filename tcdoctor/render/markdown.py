@@ -75,8 +75,8 @@ def _figures(report: Report) -> list[tuple[str, str, str]]:
     ]
 
 
-def _break_item(f: GraphBreak, first: bool) -> str:
-    cost = units.break_cost(f, first=first)
+def _break_item(f: GraphBreak) -> str:
+    cost = units.break_gain(f)
     return (
         f"- **{_esc(f.reason)}** at {_code(str(f.file) + ':' + str(f.line))} {_code(f.code)}"
         + (f" ×{f.occurrences}" if f.occurrences > 1 else "")
@@ -90,7 +90,7 @@ def _breaks(findings: list[GraphBreak], top: int) -> list[str]:
     """The top breaks as a list, the rest folded into <details>."""
     if not findings:
         return []
-    items = [_break_item(f, first=i == 0) for i, f in enumerate(findings)]
+    items = [_break_item(f) for f in findings]
     out = ["", f"### Graph breaks ({len(findings)} unique)", ""] + items[:top]
     if len(findings) > top:
         out += ["", f"<details><summary>{len(findings) - top} more</summary>", ""]

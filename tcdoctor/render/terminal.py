@@ -64,8 +64,8 @@ def _figures(report: Report) -> list[list[str]]:
     ]
 
 
-def _break_line(f: GraphBreak, first: bool) -> str:
-    cost = units.break_cost(f, first=first)
+def _break_line(f: GraphBreak) -> str:
+    cost = units.break_gain(f)
     return (
         f"  {f.file}:{f.line} {f.reason}"
         + (f" ×{f.occurrences}" if f.occurrences > 1 else "")
@@ -90,7 +90,7 @@ def render(report: Report, limit: int = 5) -> str:
     findings = report.graph_breaks.unique
     if findings:
         lines += ["", "Graph breaks:"]
-        lines += [_break_line(f, first=i == 0) for i, f in enumerate(findings[:limit])]
+        lines += [_break_line(f) for f in findings[:limit]]
         if len(findings) > limit:
             lines.append(f"  … and {len(findings) - limit} more")
     lines += tried_lines(report)
