@@ -1,0 +1,48 @@
+"""What "one decision from all the evidence" means, as checks any report must pass.
+
+Each returns the contradictions between a report's headline and its own evidence (tried fixes,
+strategy tables, the owners of its breaks, the outcome words of its fixes); none is allowed. The
+tests run it on every report of a real model they produce, so a rule change that lets the headline
+and a table disagree fails there, not in a user's CI.
+"""
+
+from __future__ import annotations
+
+from tcdoctor.report import Report
+from tcdoctor.verdict import RULES, Figures, _best_way
+
+
+def contradictions(report: Report) -> list[str]:
+    v, rules = report.verdict, dict(report.verdict.rules or RULES)
+    fig = Figures.from_report(report)
+    out: list[str] = []
+    faster_fixes = [r for r in fig.tried_fixes if r.significantly_faster(rules)]
+    best_way = _best_way(fig, rules)
+    mine = [f for f in fig.break_findings if f.users]
+    failed = fig.compile_failed_message is not None or fig.numerics_passed is False
+    if v.decision == "compile-after-fixes":
+        bounded = [f for f in mine if f.gain_source == "bound" and f.gain_s_per_call]
+        eager_parts = fig.significantly_faster(rules) and (fig.skipped or fig.limit_hit)
+        if not (faster_fixes or bounded or eager_parts):
+            out.append("'after fixes' with no tried fix that pays, no bounded gain, no eager part")
+    if v.decision == "dont-compile" and not failed and fig.speedup is not None:
+        if faster_fixes:
+            out.append(f"'don't compile' although tried {faster_fixes[0].fix} is faster than eager")
+        if best_way is not None and not fig.never_repaid(int(rules["expected_calls"])):
+            out.append(f"'don't compile' although {best_way.label} is faster and repaid")
+    train = (v.recommendations or {}).get("training") or {}
+    if train.get("choice") not in (None, "eager") and v.decision == "dont-compile" and not failed:
+        if not fig.never_repaid(int(rules["expected_calls"])):
+            out.append(f"the training table recommends {train['choice']}, the headline says no")
+    for r in report.fixes or []:
+        b, a = (r.before or {}).get("speedup_ci"), (r.after or {}).get("speedup_ci")
+        if r.outcome == "helps" and r.measured and b and a and not a[0] > b[1]:
+            if (r.before or {}).get("numerics_passed") is not False:
+                out.append(f"'helps' for {r.fix} without a significant speed gain")
+    for a in v.advice or []:
+        if a.topic == "graph break" and "Fix:" in a.text and "Graph break inside" in a.text:
+            out.append(f"an edit of code the user did not write: {a.text[:80]}")
+    for r in v.reasons:
+        if "fixing them may gain more" in r and not mine and fig.break_findings:
+            out.append("'fixing them may gain more' with no break in the user's code")
+    return out

@@ -1,0 +1,75 @@
+"""The verdict follows the report's own evidence, on the kinds of model users brought (issue 19):
+an LSTM whose fix removes the break but not the loss, a `.item()` normaliser, a GPT-2 AMP training
+step written by its user, activation-checkpointed training. Cheap backends (the rules, not the
+kernels, are under test); `tests/consistency.py` holds the checks every report must pass."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from conftest import ROOT
+from consistency import contradictions
+
+from tcdoctor.report import Report
+
+REAL = os.path.join(ROOT, "tests", "targets", "real")
+FAST = ("--backend", "aot_eager", "--budget", "0.3", "--threads", "1", "--no-warm", "--quiet")
+FAST += ("--no-submodules", "--json", "r.json")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def _analyze(cli, tmp_path, target: str, *extra: str) -> Report:
+    rc, out, err = cli("analyze", os.path.join(REAL, target), *FAST, *extra, timeout=600)
+    assert rc == 0, out + err
+    rep = Report.from_dict(json.loads((tmp_path / "r.json").read_text()))
+    assert contradictions(rep) == [], rep.verdict.reasons
+    return rep
+
+
+def test_lstm_a_fix_that_removes_the_break_decides_only_if_it_pays(cli, tmp_path):
+    rep = _analyze(cli, tmp_path, "lstm_lm.py:build")
+    (fix,) = [r for r in rep.fixes if r.name == "allow_rnn"]
+    assert fix.after and fix.after.get("graph_breaks") == 0  # the break goes away with it
+    rules = dict(rep.verdict.rules)
+    if rep.verdict.decision == "compile-after-fixes":
+        assert fix.significantly_faster(rules) and "allow_rnn" in rep.verdict.reasons[0]
+    elif not rep.runtime.significantly_faster(rules):
+        assert rep.verdict.decision == "dont-compile"
+        assert any(
+            "Tried `torch._dynamo.config.allow_rnn = True`" in r for r in rep.verdict.reasons
+        )
+    if fix.outcome == "helps":
+        assert fix.after["speedup_ci"][0] > fix.before["speedup_ci"][1]
+
+
+def test_item_normaliser_tried_fix_is_the_evidence(cli, tmp_path):
+    rep = _analyze(cli, tmp_path, "item_norm.py:build")
+    (fix,) = [r for r in rep.fixes if r.name == "capture_scalar_outputs"]
+    assert fix.after.get("graph_breaks") == 0
+    (b,) = rep.graph_breaks.unique
+    assert b.origin == "user" and b.gain_source == "tried" and b.gain_fix == fix.fix
+
+
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("transformers") is None, reason="transformers"
+)
+def test_gpt2_amp_step_breaks_are_not_the_users_and_the_headline_agrees_with_the_table(
+    cli, tmp_path
+):
+    rep = _analyze(cli, tmp_path, "gpt2_amp_train.py:build", "--no-fixes")
+    assert rep.graph_breaks.unique and not any(f.users for f in rep.graph_breaks.unique)
+    assert rep.verdict.decision != "compile-after-fixes"
+    train = rep.verdict.recommendations["training"]
+    # a custom train_step: only the whole step is compiled, and the table says what was not measured
+    assert "not measured" in train["text"] or train["choice"] != "eager"
+    if train["choice"] == "eager":
+        assert rep.verdict.decision == "dont-compile"
+
+
+def test_checkpointed_training_never_asks_the_user_to_fix_pytorchs_breaks(cli, tmp_path):
+    rep = _analyze(cli, tmp_path, "ckpt_train.py:build", "--no-fixes")
+    assert rep.graph_breaks.unique and not any(f.users for f in rep.graph_breaks.unique)
+    assert not any("fixing them may gain more" in r for r in rep.verdict.reasons)
+    assert rep.verdict.decision != "compile-after-fixes"
