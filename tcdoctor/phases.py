@@ -46,6 +46,8 @@ def _fill_compile_warm(data: dict, w: dict) -> None:
     data["compile"]["warm_s"] = w["warm_s"]
     data["compile"]["warm_phases"] = w["phases"]
     data["compile"]["warm_cache"] = w["cache"]
+    if w.get("state_check") is not None:  # the warm child's own copy-fidelity check (pristine.py)
+        data["compile"]["warm_state_check"] = w["state_check"]
     data["compile"]["warm_method"] = (
         "first call in a fresh process against the same TORCHINDUCTOR_CACHE_DIR "
         "(what a restarted server pays)"

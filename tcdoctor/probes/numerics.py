@@ -6,8 +6,19 @@ that eager shares is not blamed on the compiler. Pitfalls handled here:
 
 - Structure: outputs are flattened with `torch.utils._pytree` (HF `ModelOutput` is registered)
   and objects that hold tensors (HF `DynamicCache`) are walked attribute by attribute; every
-  tensor leaf is compared. What cannot be compared (a dtype, a class, an opaque object) is listed
-  as "not compared (type)" and never fails the check.
+  tensor leaf is compared. A type registered without key paths (diffusers' `BaseOutput`, e.g.
+  `UNet2DOutput`: `tree_flatten_with_path` raises "Did not find a flatten_with_keys_fn") is
+  walked as a mapping, a dataclass, a sequence, or by `tree_flatten` with index paths. What
+  cannot be compared (a dtype, a class, an opaque object, one the walk fails on) is listed as
+  "not compared (type)" and never fails the check; the walk itself never raises.
+- State: a call is also judged on the tensors it changes in place. The state of what is called
+  (an `nn.Module`: parameters and buffers, and optimizers it holds; a bound method: its
+  `__self__`; an optimizer, e.g. `opt.step`: its `param_groups` parameters and tensors, and
+  `state`) is compared, eager vs compiled, where either call changed it from the pristine copy
+  (a model that returns None, or BatchNorm's running statistics in train mode). A state tensor
+  neither call changed is not compared (no clone is kept: an inference model costs no memory).
+- Nothing to compare: "pass" needs at least one tensor or float compared; an output of None (or
+  ints, strings) with no changed state is "not measured (why)", never a pass.
 - State and RNG: each side is one call on its own pristine copy with every RNG reset first
   (`pristine.reset_rng_state`). Inductor draws random numbers with its own kernels, so for a
   model that draws torch random numbers inside the compiled region (dropout, `torch.rand`), the
@@ -22,9 +33,11 @@ that eager shares is not blamed on the compiler. Pitfalls handled here:
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import time
-from typing import Any, Callable
+from collections.abc import Mapping
+from typing import Any, Callable, Iterator
 
 import torch
 import torch.utils._pytree as pytree
@@ -35,7 +48,77 @@ MAX_DEPTH = 12
 SCALARS = (bool, int, float, str, type(None))
 RNG_EXACT_BACKENDS = ("eager", "aot_eager")  # backends that call eager's RNG ops as they are
 
+STATE = "state"  # path prefix of the state leaves (tensors a call changes in place)
+
 Leaves = list  # [(path, value)]
+
+
+class Snapshot(list):
+    """(path, leaf) pairs taken right after one call: output leaves, then state leaves.
+
+    `hint` says why a state could not change (an optimizer whose parameters have no `.grad`).
+    """
+
+    hint: str | None = None
+
+
+class Unchanged:
+    """A state tensor the call left equal to its pristine value (not cloned: it costs no memory)."""
+
+    def __repr__(self) -> str:
+        return "UNCHANGED"
+
+
+UNCHANGED = Unchanged()
+
+
+@dataclasses.dataclass
+class NotTaken:
+    """The state could not be read after the call; why, for the report."""
+
+    why: str
+
+
+def _first_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"[:300]
+
+
+def _keyed_children(obj: Any) -> list[tuple[str, Any]] | None:
+    """pytree's own key paths; None when `obj` is a pytree leaf; raises for a type without keys."""
+    pairs, _ = pytree.tree_flatten_with_path(obj)
+    if len(pairs) == 1 and pairs[0][1] is obj:
+        return None
+    return [(pytree.keystr(keys), leaf) for keys, leaf in pairs]
+
+
+def _unkeyed_children(obj: Any) -> list[tuple[str, Any]] | None:
+    """One level of a container whose pytree registration has no key paths (diffusers' BaseOutput)."""
+    if isinstance(obj, Mapping):
+        return [(f"[{k!r}]", v) for k, v in obj.items()]
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return [(f".{f.name}", getattr(obj, f.name, None)) for f in dataclasses.fields(obj)]
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return [(f".{name}", v) for name, v in zip(obj._fields, obj)]
+    if isinstance(obj, (list, tuple)):
+        return [(f"[{i}]", v) for i, v in enumerate(obj)]
+    leaves, _ = pytree.tree_flatten(obj)
+    if len(leaves) == 1 and leaves[0] is obj:
+        return None
+    return [(f"[{i}]", leaf) for i, leaf in enumerate(leaves)]
+
+
+def _children(obj: Any) -> list[tuple[str, Any]] | None:
+    """(path suffix, child) pairs one level down, or None for something to compare as it is."""
+    try:
+        pairs = _keyed_children(obj)
+    except Exception:  # noqa: BLE001 - registered without flatten_with_keys_fn, or a broken flatten
+        pairs = _unkeyed_children(obj)
+    if pairs is not None:
+        return pairs
+    attrs = getattr(obj, "__dict__", None)
+    if isinstance(attrs, dict) and not isinstance(obj, type) and not callable(obj):
+        return [(f".{name}", value) for name, value in attrs.items()]
+    return None
 
 
 def _walk(obj: Any, path: str, out: Leaves, seen: set, depth: int) -> None:
@@ -44,21 +127,16 @@ def _walk(obj: Any, path: str, out: Leaves, seen: set, depth: int) -> None:
         return
     if id(obj) in seen:
         return
-    pairs, _ = pytree.tree_flatten_with_path(obj)
-    if not (
-        len(pairs) == 1 and pairs[0][1] is obj
-    ):  # a registered container: recurse into its leaves
-        seen = seen | {id(obj)}
-        for keys, leaf in pairs:
-            _walk(leaf, path + pytree.keystr(keys), out, seen, depth + 1)
+    try:
+        pairs = _children(obj)
+    except Exception:  # noqa: BLE001 - any library object may refuse; it is "not compared (type)"
+        pairs = None
+    if pairs is None:
+        out.append((path, obj))
         return
-    attrs = getattr(obj, "__dict__", None)
-    if isinstance(attrs, dict) and not isinstance(obj, type) and not callable(obj):
-        seen = seen | {id(obj)}
-        for name, value in attrs.items():
-            _walk(value, f"{path}.{name}", out, seen, depth + 1)
-        return
-    out.append((path, obj))
+    seen = seen | {id(obj)}
+    for suffix, child in pairs:
+        _walk(child, path + suffix, out, seen, depth + 1)
 
 
 def flatten(obj: Any, path: str = "out") -> Leaves:
@@ -68,13 +146,138 @@ def flatten(obj: Any, path: str = "out") -> Leaves:
     return out
 
 
-def snapshot(obj: Any) -> Leaves:
-    """Leaves with tensors detached and cloned: later calls may reuse buffers (CUDA graphs) or mutate caches."""
-    return [(p, v.detach().clone() if isinstance(v, torch.Tensor) else v) for p, v in flatten(obj)]
+def snapshot(obj: Any, fn: Any = None, pristine: Callable[[], Any] | None = None) -> Snapshot:
+    """Leaves with tensors detached and cloned: later calls may reuse buffers (CUDA graphs) or mutate caches.
+
+    With `fn` (what was called: a model, a bound method, `opt.step`), the state tensors it reaches
+    follow the output leaves (`state_snapshot`). A Snapshot is returned as it is.
+    """
+    if isinstance(obj, Snapshot):
+        return obj
+    leaves = Snapshot(
+        (p, v.detach().clone() if isinstance(v, torch.Tensor) else v) for p, v in flatten(obj)
+    )
+    if fn is not None:
+        leaves += state_snapshot(fn, pristine)
+        leaves.hint = _no_grad_hint(fn)
+    return leaves
+
+
+def _no_grad_hint(fn: Any) -> str | None:
+    """An optimizer none of whose parameters has a `.grad`: its step changes nothing."""
+    owner = _owner(fn)
+    if not isinstance(owner, torch.optim.Optimizer):
+        return None
+    params = [p for g in owner.param_groups for p in g.get("params", ())]
+    if params and all(getattr(p, "grad", None) is None for p in params):
+        return "none of the optimizer's parameters has a .grad when it is called, so its step changes nothing"
+    return None
+
+
+def _owner(fn: Any) -> Any:
+    """The nn.Module or optimizer whose state a call of `fn` can change, or None.
+
+    A bound method's `__self__` comes before `__wrapped__` (a bound method forwards `__wrapped__`
+    to its unbound function); torch.compile's wrappers are unwrapped to what they compile.
+    """
+    for _ in range(8):
+        if isinstance(fn, torch.nn.Module):
+            return getattr(fn, "_orig_mod", fn)
+        if isinstance(fn, torch.optim.Optimizer):
+            return fn
+        owner = getattr(fn, "__self__", None)
+        if isinstance(owner, (torch.nn.Module, torch.optim.Optimizer)):
+            return _owner(owner)
+        inner = getattr(fn, "_torchdynamo_orig_callable", None) or getattr(fn, "__wrapped__", None)
+        if inner is None or inner is fn:
+            return None
+        fn = inner
+    return None
+
+
+def _optimizer_state(opt: torch.optim.Optimizer, prefix: str) -> Iterator[tuple[str, Any]]:
+    """Its parameters and tensor hyper-parameters per group, then its per-parameter state."""
+    names: dict[int, str] = {}
+    for g, group in enumerate(opt.param_groups):
+        for i, p in enumerate(group.get("params", ())):
+            names[id(p)] = f"param_groups[{g}].params[{i}]"
+            yield f"{prefix}.{names[id(p)]}", p
+        for key, value in group.items():
+            if key != "params":
+                yield f"{prefix}.param_groups[{g}][{key!r}]", value
+    for p, per_param in list(opt.state.items()):
+        where = names.get(id(p), "?")
+        for key, value in dict(per_param).items() if isinstance(per_param, Mapping) else ():
+            yield f"{prefix}.state[{where}][{key!r}]", value
+
+
+def _module_state(module: torch.nn.Module, prefix: str) -> Iterator[tuple[str, Any]]:
+    """Parameters and buffers by their qualified names, then the state of optimizers it holds."""
+    for name, t in module.named_parameters():
+        yield f"{prefix}.{name}", t
+    for name, t in module.named_buffers():
+        yield f"{prefix}.{name}", t
+    for mod_name, sub in module.named_modules():
+        for attr, value in vars(sub).items():
+            if isinstance(value, torch.optim.Optimizer):
+                where = f"{mod_name}.{attr}" if mod_name else attr
+                yield from _optimizer_state(value, f"{prefix}.{where}")
+
+
+def state_tensors(fn: Any) -> list[tuple[str, torch.Tensor]]:
+    """The tensors a call of `fn` can change in place, named for the report; live, not copies.
+
+    A tensor reachable twice (a parameter the model and its optimizer share) is named once.
+    """
+    owner = _owner(fn)
+    if isinstance(owner, torch.nn.Module):
+        named = _module_state(owner, f"{STATE}.model")
+    elif isinstance(owner, torch.optim.Optimizer):
+        named = _optimizer_state(owner, f"{STATE}.optimizer")
+    else:
+        return []
+    out, seen = [], set()
+    for path, t in named:
+        if isinstance(t, torch.Tensor) and id(t) not in seen:
+            seen.add(id(t))
+            out.append((path, t))
+    return out
+
+
+def _equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
+        return False
+    return bool(torch.equal(a, b))
+
+
+def state_snapshot(fn: Any, pristine: Callable[[], Any] | None = None) -> Leaves:
+    """After a call: each state tensor cloned where it differs from the pristine copy, else UNCHANGED.
+
+    `pristine()` returns the same callable on a fresh pristine copy; it is made only when `fn`
+    has state. Without it every state tensor is cloned. Never raises: a failure is one NotTaken.
+    """
+    try:
+        live = state_tensors(fn)
+        if not live:
+            return []
+        before = dict(state_tensors(pristine())) if pristine is not None else {}
+        leaves: Leaves = []
+        for path, t in live:
+            b = before.get(path)
+            same = b is not None and _equal(t.detach(), b.detach())
+            leaves.append((path, UNCHANGED if same else t.detach().clone()))
+        return leaves
+    except Exception as exc:  # noqa: BLE001 - a state that cannot be read is reported, not raised
+        return [(STATE, NotTaken(f"state not read after the call: {_first_line(exc)}"))]
+
+
+def is_state(path: str) -> bool:
+    return path == STATE or path.startswith(STATE + ".")
 
 
 def tensor_leaves(leaves: Leaves) -> int:
-    return sum(1 for _, v in leaves if isinstance(v, torch.Tensor))
+    """Tensor leaves of the output (state leaves are not outputs)."""
+    return sum(1 for p, v in leaves if isinstance(v, torch.Tensor) and not is_state(p))
 
 
 def to_fp64(obj: Any) -> Any:
@@ -192,17 +395,120 @@ def compare_leaf(
     return info
 
 
+def _split(leaves: Leaves) -> tuple[Leaves, Leaves]:
+    out = [(p, v) for p, v in leaves if not is_state(p)]
+    return out, [(p, v) for p, v in leaves if is_state(p)]
+
+
+def _state_rows(
+    eager: Leaves,
+    compiled: Leaves,
+    pristine: Callable[[], Any] | None,
+    tol_dtype: torch.dtype | None,
+) -> tuple[list[dict], int]:
+    """One row per state tensor that either call changed; and how many neither call changed.
+
+    A tensor one side left UNCHANGED is compared as its pristine value (`pristine()` gives the
+    callable on a fresh pristine copy, made only then).
+    """
+    e, c = dict(eager), dict(compiled)
+    for side, leaves in (("eager", e), ("compiled", c)):
+        if isinstance(leaves.get(STATE), NotTaken):
+            return [
+                {
+                    "path": STATE,
+                    "kind": "state",
+                    "passed": None,
+                    "note": f"{side}: {leaves[STATE].why}",
+                }
+            ], 0
+    rows, unchanged, base = [], 0, None
+    for path in dict.fromkeys([*e, *c]):
+        if path not in e or path not in c:
+            side = "eager" if path in e else "compiled"
+            rows.append(
+                {
+                    "path": path,
+                    "kind": "tensor",
+                    "passed": False,
+                    "note": f"exists after {side}'s call only",
+                }
+            )
+            continue
+        ev, cv = e[path], c[path]
+        if ev is UNCHANGED and cv is UNCHANGED:
+            unchanged += 1
+            continue
+        note = None
+        if ev is UNCHANGED or cv is UNCHANGED:
+            base = base if base is not None else _pristine_state(pristine)
+            if path not in base:
+                rows.append(
+                    {
+                        "path": path,
+                        "kind": "tensor",
+                        "passed": False,
+                        "note": "changed by one call only; its pristine value is not available",
+                    }
+                )
+                continue
+            changed = "compiled" if ev is UNCHANGED else "eager"
+            note = f"changed by {changed}'s call only (the other side is its pristine value)"
+            ev, cv = (
+                (base[path] if ev is UNCHANGED else ev),
+                (base[path] if cv is UNCHANGED else cv),
+            )
+        row = compare_leaf(path, ev, cv, None, tol_dtype)
+        rows.append({**row, "note": note} if note else row)
+    return rows, unchanged
+
+
+def _pristine_state(pristine: Callable[[], Any] | None) -> dict:
+    if pristine is None:
+        return {}
+    try:
+        return {p: t.detach() for p, t in state_tensors(pristine())}
+    except Exception:  # noqa: BLE001 - then the leaf is reported as not measurable
+        return {}
+
+
+def _nothing_compared_why(outs: list[dict], state_leaves: int, unchanged: int) -> str:
+    """Why no tensor or float was compared: what the call returned, and what it changed."""
+    kinds = sorted({o["kind"] for o in outs if not is_state(o["path"])}) or ["nothing"]
+    unread = [o["note"] for o in outs if o["path"] == STATE and o.get("note")]
+    if unread:
+        state = unread[0]
+    elif state_leaves == 0:
+        state = "it reaches no model or optimizer state to compare"
+    else:
+        state = (
+            f"neither call changed any of the {unchanged} state tensors of the model or "
+            "optimizer it belongs to"
+        )
+    return (
+        f"nothing numeric to compare: the call returned {', '.join(kinds)} (no tensor, no float) "
+        f"and {state}"
+    )
+
+
 def compare(
     eager: Leaves,
     compiled: Leaves,
     ref: Leaves | None,
     ref_why: str | None,
     tol_dtype: torch.dtype | None = None,
+    pristine: Callable[[], Any] | None = None,
 ) -> dict:
-    """Compare snapshots leaf by leaf (same paths); `tol_dtype` is the autocast dtype when there is one."""
-    if [p for p, _ in eager] != [p for p, _ in compiled]:
-        only_e = sorted({p for p, _ in eager} - {p for p, _ in compiled})[:5]
-        only_c = sorted({p for p, _ in compiled} - {p for p, _ in eager})[:5]
+    """Compare snapshots leaf by leaf (outputs: same paths; state: what either call changed).
+
+    `tol_dtype` is the autocast dtype when there is one; `pristine()` the called object on a fresh
+    pristine copy, for a state tensor only one side changed. "passed" needs a tensor or a float
+    compared (or something that failed); else it is None with `not_measured` saying why.
+    """
+    (e_out, e_state), (c_out, c_state) = _split(eager), _split(compiled)
+    if [p for p, _ in e_out] != [p for p, _ in c_out]:
+        only_e = sorted({p for p, _ in e_out} - {p for p, _ in c_out})[:5]
+        only_c = sorted({p for p, _ in c_out} - {p for p, _ in e_out})[:5]
         return {
             "passed": False,
             "max_abs_err": None,
@@ -211,9 +517,9 @@ def compare(
             "note": f"compiled output has a different structure from eager output (only eager: {only_e}; only compiled: {only_c})",
         }
     refs = dict(ref) if ref is not None else {}
-    outs = [
-        compare_leaf(p, e, c, refs.get(p), tol_dtype) for (p, e), (_, c) in zip(eager, compiled)
-    ]
+    outs = [compare_leaf(p, e, c, refs.get(p), tol_dtype) for (p, e), (_, c) in zip(e_out, c_out)]
+    state_rows, unchanged = _state_rows(e_state, c_state, pristine, tol_dtype)
+    outs += state_rows
     judged = [o for o in outs if o.get("passed") is not None]
     abs_errs = [
         o["max_abs_err"]
@@ -223,8 +529,10 @@ def compare(
     rel_errs = [o["max_rel_err"] for o in outs if "max_rel_err" in o]
     cos = [o["cosine"] for o in outs if "cosine" in o]
     failed = [o for o in judged if not o["passed"]]
-    return {
-        "passed": not failed if judged else None,
+    measured = [o for o in judged if o["kind"] in ("tensor", "float")]
+    passed = False if failed else (True if measured else None)
+    data = {
+        "passed": passed,
         "max_abs_err": max(abs_errs) if abs_errs else None,
         "max_rel_err": max(rel_errs) if rel_errs else None,
         "min_cosine": min(cos) if cos else None,
@@ -232,14 +540,23 @@ def compare(
         "fp64_unavailable_why": ref_why,
         "compared": len(judged),
         "tensors_compared": sum(1 for o in judged if o["kind"] == "tensor"),
+        "state_compared": sum(1 for o in state_rows if o.get("passed") is not None),
+        "state_unchanged": unchanged,
         "failed_outputs": [o["path"] for o in failed][:20],
         "not_compared": [
             {"path": o["path"], "kind": o["kind"]} for o in outs if o.get("passed") is None
         ][:50],
         "outputs": outs[:200],
         "method": "one call each on its own pristine copy with every RNG reset first (torch, Python random, NumPy); "
-        "every tensor leaf of the output compared; max_rel_err = max|compiled-eager| / max|eager| per output",
+        "every tensor leaf of the output compared, and every state tensor (parameters, buffers, optimizer "
+        "state of what was called) that either call changed in place; max_rel_err = max|compiled-eager| / "
+        "max|eager| per output",
     }
+    if passed is None:
+        why = _nothing_compared_why(outs, len(e_state), unchanged)
+        hint = getattr(eager, "hint", None) or getattr(compiled, "hint", None)
+        data["not_measured"] = f"{why} ({hint})" if hint else why
+    return data
 
 
 def draws_random(call_with_seed: Callable[[int], Leaves]) -> bool:

@@ -14,6 +14,16 @@ as it was, and the recompile sequence continues from it: exactly the sequence a 
 runs, nothing compiled twice. Only when a later phase reset Dynamo (a fallback_random compile for a
 random model) or compiled entries of its own (guards on an object's identity, e.g. an optimizer
 the model holds) does the sequence start again from a fresh copy's first call.
+
+Fidelity: before anything is measured (first thing in the environment phase of the cold child,
+in compile_warm in the warm child), a fresh copy and the object build() returned are each called
+once and compared (`Pristine.verify`); if the copy did other work (a lost attribute, state shared
+with the original), every later copy is a rebuild instead, and `state` in the report says why.
+The copy that check called becomes the eager phase's first call (its output and wall time), so it
+costs one extra eager call, the original's. Only a child that ran build() itself calls the
+original; the in-process API's object is the user's and is never called (not checked there).
+A hang or crash in that first call is therefore reported in the environment phase (the stack
+dumped on timeout still names the user's line).
 """
 
 from __future__ import annotations
@@ -94,6 +104,9 @@ class PhaseRunner:
         self.device = calls.detect(workload.model, workload.call_args)
         workload.device_type = self.device.type
         self.pristine = Pristine(workload, rebuild)
+        self._own_original = rebuild is not None  # a child that ran build(): the original is ours
+        self._check_done = False
+        self._checked: tuple[Subject, Any, float] | None = None  # the checked copy's first call
         if workload.kind == "train":
             self.label = "train step"
         else:
@@ -136,6 +149,35 @@ class PhaseRunner:
     def compiled_fn(self) -> Any:
         return self.call(self.compiled)
 
+    def _check_copies(self) -> None:
+        """Once per process, before any measurement: does a copy's first call do what the
+        original's does? (`Pristine.verify`; the original is called only when it is ours.)"""
+        if self._check_done:
+            return
+        self._check_done = True
+        if not self._own_original:
+            self.pristine.skip("in-process: the object is yours, and tcdoctor never calls it")
+            return
+        made: dict[int, tuple[Subject, Any, float]] = {}
+
+        def call(w: Any) -> Any:  # as the eager phase calls: RNG reset, timed, its own inputs
+            w.device_type = self.device.type
+            subject = Subject(w)
+            reset_rng_state()
+            made[id(w)] = (
+                subject,
+                *calls.timed_call(self.call, (subject.fn, w.call_args), self.sync),
+            )
+            return made[id(w)][1]
+
+        dup = self.pristine.verify(self.workload, call)
+        self._checked = made.get(id(dup)) if dup is not None else None
+
+    def _take_checked(self) -> tuple[Subject, Any, float] | None:
+        """The fidelity check's copy, called once, with its output and wall time (once)."""
+        checked, self._checked = self._checked, None
+        return checked
+
     def _compile(self, subject: Subject) -> Any:
         return first_call.build(
             subject.fn, self.options.backend, self.options.mode, self.workload.compile_kwargs
@@ -144,6 +186,7 @@ class PhaseRunner:
     # -- phases ----------------------------------------------------------------
     @measures("environment")
     def environment(self) -> dict:
+        self._check_copies()
         dname = (
             torch.cuda.get_device_name(self.device)
             if self.device.type == "cuda"
@@ -166,6 +209,7 @@ class PhaseRunner:
             if self.workload.autocast is not None
             else None,
             "state": self.pristine.method,
+            "state_check": self.pristine.check,
             "workload": {
                 "kind": self.workload.kind,
                 "name": self.workload.name,
@@ -184,16 +228,21 @@ class PhaseRunner:
 
     @measures("eager")
     def eager(self) -> dict:
-        self.eager_subject = self.fresh()
-        reset_rng_state()
-        try:
-            out, wall = calls.timed_call(self.eager_fn, (), self.sync)
-        except Exception as exc:
-            explained = self._no_grad_explains(exc)
-            if explained is None:
-                raise
-            raise explained from exc
-        self.eager_out = numerics.snapshot(out)
+        self._check_copies()
+        checked = self._take_checked()
+        if checked is not None:  # the fidelity check made this very call: fresh copy, RNG reset
+            self.eager_subject, out, wall = checked
+        else:
+            self.eager_subject = self.fresh()
+            reset_rng_state()
+            try:
+                out, wall = calls.timed_call(self.eager_fn, (), self.sync)
+            except Exception as exc:
+                explained = self._no_grad_explains(exc)
+                if explained is None:
+                    raise
+                raise explained from exc
+        self.eager_out = numerics.snapshot(out, self.eager_subject.fn, self._pristine_fn)
         self.per_call_s = self.per_call_s or wall
         return {
             "first_call_s": wall,
@@ -239,7 +288,8 @@ class PhaseRunner:
         data["break_sites"] = dynamo_state.break_sites(
             logs
         )  # which compiled region each break ends
-        self.compiled_out = numerics.snapshot(out)  # CUDA-graph replays may reuse output buffers
+        # CUDA-graph replays may reuse output buffers; the state is the subject's after its first call
+        self.compiled_out = numerics.snapshot(out, subject.fn, self._pristine_fn)
         data["guards"] = guards.count(data["frames"])
         self.sequence = (subject, self.compiled)
         self.compiled = self._compile(self.fresh())  # timed copy; reuses the cache entry just made
@@ -251,9 +301,11 @@ class PhaseRunner:
 
     @measures("compile_warm")
     def compile_warm(self) -> dict:
+        self._check_copies()  # this process's copies are checked too, before the compile
+        checked = self._take_checked()
         dynamo_state.fresh()
         self.compiled = self._compile(self.fresh())
-        self.eager_subject = self.fresh()
+        self.eager_subject = checked[0] if checked is not None else self.fresh()
         reset_rng_state()
         _, data = self._first_call()
         return {
@@ -261,6 +313,8 @@ class PhaseRunner:
             "phases": data["phases"],
             "cache": data["cache"],
             "native_compile_s": data["native_compile_s"],
+            "state": self.pristine.method,
+            "state_check": self.pristine.check,
         }
 
     @measures("recompiles")
@@ -322,7 +376,9 @@ class PhaseRunner:
             )
         else:
             ref, why = numerics.fp64_reference(self.fresh().fn, self._fp64_run)
-        data = numerics.compare(self.eager_out, compiled_out, ref, why, self.workload.autocast)
+        data = numerics.compare(
+            self.eager_out, compiled_out, ref, why, self.workload.autocast, self._pristine_fn
+        )
         data["rng"] = rng
         data["state"] = self.pristine.method
         return data
@@ -335,15 +391,28 @@ class PhaseRunner:
         ):  # fp64: no autocast
             return model64(*cast(ca.args), **cast(ca.kwargs))
 
+    def _pristine_fn(self) -> Any:
+        """The called object on a fresh pristine copy: what numerics compares changed state against."""
+        return self.fresh().fn
+
+    def _call_and_snapshot(self, subject: Subject, fn: Any = None) -> list:
+        """One call of `fn` (default: the subject's own callable): its output and the subject's state after it."""
+        out = self.call(fn if fn is not None else subject.fn)
+        return numerics.snapshot(out, subject.fn, self._pristine_fn)
+
     def _rng_check(self) -> dict:
         return numerics.rng_check(
             self.options.backend,
-            lambda: self.call(self.fresh().fn),
+            lambda: self._call_and_snapshot(self.fresh()),
             self.options.fallback_random,
         )
 
     def _fallback_random_out(self, rng: dict) -> list:
-        out = numerics.fallback_random_output(lambda: self.call(self._compile(self.fresh())), rng)
+        def compiled_on_fresh_copy() -> list:
+            subject = self.fresh()
+            return self._call_and_snapshot(subject, self._compile(subject))
+
+        out = numerics.fallback_random_output(compiled_on_fresh_copy, rng)
         self.dynamo_reset = True  # Dynamo's cache was cleared: the recompile sequence starts again
         return out
 
