@@ -239,6 +239,14 @@ def _breaks_change(before: dict, after: dict, cheap: dict | None) -> tuple[int, 
     return (b, a) if b is not None and a is not None else None
 
 
+def _count_word(before: int, after: int) -> str:
+    """A fix that removes no break: 'multiplies graph breaks' (at least twice as many), 'adds graph
+    breaks', or 'no effect'."""
+    if after >= 2 * max(before, 1):
+        return "multiplies graph breaks"
+    return "adds graph breaks" if after > before else "no effect"
+
+
 def _outcome(before: dict, after: dict, cheap: dict | None) -> tuple[str, str]:
     """The outcome word and why. "helps" only for a significant speed gain (or, for a numerics
     fix, a check that passes with it); a fix that only changes a count says what it changed."""
@@ -269,8 +277,7 @@ def _outcome(before: dict, after: dict, cheap: dict | None) -> tuple[str, str]:
     change = _breaks_change(before, after, cheap)
     counts = f"graph breaks {change[0]} → {change[1]}" if change else ""
     if change and change[1] > change[0]:
-        many = "multiplies" if change[1] >= 2 * max(change[0], 1) else "adds"
-        return ("helps" if faster else f"{many} graph breaks"), f"{counts}; {speed}"
+        return ("helps" if faster else _count_word(*change)), f"{counts}; {speed}"
     if faster:
         return "helps", speed + (f" ({counts})" if counts and change[1] < change[0] else "")
     if change and change[1] < change[0]:
@@ -309,7 +316,7 @@ def run(spec: dict, workload: Any, options: Any) -> dict:
                 ):
                     now = sorted({r["reason"].splitlines()[0] for r in cheap["remaining"]})
                     row.update(
-                        outcome="no effect",
+                        outcome=_count_word(before["graph_breaks"], cheap["graph_breaks"]),
                         after={"graph_breaks": cheap["graph_breaks"]},
                         why=f"with backend='eager' the breaks stay ({before['graph_breaks']} → "
                         f"{cheap['graph_breaks']}: {'; '.join(now)[:300]}), so the real backend was not tried",

@@ -123,6 +123,11 @@ def break_site(f: GraphBreak) -> str:
     if not f.origin or f.origin == "user":
         return ""
     site = f.site or {}
+    called = site.get("called")
+    if called:  # the user's line calls an API Dynamo cannot trace (loss.backward(), zero_grad)
+        return (
+            f" — a call into {f.library or 'torch'} {called.get('function') or ''}, {f.origin_text}"
+        )
     name = os.path.basename(site.get("file") or "?")
     where = f"{f.library or ''} {site.get('function') or ''} ({name}:{site.get('line')})"
     return f" — inside {where}, {f.origin_text}".replace("  ", " ")

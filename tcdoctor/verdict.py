@@ -243,7 +243,8 @@ def _foreign_code_fix(f: GraphBreak, ways_measured: bool = True) -> str:
     """What the user can do from their side about a break in code they did not write."""
     site = f.site or {}
     known = CALL_SITE_FIXES.get(site.get("function") or "")
-    if f.origin == "step":
+    called = (site.get("called") or {}).get("function") or ""
+    if f.origin == "step" or called.startswith(("Tensor.backward", "Optimizer.")):
         compare = (
             "compare the training ways tcdoctor measured (model only, optimizer.step only) and use "
             "the fastest"
@@ -251,10 +252,12 @@ def _foreign_code_fix(f: GraphBreak, ways_measured: bool = True) -> str:
             else "compile the model alone, or optimizer.step alone, instead of the whole step "
             "(`tcdoctor analyze --training-ways` measures both)"
         )
-        return (
-            "this is the standard training step's own call (backward/optimizer), not your code: "
-            + compare
+        whose = (
+            "the standard training step's own call (backward/optimizer), not your code"
+            if f.origin == "step"
+            else f"your call of {called}, which Dynamo does not trace (PyTorch's limitation, not your code)"
         )
+        return f"this is {whose}: " + compare
     options = [known] if known else []
     lib = f.library or "the library"
     if lib == "torch" and "optim" in (site.get("file") or ""):

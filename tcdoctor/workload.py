@@ -59,7 +59,9 @@ class _CallSpec:
     device_type = "cpu"  # set by the analysis once the device is known (autocast needs it)
 
     def context(self, device_type: str | None = None) -> contextlib.AbstractContextManager:
-        """no_grad unless grad=True, plus autocast(device_type, dtype) when autocast is set."""
+        """no_grad unless grad=True, plus autocast(device_type, dtype) when autocast is set.
+
+        Entered around a compiled callable, never inside one (Dynamo does not trace an ExitStack)."""
         import torch
 
         stack = contextlib.ExitStack()
@@ -77,6 +79,11 @@ class _CallSpec:
         return self.autocast is not None and self.kind != "train"
 
     def forward_context(self) -> contextlib.AbstractContextManager:
+        """autocast(device_type, dtype) when autocast is set, else a no-op: for eager code only.
+
+        Nothing compiled enters it: the training step writes its `torch.autocast` out
+        (training.autocast_step), because any wrapper of tcdoctor's inside a compiled frame can
+        add a break, a frame or a guard to what is counted as the user's."""
         import torch
 
         if self.autocast is None:

@@ -56,6 +56,10 @@ with torch.no_grad():
     model(torch.randn(8, mod.WIDTH))
 # one write per line: both ranks share the pipe, and print() writes its parts separately
 sys.stdout.write(f"CREATED {{dist.get_rank()}} {{sum(created)}}\\n")
+# Dynamo's own counts for the same call: graphs it compiled (DDPOptimizer's buckets are not graphs)
+from torch._dynamo.utils import counters
+graphs, breaks = counters["stats"]["unique_graphs"], sum(counters["graph_break"].values())
+sys.stdout.write(f"COUNTED {{dist.get_rank()}} {{graphs}} {{breaks}}\\n")
 sys.stdout.flush()
 dist.destroy_process_group()
 """
@@ -108,6 +112,17 @@ def test_ddp_subgraphs_equal_what_dynamo_logs(ddp_run, tmp_path):
     assert created == {0: 4, 1: 4}, (
         p.stdout
     )  # 4 Linear(512, 512) layers of 1 MiB each, bucket_cap_mb=1
+    counted = {
+        int(line.split()[1]): (int(line.split()[2]), int(line.split()[3]))
+        for line in p.stdout.splitlines()
+        if line.startswith("COUNTED")
+    }
+    assert counted == {0: (1, 3), 1: (1, 3)}, p.stdout  # one graph; DDP's forward breaks 3 times
+    # per rank, graphs and breaks as Dynamo counts them, not DDPOptimizer's buckets; the one graph
+    # is the whole forward (4 Linear + 4 relu), not a bucket's piece
+    for r in d["ranks"]:
+        assert (r["graphs"], r["graph_breaks"]) == counted[r["rank"]], (r, counted)
+        assert r["graph_ops"] == [8], r
     ddp = d["ddp"]
     assert ddp["subgraphs"] == created[0] and ddp["subgraphs_per_rank"] == {
         "0": created[0],
@@ -121,6 +136,93 @@ def test_ddp_subgraphs_equal_what_dynamo_logs(ddp_run, tmp_path):
     # the rank table is in every output
     assert "Ranks:" in out and "DDPOptimizer subgraphs at the first call: 4" in out
     assert "### Ranks (2 of 2)" in md
+
+
+TRAIN_TARGET = """
+import sys
+import torch
+sys.path.insert(0, {folder!r})
+import dist
+import tcdoctor
+
+
+def build():
+    model = dist.ddp_model()
+    opt = torch.optim.Adam(model.parameters(), lr=torch.tensor(0.01))
+    x, y = torch.randn(8, dist.WIDTH), torch.randn(8, dist.WIDTH)
+    return tcdoctor.TrainStep(model, (x,), targets=y, loss_fn=torch.nn.functional.mse_loss, optimizer=opt)
+"""
+
+TRAIN_BY_HAND = """
+import logging, sys, torch, torch.distributed as dist
+sys.path.insert(0, {folder!r})
+dist.init_process_group("gloo")
+import train_target
+from torch._dynamo.utils import counters
+created = []
+class Grab(logging.Handler):
+    def emit(self, record):
+        msg = record.getMessage()
+        if "created" in msg and "buckets" in msg:
+            created.append(int(msg.split("created")[1].split()[0]))
+torch._logging.set_logs(ddp=logging.INFO)
+logging.getLogger("torch._dynamo.backends.distributed").addHandler(Grab())
+spec = train_target.build()
+model, opt, (x,), y = spec.model, spec.optimizer, spec.inputs, spec.targets
+def step(x):
+    opt.zero_grad(set_to_none=True)
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    opt.step()
+    return loss.detach()
+torch.compile(step, backend="aot_eager")(x)
+graphs, breaks = counters["stats"]["unique_graphs"], sum(counters["graph_break"].values())
+sys.stdout.write(f"COUNTED {{dist.get_rank()}} {{graphs}} {{breaks}} {{sum(created)}}\\n")
+sys.stdout.flush()
+dist.destroy_process_group()
+"""
+
+
+def test_ddp_train_step_counts_equal_dynamo_counters(tmp_path):
+    """A DDP training step compiled whole: per rank, tcdoctor's graphs and breaks are what Dynamo
+    counts for the same step written by hand (before: DDPOptimizer's 4 bucket subgraphs counted as
+    graphs, and the standard step's extra frame logging zero_grad's break twice: 7 / 8 for 4 / 7)."""
+    folder = os.path.dirname(TARGETS)
+    (tmp_path / "train_target.py").write_text(TRAIN_TARGET.format(folder=folder))
+    (tmp_path / "by_hand.py").write_text(TRAIN_BY_HAND.format(folder=str(tmp_path)))
+    p = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
+        + [str(tmp_path / "by_hand.py")],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=tmp_path,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    counted = {
+        int(ln.split()[1]): tuple(int(v) for v in ln.split()[2:])
+        for ln in p.stdout.splitlines()
+        if ln.startswith("COUNTED")
+    }
+    assert counted == {0: (4, 7, 4), 1: (4, 7, 4)}, p.stdout  # graphs, breaks, DDP buckets
+    rc, out, err = run_cli(
+        tmp_path,
+        "analyze",
+        f"{tmp_path / 'train_target.py'}:build",
+        *FAST,
+        "--no-warm",
+        "--no-torch-trace",
+        "--no-training-ways",
+        "--no-fixes",
+        "--json",
+        "r.json",
+    )
+    assert rc == 0, (out, err)
+    d = json.loads((tmp_path / "r.json").read_text())["distributed"]
+    for r in d["ranks"]:
+        graphs, breaks, buckets = counted[r["rank"]]
+        assert (r["graphs"], r["graph_breaks"]) == (graphs, breaks), (r, counted)
+        assert r["ddp"]["subgraphs"] == buckets, r["ddp"]
 
 
 def test_merge_joins_nodes_and_recomputes(ddp_run):

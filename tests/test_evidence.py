@@ -73,3 +73,20 @@ def test_checkpointed_training_never_asks_the_user_to_fix_pytorchs_breaks(cli, t
     assert rep.graph_breaks.unique and not any(f.users for f in rep.graph_breaks.unique)
     assert not any("fixing them may gain more" in r for r in rep.verdict.reasons)
     assert rep.verdict.decision != "compile-after-fixes"
+
+
+def test_a_torch_api_dynamo_cannot_trace_is_pytorchs_break_not_the_users():
+    from tcdoctor.probes.graph_breaks import called_api
+
+    backward = {"gb_type": "Unsupported Tensor.backward() call", "full_reason": ""}
+    assert called_api(backward) == {"function": "Tensor.backward", "file": None}
+    skipped = {
+        "gb_type": "Attempted to inline function marked as skipped",
+        "full_reason": "Developer debug context: qualname: Optimizer.zero_grad, name: inner, "
+        "filename: `/x/site-packages/torch/_compile.py`, skip reason: file matches MOD_SKIPLIST",
+    }
+    assert called_api(skipped)["function"] == "Optimizer.zero_grad"
+    # a user function marked as skipped (torch.compiler.disable on the user's own code) stays theirs
+    own = {**skipped, "full_reason": skipped["full_reason"].replace("/x/site-packages/torch", ROOT)}
+    assert called_api(own) is None
+    assert called_api({"gb_type": "Unsupported Tensor.item() call", "full_reason": ""}) is None

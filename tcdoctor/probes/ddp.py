@@ -6,6 +6,11 @@ gradient all-reduces of one bucket can overlap the backward of the next; every p
 its own for the backend. Dynamo says how many it made on logger `torch._dynamo.backends.distributed`
 at INFO: "DDPOptimizer used bucket cap %s and created %d buckets" (one record per compiled graph).
 That record is the count reported here, taken per analysis phase; nothing is inferred.
+
+The subgraphs are DDP's split of Dynamo's graphs, never graphs of their own: the graph_breaks
+phase traces with DDPOptimizer off (its graph count is Dynamo's `unique_graphs`), so it logs no
+split; the compile phase and later ones run DDPOptimizer as the user's job does, and the count at
+the compile phase's first call is the one reported.
 """
 
 from __future__ import annotations

@@ -42,6 +42,14 @@ def counter(group: str, key: str) -> int:
     return int(dutils.counters.get(group, {}).get(key, 0))
 
 
+def optimize_ddp_mode() -> str | None:
+    """Dynamo's DDP mode ('ddp_optimizer' splits graphs at DDP's buckets); None where unknown."""
+    try:
+        return str(dutils.get_optimize_ddp_mode())
+    except Exception:  # noqa: BLE001 - private API
+        return None
+
+
 def _tracer_frames() -> list[tuple[str, int, str]]:
     """The frames Dynamo is tracing right now, outermost first: (file, line, function).
 

@@ -4,6 +4,12 @@
 as `generic_jump TensorVariable()`) and records nothing when a whole frame is skipped
 (a break inside a loop: graph_count 0, graph_break_count -1). Dynamo's graph-break log
 has every break, so findings come from the log and explain supplies the graphs.
+
+Pitfalls: the graph count is Dynamo's own counter (`counters['stats']['unique_graphs']`), not
+explain's list, which holds whatever its backend was handed: under DDP, DDPOptimizer hands it one
+subgraph per gradient bucket, so explain runs with DDPOptimizer off (see `_explain`). The subject
+must be compiled as the user would compile it: a frame of tcdoctor's own around it adds a break
+(see training.py).
 """
 
 from __future__ import annotations
@@ -42,6 +48,13 @@ DEFINITION = (
     "(a skipped frame counts once). torch._dynamo.explain's graph_break_count counts boundaries "
     "between graphs instead, so two breaks with no op between them count once there, and a "
     "skipped frame shows as -1; it is kept as explain_graph_break_count."
+)
+
+
+GRAPHS_DEFINITION = (
+    "Graphs Dynamo compiled while tracing one call: torch._dynamo.utils.counters['stats']"
+    "['unique_graphs']. DDPOptimizer's per-bucket subgraphs are not counted (explain runs with it "
+    "off, so per_graph lists Dynamo's graphs); they are reported in the ddp section."
 )
 
 
@@ -124,7 +137,40 @@ def attribute(rec: dict, frames: list, tracer_frames: list) -> tuple[dict, dict,
     user = deepest_user_frame(frames) or deepest_user_frame(tracer_frames)
     if user is None:
         user = dict(site)
+    called = called_api(rec)
+    if origin == "user" and called:
+        origin = origin_of(called["file"]) if called.get("file") else "pytorch"
+        site = {**site, "called": called}
     return user, site, origin
+
+
+def _library(site: dict, origin: str) -> str | None:
+    """The package whose code the break is in ('transformers', 'torch'), for code the user did not write."""
+    if origin not in ("library", "pytorch"):
+        return None
+    called = site.get("called")
+    if called:
+        return package_of(called.get("file")) or "torch"
+    return package_of(site["file"])
+
+
+SKIPPED_QUALNAME = re.compile(r"qualname: ([\w.<>]+)")
+SKIPPED_FILE = re.compile(r"filename: `([^`]+)`")
+
+
+def called_api(rec: dict) -> dict | None:
+    """The PyTorch (or library) API the user's line calls that Dynamo cannot trace, when that is the
+    break: `loss.backward()`, or a function Dynamo marks as skipped (`Optimizer.zero_grad`). The line
+    is the user's, the limitation is not: nothing in their code is theirs to change for it."""
+    reason = rec.get("gb_type") or ""
+    if reason.startswith("Unsupported Tensor.backward()"):
+        return {"function": "Tensor.backward", "file": None}
+    if "marked as skipped" in reason:
+        text = rec.get("full_reason") or ""
+        q, f = SKIPPED_QUALNAME.search(text), SKIPPED_FILE.search(text)
+        if f and origin_of(f.group(1)) != "user":
+            return {"function": q.group(1) if q else None, "file": f.group(1)}
+    return None
 
 
 def findings_from_messages(messages: list, tracer_frames: list | None = None) -> list[dict]:
@@ -165,7 +211,7 @@ def findings_from_messages(messages: list, tracer_frames: list | None = None) ->
             "code": user["code"],
             "origin": origin,
             "origin_text": ORIGINS[origin],
-            "library": package_of(site["file"]) if origin in ("library", "pytorch") else None,
+            "library": _library(site, origin),
             "site": site,
             "frame_skipped": rec["frame_skipped"],
             "in_loop": rec["in_loop"],
@@ -217,23 +263,39 @@ def _graph_info(gm: Any) -> dict:
     }
 
 
+def _explain(model: Any, call_args: CallArgs) -> Any:
+    """explain's graphs are the ones its backend is handed. Under DDP, DDPOptimizer (optimize_ddp's
+    default mode) hands the backend one subgraph per gradient bucket instead of Dynamo's graph, so
+    explain would count buckets as graphs: it is turned off for this one traced call. Tracing, and so
+    every graph and break, is Dynamo's either way; the split is DDP's, counted by probes/ddp.py in
+    the compile phase, where DDPOptimizer runs as it does for the user."""
+    explain = torch._dynamo.explain(model)
+    if dynamo_state.optimize_ddp_mode() != "ddp_optimizer":
+        return explain(*call_args.args, **call_args.kwargs)
+    with torch._dynamo.config.patch(optimize_ddp=False):
+        return explain(*call_args.args, **call_args.kwargs)
+
+
 def probe(model: Any, call_args: Any) -> dict:
     """Run explain once (no real backend) with the graph-break log captured; a tuple is positional inputs."""
     if not isinstance(call_args, CallArgs):
         call_args = CallArgs(as_inputs(call_args))
     dynamo_state.fresh()
     with dynamo_state.dynamo_logs() as logs:
-        out = torch._dynamo.explain(model)(*call_args.args, **call_args.kwargs)
+        out = _explain(model, call_args)
     records = dynamo_state.graph_break_records(logs)
     messages = [m for m, _ in records]
     findings = findings_from_messages(messages, [f for _, f in records])
     counted = sum(dynamo_state.counters_of("graph_break").values())
     unlogged = unlogged_unimplemented(dynamo_state.counters_of("unimplemented"), findings)
+    unique_graphs = dynamo_state.counter("stats", "unique_graphs")
     dynamo_state.fresh()
     skipped = [f for f in findings if f["frame_skipped"]]
     return {
         "graphs": {
-            "count": out.graph_count,
+            "count": unique_graphs,
+            "definition": GRAPHS_DEFINITION,
+            "explain_graph_count": out.graph_count,
             "per_graph": [_graph_info(g) for g in out.graphs],
             "explain_op_count": out.op_count,
         },

@@ -1,0 +1,317 @@
+"""tcdoctor's own code adds no graph, break or guard: its counts equal PyTorch's for the same code by hand.
+
+Each case runs the real CLI (the main analysis: `graphs` from the graph_breaks phase, `graph_breaks`,
+the compile phase's frames and guards) and, in a fresh process with no tcdoctor code on the compiled
+path, the same step or forward written by hand and compiled whole, read from PyTorch's own
+graph-break log, `counters` and CompilationMetrics. Before the fix, tcdoctor's standard step nested
+the step one frame deeper than the hand-written one, and Dynamo logged the first break (`zero_grad`)
+twice: 5 breaks for PyTorch's 4 on samples/train_adam.py.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import conftest
+import pytest
+from conftest import SAMPLES
+
+FLAGS = [
+    "--backend",
+    "eager",
+    "--no-fixes",
+    "--no-training-ways",
+    "--no-dynamic",
+    "--no-submodules",
+    "--no-warm",
+    "--budget",
+    "0.3",
+    "--threads",
+    "1",
+    "-q",
+    "--html",
+    "",
+    "--json",
+    "r.json",
+]
+
+TARGETS = f"""
+import dataclasses, sys
+import torch
+from torch import nn
+sys.path.insert(0, {SAMPLES!r})
+import train_adam
+import tcdoctor
+
+
+def plain():
+    return train_adam.build()
+
+
+def bf16():
+    return dataclasses.replace(train_adam.build(), autocast=torch.bfloat16)
+
+
+def my_step(model, opt, inputs, targets):
+    opt.zero_grad(set_to_none=True)
+    loss = nn.functional.mse_loss(model(*inputs), targets)
+    loss.backward()
+    opt.step()
+    return loss.detach()
+
+
+def custom():
+    s = train_adam.build()
+    return tcdoctor.TrainStep(s.model, s.inputs, targets=s.targets, optimizer=s.optimizer, train_step=my_step)
+
+
+class Keywords(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb, self.lin = nn.Embedding(100, 32), nn.Linear(32, 32)
+
+    def forward(self, input_ids, attention_mask=None):
+        h = self.lin(self.emb(input_ids))
+        print("a print breaks the graph")
+        return (h * attention_mask[..., None]).sum(-1)
+
+
+def keywords():
+    ids = torch.randint(0, 100, (2, 8))
+    return Keywords().eval(), (), {{"input_ids": ids, "attention_mask": torch.ones(2, 8)}}
+"""
+
+# By hand, in a fresh process: the target's objects, the step written out, compiled whole.
+REFERENCE = """
+import importlib.util, json, logging, os, sys
+import torch
+
+path, name, how = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path.insert(0, os.path.dirname(path))
+spec = importlib.util.spec_from_file_location("target", path)
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+torch.manual_seed(1337)
+built = getattr(mod, name)()
+records = []
+
+
+class Grab(logging.Handler):
+    def emit(self, record):
+        if record.name.endswith("__graph_breaks"):
+            records.append(record.getMessage())
+
+
+torch._logging.set_logs(graph_breaks=True)
+logger = logging.getLogger("torch._dynamo")
+for h in list(logger.handlers):
+    logger.removeHandler(h)
+logger.addHandler(Grab())
+
+if how == "infer":
+    model, args, kwargs = built if len(built) == 3 else (*built, {})
+    args = args if isinstance(args, tuple) else (args,)
+    with torch.no_grad():
+        torch.compile(model, backend="eager")(*args, **kwargs)
+elif how == "custom":
+    torch.compile(mod.my_step, backend="eager")(built.model, built.optimizer, built.inputs, built.targets)
+else:
+    model, opt, loss_fn, (x,), y = built.model, built.optimizer, built.loss_fn, built.inputs, built.targets
+
+    def step(x):
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    def autocast_step(x):
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cpu", dtype=built.autocast):
+            loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    fn = step if built.autocast is None else autocast_step
+    torch.compile(fn, backend="eager")(x)
+
+from torch._dynamo.utils import counters, get_compilation_metrics
+
+
+def kind(message):
+    lines = [ln.strip() for ln in message.split("Graph Break Reason:", 1)[-1].splitlines()]
+    for i, ln in enumerate(lines):
+        if ln.startswith("Explanation:"):
+            return [x for x in lines[:i] if x][-1]
+    return lines[0]
+
+
+metrics = get_compilation_metrics()
+print(json.dumps({
+    "records": len(records),
+    "kinds": sorted(kind(m) for m in records),
+    "graph_break_counter": sum(counters["graph_break"].values()),
+    "graphs": counters["stats"]["unique_graphs"],
+    "frames": len(metrics),
+    "guards": sum(m.guard_count or 0 for m in metrics),
+}))
+"""
+
+
+@pytest.fixture(scope="module")
+def targets(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("counts")
+    (tmp / "targets.py").write_text(textwrap.dedent(TARGETS))
+    return tmp
+
+
+def by_hand(path: str, name: str, how: str, cwd) -> dict:
+    p = subprocess.run(
+        [sys.executable, "-c", REFERENCE, path, name, how],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=cwd,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def tcdoctor_counts(target: str, cwd) -> dict:
+    rc, out, err = conftest.run_cli(cwd, "analyze", target, *FLAGS)
+    assert rc == 0, (out, err[-3000:])
+    rep = json.loads((cwd / "r.json").read_text())
+    gb = rep["graph_breaks"]
+    return {
+        "records": gb["count"],
+        "kinds": sorted(f["reason"] for f in gb["unique"] for _ in range(f["occurrences"])),
+        "graph_break_counter": gb["dynamo_counters_graph_break"],
+        "graphs": rep["graphs"]["count"],
+        "frames": rep["compile"]["frames_compiled"],
+        "guards": rep["guards"]["count"],
+        "owners": {f["origin"] for f in gb["unique"]},
+    }
+
+
+CASES = [  # (target function, how it is written by hand, the breaks PyTorch logs for it)
+    ("plain", "step", 4),  # zero_grad, backward, optimizer's _use_grad twice
+    ("bf16", "step", 4),  # the same, the forward and loss under autocast
+    ("custom", "custom", 4),  # the user's own train_step, compiled as the user would
+    ("keywords", "infer", 1),  # model(**kwargs): the print
+]
+
+
+@pytest.mark.parametrize("name,how,breaks", CASES, ids=[c[0] for c in CASES])
+def test_counts_equal_the_same_code_compiled_by_hand(targets, tmp_path, name, how, breaks):
+    path = str(targets / "targets.py")
+    ref = by_hand(path, name, how, tmp_path)
+    assert ref["records"] == ref["graph_break_counter"] == breaks, ref
+    got = tcdoctor_counts(f"{path}:{name}", tmp_path)
+    for key in ("records", "kinds", "graph_break_counter", "graphs", "frames"):
+        assert got[key] == ref[key], (key, got, ref)
+    if how != "step":  # nothing of tcdoctor's around the model or the user's step: the same guards
+        assert got["guards"] == ref["guards"], (got, ref)
+    else:  # the standard step takes the inputs as a tuple and a dict (by hand: `step(x)`), and Dynamo
+        # guards their structure: TYPE_MATCH + LENGTH_CHECK, TYPE_MATCH + DICT_LENGTH; nothing more
+        assert 0 <= got["guards"] - ref["guards"] <= 4, (got, ref)
+
+
+def test_two_breaks_sample_equals_torch_compile_by_hand(tmp_path):
+    path = os.path.join(SAMPLES, "two_breaks.py")
+    ref = by_hand(path, "build", "infer", tmp_path)
+    got = tcdoctor_counts(f"{path}:build", tmp_path)
+    assert (ref["records"], ref["graphs"]) == (2, 3), ref
+    for key in ("records", "kinds", "graph_break_counter", "graphs", "frames", "guards"):
+        assert got[key] == ref[key], (key, got, ref)
+
+
+# The training ways as strategies.run_train compiles them (training.subjects), against the same way by
+# hand: the whole step, torch.compile(model) in an eager step, opt.step alone (the recipe's function).
+WAY = """
+import json, logging, sys
+import torch
+sys.path.insert(0, {samples!r})
+import train_adam
+
+who, way = sys.argv[1], sys.argv[2]
+records = []
+
+
+class Grab(logging.Handler):
+    def emit(self, record):
+        if record.name.endswith("__graph_breaks"):
+            records.append(record.getMessage())
+
+
+torch._logging.set_logs(graph_breaks=True)
+logger = logging.getLogger("torch._dynamo")
+for h in list(logger.handlers):
+    logger.removeHandler(h)
+logger.addHandler(Grab())
+if who == "tcdoctor":
+    from tcdoctor.training import subjects
+
+    _, run = subjects(train_adam.build, way, "eager", None)
+    run(train_adam.build().inputs[0])  # build() seeds its RNG: the same inputs as every copy's
+else:
+    s = train_adam.build()
+    model, opt, loss_fn, (x,), y = s.model, s.optimizer, s.loss_fn, s.inputs, s.targets
+    forward = torch.compile(model, backend="eager") if way == "model" else model
+
+    def opt_step():
+        opt.step()
+
+    def step(x):
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(forward(x), y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    def eager_step(x):
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(forward(x), y)
+        loss.backward()
+        compiled_opt_step() if way == "optimizer" else opt.step()
+        return loss.detach()
+
+    compiled_opt_step = torch.compile(opt_step, backend="eager")
+    (torch.compile(step, backend="eager") if way == "step" else eager_step)(x)
+from torch._dynamo.utils import counters, get_compilation_metrics
+
+metrics = get_compilation_metrics()
+print(json.dumps({{
+    "records": len(records),
+    "graphs": counters["stats"]["unique_graphs"],
+    "frames": len(metrics),
+    "guards": sum(m.guard_count or 0 for m in metrics),
+}}))
+"""
+
+
+@pytest.mark.parametrize("way", ["step", "model", "optimizer"])
+def test_each_training_way_compiles_as_it_does_by_hand(tmp_path, way):
+    script = WAY.format(samples=SAMPLES)
+    out = {}
+    for who in ("tcdoctor", "hand"):
+        p = subprocess.run(
+            [sys.executable, "-c", script, who, way],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": conftest.ROOT},
+        )
+        assert p.returncode == 0, p.stderr[-3000:]
+        out[who] = json.loads(p.stdout.strip().splitlines()[-1])
+    got, ref = out["tcdoctor"], out["hand"]
+    assert ref["graphs"] >= 1 and ref["records"] == (
+        0 if way == "model" else 2 + 2 * (way == "step")
+    )
+    for key in ("records", "graphs", "frames"):
+        assert got[key] == ref[key], (key, got, ref)
+    extra = 4 if way == "step" else 0  # see test_counts_equal_the_same_code_compiled_by_hand
+    assert 0 <= got["guards"] - ref["guards"] <= extra, (got, ref)
