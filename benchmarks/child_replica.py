@@ -87,7 +87,7 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
-    from tcdoctor import target as tgt
+    from tcdoctor.target import load as tgt
 
     info: dict = {"mode": a.mode, "skip": a.skip}
     workload, rebuild = tgt.load_with_rebuild(a.target)
@@ -104,7 +104,7 @@ def main() -> None:
         fns = {"eager": lambda: model(*args, **kw), "orig_compiled": lambda: cm(*args, **kw)}
         wanted = [c for c in a.callables.split(",") if c in fns]
     else:
-        from tcdoctor.run.options import Options
+        from tcdoctor.options import Options
         from tcdoctor.run.runner import PhaseRunner
 
         skip = set(filter(None, a.skip.split(",")))

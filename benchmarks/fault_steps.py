@@ -76,9 +76,9 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
-    from tcdoctor import target as tgt
     from tcdoctor.probes import dynamo_state, first_call, graph_breaks
     from tcdoctor.probes.rss import RssPeak
+    from tcdoctor.target import load as tgt
 
     workload, _ = tgt.load_with_rebuild(sys.argv[1])
     model, args = workload.model, tuple(workload.call_args.args)

@@ -25,7 +25,7 @@ ROOT = os.path.dirname(HERE)
 TCD = r"""
 import json, sys
 from tcdoctor.run.launcher import analyze_target
-from tcdoctor.run.options import Options
+from tcdoctor.options import Options
 import dataclasses
 names = {f.name for f in dataclasses.fields(Options)}
 kw = dict(warm=False, budget_s=float(sys.argv[2]), fixes=False, submodules=False, dynamic=False, modes=["default"])

@@ -18,7 +18,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from real_overhead import BY_HAND, ROOT  # noqa: E402
 
-from tcdoctor.tried import MALLOC_PINNED as PINNED  # noqa: E402 - the fix tcdoctor tries
+from tcdoctor.experiments.fixes import MALLOC_PINNED as PINNED  # noqa: E402 - the fix tcdoctor tries
 
 
 def one(target: str, pinned: bool) -> dict:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
-from .workload import TrainStep, Workload  # noqa: E402
+from .target.workload import TrainStep, Workload
+from .version import __version__
 
 __all__ = ["Workload", "TrainStep", "analyze", "Report", "__version__"]
 
@@ -12,7 +11,8 @@ __all__ = ["Workload", "TrainStep", "analyze", "Report", "__version__"]
 def __getattr__(name: str):
     # Lazy: `tcdoctor report`/`check --report` must not pay for importing torch.
     if name == "Report":
-        from .report import Report
+        from . import api  # noqa: F401 - installs the notebook hook on Report
+        from .report.model import Report
 
         return Report
     if name == "analyze":

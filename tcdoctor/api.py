@@ -1,4 +1,8 @@
-"""Python API for notebooks and tests: `tcdoctor.analyze(model, inputs) -> Report`."""
+"""Python API for notebooks and tests: `tcdoctor.analyze(model, inputs) -> Report`.
+
+Importing it (as `import tcdoctor` does, lazily) also installs the notebook hook: a Report renders
+itself as HTML in Jupyter. The hook lives here, at the top, so the report data never imports a renderer.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,10 @@ import os
 import tempfile
 from typing import Any
 
-from .report import Report, assemble
-from .run.options import Options
-from .workload import TrainStep, Workload, coerce
+from .options import Options
+from .report.model import Report
+from .run.assemble import assemble
+from .target.workload import TrainStep, Workload, coerce
 
 
 def analyze(
@@ -50,8 +55,8 @@ def analyze(
 def _in_process(workload: Workload, opts: Options) -> Report:
     import torch
 
-    from .phases import IN_PROCESS
     from .probes import dynamo_state
+    from .report.phases import IN_PROCESS
     from .run.runner import PhaseRunner
     from .run.stream import ListSink
 
@@ -74,7 +79,7 @@ def _in_process(workload: Workload, opts: Options) -> Report:
     fatal = next((ev for ev in events if ev.get("fatal")), None)
     if fatal:
         from .errors import TcdoctorError
-        from .userframes import where_str
+        from .target.userframes import where_str
 
         raise TcdoctorError(
             f"{fatal['error']['message']}{where_str(fatal['error'].get('where'))}",
@@ -85,3 +90,13 @@ def _in_process(workload: Workload, opts: Options) -> Report:
     report = assemble(workload.name or type(workload.model).__name__, data_opts, events, [])
     report.compile.warm_not_measured = "in-process analysis: a warm-cache compile needs a fresh process (analyse a path.py:function target)"
     return report
+
+
+def _repr_html_(report: Report) -> str:
+    """Jupyter's rich display of a Report: the HTML report as a fragment."""
+    from .render.html import render
+
+    return render(report, fragment=True)
+
+
+Report._repr_html_ = _repr_html_  # type: ignore[attr-defined]

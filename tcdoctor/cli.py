@@ -19,7 +19,7 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
-    from .report import Report
+    from .report.model import Report
 
 
 def _one_line_errors(fn: Callable) -> Callable:
@@ -286,9 +286,9 @@ def _run_analysis(
     fix_budget_s: float | None = None,
     **dist: Any,
 ) -> tuple[Report, int]:
-    from .report import with_verdict
+    from .options import DEFAULT_THREADS, Options
     from .run.launcher import analyze_target
-    from .run.options import DEFAULT_THREADS, Options
+    from .verdict import with_verdict
 
     opts = Options(
         backend=backend,
@@ -308,7 +308,7 @@ def _run_analysis(
         fallback_random=fallback_random,
         modes=[m.strip() for m in modes.split(",") if m.strip()] or ["default"],
     )
-    from .tlparse import attach, configure, prepare
+    from .run.tlparse import attach, configure, prepare
 
     configure(opts, **dist)  # --nproc/--nnodes/... and --torch-trace (tcdoctor/tlparse.py)
     prepare(opts.torch_trace)
@@ -352,7 +352,7 @@ def analyze(target: str, json_path: str, html_path: str, md_path: str | None, **
 
 
 def _load(path: str) -> Report:
-    from .report import Report
+    from .report.model import Report
 
     try:
         return Report.load(path)
@@ -387,7 +387,7 @@ def report(
 
     rep = _load(saved)
     if expected_calls:
-        from .report import with_verdict
+        from .verdict import with_verdict
 
         rep = with_verdict(rep, expected_calls=expected_calls)
     _write_outputs(rep, json_path, html_path, md_path, render(rep))
@@ -426,7 +426,7 @@ def report(
 @analysis_options
 @_one_line_errors
 def check(target: str | None, report_path: str | None, **kw: Any) -> None:
-    from .check import CHECK_KEYS, run_checks
+    from .report.check import CHECK_KEYS, run_checks
 
     thresholds = {k: kw.pop(k) for k in CHECK_KEYS}
     if bool(target) == bool(report_path):
@@ -452,7 +452,7 @@ def check(target: str | None, report_path: str | None, **kw: Any) -> None:
 @click.argument("after", type=click.Path(dir_okay=False))
 @_one_line_errors
 def diff(before: str, after: str) -> None:
-    from .diff import render_diff
+    from .report.diff import render_diff
 
     click.echo(render_diff(_load(before), _load(after)))
 
@@ -475,9 +475,9 @@ def diff(before: str, after: str) -> None:
 def merge(
     reports: tuple[str, ...], json_path: str, html_path: str | None, md_path: str | None
 ) -> None:
-    from .distributed import merge as merge_reports
     from .render.terminal import render
-    from .report import with_verdict
+    from .report.distributed import merge as merge_reports
+    from .verdict import with_verdict
 
     try:
         merged = merge_reports([_load(p) for p in reports])

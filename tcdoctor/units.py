@@ -4,16 +4,13 @@ progress lines and every renderer (the HTML template through Jinja filters of th
 
 Also the one dotted getter over the children's wire-format dicts (`get(event, "error.message")`);
 a Report is read by attribute (tcdoctor/results.py).
-Core module: imports nothing from `render/`; of tcdoctor only the result types, for annotations.
+The lowest layer: imports nothing of tcdoctor's (report records are read by their attributes).
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Callable
-
-if TYPE_CHECKING:
-    from .results import FixRow, GraphBreak
+from typing import Any, Callable
 
 NA = "not measured"
 
@@ -115,7 +112,7 @@ def decision_text(decision: Any) -> str:
     return DECISION_TEXT.get(decision, decision or "no verdict")
 
 
-def break_site(f: GraphBreak) -> str:
+def break_site(f: Any) -> str:
     """' — inside torch _detect_is_causal_mask (transformer.py:1245), PyTorch itself'.
 
     For breaks in code the user did not write; empty for the user's own code.
@@ -133,7 +130,7 @@ def break_site(f: GraphBreak) -> str:
     return f" — inside {where}, {f.origin_text}".replace("  ", " ")
 
 
-def break_gain(f: GraphBreak) -> str:
+def break_gain(f: Any) -> str:
     """What fixing the break gains per call, and how that is known:
     'fixing it gains 12 µs per call, 3% of a compiled call (measured: tried `…`)' or
     'fixing it gains at most 41 µs per call, 38% (a bound); 3.65 ms outside graphs'."""
@@ -153,7 +150,7 @@ def break_gain(f: GraphBreak) -> str:
     return f"fixing it gains at most {seconds(gain)} per call, {percent(share)} (a bound){cost}"
 
 
-def fix_summary(row: FixRow) -> str:
+def fix_summary(row: Any) -> str:
     """'1 breaks → 0, 0.24× → 0.91× (95% CI 0.88–0.95)' from a tried fix's before and after."""
     b, a = row.before or {}, row.after or {}
     parts = [
@@ -169,3 +166,13 @@ def fix_summary(row: FixRow) -> str:
     if b.get("speedup") is not None and a.get("speedup") is not None:
         parts.append(f"{ratio(b['speedup'])} → {ratio(a['speedup'], a.get('speedup_ci'))}")
     return ", ".join(parts)
+
+
+def relative_link(path: str | None, base_dir: str | None) -> str | None:
+    """A link to a local file relative to the HTML report's folder (the report stays self-contained)."""
+    if not path:
+        return None
+    try:
+        return os.path.relpath(path, base_dir or os.getcwd())
+    except ValueError:  # another drive on Windows
+        return path

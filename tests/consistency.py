@@ -8,8 +8,10 @@ and a table disagree fails there, not in a user's CI.
 
 from __future__ import annotations
 
-from tcdoctor.report import Report
-from tcdoctor.verdict import RULES, Figures, _best_way
+from tcdoctor.report.model import Report
+from tcdoctor.verdict.decision import best_way
+from tcdoctor.verdict.figures import Figures
+from tcdoctor.verdict.rules import RULES
 
 
 def contradictions(report: Report) -> list[str]:
@@ -17,7 +19,7 @@ def contradictions(report: Report) -> list[str]:
     fig = Figures.from_report(report)
     out: list[str] = []
     faster_fixes = [r for r in fig.tried_fixes if r.significantly_faster(rules)]
-    best_way = _best_way(fig, rules)
+    best = best_way(fig, rules)
     mine = [f for f in fig.break_findings if f.users]
     failed = fig.compile_failed_message is not None or fig.numerics_passed is False
     if v.decision == "compile-after-fixes":
@@ -28,8 +30,8 @@ def contradictions(report: Report) -> list[str]:
     if v.decision == "dont-compile" and not failed and fig.speedup is not None:
         if faster_fixes:
             out.append(f"'don't compile' although tried {faster_fixes[0].fix} is faster than eager")
-        if best_way is not None and not fig.never_repaid(int(rules["expected_calls"])):
-            out.append(f"'don't compile' although {best_way.label} is faster and repaid")
+        if best is not None and not fig.never_repaid(int(rules["expected_calls"])):
+            out.append(f"'don't compile' although {best.label} is faster and repaid")
     train = (v.recommendations or {}).get("training") or {}
     if train.get("choice") not in (None, "eager") and v.decision == "dont-compile" and not failed:
         if not fig.never_repaid(int(rules["expected_calls"])):

@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT
 from consistency import contradictions
 
-from tcdoctor.report import Report
+from tcdoctor.report.model import Report
 
 REAL = os.path.join(ROOT, "tests", "targets", "real")
 FAST = ("--backend", "aot_eager", "--budget", "0.3", "--threads", "1", "--no-warm", "--quiet")

@@ -7,7 +7,7 @@ import torch
 
 from tcdoctor.probes import graph_breaks
 from tcdoctor.probes.dynamo_state import fresh
-from tcdoctor.workload import coerce
+from tcdoctor.target.workload import coerce
 
 
 def probe_sample(name):

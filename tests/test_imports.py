@@ -1,4 +1,12 @@
-"""Layers: the core (verdict, check, diff, units, run/) never imports render/; no import cycles."""
+"""Imports point one way, in the order the data flows, counting every import wherever it stands
+(module body, function bodies, `if TYPE_CHECKING:` blocks):
+
+    cli, api  ->  run/  ->  experiments/  ->  probes/  ->  target/  ->  verdict/, render/  ->  report/  ->  base
+
+A module may import its own layer and the layers below it, never one above; verdict/ and render/
+(both readers of the report) never import each other; and there is no cycle. The core loads
+neither render/ nor torch.
+"""
 
 import ast
 import os
@@ -7,40 +15,48 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 from conftest import ROOT
 
 PKG = pathlib.Path(ROOT) / "tcdoctor"
+LAYERS = [  # top to bottom: module prefixes
+    ("tcdoctor.cli", "tcdoctor.api", "tcdoctor.__main__", "tcdoctor"),
+    ("tcdoctor.run",),
+    ("tcdoctor.experiments",),
+    ("tcdoctor.probes",),
+    ("tcdoctor.target",),
+    ("tcdoctor.verdict", "tcdoctor.render"),
+    ("tcdoctor.report",),
+    ("tcdoctor.units", "tcdoctor.stats", "tcdoctor.errors", "tcdoctor.options", "tcdoctor.version"),
+]
 CORE = [
     "tcdoctor.verdict",
-    "tcdoctor.check",
-    "tcdoctor.diff",
+    "tcdoctor.report.check",
+    "tcdoctor.report.diff",
     "tcdoctor.units",
     "tcdoctor.run.progress",
     "tcdoctor.run.launcher",
-    "tcdoctor.run.options",
+    "tcdoctor.options",
     "tcdoctor.run.stream",
 ]
 
 
-def _modules() -> dict[str, pathlib.Path]:
+def _modules(pkg: pathlib.Path = PKG) -> dict[str, pathlib.Path]:
     """Every module of the package by dotted name (templates/ holds no Python code)."""
     out = {}
-    for path in sorted(PKG.rglob("*.py")):
-        rel = path.relative_to(PKG.parent).with_suffix("")
-        if "templates" in rel.parts:
-            continue
+    for path in sorted(pkg.rglob("*.py")):
+        rel = path.relative_to(pkg.parent).with_suffix("")
         parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
         out[".".join(parts)] = path
     return out
 
 
-def _imports(name: str, path: pathlib.Path, modules: dict, top_level_only: bool) -> set[str]:
-    """tcdoctor modules that `name` imports (at module level, or anywhere in the file)."""
+def imports_of(name: str, path: pathlib.Path, modules: dict) -> set[str]:
+    """tcdoctor modules that `name` imports, anywhere in the file."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    nodes = tree.body if top_level_only else list(ast.walk(tree))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    for node in nodes:
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -51,33 +67,86 @@ def _imports(name: str, path: pathlib.Path, modules: dict, top_level_only: bool)
             for alias in node.names:
                 sub = f"{base}.{alias.name}"
                 found.add(sub if sub in modules else base)
-    return {m for m in found if m in modules}
+    return {m for m in found if m in modules and m != name}
 
 
-def test_the_import_graph_has_no_cycles():
-    modules = _modules()
-    graph = {m: _imports(m, p, modules, top_level_only=True) for m, p in modules.items()}
+def layer_of(module: str) -> int:
+    for i, prefixes in enumerate(LAYERS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes if p != "tcdoctor"):
+            return i
+    assert module == "tcdoctor", f"{module} is in no layer: add it to LAYERS"
+    return 0
+
+
+def violations(pkg: pathlib.Path = PKG) -> list[str]:
+    """Every upward import, every import between verdict/ and render/, and every cycle."""
+    modules = _modules(pkg)
+    graph = {m: imports_of(m, p, modules) for m, p in modules.items()}
+    out = []
+    for m, deps in graph.items():
+        for d in sorted(deps):
+            if layer_of(d) < layer_of(m):
+                out.append(f"{m} imports {d}, a layer above it")
+            pair = {m.split(".")[1] if "." in m else m, d.split(".")[1] if "." in d else d}
+            if pair == {"verdict", "render"}:
+                out.append(f"{m} imports {d}: verdict/ and render/ both only read the report")
     state: dict[str, int] = {}
 
     def visit(m: str, stack: list[str]) -> None:
         state[m] = 1
         for dep in sorted(graph[m]):
-            assert state.get(dep) != 1, "import cycle: " + " -> ".join(stack + [m, dep])
-            if dep not in state:
+            if state.get(dep) == 1:
+                out.append("import cycle: " + " -> ".join(stack + [m, dep]))
+            elif dep not in state:
                 visit(dep, stack + [m])
         state[m] = 2
 
     for m in sorted(graph):
         if m not in state:
             visit(m, [])
-    assert "tcdoctor.verdict" in graph and "tcdoctor.units" in graph["tcdoctor.verdict"]
+    return out
 
 
-def test_core_modules_do_not_import_render_even_lazily():
+def test_imports_point_down_only_and_never_in_a_cycle():
+    assert violations() == []
+
+
+def test_a_planted_lazy_import_that_points_up_fails(tmp_path):
+    """The check sees an import inside a function (and under TYPE_CHECKING): the control."""
+    import shutil
+
+    copy = tmp_path / "tcdoctor"
+    shutil.copytree(PKG, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    units = copy / "units.py"
+    units.write_text(
+        units.read_text()
+        + "\n\ndef _x():\n    from .report.model import Report\n    return Report\n"
+    )
+    assert any("tcdoctor.units imports tcdoctor.report.model" in v for v in violations(copy))
+    units.write_text(
+        units.read_text()
+        + "\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .verdict import judge\n"
+    )
+    assert any("tcdoctor.units imports tcdoctor.verdict" in v for v in violations(copy))
+
+
+def test_the_report_module_imports_neither_the_verdict_nor_the_renderers():
     modules = _modules()
-    for m in CORE + [m for m in modules if m.startswith("tcdoctor.run.")]:
-        deps = _imports(m, modules[m], modules, top_level_only=False)
-        assert not any(d.startswith("tcdoctor.render") for d in deps), (m, deps)
+    deps = imports_of("tcdoctor.report.model", modules["tcdoctor.report.model"], modules)
+    assert deps and not any(d.startswith(("tcdoctor.verdict", "tcdoctor.render")) for d in deps)
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_core_modules_do_not_import_render(module):
+    modules = _modules()
+    seen, todo = set(), [module]
+    while todo:  # transitively, every import counted
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        todo += imports_of(m, modules[m], modules)
+    assert not any(d.startswith("tcdoctor.render") for d in seen), (module, sorted(seen))
 
 
 def test_importing_the_core_loads_neither_render_nor_torch():

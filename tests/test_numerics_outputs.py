@@ -258,8 +258,8 @@ def test_batchnorm_train_buffers_are_compared_when_changed():
 def _state_plumbing_missing() -> str | None:
     """Why the end-to-end opt.step test cannot pass yet, or None: it needs the runner to hand
     numerics the called object (run/runner.py) and pristine copies that keep `.grad`."""
-    from tcdoctor.pristine import Pristine
     from tcdoctor.run.runner import PhaseRunner
+    from tcdoctor.target.pristine import Pristine
 
     if not hasattr(PhaseRunner, "_pristine_fn"):
         return "run/runner.py does not pass the called object to numerics.snapshot yet"

@@ -11,8 +11,8 @@ import sys
 
 import torch
 
-from tcdoctor.pristine import Pristine, reset_rng_state
-from tcdoctor.workload import Workload
+from tcdoctor.target.pristine import Pristine, reset_rng_state
+from tcdoctor.target.workload import Workload
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
@@ -135,7 +135,7 @@ def test_a_faithful_copy_is_checked_and_kept():
 
 def test_the_check_sees_a_copy_without_gradients(monkeypatch):
     """What issue 19 measured: a plain deepcopy of opt.step steps nothing. The check says so."""
-    import tcdoctor.pristine as pristine_mod
+    import tcdoctor.target.pristine as pristine_mod
 
     monkeypatch.setattr(pristine_mod, "_carry_tensor", lambda *a: None)  # deepcopy alone
     model, opt = model_and_adam()
@@ -179,7 +179,7 @@ class Counting(torch.nn.Module):
 
 
 def runner_for(workload, rebuild=None):
-    from tcdoctor.run.options import Options
+    from tcdoctor.options import Options
     from tcdoctor.run.runner import PhaseRunner
 
     opts = Options(backend="eager", budget_s=0.2)

@@ -6,7 +6,7 @@ import torch
 
 import tcdoctor
 from tcdoctor.probes import dynamo_state, recompiles
-from tcdoctor.workload import Workload, coerce
+from tcdoctor.target.workload import Workload, coerce
 
 
 def run(workload, backend="eager"):

@@ -213,7 +213,7 @@ def test_html_in_headless_chromium_renders_offline_and_runs_no_injected_script(
 
 def test_hundreds_of_graph_breaks_stay_usable(inject_report):
     from tcdoctor.render.html import render
-    from tcdoctor.report import Report
+    from tcdoctor.report.model import Report
 
     data = json.loads((inject_report / "r.json").read_text())
     base = data["graph_breaks"]["unique"][0]
@@ -231,7 +231,7 @@ def test_hundreds_of_graph_breaks_stay_usable(inject_report):
 
 
 def test_repr_html_is_a_fragment_for_jupyter(inject_report):
-    from tcdoctor.report import Report
+    from tcdoctor.report.model import Report
 
     frag = Report.load(str(inject_report / "r.json"))._repr_html_()
     assert frag.lstrip().startswith("<style>") and "<html" not in frag and "<script" not in frag
@@ -259,7 +259,7 @@ def test_html_writes_figures_with_the_units_formatters():
     """A literal report, no model run: the template's figures are units.py's text."""
     from tcdoctor import units
     from tcdoctor.render.html import render
-    from tcdoctor.report import Report
+    from tcdoctor.report.model import Report
     from tcdoctor.verdict import decide
 
     data = {

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tcdoctor.report import SCHEMA_VERSION, Report, with_verdict
-from tcdoctor.results import (
+from tcdoctor.report.model import SCHEMA_VERSION, Report
+from tcdoctor.report.sections import (
     CompileTime,
     FixRow,
     GraphBreak,
@@ -25,6 +25,7 @@ from tcdoctor.results import (
     break_even,
     faster_than_eager,
 )
+from tcdoctor.verdict import with_verdict
 
 SCHEMA1 = Path(__file__).parent / "data" / "schema1_two_breaks.json"
 RULES = {"min_speedup": 1.02}

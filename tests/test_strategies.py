@@ -10,7 +10,7 @@ import torch
 from conftest import ROOT
 
 import tcdoctor
-from tcdoctor.verdict import RULES
+from tcdoctor.verdict.rules import RULES
 
 
 def analyze(tmp_path, target, *args, timeout=600):

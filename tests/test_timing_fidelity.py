@@ -30,10 +30,10 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 def test_timing_path_adds_no_per_call_cost(monkeypatch):
     import smallconv
 
+    from tcdoctor.options import Options
     from tcdoctor.probes import timing
-    from tcdoctor.run.options import Options
     from tcdoctor.run.runner import PhaseRunner
-    from tcdoctor.workload import Workload
+    from tcdoctor.target.workload import Workload
 
     torch.set_num_threads(1)
     model, inputs = smallconv.build()
@@ -61,9 +61,9 @@ def test_timed_batches_hold_no_grad_instead_of_entering_it_per_call(monkeypatch)
     """The runtime phase holds the workload's no_grad across each timed batch, as a hand-written loop
     does, instead of entering it (flipping grad mode) on every call (~3% of a compiled HF GPT-2 call).
     Counted, not timed: no_grad entries against calls."""
-    from tcdoctor.run.options import Options
+    from tcdoctor.options import Options
     from tcdoctor.run.runner import PhaseRunner
-    from tcdoctor.workload import Workload
+    from tcdoctor.target.workload import Workload
 
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU())
     runner = PhaseRunner(
@@ -150,7 +150,7 @@ def test_call_path_costs_no_more_than_the_call_on_a_real_model():
 
     pytest.importorskip("transformers")
     from tcdoctor.probes import calls
-    from tcdoctor.target import load
+    from tcdoctor.target.load import load
 
     w = load(os.path.join(ROOT, "tests", "targets", "real", "gpt2_lm.py") + ":build")
     cpu = torch.device("cpu")

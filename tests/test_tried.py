@@ -8,10 +8,12 @@ import pytest
 from conftest import sample
 
 import tcdoctor
-from tcdoctor import tried, units
+from tcdoctor import units
+from tcdoctor.experiments import fixes as tried
 from tcdoctor.probes import break_cost
-from tcdoctor.report import Report
-from tcdoctor.results import StrategyRow
+from tcdoctor.report import break_gain
+from tcdoctor.report.model import Report
+from tcdoctor.report.sections import StrategyRow
 
 CHEAP = (
     "--backend",
@@ -141,7 +143,7 @@ def test_what_fixing_a_break_gains_is_bounded_by_its_cost_minus_the_eager_work()
         "compile": {"break_sites": [{"compile_id": "0/0", "file": "m.py", "line": 3}]},
         "runtime": {"compiled": {"median_s": 1e-3}},
     }
-    break_cost.attach(data)
+    break_gain.attach(data)
     (f,) = data["graph_breaks"]["unique"]
     assert f["cost_fraction"] == pytest.approx(0.93)  # 980 − 50 µs of a 1,000 µs call
     assert f["gain_fraction"] == pytest.approx(0.08) and f["gain_source"] == "bound"
@@ -281,8 +283,8 @@ def test_the_guard_stance_fix_runs_and_is_reset_after():
     """The stance fix end to end in this process (eager backend): it runs, times, and is reset after."""
     import importlib
 
-    from tcdoctor.run.options import Options
-    from tcdoctor.workload import coerce
+    from tcdoctor.options import Options
+    from tcdoctor.target.workload import coerce
 
     w = coerce(importlib.import_module("tiny_add").build())
     spec = tried.plan_stance(0.5, 0.2, {"speedup": 0.5, "speedup_ci": [0.45, 0.55]})[0]
@@ -309,7 +311,7 @@ def test_shape_fixes_cite_the_dynamic_strategy_rows_and_reach_the_advice(cli, tm
 def test_heavy_page_faults_plan_pinned_malloc_thresholds_in_the_environment(monkeypatch):
     import platform
 
-    from tcdoctor.results import FixRow
+    from tcdoctor.report.sections import FixRow
 
     for k in tried.MALLOC_PINNED:
         monkeypatch.delenv(k, raising=False)

@@ -1,8 +1,10 @@
 """Verdict rules driven with literal figures: no model runs."""
 
-from tcdoctor.report import Report
-from tcdoctor.results import GraphBreak, Recompile
-from tcdoctor.verdict import RULES, graph_break_advice, recommend
+from tcdoctor.report.model import Report
+from tcdoctor.report.sections import GraphBreak, Recompile
+from tcdoctor.verdict.advice import graph_break_advice
+from tcdoctor.verdict.recommend import recommend
+from tcdoctor.verdict.rules import RULES
 
 
 def _train_row(name, speedup, lo, passed, err=None):
@@ -128,8 +130,8 @@ import dataclasses  # noqa: E402
 import pytest  # noqa: E402
 
 from tcdoctor import units  # noqa: E402
-from tcdoctor.verdict import (  # noqa: E402
-    Figures,
+from tcdoctor.verdict import decide  # noqa: E402
+from tcdoctor.verdict.advice import (  # noqa: E402
     advise_compile_time,
     advise_graph_breaks,
     advise_guards,
@@ -137,9 +139,9 @@ from tcdoctor.verdict import (  # noqa: E402
     advise_numerics,
     advise_recompile_limit,
     advise_recompiles,
-    decide,
-    decision,
 )
+from tcdoctor.verdict.decision import decision  # noqa: E402
+from tcdoctor.verdict.figures import Figures  # noqa: E402
 
 # 1.52× faster: 1 ms eager, 0.658 ms compiled; a 2 s cold compile is repaid after 5,844 calls.
 FAST = Figures(
@@ -200,7 +202,7 @@ def _brk(origin="user", gain=None, source=None, **kw) -> GraphBreak:
 
 
 def _fix(speedup, ci, before=0.92, breaks=(1, 0), outcome="removes the break, no speed gain"):
-    from tcdoctor.results import FixRow
+    from tcdoctor.report.sections import FixRow
 
     return FixRow(
         name="allow_rnn",
@@ -276,8 +278,8 @@ def test_breaks_no_one_can_fix_from_the_users_side_are_dont_compile_with_owners(
 
 
 def test_the_headline_follows_a_faster_measured_way():
-    from tcdoctor.results import StrategyRow
-    from tcdoctor.verdict import Way
+    from tcdoctor.report.sections import StrategyRow
+    from tcdoctor.verdict.figures import Way
 
     def way(speedup, lo):
         row = StrategyRow(

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import torch
 
-from ..workload import CallArgs, iter_tensors  # noqa: F401 - iter_tensors re-exported for probes
+from ..target.workload import CallArgs, iter_tensors  # noqa: F401 - iter_tensors re-exported for probes
 
 
 def detect(model: Any, call_args: CallArgs | tuple) -> torch.device:

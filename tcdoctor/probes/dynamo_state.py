@@ -153,21 +153,3 @@ def recompile_messages(collector: _Collector) -> list[str]:
 
 def warnings(collector: _Collector) -> list[str]:
     return [m for _, lvl, m in collector.records if lvl >= logging.WARNING]
-
-
-def break_sites(collector: _Collector) -> list[dict]:
-    """Where each logged break happened (the log header's file:line) and the compile id it ended."""
-    from .graph_breaks import parse_record
-
-    out = []
-    for i, (name, _, m) in enumerate(collector.records):
-        if name.endswith("__graph_breaks"):
-            rec = parse_record(m)
-            out.append(
-                {
-                    "compile_id": collector.compile_ids.get(i),
-                    "file": rec["header_file"],
-                    "line": rec["header_line"],
-                }
-            )
-    return out

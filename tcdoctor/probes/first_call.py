@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import torch
 
-from ..userframes import is_user_file, readable_function
+from ..target.userframes import is_user_file, readable_function
 from . import dynamo_state
 from .calls import timed_call
 from .rss import RssPeak

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 import torch._dynamo
 
-from ..userframes import (
+from ..target.userframes import (
     ORIGINS,
     deepest_user_frame,
     origin_of,
@@ -31,8 +31,9 @@ from ..userframes import (
     readable_function,
     source_line,
 )
-from ..workload import CallArgs, as_inputs
+from ..target.workload import CallArgs, as_inputs
 from . import dynamo_state
+from .dynamo_state import _Collector
 
 _HEADER = re.compile(
     r"Graph break(?P<dup> \(user stack suppressed[^)]*\))? in user code at (?P<file>.*):(?P<line>\d+)"
@@ -309,3 +310,21 @@ def probe(model: Any, call_args: Any) -> dict:
             "unique": findings,
         },
     }
+
+
+def break_sites(collector: _Collector) -> list[dict]:
+    """Where each logged break happened (the log header's file:line) and the compile id it ended."""
+    pass
+
+    out = []
+    for i, (name, _, m) in enumerate(collector.records):
+        if name.endswith("__graph_breaks"):
+            rec = parse_record(m)
+            out.append(
+                {
+                    "compile_id": collector.compile_ids.get(i),
+                    "file": rec["header_file"],
+                    "line": rec["header_line"],
+                }
+            )
+    return out

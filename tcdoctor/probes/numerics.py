@@ -596,7 +596,7 @@ def rng_check(
             "fallback_random": False,
             "method": f"backend {backend!r} calls eager's RNG ops: same seed, same numbers",
         }
-    from ..pristine import reset_rng_state
+    from ..target.pristine import reset_rng_state
 
     def with_seed(seed: int) -> Leaves:
         reset_rng_state()
@@ -629,7 +629,7 @@ def fallback_random_output(compiled_on_fresh_copy: Callable[[], Any], rng: dict)
     """
     import torch._inductor.config as inductor_config
 
-    from ..pristine import reset_rng_state
+    from ..target.pristine import reset_rng_state
     from . import dynamo_state
 
     dynamo_state.fresh()

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import torch
 
-from ..workload import CallArgs, is_state_change
+from ..target.workload import CallArgs, is_state_change
 from . import dynamo_state
 from .calls import iter_tensors
 from .first_call import function_name

@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from .. import units
-from ..results import Timing
+from ..report.sections import Timing
 
 COLORS = {
     "eager": "#6b7a90",

@@ -12,10 +12,10 @@ import os
 from typing import TYPE_CHECKING
 
 from .. import units
-from ..tlparse import relative_link
+from ..units import relative_link
 
 if TYPE_CHECKING:
-    from ..report import Report
+    from ..report.model import Report
 
 HEADERS = [
     "rank",

@@ -15,8 +15,8 @@ import jinja2
 from markupsafe import Markup
 
 from .. import units
-from ..report import Report
-from ..results import CompileTime
+from ..report.model import Report
+from ..report.sections import CompileTime
 from . import charts, distributed
 
 SCRIPT = """

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .. import units
-from ..report import Report
-from ..results import GraphBreak
+from ..report.model import Report
+from ..report.sections import GraphBreak
 from . import distributed
 
 

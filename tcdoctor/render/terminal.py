@@ -5,8 +5,8 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from .. import units
-from ..report import Report
-from ..results import GraphBreak, Regions, StrategyRow, Verdict
+from ..report.model import Report
+from ..report.sections import GraphBreak, Regions, StrategyRow, Verdict
 from . import distributed
 
 

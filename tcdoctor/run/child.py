@@ -14,6 +14,8 @@ import sys
 import time
 import warnings
 
+from .runner import load_target
+
 WAIT_POLL_S = 0.01
 
 
@@ -34,30 +36,6 @@ def _wait_for(path: str, timeout_s: float | None) -> dict | None:
     return None
 
 
-def load_target(path: str, sink) -> tuple | int:
-    """The load phase: (workload, rebuild), or the exit code after a fatal 'failed' event."""
-    from .. import target
-    from ..errors import TcdoctorError
-
-    sink({"event": "start", "phase": "load"})
-    try:
-        workload, rebuild = target.load_with_rebuild(path)
-    except TcdoctorError as exc:
-        error = {"message": exc.message, "where": None}
-        sink(
-            {
-                "event": "failed",
-                "phase": "load",
-                "error": error,
-                "fatal": True,
-                "exit_code": exc.exit_code,
-            }
-        )
-        return exc.exit_code
-    sink({"event": "done", "phase": "load", "data": {"name": workload.name}})
-    return workload, rebuild
-
-
 def main(spec_path: str) -> int:
     with open(spec_path) as fh:
         spec = json.load(fh)
@@ -74,7 +52,7 @@ def main(spec_path: str) -> int:
         faulthandler.dump_traceback_later(spec["dump_after_s"], exit=False, file=stacks)
     warnings.filterwarnings("ignore", message=".*NumPy.*")
 
-    from .options import Options
+    from ..options import Options
     from .stream import FileSink
 
     sink = FileSink(spec["events_path"])
@@ -86,7 +64,7 @@ def main(spec_path: str) -> int:
         from .rank import run as run_rank
 
         return run_rank(spec, sink, options)
-    from ..phases import COLD, WARM
+    from ..report.phases import COLD, WARM
     from .runner import PhaseRunner
 
     per_call_s = None
@@ -120,8 +98,9 @@ def main(spec_path: str) -> int:
     )
     ok = runner.run(process)
     if ok and spec["role"] == "cold" and "compile" in runner.results:
-        from .. import strategies, tried
-        from ..verdict import RULES
+        from ..experiments import fixes as tried
+        from ..experiments import strategies
+        from ..verdict.rules import RULES
 
         breaks = (runner.results.get("graph_breaks") or {}).get("graph_breaks", {}).get("count")
         planned = strategies.plan(workload, options, breaks, int(RULES["regional_auto_breaks"]))
@@ -132,8 +111,8 @@ def main(spec_path: str) -> int:
 
 
 def _run_strategy(spec: dict, workload, options, sink) -> int:
-    from .. import strategies
-    from ..userframes import describe_exception
+    from ..experiments import strategies
+    from ..target.userframes import describe_exception
 
     name = "strategy:" + strategies.key(spec)
     sink({"event": "start", "phase": name})

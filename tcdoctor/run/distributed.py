@@ -24,10 +24,13 @@ import subprocess
 import sys
 import time
 
-from .. import distributed as dsec
 from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, EXIT_USER_CODE, TcdoctorError
-from ..report import Report, assemble, with_verdict
-from ..userframes import where_str
+from ..options import Options
+from ..report import distributed as dsec
+from ..report.model import Report
+from ..target.userframes import where_str
+from ..verdict import with_verdict
+from .assemble import assemble
 from .launcher import (
     POLL_S,
     PROGRESS_EVERY_S,
@@ -38,7 +41,6 @@ from .launcher import (
     _where_from_stacks,
     begin,
 )
-from .options import Options
 from .stream import read_events
 
 TERM_GRACE_S = 5.0

@@ -23,9 +23,10 @@ import time
 from typing import Callable
 
 from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, EXIT_USER_CODE, TcdoctorError
-from ..report import Report, assemble
-from ..userframes import deepest_user_frame, where_str
-from .options import Options
+from ..options import Options
+from ..report.model import Report
+from ..target.userframes import deepest_user_frame, where_str
+from .assemble import assemble
 from .progress import Progress
 from .stream import read_events
 
@@ -208,9 +209,9 @@ def _show(prog: Progress, cold: Child, warm: Child | None) -> None:
 
 def _stance_fix(events: list[dict], options: Options) -> list[dict]:
     """The guard-skipping stance, once the warm child measured guard cost (planned here: the cold child can't)."""
-    from ..results import guard_share
-    from ..tried import before_figures, plan_stance
-    from ..verdict import RULES
+    from ..experiments.fixes import before_figures, plan_stance
+    from ..report.sections import guard_share
+    from ..verdict.rules import RULES
 
     profile, runtime = _done(events, "profile") or {}, _done(events, "runtime") or {}
     over, median = (
@@ -236,7 +237,7 @@ def begin(
 ) -> tuple[Progress, str, float]:
     """What every analysis does first: check the target (one-line errors before any child starts),
     then its progress printer, its work folder and its deadline."""
-    from ..target import precheck
+    from ..target.load import precheck
 
     precheck(target)
     workdir = keep_dir or tempfile.mkdtemp(prefix=prefix)

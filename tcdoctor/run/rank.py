@@ -146,15 +146,14 @@ def _phase_tag(phase: str) -> int:
 
 def run(spec: dict, sink: Any, options: Any) -> int:
     """The rank's whole life: process group, load, phases, DDP summary, teardown."""
-    from ..phases import COLD, WARM
-    from .child import load_target
-    from .runner import PhaseRunner
+    from ..report.phases import COLD, WARM
+    from .runner import PhaseRunner, load_target
 
     sink({"event": "start", "phase": "rank"})
     try:
         rank = Rank(spec, sink)
     except Exception as exc:  # noqa: BLE001 - rendezvous or backend failure: say so, fatal
-        from ..userframes import describe_exception
+        from ..target.userframes import describe_exception
 
         sink(
             {

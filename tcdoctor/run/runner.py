@@ -35,9 +35,9 @@ from typing import Any, Callable
 
 import torch
 
-from .. import phases
 from ..errors import EXIT_USER_CODE
-from ..pristine import Pristine, reset_rng_state
+from ..experiments.training import Subject
+from ..options import Options
 from ..probes import (
     calls,
     dynamo_state,
@@ -50,9 +50,10 @@ from ..probes import (
     recompiles,
     timing,
 )
-from ..userframes import describe_exception, python_version
-from ..workload import Workload
-from .options import Options
+from ..report import phases
+from ..target.pristine import Pristine, reset_rng_state
+from ..target.userframes import describe_exception, python_version
+from ..target.workload import Workload
 
 Sink = Callable[[dict], None]
 MEASURES: dict[str, Callable[["PhaseRunner"], dict]] = {}
@@ -72,19 +73,6 @@ def measures(name: str) -> Callable:
 
 class Skip(Exception):
     """A phase that cannot run; its message is the 'not measured (why)'."""
-
-
-class Subject:
-    """One fresh copy of the workload and the callable that runs it (a model or a training step)."""
-
-    def __init__(self, workload: Any):
-        self.workload = workload
-        if workload.kind == "train":
-            from ..training import StepRunner
-
-            self.fn: Any = StepRunner(workload, "eager").step
-        else:
-            self.fn = workload.model
 
 
 class PhaseRunner:
@@ -494,3 +482,27 @@ class NoGradError(Exception):
     def __init__(self, message: str, where: dict | None):
         super().__init__(message)
         self.message, self.where = message, where
+
+
+def load_target(path: str, sink) -> tuple | int:
+    """The load phase: (workload, rebuild), or the exit code after a fatal 'failed' event."""
+    from ..errors import TcdoctorError
+    from ..target import load as target
+
+    sink({"event": "start", "phase": "load"})
+    try:
+        workload, rebuild = target.load_with_rebuild(path)
+    except TcdoctorError as exc:
+        error = {"message": exc.message, "where": None}
+        sink(
+            {
+                "event": "failed",
+                "phase": "load",
+                "error": error,
+                "fatal": True,
+                "exit_code": exc.exit_code,
+            }
+        )
+        return exc.exit_code
+    sink({"event": "done", "phase": "load", "data": {"name": workload.name}})
+    return workload, rebuild

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from .probes import break_cost
+from . import break_gain
 
 Fill = Callable[[dict, dict], None]
 
@@ -118,4 +118,4 @@ def derive(data: dict) -> None:
     """Figures computed from several phases' results, after every fill."""
     # Guards.overhead_fraction is taken of the compiled median the timing phase measured.
     data["guards"]["call_s"] = (data["runtime"].get("compiled") or {}).get("median_s")
-    break_cost.attach(data)
+    break_gain.attach(data)

@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Callable
 
-from .errors import EXIT_USAGE, EXIT_USER_CODE, TcdoctorError
+from ..errors import EXIT_USAGE, EXIT_USER_CODE, TcdoctorError
 from .userframes import describe_exception, where_str
 from .workload import Workload, coerce
 

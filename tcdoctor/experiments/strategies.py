@@ -8,15 +8,15 @@ already measured (the default mode, the whole training step) is reused, never co
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
-from .pristine import Pristine, reset_rng_state
-from .probes import calls, dynamo_state, first_call, guards, memory, numerics, timing
-from .probes.recompiles import describe_call, limit_warnings
-from .run.options import Options
-from .workload import CallArgs, is_state_change
+from ..options import Options
+from ..probes import calls, dynamo_state, first_call
+from ..probes.recompiles import describe_call, limit_warnings
+from ..target.workload import CallArgs, is_state_change
+from .pair import _call, _timed, fresh_copies, main_pair, timed_pair
 
 MIN_SPLIT_BUDGET_S = 0.2  # floor for a budget split across shapes or regions
 
@@ -78,136 +78,6 @@ def tensor_names(ca: CallArgs) -> list[str]:
     return names
 
 
-def _call(spec: Any, device: torch.device) -> Callable[[Any, CallArgs], Any]:
-    return lambda fn, ca: calls.call(fn, ca, spec, device)
-
-
-def _fresh(w: Any, device: torch.device) -> Callable[[], Any]:
-    """Pristine copies of the workload (each strategy child starts from build(); copies keep it so)."""
-    pristine = Pristine(w)
-
-    def fresh() -> Any:
-        copy_ = pristine.fresh()
-        copy_.device_type = device.type
-        return copy_
-
-    return fresh
-
-
-def _timed(
-    eager: Any,
-    compiled: Any,
-    ca: CallArgs,
-    w: Any,
-    device: torch.device,
-    sync: Callable[[], None],
-    budget_s: float,
-) -> tuple[dict, str]:
-    """Eager vs compiled on `ca`, paired (timing.measure): the figures every timed row carries,
-    and how they were measured."""
-    rt = timing.measure(
-        calls.one_call(eager, ca, w, device),
-        calls.one_call(compiled, ca, w, device),
-        sync,
-        budget_s,
-        calls.batch_context(w),
-    )
-    figures = {
-        "eager_median_s": rt["eager"]["median_s"],
-        "median_s": rt["compiled"]["median_s"],
-        "speedup": rt["speedup"],
-        "speedup_ci": rt["speedup_ci"],
-        "samples": rt["samples"],
-        "faults_per_call": rt["compiled"].get("minor_faults_per_call"),
-    }
-    return figures, rt["method"]
-
-
-def _pair(
-    make: Callable[[], tuple[Any, Any]],
-    w: Any,
-    label: str,
-    budget_s: float,
-    device: torch.device,
-    o: Options,
-    backend: str,
-    after_first_call: Callable[[], None] | None = None,
-) -> dict:
-    """First call (compile), then paired timing and memory of compiled vs eager on the workload's inputs.
-
-    `make()` returns (eager callable, compiled callable), each on its own pristine copy; numerics
-    compare their first calls with every RNG reset (a random model's only with --fallback-random:
-    probes/numerics.py).
-    """
-    ca, call, sync = w.call_args, _call(w, device), calls.synchronizer(device)
-    eager, compiled = make()
-    reset_rng_state()
-    e_out = numerics.snapshot(call(eager, ca))
-    dynamo_state.fresh()
-    reset_rng_state()
-    with dynamo_state.dynamo_logs() as logs:
-        c_out, first = first_call.first_call(lambda: call(compiled, ca), label, sync)
-    c_out = numerics.snapshot(c_out)
-    if after_first_call:
-        after_first_call()
-    row = {
-        "first_call_s": first["first_call_s"],
-        "compile_phases": first["phases"],
-        "cache": first["cache"],
-        "graph_breaks": len(dynamo_state.graph_break_messages(logs)),
-        "frames_compiled": first["frames_compiled"],
-        "guards": guards.count(first["frames"])["count"],
-    }
-    figures, method = _timed(eager, compiled, ca, w, device, sync, budget_s)
-    row.update(figures, timing_method=method)
-    mem = memory.measure(lambda: call(eager, ca), lambda: call(compiled, ca), device)
-    row.update(peak_bytes=mem["compiled_peak_bytes"], eager_peak_bytes=mem["eager_peak_bytes"])
-    rng = numerics.rng_check(backend, lambda: call(make()[0], ca), o.fallback_random)
-    why = numerics.random_not_compared(rng)
-    if why:
-        row.update(numerics_passed=None, max_abs_err=None, numerics_rng=f"not measured: {why}")
-        return row
-    if rng["fallback_random"]:
-        c_out = numerics.fallback_random_output(lambda: call(make()[1], ca), rng)
-    num = numerics.compare(
-        e_out, c_out, None, "strategy comparison: compiled vs eager only", w.autocast
-    )
-    row.update(
-        numerics_passed=num["passed"], max_abs_err=num["max_abs_err"], numerics_rng=rng["method"]
-    )
-    return row
-
-
-def main_pair(
-    w: Any,
-    o: Options,
-    backend: str,
-    mode: str | None,
-    after_first_call: Callable[[], None] | None = None,
-) -> dict:
-    """The main subject (the forward, or the whole training step) compiled with `backend`/`mode` vs eager."""
-    device = calls.detect(w.model, w.call_args)
-    fresh = _fresh(w, device)
-    if w.kind == "train":
-        from .training import subjects
-
-        return _pair(
-            lambda: subjects(fresh, "step", backend, mode),
-            w,
-            "train step",
-            o.budget_s,
-            device,
-            o,
-            backend,
-            after_first_call,
-        )
-
-    def make() -> tuple[Any, Any]:
-        return fresh().model, first_call.build(fresh().model, backend, mode, w.compile_kwargs)
-
-    return _pair(make, w, "forward", o.budget_s, device, o, backend, after_first_call)
-
-
 def run_mode(w: Any, o: Options, mode: str) -> dict:
     row = main_pair(w, o, o.backend, mode)
     skips = row["cache"].get("cudagraph_skips") or 0
@@ -223,8 +93,8 @@ def run_train(w: Any, o: Options, way: str) -> dict:
     from .training import subjects
 
     device = calls.detect(w.model, w.call_args)
-    fresh = _fresh(w, device)
-    row = _pair(
+    fresh = fresh_copies(w, device)
+    row = timed_pair(
         lambda: subjects(fresh, way, o.backend, o.mode),
         w,
         f"train step ({way})",
@@ -380,7 +250,7 @@ def run(spec: dict, workload: Any, options: Options) -> dict:
         data["automatic"] = spec.get("automatic", False)
         return data
     if kind in ("fix", "ablation"):
-        from . import tried
+        from . import fixes as tried
 
         return tried.run(spec, workload, options)
     raise ValueError(f"unknown strategy {kind!r}")

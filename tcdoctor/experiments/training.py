@@ -32,7 +32,21 @@ from typing import Any, Callable
 
 import torch
 
-from .workload import TrainStep
+from ..target.workload import TrainStep
+
+
+class Subject:
+    """One fresh copy of the workload and the callable that runs it (a model or a training step)."""
+
+    def __init__(self, workload: Any):
+        self.workload = workload
+        if workload.kind == "train":
+            pass
+
+            self.fn: Any = StepRunner(workload, "eager").step
+        else:
+            self.fn = workload.model
+
 
 WAYS = ("eager", "model", "step", "optimizer")
 
@@ -110,7 +124,7 @@ class StepRunner:
             raise ValueError(
                 "compiling only optimizer.step needs TrainStep(optimizer=...) without a custom train_step"
             )
-        from .probes.first_call import build
+        from ..probes.first_call import build
 
         self.spec, self.way = spec, way
         self.model, self.optimizer = spec.model, spec.optimizer
@@ -145,7 +159,7 @@ def subjects(
     fresh: Callable[[], TrainStep], way: str, backend: str, mode: str | None
 ) -> tuple[Callable, Callable]:
     """(eager step, step compiled `way`), each on its own fresh copy; 'step' compiles the whole function."""
-    from .probes.first_call import build
+    from ..probes.first_call import build
 
     eager = StepRunner(fresh(), "eager")
     if way == "step":

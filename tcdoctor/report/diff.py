@@ -6,9 +6,9 @@ from typing import Any, Callable
 
 from tabulate import tabulate
 
-from . import units
-from .report import Report
-from .results import GraphBreak
+from .. import units
+from .model import Report
+from .sections import GraphBreak
 
 FIGURES: list[tuple[str, Callable[[Report], Any], Callable[[Any], str]]] = [
     ("graph breaks", lambda r: r.graph_breaks.count, units.count),

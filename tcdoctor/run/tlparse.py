@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from .report import Report
+    from ..report.model import Report
 
 DEFAULT_DIR = "tcdoctor-torch-trace"
 TIMEOUT_S = 300
@@ -143,13 +143,3 @@ def attach(report: Report, opts: Any, echo: bool = True) -> dict | None:
                 err=True,
             )
     return info
-
-
-def relative_link(path: str | None, base_dir: str | None) -> str | None:
-    """A link to a local file relative to the HTML report's folder (the report stays self-contained)."""
-    if not path:
-        return None
-    try:
-        return os.path.relpath(path, base_dir or os.getcwd())
-    except ValueError:  # another drive on Windows
-        return path

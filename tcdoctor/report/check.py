@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import units
-from .report import Report
+from .. import units
+from .model import Report
 
 CHECK_KEYS = (
     "max_graph_breaks",

@@ -1,0 +1,147 @@
+"""The paired measurement every experiment row is made of: a fresh copy compiled with a backend/mode,
+its first call, then eager vs compiled timed paired (probes/timing.py), memory and numerics.
+
+`main_pair` is the main subject (the forward, or the whole training step); the strategies, the
+fixes and the ablation are each one call of it with something changed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+from ..options import Options
+from ..probes import calls, dynamo_state, first_call, guards, memory, numerics, timing
+from ..target.pristine import Pristine, reset_rng_state
+from ..target.workload import CallArgs
+
+
+def _call(spec: Any, device: torch.device) -> Callable[[Any, CallArgs], Any]:
+    return lambda fn, ca: calls.call(fn, ca, spec, device)
+
+
+def fresh_copies(w: Any, device: torch.device) -> Callable[[], Any]:
+    """Pristine copies of the workload (each strategy child starts from build(); copies keep it so)."""
+    pristine = Pristine(w)
+
+    def fresh() -> Any:
+        copy_ = pristine.fresh()
+        copy_.device_type = device.type
+        return copy_
+
+    return fresh
+
+
+def _timed(
+    eager: Any,
+    compiled: Any,
+    ca: CallArgs,
+    w: Any,
+    device: torch.device,
+    sync: Callable[[], None],
+    budget_s: float,
+) -> tuple[dict, str]:
+    """Eager vs compiled on `ca`, paired (timing.measure): the figures every timed row carries,
+    and how they were measured."""
+    rt = timing.measure(
+        calls.one_call(eager, ca, w, device),
+        calls.one_call(compiled, ca, w, device),
+        sync,
+        budget_s,
+        calls.batch_context(w),
+    )
+    figures = {
+        "eager_median_s": rt["eager"]["median_s"],
+        "median_s": rt["compiled"]["median_s"],
+        "speedup": rt["speedup"],
+        "speedup_ci": rt["speedup_ci"],
+        "samples": rt["samples"],
+        "faults_per_call": rt["compiled"].get("minor_faults_per_call"),
+    }
+    return figures, rt["method"]
+
+
+def timed_pair(
+    make: Callable[[], tuple[Any, Any]],
+    w: Any,
+    label: str,
+    budget_s: float,
+    device: torch.device,
+    o: Options,
+    backend: str,
+    after_first_call: Callable[[], None] | None = None,
+) -> dict:
+    """First call (compile), then paired timing and memory of compiled vs eager on the workload's inputs.
+
+    `make()` returns (eager callable, compiled callable), each on its own pristine copy; numerics
+    compare their first calls with every RNG reset (a random model's only with --fallback-random:
+    probes/numerics.py).
+    """
+    ca, call, sync = w.call_args, _call(w, device), calls.synchronizer(device)
+    eager, compiled = make()
+    reset_rng_state()
+    e_out = numerics.snapshot(call(eager, ca))
+    dynamo_state.fresh()
+    reset_rng_state()
+    with dynamo_state.dynamo_logs() as logs:
+        c_out, first = first_call.first_call(lambda: call(compiled, ca), label, sync)
+    c_out = numerics.snapshot(c_out)
+    if after_first_call:
+        after_first_call()
+    row = {
+        "first_call_s": first["first_call_s"],
+        "compile_phases": first["phases"],
+        "cache": first["cache"],
+        "graph_breaks": len(dynamo_state.graph_break_messages(logs)),
+        "frames_compiled": first["frames_compiled"],
+        "guards": guards.count(first["frames"])["count"],
+    }
+    figures, method = _timed(eager, compiled, ca, w, device, sync, budget_s)
+    row.update(figures, timing_method=method)
+    mem = memory.measure(lambda: call(eager, ca), lambda: call(compiled, ca), device)
+    row.update(peak_bytes=mem["compiled_peak_bytes"], eager_peak_bytes=mem["eager_peak_bytes"])
+    rng = numerics.rng_check(backend, lambda: call(make()[0], ca), o.fallback_random)
+    why = numerics.random_not_compared(rng)
+    if why:
+        row.update(numerics_passed=None, max_abs_err=None, numerics_rng=f"not measured: {why}")
+        return row
+    if rng["fallback_random"]:
+        c_out = numerics.fallback_random_output(lambda: call(make()[1], ca), rng)
+    num = numerics.compare(
+        e_out, c_out, None, "strategy comparison: compiled vs eager only", w.autocast
+    )
+    row.update(
+        numerics_passed=num["passed"], max_abs_err=num["max_abs_err"], numerics_rng=rng["method"]
+    )
+    return row
+
+
+def main_pair(
+    w: Any,
+    o: Options,
+    backend: str,
+    mode: str | None,
+    after_first_call: Callable[[], None] | None = None,
+) -> dict:
+    """The main subject (the forward, or the whole training step) compiled with `backend`/`mode` vs eager."""
+    device = calls.detect(w.model, w.call_args)
+    fresh = fresh_copies(w, device)
+    if w.kind == "train":
+        from .training import subjects
+
+        return timed_pair(
+            lambda: subjects(fresh, "step", backend, mode),
+            w,
+            "train step",
+            o.budget_s,
+            device,
+            o,
+            backend,
+            after_first_call,
+        )
+
+    def make() -> tuple[Any, Any]:
+        return fresh().model, first_call.build(fresh().model, backend, mode, w.compile_kwargs)
+
+    return timed_pair(make, w, "forward", o.budget_s, device, o, backend, after_first_call)

@@ -1,0 +1,85 @@
+"""Each graph break's cost and what fixing it can gain, joined from the profile's per-region times
+(probes/break_cost.py) and the compile phase's break sites, after every phase; findings ranked by gain.
+
+A break's cost is the time its region spends outside its compiled graph; the bound on what fixing
+it gains subtracts the eager aten work that would still run (see probes/break_cost.py for the
+event method and its pitfalls). A fix tried in a fresh process replaces the bound with what it
+measured (verdict/tried.py).
+"""
+
+from __future__ import annotations
+
+METHOD = (
+    "median over profiled steady-state calls of the time inside the region of the frame the break ended, "
+    "outside its compiled graph and the regions nested in it (the op run eagerly, the Python around it, the "
+    "resume frame's guard check); a skipped frame costs the call's time outside every region; regions are "
+    "matched to breaks by the compile id Dynamo was compiling when it logged the break; share = that time / "
+    "the profiled call's median (both under the profiler), and cost per call = share × the timing phase's "
+    "compiled median (the profiler slows eager ops more than compiled graphs, so shares lean high)"
+)
+
+
+BOUND_METHOD = (
+    "a bound, not a measurement: the break's cost minus the top-level aten ops run eagerly in that time "
+    "(work that still runs once the break is gone); what remains is the Python around the break, the "
+    "resume frame's guard check and region entry and exit. Fusion across the break is not counted"
+)
+
+
+def attach(data: dict) -> None:
+    """Put cost_s_per_call / cost_fraction on each graph-break finding (in the report, after every phase)."""
+    findings = (data.get("graph_breaks") or {}).get("unique") or []
+    prof = data.get("profile") or {}
+    sites = (data.get("compile") or {}).get("break_sites") or []
+    median = ((data.get("runtime") or {}).get("compiled") or {}).get("median_s")
+    profiled = prof.get("profiled_call_s")
+    if not findings:
+        return
+    why = None
+    if not prof.get("region_self_s") and prof.get("outside_regions_s") is None:
+        why = "the profile phase did not run"
+    elif not prof.get("graph_calls_marked"):
+        why = "this backend does not mark its graph calls in the profiler (Inductor does), so a break's own time cannot be told apart"
+    for f in findings:
+        site = f.get("site") or {}
+        if why and not f.get("frame_skipped"):
+            f["cost_not_measured"] = why
+            continue
+        if f.get("frame_skipped"):
+            cost = prof.get("outside_regions_s")
+            eager = prof.get("outside_regions_eager_s")
+        else:
+            ids = {
+                s["compile_id"]
+                for s in sites
+                if (s.get("file"), s.get("line")) == (site.get("file"), site.get("line"))
+            }
+            costs = [prof["region_self_s"][i] for i in ids if i in prof.get("region_self_s", {})]
+            cost = sum(costs) if costs else None
+            eager = sum((prof.get("region_eager_s") or {}).get(i, 0.0) for i in ids)
+            if cost is None:
+                f["cost_not_measured"] = (
+                    "no compiled region of the timed model ends at this break (its frame compiled differently)"
+                )
+                continue
+        share = min(1.0, cost / profiled) if cost is not None and profiled else None
+        f["cost_fraction"] = share
+        f["cost_s_per_call"] = share * median if share is not None and median else None
+        f["profiled_cost_s_per_call"] = cost
+        f["cost_method"] = METHOD
+        if share is not None and eager is not None:
+            bound = min(1.0, max(0.0, cost - eager) / profiled)
+            f["gain_fraction"] = bound
+            f["gain_s_per_call"] = bound * median if median else None
+            f["gain_source"] = "bound"
+            f["gain_method"] = BOUND_METHOD
+    rank(findings)
+
+
+def rank_key(gain_s: float | None, cost_s: float | None) -> tuple[float, float]:
+    """Findings are ordered by what fixing them gains (measured or bounded), then by their cost."""
+    return (-(gain_s if gain_s is not None else -1.0), -(cost_s if cost_s is not None else -1.0))
+
+
+def rank(findings: list[dict]) -> None:
+    findings.sort(key=lambda f: rank_key(f.get("gain_s_per_call"), f.get("cost_s_per_call")))

@@ -1,0 +1,102 @@
+"""The Report: one versioned, JSON-serialisable result that every renderer reads.
+
+Probes stream phase events; `run/assemble.py` turns them into the report's sections. This module
+imports only the report's own data (sections, JSON encoding): the verdict, the renderers and the
+notebook hook (api.py) read it from above. A section
+that could not be measured keeps its keys with null values and says why in `not_measured`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .encoding import dumps
+from .sections import (
+    Ablation,
+    CompileTime,
+    FixRow,
+    GraphBreaks,
+    Graphs,
+    Guards,
+    Memory,
+    Numerics,
+    Recompiles,
+    Record,
+    Runtime,
+    Strategies,
+    Verdict,
+)
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class Report(Record):
+    """One analysis: typed sections (tcdoctor/results.py), saved and loaded as JSON.
+
+    `assemble` builds it from the children's phase events; the verdict, `check`, `diff` and every
+    renderer read its attributes. A section that was not measured says why in `not_measured`.
+    """
+
+    schema_version: int = SCHEMA_VERSION
+    tool: dict[str, Any] = field(default_factory=dict)
+    created: str | None = None
+    target: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    environment: dict[str, Any] = field(default_factory=dict)
+    phases: dict[str, dict] = field(default_factory=dict)
+    graphs: Graphs = field(default_factory=Graphs)
+    graph_breaks: GraphBreaks = field(default_factory=GraphBreaks)
+    recompiles: Recompiles = field(default_factory=Recompiles)
+    guards: Guards = field(default_factory=Guards)
+    compile: CompileTime = field(default_factory=CompileTime)
+    runtime: Runtime = field(default_factory=Runtime)
+    memory: Memory = field(default_factory=Memory)
+    numerics: Numerics = field(default_factory=Numerics)
+    profile: dict[str, Any] = field(default_factory=dict)
+    errors: list[dict] = field(default_factory=list)
+    strategies: Strategies = field(default_factory=Strategies)
+    fixes: list[FixRow] = field(default_factory=list)
+    fixes_not_tried: list[dict] = field(default_factory=list)
+    ablation: Ablation | None = None
+    verdict: Verdict = field(default_factory=Verdict)
+    distributed: dict[str, Any] | None = None  # a --nproc run's ranks (tcdoctor/distributed.py)
+    torch_trace: dict[str, Any] | None = None  # TORCH_TRACE logs and tlparse (tcdoctor/tlparse.py)
+
+    OMIT_NONE = ("distributed", "torch_trace")
+
+    @classmethod
+    def upgrade(cls, d: dict) -> dict:
+        # The guard share is taken of the compiled median the timing phase measured.
+        guards, rt = d.get("guards"), d.get("runtime")
+        if isinstance(guards, dict) and isinstance(rt, dict) and guards.get("call_s") is None:
+            median = (rt.get("compiled") or {}).get("median_s")
+            if median is not None:
+                guards = d["guards"] = dict(guards)
+                guards["call_s"] = median
+        return d
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return dumps(self.to_dict(), indent=indent)
+
+    def save(self, path: str) -> None:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(self.to_json())
+
+    @classmethod
+    def load(cls, path: str) -> Report:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        if not isinstance(data, dict) or "schema_version" not in data:
+            raise ValueError(f"{path} is not a tcdoctor report (no schema_version)")
+        if data["schema_version"] > SCHEMA_VERSION:
+            raise ValueError(
+                f"{path} has schema_version {data['schema_version']}; "
+                f"this tcdoctor reads up to {SCHEMA_VERSION}"
+            )
+        try:
+            return cls.from_dict(data)
+        except (TypeError, AttributeError, ValueError) as exc:
+            raise ValueError(f"{path} does not have a tcdoctor report's shape ({exc})") from None

@@ -1,0 +1,74 @@
+"""The verdict of a report: the decision, its reasons and advice, from the report's figures only.
+
+`decide` is the pure entry point (figures -> rules -> decision -> recommendations); `judge` puts
+the verdict on a report together with what its tried fixes showed (`tried.py`) and, for a
+distributed run, what its ranks showed (`distributed.py`); `with_verdict` recomputes it on a copy.
+Every threshold lives in `rules.RULES`.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+from ..report.sections import Verdict
+from . import tried
+from .advice import ADVICE_RULES, advice_item, numerics_caveat
+from .decision import decision
+from .distributed import extend_verdict
+from .figures import Figures
+from .recommend import recommend
+from .rules import HORIZONS, RULES
+
+if TYPE_CHECKING:
+    from ..report.model import Report
+
+
+def judge(report: Report, **rules: Any) -> None:
+    """The verdict, plus what the tried fixes and the ablation showed (pure: recomputing gives the same)."""
+    report.verdict = decide(report, **rules)
+    report.verdict.advice += tried.advice(report)
+    tried.annotate(report)
+    extend_verdict(report)  # a distributed run's reasons and advice (distributed.py)
+
+
+def with_verdict(report: Report, **rules: Any) -> Report:
+    """A copy of the report with the verdict recomputed (e.g. another --expected-calls)."""
+    out = copy.deepcopy(report)
+    judge(out, **rules)
+    return out
+
+
+def decide(
+    report: Report, expected_calls: int | None = None, min_speedup: float | None = None
+) -> Verdict:
+    """The verdict of a report: decision, reasons, advice, strategy recommendations, break-even."""
+    rules = dict(RULES)
+    if expected_calls is not None:
+        rules["expected_calls"] = expected_calls
+    if min_speedup is not None:
+        rules["min_speedup"] = min_speedup
+    fig = Figures.from_report(report)
+    advice = [item for rule in ADVICE_RULES for item in rule(fig, rules)]
+    verdict, reasons = decision(fig, rules)
+    reasons += numerics_caveat(fig, verdict)
+    recs = recommend(report, rules)
+    for topic, r in recs.items():
+        source = "modes" if topic == "mode" else topic
+        advice.append(advice_item(f"strategy: {topic}", r["text"], f"strategies.{source}"))
+    be_cold, be_warm = fig.break_even_cold, fig.break_even_warm
+    horizon = int(rules["expected_calls"])
+    return Verdict(
+        decision=verdict,
+        reasons=reasons,
+        advice=advice,
+        recommendations=recs,
+        break_even_calls=be_cold["calls"] if be_cold else None,
+        break_even={
+            "cold": be_cold,
+            "warm": be_warm,
+            "expected_calls": horizon,
+            "horizons": dict(HORIZONS),
+        },
+        rules=rules,
+    )

@@ -1,0 +1,291 @@
+"""The decision and the advice, from measured figures only. Every threshold lives in RULES.
+
+compile              significantly faster (95% CI of the speedup above MIN_SPEEDUP), the compile
+                     time pays back within the expected number of calls, numerics do not fail (a verdict
+                     without a numerics check says so), and
+                     nothing forces eager execution (skipped frames, recompile limit hit).
+compile-after-fixes  graph breaks, skipped frames or recompiles stand between the model and a gain:
+                     not significantly faster yet, or faster but with frames running eagerly.
+dont-compile         the compiled model fails or drifts numerically; or it is not faster and there
+                     is nothing to fix; or it is faster but never pays back its compile time.
+
+Shape: `Figures.from_report` reads every figure the verdict uses from the typed report, once;
+one `advise_*` rule per advice topic returns advice items (or none); `decision` is the pure
+decision over the figures; `decide` (the entry point) puts them together with `recommend`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import units
+from ..report.sections import (
+    FixRow,
+    GraphBreak,
+)
+from .figures import Figures, Way
+
+if TYPE_CHECKING:
+    pass
+
+
+def decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
+    """compile / compile-after-fixes / dont-compile, and the reasons, from the figures alone.
+
+    One decision over every measured way: the main analysis, the fixes tried in fresh processes,
+    the other ways of compiling (modes, training ways, regions), and the breaks' owners. "After
+    fixes" only names a fix the user can make whose gain was measured, or bounded above the loss.
+    """
+    horizon = int(rules["expected_calls"])
+    faster = fig.significantly_faster(rules)
+    if fig.compile_failed_message is not None:
+        return "dont-compile", [f"The compiled model failed: {fig.compile_failed_message}"]
+    if fig.numerics_passed is False:
+        err, failed = fig.numerics_max_abs_err, fig.numerics_failed_outputs
+        speed = (
+            f"Compiled is {fig.faster_text}, but the n"
+            if fig.speedup is not None and faster
+            else "N"
+        )
+        return "dont-compile", [
+            f"{speed}umerics check failed"
+            + (f" (max abs error {units.sci(err)} vs eager)" if err is not None else "")
+            + (f" on {', '.join(failed[:3])}" if failed else "")
+            + "."
+        ]
+    if fig.speedup is None:
+        why = fig.speed_not_measured or "no runtime figures"
+        return "dont-compile", [f"Speed was not measured ({why}), so no gain is shown."]
+    if not faster:
+        return _not_faster(fig, rules)
+    be_cold = fig.break_even_cold
+    if fig.never_repaid(horizon):
+        return "dont-compile", [
+            f"Compiled is {fig.faster_text}, but the compile time is repaid only after "
+            f"{be_cold['calls']:,} calls, beyond the expected {horizon:,}."
+        ]
+    eager_parts = _eager_parts(fig)
+    if eager_parts:
+        return "compile-after-fixes", [
+            f"Compiled is {fig.faster_text}, but parts of the model run eagerly ({eager_parts})."
+        ]
+    reasons = [f"Compiled is {fig.faster_text}."]
+    be_warm = fig.break_even_warm
+    if be_cold and be_cold["calls"] <= horizon:
+        reasons.append(
+            f"Compile time is repaid after {be_cold['calls']:,} calls (cold cache), "
+            f"within the expected {horizon:,}."
+        )
+    elif be_cold and be_warm:
+        reasons.append(
+            f"With a warm inductor cache the compile time is repaid after {be_warm['calls']:,} calls, "
+            f"within the expected {horizon:,}; a cold compile needs {be_cold['calls']:,}: keep the "
+            "cache (TORCHINDUCTOR_CACHE_DIR on persistent storage)."
+        )
+    best = best_way(fig, rules)
+    if best and best.row.speedup and best.row.speedup > (fig.speedup or 0):
+        reasons.append(
+            f"Fastest measured way: {best.label}, {units.ratio(best.row.speedup, best.row.speedup_ci)} "
+            "vs eager (see the strategy table)."
+        )
+    reasons += _remaining(fig)
+    return "compile", reasons
+
+
+def _eager_parts(fig: Figures) -> str:
+    """What forces part of a faster model to run eagerly that the user can change: frames skipped
+    in their code, the recompile limit (their calls recompile); '' when nothing."""
+    skipped = [f for f in fig.break_findings if f.frame_skipped and f.users]
+    if not fig.break_findings and fig.skipped:  # findings not recorded: count as before
+        skipped_n = fig.skipped
+    else:
+        skipped_n = len(skipped)
+    if not skipped_n and not fig.limit_hit:
+        return ""
+    limit = ", recompile limit hit" if fig.limit_hit else ""
+    return f"{skipped_n} skipped frame(s){limit}"
+
+
+def _owners(findings: tuple[GraphBreak, ...]) -> str:
+    """'2 in transformers, 1 in PyTorch itself, 2 in tcdoctor's standard training step'."""
+    counts: dict[str, int] = {}
+    for f in findings:
+        who = f.library if f.origin == "library" and f.library else f.origin_text or f.origin
+        who = who or "code you did not write"
+        counts[who] = counts.get(who, 0) + (f.occurrences or 1)
+    return ", ".join(f"{n} in {who}" for who, n in counts.items())
+
+
+def _remaining(fig: Figures) -> list[str]:
+    """A compile verdict's further gains: breaks in the user's code (with what fixing them gains),
+    and breaks in code they did not write said to be none of theirs."""
+    out = []
+    mine = [f for f in fig.break_findings if f.users]
+    theirs = tuple(f for f in fig.break_findings if not f.users)
+    if mine:
+        out.append(
+            f"{len(mine)} graph break(s) in your code remain; fixing them "
+            + (
+                f"could gain up to {units.seconds(_gain(mine))} per call ({_gain_kind(mine)})."
+                if _gain(mine) is not None
+                else "may gain more (not measured)."
+            )
+        )
+    if theirs:
+        out.append(
+            f"{sum(f.occurrences or 1 for f in theirs)} graph break(s) in code you did not write "
+            f"remain ({_owners(theirs)}): nothing to change in your code for them."
+        )
+    if not fig.break_findings and (fig.breaks or fig.recompiles):
+        out.append(
+            f"{fig.breaks} graph break(s) and {fig.recompiles} recompile(s) remain; "
+            "fixing them may gain more."
+        )
+    elif fig.recompiles:
+        out.append(f"{fig.recompiles} recompile(s) remain (see the advice).")
+    return out
+
+
+def _gain(findings: list[GraphBreak]) -> float | None:
+    """What fixing all of them gains per call (measured or bounded); None when any is unknown."""
+    gains = [f.gain_s_per_call for f in findings]
+    return None if not gains or any(g is None for g in gains) else sum(gains)  # type: ignore[misc]
+
+
+def _gain_kind(findings: list[GraphBreak]) -> str:
+    kinds = {f.gain_source for f in findings}
+    if kinds == {"tried"}:
+        return "measured by trying " + ", ".join(sorted({f"`{f.gain_fix}`" for f in findings}))
+    return "a bound: the time outside graphs minus the eager work that would still run"
+
+
+def best_way(fig: Figures, rules: dict) -> Way | None:
+    usable = [w for w in fig.ways if w.usable(rules)]
+    return max(usable, key=lambda w: w.row.speedup or 0.0) if usable else None
+
+
+def _best_fix(fig: Figures, rules: dict) -> FixRow | None:
+    good = [
+        r
+        for r in fig.tried_fixes
+        if r.significantly_faster(rules) and (r.after or {}).get("numerics_passed") is not False
+    ]
+    return max(good, key=lambda r: (r.after or {}).get("speedup") or 0.0) if good else None
+
+
+def _not_faster(fig: Figures, rules: dict) -> tuple[str, list[str]]:
+    """Compiled as analysed is not significantly faster: is there a measured way, a tried fix, or
+    a fix of the user's own whose bounded gain covers the loss? Otherwise: not yet, and who owns
+    each blocker."""
+    what = "slower than eager" if fig.significantly_slower else "not measurably faster than eager"
+    head = f"Compiled is {what}: {fig.speed_text}"
+    fix = _best_fix(fig, rules)
+    if fix is not None:
+        after = fix.after or {}
+        return "compile-after-fixes", [
+            f"{head}; with `{fix.fix}` (tried in a fresh process) it is "
+            f"{units.ratio(after.get('speedup'), after.get('speedup_ci'), 'faster')}: apply it."
+        ]
+    way = best_way(fig, rules)
+    if way is not None:
+        r = way.row
+        return "compile", [
+            f"{head}, but {way.label} is {units.ratio(r.speedup, r.speedup_ci, 'faster')}, "
+            f"repaid after {r.steps_to_repay:,} calls: {way.label}."
+        ]
+    mine = [f for f in fig.break_findings if f.users]
+    untried = [f for f in mine if f.gain_source != "tried"]
+    need = _needed_gain(fig, rules)
+    bound = _gain(untried)
+    if untried and bound is not None and need is not None and bound > need:
+        return "compile-after-fixes", [
+            f"{head}; fixing the {len(untried)} graph break(s) in your code "
+            f"({', '.join(f.where for f in untried[:3])}) could gain up to {units.seconds(bound)} "
+            f"per call (a bound: the time outside graphs minus the eager work that would still run), "
+            f"more than the {units.seconds(need)} it needs to be faster."
+        ]
+    reasons = [head + "."]
+    reasons += _tried_reasons(fig)
+    reasons += _blockers(fig, untried, bound, need)
+    if fig.ablation_layer:
+        reasons.append(f"Which layer: {fig.ablation_layer}.")
+    if fig.significantly_slower and fig.guard_fraction is not None:
+        reasons.append(guard_reason(fig))
+    return "dont-compile", reasons
+
+
+def _needed_gain(fig: Figures, rules: dict) -> float | None:
+    """Seconds per call compiled must lose to be significantly faster (its point estimate)."""
+    if fig.compiled_s is None or not fig.eager_s:
+        return None
+    return max(0.0, fig.compiled_s - fig.eager_s / rules["min_speedup"])
+
+
+def _tried_reasons(fig: Figures) -> list[str]:
+    return [
+        f"Tried `{r.fix}`: {r.outcome} "
+        f"({units.fix_summary(r) or units.ratio((r.after or {}).get('speedup'))}): "
+        "still not measurably faster than eager."
+        for r in fig.tried_fixes
+    ]
+
+
+def _blockers(
+    fig: Figures, untried: list[GraphBreak], bound: float | None, need: float | None
+) -> list[str]:
+    """Who owns each break that stands in the way, and what fixing the user's own could gain."""
+    out = []
+    theirs = tuple(f for f in fig.break_findings if not f.users)
+    if theirs:
+        out.append(
+            f"{sum(f.occurrences or 1 for f in theirs)} graph break(s) are in code you did not write "
+            f"({_owners(theirs)}): not yours to edit; the advice says what you can do from your side."
+        )
+    if untried and bound is not None:
+        out.append(
+            f"Fixing the {len(untried)} graph break(s) in your code could gain at most "
+            f"{units.seconds(bound)} per call (a bound), less than the "
+            f"{units.seconds(need)} it needs to be faster."
+        )
+    elif untried:
+        why = next((f.cost_not_measured for f in untried if f.cost_not_measured), None)
+        out.append(
+            f"{len(untried)} graph break(s) in your code could be fixed "
+            f"({', '.join(f.where for f in untried[:3])}); what that gains was not measured"
+            + (f" ({why})" if why else "")
+            + ": fix them and analyse again."
+        )
+    if not fig.break_findings and fig.breaks:
+        out.append(f"{fig.breaks} graph break(s); what fixing them gains was not measured.")
+    if fig.recompiles or fig.limit_hit:
+        limit = " (recompile limit hit)" if fig.limit_hit else ""
+        out.append(
+            f"{fig.recompiles} recompile(s){limit}: they cost compile time, not the per-call "
+            "speed measured here (see the advice)."
+        )
+    return out
+
+
+def guard_reason(fig: Figures) -> str:
+    """Why compiled is slower, as far as the figures say: guard evaluation is named the cause only
+    when it is at least half of the time lost per call."""
+    guards = f"{units.seconds(fig.guard_s)} for {fig.guard_count} guards"
+    lost, eager = (fig.compiled_s or 0.0) - (fig.eager_s or 0.0), fig.eager_s or 0.0
+    if fig.guard_s is not None and lost > 0 and fig.guard_s < 0.5 * lost:
+        share = units.percent(fig.guard_s / lost)
+        if lost >= eager:  # a tiny call: the compiled path's own per-call cost dominates
+            return (
+                f"The compiled path adds {units.seconds(lost)} per call, more than this call's whole "
+                f"eager time ({units.seconds(eager)}): a fixed per-call cost its work does not repay "
+                f"(guard evaluation is {guards} of it, {share})."
+            )
+        return (
+            f"Guard evaluation ({guards}) accounts for only {share} of the {units.seconds(lost)} "
+            f"lost per call (eager {units.seconds(eager)}, compiled {units.seconds(fig.compiled_s)})."
+        )
+    return (
+        f"The compiled path has a fixed per-call cost (guard evaluation alone: {guards}, "
+        f"{units.percent(fig.guard_fraction)} of a compiled call) that this call's work "
+        f"does not repay: eager takes {units.seconds(fig.eager_s)}, compiled "
+        f"{units.seconds(fig.compiled_s)}."
+    )

@@ -1,0 +1,185 @@
+"""The figures the verdict is judged on, read from a typed report once (`Figures.from_report`),
+and the other measured ways of compiling the headline must agree with (`Way`, `other_ways`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .. import units
+from ..report.sections import (
+    FixRow,
+    GraphBreak,
+    Recompile,
+    StrategyRow,
+    break_even,
+    cold_warm_ratio,
+    faster_than_eager,
+    slower_than_eager,
+)
+from .recommend import TRAINING_WAYS
+
+if TYPE_CHECKING:
+    from ..report.model import Report
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The figures the verdict is judged on, typed. Built from a report by `from_report` only."""
+
+    speedup: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    speed_not_measured: str | None = None  # why, when speedup is None
+    eager_s: float | None = None  # medians per call
+    compiled_s: float | None = None
+    cold_s: float | None = None  # first compiled call, cold and warm inductor cache
+    warm_s: float | None = None
+    breaks: int = 0
+    skipped: int = 0  # frames Dynamo skipped: they run eagerly
+    recompiles: int = 0
+    limit_hit: bool = False
+    recompile_limit: int | None = None
+    numerics_passed: bool | None = None
+    numerics_max_abs_err: float | None = None
+    numerics_failed_outputs: tuple[str, ...] = ()
+    numerics_not_measured: str | None = None  # why, when numerics_passed is None
+    guard_fraction: float | None = None  # guard evaluation / compiled median
+    guard_s: float | None = None  # guard evaluation per call
+    guard_count: int | None = None
+    device: str | None = None
+    mode: str | None = None
+    cudagraph_skips: int = 0
+    compile_failed_message: str | None = None  # set when compiling raised
+    break_findings: tuple[GraphBreak, ...] = ()  # graph_breaks.unique
+    recompile_events: tuple[Recompile, ...] = ()
+    training_ways_measured: bool = False  # rows for the model alone / optimizer alone exist
+    tried_fixes: tuple[FixRow, ...] = ()  # fixes run with the real backend in a fresh process
+    ways: tuple[Way, ...] = ()  # other measured ways of compiling (modes, training ways)
+    ablation_layer: str | None = None  # where the loss comes from, when the ablation ran
+
+    @classmethod
+    def from_report(cls, report: Report) -> Figures:
+        rt, c, g, gb, rc, n = (
+            report.runtime,
+            report.compile,
+            report.guards,
+            report.graph_breaks,
+            report.recompiles,
+            report.numerics,
+        )
+        failed = next(
+            (
+                str(e.get("message"))
+                for e in report.errors or []
+                if e.get("phase") in ("compile", "compile_warm")
+            ),
+            None,
+        )
+        return cls(
+            speedup=rt.speedup,
+            ci_low=rt.ci_low,
+            ci_high=rt.ci_high,
+            speed_not_measured=rt.not_measured,
+            eager_s=rt.eager.median_s,
+            compiled_s=rt.compiled.median_s,
+            cold_s=c.cold_s,
+            warm_s=c.warm_s,
+            breaks=gb.count or 0,
+            skipped=gb.skipped_frames or 0,
+            recompiles=rc.count or 0,
+            limit_hit=bool(rc.limit_hit),
+            recompile_limit=rc.limit,
+            numerics_passed=n.passed,
+            numerics_max_abs_err=n.max_abs_err,
+            numerics_failed_outputs=tuple(n.failed_outputs or ()),
+            numerics_not_measured=n.not_measured,
+            guard_fraction=g.overhead_fraction,
+            guard_s=g.overhead_s_per_call,
+            guard_count=g.count,
+            device=(report.environment or {}).get("device"),
+            mode=(report.options or {}).get("mode"),
+            cudagraph_skips=c.cudagraph_skips,
+            compile_failed_message=failed,
+            break_findings=tuple(gb.unique or ()),
+            recompile_events=tuple(rc.events or ()),
+            training_ways_measured=any(
+                r.name in ("model", "optimizer") and r.median_s is not None
+                for r in report.strategies.training
+            ),
+            tried_fixes=tuple(r for r in report.fixes or [] if r.measured),
+            ways=tuple(other_ways(report)),
+            ablation_layer=report.ablation.layer if report.ablation else None,
+        )
+
+    def significantly_faster(self, rules: dict) -> bool:
+        """The same rule as the report's `Runtime` and every strategy row (results.py)."""
+        return faster_than_eager(self.ci_low, rules["min_speedup"])
+
+    @property
+    def significantly_slower(self) -> bool:
+        return slower_than_eager(self.ci_high)
+
+    @property
+    def fixable(self) -> bool:
+        """Something to fix stands between the model and a (larger) gain."""
+        return self.breaks > 0 or self.recompiles > 0 or self.limit_hit
+
+    @property
+    def break_even_cold(self) -> dict | None:
+        return break_even(self.cold_s, self.eager_s, self.compiled_s)
+
+    @property
+    def break_even_warm(self) -> dict | None:
+        return break_even(self.warm_s, self.eager_s, self.compiled_s)
+
+    def never_repaid(self, horizon: int) -> bool:
+        """Faster per call, but neither the cold nor the warm compile is repaid within horizon."""
+        cold, warm = self.break_even_cold, self.break_even_warm
+        return bool(cold) and cold["calls"] > horizon and not (warm and warm["calls"] <= horizon)
+
+    @property
+    def cold_warm_ratio(self) -> float | None:
+        return cold_warm_ratio(self.cold_s, self.warm_s)
+
+    @property
+    def speed_text(self) -> str:
+        """'1.52× (95% CI 1.49–1.56)'."""
+        return units.ratio(self.speedup, (self.ci_low, self.ci_high))
+
+    @property
+    def faster_text(self) -> str:
+        """'1.52× faster (95% CI 1.49–1.56)'."""
+        return units.ratio(self.speedup, (self.ci_low, self.ci_high), "faster")
+
+
+@dataclass(frozen=True)
+class Way:
+    """Another measured way of compiling the same workload (a mode, a training way): a row the
+    headline must agree with."""
+
+    label: str  # "compile the model only", "mode='max-autotune'"
+    row: StrategyRow
+
+    def usable(self, rules: dict) -> bool:
+        """Significantly faster than eager, numerics not failing, compile time repaid in the horizon."""
+        r, horizon = self.row, rules["expected_calls"]
+        repaid = r.steps_to_repay is not None and r.steps_to_repay <= horizon
+        return r.significantly_faster(rules) and r.numerics_passed is not False and repaid
+
+
+def other_ways(report: Report) -> list[Way]:
+    """The measured rows that are not the main analysis: the headline is decided over them too."""
+    st = report.strategies
+    main = "main analysis"
+    out = [
+        Way(TRAINING_WAYS.get(r.name or "", r.name or "?"), r)
+        for r in st.training or []
+        if r.source != main and not r.baseline and r.median_s is not None
+    ]
+    out += [
+        Way(f"compile with mode={r.name!r}", r)
+        for r in st.modes or []
+        if r.source != main and not r.note and r.speedup is not None
+    ]
+    return out

@@ -1,0 +1,158 @@
+"""One recommendation per strategy family measured (mode, training way, dynamic shapes, regions),
+each with the figures behind it; the decision reads the same rows (figures.other_ways)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from .. import units
+from ..report.sections import (
+    RegionRow,
+    StrategyRow,
+)
+
+if TYPE_CHECKING:
+    from ..report.model import Report
+
+
+def changing_dims(report: Report) -> list[str]:
+    """Dimensions named by the size-mismatch guards that recompiled (e.g. "args[0] dim 1")."""
+    dims = []
+    for ev in report.recompiles.events or []:
+        m = re.search(r"tensor '([^']+)' size mismatch at index (\d+)", ev.reason or "")
+        if m and f"{m.group(1)} dim {m.group(2)}" not in dims:
+            dims.append(f"{m.group(1)} dim {m.group(2)}")
+    return dims
+
+
+def _recommend_mode(rows: list[StrategyRow], rules: dict) -> dict:
+    good = [
+        r
+        for r in rows
+        if r.significantly_faster(rules) and r.numerics_passed is not False and not r.note
+    ]
+    best = max(good, key=lambda r: r.speedup) if good else None
+    if not best:
+        return {"choice": None, "text": "no mode is measurably faster than eager here"}
+    return {
+        "choice": best.name,
+        "text": f"mode={best.name!r}: {units.ratio(best.speedup)} vs eager, "
+        f"first call {units.seconds(best.first_call_s)}",
+    }
+
+
+TRAINING_WAYS = {
+    "model": "compile the model only",
+    "step": "compile the whole training step",
+    "optimizer": "compile only optimizer.step",
+}
+
+
+def _recommend_training(rows: list[StrategyRow], rules: dict) -> dict:
+    compiled = [r for r in rows if r.name != "eager"]
+    good = [r for r in compiled if r.significantly_faster(rules) and r.numerics_passed is not False]
+    best = max(good, key=lambda r: r.speedup) if good else None
+    steps = {r.name: r.steps_to_repay for r in compiled}
+    names = TRAINING_WAYS
+    drifting = [r for r in compiled if r.significantly_faster(rules) and r.numerics_passed is False]
+    if best and steps.get(best.name):
+        text = (
+            f"{names[best.name]}: {units.seconds(best.median_s)}/step vs "
+            f"{units.seconds(best.eager_median_s)} eager ({units.ratio(best.speedup)}), "
+            f"repaid after {steps[best.name]:,} steps"
+        )
+    elif best:
+        text = (
+            f"{names[best.name]}: {units.ratio(best.speedup, word='faster')}, "
+            "but it never repays its compile time"
+        )
+    elif drifting:
+        text = "keep the step eager until the numerics are resolved: " + "; ".join(
+            f"{names[r.name]} is {units.ratio(r.speedup, word='faster')} but fails the "
+            "numerics check"
+            + (f" (max abs error {units.sci(r.max_abs_err)})" if r.max_abs_err is not None else "")
+            for r in drifting
+        )
+    else:
+        missing = [TRAINING_WAYS[w] for w in TRAINING_WAYS if w not in {r.name for r in compiled}]
+        measured = ", ".join(TRAINING_WAYS[r.name] for r in compiled if r.name in TRAINING_WAYS)
+        text = (
+            "keep the step eager: no way of compiling it is measurably faster"
+            if not missing
+            else f"keep the step eager for now: no measured way ({measured}) is measurably faster; "
+            f"not measured: {', '.join(missing)}"
+        )
+    return {"choice": best.name if best else "eager", "break_even_steps": steps, "text": text}
+
+
+def _recommend_dynamic(rows: list[StrategyRow], rules: dict, report: Report) -> dict:
+    horizon = rules["expected_calls"]
+    usable = [r for r in rows if not r.limit_hit] or rows
+    cost = {
+        r.name: r.compile_s + horizon * sum(s["median_s"] for s in r.shapes) / len(r.shapes)
+        for r in usable
+    }
+    best = min(usable, key=lambda r: cost[r.name])
+    dims = changing_dims(report) or [d for r in rows for d in r.changing_dims or []][:1]
+    dim_txt = (
+        f"; the dimension that changes: {', '.join(dims)} "
+        "(torch._dynamo.mark_dynamic on it before the first call)"
+        if dims
+        else ""
+    )
+    static = next((r for r in rows if r.name == "static"), None)
+    static_txt = (
+        f" (static: {static.compiles} compiles, {units.seconds(static.compile_s)})"
+        if static and static is not best
+        else ""
+    )
+    return {
+        "choice": best.name,
+        "dims": dims,
+        "costs_s": cost,
+        "text": f"{best.name} shapes: {best.compiles} compile(s), "
+        f"{units.seconds(best.compile_s)} compiling{static_txt}, "
+        f"lowest compile + run time over {horizon:,} calls{dim_txt}",
+    }
+
+
+def _recommend_regions(
+    regions: list[RegionRow], rules: dict, eager_forward_s: float | None
+) -> dict:
+    pick = [r for r in regions if r.fullgraph and r.significantly_faster(rules)]
+    gain = sum(r.gain_s_per_forward for r in pick)
+    frac = (
+        f" ({units.percent(gain / eager_forward_s)} of an eager forward)"
+        if eager_forward_s and pick
+        else ""
+    )
+    broken = [r.name for r in regions if r.fullgraph is False]
+    text = (
+        f"compile {', '.join(r.name for r in pick)}: expected saving "
+        f"{units.seconds(gain)} per forward{frac}"
+        if pick
+        else "no submodule is both fullgraph-clean and measurably faster compiled"
+    )
+    text += f"; leave {', '.join(broken)} eager (graph breaks)" if broken else ""
+    return {"choice": [r.name for r in pick], "expected_gain_s_per_forward": gain, "text": text}
+
+
+def recommend(report: Report, rules: dict) -> dict:
+    """One recommendation per strategy family that was measured, each with the figures behind it."""
+    st = report.strategies
+    rec: dict = {}
+    modes = [r for r in st.modes or [] if r.speedup is not None]
+    if modes:
+        rec["mode"] = _recommend_mode(modes, rules)
+    train = [r for r in st.training or [] if r.median_s is not None]
+    if train:
+        rec["training"] = _recommend_training(train, rules)
+    dyn = [r for r in st.dynamic or [] if r.shapes]
+    if dyn:
+        rec["dynamic"] = _recommend_dynamic(dyn, rules, report)
+    if st.regions and st.regions.regions:
+        rec["regions"] = _recommend_regions(
+            st.regions.regions, rules, report.runtime.eager.median_s
+        )
+    return rec

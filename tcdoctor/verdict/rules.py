@@ -1,0 +1,23 @@
+"""The verdict's thresholds, in one place: every rule reads them from RULES (tests drive them)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    pass
+
+RULES: dict[str, float] = {
+    "min_speedup": 1.02,  # lower bound of the speedup's 95% CI must exceed this to count as faster
+    "expected_calls": 100_000,  # default horizon for break-even (--expected-calls)
+    "guard_overhead_fraction": 0.20,  # guard evaluation above this share of a compiled call is flagged
+    "cold_warm_ratio": 3.0,  # cold compile this many times the warm one: advise keeping the cache
+    "compile_seconds_warn": 60.0,  # first call slower than this gets compile-time advice
+    "regional_auto_breaks": 3,  # this many graph breaks in the whole model: also try compiling its submodules
+}
+
+HORIZONS = {
+    "one epoch of 1,000 steps": 1_000,
+    "one epoch of 10,000 steps": 10_000,
+    "a server handling 1M requests": 1_000_000,
+}
