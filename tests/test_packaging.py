@@ -31,3 +31,10 @@ def test_wheel_contains_templates(tmp_path):
     assert "tcdoctor/templates/report.html.j2" in names
     assert any(n.endswith("entry_points.txt") for n in names)
     assert not any(n.startswith(("tests/", "samples/")) for n in names)
+    # every subpackage of the source tree is in the wheel (pyproject lists them by name)
+    import pathlib
+
+    pkgs = {
+        str(p.parent.relative_to(ROOT)) for p in pathlib.Path(ROOT, "tcdoctor").rglob("__init__.py")
+    }
+    assert pkgs and all(any(n.startswith(d + "/") for n in names) for d in pkgs), pkgs
