@@ -1,4 +1,9 @@
-"""Exit codes and the one error type that the CLI turns into a one-line message."""
+"""Exit codes and the errors the CLI turns into one line each.
+
+Every expected failure is a `TcdoctorError` with a one-line message and an exit code; callers that
+need to tell them apart catch the subclass (a report that cannot be loaded, a bad target, the
+user's own code failing, a child process that failed), never parse messages.
+"""
 
 from __future__ import annotations
 
@@ -23,7 +28,34 @@ EXIT_CODES_HELP = (
 class TcdoctorError(Exception):
     """An expected failure with a one-line message and an exit code; never shown as a traceback."""
 
-    def __init__(self, message: str, exit_code: int = EXIT_USAGE):
+    exit_code_default = EXIT_USAGE
+
+    def __init__(self, message: str, exit_code: int | None = None):
         super().__init__(message)
         self.message = message
-        self.exit_code = exit_code
+        self.exit_code = self.exit_code_default if exit_code is None else exit_code
+
+
+class UsageError(TcdoctorError):
+    """A bad command line or option combination (exit 2)."""
+
+
+class TargetError(TcdoctorError):
+    """`path.py:function` cannot be used: missing file or function, syntax error, wrong return (exit 2)."""
+
+
+class UserCodeError(TcdoctorError):
+    """The user's own code raised before anything could be measured: build(), the eager call (exit 3)."""
+
+    exit_code_default = EXIT_USER_CODE
+
+
+class ReportError(TcdoctorError, ValueError):
+    """A saved report that cannot be read: not JSON, not a report, a newer schema (exit 2).
+    A ValueError too, as `json` and `Report.from_dict` callers expect."""
+
+
+class ChildFailed(TcdoctorError):
+    """An analysis child process could not start or failed before writing a phase (exit 4)."""
+
+    exit_code_default = EXIT_INCOMPLETE

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ReportError
 from .encoding import dumps
 from .sections import (
     Ablation,
@@ -90,13 +91,13 @@ class Report(Record):
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
         if not isinstance(data, dict) or "schema_version" not in data:
-            raise ValueError(f"{path} is not a tcdoctor report (no schema_version)")
+            raise ReportError(f"{path} is not a tcdoctor report (no schema_version)")
         if data["schema_version"] > SCHEMA_VERSION:
-            raise ValueError(
+            raise ReportError(
                 f"{path} has schema_version {data['schema_version']}; "
                 f"this tcdoctor reads up to {SCHEMA_VERSION}"
             )
         try:
             return cls.from_dict(data)
         except (TypeError, AttributeError, ValueError) as exc:
-            raise ValueError(f"{path} does not have a tcdoctor report's shape ({exc})") from None
+            raise ReportError(f"{path} does not have a tcdoctor report's shape ({exc})") from None

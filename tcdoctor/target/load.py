@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Callable
 
-from ..errors import EXIT_USAGE, EXIT_USER_CODE, TcdoctorError
+from ..errors import TargetError, UserCodeError
 from .userframes import describe_exception, where_str
 from .workload import Workload, coerce
 
@@ -16,7 +16,7 @@ from .workload import Workload, coerce
 def split_target(target: str) -> tuple[str, str]:
     path, sep, func = target.rpartition(":")
     if not sep or not path or not func:
-        raise TcdoctorError(f"target must look like path.py:function, got {target!r}")
+        raise TargetError(f"target must look like path.py:function, got {target!r}")
     return path, func
 
 
@@ -24,17 +24,17 @@ def precheck(target: str) -> tuple[str, str]:
     """Cheap checks the parent can do without importing torch or running user code."""
     path, func = split_target(target)
     if not os.path.isfile(path):
-        raise TcdoctorError(f"file not found: {path}")
+        raise TargetError(f"file not found: {path}")
     try:
         with open(path, "rb") as fh:
             source = fh.read()
         ast.parse(source, filename=path)
     except SyntaxError as exc:
-        raise TcdoctorError(f"syntax error in {path} line {exc.lineno}: {exc.msg}") from None
+        raise TargetError(f"syntax error in {path} line {exc.lineno}: {exc.msg}") from None
     except (OSError, ValueError) as exc:
-        raise TcdoctorError(f"cannot read {path}: {exc}") from None
+        raise TargetError(f"cannot read {path}: {exc}") from None
     if not func.isidentifier():
-        raise TcdoctorError(f"not a function name: {func!r}")
+        raise TargetError(f"not a function name: {func!r}")
     return os.path.abspath(path), func
 
 
@@ -64,14 +64,13 @@ def load_with_rebuild(target: str) -> tuple[Workload, Callable[[], Workload]]:
         spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - any failure of user code is reported, not raised
         d = describe_exception(exc)
-        raise TcdoctorError(
-            f"importing {path} raised {d['message']}{where_str(d['where'])}", EXIT_USER_CODE
-        ) from None
+        raise UserCodeError(
+            f"importing {path} raised {d['message']}{where_str(d['where'])}") from None
     fn = getattr(module, func, None)
     if fn is None:
-        raise TcdoctorError(f"{os.path.basename(path)} has no function {func!r}")
+        raise TargetError(f"{os.path.basename(path)} has no function {func!r}")
     if not callable(fn):
-        raise TcdoctorError(
+        raise TargetError(
             f"{func} in {os.path.basename(path)} is a {type(fn).__name__}, not a function"
         )
     try:
@@ -83,20 +82,18 @@ def load_with_rebuild(target: str) -> tuple[Workload, Callable[[], Workload]]:
             or "missing" in str(exc)
             and "argument" in str(exc)
         ):
-            raise TcdoctorError(f"{func}() must take no arguments: {exc}", EXIT_USAGE) from None
+            raise TargetError(f"{func}() must take no arguments: {exc}") from None
         d = describe_exception(exc)
-        raise TcdoctorError(
-            f"{func}() raised {d['message']}{where_str(d['where'])}", EXIT_USER_CODE
-        ) from None
+        raise UserCodeError(
+            f"{func}() raised {d['message']}{where_str(d['where'])}") from None
     except Exception as exc:  # noqa: BLE001
         d = describe_exception(exc)
-        raise TcdoctorError(
-            f"{func}() raised {d['message']}{where_str(d['where'])}", EXIT_USER_CODE
-        ) from None
+        raise UserCodeError(
+            f"{func}() raised {d['message']}{where_str(d['where'])}") from None
     try:
         workload = coerce(result)
     except TypeError as exc:
-        raise TcdoctorError(f"{func}() {exc}") from None
+        raise TargetError(f"{func}() {exc}") from None
     name = workload.name or f"{os.path.basename(path)}:{func}"
     workload.name = name
 
