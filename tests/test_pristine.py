@@ -256,10 +256,13 @@ def test_opt_step_eager_median_matches_a_by_hand_timing(cli, tmp_path, monkeypat
     before = by_hand_median_s(40)
     args = ["analyze", target, "--backend", "aot_eager", "--no-fixes", "--budget", "2"]
     code, out, err = cli(*args, "--threads", "1", "-q", "--json", "r.json", timeout=600)
-    by_hand = statistics.median([before, by_hand_median_s(40)])
+    after = by_hand_median_s(40)
     assert code == 0, err[-2000:]
     with open(tmp_path / "r.json") as fh:
         rep = json.load(fh)
     measured = rep["runtime"]["eager"]["median_s"]
     assert rep["environment"]["state_check"]["result"] == "same", rep["environment"]["state"]
-    assert 0.8 <= measured / by_hand <= 1.25, (measured, before, by_hand)
+    # the machine's load drifts between the two by-hand timings: the figure must fall within
+    # 0.8-1.25x of the range they span (before issue 19 it was 1/300 of either)
+    low, high = min(before, after), max(before, after)
+    assert 0.8 * low <= measured <= 1.25 * high, (measured, before, after)
