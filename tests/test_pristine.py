@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import os
-import statistics
 import sys
 
 import torch
