@@ -1,17 +1,20 @@
-"""The decision and the advice, from measured figures only. Every threshold lives in RULES.
+"""The decision, from measured figures only: one decision over every measured way.
 
-compile              significantly faster (95% CI of the speedup above MIN_SPEEDUP), the compile
-                     time pays back within the expected number of calls, numerics do not fail (a verdict
-                     without a numerics check says so), and
-                     nothing forces eager execution (skipped frames, recompile limit hit).
-compile-after-fixes  graph breaks, skipped frames or recompiles stand between the model and a gain:
-                     not significantly faster yet, or faster but with frames running eagerly.
-dont-compile         the compiled model fails or drifts numerically; or it is not faster and there
-                     is nothing to fix; or it is faster but never pays back its compile time.
+compile              significantly faster (95% CI of the speedup above RULES["min_speedup"]), the
+                     compile time pays back within the expected number of calls, numerics do not fail
+                     (a verdict without a numerics check says so), and no frame of the user's runs
+                     eagerly; or the analysed way is not faster but another measured way (a mode, a
+                     training way) is, and the reason names it.
+compile-after-fixes  a fix the user can make pays, by the evidence: one tried in a fresh process made
+                     compiled significantly faster than eager (the line is named), or the bounded gain
+                     of the breaks in their own code exceeds what compiled must gain; or compiled is
+                     faster but frames of theirs run eagerly.
+dont-compile         the compiled model fails or drifts numerically; or nothing measured or bounded
+                     pays (the reasons name each tried fix and what it did, and who owns each break
+                     that remains); or it never pays back its compile time.
 
-Shape: `Figures.from_report` reads every figure the verdict uses from the typed report, once;
-one `advise_*` rule per advice topic returns advice items (or none); `decision` is the pure
-decision over the figures; `decide` (the entry point) puts them together with `recommend`.
+`decision(figures, rules)` is pure (tests drive it with literal Figures); `verdict.decide` puts it
+together with the advice rules and the recommendations.
 """
 
 from __future__ import annotations
