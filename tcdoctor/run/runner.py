@@ -273,7 +273,7 @@ class PhaseRunner:
         reset_rng_state()
         with dynamo_state.dynamo_logs() as logs:
             out, data = self._first_call()
-        data["break_sites"] = dynamo_state.break_sites(
+        data["break_sites"] = graph_breaks.break_sites(
             logs
         )  # which compiled region each break ends
         # CUDA-graph replays may reuse output buffers; the state is the subject's after its first call
