@@ -94,9 +94,9 @@ def _in_process(workload: Workload, opts: Options) -> Report:
 
 def _repr_html_(report: Report) -> str:
     """Jupyter's rich display of a Report: the HTML report as a fragment."""
-    from .render.html import render
+    from .render.html import HtmlRenderer
 
-    return render(report, fragment=True)
+    return HtmlRenderer(fragment=True).render(report)
 
 
 Report._repr_html_ = _repr_html_  # type: ignore[attr-defined]

@@ -17,6 +17,16 @@ from .errors import (
     EXIT_OUTPUT_CLOSED,
     TcdoctorError,
 )
+from .options import (
+    Choice,
+    CliParam,
+    FloatRange,
+    IntRange,
+    Kind,
+    Options,
+    TurnsOff,
+    cli_params,
+)
 
 if TYPE_CHECKING:
     from .report.model import Report
@@ -63,15 +73,16 @@ def _write_outputs(
         if json_path:
             report.save(json_path)
         if html_path:
-            from .render.html import render as render_html
+            from .render.html import HtmlRenderer
 
+            html = HtmlRenderer(base_dir=os.path.dirname(os.path.abspath(html_path)))
             with open(html_path, "w", encoding="utf-8") as fh:
-                fh.write(render_html(report, base_dir=os.path.dirname(os.path.abspath(html_path))))
+                fh.write(html.render(report))
         if md_path:
-            from .render.markdown import render as render_md
+            from .render.markdown import MarkdownRenderer
 
             with open(md_path, "w", encoding="utf-8") as fh:
-                fh.write(render_md(report))
+                fh.write(MarkdownRenderer().render(report))
     except OSError as exc:
         raise TcdoctorError(f"cannot write output: {exc}") from None
     if summary is not None:
@@ -90,229 +101,68 @@ def main() -> None:
     pass
 
 
-distributed_options = [
-    click.option(
-        "--nproc",
+def _click_type(kind: Kind) -> click.ParamType | None:
+    """The click type of a kind of value (None: a string, or a flag, as click infers)."""
+    if isinstance(kind, IntRange):
+        return click.IntRange(kind.min)
+    if isinstance(kind, FloatRange):
+        return click.FloatRange(kind.min)
+    if isinstance(kind, Choice):
+        return click.Choice(list(kind.choices))
+    return None
+
+
+def _click_option(param: CliParam) -> Callable:
+    """The click option of one analysis option (tcdoctor/options.py declares them all)."""
+    flag = param.flag
+    if isinstance(flag.kind, TurnsOff):
+        return click.option(flag.spelling, param.name, is_flag=True, help=flag.help)
+    return click.option(
+        flag.spelling,
+        param.name,
+        type=_click_type(flag.kind),
+        default=param.default,
+        show_default=flag.show_default,
+        help=flag.help,
+    )
+
+
+# The options of `analyze` and `check` that are the command line's own, not the analysis's
+# (tcdoctor/options.py says why), each listed in --help after the analysis option named here.
+_CLI_ONLY_AFTER = {
+    "trace_dir": click.option(
+        "--expected-calls",
         type=click.IntRange(1),
-        default=1,
-        show_default=True,
-        help="Ranks on this node: run the analysis under torch.distributed.run, one process per rank.",
-    ),
-    click.option(
-        "--nnodes",
-        type=click.IntRange(1),
-        default=1,
-        show_default=True,
-        help="Nodes (torchrun's --nnodes).",
-    ),
-    click.option(
-        "--node-rank",
-        type=click.IntRange(0),
         default=None,
-        help="This node's rank (torchrun's --node-rank).",
+        help="Calls the model will serve (break-even horizon).",
     ),
-    click.option(
-        "--rdzv-endpoint",
-        default=None,
-        help="host:port of the rendezvous (torchrun's --rdzv-endpoint).",
+    "fix_budget_s": click.option(
+        "--quiet", "-q", is_flag=True, help="No progress on stderr while the analysis runs."
     ),
-    click.option(
-        "--rdzv-backend", default=None, help="torchrun's --rdzv-backend [default: torchrun's]."
-    ),
-    click.option(
-        "--dist-backend",
-        type=click.Choice(["gloo", "nccl"]),
-        default=None,
-        help="Process group backend [default: nccl on CUDA, else gloo].",
-    ),
-    click.option(
-        "--pg-timeout",
-        "pg_timeout_s",
-        type=click.FloatRange(1),
-        default=None,
-        help="Your job's process-group timeout in seconds, for the skew comparison [default: torch's].",
-    ),
-    click.option(
-        "--torch-trace",
-        "torch_trace",
-        default=None,
-        help="Write PyTorch's structured compile logs (TORCH_TRACE) here, for tlparse [distributed default: ./tcdoctor-torch-trace].",
-    ),
-    click.option(
-        "--no-torch-trace", is_flag=True, help="No structured compile logs in a distributed run."
-    ),
-]
+}
 
 
 def analysis_options(fn: Callable) -> Callable:
-    opts = [
-        click.option(
-            "--backend",
-            default="inductor",
-            show_default=True,
-            help="torch.compile backend (eager/aot_eager are cheap).",
-        ),
-        click.option(
-            "--mode",
-            default=None,
-            help="torch.compile mode: default, reduce-overhead, max-autotune.",
-        ),
-        click.option(
-            "--threads",
-            type=click.IntRange(1),
-            default=None,
-            help="torch.set_num_threads in the analysis process [default: 1].",
-        ),
-        click.option(
-            "--timeout",
-            "timeout_s",
-            type=click.FloatRange(1),
-            default=600.0,
-            show_default=True,
-            help="Seconds for the whole analysis.",
-        ),
-        click.option(
-            "--budget",
-            "budget_s",
-            type=click.FloatRange(0.05),
-            default=5.0,
-            show_default=True,
-            help="Seconds of interleaved eager/compiled timing.",
-        ),
-        click.option(
-            "--profile-budget",
-            "profile_budget_s",
-            type=click.FloatRange(0.1),
-            default=1.0,
-            show_default=True,
-            help="Seconds for the profiler phase (guard cost per call, top operators), start-up included.",
-        ),
-        click.option(
-            "--no-warm", is_flag=True, help="Skip the warm-cache compile in a second fresh process."
-        ),
-        click.option(
-            "--trace",
-            "trace_dir",
-            default=None,
-            help="Write Chrome/Perfetto traces of eager and compiled calls to this folder.",
-        ),
-        click.option(
-            "--expected-calls",
-            type=click.IntRange(1),
-            default=None,
-            help="Calls the model will serve (break-even horizon).",
-        ),
-        click.option(
-            "--modes",
-            default="default",
-            show_default=True,
-            help="Compare these torch.compile modes side by side (comma-separated).",
-        ),
-        click.option(
-            "--submodules/--no-submodules",
-            default=None,
-            help="Try compiling each submodule alone [default: only when the model has many graph breaks].",
-        ),
-        click.option(
-            "--depth",
-            type=click.IntRange(1),
-            default=1,
-            show_default=True,
-            help="Submodule depth for --submodules.",
-        ),
-        click.option(
-            "--dynamic/--no-dynamic",
-            default=None,
-            help="Compare static/automatic/dynamic shapes [default: when variants change shapes].",
-        ),
-        click.option(
-            "--training-ways/--no-training-ways",
-            default=True,
-            show_default=True,
-            help="For a TrainStep, also time compiling the model alone and the optimizer alone, "
-            "each in a fresh process.",
-        ),
-        click.option(
-            "--fallback-random/--no-fallback-random",
-            default=False,
-            show_default=True,
-            help="For a model that draws random numbers (dropout): compile it once more with Inductor's "
-            "fallback_random=True so compiled and eager draw the same numbers, and compare their outputs "
-            "(PyTorch's accuracy-mode method; about one more cold compile). Without it, such a model's "
-            "numerics are reported as not measured.",
-        ),
-        click.option(
-            "--fixes/--no-fixes",
-            default=True,
-            show_default=True,
-            help="Try the fixes that need no source edit in fresh processes, and locate a loss by backend.",
-        ),
-        click.option(
-            "--fix-budget",
-            "fix_budget_s",
-            type=click.FloatRange(1),
-            default=None,
-            help="Seconds for tried fixes and the backend ablation [default: 4 × the cold first call, ≥ 20 s].",
-        ),
-        click.option(
-            "--quiet", "-q", is_flag=True, help="No progress on stderr while the analysis runs."
-        ),
-        *distributed_options,
-    ]
+    """Add the analysis options (every Options field with a flag) and the CLI's own to a command."""
+    opts = []
+    for param in cli_params():
+        opts.append(_click_option(param))
+        if param.name in _CLI_ONLY_AFTER:
+            opts.append(_CLI_ONLY_AFTER[param.name])
     for o in reversed(opts):
         fn = o(fn)
     return fn
 
 
 def _run_analysis(
-    target: str,
-    backend: str,
-    mode: str | None,
-    threads: int | None,
-    timeout_s: float,
-    budget_s: float,
-    no_warm: bool,
-    trace_dir: str | None,
-    expected_calls: int | None,
-    modes: str,
-    submodules: bool | None,
-    depth: int,
-    dynamic: bool | None,
-    training_ways: bool = True,
-    fallback_random: bool = False,
-    quiet: bool = False,
-    profile_budget_s: float = 1.0,
-    fixes: bool = True,
-    fix_budget_s: float | None = None,
-    **dist: Any,
+    target: str, opts: Options, quiet: bool, expected_calls: int | None
 ) -> tuple[Report, int]:
-    from .options import DEFAULT_THREADS, Options
     from .run.launcher import analyze_target
+    from .run.tlparse import attach, prepare
     from .verdict import with_verdict
 
-    opts = Options(
-        backend=backend,
-        mode=mode,
-        threads=threads or DEFAULT_THREADS,
-        timeout_s=timeout_s,
-        budget_s=budget_s,
-        profile_budget_s=profile_budget_s,
-        fixes=fixes,
-        fix_budget_s=fix_budget_s,
-        warm=not no_warm,
-        trace_dir=trace_dir,
-        submodules=submodules,
-        depth=depth,
-        dynamic=dynamic,
-        training_ways=training_ways,
-        fallback_random=fallback_random,
-        modes=[m.strip() for m in modes.split(",") if m.strip()] or ["default"],
-    )
-    from .run.tlparse import attach, configure, prepare
-
-    configure(opts, **dist)  # --nproc/--nnodes/... and --torch-trace (tcdoctor/tlparse.py)
     prepare(opts.torch_trace)
-    if opts.nproc > 1 or opts.nnodes > 1:
+    if opts.distributed:
         from .run.distributed import analyze_distributed
 
         report, code = analyze_distributed(target, opts, progress=not quiet)
@@ -343,11 +193,20 @@ def _run_analysis(
 )
 @click.option("--md", "md_path", default=None, help="Markdown summary path.")
 @_one_line_errors
-def analyze(target: str, json_path: str, html_path: str, md_path: str | None, **kw: Any) -> None:
-    from .render.terminal import render
+def analyze(
+    target: str,
+    json_path: str,
+    html_path: str,
+    md_path: str | None,
+    quiet: bool,
+    expected_calls: int | None,
+    **analysis: Any,
+) -> None:
+    from .render.terminal import TerminalRenderer
 
-    report, code = _run_analysis(target, **kw)
-    _write_outputs(report, json_path or None, html_path or None, md_path, render(report) + "\n")
+    report, code = _run_analysis(target, Options.from_cli(analysis), quiet, expected_calls)
+    summary = TerminalRenderer().render(report) + "\n"
+    _write_outputs(report, json_path or None, html_path or None, md_path, summary)
     sys.exit(code)
 
 
@@ -383,14 +242,14 @@ def report(
     json_path: str | None,
     expected_calls: int | None,
 ) -> None:
-    from .render.terminal import render
+    from .render.terminal import TerminalRenderer
 
     rep = _load(saved)
     if expected_calls:
         from .verdict import with_verdict
 
         rep = with_verdict(rep, expected_calls=expected_calls)
-    _write_outputs(rep, json_path, html_path, md_path, render(rep))
+    _write_outputs(rep, json_path, html_path, md_path, TerminalRenderer().render(rep))
 
 
 @main.command(
@@ -425,7 +284,13 @@ def report(
 )
 @analysis_options
 @_one_line_errors
-def check(target: str | None, report_path: str | None, **kw: Any) -> None:
+def check(
+    target: str | None,
+    report_path: str | None,
+    quiet: bool,
+    expected_calls: int | None,
+    **kw: Any,
+) -> None:
     from .report.check import CHECK_KEYS, run_checks
 
     thresholds = {k: kw.pop(k) for k in CHECK_KEYS}
@@ -434,7 +299,7 @@ def check(target: str | None, report_path: str | None, **kw: Any) -> None:
     if report_path:
         rep = _load(report_path)
     else:
-        rep, _ = _run_analysis(target, **kw)
+        rep, _ = _run_analysis(target, Options.from_cli(kw), quiet, expected_calls)
     results = run_checks(rep, **thresholds)
     if not results:
         raise TcdoctorError("no thresholds given (see --help)")
@@ -475,7 +340,7 @@ def diff(before: str, after: str) -> None:
 def merge(
     reports: tuple[str, ...], json_path: str, html_path: str | None, md_path: str | None
 ) -> None:
-    from .render.terminal import render
+    from .render.terminal import TerminalRenderer
     from .report.distributed import merge as merge_reports
     from .verdict import with_verdict
 
@@ -484,7 +349,7 @@ def merge(
     except ValueError as exc:
         raise TcdoctorError(f"cannot merge: {exc}") from None
     rep = with_verdict(merged)
-    _write_outputs(rep, json_path, html_path, md_path, render(rep))
+    _write_outputs(rep, json_path, html_path, md_path, TerminalRenderer().render(rep))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -56,6 +56,7 @@ class ReportError(TcdoctorError, ValueError):
 
 
 class ChildFailed(TcdoctorError):
-    """An analysis child process could not start or failed before writing a phase (exit 4)."""
+    """An analysis child process failed before any report could be written: it died while starting
+    (exit 2), a rank could not join the process group (3); 4 when nothing more specific applies."""
 
     exit_code_default = EXIT_INCOMPLETE

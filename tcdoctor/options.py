@@ -1,58 +1,339 @@
-"""Analysis options, one object shared by the CLI, the Python API and the child process."""
+"""Analysis options: one table, read by the CLI, the Python API and the child process.
+
+Each analysis option is declared once, as a field of `Options`: the field gives its name, type
+and default, and its metadata the command line of `analyze` and `check` (the flag, the kind of
+value, the help). cli.py turns `cli_params()` into click options, and `Options.from_cli` builds
+an Options from what click parsed; reports store `Options.to_dict()`. This module is the base of
+the package: it imports neither click nor torch nor anything of tcdoctor's, so the child process
+and the report loader read it for free, and the kinds below are plain descriptions that cli.py
+maps to click types.
+
+Not here, because they are the command line's own and not the analysis's (cli.py declares them):
+`--quiet` (progress on this terminal), `--expected-calls` (a verdict horizon applied to the report
+after the run, as `tcdoctor report` does), `--json/--html/--md` (where the report goes) and
+`check`'s thresholds (judged on the finished report). None of them changes what is measured, so
+none is recorded in the report's options.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import os
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
-DEFAULT_THREADS = (
-    1  # one intra-op thread: stable timings on shared machines; recorded in the report
-)
+# One intra-op thread: stable timings on shared machines; recorded in the report.
+DEFAULT_THREADS = 1
+# Where a distributed run writes PyTorch's structured compile logs (TORCH_TRACE, for tlparse).
+DEFAULT_TORCH_TRACE_DIR = "tcdoctor-torch-trace"
+
+
+# The kinds of value an option takes on the command line.
+
+
+@dataclasses.dataclass(frozen=True)
+class Text:
+    """Any string."""
+
+
+@dataclasses.dataclass(frozen=True)
+class IntRange:
+    """An integer of at least `min`."""
+
+    min: int
+
+
+@dataclasses.dataclass(frozen=True)
+class FloatRange:
+    """A number of at least `min`."""
+
+    min: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """One of `choices`."""
+
+    choices: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Switch:
+    """A boolean spelled as a pair, `--x/--no-x`."""
+
+
+@dataclasses.dataclass(frozen=True)
+class CommaList:
+    """A list of strings, comma-separated on the command line."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TurnsOff:
+    """A flag that takes no value and, given, sets its field to `value` (`--no-x`)."""
+
+    value: Any
+
+
+Kind = Text | IntRange | FloatRange | Choice | Switch | CommaList | TurnsOff
+
+
+@dataclasses.dataclass(frozen=True)
+class Flag:
+    """One command-line option of `analyze` and `check` that sets an Options field."""
+
+    spelling: str  # "--x"; a Switch spells its pair, "--x/--no-x"
+    help: str
+    kind: Kind = Text()
+    show_default: bool = False  # False where the help says the default in words, or there is none
+
+
+def _option(default: Any, *flags: Flag) -> Any:
+    """An Options field and its command-line options (a list default is copied for each Options)."""
+    if isinstance(default, list):
+        return dataclasses.field(default_factory=lambda: list(default), metadata={"flags": flags})
+    return dataclasses.field(default=default, metadata={"flags": flags})
 
 
 @dataclasses.dataclass
 class Options:
-    backend: str = "inductor"
-    mode: str | None = None
-    threads: int = DEFAULT_THREADS
-    timeout_s: float = 600.0
-    budget_s: float = 5.0
-    profile_budget_s: float = (
-        1.0  # the profiler phase, start-up included (guard cost, top operators)
+    """What an analysis measures and how long it may take, from the CLI, `tcdoctor.analyze(...)`
+    or a saved report. Field order is the order of a report's options and of --help."""
+
+    backend: str = _option(
+        "inductor",
+        Flag("--backend", "torch.compile backend (eager/aot_eager are cheap).", show_default=True),
     )
-    warm: bool = True
-    trace_dir: str | None = None
-    modes: list = dataclasses.field(default_factory=lambda: ["default"])
-    submodules: bool | None = None  # None: automatically when the whole model breaks a lot
-    depth: int = 1
-    dynamic: bool | None = None  # None: compare shape strategies when variants change shapes
-    training_ways: bool = (
-        True  # a TrainStep: also time compiling the model alone, the optimizer alone
+    mode: str | None = _option(
+        None, Flag("--mode", "torch.compile mode: default, reduce-overhead, max-autotune.")
     )
-    fallback_random: bool = (
-        False  # random models: compile again with fallback_random to compare numerics
+    threads: int = _option(
+        DEFAULT_THREADS,
+        Flag(
+            "--threads",
+            f"torch.set_num_threads in the analysis process [default: {DEFAULT_THREADS}].",
+            IntRange(1),
+        ),
     )
-    fixes: bool = (
-        True  # try the fixes that need no source edit, and locate a loss by backend (tried.py)
+    timeout_s: float = _option(
+        600.0,
+        Flag("--timeout", "Seconds for the whole analysis.", FloatRange(1), show_default=True),
     )
-    fix_budget_s: float | None = None  # None: 4 × the cold first call, at least 20 s
-    # Distributed runs (tcdoctor/run/distributed.py): one analysis process per rank under torch.distributed.run.
-    nproc: int = 1  # ranks on this node; > 1 (or nnodes > 1) makes a distributed run
-    nnodes: int = 1
-    node_rank: int | None = None
-    rdzv_endpoint: str | None = None
-    rdzv_backend: str | None = None  # torchrun's default (static) unless given
-    dist_backend: str | None = None  # None: nccl when CUDA is available, else gloo
-    pg_timeout_s: float | None = (
-        None  # the process group timeout your job uses; None: torch's default
+    budget_s: float = _option(
+        5.0,
+        Flag(
+            "--budget",
+            "Seconds of interleaved eager/compiled timing.",
+            FloatRange(0.05),
+            show_default=True,
+        ),
     )
-    torch_trace: str | None = (
-        None  # TORCH_TRACE folder for PyTorch's structured compile logs (tlparse)
+    profile_budget_s: float = _option(
+        1.0,
+        Flag(
+            "--profile-budget",
+            "Seconds for the profiler phase (guard cost per call, top operators), start-up included.",
+            FloatRange(0.1),
+            show_default=True,
+        ),
     )
+    warm: bool = _option(
+        True,
+        Flag(
+            "--no-warm",
+            "Skip the warm-cache compile in a second fresh process.",
+            TurnsOff(False),
+        ),
+    )
+    trace_dir: str | None = _option(
+        None,
+        Flag(
+            "--trace",
+            "Write Chrome/Perfetto traces of eager and compiled calls to this folder.",
+        ),
+    )
+    modes: list[str] = _option(
+        ["default"],
+        Flag(
+            "--modes",
+            "Compare these torch.compile modes side by side (comma-separated).",
+            CommaList(),
+            show_default=True,
+        ),
+    )
+    submodules: bool | None = _option(
+        None,
+        Flag(
+            "--submodules/--no-submodules",
+            "Try compiling each submodule alone [default: only when the model has many graph breaks].",
+            Switch(),
+        ),
+    )
+    depth: int = _option(
+        1,
+        Flag("--depth", "Submodule depth for --submodules.", IntRange(1), show_default=True),
+    )
+    dynamic: bool | None = _option(
+        None,
+        Flag(
+            "--dynamic/--no-dynamic",
+            "Compare static/automatic/dynamic shapes [default: when variants change shapes].",
+            Switch(),
+        ),
+    )
+    training_ways: bool = _option(
+        True,
+        Flag(
+            "--training-ways/--no-training-ways",
+            "For a TrainStep, also time compiling the model alone and the optimizer alone, "
+            "each in a fresh process.",
+            Switch(),
+            show_default=True,
+        ),
+    )
+    fallback_random: bool = _option(
+        False,
+        Flag(
+            "--fallback-random/--no-fallback-random",
+            "For a model that draws random numbers (dropout): compile it once more with Inductor's "
+            "fallback_random=True so compiled and eager draw the same numbers, and compare their outputs "
+            "(PyTorch's accuracy-mode method; about one more cold compile). Without it, such a model's "
+            "numerics are reported as not measured.",
+            Switch(),
+            show_default=True,
+        ),
+    )
+    fixes: bool = _option(  # the fixes and the backend ablation are tcdoctor/experiments/tried.py
+        True,
+        Flag(
+            "--fixes/--no-fixes",
+            "Try the fixes that need no source edit in fresh processes, and locate a loss by backend.",
+            Switch(),
+            show_default=True,
+        ),
+    )
+    fix_budget_s: float | None = _option(
+        None,
+        Flag(
+            "--fix-budget",
+            "Seconds for tried fixes and the backend ablation [default: 4 × the cold first call, ≥ 20 s].",
+            FloatRange(1),
+        ),
+    )
+    # Distributed runs (tcdoctor/run/distributed.py): one analysis process per rank under
+    # torch.distributed.run; nproc > 1 or nnodes > 1 makes a run distributed.
+    nproc: int = _option(
+        1,
+        Flag(
+            "--nproc",
+            "Ranks on this node: run the analysis under torch.distributed.run, one process per rank.",
+            IntRange(1),
+            show_default=True,
+        ),
+    )
+    nnodes: int = _option(
+        1, Flag("--nnodes", "Nodes (torchrun's --nnodes).", IntRange(1), show_default=True)
+    )
+    node_rank: int | None = _option(
+        None, Flag("--node-rank", "This node's rank (torchrun's --node-rank).", IntRange(0))
+    )
+    rdzv_endpoint: str | None = _option(
+        None,
+        Flag("--rdzv-endpoint", "host:port of the rendezvous (torchrun's --rdzv-endpoint)."),
+    )
+    rdzv_backend: str | None = _option(
+        None, Flag("--rdzv-backend", "torchrun's --rdzv-backend [default: torchrun's].")
+    )
+    dist_backend: str | None = _option(
+        None,
+        Flag(
+            "--dist-backend",
+            "Process group backend [default: nccl on CUDA, else gloo].",
+            Choice(("gloo", "nccl")),
+        ),
+    )
+    pg_timeout_s: float | None = _option(
+        None,
+        Flag(
+            "--pg-timeout",
+            "Your job's process-group timeout in seconds, for the skew comparison [default: torch's].",
+            FloatRange(1),
+        ),
+    )
+    # PyTorch's structured compile logs (tcdoctor/run/tlparse.py): an absolute folder, or None.
+    torch_trace: str | None = _option(
+        None,
+        Flag(
+            "--torch-trace",
+            "Write PyTorch's structured compile logs (TORCH_TRACE) here, for tlparse "
+            f"[distributed default: ./{DEFAULT_TORCH_TRACE_DIR}].",
+        ),
+        Flag(
+            "--no-torch-trace", "No structured compile logs in a distributed run.", TurnsOff(None)
+        ),
+    )
+
+    @property
+    def distributed(self) -> bool:
+        """One analysis process per rank under torch.distributed.run (tcdoctor/run/distributed.py)."""
+        return self.nproc > 1 or self.nnodes > 1
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Options":
+    def from_dict(cls, d: dict) -> Options:
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in names})
+
+    @classmethod
+    def from_cli(cls, values: Mapping[str, Any]) -> Options:
+        """The Options of the values click parsed for `cli_params()` (other keys are ignored).
+
+        A comma list is split (empty: the default); a TurnsOff flag given sets its field; the
+        TORCH_TRACE folder is made absolute, and a distributed run gets one by default unless
+        turned off.
+        """
+        kw: dict[str, Any] = {}
+        turned_off = set()
+        for p in cli_params():
+            value = values[p.name]
+            if isinstance(p.flag.kind, TurnsOff):
+                if value:
+                    kw[p.field] = p.flag.kind.value
+                    turned_off.add(p.field)
+            elif isinstance(p.flag.kind, CommaList):
+                items = [s.strip() for s in value.split(",") if s.strip()]
+                if items:
+                    kw[p.field] = items
+            else:
+                kw[p.field] = value
+        opts = cls(**kw)
+        if "torch_trace" not in turned_off:
+            folder = opts.torch_trace or (DEFAULT_TORCH_TRACE_DIR if opts.distributed else None)
+            opts.torch_trace = os.path.abspath(folder) if folder else None
+        return opts
+
+
+class CliParam(NamedTuple):
+    """One click option of `analyze` and `check`, as cli.py declares it."""
+
+    name: str  # the parameter name click passes back: the field's, or a TurnsOff flag's own
+    field: str
+    flag: Flag
+    default: Any  # the field's default in command-line form (a CommaList joined)
+
+
+def cli_params() -> list[CliParam]:
+    """Every Options field's command-line options, in the field order (that of --help)."""
+    out = []
+    for f in dataclasses.fields(Options):
+        default = f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
+        for flag in f.metadata.get("flags", ()):
+            if isinstance(flag.kind, TurnsOff):
+                name = flag.spelling.lstrip("-").replace("-", "_")
+                out.append(CliParam(name, f.name, flag, False))
+            elif isinstance(flag.kind, CommaList):
+                out.append(CliParam(f.name, f.name, flag, ",".join(default)))
+            else:
+                out.append(CliParam(f.name, f.name, flag, default))
+    return out

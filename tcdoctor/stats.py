@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 import statistics
-from typing import Sequence
+from typing import Callable, Sequence
 
 
 def quantile(xs: Sequence[float], q: float) -> float:
@@ -33,6 +33,37 @@ def summarize(xs: Sequence[float]) -> dict:
     }
 
 
+def bootstrap(
+    statistic: Callable[[list[int]], float], n: int, *, resamples: int = 1000, seed: int = 0
+) -> list[float]:
+    """`statistic` over `resamples` resamples of the indices 0..n-1, drawn with replacement.
+
+    Indices rather than values, so paired samples can be resampled together (one index picks
+    both members of a pair). Seeded: the same samples always give the same interval.
+    """
+    rng = random.Random(seed)
+    population = range(n)
+    return [statistic(rng.choices(population, k=n)) for _ in range(resamples)]
+
+
+def percentile_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float]:
+    """The central `level` interval of bootstrap values (the percentile method)."""
+    alpha = (1 - level) / 2
+    return quantile(values, alpha), quantile(values, 1 - alpha)
+
+
+def median_ci(
+    xs: Sequence[float], *, resamples: int = 1000, level: float = 0.95, seed: int = 0
+) -> tuple[float, float]:
+    """Percentile-bootstrap CI for the median of one set of samples."""
+    if not xs:
+        raise ValueError("no samples")
+    values = bootstrap(
+        lambda idx: statistics.median([xs[i] for i in idx]), len(xs), resamples=resamples, seed=seed
+    )
+    return percentile_ci(values, level)
+
+
 def ratio_of_medians_ci(
     num: Sequence[float],
     den: Sequence[float],
@@ -48,14 +79,12 @@ def ratio_of_medians_ci(
     """
     if len(num) != len(den) or not num:
         raise ValueError("need equally many paired samples")
-    rng = random.Random(seed)
-    n = len(num)
-    ratios = []
-    population = range(n)
-    for _ in range(resamples):
-        idx = rng.choices(population, k=n)
-        ratios.append(
+    values = bootstrap(
+        lambda idx: (
             statistics.median([num[i] for i in idx]) / statistics.median([den[i] for i in idx])
-        )
-    alpha = (1 - level) / 2
-    return quantile(ratios, alpha), quantile(ratios, 1 - alpha)
+        ),
+        len(num),
+        resamples=resamples,
+        seed=seed,
+    )
+    return percentile_ci(values, level)

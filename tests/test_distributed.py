@@ -298,10 +298,10 @@ def test_crash_on_one_rank_keeps_the_other_ranks_phases(tmp_path):
 
 
 def test_html_has_the_rank_table(ddp_run):
-    from tcdoctor.render.html import render
+    from tcdoctor.render.html import HtmlRenderer
     from tcdoctor.report.model import Report
 
-    page = render(Report.from_dict(ddp_run[0]))
+    page = HtmlRenderer().render(Report.from_dict(ddp_run[0]))
     assert "Ranks (2 of 2)" in page and "DDPOptimizer subgraphs at the first call: 4" in page
 
 

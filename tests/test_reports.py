@@ -212,7 +212,7 @@ def test_html_in_headless_chromium_renders_offline_and_runs_no_injected_script(
 
 
 def test_hundreds_of_graph_breaks_stay_usable(inject_report):
-    from tcdoctor.render.html import render
+    from tcdoctor.render.html import HtmlRenderer
     from tcdoctor.report.model import Report
 
     data = json.loads((inject_report / "r.json").read_text())
@@ -223,7 +223,7 @@ def test_hundreds_of_graph_breaks_stay_usable(inject_report):
     data["verdict"]["advice"] = [
         {"topic": "graph break", "text": f"fix {i}", "evidence": "e"} for i in range(300)
     ]
-    html = render(Report.from_dict(data))
+    html = HtmlRenderer().render(Report.from_dict(data))
     assert 'class="filter"' in html and html.count("<tr><td><code>") >= 300
     assert "op_299(x)  # &lt;b&gt;299&lt;/b&gt;" in html
     assert "100 more in the JSON report" in html
@@ -231,7 +231,7 @@ def test_hundreds_of_graph_breaks_stay_usable(inject_report):
 
 
 def test_repr_html_is_a_fragment_for_jupyter(inject_report):
-    from tcdoctor.report.model import Report
+    from tcdoctor import Report  # the package's Report: importing it installs the notebook hook
 
     frag = Report.load(str(inject_report / "r.json"))._repr_html_()
     assert frag.lstrip().startswith("<style>") and "<html" not in frag and "<script" not in frag
@@ -258,7 +258,7 @@ def test_trace_dir_gets_chrome_traces(cli, tmp_path):
 def test_html_writes_figures_with_the_units_formatters():
     """A literal report, no model run: the template's figures are units.py's text."""
     from tcdoctor import units
-    from tcdoctor.render.html import render
+    from tcdoctor.render.html import HtmlRenderer
     from tcdoctor.report.model import Report
     from tcdoctor.verdict import decide
 
@@ -280,7 +280,7 @@ def test_html_writes_figures_with_the_units_formatters():
     }
     report = Report.from_dict(data)
     report.verdict = decide(report)
-    html = render(report)
+    html = HtmlRenderer().render(report)
     assert f'<div class="d">{units.decision_text("dont-compile")}'.replace("'", "&#39;") in html
     assert "<b>1.52×</b><span>95% CI 1.49–1.56</span>" in html
     assert "<span>numerics</span><b>FAIL</b>" in html
@@ -288,4 +288,4 @@ def test_html_writes_figures_with_the_units_formatters():
     assert "<td>35.0%</td>" in html and "<b>5,844 calls</b>" in html
     assert "<td>1,459</td>" in html and "<td>100,000</td>" in html
     bare = {"target": "m.py:build", "errors": [], "environment": {}, "phases": {}}
-    assert "Numerics: not measured" in render(Report.from_dict(bare))
+    assert "Numerics: not measured" in HtmlRenderer().render(Report.from_dict(bare))

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import importlib.resources
+from dataclasses import dataclass
 from typing import Any
 
 import jinja2
@@ -16,8 +18,9 @@ from markupsafe import Markup
 
 from .. import units
 from ..report.model import Report
-from ..report.sections import CompileTime
-from . import charts, distributed
+from ..report.sections import CompileTime, Distributed, TorchTrace
+from . import charts, ranks
+from .base import Renderer
 
 SCRIPT = """
 document.querySelectorAll('input.filter').forEach(function (box) {
@@ -127,19 +130,94 @@ def _charts(report: Report) -> dict[str, Any]:
     return ch
 
 
-def render(report: Report, fragment: bool = False, base_dir: str | None = None) -> str:
-    digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
-    return (
-        _env()
-        .get_template("report.html.j2")
-        .render(
-            r=report,
-            v=report.verdict,
-            charts=_charts(report),
-            fragment=fragment,
-            script=Markup(SCRIPT),
-            script_hash=digest,
-            # rank table, tlparse link; escaped there
-            distributed=Markup(distributed.html_block(report, base_dir)),
-        )
+def _ranks_html(sec: Distributed) -> list[str]:
+    """The rank table (render/ranks.py's text), the slowest rank per phase and how each figure
+    was measured; every string escaped here."""
+    e = html.escape
+    parts = [
+        f"<details open><summary>Ranks ({len(sec.ranks)} of {e(str(sec.world_size))})</summary>",
+        "<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in ranks.HEADERS) + "</tr>",
+    ]
+    for row in ranks.rows(sec):
+        parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>")
+    parts.append(
+        "</table><ul>"
+        + "".join(f"<li>{e(line)}</li>" for line in ranks.summary_lines(sec))
+        + "</ul>"
     )
+    slow = sec.slowest or {}
+    if slow:
+        parts.append(
+            "<table><tr><th>phase</th><th>slowest rank</th><th>its time</th><th>fastest rank's time</th></tr>"
+        )
+        parts += [
+            f"<tr><td>{e(p)}</td><td>{e(str(s.get('rank')))}</td><td>{e(units.seconds(s.get('seconds')))}</td>"
+            f"<td>{e(units.seconds(s.get('fastest_s')))}</td></tr>"
+            for p, s in slow.items()
+        ]
+        parts.append("</table>")
+    how = sec.method or {}
+    parts.append(
+        '<p class="how">' + " ".join(e(f"{k}: {v}.") for k, v in how.items()) + "</p></details>"
+    )
+    return parts
+
+
+def _trace_html(tt: TorchTrace, base_dir: str | None) -> list[str]:
+    """A link to tlparse's report (relative to the HTML file), or the command that would make it."""
+    e = html.escape
+    link = units.relative_link(tt.index, base_dir)
+    parts = ["<details open><summary>Structured compile logs (tlparse)</summary><p>"]
+    if link:
+        parts.append(f'<a href="{e(link)}">tlparse report</a> (a local file: {e(tt.index)})')
+    else:
+        parts.append(
+            f"Render with <code>{e(tt.command or '')}</code>"
+            + (
+                f" (tlparse failed: {e(str(tt.tlparse_error))})"
+                if tt.tlparse_error
+                else " (pip install 'tcdoctor[tlparse]')"
+            )
+        )
+    if tt.attach:
+        parts.append(f"<br>Attach to a PyTorch issue: <code>{e(tt.attach)}</code>")
+    parts.append(f'</p><p class="how">{e(tt.note or "")}</p></details>')
+    return parts
+
+
+def _distributed_block(report: Report, base_dir: str | None) -> Markup:
+    """The rank table and the tlparse link, escaped here; the template inserts the block as is."""
+    parts: list[str] = []
+    if report.distributed:
+        parts += _ranks_html(report.distributed)
+    if report.torch_trace:
+        parts += _trace_html(report.torch_trace, base_dir)
+    return Markup("\n".join(parts))
+
+
+@dataclass(frozen=True)
+class HtmlRenderer(Renderer):
+    """The self-contained HTML page; `fragment` leaves out the document shell and the script (a
+    notebook's rich display), `base_dir` is the folder the file is written to (local links are
+    made relative to it)."""
+
+    name = "html"
+    fragment: bool = False
+    base_dir: str | None = None
+
+    def render(self, report: Report) -> str:
+        digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
+        return (
+            _env()
+            .get_template("report.html.j2")
+            .render(
+                r=report,
+                v=report.verdict,
+                charts=_charts(report),
+                fragment=self.fragment,
+                script=Markup(SCRIPT),
+                script_hash=digest,
+                distributed=_distributed_block(report, self.base_dir),
+            )
+        )
+

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
+
 from .. import units
 from ..report.model import Report
-from ..report.sections import GraphBreak
-from . import distributed
+from ..report.sections import Distributed, GraphBreak, TorchTrace
+from . import ranks
+from .base import Renderer
 
 
 def _esc(text: object) -> str:
@@ -114,37 +118,81 @@ def _tried(report: Report) -> list[str]:
     return out
 
 
-def render(report: Report, top: int = 5) -> str:
-    v = report.verdict
-    out = [f"## tcdoctor: {_esc(units.decision_text(v.decision))}", ""]
-    out += [f"- {_esc(r)}" for r in v.reasons]
-    out += ["", "| figure | value | how measured |", "|---|---|---|"]
-    out += [f"| {a} | {b} | {c} |" for a, b, c in _figures(report)]
-    out += _breaks(report.graph_breaks.unique, top)
-    out += _tried(report)
-    events = report.recompiles.events
-    if events:
-        out += ["", "### Recompiles", ""] + [
-            f"- {_code(e.function)} on {_esc(e.variant)}: {_code(e.reason)}" for e in events
-        ]
-    recs = v.recommendations or {}
-    if recs:
-        out += ["", "### Compile strategies", ""] + [
-            f"- **{_esc(k)}**: {_esc(r['text'])}" for k, r in recs.items()
-        ]
-    if v.advice:
-        out += ["", "<details><summary>Advice</summary>", ""]
-        out += [f"- {_esc(a.text)}" for a in v.advice] + ["", "</details>"]
-    # rank table and the log to attach (render/distributed.py)
-    out += distributed.markdown_lines(report)
-    for e in report.errors:
-        out.append(f"\n> **Error in {_esc(e['phase'])}:** {_esc(e['message'])}")
-    env = report.environment
-    out += [
+def _ranks(sec: Distributed | None) -> list[str]:
+    """A distributed run's rank table and the lines under it (render/ranks.py's text, escaped)."""
+    if not sec:
+        return []
+    out = [
         "",
-        f"<sub>tcdoctor {_esc(report.tool.get('version'))}, torch {_esc(env.get('torch'))}, "
-        f"{_esc(env.get('device'))}, backend {_esc(report.options.get('backend'))}, "
-        f"{_esc(env.get('threads'))} thread(s); `tcdoctor analyze {_esc(report.target)}`</sub>",
+        f"### Ranks ({len(sec.ranks)} of {sec.world_size})",
         "",
+        "| " + " | ".join(ranks.HEADERS[:-1]) + " | |",
+        "|" + "---|" * len(ranks.HEADERS),
     ]
-    return "\n".join(out)
+    out += ["| " + " | ".join(_esc(c) for c in row) + " |" for row in ranks.rows(sec)]
+    return out + [""] + [f"- {_esc(line)}" for line in ranks.summary_lines(sec)]
+
+
+def _trace(tt: TorchTrace | None) -> list[str]:
+    """The structured compile log to attach to a PyTorch issue, and how to render it."""
+    if not tt:
+        return []
+    attach = tt.attach
+    out = [
+        "",
+        f"Structured compile log (TORCH_TRACE) to attach to a PyTorch issue: `{attach}`"
+        + (
+            f" (and the other ranks' logs in `{os.path.dirname(attach)}`)"
+            if len(tt.logs) > 1
+            else ""
+        )
+        if attach
+        else "No structured compile log was written.",
+    ]
+    if not tt.index:
+        out.append(f"Render it with `{tt.command}`")
+    return out
+
+
+@dataclass(frozen=True)
+class MarkdownRenderer(Renderer):
+    """Issue-ready Markdown (`--md`); `top` graph breaks are listed, the rest folded away."""
+
+    name = "markdown"
+    top: int = 5
+
+    def render(self, report: Report) -> str:
+        v = report.verdict
+        out = [f"## tcdoctor: {_esc(units.decision_text(v.decision))}", ""]
+        out += [f"- {_esc(r)}" for r in v.reasons]
+        out += ["", "| figure | value | how measured |", "|---|---|---|"]
+        out += [f"| {a} | {b} | {c} |" for a, b, c in _figures(report)]
+        out += _breaks(report.graph_breaks.unique, self.top)
+        out += _tried(report)
+        events = report.recompiles.events
+        if events:
+            out += ["", "### Recompiles", ""] + [
+                f"- {_code(e.function)} on {_esc(e.variant)}: {_code(e.reason)}" for e in events
+            ]
+        recs = v.recommendations or {}
+        if recs:
+            out += ["", "### Compile strategies", ""] + [
+                f"- **{_esc(k)}**: {_esc(r['text'])}" for k, r in recs.items()
+            ]
+        if v.advice:
+            out += ["", "<details><summary>Advice</summary>", ""]
+            out += [f"- {_esc(a.text)}" for a in v.advice] + ["", "</details>"]
+        out += _ranks(report.distributed)
+        out += _trace(report.torch_trace)
+        for e in report.errors:
+            out.append(f"\n> **Error in {_esc(e['phase'])}:** {_esc(e['message'])}")
+        env = report.environment
+        out += [
+            "",
+            f"<sub>tcdoctor {_esc(report.tool.get('version'))}, torch {_esc(env.get('torch'))}, "
+            f"{_esc(env.get('device'))}, backend {_esc(report.options.get('backend'))}, "
+            f"{_esc(env.get('threads'))} thread(s); `tcdoctor analyze {_esc(report.target)}`</sub>",
+            "",
+        ]
+        return "\n".join(out)
+

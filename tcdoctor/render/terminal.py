@@ -1,13 +1,16 @@
-"""Short terminal summary: verdict, key figures, the top findings."""
+"""Short terminal summary: verdict, key figures, the top findings, the ranks of a distributed run."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from tabulate import tabulate
 
 from .. import units
 from ..report.model import Report
-from ..report.sections import GraphBreak, Regions, StrategyRow, Verdict
-from . import distributed
+from ..report.sections import Distributed, GraphBreak, Regions, StrategyRow, TorchTrace, Verdict
+from . import ranks
+from .base import Renderer
 
 
 def _decided(v: Verdict) -> bool:
@@ -75,35 +78,60 @@ def _break_line(f: GraphBreak) -> str:
     )
 
 
-def render(report: Report, limit: int = 5) -> str:
-    env, v = report.environment, report.verdict
-    lines = [
-        f"tcdoctor: {report.target}  (torch {env.get('torch', '?')}, {env.get('device', '?')}, "
-        f"backend {report.options.get('backend')}, {env.get('threads', '?')} thread(s))",
-        "",
-    ]
-    if _decided(v):
-        lines.append(f"VERDICT: {units.decision_text(v.decision)}")
-        lines += [f"  - {r}" for r in v.reasons]
-        lines.append("")
-    lines.append(tabulate(_figures(report), tablefmt="simple"))
-    findings = report.graph_breaks.unique
-    if findings:
-        lines += ["", "Graph breaks:"]
-        lines += [_break_line(f) for f in findings[:limit]]
-        if len(findings) > limit:
-            lines.append(f"  … and {len(findings) - limit} more")
-    lines += tried_lines(report)
-    events = report.recompiles.events
-    if events:
-        lines += ["", "Recompiles:"]
-        lines += [f"  {e.function} on {e.variant}: {e.reason}" for e in events[:limit]]
-    lines += strategy_lines(report)
-    # rank table and structured-trace pointer (render/distributed.py)
-    lines += distributed.terminal_lines(report)
-    for e in report.errors:
-        lines.append(f"ERROR in phase {e['phase']}: {e['message']}")
-    return "\n".join(lines)
+@dataclass(frozen=True)
+class TerminalRenderer(Renderer):
+    """The summary `tcdoctor analyze` and `tcdoctor report` print; `limit` caps the graph breaks
+    and recompiles listed (the JSON and HTML reports have them all)."""
+
+    name = "terminal"
+    limit: int = 5
+
+    def render(self, report: Report) -> str:
+        env, v, limit = report.environment, report.verdict, self.limit
+        lines = [
+            f"tcdoctor: {report.target}  (torch {env.get('torch', '?')}, {env.get('device', '?')}, "
+            f"backend {report.options.get('backend')}, {env.get('threads', '?')} thread(s))",
+            "",
+        ]
+        if _decided(v):
+            lines.append(f"VERDICT: {units.decision_text(v.decision)}")
+            lines += [f"  - {r}" for r in v.reasons]
+            lines.append("")
+        lines.append(tabulate(_figures(report), tablefmt="simple"))
+        findings = report.graph_breaks.unique
+        if findings:
+            lines += ["", "Graph breaks:"]
+            lines += [_break_line(f) for f in findings[:limit]]
+            if len(findings) > limit:
+                lines.append(f"  … and {len(findings) - limit} more")
+        lines += _tried_lines(report)
+        events = report.recompiles.events
+        if events:
+            lines += ["", "Recompiles:"]
+            lines += [f"  {e.function} on {e.variant}: {e.reason}" for e in events[:limit]]
+        lines += _strategy_lines(report)
+        lines += _rank_lines(report.distributed)
+        lines += _trace_lines(report.torch_trace)
+        for e in report.errors:
+            lines.append(f"ERROR in phase {e['phase']}: {e['message']}")
+        return "\n".join(lines)
+
+
+def _rank_lines(sec: Distributed | None) -> list[str]:
+    """A distributed run's rank table and the lines under it (render/ranks.py's text)."""
+    if not sec:
+        return []
+    table = tabulate(ranks.rows(sec), headers=ranks.HEADERS, tablefmt="simple")
+    return ["", "Ranks:", table] + ["  " + line for line in ranks.summary_lines(sec)]
+
+
+def _trace_lines(tt: TorchTrace | None) -> list[str]:
+    """Where the structured compile logs are, and tlparse's report of them or the command."""
+    if not tt:
+        return []
+    if tt.index:
+        return ["", f"Structured compile logs: {tt.dir}; tlparse report: {tt.index}"]
+    return ["", f"Structured compile logs: {tt.dir}; render them with: {tt.command}"]
 
 
 def _timed_table(rows: list[StrategyRow]) -> str:
@@ -161,7 +189,7 @@ def _regions_table(reg: Regions) -> str:
     )
 
 
-def strategy_lines(report: Report) -> list[str]:
+def _strategy_lines(report: Report) -> list[str]:
     st, recs = report.strategies, report.verdict.recommendations or {}
     out: list[str] = []
 
@@ -187,7 +215,7 @@ def strategy_lines(report: Report) -> list[str]:
     return out
 
 
-def tried_lines(report: Report) -> list[str]:
+def _tried_lines(report: Report) -> list[str]:
     """Fixes tried in fresh processes (before → after), and which layer a loss comes from."""
     out: list[str] = []
     if report.fixes:
@@ -199,3 +227,4 @@ def tried_lines(report: Report) -> list[str]:
     if layer:
         out += ["", f"Which layer: {layer}"]
     return out
+

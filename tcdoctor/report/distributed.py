@@ -21,9 +21,10 @@ reports and recompute it.
 from __future__ import annotations
 
 import copy
-import random
-import statistics
 from typing import TYPE_CHECKING, Any
+
+from ..stats import median_ci
+from .sections import Distributed
 
 if TYPE_CHECKING:  # report.py imports this module: the class is for annotations only
     from .model import Report
@@ -64,15 +65,14 @@ RISKS = {
 
 
 # -- one rank ----------------------------------------------------------------------
-def median_ci(
-    samples: list[float] | None, resamples: int = 1000, seed: int = 0
-) -> list[float] | None:
-    """95% percentile-bootstrap CI of the median of one rank's steady-state samples."""
-    if not samples or len(samples) < 3:
+MIN_CI_SAMPLES = 3  # fewer steady-state samples give no interval worth showing
+
+
+def step_ci(samples: list[float] | None) -> list[float] | None:
+    """95% percentile-bootstrap CI of the median of one rank's steady-state samples (stats.median_ci)."""
+    if not samples or len(samples) < MIN_CI_SAMPLES:
         return None
-    rng = random.Random(seed)
-    meds = sorted(statistics.median(rng.choices(samples, k=len(samples))) for _ in range(resamples))
-    return [meds[int(0.025 * (resamples - 1))], meds[int(0.975 * (resamples - 1))]]
+    return list(median_ci(samples))
 
 
 def rank_row(rep: Report, info: dict, ddp: dict | None) -> dict:
@@ -95,7 +95,7 @@ def rank_row(rep: Report, info: dict, ddp: dict | None) -> dict:
         "warm_first_call_s": rep.compile.warm_s,
         "compile_s": (rep.compile.phases or {}).get("total_compile_s"),
         "step_median_s": rep.runtime.compiled.median_s,
-        "step_ci_s": median_ci((rep.runtime.raw or {}).get("compiled_s")),
+        "step_ci_s": step_ci((rep.runtime.raw or {}).get("compiled_s")),
         "eager_step_median_s": rep.runtime.eager.median_s,
         "speedup": rep.runtime.speedup,
         "peak_bytes": rep.memory.compiled_peak_bytes,
@@ -268,15 +268,18 @@ def section(
     backend: str | None,
     timeout_s: float | None,
     **extra: Any,
-) -> dict:
-    return finish(
-        {
-            "world_size": world_size,
-            "backend": backend,
-            "timeout_s": timeout_s,
-            "ranks": rows,
-            **extra,
-        }
+) -> Distributed:
+    """The typed section of these rank rows, every cross-rank figure computed (`finish`)."""
+    return Distributed.from_dict(
+        finish(
+            {
+                "world_size": world_size,
+                "backend": backend,
+                "timeout_s": timeout_s,
+                "ranks": rows,
+                **extra,
+            }
+        )
     )
 
 
@@ -294,26 +297,26 @@ def merge(reports: list[Report]) -> Report:
             "every report to merge must come from a distributed run (no 'distributed' section)"
         )
     rows: dict[int, dict] = {}
-    for sec in dists:
-        for row in sec.get("ranks") or []:
-            if row.get("rank") in rows:
-                raise ValueError(f"rank {row.get('rank')} appears in more than one report")
-            rows[row.get("rank")] = row
+    for dist in dists:
+        for row in dist.ranks:
+            if row.rank in rows:
+                raise ValueError(f"rank {row.rank} appears in more than one report")
+            rows[row.rank] = row.to_dict()  # a copy: the inputs are not changed
     base = min(reports, key=_lowest_rank)
     out = copy.deepcopy(base)
     _merge_errors(out, [r for r in reports if r is not base])
-    sec = out.distributed
-    sec["ranks"] = [copy.deepcopy(r) for r in rows.values()]
-    sec["world_size"] = max(d.get("world_size") or 0 for d in dists) or None
+    sec = out.distributed.to_dict()
+    sec["ranks"] = list(rows.values())
+    sec["world_size"] = max(d.world_size or 0 for d in dists) or None
     sec["nodes"] = sorted({str(r.get("host")) for r in rows.values()})
     sec["merged_from"] = len(reports)
-    finish(sec)
+    out.distributed = Distributed.from_dict(finish(sec))
     return out
 
 
 def _lowest_rank(rep: Report) -> int:
-    ranks = (rep.distributed or {}).get("ranks") or [{"rank": 1 << 30}]
-    return min((x.get("rank") for x in ranks), default=1 << 30)
+    ranks = rep.distributed.ranks if rep.distributed else []
+    return min((r.rank for r in ranks), default=1 << 30)
 
 
 def _merge_errors(out: Report, others: list[Report]) -> None:

@@ -17,6 +17,7 @@ from .encoding import dumps
 from .sections import (
     Ablation,
     CompileTime,
+    Distributed,
     FixRow,
     GraphBreaks,
     Graphs,
@@ -27,6 +28,7 @@ from .sections import (
     Record,
     Runtime,
     Strategies,
+    TorchTrace,
     Verdict,
 )
 
@@ -63,8 +65,8 @@ class Report(Record):
     fixes_not_tried: list[dict] = field(default_factory=list)
     ablation: Ablation | None = None
     verdict: Verdict = field(default_factory=Verdict)
-    distributed: dict[str, Any] | None = None  # a --nproc run's ranks (tcdoctor/distributed.py)
-    torch_trace: dict[str, Any] | None = None  # TORCH_TRACE logs and tlparse (tcdoctor/tlparse.py)
+    distributed: Distributed | None = None  # a --nproc run's ranks (report/distributed.py)
+    torch_trace: TorchTrace | None = None  # TORCH_TRACE logs and tlparse (run/tlparse.py)
 
     OMIT_NONE = ("distributed", "torch_trace")
 

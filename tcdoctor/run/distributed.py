@@ -8,38 +8,39 @@ own launcher and rendezvous, one analysis process per rank (run/rank.py). Two la
 - warm: a second launch against the same per-rank cache dirs runs the warm compile and memory.
 Each rank streams its phase events to rank{R}.events (fsynced), so a crash, hang or kill of one
 rank keeps every finished phase of every rank. One single-process report is assembled per rank;
-the report returned is the lowest rank's, with the `distributed` section (tcdoctor/distributed.py)
+the report returned is the lowest rank's, with the `distributed` section (report/distributed.py)
 and every rank's errors, named by rank.
 """
 
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import time
 
-from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, EXIT_USER_CODE, TcdoctorError
+from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, EXIT_USER_CODE, ChildFailed
 from ..options import Options
 from ..report import distributed as dsec
 from ..report.model import Report
 from ..target.userframes import where_str
 from ..verdict import with_verdict
 from .assemble import assemble
-from .launcher import (
-    POLL_S,
-    PROGRESS_EVERY_S,
-    _done,
-    _last_started,
-    _measured,
-    _tail,
-    _where_from_stacks,
-    begin,
+from .launcher import begin
+from .process import (
+    OUTPUT_TAIL_CHARS,
+    ChildProcess,
+    done,
+    exited_message,
+    fatal_error,
+    finished,
+    measured,
+    stack_dump_after,
+    stopped_at,
+    timed_out_message,
 )
 from .stream import read_events
 
@@ -66,7 +67,7 @@ def torchrun_command(options: Options, spec_path: str) -> list[str]:
     return cmd + ["--max-restarts", "0", "-m", "tcdoctor.run.child", spec_path]
 
 
-class Launch:
+class Launch(ChildProcess):
     """One torchrun launch: its spec, its ranks' files, how it ended."""
 
     def __init__(
@@ -91,7 +92,7 @@ class Launch:
             "events_path": os.path.join(self.dir, "rank{rank}.events"),
             "stacks_path": os.path.join(self.dir, "rank{rank}.stacks"),
             "pid_path": os.path.join(self.dir, "rank{rank}.pid"),
-            "dump_after_s": max(0.5, remaining - 3.0) if remaining > 5 else None,
+            "dump_after_s": stack_dump_after(deadline, margin_s=3.0, min_left_s=5),
             "distributed": {
                 "backend": options.dist_backend,
                 "timeout_s": options.pg_timeout_s,
@@ -99,28 +100,15 @@ class Launch:
             },
         }
         spec_path = os.path.join(self.dir, "spec.json")
-        with open(spec_path, "w") as fh:
-            json.dump(spec, fh)
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
-        pkg_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env["PYTHONPATH"] = pkg_parent + (
-            os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+        super().__init__(
+            torchrun_command(options, spec_path),
+            spec,
+            spec_path,
+            os.path.join(self.dir, "torchrun.log"),
+            trace_dir=os.path.join(trace_dir, name) if trace_dir else None,
+            keep_user_trace=False,
+            term_grace_s=TERM_GRACE_S,
         )
-        env.pop("TORCH_TRACE", None)
-        if trace_dir:
-            env["TORCH_TRACE"] = os.path.join(trace_dir, name)
-        self.log_path = os.path.join(self.dir, "torchrun.log")
-        self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in finish()
-        self.command = torchrun_command(options, spec_path)
-        self.proc = subprocess.Popen(
-            self.command,
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-        )
-        self.timed_out = False
 
     def ranks(self) -> list[int]:
         found = {
@@ -136,24 +124,9 @@ class Launch:
     def events(self, rank: int) -> list[dict]:
         return read_events(os.path.join(self.dir, f"rank{rank}.events"))
 
-    def running(self) -> bool:
-        return self.proc.poll() is None
-
-    def kill(self) -> None:
+    def kill(self, timed_out: bool = True) -> None:
         """torchrun first (it stops its workers), then whatever is left, by the pids the ranks wrote."""
-        self.timed_out = True
-        try:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            self.proc.wait(timeout=TERM_GRACE_S)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.proc.wait()
+        super().kill(timed_out)
         for pid_file in glob.glob(os.path.join(self.dir, "rank*.pid")):
             try:
                 with open(pid_file) as fh:
@@ -164,48 +137,35 @@ class Launch:
             except (OSError, ValueError):
                 pass
 
-    def wait(self, deadline: float, tick=None) -> None:
-        while self.running():
-            if time.monotonic() > deadline:
-                self.kill()
-                return
-            if tick:
-                tick()
-            time.sleep(PROGRESS_EVERY_S if tick else POLL_S * 5)
-
     def finish(self) -> tuple[dict[int, list[dict]], dict[int, dict]]:
         """Every rank's events, and a failure record for each rank that did not finish."""
-        rc = self.proc.wait()
-        self._log.close()
-        log = _tail(self.log_path, 60)
+        rc = self.exit_code()
+        log = self.log_tail(60)
         root = _ROOT_RANK.search(log)
         root_rank, root_code = (int(root["rank"]), int(root["code"])) if root else (None, None)
         events, failures = {}, {}
         for rank in self.ranks():
             evs = self.events(rank)
             events[rank] = evs
-            if any(ev.get("event") == "end" for ev in evs) or any(ev.get("fatal") for ev in evs):
+            if finished(evs):
                 continue
-            phase = _last_started(evs) or "startup"
-            where = _where_from_stacks(os.path.join(self.dir, f"rank{rank}.stacks"))
+            phase, where = stopped_at(evs, os.path.join(self.dir, f"rank{rank}.stacks"))
             if self.timed_out:
-                msg = f"rank {rank}: timed out: the {self.options.timeout_s:g}s limit ran out during phase '{phase}'{where_str(where)}"
-            elif root_rank == rank:
-                how = (
-                    f"was killed by {signal.Signals(-root_code).name}"
-                    if root_code is not None
-                    and root_code < 0
-                    and -root_code in signal.Signals._value2member_map_
-                    else f"exited with code {root_code}"
-                )
-                msg = f"rank {rank}: the analysis process {how} during phase '{phase}'{where_str(where)}"
+                msg = timed_out_message(self.options.timeout_s, phase, where)
+            elif root_rank == rank and root_code is not None:
+                msg = exited_message(root_code, phase, where)
             elif root_rank is not None:
-                msg = f"rank {rank}: stopped by torchrun after rank {root_rank} failed, during phase '{phase}'"
+                msg = f"stopped by torchrun after rank {root_rank} failed, during phase '{phase}'"
             else:
-                msg = f"rank {rank}: the analysis process ended without finishing (torchrun exit code {rc}) during phase '{phase}'{where_str(where)}"
-            failure = {"phase": phase, "message": msg, "where": where, "rank": rank}
+                msg = f"the analysis process ended without finishing (torchrun exit code {rc}) during phase '{phase}'{where_str(where)}"
+            failure = {
+                "phase": phase,
+                "message": f"rank {rank}: {msg}",
+                "where": where,
+                "rank": rank,
+            }
             if root_rank == rank or root_rank is None:
-                failure["output_tail"] = log[-2000:]
+                failure["output_tail"] = log[-OUTPUT_TAIL_CHARS:]
             failures[rank] = failure
         return events, failures
 
@@ -221,14 +181,16 @@ def _fatal(cold: dict[int, list[dict]]) -> None:
         fatal = next((ev for ev in evs if ev.get("fatal")), None)
         if fatal:
             err = fatal.get("error") or {}
-            code = fatal.get("exit_code") or EXIT_USAGE
-            if fatal.get("phase") == "rank":
-                raise TcdoctorError(
+            if (
+                fatal.get("phase") == "rank"
+            ):  # rendezvous or backend: before any phase, exit 3 as ever
+                raise ChildFailed(
                     f"rank {rank}: could not join the process group: {err.get('message')}",
                     EXIT_USER_CODE,
                 )
-            raise TcdoctorError(
-                f"rank {rank}: {err.get('message')}{where_str(err.get('where'))}", code
+            raise fatal_error(
+                f"rank {rank}: {err.get('message')}{where_str(err.get('where'))}",
+                fatal.get("exit_code"),
             )
 
 
@@ -255,12 +217,12 @@ def analyze_distributed(
             prog.feed("cold", _shown(cold_events.get(cold.ranks()[0], [])))
         _fatal(cold_events)
         if not any(cold_events.values()):
-            raise TcdoctorError(
-                f"torch.distributed.run started no rank: {_tail(cold.log_path, 8)}", EXIT_USAGE
+            raise ChildFailed(
+                f"torch.distributed.run started no rank: {cold.log_tail(8)}", EXIT_USAGE
             )
         warm_events: dict[int, list[dict]] = {}
         warm_failures: dict[int, dict] = {}
-        compiled = all(_done(evs, "compile") is not None for evs in cold_events.values())
+        compiled = all(done(evs, "compile") is not None for evs in cold_events.values())
         warm = None
         if options.warm and compiled and time.monotonic() < deadline - 5:
             warm = Launch("warm", target, options, workdir, deadline, trace_dir)
@@ -268,7 +230,7 @@ def analyze_distributed(
             warm_events, warm_failures = warm.finish()
         rows, reports = [], {}
         for rank in sorted(cold_events):
-            evs = list(cold_events[rank]) + _measured(warm_events.get(rank, []))
+            evs = list(cold_events[rank]) + measured(warm_events.get(rank, []))
             fails = [f for f in (failures.get(rank), warm_failures.get(rank)) if f]
             rep = assemble(
                 target,
@@ -284,17 +246,17 @@ def analyze_distributed(
                     if not compiled
                     else "the time limit was used up"
                 )
-            info = dict(_done(evs, "rank") or {"rank": rank})
+            info = dict(done(evs, "rank") or {"rank": rank})
             info["finished"] = (
                 any(ev.get("event") == "end" for ev in cold_events[rank])
                 and rank not in warm_failures
             )
             reports[rank] = rep
-            rows.append(dsec.rank_row(rep, info, _done(cold_events[rank], "ddp")))
+            rows.append(dsec.rank_row(rep, info, done(cold_events[rank], "ddp")))
         base_rank = min(reports)
         base = reports[base_rank]
         base.errors = _rank_errors(reports)
-        info0 = _done(cold_events[base_rank], "rank") or {}
+        info0 = done(cold_events[base_rank], "rank") or {}
         base.distributed = dsec.section(
             rows,
             info0.get("world_size"),

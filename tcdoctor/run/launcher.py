@@ -13,60 +13,36 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
 import time
-from typing import Callable
 
-from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, EXIT_USER_CODE, TcdoctorError
+from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, ChildFailed, UserCodeError
 from ..options import Options
 from ..report.model import Report
-from ..target.userframes import deepest_user_frame, where_str
+from ..target.userframes import where_str
 from .assemble import assemble
+from .process import (
+    OUTPUT_TAIL_CHARS,
+    POLL_S,
+    PROGRESS_EVERY_S,
+    ChildProcess,
+    child_command,
+    done,
+    exited_message,
+    fatal_error,
+    finished,
+    measured,
+    stack_dump_after,
+    stopped_at,
+    timed_out_message,
+)
 from .progress import Progress
 from .stream import read_events
 
-_FH_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
-POLL_S = 0.02
-PROGRESS_EVERY_S = (
-    0.2  # how often the parent re-reads event files for progress (only when it is shown)
-)
 
-
-def _last_started(events: list[dict]) -> str | None:
-    open_phase = None
-    for ev in events:
-        if ev.get("event") == "start":
-            open_phase = ev.get("phase")
-        elif ev.get("event") in ("done", "failed", "skipped") and ev.get("phase") == open_phase:
-            open_phase = None
-    return open_phase
-
-
-def _where_from_stacks(path: str) -> dict | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except OSError:
-        return None
-    frames = [(m["file"], int(m["line"]), m["func"]) for m in _FH_FRAME.finditer(text)]
-    return deepest_user_frame(reversed(frames))  # faulthandler prints the most recent call first
-
-
-def _tail(path: str, n: int = 8) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return "".join(fh.readlines()[-n:]).strip()
-    except OSError:
-        return ""
-
-
-class Child:
-    """One analysis process: its spec, files, and how it ended."""
+class Child(ChildProcess):
+    """One analysis process (cold, warm, or a strategy/fix child): its spec, files, and how it ended."""
 
     def __init__(
         self,
@@ -81,13 +57,12 @@ class Child:
         **extra: object,
     ):
         """`extra_env`: variables set in the child's environment before it starts (a tried fix that lives
-        there: tried.allocator_fixes)."""
+        there: tried.allocator_fixes); `extra`: more spec entries for its role."""
         self.role, self.options = role, options
         self.paths = {
             k: os.path.join(workdir, f"{tag or role}.{k}")
             for k in ("events", "stacks", "log", "spec")
         }
-        remaining = deadline - time.monotonic()
         spec = {
             "target": target,
             "role": role,
@@ -95,102 +70,39 @@ class Child:
             "cache_dir": cache_dir,
             "events_path": self.paths["events"],
             "stacks_path": self.paths["stacks"],
-            "dump_after_s": max(0.5, remaining - 1.5) if remaining > 3 else None,
+            "dump_after_s": stack_dump_after(deadline, margin_s=1.5, min_left_s=3),
             **extra,
         }
-        with open(self.paths["spec"], "w") as fh:
-            json.dump(spec, fh)
-        env = {
-            **os.environ,
-            **(extra_env or {}),
-            "TORCHINDUCTOR_CACHE_DIR": cache_dir,
-            "PYTHONUNBUFFERED": "1",
-        }
-        pkg_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env["PYTHONPATH"] = pkg_parent + (
-            os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+        super().__init__(
+            child_command(self.paths["spec"]),
+            spec,
+            self.paths["spec"],
+            self.paths["log"],
+            cache_dir=cache_dir,
+            trace_dir=os.path.join(options.torch_trace, tag or role)
+            if options.torch_trace
+            else None,
+            extra_env=extra_env,
         )
-        if (
-            options.torch_trace
-        ):  # --torch-trace: PyTorch's structured compile log, one folder per process (tlparse.py)
-            env["TORCH_TRACE"] = os.path.join(options.torch_trace, tag or role)
-        self._log = open(self.paths["log"], "w")  # noqa: SIM115 - closed in finish()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tcdoctor.run.child", self.paths["spec"]],
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-        )
-        self.timed_out = False
-
-    def running(self) -> bool:
-        return self.proc.poll() is None
-
-    def kill(self, timed_out: bool) -> None:
-        self.timed_out = timed_out
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.proc.wait()
-
-    def wait(
-        self,
-        deadline: float,
-        tick: Callable[[], None] | None = None,
-        every_s: float = PROGRESS_EVERY_S,
-    ) -> None:
-        """Block until it exits or the deadline passes (then kill it as timed out); call `tick` every `every_s`."""
-        while True:
-            left = deadline - time.monotonic()
-            try:
-                self.proc.wait(timeout=max(0.0, min(left, every_s) if tick else left))
-                return
-            except subprocess.TimeoutExpired:
-                if time.monotonic() >= deadline:
-                    self.kill(timed_out=True)
-                    return
-                if tick:
-                    tick()
 
     def events(self) -> list[dict]:
         return read_events(self.paths["events"])
 
     def finish(self) -> tuple[list[dict], dict | None]:
         """Its events, plus a failure record if it died without finishing."""
-        rc = self.proc.wait()
-        self._log.close()
+        rc = self.exit_code()
         events = self.events()
-        if any(ev.get("event") == "end" for ev in events) or any(ev.get("fatal") for ev in events):
+        if finished(events):
             return events, None
-        phase = _last_started(events) or "startup"
-        where = _where_from_stacks(self.paths["stacks"])
+        phase, where = stopped_at(events, self.paths["stacks"])
         if self.timed_out:
-            msg = f"timed out: the {self.options.timeout_s:g}s limit ran out during phase '{phase}'{where_str(where)}"
-        elif rc < 0:
-            sig = signal.Signals(-rc).name if -rc in signal.Signals._value2member_map_ else str(-rc)
-            cause = " (out of memory, or killed from outside)" if -rc == signal.SIGKILL else ""
-            msg = f"the analysis process was killed by {sig}{cause} during phase '{phase}'{where_str(where)}"
+            msg = timed_out_message(self.options.timeout_s, phase, where)
         else:
-            msg = f"the analysis process exited with code {rc} during phase '{phase}'{where_str(where)}"
+            msg = exited_message(rc, phase, where)
         failure: dict = {"phase": phase, "message": msg, "where": where}
         if not self.timed_out:
-            failure["output_tail"] = _tail(self.paths["log"])[-2000:]
+            failure["output_tail"] = self.log_tail(8)[-OUTPUT_TAIL_CHARS:]
         return events, failure
-
-
-def _done(events: list[dict], phase: str) -> dict | None:
-    return next(
-        (ev.get("data") for ev in events if ev.get("event") == "done" and ev.get("phase") == phase),
-        None,
-    )
-
-
-def _measured(events: list[dict]) -> list[dict]:
-    """A later child's events minus its bookkeeping (its own load and end records)."""
-    return [ev for ev in events if ev.get("phase") != "load" and ev.get("event") != "end"]
 
 
 def _touch(path: str, payload: dict) -> None:
@@ -213,7 +125,7 @@ def _stance_fix(events: list[dict], options: Options) -> list[dict]:
     from ..report.sections import guard_share
     from ..verdict.rules import RULES
 
-    profile, runtime = _done(events, "profile") or {}, _done(events, "runtime") or {}
+    profile, runtime = done(events, "profile") or {}, done(events, "runtime") or {}
     over, median = (
         profile.get("guard_overhead_s_per_call"),
         (runtime.get("compiled") or {}).get("median_s"),
@@ -221,14 +133,14 @@ def _stance_fix(events: list[dict], options: Options) -> list[dict]:
     if not options.fixes or over is None or not median:
         return []
     phases = ("graph_breaks", "compile", "runtime", "numerics", "recompiles")
-    before = before_figures({name: _done(events, name) for name in phases})
+    before = before_figures({name: done(events, name) for name in phases})
     return plan_stance(guard_share(over, median), RULES["guard_overhead_fraction"], before)
 
 
 def _fix_budget(events: list[dict], options: Options) -> float:
     if options.fix_budget_s is not None:
         return options.fix_budget_s
-    first = (_done(events, "compile") or {}).get("first_call_s") or 0.0
+    first = (done(events, "compile") or {}).get("first_call_s") or 0.0
     return max(20.0, 4 * first)
 
 
@@ -278,8 +190,8 @@ def analyze_target(
                 _touch(ready, {"warm_died": True})  # never leave the cold child waiting
             if warm and not go_sent and not cold.running():
                 cold_events = cold.events()
-                runtime = _done(cold_events, "runtime") or {}
-                run = _done(cold_events, "compile") is not None
+                runtime = done(cold_events, "runtime") or {}
+                run = done(cold_events, "compile") is not None
                 _touch(
                     go, {"run": run, "per_call_s": (runtime.get("compiled") or {}).get("median_s")}
                 )
@@ -291,22 +203,23 @@ def analyze_target(
         fatal = next((ev for ev in events if ev.get("fatal")), None)
         if fatal:
             err = fatal["error"]
-            raise TcdoctorError(
-                f"{err['message']}{where_str(err.get('where'))}",
-                fatal.get("exit_code") or EXIT_USAGE,
+            raise fatal_error(
+                f"{err['message']}{where_str(err.get('where'))}", fatal.get("exit_code")
             )
-        if failure and failure["phase"] in ("startup", "load"):
-            raise TcdoctorError(
-                failure["message"], EXIT_USAGE if failure["phase"] == "startup" else EXIT_USER_CODE
-            )
+        if (
+            failure and failure["phase"] == "startup"
+        ):  # died before its first phase: exit 2, as ever
+            raise ChildFailed(failure["message"], EXIT_USAGE)
+        if failure and failure["phase"] == "load":  # died inside the user's build()
+            raise UserCodeError(failure["message"])
         failures = [failure] if failure else []
         if warm:
             warm_events, warm_failure = warm.finish()
             prog.feed("warm", warm_events)
             if go_sent and warm_failure:
                 failures.append(warm_failure)
-            events += _measured(warm_events)
-        plan = (_done(events, "plan") or {}).get("strategies", []) + _stance_fix(events, options)
+            events += measured(warm_events)
+        plan = (done(events, "plan") or {}).get("strategies", []) + _stance_fix(events, options)
         fix_budget, fix_spent, not_tried = _fix_budget(events, options), 0.0, []
         for i, spec in enumerate(plan):
             if time.monotonic() > deadline - 1:
@@ -342,7 +255,7 @@ def analyze_target(
             child.wait(deadline, tick=prog.tick if prog.enabled else None)
             s_events, s_failure = child.finish()
             prog.feed(f"strategy-{i}", s_events)
-            events += _measured(s_events)
+            events += measured(s_events)
             if s_failure:
                 failures.append(s_failure)
             if tried_kind:

@@ -22,40 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..report.sections import TorchTrace
+
 if TYPE_CHECKING:
     from ..report.model import Report
 
-DEFAULT_DIR = "tcdoctor-torch-trace"
 TIMEOUT_S = 300
-
-
-def configure(
-    opts: Any,
-    nproc: int = 1,
-    nnodes: int = 1,
-    node_rank: int | None = None,
-    rdzv_endpoint: str | None = None,
-    rdzv_backend: str | None = None,
-    dist_backend: str | None = None,
-    pg_timeout_s: float | None = None,
-    torch_trace: str | None = None,
-    no_torch_trace: bool = False,
-) -> None:
-    """Put the CLI's distributed and trace options on the Options object."""
-    opts.nproc, opts.nnodes, opts.node_rank = nproc, nnodes, node_rank
-    opts.rdzv_endpoint, opts.rdzv_backend, opts.dist_backend, opts.pg_timeout_s = (
-        rdzv_endpoint,
-        rdzv_backend,
-        dist_backend,
-        pg_timeout_s,
-    )
-    distributed = nproc > 1 or nnodes > 1
-    if no_torch_trace:
-        opts.torch_trace = None
-    elif torch_trace:
-        opts.torch_trace = os.path.abspath(torch_trace)
-    elif distributed:
-        opts.torch_trace = os.path.abspath(DEFAULT_DIR)
 
 
 def prepare(trace_dir: str | None) -> None:
@@ -124,7 +96,7 @@ def attach(report: Report, opts: Any, echo: bool = True) -> dict | None:
             }
         except (OSError, subprocess.TimeoutExpired) as exc:
             info["tlparse"] = {"ran": False, "error": str(exc)}
-    report.torch_trace = info
+    report.torch_trace = TorchTrace.from_dict(info)
     if echo:
         if not found:
             click.echo(

@@ -1,0 +1,99 @@
+"""The distributed rank table's text, shared by every format: its headers, its cells, the summary.
+
+Each renderer lays these strings out its own way (a tabulate table, a Markdown table, HTML cells,
+escaped there); nothing here knows a format. The figures are units.py's text, as everywhere.
+"""
+
+from __future__ import annotations
+
+from .. import units
+from ..report.sections import Distributed, RankRow
+
+HEADERS = [
+    "rank",
+    "host",
+    "graphs",
+    "breaks",
+    "recompiles",
+    "guards",
+    "first call (cold)",
+    "first call (warm)",
+    "step median (95% CI)",
+    "peak mem",
+    "",
+]
+
+
+def _step(r: RankRow) -> str:
+    """The rank's step median and its bootstrap CI."""
+    ci = r.step_ci_s
+    med = units.seconds(r.step_median_s)
+    return med + (f" ({units.seconds(ci[0])}–{units.seconds(ci[1])})" if ci else "")
+
+
+def _status(r: RankRow, sec: Distributed) -> str:
+    """What the last column says: a rank that did not finish, the phases it was slowest in."""
+    marks = []
+    if r.finished is False:
+        marks.append("DID NOT FINISH")
+    slow = [
+        p
+        for p, s in (sec.slowest or {}).items()
+        if s.get("rank") == r.rank and p in ("compile", "compile_warm", "runtime")
+    ]
+    if slow:
+        marks.append("slowest: " + ", ".join(slow))
+    return "; ".join(marks)
+
+
+def rows(sec: Distributed) -> list[list[str]]:
+    """One list of cells (text, as HEADERS) per rank."""
+    return [
+        [
+            str(r.rank),
+            str(r.host or ""),
+            units.count(r.graphs),
+            units.count(r.graph_breaks),
+            units.count(r.recompiles),
+            units.count(r.guards),
+            units.seconds(r.first_call_s),
+            units.seconds(r.warm_first_call_s),
+            _step(r),
+            units.nbytes(r.peak_bytes),
+            _status(r, sec),
+        ]
+        for r in sec.ranks or []
+    ]
+
+
+def _skew(value: float | None, fraction: float | None, timeout_s: float | None) -> str:
+    return units.seconds(value) + (
+        f" ({fraction:.1%} of the {units.seconds(timeout_s)} timeout)"
+        if fraction is not None
+        else ""
+    )
+
+
+def summary_lines(sec: Distributed) -> list[str]:
+    """The lines under the table: process group, compile skews, DDP, divergences, missing ranks."""
+    ddp = sec.ddp or {}
+    out = [
+        f"world size {sec.world_size}, backend {sec.backend}, process-group timeout "
+        f"{units.seconds(sec.timeout_s)} ({sec.timeout_source or 'as given'})",
+        "compile skew, cold/cold: "
+        + _skew(sec.compile_skew_s, sec.compile_skew_fraction, sec.timeout_s),
+        "compile skew, cold/warm (mixed cache): "
+        + _skew(sec.mixed_cache_skew_s, sec.mixed_cache_skew_fraction, sec.timeout_s),
+    ]
+    if ddp.get("wrapper"):
+        out.append(
+            f"{ddp['wrapper']}: optimize_ddp={ddp.get('optimize_ddp')} ({ddp.get('mode')}), bucket_cap_mb="
+            f"{ddp.get('bucket_cap_mb')}, DDPOptimizer subgraphs at the first call: {ddp.get('subgraphs')}"
+        )
+    for d in sec.divergences or []:
+        out.append(f"DIVERGENCE: {d.text} — hang risk: {d.risk}")
+    if sec.missing_ranks:
+        out.append(
+            f"ranks not in this report: {sec.missing_ranks} (other nodes: join their reports with tcdoctor merge)"
+        )
+    return out

@@ -1,0 +1,240 @@
+"""One child process of an analysis, as the parent sees it: started, watched against a deadline,
+killed, and how it ended in the report's words.
+
+Every analysis process runs apart from the parent (`python -m tcdoctor.run.child SPEC` for a
+single-process child, torchrun for a distributed launch) so a crash, hang or OOM costs only the
+phase it was in. Each reads its instructions from a spec file and streams its phase events to a
+file of its own (run/stream.py); the parent never imports torch. `ChildProcess` is the one way
+to start and stop such a process: spec file, environment, own session (so one killpg stops
+everything it started), deadline, process-group kill. The functions below read what a child
+left behind (its events, its faulthandler stack dump, its log) and word each failure once, so a
+single-process child and a rank of a distributed launch report a timeout, a crash, an OOM kill
+or an exit code in the same words.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from typing import Callable
+
+from ..errors import EXIT_USAGE, EXIT_USER_CODE, TargetError, TcdoctorError, UserCodeError
+from ..target.userframes import deepest_user_frame, where_str
+
+POLL_S = 0.02  # how often the parent checks on running children
+PROGRESS_EVERY_S = (
+    0.2  # how often the parent re-reads event files for progress (only when it is shown)
+)
+OUTPUT_TAIL_CHARS = 2000  # the most of a child's own output a failure record carries
+
+# The folder that holds this package: put first on the child's PYTHONPATH so the child imports
+# this very tcdoctor, wherever the parent was started from.
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+_FH_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
+
+
+def child_command(spec_path: str) -> list[str]:
+    """The command of one single-process analysis child (run/child.py)."""
+    return [sys.executable, "-m", "tcdoctor.run.child", spec_path]
+
+
+def stack_dump_after(deadline: float, margin_s: float, min_left_s: float) -> float | None:
+    """Seconds after which the child dumps its stacks (faulthandler), `margin_s` before the deadline
+    kills it, so a hang names its line; None when less than `min_left_s` is left."""
+    remaining = deadline - time.monotonic()
+    return max(0.5, remaining - margin_s) if remaining > min_left_s else None
+
+
+class ChildProcess:
+    """A started child: its spec file, its log (stdout and stderr), its process group."""
+
+    def __init__(
+        self,
+        command: list[str],
+        spec: dict,
+        spec_path: str,
+        log_path: str,
+        *,
+        cache_dir: str | None = None,
+        trace_dir: str | None = None,
+        keep_user_trace: bool = True,
+        extra_env: dict[str, str] | None = None,
+        term_grace_s: float = 0.0,
+    ):
+        """`spec` is written to `spec_path` before the start (the child reads it first).
+
+        Environment: the parent's, plus `extra_env` (a tried fix that lives there:
+        tried.allocator_fixes), unbuffered output, this package first on PYTHONPATH,
+        TORCHINDUCTOR_CACHE_DIR=`cache_dir` and TORCH_TRACE=`trace_dir` (--torch-trace: one folder
+        per process, tlparse.py) where given. With no `trace_dir`, `keep_user_trace=False` removes
+        a TORCH_TRACE the user's environment holds (a distributed run's traces are tcdoctor's own:
+        --no-torch-trace means none). The thread count travels in the spec's options (the child
+        calls torch.set_num_threads before compiling), not in the environment.
+
+        `term_grace_s`: on a kill, SIGTERM first and this long to stop (torchrun stops its workers
+        then); 0 kills at once."""
+        with open(spec_path, "w") as fh:
+            json.dump(spec, fh)
+        env = {**os.environ, **(extra_env or {}), "PYTHONUNBUFFERED": "1"}
+        if cache_dir is not None:
+            env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
+        env["PYTHONPATH"] = PACKAGE_PARENT + (
+            os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+        )
+        if trace_dir:
+            env["TORCH_TRACE"] = trace_dir
+        elif not keep_user_trace:
+            env.pop("TORCH_TRACE", None)
+        self.command, self.log_path, self.term_grace_s = command, log_path, term_grace_s
+        self.timed_out = False
+        self._log = open(log_path, "w")  # noqa: SIM115 - closed in exit_code()
+        self.proc = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,  # its own process group: one killpg stops all it started
+        )
+
+    def running(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self, timed_out: bool = True) -> None:
+        """Stop the whole process group (SIGTERM first when it has a grace period, then SIGKILL)."""
+        self.timed_out = timed_out
+        if self.term_grace_s > 0:
+            _signal_group(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=self.term_grace_s)
+                return
+            except subprocess.TimeoutExpired:
+                pass
+        _signal_group(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def wait(
+        self,
+        deadline: float,
+        tick: Callable[[], None] | None = None,
+        every_s: float = PROGRESS_EVERY_S,
+    ) -> None:
+        """Block until it exits or the deadline passes (then kill it as timed out); call `tick` every `every_s`."""
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                self.proc.wait(timeout=max(0.0, min(left, every_s) if tick else left))
+                return
+            except subprocess.TimeoutExpired:
+                if time.monotonic() >= deadline:
+                    self.kill(timed_out=True)
+                    return
+                if tick:
+                    tick()
+
+    def exit_code(self) -> int:
+        """Wait for the exit and close the log: the exit code (negative: the signal that killed it)."""
+        rc = self.proc.wait()
+        self._log.close()
+        return rc
+
+    def log_tail(self, lines: int) -> str:
+        """The last `lines` lines of its output."""
+        return tail(self.log_path, lines)
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+# -- what a child left behind ------------------------------------------------------------------
+def done(events: list[dict], phase: str) -> dict | None:
+    """The data of a phase that finished, or None."""
+    return next(
+        (ev.get("data") for ev in events if ev.get("event") == "done" and ev.get("phase") == phase),
+        None,
+    )
+
+
+def measured(events: list[dict]) -> list[dict]:
+    """A later child's events minus its bookkeeping (its own load and end records)."""
+    return [ev for ev in events if ev.get("phase") != "load" and ev.get("event") != "end"]
+
+
+def finished(events: list[dict]) -> bool:
+    """It wrote its end record, or a fatal one (a target error, said by the parent in one line)."""
+    return any(ev.get("event") == "end" or ev.get("fatal") for ev in events)
+
+
+def last_started(events: list[dict]) -> str | None:
+    """The phase that was running when the events stop (started, never done, failed or skipped)."""
+    open_phase = None
+    for ev in events:
+        if ev.get("event") == "start":
+            open_phase = ev.get("phase")
+        elif ev.get("event") in ("done", "failed", "skipped") and ev.get("phase") == open_phase:
+            open_phase = None
+    return open_phase
+
+
+def stopped_at(events: list[dict], stacks_path: str) -> tuple[str, dict | None]:
+    """Where a child that ended without finishing stopped: its open phase ('startup' before its
+    first), and the deepest frame of the user's code in its stack dump."""
+    return last_started(events) or "startup", where_from_stacks(stacks_path)
+
+
+def where_from_stacks(path: str) -> dict | None:
+    """The deepest user frame of a faulthandler dump (written on a crash, or before the deadline)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    frames = [(m["file"], int(m["line"]), m["func"]) for m in _FH_FRAME.finditer(text)]
+    return deepest_user_frame(reversed(frames))  # faulthandler prints the most recent call first
+
+
+def tail(path: str, lines: int = 8) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return "".join(fh.readlines()[-lines:]).strip()
+    except OSError:
+        return ""
+
+
+# -- each failure in one wording ---------------------------------------------------------------
+def ended(rc: int) -> str:
+    """How a process ended: 'was killed by SIGSEGV', 'exited with code 17'. SIGKILL is what the
+    kernel's OOM killer sends, hence the hint."""
+    if rc >= 0:
+        return f"exited with code {rc}"
+    try:
+        sig = signal.Signals(-rc).name
+    except ValueError:
+        sig = str(-rc)
+    cause = " (out of memory, or killed from outside)" if -rc == signal.SIGKILL else ""
+    return f"was killed by {sig}{cause}"
+
+
+def timed_out_message(timeout_s: float, phase: str, where: dict | None) -> str:
+    return f"timed out: the {timeout_s:g}s limit ran out during phase '{phase}'{where_str(where)}"
+
+
+def exited_message(rc: int, phase: str, where: dict | None) -> str:
+    return f"the analysis process {ended(rc)} during phase '{phase}'{where_str(where)}"
+
+
+def fatal_error(message: str, exit_code: int | None) -> TcdoctorError:
+    """The one-line error a child's fatal record stands for: the user's code raised before anything
+    was measured (exit 3), or the target cannot be used (exit 2)."""
+    code = exit_code or EXIT_USAGE
+    return (UserCodeError if code == EXIT_USER_CODE else TargetError)(message, code)
