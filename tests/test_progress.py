@@ -4,7 +4,8 @@ import io
 
 from conftest import ROOT
 
-from tcdoctor.run.progress import Progress, headline, strategy_label
+from tcdoctor.experiments.specs import Spec
+from tcdoctor.run.progress import Progress, headline
 
 COLD = [
     {"event": "start", "phase": "load"},
@@ -92,7 +93,7 @@ def run_all(prog, clock):
     clock.t += 2
     prog.feed("cold", COLD)
     prog.feed("warm", WARM)
-    prog.strategy("strategy-0", 2, 4, {"kind": "dynamic", "how": "dynamic"})
+    prog.strategy("strategy-0", 2, 4, Spec.from_dict({"kind": "dynamic", "how": "dynamic"}))
     clock.t += 7
     prog.feed("strategy-0", STRATEGY)
     prog.close()
@@ -154,8 +155,10 @@ def test_disabled_writes_nothing():
 
 def test_tried_fixes_and_the_ablation_have_a_label_and_a_figure():
     fix = {"kind": "fix", "fix": {"kind": "env", "name": "malloc_thresholds"}}
-    assert strategy_label(fix) == "fix: malloc_thresholds"
-    assert strategy_label({"kind": "ablation", "backend": "aot_eager"}) == "backend='aot_eager'"
+    assert Spec.from_dict(fix).label == "fix: malloc_thresholds"
+    assert (
+        Spec.from_dict({"kind": "ablation", "backend": "aot_eager"}).label == "backend='aot_eager'"
+    )
     row = {"outcome": "helps", "after": {"speedup": 1.04, "speedup_ci": [1.04, 1.05]}}
     assert headline("strategy:fix:malloc_thresholds", row) == "helps (1.04× (95% CI 1.04–1.05))"
     assert headline("strategy:fix:x", {"outcome": "fails"}) == "fails"

@@ -10,10 +10,12 @@ from conftest import sample
 import tcdoctor
 from tcdoctor import units
 from tcdoctor.experiments import fixes as tried
+from tcdoctor.experiments.specs import FixSpec, StanceFix
 from tcdoctor.probes import break_cost
 from tcdoctor.report import break_gain
 from tcdoctor.report.model import Report
 from tcdoctor.report.sections import StrategyRow
+from tcdoctor.verdict import tried as judged
 
 CHEAP = (
     "--backend",
@@ -175,7 +177,7 @@ def test_a_tried_fix_replaces_the_bound_with_what_it_measured():
             ],
         }
     )
-    tried.attach_gains(report)
+    judged.attach_gains(report)
     b2, b1 = report.graph_breaks.unique  # ranked by gain: B1's measured 43 µs < B2's bound
     assert (b1.id, b1.gain_source, b2.id) == ("B1", "tried", "B2")
     assert b1.gain_s_per_call == pytest.approx(4e-3 * (1 - 0.92 / 0.93))
@@ -237,9 +239,11 @@ def test_a_slower_layer_is_named_first():
         },
     ]
     rows = [StrategyRow.from_dict(r) for r in rows]
-    assert tried.ablation_layer(report, rows).layer.startswith("already 0.60× with backend='eager'")
+    assert judged.ablation_layer(report, rows).layer.startswith(
+        "already 0.60× with backend='eager'"
+    )
     rows[0].speedup_ci = [0.98, 1.05]
-    assert "backend='aot_eager'" in tried.ablation_layer(report, rows).layer
+    assert "backend='aot_eager'" in judged.ablation_layer(report, rows).layer
 
 
 class _Opts:
@@ -251,11 +255,11 @@ def test_drifting_numerics_plan_the_harness_settings_and_judge_them_on_numerics(
         "numerics": {"passed": False, "rng": {"stochastic": False}},
         "runtime": {"speedup": 1.3, "speedup_ci": [1.25, 1.35]},
     }
-    names = [s["fix"]["name"] for s in tried.plan(results, _Opts(), 1.02) if s["kind"] == "fix"]
+    names = [s.name for s in tried.plan(results, _Opts(), 1.02) if isinstance(s, FixSpec)]
     assert names == ["emulate_precision_casts"]
     # a random model that fails was compared under fallback_random already: not a fix to try again
     results["numerics"]["rng"].update(stochastic=True, fallback_random=True)
-    names = [s["fix"]["name"] for s in tried.plan(results, _Opts(), 1.02) if s["kind"] == "fix"]
+    names = [s.name for s in tried.plan(results, _Opts(), 1.02) if isinstance(s, FixSpec)]
     assert names == ["emulate_precision_casts"]
     before = tried.before_figures(results)
     assert (
@@ -273,10 +277,8 @@ def test_drifting_numerics_plan_the_harness_settings_and_judge_them_on_numerics(
 def test_guard_stance_is_planned_only_above_the_rule_and_says_it_is_unsafe():
     assert tried.plan_stance(0.1, 0.2, {}) == []
     (spec,) = tried.plan_stance(0.35, 0.2, {})
-    assert tried.fix_line(spec["fix"]).startswith(
-        'torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)'
-    )
-    assert "unsafe when inputs change" in tried.UNSAFE_NOTE
+    assert spec.line.startswith('torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)')
+    assert "unsafe when inputs change" in StanceFix.note
 
 
 def test_the_guard_stance_fix_runs_and_is_reset_after():
@@ -321,13 +323,11 @@ def test_heavy_page_faults_plan_pinned_malloc_thresholds_in_the_environment(monk
         assert planned == []
         return
     (spec,) = planned
-    assert spec["fix"]["env"] == {
+    assert spec.env == {
         "MALLOC_MMAP_THRESHOLD_": "33554432",
         "MALLOC_TRIM_THRESHOLD_": "1073741824",
     }
-    assert tried.fix_line(spec["fix"]).startswith(
-        "MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824"
-    )
+    assert spec.line.startswith("MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824")
     assert tried.allocator_fixes({**before, "faults_per_call": 255.0}) == []
     assert tried.allocator_fixes({**before, "faults_per_call": None}) == []
     for k, v in tried.MALLOC_PINNED.items():  # already pinned: nothing to try
@@ -339,7 +339,7 @@ def test_heavy_page_faults_plan_pinned_malloc_thresholds_in_the_environment(monk
     )
     # the row as the JSON stores it, read back into a report: the advice carries the same figures
     report = Report.from_dict({"fixes": [{**row.to_dict(), "fix": "MALLOC_…", "outcome": "helps"}]})
-    (a,) = tried.advice(report)
+    (a,) = judged.advice(report)
     assert "2,206 page faults per compiled call → 0" in a.text and a.text.startswith(
         "Tried `MALLOC_…`"
     )

@@ -15,41 +15,39 @@ Ablation. When compiled is not faster, or numerics fail, the same subject runs w
 (the main analysis, reused): the first layer that is already slower, or already drifts, is
 where the loss comes from.
 
+Each planned fix or ablation is a typed spec (specs.py): the line a user writes and how the fix is
+applied in the child belong to its class; this module plans them, runs them, and words the outcome.
 Planning is torch-free (the parent adds the stance fix once the warm child has measured guards).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import platform
 import re
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import units
-
-if TYPE_CHECKING:
-    pass
+from .specs import (
+    AblationSpec,
+    ConfigFix,
+    EnvFix,
+    FixSpec,
+    InductorConfigFix,
+    Spec,
+    StanceFix,
+)
 
 CONFIG_HINT = re.compile(r"torch\._dynamo\.config\.(\w+)\s*=\s*True")
 ABLATION_BACKENDS = ("eager", "aot_eager")
-STANCE = "skip_guard_eval_unsafe"
 # glibc returns big freed blocks to the OS, and faults them in again on the next call, as its dynamic
 # mmap/trim thresholds decide from the heap's history: the same model can page-fault thousands of times
 # per call in one process and not at all in another (Inductor's per-call channels-last weight copies on
 # conv nets). Pinned in the environment (no code edit; glibc reads it at start), the heap keeps them.
 MALLOC_PINNED = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
-ENV_NOTE = (
-    "compared with the main analysis process, whose heap had a different history: under glibc's default "
-    "thresholds a fresh process without the setting may fault more or less (not measured)"
-)
 # minor page faults per compiled call (1 MiB of fresh pages) that plan the fix
 FAULTS_PER_CALL = 256
-UNSAFE_NOTE = (
-    "unsafe when inputs change: guards are no longer checked, so a new shape, dtype or mode silently "
-    "reuses a graph made for another; use it only after every input variant has been seen"
-)
 
 
 def before_figures(results: dict) -> dict:
@@ -82,19 +80,14 @@ def config_fixes(findings: list[dict]) -> dict[str, list[str]]:
     return out
 
 
-def plan(results: dict, options: Any, min_speedup: float) -> list[dict]:
+def plan(results: dict, options: Any, min_speedup: float) -> list[Spec]:
     """Fix and ablation children to run after the main analysis (in the cold child, from its results)."""
     if not getattr(options, "fixes", True):
         return []
     before = before_figures(results)
     findings = ((results.get("graph_breaks") or {}).get("graph_breaks") or {}).get("unique") or []
-    out = [
-        {
-            "kind": "fix",
-            "fix": {"kind": "config", "name": name, "value": True},
-            "addresses": ids,
-            "before": before,
-        }
+    out: list[Spec] = [
+        ConfigFix(name, addresses=ids, before=before)
         for name, ids in config_fixes(findings).items()
     ]
     out += numerics_fixes(results, options, before)
@@ -103,7 +96,7 @@ def plan(results: dict, options: Any, min_speedup: float) -> list[dict]:
     if (
         not_faster or before["numerics_passed"] is False
     ) and options.backend not in ABLATION_BACKENDS:
-        out += [{"kind": "ablation", "backend": b} for b in ABLATION_BACKENDS]
+        out += [AblationSpec(b) for b in ABLATION_BACKENDS]
     return out + allocator_fixes(before)  # last: the fix budget goes to the ablation first
 
 
@@ -113,23 +106,15 @@ def plan(results: dict, options: Any, min_speedup: float) -> list[dict]:
 NUMERICS_SETTINGS = ("emulate_precision_casts",)
 
 
-def numerics_fixes(results: dict, options: Any, before: dict) -> list[dict]:
+def numerics_fixes(results: dict, options: Any, before: dict) -> list[FixSpec]:
     """When compiled outputs drift with Inductor, the harness's numerics settings, each tried alone."""
     num = results.get("numerics") or {}
     if num.get("passed") is not False or options.backend in ABLATION_BACKENDS:
         return []
-    return [
-        {
-            "kind": "fix",
-            "fix": {"kind": "inductor_config", "name": n, "value": True},
-            "addresses": ["numerics"],
-            "before": before,
-        }
-        for n in NUMERICS_SETTINGS
-    ]
+    return [InductorConfigFix(n, addresses=["numerics"], before=before) for n in NUMERICS_SETTINGS]
 
 
-def allocator_fixes(before: dict) -> list[dict]:
+def allocator_fixes(before: dict) -> list[FixSpec]:
     """Pinned malloc thresholds, when compiled calls page-fault heavily under glibc (and they are not
     pinned already): the fix child starts with them in its environment."""
     faults = before.get("faults_per_call")
@@ -138,72 +123,18 @@ def allocator_fixes(before: dict) -> list[dict]:
     if all(os.environ.get(k) == v for k, v in MALLOC_PINNED.items()):
         return []
     return [
-        {
-            "kind": "fix",
-            "fix": {
-                "kind": "env",
-                "name": "malloc_thresholds",
-                "value": True,
-                "env": dict(MALLOC_PINNED),
-            },
-            "addresses": ["runtime"],
-            "before": before,
-        }
+        EnvFix("malloc_thresholds", env=dict(MALLOC_PINNED), addresses=["runtime"], before=before)
     ]
 
 
-def plan_stance(guard_fraction: float | None, limit: float, before: dict) -> list[dict]:
+def plan_stance(guard_fraction: float | None, limit: float, before: dict) -> list[FixSpec]:
     """The guard-skipping stance, planned by the parent once the warm child measured guard cost."""
     if guard_fraction is None or guard_fraction <= limit:
         return []
-    return [
-        {
-            "kind": "fix",
-            "fix": {"kind": "stance", "name": STANCE, "value": True},
-            "addresses": ["guards"],
-            "before": before,
-        }
-    ]
-
-
-def fix_line(fix: dict) -> str:
-    """The exact line of code that applies the fix."""
-    if fix["kind"] == "stance":
-        return 'torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)  # after warm-up'
-    if fix["kind"] == "inductor_config":
-        return f"torch._inductor.config.{fix['name']} = True"
-    if fix["kind"] == "env":
-        return " ".join(f"{k}={v}" for k, v in fix["env"].items()) + (
-            "  # in the environment the process starts with"
-        )
-    return f"torch._dynamo.config.{fix['name']} = True"
+    return [StanceFix(addresses=["guards"], before=before)]
 
 
 # -- in the child -------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _applied(fix: dict):
-    import torch
-
-    if fix["kind"] == "config":
-        if not hasattr(torch._dynamo.config, fix["name"]):
-            raise ValueError(
-                f"torch._dynamo.config has no {fix['name']!r} in torch {torch.__version__}"
-            )
-        with torch._dynamo.config.patch(**{fix["name"]: fix["value"]}):
-            yield
-    elif fix["kind"] == "inductor_config":
-        import torch._inductor.config as inductor_config
-
-        if not hasattr(inductor_config, fix["name"]):
-            raise ValueError(
-                f"torch._inductor.config has no {fix['name']!r} in torch {torch.__version__}"
-            )
-        with inductor_config.patch(**{fix["name"]: fix["value"]}):
-            yield
-    else:
-        yield
 
 
 def _cheap_breaks(workload: Any) -> dict:
@@ -286,26 +217,32 @@ def _outcome(before: dict, after: dict, cheap: dict | None) -> tuple[str, str]:
     return "no effect", f"{speed} and no break removed"
 
 
-def run(spec: dict, workload: Any, options: Any) -> dict:
+def run_ablation(spec: AblationSpec, workload: Any, options: Any) -> dict:
+    """The main subject with a lower layer's backend: the ablation table's row."""
+    from .pair import main_pair
+
+    row = main_pair(workload, options, spec.backend, options.mode)
+    row.update(name=spec.backend, backend=spec.backend)
+    return row
+
+
+def run(spec: FixSpec, workload: Any, options: Any) -> dict:
+    """The fix applied in this fresh child and measured against the figures before it: its row."""
     from .pair import main_pair
 
     t0 = time.perf_counter()
-    if spec["kind"] == "ablation":
-        row = main_pair(workload, options, spec["backend"], options.mode)
-        row.update(name=spec["backend"], backend=spec["backend"])
-        return row
-    fix, before = spec["fix"], spec.get("before") or {}
+    before = spec.before
     row: dict = {
-        "fix": fix_line(fix),
-        "kind": fix["kind"],
-        "name": fix["name"],
-        "addresses": spec.get("addresses", []),
+        "fix": spec.line,
+        "kind": spec.fix_kind,
+        "name": spec.name,
+        "addresses": spec.addresses,
         "before": before,
     }
     try:
-        with _applied(fix):
+        with spec.applied():
             cheap = None
-            if fix["kind"] == "config":
+            if spec.cheap_first:
                 cheap = _cheap_breaks(workload)
                 row["cheap"] = cheap
                 if (
@@ -321,9 +258,12 @@ def run(spec: dict, workload: Any, options: Any) -> dict:
                     )
                     row["seconds"] = time.perf_counter() - t0
                     return row
-            hook = _stance_hook if fix["kind"] == "stance" else None
             real = main_pair(
-                workload, options, options.backend, options.mode, after_first_call=hook
+                workload,
+                options,
+                options.backend,
+                options.mode,
+                after_first_call=spec.after_first_call,
             )
     except Exception as exc:  # noqa: BLE001 - a fix that fails is a finding
         row.update(
@@ -332,9 +272,6 @@ def run(spec: dict, workload: Any, options: Any) -> dict:
         )
         row["seconds"] = time.perf_counter() - t0
         return row
-    finally:
-        if fix["kind"] == "stance":
-            _reset_stance()
     after = {
         "graph_breaks": real["graph_breaks"],
         "recompiles": None,
@@ -349,21 +286,7 @@ def run(spec: dict, workload: Any, options: Any) -> dict:
     }
     row["after"] = after
     row["outcome"], row["why"] = _outcome(before, after, row.get("cheap"))
-    if fix["kind"] == "stance":
-        row["why"] += "; " + UNSAFE_NOTE
-    if fix["kind"] == "env":
-        row["why"] += "; " + ENV_NOTE
+    if spec.note:
+        row["why"] += "; " + spec.note
     row["seconds"] = time.perf_counter() - t0
     return row
-
-
-def _stance_hook() -> None:
-    import torch
-
-    torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)
-
-
-def _reset_stance() -> None:
-    import torch
-
-    torch.compiler.set_stance("default")

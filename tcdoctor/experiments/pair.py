@@ -17,7 +17,8 @@ from ..target.pristine import Pristine, reset_rng_state
 from ..target.workload import CallArgs
 
 
-def _call(spec: Any, device: torch.device) -> Callable[[Any, CallArgs], Any]:
+def caller(spec: Any, device: torch.device) -> Callable[[Any, CallArgs], Any]:
+    """call(fn, call_args): one call of `fn` as the workload calls it, on `device`."""
     return lambda fn, ca: calls.call(fn, ca, spec, device)
 
 
@@ -33,7 +34,7 @@ def fresh_copies(w: Any, device: torch.device) -> Callable[[], Any]:
     return fresh
 
 
-def _timed(
+def timed_figures(
     eager: Any,
     compiled: Any,
     ca: CallArgs,
@@ -78,7 +79,7 @@ def timed_pair(
     compare their first calls with every RNG reset (a random model's only with --fallback-random:
     probes/numerics.py).
     """
-    ca, call, sync = w.call_args, _call(w, device), calls.synchronizer(device)
+    ca, call, sync = w.call_args, caller(w, device), calls.synchronizer(device)
     eager, compiled = make()
     reset_rng_state()
     e_out = numerics.snapshot(call(eager, ca))
@@ -97,7 +98,7 @@ def timed_pair(
         "frames_compiled": first["frames_compiled"],
         "guards": guards.count(first["frames"])["count"],
     }
-    figures, method = _timed(eager, compiled, ca, w, device, sync, budget_s)
+    figures, method = timed_figures(eager, compiled, ca, w, device, sync, budget_s)
     row.update(figures, timing_method=method)
     mem = memory.measure(lambda: call(eager, ca), lambda: call(compiled, ca), device)
     row.update(peak_bytes=mem["compiled_peak_bytes"], eager_peak_bytes=mem["eager_peak_bytes"])

@@ -3,12 +3,15 @@
 Each strategy runs in its own fresh child process with its own empty inductor cache, because an
 in-process recompile hits in-memory caches and would flatter compile times. What the main analysis
 already measured (the default mode, the whole training step) is reused, never compiled again.
+
+`plan` names the strategies as typed specs (specs.py); `run` runs any experiment spec in its child,
+strategy, fix or ablation alike, with the function RUNNERS maps its class to.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -16,40 +19,42 @@ from ..options import Options
 from ..probes import calls, dynamo_state, first_call
 from ..probes.recompiles import describe_call, limit_warnings
 from ..target.workload import CallArgs, is_state_change
-from .pair import _call, _timed, fresh_copies, main_pair, timed_pair
+from . import fixes
+from .pair import caller, fresh_copies, main_pair, timed_figures, timed_pair
+from .specs import (
+    AblationSpec,
+    DynamicSpec,
+    FixSpec,
+    ModeSpec,
+    RegionsSpec,
+    Spec,
+    TrainWaySpec,
+)
 
 MIN_SPLIT_BUDGET_S = 0.2  # floor for a budget split across shapes or regions
 
 
 def plan(
     workload: Any, options: Options, graph_breaks: int | None, auto_region_breaks: int
-) -> list[dict]:
+) -> list[Spec]:
     """Which strategy children the parent should run after the main analysis."""
-    out: list[dict] = [
-        {"kind": "mode", "mode": m} for m in options.modes if m != (options.mode or "default")
-    ]
+    out: list[Spec] = [ModeSpec(m) for m in options.modes if m != (options.mode or "default")]
     if workload.kind == "train":
         if options.training_ways:
-            out += [{"kind": "train", "way": "model"}]
+            out += [TrainWaySpec("model")]
             if workload.optimizer is not None and workload.train_step is None:
-                out += [{"kind": "train", "way": "optimizer"}]
+                out += [TrainWaySpec("optimizer")]
         return out
     shapes = shape_variants(workload)
     if options.dynamic is not False and shapes:
-        out += [{"kind": "dynamic", "how": h} for h in ("static", "automatic", "dynamic", "marked")]
+        out += [DynamicSpec(h) for h in ("static", "automatic", "dynamic", "marked")]
     auto = (
         options.submodules is None
         and graph_breaks is not None
         and graph_breaks >= auto_region_breaks
     )
     if (options.submodules or auto) and isinstance(workload.model, torch.nn.Module):
-        out.append(
-            {
-                "kind": "regions",
-                "depth": options.depth,
-                "automatic": bool(auto and not options.submodules),
-            }
-        )
+        out.append(RegionsSpec(options.depth, automatic=bool(auto and not options.submodules)))
     return out
 
 
@@ -120,7 +125,7 @@ def run_dynamic(w: Any, o: Options, how: str) -> dict:
         kwargs["dynamic"] = True
     device = calls.detect(w.model, w.call_args)
     w.device_type = device.type
-    sync, call = calls.synchronizer(device), _call(w, device)
+    sync, call = calls.synchronizer(device), caller(w, device)
     shapes = [w.call_args] + shape_variants(w)
     base = [tuple(t.shape) for t in calls.iter_tensors(w.call_args)]
     changing = sorted(
@@ -154,7 +159,7 @@ def run_dynamic(w: Any, o: Options, how: str) -> dict:
     per_shape = []
     budget = max(MIN_SPLIT_BUDGET_S, o.budget_s / len(shapes))
     for s in shapes:
-        figures, _ = _timed(w.model, compiled, s, w, device, sync, budget)
+        figures, _ = timed_figures(w.model, compiled, s, w, device, sync, budget)
         per_shape.append({"inputs": describe_call(s), **figures})
     return {
         "name": how,
@@ -181,7 +186,7 @@ def run_regions(w: Any, o: Options, depth: int) -> dict:
     """Per-region fullgraph check and eager-vs-compiled time on the inputs each region really gets."""
     model, device = w.model, calls.detect(w.model, w.call_args)
     w.device_type = device.type
-    sync, call = calls.synchronizer(device), _call(w, device)
+    sync, call = calls.synchronizer(device), caller(w, device)
     regions = _regions(model, depth)
     seen: dict[str, dict] = {}
     hooks = []
@@ -226,7 +231,7 @@ def run_regions(w: Any, o: Options, depth: int) -> dict:
             row["why"] = f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}"[:500]
             rows.append(row)
             continue
-        figures, _ = _timed(mod, compiled, CallArgs(args, kwargs), w, device, sync, budget)
+        figures, _ = timed_figures(mod, compiled, CallArgs(args, kwargs), w, device, sync, budget)
         row.update(figures)
         rows.append(row)
     dynamo_state.fresh()
@@ -237,28 +242,20 @@ def run_regions(w: Any, o: Options, depth: int) -> dict:
     }
 
 
-def run(spec: dict, workload: Any, options: Options) -> dict:
-    kind = spec["kind"]
-    if kind == "mode":
-        return run_mode(workload, options, spec["mode"])
-    if kind == "train":
-        return run_train(workload, options, spec["way"])
-    if kind == "dynamic":
-        return run_dynamic(workload, options, spec["how"])
-    if kind == "regions":
-        data = run_regions(workload, options, spec["depth"])
-        data["automatic"] = spec.get("automatic", False)
-        return data
-    if kind in ("fix", "ablation"):
-        from . import fixes as tried
-
-        return tried.run(spec, workload, options)
-    raise ValueError(f"unknown strategy {kind!r}")
+# The function that measures each spec class (a fix kind: FixSpec's, found through the class's MRO).
+RUNNERS: dict[type[Spec], Callable[[Any, Any, Options], dict]] = {
+    ModeSpec: lambda s, w, o: run_mode(w, o, s.mode),
+    TrainWaySpec: lambda s, w, o: run_train(w, o, s.way),
+    DynamicSpec: lambda s, w, o: run_dynamic(w, o, s.how),
+    RegionsSpec: lambda s, w, o: {**run_regions(w, o, s.depth), "automatic": s.automatic},
+    AblationSpec: fixes.run_ablation,
+    FixSpec: fixes.run,
+}
 
 
-def key(spec: dict) -> str:
-    if spec["kind"] == "fix":
-        return f"fix:{spec['fix']['name']}"
-    if spec["kind"] == "ablation":
-        return f"ablation:{spec['backend']}"
-    return f"{spec['kind']}:{spec.get('mode') or spec.get('way') or spec.get('how') or spec.get('depth')}"
+def run(spec: Spec, workload: Any, options: Options) -> dict:
+    """Run one experiment in this (fresh) child: the row its spec's section of the report shows."""
+    runner = next((RUNNERS[c] for c in type(spec).__mro__ if c in RUNNERS), None)
+    if runner is None:
+        raise ValueError(f"no runner for {type(spec).__name__}: add it to strategies.RUNNERS")
+    return runner(spec, workload, options)

@@ -220,4 +220,3 @@ class HtmlRenderer(Renderer):
                 distributed=_distributed_block(report, self.base_dir),
             )
         )
-

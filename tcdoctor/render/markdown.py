@@ -195,4 +195,3 @@ class MarkdownRenderer(Renderer):
             "",
         ]
         return "\n".join(out)
-

@@ -227,4 +227,3 @@ def _tried_lines(report: Report) -> list[str]:
     if layer:
         out += ["", f"Which layer: {layer}"]
     return out
-

@@ -1,13 +1,16 @@
 """The parent's last step: the children's phase events become a Report, and the report gets its verdict.
 
 Each registry entry's fill() (report/phases.py) puts its phase into the report's sections, or
-says "not measured (why)"; strategy, fix and ablation rows become typed rows; then the verdict.
+says "not measured (why)"; each experiment child's row (a strategy, a fix, an ablation backend) goes
+to the report list its spec names (`Spec.section`, the spec travels in the child's events); then the
+verdict.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 
+from ..experiments.specs import Spec
 from ..report.model import SCHEMA_VERSION, Report
 from ..report.phases import PHASES, SECTIONS, derive
 from ..report.sections import (
@@ -42,12 +45,12 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
             done[phase] = ev.get("data") or {}
         elif kind == "skipped":
             data["phases"][phase] = {"status": "skipped", "why": ev.get("why")}
-        elif kind == "failed" and str(phase).startswith("strategy:"):
+        elif kind == "failed" and "spec" in ev:  # an experiment that failed: a finding of its own
             data["phases"][phase] = {"status": "failed"}
             err = ev.get("error") or {}
             strategy_failures.append(
                 {
-                    "strategy": phase[len("strategy:") :],
+                    "strategy": Spec.from_dict(ev["spec"]).key,
                     "message": err.get("message"),
                     "where": err.get("where"),
                 }
@@ -66,7 +69,8 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
     for phase in PHASES:
         if phase.name in done:
             phase.fill(data, done[phase.name])
-    data["strategies"] = _strategies(data, done, strategy_failures)
+    rows = _experiment_rows(done)
+    data["strategies"] = _strategies(data, done, rows, strategy_failures)
 
     derive(data)
     for phase in PHASES:
@@ -74,20 +78,29 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
         if phase.sections and not (st and st["status"] == "ok"):
             phase.not_measured(data, phase.sections, _why(phase.name, st, data["errors"]))
     report = Report.from_dict(data)
-    _tried(report, done)
+    _tried(report, done, rows)
     judge(report)
     return report
 
 
-def _tried(report: Report, done: dict) -> None:
+def _experiment_rows(done: dict[str, dict]) -> dict[str, list[dict]]:
+    """Each experiment child's row (its done data carries its spec), by the report section the spec
+    names, in the order they finished."""
+    rows: dict[str, list[dict]] = {}
+    for d in done.values():
+        if "spec" in d:
+            rows.setdefault(Spec.from_dict(d["spec"]).section, []).append(d)
+    return rows
+
+
+def _tried(report: Report, done: dict, rows: dict[str, list[dict]]) -> None:
     """Fix and ablation rows: from their children, then the shape/region fixes the strategy rows show."""
-    rows = {k[len("strategy:") :]: v for k, v in done.items() if k.startswith("strategy:")}
-    report.fixes = [FixRow.from_dict(v) for k, v in rows.items() if k.startswith("fix:")]
+    report.fixes = [FixRow.from_dict(v) for v in rows.get("fixes", [])]
     report.fixes += tried.from_strategies(report)
     report.fixes_not_tried = (done.get("fixes_not_tried") or {}).get("not_tried", [])
     tried.attach_gains(report)
     report.ablation = tried.ablation_layer(
-        report, [StrategyRow.from_dict(v) for k, v in rows.items() if k.startswith("ablation:")]
+        report, [StrategyRow.from_dict(v) for v in rows.get("ablation", [])]
     )
 
 
@@ -113,9 +126,9 @@ def main_row(data: dict, name: str, source: str) -> dict:
     }
 
 
-def _strategies(data: dict, done: dict, failures: list[dict]) -> dict:
+def _strategies(data: dict, done: dict, rows: dict[str, list[dict]], failures: list[dict]) -> dict:
+    """The strategies section: the plan, each strategy child's row with the main analysis's beside it."""
     plan = (done.get("plan") or {}).get("strategies", [])
-    rows = {k[len("strategy:") :]: v for k, v in done.items() if k.startswith("strategy:")}
     out: dict = {
         "planned": plan,
         "failed": failures,
@@ -125,9 +138,9 @@ def _strategies(data: dict, done: dict, failures: list[dict]) -> dict:
         "dynamic": [],
         "regions": None,
     }
-    if any(p["kind"] == "mode" for p in plan):
+    if any(Spec.from_dict(p).section == "modes" for p in plan):
         out["modes"] = [main_row(data, data["options"].get("mode") or "default", "main analysis")]
-        out["modes"] += [v for k, v in rows.items() if k.startswith("mode:")]
+        out["modes"] += rows.get("modes", [])
     if (data["environment"].get("workload") or {}).get("kind") == "train":
         rt = data["runtime"]
         eager = {
@@ -142,9 +155,9 @@ def _strategies(data: dict, done: dict, failures: list[dict]) -> dict:
             "baseline": True,
             "note": "baseline: nothing compiled",
         }
-        out["training"] = [eager, main_row(data, "step", "main analysis")] + [
-            v for k, v in rows.items() if k.startswith("train:")
-        ]
+        out["training"] = [eager, main_row(data, "step", "main analysis")] + rows.get(
+            "training", []
+        )
         if data["options"].get("training_ways") is False:
             out["not_run"].append(
                 {
@@ -152,8 +165,8 @@ def _strategies(data: dict, done: dict, failures: list[dict]) -> dict:
                     "why": "--no-training-ways (--training-ways compares them with the whole step)",
                 }
             )
-    out["dynamic"] = [v for k, v in rows.items() if k.startswith("dynamic:")]
-    out["regions"] = next((v for k, v in rows.items() if k.startswith("regions:")), None)
+    out["dynamic"] = rows.get("dynamic", [])
+    out["regions"] = next(iter(rows.get("regions", [])), None)
     return out
 
 

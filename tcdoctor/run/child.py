@@ -14,7 +14,7 @@ import sys
 import time
 import warnings
 
-from .runner import load_target
+from ..experiments.specs import Spec
 
 WAIT_POLL_S = 0.01
 
@@ -78,12 +78,14 @@ def main(spec_path: str) -> int:
             return 0
         per_call_s = go.get("per_call_s")
 
+    from .runner import load_target  # imports torch: only once faulthandler is armed
+
     loaded = load_target(spec["target"], sink)
     if isinstance(loaded, int):
         return loaded
     workload, rebuild = loaded
     if spec["role"] == "strategy":
-        return _run_strategy(spec["strategy"], workload, options, sink)
+        return _run_strategy(Spec.from_dict(spec["strategy"]), workload, options, sink)
     before_compile = None
     if spec.get("wait_for"):
         before_compile = lambda: _wait_for(spec["wait_for"], 120.0)  # noqa: E731 - keep the cold compile uncontended
@@ -105,29 +107,43 @@ def main(spec_path: str) -> int:
         breaks = (runner.results.get("graph_breaks") or {}).get("graph_breaks", {}).get("count")
         planned = strategies.plan(workload, options, breaks, int(RULES["regional_auto_breaks"]))
         planned += tried.plan(runner.results, options, RULES["min_speedup"])
-        sink({"event": "done", "phase": "plan", "data": {"strategies": planned}})
+        sink(
+            {
+                "event": "done",
+                "phase": "plan",
+                "data": {"strategies": [s.to_dict() for s in planned]},
+            }
+        )
     sink({"event": "end", "ok": ok})
     return 0 if ok else 3
 
 
-def _run_strategy(spec: dict, workload, options, sink) -> int:
+def _run_strategy(spec: Spec, workload, options, sink) -> int:
+    """One experiment (a strategy, a fix, an ablation backend) as one phase; a failure is its finding."""
     from ..experiments import strategies
     from ..target.userframes import describe_exception
 
-    name = "strategy:" + strategies.key(spec)
+    name = spec.phase
     sink({"event": "start", "phase": name})
     t0 = time.perf_counter()
     try:
         data = strategies.run(spec, workload, options)
     except Exception as exc:  # noqa: BLE001 - a failing strategy is a finding
-        sink({"event": "failed", "phase": name, "error": describe_exception(exc), "spec": spec})
+        sink(
+            {
+                "event": "failed",
+                "phase": name,
+                "error": describe_exception(exc),
+                "spec": spec.to_dict(),
+            }
+        )
     else:
         sink(
             {
                 "event": "done",
                 "phase": name,
                 "seconds": time.perf_counter() - t0,
-                "data": {"spec": spec, **data},
+                "data": {"spec": spec.to_dict(), **data},
             }
         )
     sink({"event": "end", "ok": True})

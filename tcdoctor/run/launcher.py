@@ -18,6 +18,7 @@ import tempfile
 import time
 
 from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, ChildFailed, UserCodeError
+from ..experiments.specs import Spec
 from ..options import Options
 from ..report.model import Report
 from ..target.userframes import where_str
@@ -119,7 +120,7 @@ def _show(prog: Progress, cold: Child, warm: Child | None) -> None:
     prog.tick()
 
 
-def _stance_fix(events: list[dict], options: Options) -> list[dict]:
+def _stance_fix(events: list[dict], options: Options) -> list[Spec]:
     """The guard-skipping stance, once the warm child measured guard cost (planned here: the cold child can't)."""
     from ..experiments.fixes import before_figures, plan_stance
     from ..report.sections import guard_share
@@ -219,7 +220,8 @@ def analyze_target(
             if go_sent and warm_failure:
                 failures.append(warm_failure)
             events += measured(warm_events)
-        plan = (done(events, "plan") or {}).get("strategies", []) + _stance_fix(events, options)
+        planned = (done(events, "plan") or {}).get("strategies", [])
+        plan = [Spec.from_dict(d) for d in planned] + _stance_fix(events, options)
         fix_budget, fix_spent, not_tried = _fix_budget(events, options), 0.0, []
         for i, spec in enumerate(plan):
             if time.monotonic() > deadline - 1:
@@ -230,11 +232,10 @@ def analyze_target(
                     }
                 )
                 break
-            tried_kind = spec["kind"] in ("fix", "ablation")
-            if tried_kind and fix_spent >= fix_budget:
+            if spec.uses_fix_budget and fix_spent >= fix_budget:
                 not_tried.append(
                     {
-                        "spec": spec,
+                        "spec": spec.to_dict(),
                         "why": f"the fix budget ({fix_budget:.0f} s, --fix-budget) was used up",
                     }
                 )
@@ -249,8 +250,8 @@ def analyze_target(
                 os.path.join(workdir, f"cache-strategy-{i}"),
                 deadline,
                 tag=f"strategy-{i}",
-                extra_env=(spec.get("fix") or {}).get("env"),
-                strategy=spec,
+                extra_env=spec.child_env,
+                strategy=spec.to_dict(),
             )
             child.wait(deadline, tick=prog.tick if prog.enabled else None)
             s_events, s_failure = child.finish()
@@ -258,7 +259,7 @@ def analyze_target(
             events += measured(s_events)
             if s_failure:
                 failures.append(s_failure)
-            if tried_kind:
+            if spec.uses_fix_budget:
                 fix_spent += time.monotonic() - started
         if not_tried:
             events.append(

@@ -4,7 +4,7 @@ Method: the launcher polls each child's event file (JSON lines, `run/stream.py`)
 list here with the child's name; only events not seen before are shown. A `done` event carries the
 phase's own `seconds` and `data`, from which one headline figure is taken (formatted by
 `units.py`, as the summary formats it). Strategy children are announced by the launcher
-(`strategy 2/4: dynamic=True`), and their figure comes from their `done` event.
+(`strategy 2/4: dynamic=True`, its spec's label), and their figure comes from their `done` event.
 
 Two outputs: on a TTY one line rewritten in place (carriage return), showing the running phase and its
 elapsed time plus the last finished phase's figure, cleared at the end; elsewhere (CI logs) one plain
@@ -24,6 +24,7 @@ from typing import IO, Any, Callable
 import click
 
 from .. import units
+from ..experiments.specs import PHASE_PREFIX, Spec
 
 LABELS = {
     "load": "load target",
@@ -162,7 +163,7 @@ def headline(phase: str, data: Any) -> str | None:
     """The one figure a finished phase is summed up by; None when its data lacks it."""
     if not isinstance(data, dict):
         return None
-    fn = _strategy if phase.startswith("strategy:") else HEADLINES.get(phase)
+    fn = _strategy if phase.startswith(PHASE_PREFIX) else HEADLINES.get(phase)
     try:
         return fn(data) if fn else None
     except (
@@ -171,29 +172,6 @@ def headline(phase: str, data: Any) -> str | None:
         KeyError,
     ):  # an evolved data shape: fall back to the elapsed time
         return None
-
-
-def strategy_label(spec: dict) -> str:
-    kind = spec.get("kind")
-    if kind == "mode":
-        return f"mode={spec.get('mode')}"
-    if kind == "train":
-        return f"compile the {'optimizer step' if spec.get('way') == 'optimizer' else spec.get('way')} only"
-    if kind == "dynamic":
-        how = spec.get("how")
-        return {
-            "static": "dynamic=False",
-            "automatic": "dynamic=None (automatic)",
-            "dynamic": "dynamic=True",
-            "marked": "mark_dynamic on the changing dims",
-        }.get(how, f"dynamic: {how}")
-    if kind == "regions":
-        return f"submodules alone (depth {spec.get('depth')})"
-    if kind == "fix":
-        return f"fix: {(spec.get('fix') or {}).get('name')}"
-    if kind == "ablation":
-        return f"backend={spec.get('backend')!r}"
-    return str(kind)
 
 
 class Progress:
@@ -232,11 +210,11 @@ class Progress:
         for ev in new:
             self._event(source, ev)
 
-    def strategy(self, source: str, index: int, total: int, spec: dict) -> None:
+    def strategy(self, source: str, index: int, total: int, spec: Spec) -> None:
         """The launcher starts strategy child `index` (1-based) of `total`."""
         if not self.enabled:
             return
-        label = f"strategy {index}/{total}: {strategy_label(spec)}"
+        label = f"strategy {index}/{total}: {spec.label}"
         self._labels[source] = label
         self._started[(source, "strategy")] = (self.clock(), -1)
         self._running = (label, self.clock())
@@ -258,7 +236,7 @@ class Progress:
 
     # -- events ----------------------------------------------------------------
     def _label(self, source: str, phase: str) -> str:
-        if phase.startswith("strategy:"):
+        if phase.startswith(PHASE_PREFIX):
             return self._labels.get(source, phase)
         label = LABELS.get(phase, phase)
         return f"{label} ({source} process)" if phase == "load" and source != "cold" else label
@@ -272,7 +250,7 @@ class Progress:
             or (phase == "load" and source in self._labels)
         ):
             return  # a fatal error is the CLI's one error line; a strategy child's load is part of its line
-        key = (source, "strategy" if phase.startswith("strategy:") else phase)
+        key = (source, "strategy" if phase.startswith(PHASE_PREFIX) else phase)
         label = self._label(source, phase)
         if kind == "start":
             self._started.setdefault(key, (self.clock(), self._feeds))

@@ -65,7 +65,8 @@ def load_with_rebuild(target: str) -> tuple[Workload, Callable[[], Workload]]:
     except Exception as exc:  # noqa: BLE001 - any failure of user code is reported, not raised
         d = describe_exception(exc)
         raise UserCodeError(
-            f"importing {path} raised {d['message']}{where_str(d['where'])}") from None
+            f"importing {path} raised {d['message']}{where_str(d['where'])}"
+        ) from None
     fn = getattr(module, func, None)
     if fn is None:
         raise TargetError(f"{os.path.basename(path)} has no function {func!r}")
@@ -84,12 +85,10 @@ def load_with_rebuild(target: str) -> tuple[Workload, Callable[[], Workload]]:
         ):
             raise TargetError(f"{func}() must take no arguments: {exc}") from None
         d = describe_exception(exc)
-        raise UserCodeError(
-            f"{func}() raised {d['message']}{where_str(d['where'])}") from None
+        raise UserCodeError(f"{func}() raised {d['message']}{where_str(d['where'])}") from None
     except Exception as exc:  # noqa: BLE001
         d = describe_exception(exc)
-        raise UserCodeError(
-            f"{func}() raised {d['message']}{where_str(d['where'])}") from None
+        raise UserCodeError(f"{func}() raised {d['message']}{where_str(d['where'])}") from None
     try:
         workload = coerce(result)
     except TypeError as exc:

@@ -83,8 +83,8 @@ def attach_gains(report: Report) -> None:
     median = report.runtime.compiled.median_s
     findings = {f.id: f for f in report.graph_breaks.unique or []}
     for row in report.fixes or []:
-        frac = row.gain_fraction
-        if frac is None or row.kind not in ("config", "env", "stance", "inductor_config"):
+        frac = row.gain_fraction  # None unless tried in a fresh process (FixRow.measured)
+        if frac is None:
             continue
         for fid in row.addresses or []:
             f = findings.get(fid)

@@ -1,0 +1,386 @@
+"""What one experiment child runs: one typed spec class per experiment kind.
+
+After the main analysis the parent runs each planned experiment (a compile mode, a training way, a
+dynamic-shape setting, regional compilation, a fix that needs no source edit, an ablation backend)
+in a fresh child process. A spec is how the plan names one: the cold child plans them, the parent
+writes each into the child's spec file, the child runs it, and the report keeps the plan. Everything
+that differs by kind lives on its class, so callers ask the spec instead of branching on a kind
+string: its phase name (`key`), its progress `label`, the report list its row goes to (`section`),
+whether it spends the fix budget, the environment its child starts with, and for a fix the line a
+user writes and how it is applied. Which function measures each class is `strategies.RUNNERS`.
+
+Specs travel as JSON (spec files, the plan event, the report's `strategies.planned`); `to_dict()`
+writes the dict shape they always had and `Spec.from_dict()` reads it back as the right class.
+Adding an experiment kind is one class here (plus its runner row and its renderer rows).
+
+Torch-free at import: the parent (launcher, progress) uses specs and must not import torch.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Iterator, Mapping
+
+PHASE_PREFIX = "strategy:"  # an experiment child's phase is named PHASE_PREFIX + its spec's key
+
+# concrete class by (the dict's "kind", its fix's "kind" or None); filled as classes are defined
+_CLASSES: dict[tuple[str, str | None], type[Spec]] = {}
+
+
+@dataclass(frozen=True)
+class Spec(abc.ABC):
+    """One experiment to run in a fresh child. Subclasses set `kind` (the dict's "kind") and `section`."""
+
+    kind: ClassVar[str]
+    # the report list its row goes to: strategies.<section>, or the report's fixes or ablation
+    section: ClassVar[str]
+    uses_fix_budget: ClassVar[bool] = False  # counts against --fix-budget (fixes and the ablation)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        tag = cls.tag()
+        if tag is not None:
+            _CLASSES[tag] = cls
+
+    @classmethod
+    def tag(cls) -> tuple[str, str | None] | None:
+        """What tells this class's dicts apart; None for a class that is no kind of its own (a base)."""
+        return (cls.kind, None) if "kind" in cls.__dict__ else None
+
+    @property
+    @abc.abstractmethod
+    def key(self) -> str:
+        """The phase name after PHASE_PREFIX, as event files and the report's phases name it."""
+
+    @property
+    @abc.abstractmethod
+    def label(self) -> str:
+        """What the progress line calls it while it runs."""
+
+    @property
+    def phase(self) -> str:
+        """The phase its child reports under (events, the report's phases)."""
+        return PHASE_PREFIX + self.key
+
+    @property
+    def child_env(self) -> dict[str, str] | None:
+        """Variables its child process must start with (None: the parent's environment as is)."""
+        return None
+
+    def to_dict(self) -> dict:
+        """The JSON shape: {"kind": ..., <each field>: ...}."""
+        return {
+            "kind": self.kind,
+            **{f.name: _copy(getattr(self, f.name)) for f in dataclasses.fields(self)},
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Spec:
+        """The spec `d` describes, as its own class (called on a subclass, `d` must be one of it)."""
+        kind = d.get("kind") if isinstance(d, Mapping) else None
+        inner = d.get("fix") if kind == FixSpec.kind else None
+        tag = (kind, inner.get("kind") if isinstance(inner, Mapping) else None)
+        found = _CLASSES.get(tag)
+        if found is None:
+            raise ValueError(
+                f"unknown experiment kind {_tag_str(tag)} in spec {d!r}: known kinds are "
+                + ", ".join(sorted(_tag_str(t) for t in _CLASSES))
+            )
+        if not issubclass(found, cls):
+            raise ValueError(f"spec {d!r} is a {found.__name__}, not a {cls.__name__}")
+        values = found.field_values(d)
+        missing = [
+            f.name
+            for f in dataclasses.fields(found)
+            if f.name not in values
+            and f.default is dataclasses.MISSING
+            and f.default_factory is dataclasses.MISSING
+        ]
+        if missing:
+            raise ValueError(f"{found.__name__} spec {d!r} lacks {', '.join(missing)}")
+        return found(**values)
+
+    @classmethod
+    def field_values(cls, d: Mapping[str, Any]) -> dict[str, Any]:
+        """This class's field values found in its dict `d` (the inverse of to_dict)."""
+        return {f.name: _copy(d[f.name]) for f in dataclasses.fields(cls) if f.name in d}
+
+
+def _copy(value: Any) -> Any:
+    """A fresh list or dict, so a spec and the dicts made from it never share one."""
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, dict):
+        return dict(value)
+    return value
+
+
+def _tag_str(tag: tuple[Any, Any]) -> str:
+    return repr(tag[0]) if tag[1] is None else f"{tag[0]!r} ({tag[1]!r})"
+
+
+# -- compile strategies (strategies.py) ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModeSpec(Spec):
+    """torch.compile(mode=...) other than the main analysis's, timed against eager."""
+
+    kind: ClassVar[str] = "mode"
+    section: ClassVar[str] = "modes"
+    mode: str
+
+    @property
+    def key(self) -> str:
+        return f"mode:{self.mode}"
+
+    @property
+    def label(self) -> str:
+        return f"mode={self.mode}"
+
+
+@dataclass(frozen=True)
+class TrainWaySpec(Spec):
+    """A training step compiled another way than whole (training.WAYS: the model, the optimizer step)."""
+
+    kind: ClassVar[str] = "train"
+    section: ClassVar[str] = "training"
+    way: str
+
+    @property
+    def key(self) -> str:
+        return f"train:{self.way}"
+
+    @property
+    def label(self) -> str:
+        return f"compile the {'optimizer step' if self.way == 'optimizer' else self.way} only"
+
+
+DYNAMIC_LABELS = {
+    "static": "dynamic=False",
+    "automatic": "dynamic=None (automatic)",
+    "dynamic": "dynamic=True",
+    "marked": "mark_dynamic on the changing dims",
+}
+
+
+@dataclass(frozen=True)
+class DynamicSpec(Spec):
+    """One dynamic-shape setting (a DYNAMIC_LABELS key) fed every input shape variant."""
+
+    kind: ClassVar[str] = "dynamic"
+    section: ClassVar[str] = "dynamic"
+    how: str
+
+    @property
+    def key(self) -> str:
+        return f"dynamic:{self.how}"
+
+    @property
+    def label(self) -> str:
+        return DYNAMIC_LABELS.get(self.how, f"dynamic: {self.how}")
+
+
+@dataclass(frozen=True)
+class RegionsSpec(Spec):
+    """Each submodule at `depth` compiled alone; `automatic`: planned because the model breaks a lot."""
+
+    kind: ClassVar[str] = "regions"
+    section: ClassVar[str] = "regions"
+    depth: int
+    automatic: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"regions:{self.depth}"
+
+    @property
+    def label(self) -> str:
+        return f"submodules alone (depth {self.depth})"
+
+
+# -- tried advice (fixes.py) ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AblationSpec(Spec):
+    """The main subject compiled with a lower layer's backend ("eager", "aot_eager")."""
+
+    kind: ClassVar[str] = "ablation"
+    section: ClassVar[str] = "ablation"
+    uses_fix_budget: ClassVar[bool] = True
+    backend: str
+
+    @property
+    def key(self) -> str:
+        return f"ablation:{self.backend}"
+
+    @property
+    def label(self) -> str:
+        return f"backend={self.backend!r}"
+
+
+@dataclass(frozen=True)
+class FixSpec(Spec):
+    """A fix that needs no source edit, tried in a fresh child against the figures `before` it.
+
+    Its dict nests what the fix is under "fix" ({"kind": fix_kind, "name", "value", ...}) next to
+    the findings it `addresses` and the main analysis's figures `before`."""
+
+    kind: ClassVar[str] = "fix"
+    fix_kind: ClassVar[str]
+    section: ClassVar[str] = "fixes"
+    uses_fix_budget: ClassVar[bool] = True
+    # first tried with backend="eager" (does the break go?), with the real backend only if it does
+    cheap_first: ClassVar[bool] = False
+    note: ClassVar[str | None] = None  # what the user must know besides its figures
+    OUTER: ClassVar[tuple[str, ...]] = ("addresses", "before")  # fields beside "fix", not in it
+
+    name: str
+    value: bool = True
+    addresses: list[str] = field(default_factory=list)
+    before: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def tag(cls) -> tuple[str, str | None] | None:
+        return (cls.kind, cls.fix_kind) if "fix_kind" in cls.__dict__ else None
+
+    @property
+    def key(self) -> str:
+        return f"fix:{self.name}"
+
+    @property
+    def label(self) -> str:
+        return f"fix: {self.name}"
+
+    @property
+    @abc.abstractmethod
+    def line(self) -> str:
+        """The exact line of code (or environment) that applies the fix."""
+
+    @contextlib.contextmanager
+    def applied(self) -> Iterator[None]:
+        """The fix in effect in this process while the block runs (in the child)."""
+        yield
+
+    def after_first_call(self) -> None:
+        """Called once the compiled subject made its first call (a fix that needs warm-up first)."""
+
+    def to_dict(self) -> dict:
+        fix = {
+            "kind": self.fix_kind,
+            **{
+                f.name: _copy(getattr(self, f.name))
+                for f in dataclasses.fields(self)
+                if f.name not in self.OUTER
+            },
+        }
+        return {"kind": self.kind, "fix": fix, **{k: _copy(getattr(self, k)) for k in self.OUTER}}
+
+    @classmethod
+    def field_values(cls, d: Mapping[str, Any]) -> dict[str, Any]:
+        flat = {**{k: v for k, v in d.items() if k in cls.OUTER}, **(d.get("fix") or {})}
+        return super().field_values(flat)
+
+
+@dataclass(frozen=True)
+class ConfigFix(FixSpec):
+    """A `torch._dynamo.config` switch named by a break's hint (or implied, compiled autograd)."""
+
+    fix_kind: ClassVar[str] = "config"
+    cheap_first: ClassVar[bool] = True
+
+    @property
+    def line(self) -> str:
+        return f"torch._dynamo.config.{self.name} = True"
+
+    @contextlib.contextmanager
+    def applied(self) -> Iterator[None]:
+        import torch
+
+        if not hasattr(torch._dynamo.config, self.name):
+            raise ValueError(
+                f"torch._dynamo.config has no {self.name!r} in torch {torch.__version__}"
+            )
+        with torch._dynamo.config.patch(**{self.name: self.value}):
+            yield
+
+
+@dataclass(frozen=True)
+class InductorConfigFix(FixSpec):
+    """A `torch._inductor.config` numerics setting of PyTorch's accuracy harness."""
+
+    fix_kind: ClassVar[str] = "inductor_config"
+
+    @property
+    def line(self) -> str:
+        return f"torch._inductor.config.{self.name} = True"
+
+    @contextlib.contextmanager
+    def applied(self) -> Iterator[None]:
+        import torch
+        import torch._inductor.config as inductor_config
+
+        if not hasattr(inductor_config, self.name):
+            raise ValueError(
+                f"torch._inductor.config has no {self.name!r} in torch {torch.__version__}"
+            )
+        with inductor_config.patch(**{self.name: self.value}):
+            yield
+
+
+@dataclass(frozen=True)
+class EnvFix(FixSpec):
+    """Variables the process starts with (glibc reads its malloc thresholds at start): the parent
+    starts the fix child with them, so nothing is applied inside it."""
+
+    fix_kind: ClassVar[str] = "env"
+    note: ClassVar[str | None] = (
+        "compared with the main analysis process, whose heap had a different history: under glibc's "
+        "default thresholds a fresh process without the setting may fault more or less (not measured)"
+    )
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def line(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.env.items()) + (
+            "  # in the environment the process starts with"
+        )
+
+    @property
+    def child_env(self) -> dict[str, str] | None:
+        return dict(self.env)
+
+
+@dataclass(frozen=True)
+class StanceFix(FixSpec):
+    """Guards skipped once warm (`skip_guard_eval_unsafe`), when guard evaluation dominates a call."""
+
+    fix_kind: ClassVar[str] = "stance"
+    note: ClassVar[str | None] = (
+        "unsafe when inputs change: guards are no longer checked, so a new shape, dtype or mode "
+        "silently reuses a graph made for another; use it only after every input variant has been seen"
+    )
+    name: str = "skip_guard_eval_unsafe"
+
+    @property
+    def line(self) -> str:
+        return 'torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)  # after warm-up'
+
+    @contextlib.contextmanager
+    def applied(self) -> Iterator[None]:
+        """Set after the first call (after_first_call); reset to the default stance afterwards."""
+        import torch
+
+        try:
+            yield
+        finally:
+            torch.compiler.set_stance("default")
+
+    def after_first_call(self) -> None:
+        import torch
+
+        torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)
