@@ -90,3 +90,16 @@ def test_a_torch_api_dynamo_cannot_trace_is_pytorchs_break_not_the_users():
     own = {**skipped, "full_reason": skipped["full_reason"].replace("/x/site-packages/torch", ROOT)}
     assert called_api(own) is None
     assert called_api({"gb_type": "Unsupported Tensor.item() call", "full_reason": ""}) is None
+
+
+def test_tcdoctors_own_files_are_never_the_users_and_its_step_is_named():
+    import pathlib
+
+    import tcdoctor
+    from tcdoctor.target.userframes import is_user_file, origin_of
+
+    pkg = pathlib.Path(tcdoctor.__file__).parent
+    files = sorted(pkg.rglob("*.py"))
+    assert len(files) > 20 and not any(is_user_file(str(f)) for f in files)
+    assert origin_of(str(pkg / "experiments" / "training.py")) == "step"
+    assert origin_of(os.path.join(REAL, "lstm_lm.py")) == "user"

@@ -82,7 +82,7 @@ def test_break_even_follows_the_measured_figures(overhead_report):
 def test_tiny_add_is_slower_compiled_and_guard_overhead_is_the_stated_cause():
     import importlib
 
-    w = tcdoctor.workload.coerce(importlib.import_module("tiny_add").build())
+    w = tcdoctor.target.workload.coerce(importlib.import_module("tiny_add").build())
     rep = tcdoctor.analyze(w, budget_s=1.5)
     rt = rep.runtime
     assert rt.speedup_ci[1] < 1.0, rt
@@ -185,7 +185,7 @@ def test_recompiles_and_breaks_are_the_same_with_eager_and_inductor():
     import importlib
 
     def summary(backend):
-        w = tcdoctor.workload.coerce(importlib.import_module("batch_size").build())
+        w = tcdoctor.target.workload.coerce(importlib.import_module("batch_size").build())
         rep = tcdoctor.analyze(w, backend=backend, budget_s=0.1)
         return (
             rep.graph_breaks.count,

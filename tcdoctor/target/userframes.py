@@ -15,8 +15,8 @@ _LIB_DIRS = tuple(
     for p in {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
     if p
 )
-_OWN_DIR = os.path.dirname(os.path.realpath(__file__))
-_TRAINING_FILE = os.path.join(_OWN_DIR, "training.py")
+_OWN_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # the tcdoctor package
+_TRAINING_FILE = os.path.join(_OWN_DIR, "experiments", "training.py")
 
 
 def _torch_dir() -> str | None:
