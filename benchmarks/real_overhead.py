@@ -43,7 +43,7 @@ import json, math, os, statistics, sys, time
 import torch
 torch.set_num_threads(1)
 sys.path.insert(0, sys.argv[4])
-from tcdoctor.target import load
+from tcdoctor.target.load import load
 w = load(sys.argv[1])  # only to read what build() returned: model, args, kwargs (or a TrainStep)
 budget, role = float(sys.argv[2]), sys.argv[3]
 if getattr(w, "kind", "") == "train":  # a training step written by hand, the whole step compiled

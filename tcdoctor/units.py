@@ -3,7 +3,7 @@ confidence interval, a numerics status, a decision), used by the verdict, `check
 progress lines and every renderer (the HTML template through Jinja filters of the same names).
 
 Also the one dotted getter over the children's wire-format dicts (`get(event, "error.message")`);
-a Report is read by attribute (tcdoctor/results.py).
+a Report is read by attribute (tcdoctor/report/sections.py).
 The lowest layer: imports nothing of tcdoctor's (report records are read by their attributes).
 """
 

@@ -266,7 +266,7 @@ def _state_plumbing_missing() -> str | None:
     p = torch.nn.Parameter(torch.ones(2))
     p.grad = torch.ones(2)
     if Pristine((p,)).fresh()[0].grad is None:
-        return "pristine copies drop .grad (tcdoctor/pristine.py), so a copied opt.step changes nothing"
+        return "pristine copies drop .grad (tcdoctor/target/pristine.py), so a copied opt.step changes nothing"
     return None
 
 

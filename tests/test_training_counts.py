@@ -252,7 +252,7 @@ for h in list(logger.handlers):
     logger.removeHandler(h)
 logger.addHandler(Grab())
 if who == "tcdoctor":
-    from tcdoctor.training import subjects
+    from tcdoctor.experiments.training import subjects
 
     _, run = subjects(train_adam.build, way, "eager", None)
     run(train_adam.build().inputs[0])  # build() seeds its RNG: the same inputs as every copy's

@@ -1,7 +1,7 @@
 """Typed report sections: what an analysis found, as objects with their derived figures.
 
 Each section of the JSON report is a `Record` dataclass here. The phase children still send
-plain dicts over the pipe (their wire format); `Report.from_dict` (tcdoctor/report.py) reads the
+plain dicts over the pipe (their wire format); `Report.from_dict` (tcdoctor/report/model.py) reads the
 assembled dict into these classes once, and everything after that — the verdict, the tried-fix
 advice, `check`, `diff` and every renderer — reads attributes, not string keys.
 
@@ -546,7 +546,7 @@ class Regions(Record):
 
 @dataclass
 class Strategies(Record):
-    """Side-by-side ways of compiling (tcdoctor/strategies.py); the main analysis is one row."""
+    """Side-by-side ways of compiling (tcdoctor/experiments/strategies.py); the main analysis is one row."""
 
     planned: list[dict] = field(default_factory=list)
     failed: list[dict] = field(default_factory=list)
@@ -562,7 +562,7 @@ class Strategies(Record):
 @dataclass
 class FixRow(Record):
     """A fix that needs no source edit, tried in a fresh process or read off a strategy row
-    (tcdoctor/tried.py): the figures it addresses before and after, and what that showed."""
+    (tcdoctor/experiments/fixes.py, judged in tcdoctor/verdict/tried.py): the figures it addresses before and after, and what that showed."""
 
     OMIT_NONE = ("cheap", "seconds", "source", "spec")
 
@@ -618,7 +618,7 @@ class Advice(Record):
 
 @dataclass
 class Verdict(Record):
-    """The decision, its reasons and the advice (tcdoctor/verdict.py)."""
+    """The decision, its reasons and the advice (tcdoctor/verdict/)."""
 
     decision: str | None = None
     reasons: list[str] = field(default_factory=list)

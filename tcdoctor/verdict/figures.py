@@ -113,7 +113,7 @@ class Figures:
         )
 
     def significantly_faster(self, rules: dict) -> bool:
-        """The same rule as the report's `Runtime` and every strategy row (results.py)."""
+        """The same rule as the report's `Runtime` and every strategy row (report/sections.py)."""
         return faster_than_eager(self.ci_low, rules["min_speedup"])
 
     @property
