@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from tcdoctor.probes import calls, compile_graphs, dynamo_state, first_call
+from tcdoctor.probes import calls, compile_graphs, dynamo_state, first_call, graph_breaks
 from tcdoctor.target.userframes import _TORCH_DIR
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -211,7 +211,7 @@ def _cold_first_call(backend: str) -> tuple[dict, object, torch.Tensor]:
         with dynamo_state.dynamo_logs() as logs:
             _, data = first_call.first_call(lambda: compiled(x), "TwoStage.forward", sync)
     ms = dynamo_state.compilation_metrics()
-    result = compile_graphs.probe(ms, data["first_call_s"], eager_s, dynamo_state.break_sites(logs))
+    result = compile_graphs.probe(ms, data["first_call_s"], eager_s, graph_breaks.break_sites(logs))
     result["first_call"] = data
     return result, compiled, x
 
