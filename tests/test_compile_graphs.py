@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from tcdoctor.probes import calls, compile_graphs, dynamo_state, first_call, graph_breaks
+from tcdoctor.report import compile_joins
 from tcdoctor.target.userframes import _TORCH_DIR
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -162,7 +163,7 @@ def test_runs_per_call_median_self_time_and_unused_frame():
     assert got["2/0"]["runs_per_call"] == 0 and got["2/0"]["unused_in_steady_state"]
     assert not got["0/0"]["unused_in_steady_state"]
     per_call = compile_graphs.per_call_regions(events + _call(30_000, [("5/0", 0, 10)]))
-    assert compile_graphs.regions_not_in_table(rows, per_call) == ["5/0"]
+    assert compile_joins.regions_not_in_table(rows, per_call) == ["5/0"]
 
 
 def test_runs_per_call_without_marks_is_a_mean_and_without_calls_not_measured():
@@ -256,3 +257,139 @@ def test_real_inductor_rows_sum_to_the_first_calls_compile_part(tmp_path, monkey
     result, _, _ = _cold_first_call("inductor")
     _assert_rows_and_sum(result, low=0.8)
     assert all(r["codegen_and_cpp_or_triton_s"] > 0 for r in result["rows"])
+
+
+# -- wired in: the parent's joins, the typed section, every renderer, the CLI -----------------
+
+
+SAVED = os.path.join(HERE, "data", "schema1_two_breaks.json")
+
+
+def _graphs(n: int = 7) -> dict:
+    """A compile phase's `graphs`: n user frames plus one of torch's (an optimizer step) that the
+    steady state never runs, joined with a warm process and a profile the parent's way."""
+    from tcdoctor.report import phases
+
+    adam = os.path.join(_TORCH_DIR, "optim", "adam.py")
+    stack = [
+        f"Line: 40, Name: train_step, Filename: {USER_FILE}",
+        f"Line: 200, Name: step, Filename: {adam}",
+    ]
+    ms = [entry(f"{i}/0", 1.0 + i, 0.5, co_firstlineno=10 + i) for i in range(n)] + [
+        entry(f"{n}/0", 0.25, 0.1, co_name="step", co_filename=adam, stack_trace=stack)
+    ]
+    data = {"compile": {}, "guards": {}, "memory": {}}
+    c = {"guards": {}, "graphs": compile_graphs.probe(ms, 40.0, 0.5)}
+    phases.BY_NAME["compile"].fill(data, c)
+    warm = {"warm_s": 1.0, "phases": {}, "cache": {}, "native_compile_s": None}
+    phases.BY_NAME["compile_warm"].fill(data, dict(warm, graphs=compile_graphs.table(ms[:2])))
+    calls = [{"0/0": [1, 500, 300], "1/0": [2, 200, 200], "99/1": [1, 5, 5]} for _ in range(3)]
+    profile = {"guard_overhead_s_per_call": 1e-6, "method": "m", "region_calls": calls}
+    phases.BY_NAME["profile"].fill(data, profile)
+    assert "region_calls" not in data["profile"]  # joined, not kept in the report
+    return data["compile"]["graphs"]
+
+
+def test_the_parent_joins_warm_seconds_and_runs_per_call_by_compile_id():
+    g = _graphs()
+    rows = {r["compile_id"]: r for r in g["rows"]}
+    assert rows["0/0"]["warm_s"] == pytest.approx(1.0) and rows["6/0"]["warm_s"] is None
+    assert rows["1/0"]["runs_per_call"] == 2 and rows["0/0"][
+        "median_self_s_per_call"
+    ] == pytest.approx(300e-9)
+    assert rows["7/0"]["unused_in_steady_state"] and rows["7/0"]["origin"] == "pytorch"
+    assert g["regions_not_in_table"] == ["99/1"]
+    assert g["check"]["rows_cold_s"] == pytest.approx(sum(r["cold_s"] for r in g["rows"]))
+
+
+def _saved_report(graphs: dict | None):
+    import json
+
+    from tcdoctor.report.model import Report
+
+    with open(SAVED, encoding="utf-8") as fh:
+        data = json.load(fh)
+    if graphs is not None:
+        data["compile"]["graphs"] = graphs
+    return Report.from_dict(data)
+
+
+def test_the_section_is_typed_and_written_only_when_measured():
+    from tcdoctor.report.sections import CompileGraphs
+
+    g = _graphs()
+    rep = _saved_report(g)
+    assert isinstance(rep.compile.graphs, CompileGraphs) and not rep.compile.graphs.extra
+    assert rep.compile.graphs.rows == g["rows"] and rep.compile.graphs.method == g["method"]
+    assert rep.to_dict()["compile"]["graphs"] == g
+    bare = _saved_report(None)
+    assert bare.compile.graphs is None and "graphs" not in bare.to_dict()["compile"]
+
+
+def test_every_renderer_shows_the_frames_that_take_most_of_the_cold_time():
+    from tcdoctor.render import compile_table
+    from tcdoctor.render.html import HtmlRenderer
+    from tcdoctor.render.markdown import MarkdownRenderer
+    from tcdoctor.render.terminal import TerminalRenderer
+
+    rep = _saved_report(_graphs())
+    base = os.path.basename(USER_FILE)
+    term = TerminalRenderer(limit=3).render(rep)
+    assert f"\n{compile_table.TITLE}:\n" in term
+    table = term.split(f"{compile_table.TITLE}:\n")[1]
+    assert [line.split()[0] for line in table.splitlines()[2:5]] == ["6/0", "5/0", "4/0"]
+    assert f" {base}:16 " in table and USER_FILE not in table  # file names only
+    assert "… and 5 more frame(s) (" in table and "coverage " in table
+    md = MarkdownRenderer(top=3).render(rep)
+    assert f"### {compile_table.TITLE}" in md
+    assert USER_FILE.replace("_", "\\_") + ":16 |" in md  # the whole path, escaped
+    assert "| 6/0 | forward |" in md and "| 0/0 |" not in md and "… and 5 more frame(s)" in md
+    page = HtmlRenderer().render(rep)
+    assert f"<h2>{compile_table.TITLE}</h2>" in page
+    assert page.count("<td>forward</td>") == 7 and compile_table.UNUSED in page  # every row
+    assert "step (PyTorch itself, from " in page
+    for text in (term, md, page):
+        assert "frames sum to " in text and "coverage " in text
+    bare = _saved_report(None)
+    for renderer in (TerminalRenderer(), MarkdownRenderer(), HtmlRenderer()):
+        assert compile_table.TITLE not in renderer.render(bare)
+
+
+def test_cli_reports_one_row_per_compiled_frame_with_runs_from_the_warm_profile(tmp_path):
+    import json
+
+    from conftest import run_cli
+
+    from tcdoctor.render import compile_table
+
+    rc, out, err = run_cli(
+        tmp_path,
+        "analyze",
+        f"{TARGET}:build",
+        *("--backend", "aot_eager", "--budget", "0.3", "--threads", "1", "--no-fixes", "-q"),
+        *("--json", "r.json", "--md", "r.md", "--html", ""),
+    )
+    assert rc == 0, err
+    report = json.loads((tmp_path / "r.json").read_text())
+    graphs = report["compile"]["graphs"]
+    rows, check = graphs["rows"], graphs["check"]
+    with open(TARGET) as f:
+        n_lines = len(f.read().splitlines())
+    assert len(rows) == 2 == report["graphs"]["count"]  # forward, and its resume after the break
+    assert sorted(r["compile_id"] for r in rows) == ["0/0", "1/0"]
+    for r in rows:
+        assert r["file"] == TARGET and 1 <= r["line"] <= n_lines and r["origin"] == "user"
+        assert r["cold_s"] > 0 and r["warm_s"] > 0  # joined with the warm child's rows
+        assert r["runs_per_call"] == 1 and r["profiled_calls"] >= 5  # the warm child's profile
+        assert not r["unused_in_steady_state"]
+    assert graphs["regions_not_in_table"] == []
+    assert sum(r["cold_s"] for r in rows) == pytest.approx(
+        report["compile"]["phases"]["total_compile_s"]
+    )
+    assert 0.5 <= check["coverage"] <= 1.05, check
+    assert "region_calls" not in report["profile"]
+    md = (tmp_path / "r.md").read_text()
+    base = os.path.basename(TARGET)
+    assert f"### {compile_table.TITLE}" in md and "| 0/0 | forward |" in md
+    assert f"\n{compile_table.TITLE}:\n" in out and f" {base}:" in out
+    assert "frames sum to " in out and "frames sum to " in md

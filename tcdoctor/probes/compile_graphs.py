@@ -12,7 +12,8 @@ cold seconds, largest first. Then:
 - warm: the same ids in a warm-cache process (`join_warm`), with the entries' local cache hit and
   miss counts (FX graph cache, AOTAutograd cache);
 - steady state: how many times each frame's `Torch-Compiled Region: F/C` event runs per profiled
-  call and its median time per call (`runs_per_call`); a frame compiled by the first call that
+  call and its median time per call (`per_call_regions` in the profiling child, joined in the
+  parent; `runs_per_call` does both in one process); a frame compiled by the first call that
   never runs later is flagged `unused_in_steady_state`;
 - the check (`coverage`): the rows' sum against the compile part of the cold first call, measured
   as first_call.py measures it (the first call's wall time minus the eager call's).
@@ -20,7 +21,7 @@ cold seconds, largest first. Then:
 Pitfalls:
 - Graph breaks per frame: `CompilationMetrics.num_graph_breaks` is not filled in torch 2.13, so
   the count comes from the graph-break log's records and the compile id each was logged under
-  (`dynamo_state.break_sites`). Without them, a frame's `restart_reasons` are counted instead: a
+  (`graph_breaks.break_sites`). Without them, a frame's `restart_reasons` are counted instead: a
   break restarts the frame's analysis, but a data-dependent branch (`if tensor.sum() > 0`) ends a
   graph without a restart reason, so that fallback undercounts (`graph_breaks_source` says which).
 - Whose code: `torch.compile(module)` compiles the module's own `forward` (a user file), but a
@@ -38,22 +39,23 @@ Pitfalls:
   may exceed 1 when the eager call was slower than the compiled execution it stands for.
 - The buffer of metrics keeps only 64 entries unless `dynamo_state.fresh()` raised its limit.
 
-`table` runs in the child (it imports first_call, hence torch); everything else is torch-free, so
-the parent can join the cold rows with the warm child's rows and profile.
+Where it runs: `probe` in the compile phase of the cold child (run/runner.py), `table` again in
+the warm child's compile_warm, `per_call_regions` in the profile phase (probes/profile.py); the
+parent joins the three with `report/compile_joins.py` (torch-free: `table` imports first_call,
+hence torch, and the report layer imports no probe), and the report keeps them as
+`compile.graphs` (`report.sections.CompileGraphs`).
 """
 
 from __future__ import annotations
 
 import bisect
 import re
-import statistics
 from types import SimpleNamespace
 from typing import Any, Iterable
 
+from ..report.compile_joins import RegionCounts, id_key, join_runs, join_warm_rows
 from ..target.userframes import ORIGINS, deepest_user_frame, origin_of, readable_function
-
-REGION = "Torch-Compiled Region: "
-CALL_MARK = "tcdoctor.call"  # record_function around each profiled call (profile.py)
+from .break_cost import CALL_MARK, REGION  # the compiled regions and profile.py's call marks
 
 Event = tuple[str, int, int]  # (name, start ns, duration ns)
 
@@ -61,8 +63,9 @@ METHOD = (
     "one row per compile id of the cold first call's CompilationMetrics entries (a frame's forward "
     "entry plus its backward graph's entry), split by phase as compile.phases (first_call."
     "phase_breakdown), sorted by cold seconds; warm = the same id's entries in the warm-cache "
-    "process; runs per call from the 'Torch-Compiled Region: F/C' events of profiled steady-state "
-    "calls; coverage = sum of rows / (cold first call - eager first call)"
+    "process; runs per call and time per call (median over profiled steady-state calls, with and "
+    "without the regions nested in it) from the 'Torch-Compiled Region: F/C' events; coverage = "
+    "sum of rows / (cold first call - eager first call)"
 )
 
 FIELDS = (
@@ -210,13 +213,8 @@ def table(metrics: list, break_sites: list[dict] | None = None) -> list[dict]:
         d = as_dict(m)
         grouped.setdefault(d["compile_id"] or "?", []).append(d)
     rows = [_row(cid, entries, break_sites) for cid, entries in grouped.items()]
-    rows.sort(key=lambda r: (-r["cold_s"], _id_key(r["compile_id"])))
+    rows.sort(key=lambda r: (-r["cold_s"], id_key(r["compile_id"])))
     return rows
-
-
-def _id_key(cid: str) -> tuple:
-    parts = re.findall(r"\d+", cid or "")
-    return tuple(int(p) for p in parts) or (cid,)
 
 
 # -- warm cache ---------------------------------------------------------------------------
@@ -230,45 +228,23 @@ def _as_rows(warm: list) -> list[dict]:
 
 
 def join_warm(rows: list[dict], warm_metrics: list) -> list[dict]:
-    """Each row with `warm_s` (the same compile id's seconds in a warm-cache process) and `warm_cache`.
-
-    `warm_metrics`: the warm first call's entries, as `table()` rows (torch-free) or as metrics.
-    An id the warm process did not compile, or compiled for another function, gets `warm_s`
-    None and `warm_not_measured` saying why: ids match only when both processes compile the same
-    frames in the same order.
-    """
-    warm = {w["compile_id"]: w for w in _as_rows(warm_metrics)}
-    out = []
-    for r in rows:
-        w = warm.get(r["compile_id"])
-        r = dict(r)
-        if w is None:
-            r.update(
-                warm_s=None, warm_cache=None, warm_not_measured="not compiled by the warm call"
-            )
-        elif (w.get("function"), w.get("file")) != (r.get("function"), r.get("file")):
-            r.update(
-                warm_s=None,
-                warm_cache=None,
-                warm_not_measured=f"the warm process compiled {w.get('function')} under this id",
-            )
-        else:
-            r.update(warm_s=w["cold_s"], warm_cache=w.get("cache"))
-        out.append(r)
-    return out
+    """Each row with `warm_s` and `warm_cache` from a warm-cache process's first call
+    (`compile_joins.join_warm_rows`); `warm_metrics` are that call's `table()` rows (torch-free,
+    what the warm child sends) or its metrics entries."""
+    return join_warm_rows(rows, _as_rows(warm_metrics))
 
 
 # -- steady state -------------------------------------------------------------------------
 
 
-def _regions_of(regions: list[tuple[str, int, int]]) -> dict[str, list[int]]:
+def _regions_of(regions: list[tuple[str, int, int]]) -> RegionCounts:
     """{compile id: [runs, inclusive ns, self ns]} over the regions (id, start, end) of one call.
 
     Self = inclusive minus the regions directly nested in it (a resume frame's region runs inside
     the region of the frame whose graph broke): one sweep over the regions sorted by start, outer
     first, with a stack of the open ones, so a call of many regions stays linear.
     """
-    out: dict[str, list[int]] = {}
+    out: RegionCounts = {}
     stack: list[list] = []  # [end, accumulator] of the open regions
     for cid, s, e in sorted(regions, key=lambda r: (r[1], -r[2])):
         while stack and stack[-1][0] < e:
@@ -285,7 +261,7 @@ def _regions_of(regions: list[tuple[str, int, int]]) -> dict[str, list[int]]:
     return out
 
 
-def per_call_regions(events: list[Event]) -> list[dict[str, list[int]]]:
+def per_call_regions(events: list[Event]) -> list[RegionCounts]:
     """For each `tcdoctor.call` mark, in call order: {compile id: [runs, inclusive ns, self ns]}.
 
     Compact and JSON-ready, so a profiling child can send it instead of its raw events. Events
@@ -300,30 +276,6 @@ def per_call_regions(events: list[Event]) -> list[dict[str, list[int]]]:
             if i >= 0 and s + d <= marks[i][1]:
                 calls[i].append((n[len(REGION) :], s, s + d))
     return [_regions_of(c) for c in calls]
-
-
-def join_runs(rows: list[dict], per_call: list[dict[str, list[int]]]) -> list[dict]:
-    """Rows with `runs_per_call`, `median_s_per_call` (inclusive of nested regions) and
-    `median_self_s_per_call` (without them), from `per_call_regions` output of steady-state calls."""
-    n = len(per_call)
-    out = []
-    for r in rows:
-        r = dict(r)
-        if n == 0:
-            r.update(runs_per_call=None, runs_not_measured="no profiled call")
-            out.append(r)
-            continue
-        got = [c.get(r["compile_id"], [0, 0, 0]) for c in per_call]
-        runs = sum(g[0] for g in got) / n
-        r.update(
-            runs_per_call=runs,
-            median_s_per_call=statistics.median(g[1] for g in got) * 1e-9,
-            median_self_s_per_call=statistics.median(g[2] for g in got) * 1e-9,
-            unused_in_steady_state=runs == 0,
-            profiled_calls=n,
-        )
-        out.append(r)
-    return out
 
 
 def runs_per_call(rows: list[dict], events: list[Event], calls: int) -> list[dict]:
@@ -358,13 +310,6 @@ def runs_per_call(rows: list[dict], events: list[Event], calls: int) -> list[dic
             )
         )
     return out
-
-
-def regions_not_in_table(rows: list[dict], per_call: list[dict[str, list[int]]]) -> list[str]:
-    """Compile ids that ran in steady state but were not compiled by the first call (e.g. a
-    recompile during warm-up): compile time the table does not show."""
-    known = {r["compile_id"] for r in rows}
-    return sorted({cid for c in per_call for cid in c if cid not in known}, key=_id_key)
 
 
 # -- the check ----------------------------------------------------------------------------
