@@ -96,6 +96,16 @@ def calls(n: Any) -> str:
     return NA if n is None else f"{n:,} calls"
 
 
+def mean_count(x: Any) -> str:
+    """A count averaged over calls, to two decimals: 1.0 -> '1', 4/3 -> '1.33', 1000.0 -> '1000';
+    under 0.01 one significant digit (0.001 -> '0.001': never '0' for a count that is not zero)."""
+    if x is None:
+        return NA
+    if 0 < abs(x) < 0.01:
+        return f"{x:.1g}"
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
 def sci(x: Any) -> str:
     return NA if x is None else (x if isinstance(x, str) else f"{x:.3g}")
 

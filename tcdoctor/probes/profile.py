@@ -21,6 +21,10 @@ the timing run so its overhead never enters the speed figures, and it is bounded
 - Guard cost. Each profiled call is wrapped in a `tcdoctor.call` record_function; a call's guard
   cost is the summed Cache Lookup time inside it, and the figure is the median over calls (the
   first calls of a session run slower; a mean over a few calls of a slow model would carry them).
+- Compiled regions. Each compiled call's `Torch-Compiled Region: F/C` events, counted per call
+  (`compile_graphs.per_call_regions`, a few integers per frame), go out as `region_calls`: the
+  parent joins them with the cold first call's per-frame table (runs and time per call) and does
+  not keep them in the report.
 
 Pitfalls: the phase can outrun its budget by the minimum calls (MIN_CALLS, plus their processing) on
 a slow model, by design: fewer calls resolve nothing. A call's cost grows a little with its chunk's
@@ -41,7 +45,7 @@ from typing import Any, Callable
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
-from . import break_cost
+from . import break_cost, compile_graphs
 from .guards import CACHE_LOOKUP, CALL_MARK
 from .guards import cost as guard_cost
 from .guards import ns_per_call as guard_ns_per_call
@@ -144,6 +148,7 @@ def profile_side(
     acc: dict[str, list[float]] = {}
     guard_ns: list[int] = []
     per_break: list[dict] = []
+    region_calls: list[dict] = []
     calls = averaged = lookups = regions = 0
     avg_cost, averaging, n = 0.0, True, 1
     while n > 0:
@@ -153,6 +158,7 @@ def profile_side(
         guard_ns += guard_ns_per_call(events)
         if guards:
             per_break += break_cost.per_call(events)
+            region_calls += compile_graphs.per_call_regions(events)
         lookups += sum(1 for name, _, _ in events if name == CACHE_LOOKUP)
         regions += sum(1 for name, _, _ in events if name.startswith(COMPILED_REGION))
         t_raw = time.perf_counter()
@@ -177,6 +183,7 @@ def profile_side(
         "lookups": lookups,
         "regions": regions,
         "per_break": per_break,
+        "region_calls": region_calls,
     }
 
 
@@ -250,6 +257,8 @@ def _measure(
         "compiled_regions_per_call": c["regions"] / calls,
         "top_ops": {"eager": e["top"], "compiled": c["top"]},
         **break_cost.summarize(c["per_break"]),
+        # per compiled call, the regions that ran: joined with compile.graphs in the parent
+        "region_calls": c["region_calls"],
         "traces": paths or None,
         "budget_s": budget_s,
         "startup_s": startup,

@@ -19,7 +19,7 @@ from markupsafe import Markup
 from .. import units
 from ..report.model import Report
 from ..report.sections import CompileTime, Distributed, TorchTrace
-from . import charts, ranks
+from . import charts, compile_table, ranks
 from .base import Renderer
 
 SCRIPT = """
@@ -130,6 +130,20 @@ def _charts(report: Report) -> dict[str, Any]:
     return ch
 
 
+def _compile_table(c: CompileTime) -> dict[str, Any] | None:
+    """Every compiled frame of the cold first call, largest first, as text for the template."""
+    graphs = c.graphs
+    if not graphs or not graphs.rows:
+        return None
+    return {
+        "title": compile_table.TITLE,
+        "headers": compile_table.HEADERS,
+        "rows": [compile_table.cells(r) for r in graphs.rows],
+        "notes": compile_table.check_lines(graphs),
+        "method": graphs.method,
+    }
+
+
 def _ranks_html(sec: Distributed) -> list[str]:
     """The rank table (render/ranks.py's text), the slowest rank per phase and how each figure
     was measured; every string escaped here."""
@@ -218,5 +232,6 @@ class HtmlRenderer(Renderer):
                 script=Markup(SCRIPT),
                 script_hash=digest,
                 distributed=_distributed_block(report, self.base_dir),
+                compile_table=_compile_table(report.compile),
             )
         )

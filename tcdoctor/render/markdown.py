@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from .. import units
 from ..report.model import Report
-from ..report.sections import Distributed, GraphBreak, TorchTrace
-from . import ranks
+from ..report.sections import CompileGraphs, Distributed, GraphBreak, TorchTrace
+from . import compile_table, ranks
 from .base import Renderer
 
 
@@ -118,6 +118,26 @@ def _tried(report: Report) -> list[str]:
     return out
 
 
+def _compile_table(graphs: CompileGraphs | None, top: int) -> list[str]:
+    """The `top` frames that took most of the cold compile time, the check and the method."""
+    if not graphs or not graphs.rows:
+        return []
+    out = [
+        "",
+        f"### {compile_table.TITLE}",
+        "",
+        "| " + " | ".join(compile_table.HEADERS) + " |",
+        "|" + "---|" * len(compile_table.HEADERS),
+    ]
+    out += [
+        "| " + " | ".join(_esc(c) for c in compile_table.cells(r)) + " |" for r in graphs.rows[:top]
+    ]
+    rest = compile_table.rest_line(graphs, top)
+    out += [""] + ([_esc(rest), ""] if rest else [])
+    out += [f"- {_esc(line)}" for line in compile_table.check_lines(graphs)]
+    return out + [f"- how: {_esc(graphs.method)}"]
+
+
 def _ranks(sec: Distributed | None) -> list[str]:
     """A distributed run's rank table and the lines under it (render/ranks.py's text, escaped)."""
     if not sec:
@@ -156,7 +176,8 @@ def _trace(tt: TorchTrace | None) -> list[str]:
 
 @dataclass(frozen=True)
 class MarkdownRenderer(Renderer):
-    """Issue-ready Markdown (`--md`); `top` graph breaks are listed, the rest folded away."""
+    """Issue-ready Markdown (`--md`); `top` graph breaks are listed, the rest folded away, and
+    the `top` compiled frames that took most of the cold compile time."""
 
     name = "markdown"
     top: int = 5
@@ -169,6 +190,7 @@ class MarkdownRenderer(Renderer):
         out += [f"| {a} | {b} | {c} |" for a, b, c in _figures(report)]
         out += _breaks(report.graph_breaks.unique, self.top)
         out += _tried(report)
+        out += _compile_table(report.compile.graphs, self.top)
         events = report.recompiles.events
         if events:
             out += ["", "### Recompiles", ""] + [

@@ -8,8 +8,16 @@ from tabulate import tabulate
 
 from .. import units
 from ..report.model import Report
-from ..report.sections import Distributed, GraphBreak, Regions, StrategyRow, TorchTrace, Verdict
-from . import ranks
+from ..report.sections import (
+    CompileGraphs,
+    Distributed,
+    GraphBreak,
+    Regions,
+    StrategyRow,
+    TorchTrace,
+    Verdict,
+)
+from . import compile_table, ranks
 from .base import Renderer
 
 
@@ -80,8 +88,8 @@ def _break_line(f: GraphBreak) -> str:
 
 @dataclass(frozen=True)
 class TerminalRenderer(Renderer):
-    """The summary `tcdoctor analyze` and `tcdoctor report` print; `limit` caps the graph breaks
-    and recompiles listed (the JSON and HTML reports have them all)."""
+    """The summary `tcdoctor analyze` and `tcdoctor report` print; `limit` caps the graph breaks,
+    recompiles and compiled frames listed (the JSON and HTML reports have them all)."""
 
     name = "terminal"
     limit: int = 5
@@ -105,6 +113,7 @@ class TerminalRenderer(Renderer):
             if len(findings) > limit:
                 lines.append(f"  … and {len(findings) - limit} more")
         lines += _tried_lines(report)
+        lines += _compile_table_lines(report.compile.graphs, limit)
         events = report.recompiles.events
         if events:
             lines += ["", "Recompiles:"]
@@ -115,6 +124,24 @@ class TerminalRenderer(Renderer):
         for e in report.errors:
             lines.append(f"ERROR in phase {e['phase']}: {e['message']}")
         return "\n".join(lines)
+
+
+def _compile_table_lines(graphs: CompileGraphs | None, limit: int) -> list[str]:
+    """The frames that took most of the cold compile time (file names only), and the check."""
+    if not graphs or not graphs.rows:
+        return []
+    table = tabulate(
+        [compile_table.cells(r, basename=True) for r in graphs.rows[:limit]],
+        headers=compile_table.HEADERS,
+        tablefmt="simple",
+    )
+    rest = compile_table.rest_line(graphs, limit)
+    return (
+        ["", f"{compile_table.TITLE}:", table]
+        + ([f"  {rest}"] if rest else [])
+        + [f"  {line}" for line in compile_table.check_lines(graphs)]
+        + [f"  how: {graphs.method}"]
+    )
 
 
 def _rank_lines(sec: Distributed | None) -> list[str]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from . import break_gain
+from . import break_gain, compile_joins
 
 Fill = Callable[[dict, dict], None]
 
@@ -52,6 +52,11 @@ def _fill_compile_warm(data: dict, w: dict) -> None:
         "first call in a fresh process against the same TORCHINDUCTOR_CACHE_DIR "
         "(what a restarted server pays)"
     )
+    graphs = data["compile"].get("graphs")
+    if graphs and w.get("graphs") is not None:  # each cold frame's seconds in the warm process
+        data["compile"]["graphs"] = dict(
+            graphs, rows=compile_joins.join_warm_rows(graphs["rows"], w["graphs"])
+        )
 
 
 def _fill_memory(data: dict, m: dict) -> None:
@@ -59,9 +64,18 @@ def _fill_memory(data: dict, m: dict) -> None:
 
 
 def _fill_profile(data: dict, p: dict) -> None:
+    p = dict(p)
+    region_calls = p.pop("region_calls", None)  # joined here, not kept: one entry per call
     data["profile"] = p
     data["guards"]["overhead_s_per_call"] = p["guard_overhead_s_per_call"]
     data["guards"]["overhead_method"] = p["method"]
+    graphs = data["compile"].get("graphs")
+    if graphs and region_calls is not None:  # how often each cold frame runs per call
+        data["compile"]["graphs"] = dict(
+            graphs,
+            rows=compile_joins.join_runs(graphs["rows"], region_calls),
+            regions_not_in_table=compile_joins.regions_not_in_table(graphs["rows"], region_calls),
+        )
 
 
 def _fill_recompiles(data: dict, r: dict) -> None:

@@ -214,15 +214,38 @@ class Runtime(Record):
 
 
 @dataclass
+class CompileGraphs(Record):
+    """Where the compile time goes: one row per frame the cold first call compiled, largest cold
+    seconds first (probes/compile_graphs.py), joined with the warm process's seconds and the
+    steady-state runs per call (report/compile_joins.py).
+
+    A row stays a dict of the probe's keys (compile_id, function, file, line, ops, cold_s, warm_s,
+    runs_per_call, median_s_per_call, unused_in_steady_state, …); `check` holds the rows' sum beside
+    the compile part of the first call (`coverage`).
+    """
+
+    OMIT_NONE = ("regions_not_in_table",)
+
+    rows: list[dict] = field(default_factory=list)
+    check: dict[str, Any] = field(default_factory=dict)
+    method: str | None = None
+    regions_not_in_table: list[str] | None = (
+        None  # ran in steady state, not compiled by the first call
+    )
+
+
+@dataclass
 class CompileTime(Record):
     """First compiled call, cold cache (probes/first_call.py) and warm cache (a second process).
 
     The cold first call is stored once (`first_call_s`, its cache counters in `cache`); `cold_s`
     and `cold_cache` are the names the verdict and schema-1 readers use, written as derived keys.
+    `graphs` (where the compile time goes, frame by frame) is written only when measured, so a
+    report saved before it existed re-renders unchanged.
     """
 
     DERIVED = ("cold_s", "cold_cache")
-    OMIT_NONE = ("not_measured", "warm_not_measured")
+    OMIT_NONE = ("not_measured", "warm_not_measured", "graphs")
 
     first_call_s: float | None = None
     warm_s: float | None = None
@@ -239,6 +262,7 @@ class CompileTime(Record):
     outside_compiler_s: float | None = None
     peak_rss_delta_bytes: int | None = None
     recompile_time_s: float | None = None
+    graphs: CompileGraphs | None = None
     not_measured: str | None = None
     warm_not_measured: str | None = None
 

@@ -40,6 +40,7 @@ from ..experiments.training import Subject
 from ..options import Options
 from ..probes import (
     calls,
+    compile_graphs,
     dynamo_state,
     first_call,
     graph_breaks,
@@ -271,11 +272,18 @@ class PhaseRunner:
         subject = self.fresh()
         self.compiled = self._compile(subject)
         reset_rng_state()
+        n_before = len(dynamo_state.compilation_metrics())
         with dynamo_state.dynamo_logs() as logs:
             out, data = self._first_call()
         data["break_sites"] = graph_breaks.break_sites(
             logs
         )  # which compiled region each break ends
+        data["graphs"] = compile_graphs.probe(  # where the compile time goes, frame by frame
+            dynamo_state.compilation_metrics()[n_before:],
+            data["first_call_s"],
+            (self.results.get("eager") or {}).get("first_call_s"),
+            data["break_sites"],
+        )
         # CUDA-graph replays may reuse output buffers; the state is the subject's after its first call
         self.compiled_out = numerics.snapshot(out, subject.fn, self._pristine_fn)
         data["guards"] = guards.count(data["frames"])
@@ -295,9 +303,12 @@ class PhaseRunner:
         self.compiled = self._compile(self.fresh())
         self.eager_subject = checked[0] if checked is not None else self.fresh()
         reset_rng_state()
+        n_before = len(dynamo_state.compilation_metrics())
         _, data = self._first_call()
         return {
             "warm_s": data["first_call_s"],
+            # joined with the cold rows by compile id in the parent (report/compile_joins.py)
+            "graphs": compile_graphs.table(dynamo_state.compilation_metrics()[n_before:]),
             "phases": data["phases"],
             "cache": data["cache"],
             "native_compile_s": data["native_compile_s"],

@@ -1,0 +1,88 @@
+"""The "Where the compile time goes" table's text, shared by the renderers: its headers, each
+frame's cells and the lines under it (the check and the method). Each format lays the table out
+itself (how many rows, escaping); every figure is written by units.py.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .. import units
+from ..report.sections import CompileGraphs
+
+TITLE = "Where the compile time goes"
+HEADERS = (
+    "compile id",
+    "function",
+    "file:line",
+    "ops",
+    "cold",
+    "warm",
+    "runs/call",
+    "time/call",
+)
+UNUSED = "never runs in steady state"
+
+
+def _where(file: str | None, line: int | None, basename: bool) -> str:
+    if not file:
+        return units.NA
+    return f"{os.path.basename(file) if basename else file}:{line}"
+
+
+def _function(row: dict, basename: bool) -> str:
+    """The frame's function; for code that is not the user's, its owner and the user's line that
+    led there."""
+    name = row.get("function") or units.NA
+    if not row.get("origin") or row["origin"] == "user":
+        return name
+    user = row.get("user_frame")
+    called = f", from {_where(user['file'], user['line'], basename)}" if user else ""
+    return f"{name} ({row.get('owner') or row['origin']}{called})"
+
+
+def cells(row: dict, basename: bool = False) -> list[str]:
+    """One frame's cells, in HEADERS order; `basename` shortens the file to its name (terminal).
+
+    time/call is the frame's own time: its region's median per call without the regions nested in
+    it (a resume frame runs inside the region of the frame whose graph broke), so the rows do not
+    count a nested frame twice.
+    """
+    return [
+        row.get("compile_id") or units.NA,
+        _function(row, basename),
+        _where(row.get("file"), row.get("line"), basename),
+        units.count(row.get("ops")),
+        units.seconds(row.get("cold_s")),
+        units.seconds(row.get("warm_s")),
+        units.mean_count(row.get("runs_per_call"))
+        + (f" ({UNUSED})" if row.get("unused_in_steady_state") else ""),
+        units.seconds(row.get("median_self_s_per_call")),
+    ]
+
+
+def rest_line(graphs: CompileGraphs, shown: int) -> str | None:
+    """'… and 3 more frames (0.12 s)' under a table that shows the first `shown` rows only."""
+    rest = graphs.rows[shown:]
+    if not rest:
+        return None
+    return f"… and {len(rest)} more frame(s) ({units.seconds(sum(r['cold_s'] for r in rest))} cold)"
+
+
+def check_lines(graphs: CompileGraphs) -> list[str]:
+    """The check (the rows' sum beside the first call's compile part), what time/call is, and
+    what the table leaves out."""
+    c = graphs.check or {}
+    out = [
+        f"frames sum to {units.seconds(c.get('rows_cold_s'))} of the first call's "
+        f"{units.seconds(c.get('first_call_compile_s'))} compile time "
+        f"(first call − eager call; coverage {units.percent(c.get('coverage'))})",
+        "time/call: the frame's own time per steady-state call (median of its compiled region, "
+        "without the frames' regions nested in it)",
+    ]
+    if graphs.regions_not_in_table:
+        out.append(
+            "compiled after the first call and run in steady state (not in the table): "
+            + ", ".join(graphs.regions_not_in_table)
+        )
+    return out
