@@ -71,6 +71,11 @@ def test_gpt2_amp_step_breaks_are_not_the_users_and_the_headline_agrees_with_the
 def test_checkpointed_training_never_asks_the_user_to_fix_pytorchs_breaks(cli, tmp_path):
     rep = _analyze(cli, tmp_path, "ckpt_train.py:build", "--no-fixes")
     assert rep.graph_breaks.unique and not any(f.users for f in rep.graph_breaks.unique)
+    # the step's backward()/zero_grad() breaks are PyTorch's APIs, called as a user's step calls them:
+    # filed as PyTorch's, never as tcdoctor's own code
+    assert {f.origin for f in rep.graph_breaks.unique} == {"pytorch"}
+    texts = [a.text for a in rep.verdict.advice if a.topic == "graph break"]
+    assert any("the standard training step's call of Tensor.backward" in t for t in texts), texts
     assert not any("fixing them may gain more" in r for r in rep.verdict.reasons)
     assert rep.verdict.decision != "compile-after-fixes"
 

@@ -139,7 +139,8 @@ def attribute(rec: dict, frames: list, tracer_frames: list) -> tuple[dict, dict,
     if user is None:
         user = dict(site)
     called = called_api(rec)
-    if origin == "user" and called:
+    if origin in ("user", "step") and called:  # the caller's line, PyTorch's limitation
+        called = {**called, "from": origin}
         origin = origin_of(called["file"]) if called.get("file") else "pytorch"
         site = {**site, "called": called}
     return user, site, origin
@@ -160,9 +161,9 @@ SKIPPED_FILE = re.compile(r"filename: `([^`]+)`")
 
 
 def called_api(rec: dict) -> dict | None:
-    """The PyTorch (or library) API the user's line calls that Dynamo cannot trace, when that is the
-    break: `loss.backward()`, or a function Dynamo marks as skipped (`Optimizer.zero_grad`). The line
-    is the user's, the limitation is not: nothing in their code is theirs to change for it."""
+    """The PyTorch (or library) API a line calls that Dynamo cannot trace, when that is the break:
+    `loss.backward()`, or a function Dynamo marks as skipped (`Optimizer.zero_grad`). The line is the
+    user's (or tcdoctor's standard step, written as a user writes it), the limitation is PyTorch's."""
     reason = rec.get("gb_type") or ""
     if reason.startswith("Unsupported Tensor.backward()"):
         return {"function": "Tensor.backward", "file": None}

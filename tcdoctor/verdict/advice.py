@@ -48,7 +48,8 @@ def _foreign_code_fix(f: GraphBreak, ways_measured: bool = True) -> str:
     """What the user can do from their side about a break in code they did not write."""
     site = f.site or {}
     known = CALL_SITE_FIXES.get(site.get("function") or "")
-    called = (site.get("called") or {}).get("function") or ""
+    called_api = site.get("called") or {}
+    called = called_api.get("function") or ""
     if f.origin == "step" or called.startswith(("Tensor.backward", "Optimizer.")):
         compare = (
             "compare the training ways tcdoctor measured (model only, optimizer.step only) and use "
@@ -57,10 +58,12 @@ def _foreign_code_fix(f: GraphBreak, ways_measured: bool = True) -> str:
             else "compile the model alone, or optimizer.step alone, instead of the whole step "
             "(`tcdoctor analyze --training-ways` measures both)"
         )
+        caller = "the standard training step's" if called_api.get("from") == "step" else "your"
         whose = (
             "the standard training step's own call (backward/optimizer), not your code"
             if f.origin == "step"
-            else f"your call of {called}, which Dynamo does not trace (PyTorch's limitation, not your code)"
+            else f"{caller} call of {called}, which Dynamo does not trace (PyTorch's limitation, "
+            "not your code)"
         )
         return f"this is {whose}: " + compare
     options = [known] if known else []
