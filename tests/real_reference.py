@@ -55,6 +55,54 @@ def pytorch_counts(
 # --------------------------------------------------------------------------------------- child side
 
 
+def capture_graph_breaks() -> list[str]:
+    """Collect Dynamo's graph-break log records from now on; returns the list they are appended to.
+
+    ``set_logs()`` sets ``propagate=False`` on ``torch._dynamo``, so the handler goes there, alone."""
+    import logging
+
+    import torch
+
+    records: list[str] = []
+
+    class Grab(logging.Handler):
+        def emit(self, record):
+            if record.name.endswith("__graph_breaks"):
+                records.append(record.getMessage())
+
+    torch._logging.set_logs(graph_breaks=True)
+    logger = logging.getLogger("torch._dynamo")
+    for h in list(logger.handlers):
+        logger.removeHandler(h)
+    logger.addHandler(Grab())
+    return records
+
+
+def break_kind(message: str) -> str:
+    """A graph-break record's short reason (the line before its ``Explanation:``)."""
+    lines = [ln.strip() for ln in message.split("Graph Break Reason:", 1)[-1].splitlines()]
+    for i, ln in enumerate(lines):
+        if ln.startswith("Explanation:"):
+            return [x for x in lines[:i] if x][-1]
+    return lines[0]
+
+
+def dynamo_figures(records: list[str]) -> dict:
+    """What PyTorch recorded in this process: graph-break records and their kinds, the graph_break
+    counter, unique graphs, compiled frames (CompilationMetrics entries) and their guards."""
+    from torch._dynamo.utils import counters, get_compilation_metrics
+
+    metrics = get_compilation_metrics()
+    return {
+        "records": len(records),
+        "kinds": sorted(break_kind(m) for m in records),
+        "graph_break_counter": sum(counters["graph_break"].values()),
+        "graphs": counters["stats"]["unique_graphs"],
+        "frames": len(metrics),
+        "guards": sum(m.guard_count or 0 for m in metrics),
+    }
+
+
 def _load(target_path: str, func: str):
     import importlib.util
 

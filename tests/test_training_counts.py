@@ -85,8 +85,9 @@ def keywords():
 
 # By hand, in a fresh process: the target's objects, the step written out, compiled whole.
 REFERENCE = """
-import importlib.util, json, logging, os, sys
+import importlib.util, json, os, sys
 import torch
+from real_reference import capture_graph_breaks, dynamo_figures
 
 path, name, how = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, os.path.dirname(path))
@@ -95,20 +96,7 @@ mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
 torch.manual_seed(1337)
 built = getattr(mod, name)()
-records = []
-
-
-class Grab(logging.Handler):
-    def emit(self, record):
-        if record.name.endswith("__graph_breaks"):
-            records.append(record.getMessage())
-
-
-torch._logging.set_logs(graph_breaks=True)
-logger = logging.getLogger("torch._dynamo")
-for h in list(logger.handlers):
-    logger.removeHandler(h)
-logger.addHandler(Grab())
+records = capture_graph_breaks()
 
 if how == "infer":
     model, args, kwargs = built if len(built) == 3 else (*built, {})
@@ -138,26 +126,7 @@ else:
     fn = step if built.autocast is None else autocast_step
     torch.compile(fn, backend="eager")(x)
 
-from torch._dynamo.utils import counters, get_compilation_metrics
-
-
-def kind(message):
-    lines = [ln.strip() for ln in message.split("Graph Break Reason:", 1)[-1].splitlines()]
-    for i, ln in enumerate(lines):
-        if ln.startswith("Explanation:"):
-            return [x for x in lines[:i] if x][-1]
-    return lines[0]
-
-
-metrics = get_compilation_metrics()
-print(json.dumps({
-    "records": len(records),
-    "kinds": sorted(kind(m) for m in records),
-    "graph_break_counter": sum(counters["graph_break"].values()),
-    "graphs": counters["stats"]["unique_graphs"],
-    "frames": len(metrics),
-    "guards": sum(m.guard_count or 0 for m in metrics),
-}))
+print(json.dumps(dynamo_figures(records)))
 """
 
 
@@ -168,6 +137,13 @@ def targets(tmp_path_factory):
     return tmp
 
 
+# the reference scripts import tests/real_reference.py (PyTorch's own records, read one way)
+REFERENCE_ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join([os.path.join(conftest.ROOT, "tests"), conftest.ROOT]),
+}
+
+
 def by_hand(path: str, name: str, how: str, cwd) -> dict:
     p = subprocess.run(
         [sys.executable, "-c", REFERENCE, path, name, how],
@@ -175,6 +151,7 @@ def by_hand(path: str, name: str, how: str, cwd) -> dict:
         text=True,
         timeout=180,
         cwd=cwd,
+        env=REFERENCE_ENV,
     )
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -192,7 +169,6 @@ def tcdoctor_counts(target: str, cwd) -> dict:
         "graphs": rep["graphs"]["count"],
         "frames": rep["compile"]["frames_compiled"],
         "guards": rep["guards"]["count"],
-        "owners": {f["origin"] for f in gb["unique"]},
     }
 
 
@@ -231,26 +207,14 @@ def test_two_breaks_sample_equals_torch_compile_by_hand(tmp_path):
 # The training ways as strategies.run_train compiles them (training.subjects), against the same way by
 # hand: the whole step, torch.compile(model) in an eager step, opt.step alone (the recipe's function).
 WAY = """
-import json, logging, sys
+import json, sys
 import torch
 sys.path.insert(0, {samples!r})
 import train_adam
+from real_reference import capture_graph_breaks, dynamo_figures
 
 who, way = sys.argv[1], sys.argv[2]
-records = []
-
-
-class Grab(logging.Handler):
-    def emit(self, record):
-        if record.name.endswith("__graph_breaks"):
-            records.append(record.getMessage())
-
-
-torch._logging.set_logs(graph_breaks=True)
-logger = logging.getLogger("torch._dynamo")
-for h in list(logger.handlers):
-    logger.removeHandler(h)
-logger.addHandler(Grab())
+records = capture_graph_breaks()
 if who == "tcdoctor":
     from tcdoctor.experiments.training import subjects
 
@@ -280,15 +244,7 @@ else:
 
     compiled_opt_step = torch.compile(opt_step, backend="eager")
     (torch.compile(step, backend="eager") if way == "step" else eager_step)(x)
-from torch._dynamo.utils import counters, get_compilation_metrics
-
-metrics = get_compilation_metrics()
-print(json.dumps({{
-    "records": len(records),
-    "graphs": counters["stats"]["unique_graphs"],
-    "frames": len(metrics),
-    "guards": sum(m.guard_count or 0 for m in metrics),
-}}))
+print(json.dumps(dynamo_figures(records)))
 """
 
 
@@ -303,7 +259,7 @@ def test_each_training_way_compiles_as_it_does_by_hand(tmp_path, way):
             text=True,
             timeout=180,
             cwd=tmp_path,
-            env={**os.environ, "PYTHONPATH": conftest.ROOT},
+            env=REFERENCE_ENV,
         )
         assert p.returncode == 0, p.stderr[-3000:]
         out[who] = json.loads(p.stdout.strip().splitlines()[-1])
