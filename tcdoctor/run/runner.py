@@ -391,8 +391,9 @@ class PhaseRunner:
             return model64(*cast(ca.args), **cast(ca.kwargs))
 
     def _pristine_fn(self) -> Any:
-        """The called object on a fresh pristine copy: what numerics compares changed state against."""
-        return self.fresh().fn
+        """The called object on the pristine workload, what numerics compares changed state against:
+        read, never called, so the snapshot itself serves (a deep copy per phase would only repeat it)."""
+        return Subject(self.pristine.peek()).fn
 
     def _call_and_snapshot(self, subject: Subject, fn: Any = None) -> list:
         """One call of `fn` (default: the subject's own callable): its output and the subject's state after it."""

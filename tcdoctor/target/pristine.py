@@ -459,6 +459,11 @@ class Pristine:
         """True while fresh() hands out deep copies (not rebuilds, not the one shared object)."""
         return self._snapshot is not None and not self.shared
 
+    def peek(self) -> Any:
+        """The workload as build() returned it, to read and never to call: the snapshot itself (no
+        copy is made), or a fresh one where each copy is a rebuild."""
+        return self._snapshot if self._snapshot is not None else self.fresh()
+
     def fresh(self) -> Any:
         if self.shared:
             return self._snapshot
