@@ -520,11 +520,11 @@ def test_figures_are_read_from_a_report_once():
         "cpu",
         "reduce-overhead",
     )
-    assert f.compile_failed_message == "x" and f.fixable
+    assert f.compile_failed_message == "x"
     assert f.break_findings == (GraphBreak.from_dict(BREAK),)
     assert f.break_even_cold == {"calls": 7, "wall_s": 16.0, "saving_per_call_s": 1.0}
     empty = Figures.from_report(Report.from_dict({}))
-    assert empty == Figures() and not empty.fixable and empty.break_even_cold is None
+    assert empty == Figures() and empty.break_even_cold is None
 
 
 def _runtime_152() -> dict:

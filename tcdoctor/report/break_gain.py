@@ -1,10 +1,10 @@
 """Each graph break's cost and what fixing it can gain, joined from the profile's per-region times
-(probes/break_cost.py) and the compile phase's break sites, after every phase; findings ranked by gain.
+(probes/break_cost.py) and the compile phase's break sites, after every phase.
 
 A break's cost is the time its region spends outside its compiled graph; the bound on what fixing
 it gains subtracts the eager aten work that would still run (see probes/break_cost.py for the
 event method and its pitfalls). A fix tried in a fresh process replaces the bound with what it
-measured (verdict/tried.py).
+measured, and ranks the findings by gain (verdict/tried.py: `rank_key`, once every gain is known).
 """
 
 from __future__ import annotations
@@ -73,13 +73,8 @@ def attach(data: dict) -> None:
             f["gain_s_per_call"] = bound * median if median else None
             f["gain_source"] = "bound"
             f["gain_method"] = BOUND_METHOD
-    rank(findings)
 
 
 def rank_key(gain_s: float | None, cost_s: float | None) -> tuple[float, float]:
     """Findings are ordered by what fixing them gains (measured or bounded), then by their cost."""
     return (-(gain_s if gain_s is not None else -1.0), -(cost_s if cost_s is not None else -1.0))
-
-
-def rank(findings: list[dict]) -> None:
-    findings.sort(key=lambda f: rank_key(f.get("gain_s_per_call"), f.get("cost_s_per_call")))

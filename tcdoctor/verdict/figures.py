@@ -121,11 +121,6 @@ class Figures:
         return slower_than_eager(self.ci_high)
 
     @property
-    def fixable(self) -> bool:
-        """Something to fix stands between the model and a (larger) gain."""
-        return self.breaks > 0 or self.recompiles > 0 or self.limit_hit
-
-    @property
     def break_even_cold(self) -> dict | None:
         return break_even(self.cold_s, self.eager_s, self.compiled_s)
 
