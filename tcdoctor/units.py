@@ -160,6 +160,23 @@ def break_gain(f: Any) -> str:
     return f"fixing it gains at most {seconds(gain)} per call, {percent(share)} (a bound){cost}"
 
 
+def cache_state(cache: dict | None) -> str | None:
+    """How a first call's Inductor compiles met the FX graph cache: 'cold', 'warm (3 of 3 graphs
+    from the cache)', 'partly warm (1 of 2 graphs from the cache)'; None when it compiled no
+    Inductor graph (eager / aot_eager backends) or the counts are missing."""
+    hits, misses = ((cache or {}).get(k) or 0 for k in ("fxgraph_cache_hit", "fxgraph_cache_miss"))
+    if not hits and not misses:
+        return None
+    if not hits:
+        return "cold"
+    return f"{'warm' if not misses else 'partly warm'} ({hits} of {hits + misses} graphs from the cache)"
+
+
+def first_call(seconds_: float | None, state: str | None) -> str:
+    """A first call's time, with its cache state when some of it came from a cache ('3.1 s, warm (…)')."""
+    return seconds(seconds_) + (f", {state}" if state and state != "cold" else "")
+
+
 def fix_summary(row: Any) -> str:
     """'1 breaks → 0, 0.24× → 0.91× (95% CI 0.88–0.95)' from a tried fix's before and after."""
     b, a = row.before or {}, row.after or {}
@@ -175,6 +192,9 @@ def fix_summary(row: Any) -> str:
         parts.append(f"{grouped(before_f)} page faults per compiled call → {grouped(after_f)}")
     if b.get("speedup") is not None and a.get("speedup") is not None:
         parts.append(f"{ratio(b['speedup'])} → {ratio(a['speedup'], a.get('speedup_ci'))}")
+    state = cache_state(a.get("cache"))
+    if state and a.get("first_call_s") is not None:
+        parts.append(f"first call {seconds(a['first_call_s'])}, {state}")
     return ", ".join(parts)
 
 

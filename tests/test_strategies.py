@@ -43,6 +43,16 @@ def test_dynamic_shapes_recommend_dynamic_over_static_naming_the_dimension(tmp_p
     limit = rep["recompiles"]["limit"]
     assert rows["static"]["limit_hit"] is True and rows["static"]["compiles"] == limit + 1
     assert rows["automatic"]["compiles"] == 2 and rows["dynamic"]["compiles"] == 1
+    # 'automatic' is the main analysis's own setting: its row is the recompile sequence, no child
+    assert rows["automatic"]["source"] == "main analysis"
+    assert "strategy:dynamic:automatic" not in rep["phases"]
+    assert rows["automatic"]["recompiles"] == rep["recompiles"]["count"] == 1
+    assert [r["name"] for r in rep["strategies"]["dynamic"]] == [
+        "static",
+        "automatic",
+        "dynamic",
+        "marked",
+    ]
     assert rows["marked"]["compiles"] == 1 and rows["marked"]["changing_dims"] == ["args[0] dim 1"]
     assert all(len(r["shapes"]) == 11 for r in rows.values())
     rec = rep["verdict"]["recommendations"]["dynamic"]

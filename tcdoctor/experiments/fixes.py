@@ -283,6 +283,9 @@ def run(spec: FixSpec, workload: Any, options: Any) -> dict:
         "eager_median_s": real.get("eager_median_s"),
         "max_abs_err": real.get("max_abs_err"),
         "faults_per_call": real.get("faults_per_call"),
+        "cache": real.get(
+            "cache"
+        ),  # its child starts from a copy of the main cache: which graphs hit
     }
     row["after"] = after
     row["outcome"], row["why"] = _outcome(before, after, row.get("cheap"))

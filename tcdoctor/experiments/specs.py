@@ -38,6 +38,9 @@ class Spec(abc.ABC):
     # the report list its row goes to: strategies.<section>, or the report's fixes or ablation
     section: ClassVar[str]
     uses_fix_budget: ClassVar[bool] = False  # counts against --fix-budget (fixes and the ablation)
+    fresh_cache: ClassVar[bool] = (
+        False  # its child starts with an empty inductor cache (measures a cold compile), not a copy of the main one
+    )
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -131,6 +134,9 @@ class ModeSpec(Spec):
 
     kind: ClassVar[str] = "mode"
     section: ClassVar[str] = "modes"
+    # another mode's compile shares no graph with the main one (other Inductor config, other keys),
+    # and its cold first call is what the mode table compares
+    fresh_cache: ClassVar[bool] = True
     mode: str
 
     @property
@@ -148,6 +154,9 @@ class TrainWaySpec(Spec):
 
     kind: ClassVar[str] = "train"
     section: ClassVar[str] = "training"
+    # its cold first call is what the decision repays (steps_to_repay): graphs it shares with the
+    # whole step would come warm from a copy and hide compile work a user's fresh process pays
+    fresh_cache: ClassVar[bool] = True
     way: str
 
     @property
@@ -165,6 +174,7 @@ DYNAMIC_LABELS = {
     "dynamic": "dynamic=True",
     "marked": "mark_dynamic on the changing dims",
 }
+DYNAMIC_SETTINGS = tuple(DYNAMIC_LABELS)  # the shape settings compared, in the table's order
 
 
 @dataclass(frozen=True)
@@ -173,6 +183,9 @@ class DynamicSpec(Spec):
 
     kind: ClassVar[str] = "dynamic"
     section: ClassVar[str] = "dynamic"
+    # the shape settings are compared by their compile seconds, each from a cold cache as a user's
+    # fresh process pays them ("automatic", the main analysis's own setting, is never a child)
+    fresh_cache: ClassVar[bool] = True
     how: str
 
     @property

@@ -22,6 +22,7 @@ from ..target.workload import CallArgs, is_state_change
 from . import fixes
 from .pair import caller, fresh_copies, main_pair, timed_figures, timed_pair
 from .specs import (
+    DYNAMIC_SETTINGS,
     AblationSpec,
     DynamicSpec,
     FixSpec,
@@ -47,7 +48,8 @@ def plan(
         return out
     shapes = shape_variants(workload)
     if options.dynamic is not False and shapes:
-        out += [DynamicSpec(h) for h in ("static", "automatic", "dynamic", "marked")]
+        reused = main_is_automatic(workload, options)  # its row is the main analysis's
+        out += [DynamicSpec(h) for h in DYNAMIC_SETTINGS if not (reused and h == "automatic")]
     auto = (
         options.submodules is None
         and graph_breaks is not None
@@ -56,6 +58,19 @@ def plan(
     if (options.submodules or auto) and isinstance(workload.model, torch.nn.Module):
         out.append(RegionsSpec(options.depth, automatic=bool(auto and not options.submodules)))
     return out
+
+
+def main_is_automatic(workload: Any, options: Options) -> bool:
+    """Whether the main analysis's recompile sequence is the 'automatic' shape row: the same setting
+    (`dynamic` not given: PyTorch's automatic dynamic shapes) and the same calls (the inputs, then
+    every variant once, each one a shape variant). Then that row is measured there, in the cold child
+    (`automatic_row`), and never compiled again in a child of its own."""
+    if options.dynamic is False or workload.kind == "train":
+        return False
+    if workload.compile_kwargs.get("dynamic") is not None:
+        return False
+    shapes = shape_variants(workload)
+    return bool(shapes) and len(shapes) == len(workload.variants)
 
 
 def shape_variants(workload: Any) -> list[CallArgs]:
@@ -112,6 +127,57 @@ def run_train(w: Any, o: Options, way: str) -> dict:
     return row
 
 
+def _changing(w: Any, shapes: list[CallArgs]) -> list[tuple[int, int]]:
+    """(tensor index, dim) of every dimension that differs from the inputs' in some variant."""
+    base = [tuple(t.shape) for t in calls.iter_tensors(w.call_args)]
+    return sorted(
+        {
+            (i, d)
+            for v in shapes[1:]
+            for i, t in enumerate(calls.iter_tensors(v))
+            if i < len(base) and len(base[i]) == t.dim()
+            for d in range(t.dim())
+            if base[i][d] != t.shape[d]
+        }
+    )
+
+
+def dynamic_row(
+    w: Any,
+    o: Options,
+    how: str,
+    eager: Any,
+    compiled: Any,
+    kwargs: dict,
+    ms: list,
+    first_pass_s: float,
+    limit_hit: bool,
+) -> dict:
+    """One shape setting's row once the inputs and each shape variant were fed once (`ms`: the
+    CompilationMetrics entries of that pass): its compiles, then each shape timed eager vs compiled."""
+    device = calls.detect(w.model, w.call_args)
+    sync = calls.synchronizer(device)
+    shapes = [w.call_args] + shape_variants(w)
+    names = tensor_names(w.call_args)
+    budget = max(MIN_SPLIT_BUDGET_S, o.budget_s / len(shapes))
+    per_shape = []
+    for s in shapes:
+        figures, _ = timed_figures(eager, compiled, s, w, device, sync, budget)
+        per_shape.append({"inputs": describe_call(s), **figures})
+    return {
+        "name": how,
+        "changing_dims": [f"{names[i]} dim {d}" for i, d in _changing(w, shapes)],
+        "compile_kwargs": {k: repr(v) for k, v in kwargs.items()},
+        "compiles": len(ms),
+        "recompiles": sum(1 for m in ms if getattr(m, "recompile_reason", None)),
+        "compile_s": sum(getattr(m, "entire_frame_compile_time_s", 0) or 0 for m in ms),
+        "first_pass_wall_s": first_pass_s,
+        "limit_hit": limit_hit,
+        "shapes": per_shape,
+        "method": f"inputs then {len(shapes) - 1} shape variant(s) once each (compiles counted from CompilationMetrics), then each shape timed eager vs compiled",
+    }
+
+
 def run_dynamic(w: Any, o: Options, how: str) -> dict:
     """Feed inputs then each shape variant once, count compiles; then time each shape in the steady state."""
     kwargs = {k: v for k, v in w.compile_kwargs.items() if k != "dynamic"}
@@ -127,24 +193,12 @@ def run_dynamic(w: Any, o: Options, how: str) -> dict:
     w.device_type = device.type
     sync, call = calls.synchronizer(device), caller(w, device)
     shapes = [w.call_args] + shape_variants(w)
-    base = [tuple(t.shape) for t in calls.iter_tensors(w.call_args)]
-    changing = sorted(
-        {
-            (i, d)
-            for v in shapes[1:]
-            for i, t in enumerate(calls.iter_tensors(v))
-            if i < len(base) and len(base[i]) == t.dim()
-            for d in range(t.dim())
-            if base[i][d] != t.shape[d]
-        }
-    )
-    names = tensor_names(w.call_args)
     if (
         how == "marked"
     ):  # mark exactly the dimensions that change, on every shape, before its first call
         for v in shapes:
             tensors = list(calls.iter_tensors(v))
-            for i, d in changing:
+            for i, d in _changing(w, shapes):
                 torch._dynamo.mark_dynamic(tensors[i], d)
     dynamo_state.fresh()
     compiled = first_call.build(w.model, o.backend, o.mode, kwargs)
@@ -154,25 +208,18 @@ def run_dynamic(w: Any, o: Options, how: str) -> dict:
             call(compiled, s)
         sync()
     first_pass = time.perf_counter() - t0
-    ms = dynamo_state.compilation_metrics()
     limit_hit = bool(limit_warnings(dynamo_state.warnings(logs)))
-    per_shape = []
-    budget = max(MIN_SPLIT_BUDGET_S, o.budget_s / len(shapes))
-    for s in shapes:
-        figures, _ = timed_figures(w.model, compiled, s, w, device, sync, budget)
-        per_shape.append({"inputs": describe_call(s), **figures})
-    return {
-        "name": how,
-        "changing_dims": [f"{names[i]} dim {d}" for i, d in changing],
-        "compile_kwargs": {k: repr(v) for k, v in kwargs.items()},
-        "compiles": len(ms),
-        "recompiles": sum(1 for m in ms if getattr(m, "recompile_reason", None)),
-        "compile_s": sum(getattr(m, "entire_frame_compile_time_s", 0) or 0 for m in ms),
-        "first_pass_wall_s": first_pass,
-        "limit_hit": limit_hit,
-        "shapes": per_shape,
-        "method": f"inputs then {len(shapes) - 1} shape variant(s) once each (compiles counted from CompilationMetrics), then each shape timed eager vs compiled",
-    }
+    return dynamic_row(
+        w,
+        o,
+        how,
+        w.model,
+        compiled,
+        kwargs,
+        dynamo_state.compilation_metrics(),
+        first_pass,
+        limit_hit,
+    )
 
 
 def _regions(model: torch.nn.Module, depth: int) -> list[tuple[str, torch.nn.Module]]:

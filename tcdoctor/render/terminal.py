@@ -167,7 +167,7 @@ def _timed_table(rows: list[StrategyRow]) -> str:
         [
             [
                 r.name,
-                "—" if r.baseline else units.seconds(r.first_call_s),
+                "—" if r.baseline else units.first_call(r.first_call_s, r.first_call_cache),
                 units.seconds(r.median_s),
                 units.ratio(r.speedup, r.speedup_ci),
                 units.nbytes(r.peak_bytes),

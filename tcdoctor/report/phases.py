@@ -79,7 +79,8 @@ def _fill_profile(data: dict, p: dict) -> None:
 
 
 def _fill_recompiles(data: dict, r: dict) -> None:
-    data["recompiles"] = r
+    # the 'automatic' shape row it also measured goes to the strategies section (run/assemble.py)
+    data["recompiles"] = {k: v for k, v in r.items() if k != "automatic_row"}
     data["compile"]["recompile_time_s"] = r["recompile_time_s"]
 
 

@@ -25,6 +25,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
+from .. import units
+
 R = TypeVar("R", bound="Record")
 
 
@@ -496,6 +498,7 @@ class StrategyRow(Record):
         "shapes",
         "changing_dims",
         "cache",
+        "cache_start",
         "source",
     )
 
@@ -516,6 +519,9 @@ class StrategyRow(Record):
     baseline: bool | None = None
     note: str | None = None
     cache: dict[str, int] | None = None  # compile cache counters of its first call
+    cache_start: str | None = (
+        None  # what its child's inductor cache held at start (run/launcher.py)
+    )
     backend: str | None = None  # ablation rows
     compiles: int | None = None  # shape rows
     recompiles: int | None = None
@@ -530,6 +536,11 @@ class StrategyRow(Record):
     @property
     def significantly_slower(self) -> bool:
         return slower_than_eager(_ci(self.speedup_ci)[1])
+
+    @property
+    def first_call_cache(self) -> str | None:
+        """'cold', 'warm (n of n graphs from the cache)', …: what its first call is (units.cache_state)."""
+        return units.cache_state(self.cache)
 
     @property
     def steps_to_repay(self) -> int | None:
@@ -588,7 +599,7 @@ class FixRow(Record):
     """A fix that needs no source edit, tried in a fresh process or read off a strategy row
     (tcdoctor/experiments/fixes.py, judged in tcdoctor/verdict/tried.py): the figures it addresses before and after, and what that showed."""
 
-    OMIT_NONE = ("cheap", "seconds", "source", "spec")
+    OMIT_NONE = ("cheap", "seconds", "source", "spec", "cache_start")
 
     name: str | None = None
     kind: str | None = (
@@ -604,6 +615,9 @@ class FixRow(Record):
     seconds: float | None = None
     source: str | None = None
     spec: dict[str, Any] | None = None
+    cache_start: str | None = (
+        None  # what its child's inductor cache held at start (run/launcher.py)
+    )
 
     @property
     def measured(self) -> bool:

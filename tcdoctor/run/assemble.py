@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from ..experiments.specs import Spec
+from ..experiments.specs import DYNAMIC_SETTINGS, Spec
 from ..report.model import SCHEMA_VERSION, Report
 from ..report.phases import PHASES, SECTIONS, derive
 from ..report.sections import (
@@ -165,7 +165,12 @@ def _strategies(data: dict, done: dict, rows: dict[str, list[dict]], failures: l
                     "why": "--no-training-ways (--training-ways compares them with the whole step)",
                 }
             )
-    out["dynamic"] = rows.get("dynamic", [])
+    auto = (done.get("recompiles") or {}).get("automatic_row")  # strategies.main_is_automatic
+    order = {name: i for i, name in enumerate(DYNAMIC_SETTINGS)}
+    out["dynamic"] = sorted(
+        rows.get("dynamic", []) + ([auto] if auto else []),
+        key=lambda r: order.get(r.get("name"), len(order)),
+    )
     out["regions"] = next(iter(rows.get("regions", [])), None)
     return out
 

@@ -85,7 +85,9 @@ def main(spec_path: str) -> int:
         return loaded
     workload, rebuild = loaded
     if spec["role"] == "strategy":
-        return _run_strategy(Spec.from_dict(spec["strategy"]), workload, options, sink)
+        return _run_strategy(
+            Spec.from_dict(spec["strategy"]), workload, options, sink, spec.get("cache_start")
+        )
     before_compile = None
     if spec.get("wait_for"):
         before_compile = lambda: _wait_for(spec["wait_for"], 120.0)  # noqa: E731 - keep the cold compile uncontended
@@ -118,8 +120,9 @@ def main(spec_path: str) -> int:
     return 0 if ok else 3
 
 
-def _run_strategy(spec: Spec, workload, options, sink) -> int:
-    """One experiment (a strategy, a fix, an ablation backend) as one phase; a failure is its finding."""
+def _run_strategy(spec: Spec, workload, options, sink, cache_start: str | None) -> int:
+    """One experiment (a strategy, a fix, an ablation backend) as one phase; a failure is its finding.
+    `cache_start`: what its inductor cache held when it started (run/launcher.py), kept in its row."""
     from ..experiments import strategies
     from ..target.userframes import describe_exception
 
@@ -143,7 +146,7 @@ def _run_strategy(spec: Spec, workload, options, sink) -> int:
                 "event": "done",
                 "phase": name,
                 "seconds": time.perf_counter() - t0,
-                "data": {"spec": spec.to_dict(), **data},
+                "data": {"spec": spec.to_dict(), "cache_start": cache_start, **data},
             }
         )
     sink({"event": "end", "ok": True})

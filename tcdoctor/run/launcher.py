@@ -145,6 +145,21 @@ def _fix_budget(events: list[dict], options: Options) -> float:
     return max(20.0, 4 * first)
 
 
+def _experiment_cache(cache_dir: str, workdir: str, i: int, spec: Spec) -> tuple[str, str]:
+    """The cache folder experiment child `i` starts with, and how it starts.
+
+    A copy of the main analysis's Inductor/AOTAutograd/Triton cache (made once the warm child is
+    done, so nothing writes to it while it is copied): graphs the experiment leaves unchanged are
+    cache hits, as in the user's own process, and an environment-only fix compiles nothing. Never
+    the original, so the warm-cache figure stays the warm child's own. A spec that measures a cold
+    compile (`Spec.fresh_cache`) gets an empty folder."""
+    path = os.path.join(workdir, f"cache-strategy-{i}")
+    if spec.fresh_cache or not os.path.isdir(cache_dir):
+        return path, "empty"
+    shutil.copytree(cache_dir, path, symlinks=True, dirs_exist_ok=True)
+    return path, "copy of the main analysis's cache"
+
+
 def begin(
     target: str, options: Options, keep_dir: str | None, progress: bool, prefix: str
 ) -> tuple[Progress, str, float]:
@@ -242,16 +257,18 @@ def analyze_target(
                 continue
             started = time.monotonic()
             prog.strategy(f"strategy-{i}", i + 1, len(plan), spec)
+            child_cache, cache_start = _experiment_cache(cache_dir, workdir, i, spec)
             child = Child(
                 "strategy",
                 target,
                 options,
                 workdir,
-                os.path.join(workdir, f"cache-strategy-{i}"),
+                child_cache,
                 deadline,
                 tag=f"strategy-{i}",
                 extra_env=spec.child_env,
                 strategy=spec.to_dict(),
+                cache_start=cache_start,
             )
             child.wait(deadline, tick=prog.tick if prog.enabled else None)
             s_events, s_failure = child.finish()

@@ -36,6 +36,7 @@ from typing import Any, Callable
 import torch
 
 from ..errors import EXIT_USER_CODE
+from ..experiments import strategies
 from ..experiments.training import Subject
 from ..options import Options
 from ..probes import (
@@ -341,7 +342,30 @@ class PhaseRunner:
             compiled, subject.workload.model, self.label, subject.workload, self.call
         )
         data["state"] = state
+        if strategies.main_is_automatic(self.workload, self.options):
+            data["automatic_row"] = self._automatic_row(subject, compiled, data)
         return data
+
+    def _automatic_row(self, subject: Subject, compiled: Any, data: dict) -> dict:
+        """The 'automatic' shape row from the sequence just run (strategies.main_is_automatic):
+        its compiles are every entry since the first call's fresh Dynamo state, then each shape is
+        timed as the strategy child would have. The child is never started."""
+        ms = dynamo_state.compilation_metrics()
+        first = (self.results.get("compile") or {}).get("first_call_s") or 0.0
+        row = strategies.dynamic_row(
+            subject.workload,
+            self.options,
+            "automatic",
+            subject.workload.model,
+            compiled,
+            {k: v for k, v in self.workload.compile_kwargs.items() if k != "dynamic"},
+            ms,
+            first + data["sequence_wall_s"],
+            bool(data.get("limit_hit")),
+        )
+        row["source"] = "main analysis"
+        row["cache_start"] = "empty"
+        return row
 
     @measures("runtime")
     def runtime(self) -> dict:
