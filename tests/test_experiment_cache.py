@@ -11,7 +11,7 @@ import os
 import pytest
 from conftest import ROOT, run_cli
 
-from tcdoctor.experiments.specs import ConfigFix, DynamicSpec, EnvFix, ModeSpec, TrainWaySpec
+from tcdoctor.experiments.specs import ConfigFix, DynamicSpec, ModeSpec, TrainWaySpec
 from tcdoctor.run.launcher import _experiment_cache
 
 
