@@ -65,7 +65,8 @@ def _in_process(workload: Workload, opts: Options) -> Report:
     old_cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     with tempfile.TemporaryDirectory(prefix="tcdoctor-") as cache:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
-        torch.set_num_threads(opts.threads)
+        if opts.threads is not None:  # else this process's own setting, as the user runs it
+            torch.set_num_threads(opts.threads)
         try:
             PhaseRunner(workload, opts, sink).run(IN_PROCESS)
         finally:

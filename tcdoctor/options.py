@@ -22,8 +22,6 @@ import os
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-# One intra-op thread: stable timings on shared machines; recorded in the report.
-DEFAULT_THREADS = 1
 # Where a distributed run writes PyTorch's structured compile logs (TORCH_TRACE, for tlparse).
 DEFAULT_TORCH_TRACE_DIR = "tcdoctor-torch-trace"
 
@@ -106,11 +104,14 @@ class Options:
     mode: str | None = _option(
         None, Flag("--mode", "torch.compile mode: default, reduce-overhead, max-autotune.")
     )
-    threads: int = _option(
-        DEFAULT_THREADS,
+    # None: as the user's own process runs, OMP_NUM_THREADS or torch's default (one per physical
+    # core); the report says which (environment.threads_source)
+    threads: int | None = _option(
+        None,
         Flag(
             "--threads",
-            f"torch.set_num_threads in the analysis process [default: {DEFAULT_THREADS}].",
+            "torch.set_num_threads in the analysis processes [default: as your own process would: "
+            "OMP_NUM_THREADS, else torch's default]; 1 gives steadier timings on a shared machine.",
             IntRange(1),
         ),
     )
@@ -122,7 +123,7 @@ class Options:
         5.0,
         Flag(
             "--budget",
-            "Seconds of interleaved eager/compiled timing.",
+            "Most seconds of interleaved eager/compiled timing per row; a row stops sooner once its CI answers whether it is faster.",
             FloatRange(0.05),
             show_default=True,
         ),

@@ -172,6 +172,12 @@ def cache_state(cache: dict | None) -> str | None:
     return f"{'warm' if not misses else 'partly warm'} ({hits} of {hits + misses} graphs from the cache)"
 
 
+def threads(env: dict) -> str:
+    """'2 thread(s) (torch's default in a fresh process)': the figure and where it came from."""
+    source = env.get("threads_source")
+    return f"{env.get('threads', '?')} thread(s)" + (f" ({source})" if source else "")
+
+
 def first_call(seconds_: float | None, state: str | None) -> str:
     """A first call's time, with its cache state when some of it came from a cache ('3.1 s, warm (…)')."""
     return seconds(seconds_) + (f", {state}" if state and state != "cold" else "")

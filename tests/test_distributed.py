@@ -11,7 +11,19 @@ import pytest
 from conftest import ROOT
 
 TARGETS = os.path.join(ROOT, "tests", "targets", "dist.py")
-FAST = ["--nproc", "2", "--backend", "aot_eager", "--budget", "0.2", "-q", "--html", ""]
+FAST = [
+    "--threads",
+    "1",
+    "--nproc",
+    "2",
+    "--backend",
+    "aot_eager",
+    "--budget",
+    "0.2",
+    "-q",
+    "--html",
+    "",
+]
 
 
 run_cli = functools.partial(conftest.run_cli, timeout=240)

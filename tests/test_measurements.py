@@ -26,6 +26,8 @@ def overhead_report(tmp_path_factory):
             "tcdoctor",
             "analyze",
             f"{ROOT}/samples/python_overhead.py:build",
+            "--threads",
+            "1",
             "--budget",
             "3",
             "--json",

@@ -136,7 +136,7 @@ def test_a_plain_command_line_gives_the_default_options(parsed):
     assert opts == Options(
         backend="inductor",
         mode=None,
-        threads=1,
+        threads=None,
         timeout_s=600.0,
         budget_s=5.0,
         profile_budget_s=1.0,

@@ -24,6 +24,8 @@ import tcdoctor
 
 REAL = os.path.join(ROOT, "tests", "targets", "real")
 FAST = (
+    "--threads",
+    "1",
     "--backend",
     "aot_eager",
     "--budget",

@@ -5,11 +5,12 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 from conftest import ROOT
 
-FAST = ["--backend", "eager", "--budget", "0.2"]
+FAST = ["--threads", "1", "--backend", "eager", "--budget", "0.2"]
 REQUIRED = [
     "schema_version",
     "target",
@@ -90,6 +91,7 @@ def test_json_has_every_documented_key(inject_report):
     assert rep["graph_breaks"]["count"] == 1
     assert rep["compile"]["warm_s"] is not None and rep["compile"]["warm_s"] > 0
     assert rep["environment"]["threads"] == 1
+    assert rep["environment"]["threads_source"] == "--threads"
     assert not any(
         k in json.dumps(rep)
         for k in ("PATH=", "HOME=", os.environ.get("HOME", "/nonexistent") + "/.")
@@ -289,3 +291,34 @@ def test_html_writes_figures_with_the_units_formatters():
     assert "<td>1,459</td>" in html and "<td>100,000</td>" in html
     bare = {"target": "m.py:build", "errors": [], "environment": {}, "phases": {}}
     assert "Numerics: not measured" in HtmlRenderer().render(Report.from_dict(bare))
+
+
+@pytest.mark.parametrize("omp", [None, "1"])
+def test_threads_default_to_what_the_users_process_gets_and_say_where_from(tmp_path, omp):
+    """No --threads: the analysis runs with OMP_NUM_THREADS when set, else torch's own default in a
+    fresh process (read here from such a process), and the report names the source."""
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    if omp:
+        env["OMP_NUM_THREADS"] = omp
+    fresh = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.get_num_threads())"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    args = ["--backend", "eager", "--budget", "0.1", "--no-warm", "--no-fixes", "-q"]
+    p = subprocess.run(
+        [sys.executable, "-m", "tcdoctor", "analyze", f"{ROOT}/samples/mlp.py:build", *args]
+        + ["--json", "r.json", "--html", ""],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert p.returncode == 0, p.stderr
+    environment = json.loads((tmp_path / "r.json").read_text())["environment"]
+    assert environment["threads"] == int(fresh.stdout)
+    source = "OMP_NUM_THREADS" if omp else "torch's default in a fresh process"
+    assert environment["threads_source"] == source

@@ -21,6 +21,8 @@ def analyze(tmp_path, target, *args, timeout=600):
             "tcdoctor",
             "analyze",
             f"{ROOT}/samples/{target}",
+            "--threads",
+            "1",
             *args,
             "--json",
             "r.json",

@@ -117,6 +117,8 @@ def test_heavy_page_faults_are_reported_and_pinned_malloc_is_tried_in_a_fresh_pr
     code, out, err = cli(
         "analyze",
         RESNET_SMALL,
+        "--threads",
+        "1",
         "--budget",
         "0.5",
         "--no-warm",

@@ -18,6 +18,8 @@ from tcdoctor.report.sections import StrategyRow
 from tcdoctor.verdict import tried as judged
 
 CHEAP = (
+    "--threads",
+    "1",
     "--backend",
     "aot_eager",
     "--budget",
@@ -92,6 +94,8 @@ def test_ablation_puts_the_loss_of_a_tiny_model_on_dynamo(cli, tmp_path):
     rc, out, err = cli(
         "analyze",
         sample("tiny_add.py") + ":build",
+        "--threads",
+        "1",
         "--budget",
         "0.5",
         "--no-warm",

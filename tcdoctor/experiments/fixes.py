@@ -264,6 +264,7 @@ def run(spec: FixSpec, workload: Any, options: Any) -> dict:
                 options.backend,
                 options.mode,
                 after_first_call=spec.after_first_call,
+                against=before.get("speedup"),
             )
     except Exception as exc:  # noqa: BLE001 - a fix that fails is a finding
         row.update(
@@ -283,9 +284,9 @@ def run(spec: FixSpec, workload: Any, options: Any) -> dict:
         "eager_median_s": real.get("eager_median_s"),
         "max_abs_err": real.get("max_abs_err"),
         "faults_per_call": real.get("faults_per_call"),
-        "cache": real.get(
-            "cache"
-        ),  # its child starts from a copy of the main cache: which graphs hit
+        "samples": real.get("samples"),
+        # its child starts from a copy of the main cache: which of its graphs were hits
+        "cache": real.get("cache"),
     }
     row["after"] = after
     row["outcome"], row["why"] = _outcome(before, after, row.get("cheap"))

@@ -15,6 +15,7 @@ from ..options import Options
 from ..probes import calls, dynamo_state, first_call, guards, memory, numerics, timing
 from ..target.pristine import Pristine, reset_rng_state
 from ..target.workload import CallArgs
+from ..verdict.rules import RULES
 
 
 def caller(spec: Any, device: torch.device) -> Callable[[Any, CallArgs], Any]:
@@ -34,6 +35,12 @@ def fresh_copies(w: Any, device: torch.device) -> Callable[[], Any]:
     return fresh
 
 
+def question(*against: float | None) -> timing.Question:
+    """What a timed row answers (timing.Question): is it faster than eager, than the required
+    speedup, and than each figure `against` (the main analysis's speedup, for a tried fix)?"""
+    return timing.Question(tuple(sorted({1.0, RULES["min_speedup"], *(a for a in against if a)})))
+
+
 def timed_figures(
     eager: Any,
     compiled: Any,
@@ -42,15 +49,17 @@ def timed_figures(
     device: torch.device,
     sync: Callable[[], None],
     budget_s: float,
+    against: float | None = None,
 ) -> tuple[dict, str]:
-    """Eager vs compiled on `ca`, paired (timing.measure): the figures every timed row carries,
-    and how they were measured."""
+    """Eager vs compiled on `ca`, paired (timing.measure, until the CI answers `question(against)`
+    or the budget ends): the figures every timed row carries, and how they were measured."""
     rt = timing.measure(
         calls.one_call(eager, ca, w, device),
         calls.one_call(compiled, ca, w, device),
         sync,
         budget_s,
         calls.batch_context(w),
+        question(against),
     )
     figures = {
         "eager_median_s": rt["eager"]["median_s"],
@@ -58,6 +67,8 @@ def timed_figures(
         "speedup": rt["speedup"],
         "speedup_ci": rt["speedup_ci"],
         "samples": rt["samples"],
+        "timing_s": rt["timing_s"],
+        "stopped": rt["stopped"],
         "faults_per_call": rt["compiled"].get("minor_faults_per_call"),
     }
     return figures, rt["method"]
@@ -72,8 +83,10 @@ def timed_pair(
     o: Options,
     backend: str,
     after_first_call: Callable[[], None] | None = None,
+    against: float | None = None,
 ) -> dict:
-    """First call (compile), then paired timing and memory of compiled vs eager on the workload's inputs.
+    """First call (compile), then paired timing and memory of compiled vs eager on the workload's inputs
+    (timed until the CI says where the speedup lies against eager, the required speedup and `against`).
 
     `make()` returns (eager callable, compiled callable), each on its own pristine copy; numerics
     compare their first calls with every RNG reset (a random model's only with --fallback-random:
@@ -98,7 +111,7 @@ def timed_pair(
         "frames_compiled": first["frames_compiled"],
         "guards": guards.count(first["frames"])["count"],
     }
-    figures, method = timed_figures(eager, compiled, ca, w, device, sync, budget_s)
+    figures, method = timed_figures(eager, compiled, ca, w, device, sync, budget_s, against)
     row.update(figures, timing_method=method)
     mem = memory.measure(lambda: call(eager, ca), lambda: call(compiled, ca), device)
     row.update(peak_bytes=mem["compiled_peak_bytes"], eager_peak_bytes=mem["eager_peak_bytes"])
@@ -124,8 +137,10 @@ def main_pair(
     backend: str,
     mode: str | None,
     after_first_call: Callable[[], None] | None = None,
+    against: float | None = None,
 ) -> dict:
-    """The main subject (the forward, or the whole training step) compiled with `backend`/`mode` vs eager."""
+    """The main subject (the forward, or the whole training step) compiled with `backend`/`mode` vs
+    eager; `against`: the speedup its row is compared with (a tried fix: the main analysis's)."""
     device = calls.detect(w.model, w.call_args)
     fresh = fresh_copies(w, device)
     if w.kind == "train":
@@ -140,9 +155,10 @@ def main_pair(
             o,
             backend,
             after_first_call,
+            against,
         )
 
     def make() -> tuple[Any, Any]:
         return fresh().model, first_call.build(fresh().model, backend, mode, w.compile_kwargs)
 
-    return timed_pair(make, w, "forward", o.budget_s, device, o, backend, after_first_call)
+    return timed_pair(make, w, "forward", o.budget_s, device, o, backend, after_first_call, against)

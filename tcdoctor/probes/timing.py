@@ -1,7 +1,17 @@
-"""Steady-state eager vs compiled time: warm-up, then interleaved paired samples within a budget.
+"""Steady-state eager vs compiled time: warm-up, then interleaved paired samples until the
+confidence interval answers the row's question, within a floor and a ceiling.
 
 Pairs alternate order (A B, B A, …) so drift and order effects cancel; the speedup is a ratio
 of medians with a paired-bootstrap confidence interval (stats.ratio_of_medians_ci).
+
+How long. A row asks a question (`Question`): is compiled faster than eager, than the required
+speedup, than the main analysis? Sampling stops at the first check where the CI lies wholly on one
+side of every threshold and is no wider than ±ANSWER_HALF_WIDTH, or is narrower than
+±PRECISE_HALF_WIDTH (a speedup that sits on a threshold is then known as well as the machine lets
+it be), never before the floor (MIN_PAIRS pairs and `floor_s`) and never after the ceiling (the
+budget, --budget). Checks run at geometrically spaced pair counts (×CHECK_GROWTH), each with a
+cheaper bootstrap (CHECK_RESAMPLES), so optional stopping looks only a few times; the reported CI is
+the full 1000-resample one. The row says how many pairs it took and why it stopped.
 
 Each sample is k back-to-back calls under one entry of `context` (the workload's no_grad, see
 calls.batch_context), as a hand-written loop holds it: entering it per call would flip grad mode
@@ -14,6 +24,7 @@ import math
 import statistics
 import time
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from .. import stats
@@ -22,6 +33,32 @@ from . import dynamo_state
 TARGET_SAMPLE_S = 0.002  # one sample batches calls until it lasts about this long
 MIN_PAIRS = 10
 MAX_PAIRS = 2000
+FLOOR_S = 0.5  # no row stops sampling before this (or its budget, if smaller)
+ANSWER_HALF_WIDTH = 0.025  # a CI clear of every threshold answers once this narrow (relative)
+PRECISE_HALF_WIDTH = 0.01  # a CI this narrow answers whatever it straddles
+CHECK_GROWTH = 1.5  # the next check after this many times the pairs of the last
+CHECK_RESAMPLES = 200
+
+
+@dataclass(frozen=True)
+class Question:
+    """What a timed row must answer: on which side of each threshold its speedup lies (1.0 is
+    eager's speed; the required speedup; the main analysis's speedup for a tried fix)."""
+
+    thresholds: tuple[float, ...] = (1.0,)
+    floor_s: float = FLOOR_S
+
+    def answered(self, lo: float, hi: float, median: float) -> bool:
+        half = (hi - lo) / 2 / median if median > 0 else math.inf
+        if half <= PRECISE_HALF_WIDTH:
+            return True
+        clear = all(hi < t or lo > t for t in self.thresholds)
+        return clear and half <= ANSWER_HALF_WIDTH
+
+    def describe(self) -> str:
+        return " and ".join(f"{t:.3g}×" for t in self.thresholds)
+
+
 MAX_WARMUP_CALLS = 50
 STABLE_CALLS = 3
 EST_CALLS = 3  # back-to-back calls per side whose fastest sets the calls per sample
@@ -106,14 +143,22 @@ def warm_up(
     return {"warmup_calls": calls, "still_compiling": stable < STABLE_CALLS}
 
 
+def _answered(question: Question, e_s: list[float], c_s: list[float]) -> bool:
+    """The check at a pair count: the question's answer from a cheaper bootstrap of the pairs so far."""
+    lo, hi = stats.ratio_of_medians_ci(e_s, c_s, resamples=CHECK_RESAMPLES)
+    return question.answered(lo, hi, statistics.median(e_s) / statistics.median(c_s))
+
+
 def measure(
     eager: Callable[[], Any],
     compiled: Callable[[], Any],
     sync,
     budget_s: float,
     context: Context = nullcontext,
+    question: Question | None = None,
 ) -> dict:
-    """`eager`/`compiled` make one plain call each; `context` is entered once per sample."""
+    """`eager`/`compiled` make one plain call each; `context` is entered once per sample.
+    `question`: stop as soon as the CI answers it (after the floor); None times the whole budget."""
     t_start = time.perf_counter()
     warm = warm_up(compiled, eager, sync, context)
     est = min(_steady_call_s(eager, sync, context), _steady_call_s(compiled, sync, context))
@@ -127,10 +172,18 @@ def measure(
     c_f: list[
         float
     ] = []  # buffers may re-fault them every call, depending on the malloc heap's history
-    deadline = time.perf_counter() + budget_s
+    t_timing = time.perf_counter()
+    deadline = t_timing + budget_s
+    floor = t_timing + min(budget_s, question.floor_s) if question else deadline
+    next_check, stopped = MIN_PAIRS, "budget"
     while _agree(
         len(e_s) < MAX_PAIRS and (len(e_s) < MIN_PAIRS or time.perf_counter() < deadline), "all"
     ):
+        if question and len(e_s) >= next_check and time.perf_counter() >= floor:
+            next_check = math.ceil(len(e_s) * CHECK_GROWTH)
+            if _agree(_answered(question, e_s, c_s), "all"):
+                stopped = "answered"
+                break
         if len(e_s) % 2 == 0:
             e_s.append(_batch(eager, k, sync, e_f, context))
             c_s.append(_batch(compiled, k, sync, c_f, context))
@@ -151,13 +204,29 @@ def measure(
         "samples": len(e_s),
         "calls_per_sample": k,
         "budget_s": budget_s,
+        "timing_s": time.perf_counter() - t_timing,
+        "stopped": stopped if len(e_s) < MAX_PAIRS else "max pairs",
         "wall_s": time.perf_counter() - t_start,
         "recompiles_during_timing": len(dynamo_state.compilation_metrics()) - n_metrics,
         "method": (
             f"{warm['warmup_calls']} warm-up calls each; then {len(e_s)} interleaved eager/compiled "
             f"pairs (order alternating), each sample the mean of {k} back-to-back calls"
             + ("" if context is nullcontext else " under one held no_grad")
+            + _stop_text(stopped, question, budget_s, len(e_s))
         ),
         "raw": {"eager_s": e_s[:MAX_PAIRS], "compiled_s": c_s[:MAX_PAIRS]},
         **warm,
     }
+
+
+def _stop_text(stopped: str, question: Question | None, budget_s: float, pairs: int) -> str:
+    if pairs >= MAX_PAIRS:
+        return f"; stopped at the cap of {MAX_PAIRS} pairs"
+    if question is None:
+        return f"; sampled for the whole {budget_s:g} s budget"
+    if stopped == "answered":
+        return (
+            f"; stopped once the CI answered where the speedup lies against {question.describe()} "
+            f"(floor {min(budget_s, question.floor_s):g} s, ceiling {budget_s:g} s)"
+        )
+    return f"; the CI had not answered against {question.describe()} by the {budget_s:g} s ceiling"

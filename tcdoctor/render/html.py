@@ -37,6 +37,7 @@ document.querySelectorAll('input.filter').forEach(function (box) {
 # Every figure in the template is written by the formatter of the same name in units.py.
 FILTERS = (
     "seconds",
+    "threads",
     "first_call",
     "nbytes",
     "ratio",

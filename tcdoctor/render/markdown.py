@@ -213,7 +213,7 @@ class MarkdownRenderer(Renderer):
             "",
             f"<sub>tcdoctor {_esc(report.tool.get('version'))}, torch {_esc(env.get('torch'))}, "
             f"{_esc(env.get('device'))}, backend {_esc(report.options.get('backend'))}, "
-            f"{_esc(env.get('threads'))} thread(s); `tcdoctor analyze {_esc(report.target)}`</sub>",
+            f"{_esc(units.threads(env))}; `tcdoctor analyze {_esc(report.target)}`</sub>",
             "",
         ]
         return "\n".join(out)

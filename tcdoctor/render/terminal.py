@@ -98,7 +98,7 @@ class TerminalRenderer(Renderer):
         env, v, limit = report.environment, report.verdict, self.limit
         lines = [
             f"tcdoctor: {report.target}  (torch {env.get('torch', '?')}, {env.get('device', '?')}, "
-            f"backend {report.options.get('backend')}, {env.get('threads', '?')} thread(s))",
+            f"backend {report.options.get('backend')}, {units.threads(env)})",
             "",
         ]
         if _decided(v):

@@ -59,7 +59,10 @@ def main(spec_path: str) -> int:
     options = Options.from_dict(spec["options"])
     import torch
 
-    torch.set_num_threads(options.threads)  # before any compile: a later change forces a recompile
+    if (
+        options.threads is not None
+    ):  # else as the user's process: OMP_NUM_THREADS or torch's default
+        torch.set_num_threads(options.threads)  # before any compile: a later change recompiles
     if spec["role"] == "rank":
         from .rank import run as run_rank
 

@@ -51,7 +51,7 @@ def _environment(d: dict) -> str | None:
     parts = [
         dev,
         f"torch {torch_v}" if torch_v else None,
-        _n(threads, "thread") if threads is not None else None,
+        units.threads(d) if threads is not None else None,
     ]
     return ", ".join(p for p in parts if p) or None
 

@@ -37,6 +37,7 @@ import torch
 
 from ..errors import EXIT_USER_CODE
 from ..experiments import strategies
+from ..experiments.pair import question
 from ..experiments.training import Subject
 from ..options import Options
 from ..probes import (
@@ -71,6 +72,15 @@ def measures(name: str) -> Callable:
         return method
 
     return register
+
+
+def threads_source(threads: int | None, in_child: bool) -> str:
+    """Where the analysis's intra-op thread count came from (the report states it with the figure)."""
+    if threads is not None:
+        return "--threads"
+    if os.environ.get("OMP_NUM_THREADS"):
+        return "OMP_NUM_THREADS"
+    return "torch's default in a fresh process" if in_child else "this process's own setting"
 
 
 class Skip(Exception):
@@ -190,6 +200,7 @@ class PhaseRunner:
             "device_name": dname,
             "cuda": torch.version.cuda if self.device.type == "cuda" else None,
             "threads": torch.get_num_threads(),
+            "threads_source": threads_source(self.options.threads, self._own_original),
             "cpu_count": os.cpu_count(),
             "backend": self.options.backend,
             "mode": self.options.mode or "default",
@@ -377,6 +388,7 @@ class PhaseRunner:
             self.sync,
             self.options.budget_s,
             calls.batch_context(w),
+            question(),
         )
         self.per_call_s = data["compiled"]["median_s"]
         return data
