@@ -179,7 +179,8 @@ def measure(
     while _agree(
         len(e_s) < MAX_PAIRS and (len(e_s) < MIN_PAIRS or time.perf_counter() < deadline), "all"
     ):
-        if question and len(e_s) >= next_check and time.perf_counter() >= floor:
+        # every rank takes the same checks: the pair count is the same on all, the floor is agreed
+        if question and len(e_s) >= next_check and _agree(time.perf_counter() >= floor, "all"):
             next_check = math.ceil(len(e_s) * CHECK_GROWTH)
             if _agree(_answered(question, e_s, c_s), "all"):
                 stopped = "answered"
