@@ -41,16 +41,15 @@ DEFAULT = [
 ]
 
 BY_HAND = r"""
-import json, os, statistics, sys, time
+import contextlib, json, os, statistics, sys, time
 import torch
 if sys.argv[5] != "default":
     torch.set_num_threads(int(sys.argv[5]))
 sys.path.insert(0, sys.argv[4])
 from tcdoctor.target.load import load
 w = load(sys.argv[1])  # only to read what build() returned: model, args, kwargs (or a TrainStep)
-pairs, role = json.loads(sys.argv[2]), sys.argv[3]
+plan, role = json.loads(sys.argv[2]), sys.argv[3]
 if getattr(w, "kind", "") == "train":  # a training step written by hand, the whole step compiled
-    import contextlib
     def step():
         w.optimizer.zero_grad(set_to_none=True)
         w.loss_fn(w.model(*w.inputs, **w.kwargs), w.targets).backward()
@@ -58,26 +57,41 @@ if getattr(w, "kind", "") == "train":  # a training step written by hand, the wh
     model, held, f = step, contextlib.nullcontext, lambda m: m()
 else:
     model, held, f = w.model, torch.no_grad, lambda m: m(*w.inputs, **w.kwargs)
+
+def patched(row):
+    if row.get("config"):
+        module, name = row["config"]
+        cfg = torch._dynamo.config if module == "dynamo" else torch._inductor.config
+        return cfg.patch(**{name: True})
+    return contextlib.nullcontext()
+
+def measure(row):  # compile as the row did, first call, 3 warm-up calls, then its paired samples
+    torch._dynamo.reset()
+    with patched(row):
+        cm = torch.compile(model, backend=row.get("backend", "inductor"))
+        t0 = time.perf_counter(); f(cm); first = time.perf_counter() - t0
+        for _ in range(3):
+            f(cm); f(model)
+        def batch(m, k):
+            t = time.perf_counter()
+            for _ in range(k):
+                f(m)
+            return (time.perf_counter() - t) / k
+        n, k = row["pairs"]
+        e, c = [], []
+        while len(e) < n:
+            order = [(e, model), (c, cm)] if len(e) % 2 == 0 else [(c, cm), (e, model)]
+            for out, m in order:
+                out.append(batch(m, k))
+    return {"first_call_s": first, "speedup": statistics.median(e) / statistics.median(c)}
+
 with held():
-    cm = torch.compile(model)
-    t0 = time.perf_counter(); f(cm); first = time.perf_counter() - t0
     if role == "warm":
-        print(json.dumps({"first_call_s": first})); sys.exit(0)
-    for _ in range(3):
-        f(cm); f(model)
-    def batch(m, k):
-        t = time.perf_counter()
-        for _ in range(k):
-            f(m)
-        return (time.perf_counter() - t) / k
-    n, k = pairs
-    e, c = [], []
-    while len(e) < n:
-        order = [(e, model), (c, cm)] if len(e) % 2 == 0 else [(c, cm), (e, model)]
-        for out, m in order:
-            out.append(batch(m, k))
-print(json.dumps({"first_call_s": first, "speedup": statistics.median(e) / statistics.median(c),
-                  "threads": torch.get_num_threads()}))
+        cm = torch.compile(model)
+        t0 = time.perf_counter(); f(cm)
+        print(json.dumps({"first_call_s": time.perf_counter() - t0})); sys.exit(0)
+    rows = [measure(row) for row in plan]
+print(json.dumps({**rows[0], "rows": rows, "threads": torch.get_num_threads()}))
 """
 
 
@@ -87,14 +101,50 @@ def timed(cmd: list[str], env: dict, cwd: str = ROOT) -> tuple[float, str]:
     return time.perf_counter() - t0, p.stdout
 
 
-def by_hand(target: str, pairs: list[int], threads: str, tmp: str) -> dict:
+def by_hand(target: str, plan: dict, threads: str, tmp: str) -> dict:
+    """The same measurements written by hand: the cold process times the main row, then (Dynamo
+    reset) each ablation backend and in-process fix with its pairs; each environment fix is a process
+    of its own started with that environment (against the same cache); then the warm process."""
     env = dict(
         os.environ, TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "hand-cache"), HF_HUB_OFFLINE="1"
     )
-    cmd = [sys.executable, "-c", BY_HAND, target, json.dumps(pairs)]
-    cold_wall, out = timed(cmd + ["cold", ROOT, threads], env)
-    warm_wall, _ = timed(cmd + ["warm", ROOT, threads], env)
-    return {"wall_s": cold_wall + warm_wall, **json.loads(out.strip().splitlines()[-1])}
+    cmd = [sys.executable, "-c", BY_HAND, target]
+    cold_wall, out = timed(cmd + [json.dumps(plan["in_process"]), "cold", ROOT, threads], env)
+    wall = cold_wall
+    for row in plan["own_process"]:
+        w, _ = timed(cmd + [json.dumps([row]), "cold", ROOT, threads], {**env, **row["env"]})
+        wall += w
+    warm_wall, _ = timed(cmd + ["[]", "warm", ROOT, threads], env)
+    return {"wall_s": wall + warm_wall, **json.loads(out.strip().splitlines()[-1])}
+
+
+def by_hand_plan(rep: dict) -> dict:
+    """What analyze measured, as rows the by-hand script repeats with the same pairs: the main
+    row, each ablation backend, each fix tried with the real backend. Other experiment rows (modes,
+    training ways, shapes, regions, the stance) are listed as not repeated."""
+    rt = rep["runtime"]
+    rows = [{"pairs": [rt["samples"], rt.get("calls_per_sample", 1)]}]
+    own, skipped = [], []
+    for r in (rep.get("ablation") or {}).get("rows", []):
+        if r.get("source") is None and r.get("samples"):
+            rows.append({"backend": r["backend"], "pairs": [r["samples"], r["calls_per_sample"]]})
+    for f in rep.get("fixes") or []:
+        after = f.get("after") or {}
+        if not after.get("samples") or f.get("source"):
+            continue
+        pairs = [after["samples"], after.get("calls_per_sample") or 1]
+        spec = (f.get("spec") or {}).get("fix") or {}
+        if f["kind"] == "env":
+            own.append({"env": spec.get("env") or {}, "pairs": pairs})
+        elif f["kind"] in ("config", "inductor_config"):
+            module = "dynamo" if f["kind"] == "config" else "inductor"
+            rows.append({"config": [module, f["name"]], "pairs": pairs})
+        else:
+            skipped.append(f["name"])
+    for name in rep["phases"]:
+        if name.startswith("strategy:") and not name.startswith(("strategy:fix", "strategy:abl")):
+            skipped.append(name.split(":", 1)[1])
+    return {"in_process": rows, "own_process": own, "not_repeated": skipped}
 
 
 def analyze(target: str, pkg: str | None, flags: list[str], tmp: str) -> dict:
@@ -116,7 +166,7 @@ def analyze(target: str, pkg: str | None, flags: list[str], tmp: str) -> dict:
     return {
         "wall_s": wall,
         "speedup": rt["speedup"],
-        "pairs": [rt["samples"], rt.get("calls_per_sample", 1)],
+        "plan": by_hand_plan(rep),
         "threads": rep["environment"].get("threads"),
         "decision": rep["verdict"]["decision"],
         "children": children,
@@ -143,12 +193,14 @@ def main() -> None:
         for target in args.targets:
             with tempfile.TemporaryDirectory() as tmp:
                 t = analyze(target, pkg, flags, tmp)
-                h = by_hand(target, t["pairs"], args.threads or "default", tmp)
+                h = by_hand(target, t["plan"], args.threads or "default", tmp)
             path, _, fn = target.partition(":")
             name = os.path.basename(path) + (f":{fn}" if fn not in ("", "build") else "")
             wall, speed = t["wall_s"] / h["wall_s"], t["speedup"] / h["speedup"]
             ratios.setdefault(name, []).append((wall, speed))
             kids = ", ".join(f"{k} {v}" for k, v in t["children"].items()) or "none"
+            if t["plan"]["not_repeated"]:
+                kids += "; not repeated by hand: " + ", ".join(t["plan"]["not_repeated"])
             print(
                 f"| {name} | {run + 1} | {t['threads']} / {h['threads']} | {t['wall_s']:.1f} s "
                 f"| {h['wall_s']:.1f} s | {wall:.2f} | {t['speedup']:.3f}× | {h['speedup']:.3f}× "

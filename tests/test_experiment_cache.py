@@ -1,6 +1,7 @@
-"""Experiment children start from a copy of the main analysis's Inductor cache (run/launcher.py):
-graphs a tried fix leaves unchanged are cache hits, an environment-only fix compiles nothing, and a
-spec that measures a cold compile gets an empty folder. Counts are PyTorch's own FX graph cache
+"""Experiments compile from the main analysis's Inductor cache (run/launcher.py): those that share a
+process run in the warm process after its phases, the others in children that start from a copy of
+it; graphs a tried fix leaves unchanged are cache hits, an environment-only fix compiles nothing, and
+a spec that measures a cold compile gets an empty folder. Counts are PyTorch's own FX graph cache
 counters of each child's first call."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 from tcdoctor.experiments.specs import ConfigFix, DynamicSpec, ModeSpec, TrainWaySpec
+from tcdoctor.run.child import WARM_CACHE_START
 from tcdoctor.run.launcher import _experiment_cache
 
 
@@ -37,7 +39,7 @@ def report(tmp_path_factory):
     cwd = tmp_path_factory.mktemp("cache_reuse")
     target = os.path.join(ROOT, "tests", "targets", "cache_reuse.py") + ":build"
     code, out, err = run_cli(
-        cwd, "analyze", target, "--threads", "1", "--budget", "0.3", "--no-warm",
+        cwd, "analyze", target, "--threads", "1", "--budget", "0.3",
         "--fix-budget", "300", "--json", "r.json", "--html", "", "-q", timeout=600,
     )  # fmt: skip
     assert code == 0, out[-3000:] + err[-3000:]
@@ -64,6 +66,9 @@ def test_environment_only_fix_compiles_nothing(report):
 def test_config_fix_recompiles_only_the_graph_it_changes(report):
     row = _fix(report, "config")
     assert row["name"] == "capture_scalar_outputs" and row["after"]["graph_breaks"] == 1
+    # run in the warm process once its own phases were done: no process of its own
+    assert row["cache_start"] == WARM_CACHE_START
+    assert report["compile"]["warm_s"] is not None
     cache = row["after"]["cache"]
     # graphs 2 and 3 become one new graph (the only miss); graph 1 is unchanged (a hit)
     assert cache["fxgraph_cache_miss"] == 1 and cache["fxgraph_cache_hit"] == 1

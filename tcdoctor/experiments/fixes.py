@@ -285,6 +285,7 @@ def run(spec: FixSpec, workload: Any, options: Any) -> dict:
         "max_abs_err": real.get("max_abs_err"),
         "faults_per_call": real.get("faults_per_call"),
         "samples": real.get("samples"),
+        "calls_per_sample": real.get("calls_per_sample"),
         # its child starts from a copy of the main cache: which of its graphs were hits
         "cache": real.get("cache"),
     }

@@ -67,6 +67,7 @@ def timed_figures(
         "speedup": rt["speedup"],
         "speedup_ci": rt["speedup_ci"],
         "samples": rt["samples"],
+        "calls_per_sample": rt["calls_per_sample"],
         "timing_s": rt["timing_s"],
         "stopped": rt["stopped"],
         "faults_per_call": rt["compiled"].get("minor_faults_per_call"),

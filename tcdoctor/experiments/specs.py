@@ -37,6 +37,10 @@ class Spec(abc.ABC):
     kind: ClassVar[str]
     # the report list its row goes to: strategies.<section>, or the report's fixes or ablation
     section: ClassVar[str]
+    # may run in the warm process once its own measurements are done, instead of a process of its own
+    # (no torch import, no build() again): nothing it needs is set at process start, and its first
+    # call is not compared as a cold compile (run/launcher.py)
+    shares_process: ClassVar[bool] = False
     uses_fix_budget: ClassVar[bool] = False  # counts against --fix-budget (fixes and the ablation)
     fresh_cache: ClassVar[bool] = (
         False  # its child starts with an empty inductor cache (measures a cold compile), not a copy of the main one
@@ -225,6 +229,7 @@ class AblationSpec(Spec):
     kind: ClassVar[str] = "ablation"
     section: ClassVar[str] = "ablation"
     uses_fix_budget: ClassVar[bool] = True
+    shares_process: ClassVar[bool] = True
     backend: str
 
     @property
@@ -305,6 +310,7 @@ class ConfigFix(FixSpec):
 
     fix_kind: ClassVar[str] = "config"
     cheap_first: ClassVar[bool] = True
+    shares_process: ClassVar[bool] = True
 
     @property
     def line(self) -> str:
@@ -327,6 +333,7 @@ class InductorConfigFix(FixSpec):
     """A `torch._inductor.config` numerics setting of PyTorch's accuracy harness."""
 
     fix_kind: ClassVar[str] = "inductor_config"
+    shares_process: ClassVar[bool] = True
 
     @property
     def line(self) -> str:
@@ -373,6 +380,7 @@ class StanceFix(FixSpec):
     """Guards skipped once warm (`skip_guard_eval_unsafe`), when guard evaluation dominates a call."""
 
     fix_kind: ClassVar[str] = "stance"
+    shares_process: ClassVar[bool] = True
     note: ClassVar[str | None] = (
         "unsafe when inputs change: guards are no longer checked, so a new shape, dtype or mode "
         "silently reuses a graph made for another; use it only after every input variant has been seen"

@@ -70,7 +70,7 @@ def main(spec_path: str) -> int:
     from ..report.phases import COLD, WARM
     from .runner import PhaseRunner
 
-    per_call_s = None
+    per_call_s, go = None, {}
     if spec["role"] == "warm":
         with open(spec["ready_path"] + ".tmp", "w") as fh:
             json.dump({"imported": True}, fh)
@@ -88,9 +88,11 @@ def main(spec_path: str) -> int:
         return loaded
     workload, rebuild = loaded
     if spec["role"] == "strategy":
-        return _run_strategy(
+        _run_strategy(
             Spec.from_dict(spec["strategy"]), workload, options, sink, spec.get("cache_start")
         )
+        sink({"event": "end", "ok": True})
+        return 0
     before_compile = None
     if spec.get("wait_for"):
         before_compile = lambda: _wait_for(spec["wait_for"], 120.0)  # noqa: E731 - keep the cold compile uncontended
@@ -119,18 +121,40 @@ def main(spec_path: str) -> int:
                 "data": {"strategies": [s.to_dict() for s in planned]},
             }
         )
+    if ok and go.get("experiments"):
+        _run_experiments(go, workload, options, sink)
     sink({"event": "end", "ok": ok})
     return 0 if ok else 3
 
 
-def _run_strategy(spec: Spec, workload, options, sink, cache_start: str | None) -> int:
+WARM_CACHE_START = "the main analysis's cache, in the warm process after its own measurements"
+
+
+def _run_experiments(go: dict, workload, options, sink) -> None:
+    """The experiments the parent gave the warm process (`Spec.shares_process`), once its own phases
+    are done, in plan order, each as its own phase; those that count against the fix budget stop
+    when it is spent (each then says so in a `not_tried` record the parent reports)."""
+    budget, spent = go.get("fix_budget_s") or 0.0, 0.0
+    for d in go["experiments"]:
+        spec = Spec.from_dict(d)
+        if spec.uses_fix_budget and spent >= budget:
+            why = f"the fix budget ({budget:.0f} s, --fix-budget) was used up"
+            sink({"event": "not_tried", "phase": spec.phase, "spec": d, "why": why})
+            continue
+        t0 = time.perf_counter()
+        _run_strategy(spec, workload, options, sink, WARM_CACHE_START)
+        if spec.uses_fix_budget:
+            spent += time.perf_counter() - t0
+
+
+def _run_strategy(spec: Spec, workload, options, sink, cache_start: str | None) -> None:
     """One experiment (a strategy, a fix, an ablation backend) as one phase; a failure is its finding.
     `cache_start`: what its inductor cache held when it started (run/launcher.py), kept in its row."""
     from ..experiments import strategies
     from ..target.userframes import describe_exception
 
     name = spec.phase
-    sink({"event": "start", "phase": name})
+    sink({"event": "start", "phase": name, "label": spec.label})
     t0 = time.perf_counter()
     try:
         data = strategies.run(spec, workload, options)
@@ -152,8 +176,6 @@ def _run_strategy(spec: Spec, workload, options, sink, cache_start: str | None) 
                 "data": {"spec": spec.to_dict(), "cache_start": cache_start, **data},
             }
         )
-    sink({"event": "end", "ok": True})
-    return 0
 
 
 if __name__ == "__main__":

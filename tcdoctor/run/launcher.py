@@ -18,7 +18,7 @@ import tempfile
 import time
 
 from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, ChildFailed, UserCodeError
-from ..experiments.specs import Spec
+from ..experiments.specs import PHASE_PREFIX, Spec
 from ..options import Options
 from ..report.model import Report
 from ..target.userframes import where_str
@@ -138,6 +138,39 @@ def _stance_fix(events: list[dict], options: Options) -> list[Spec]:
     return plan_stance(guard_share(over, median), RULES["guard_overhead_fraction"], before)
 
 
+def _shared(cold_events: list[dict]) -> list[Spec]:
+    """The planned experiments the warm process runs after its own phases (`Spec.shares_process`):
+    each saves a process start (torch's import, build()) and compiles from the main cache."""
+    planned = (done(cold_events, "plan") or {}).get("strategies", [])
+    return [s for s in map(Spec.from_dict, planned) if s.shares_process]
+
+
+def _warm_experiments(
+    events: list[dict], failure: dict | None
+) -> tuple[set[str], float, list[dict]]:
+    """What the warm process did with its experiments: the phases it ran (finished or failed, the one
+    it died in included: a failure is that experiment's finding) or left untried, the fix budget they
+    spent, and the untried ones' records. One it never started is run in a child of its own."""
+    ran = {
+        ev["phase"]
+        for ev in events
+        if ev.get("event") in ("done", "failed") and str(ev.get("phase")).startswith(PHASE_PREFIX)
+    }
+    if failure and str(failure.get("phase")).startswith(PHASE_PREFIX):
+        ran.add(failure["phase"])
+    spent = sum(
+        ev.get("seconds") or 0.0
+        for ev in events
+        if ev.get("event") == "done"
+        and ev.get("phase") in ran
+        and Spec.from_dict(ev["data"]["spec"]).uses_fix_budget
+    )
+    untried = [
+        {"spec": ev["spec"], "why": ev["why"]} for ev in events if ev.get("event") == "not_tried"
+    ]
+    return ran | {ev["phase"] for ev in events if ev.get("event") == "not_tried"}, spent, untried
+
+
 def _fix_budget(events: list[dict], options: Options) -> float:
     if options.fix_budget_s is not None:
         return options.fix_budget_s
@@ -208,8 +241,15 @@ def analyze_target(
                 cold_events = cold.events()
                 runtime = done(cold_events, "runtime") or {}
                 run = done(cold_events, "compile") is not None
+                in_warm = _shared(cold_events) if run else []
                 _touch(
-                    go, {"run": run, "per_call_s": (runtime.get("compiled") or {}).get("median_s")}
+                    go,
+                    {
+                        "run": run,
+                        "per_call_s": (runtime.get("compiled") or {}).get("median_s"),
+                        "experiments": [s.to_dict() for s in in_warm],
+                        "fix_budget_s": _fix_budget(cold_events, options),
+                    },
                 )
                 go_sent = True
             time.sleep(POLL_S)
@@ -229,15 +269,18 @@ def analyze_target(
         if failure and failure["phase"] == "load":  # died inside the user's build()
             raise UserCodeError(failure["message"])
         failures = [failure] if failure else []
+        fix_budget, fix_spent, not_tried = _fix_budget(events, options), 0.0, []
+        handled: set[str] = set()  # phases of experiments the warm process ran or left untried
         if warm:
             warm_events, warm_failure = warm.finish()
             prog.feed("warm", warm_events)
             if go_sent and warm_failure:
                 failures.append(warm_failure)
             events += measured(warm_events)
+            handled, fix_spent, not_tried = _warm_experiments(warm_events, warm_failure)
         planned = (done(events, "plan") or {}).get("strategies", [])
-        plan = [Spec.from_dict(d) for d in planned] + _stance_fix(events, options)
-        fix_budget, fix_spent, not_tried = _fix_budget(events, options), 0.0, []
+        plan = [s for s in map(Spec.from_dict, planned) if s.phase not in handled]
+        plan += _stance_fix(events, options)
         for i, spec in enumerate(plan):
             if time.monotonic() > deadline - 1:
                 failures.append(

@@ -196,6 +196,7 @@ class Progress:
         ] = {}  # (clock, feed number) when first seen
         self._feeds = 0
         self._labels: dict[str, str] = {}  # source -> strategy label
+        self._labels_seen: dict[tuple[str, str], str] = {}  # (source, phase) -> label at its start
         self._running: tuple[str, float] | None = None
         self._last_done = ""
         self._drawn = 0
@@ -235,9 +236,12 @@ class Progress:
         self._running = None
 
     # -- events ----------------------------------------------------------------
-    def _label(self, source: str, phase: str) -> str:
+    def _label(self, source: str, phase: str, ev: dict | None = None) -> str:
         if phase.startswith(PHASE_PREFIX):
-            return self._labels.get(source, phase)
+            if source in self._labels:  # a child of its own, started by the launcher
+                return self._labels[source]
+            # run in the warm process after its own phases (Spec.shares_process)
+            return f"{(ev or {}).get('label') or phase} ({source} process)"
         label = LABELS.get(phase, phase)
         return f"{label} ({source} process)" if phase == "load" and source != "cold" else label
 
@@ -250,8 +254,11 @@ class Progress:
             or (phase == "load" and source in self._labels)
         ):
             return  # a fatal error is the CLI's one error line; a strategy child's load is part of its line
-        key = (source, "strategy" if phase.startswith(PHASE_PREFIX) else phase)
-        label = self._label(source, phase)
+        own_child = phase.startswith(PHASE_PREFIX) and source in self._labels
+        key = (source, "strategy" if own_child else phase)
+        if kind == "start":
+            self._labels_seen[key] = self._label(source, phase, ev)
+        label = self._labels_seen.get(key) or self._label(source, phase, ev)
         if kind == "start":
             self._started.setdefault(key, (self.clock(), self._feeds))
             self._running = (label, self._started[key][0])
