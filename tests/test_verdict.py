@@ -235,7 +235,7 @@ def test_a_tried_fix_that_makes_compiled_faster_is_named():
     d, reasons = decision(fixed, dict(RULES))
     assert d == "compile-after-fixes"
     assert (
-        "with `torch._dynamo.config.allow_rnn = True` (tried in a fresh process) it is "
+        "with `torch._dynamo.config.allow_rnn = True` (tried in a separate process) it is "
         in (reasons[0])
     )
     assert reasons[0].endswith("1.30× faster (95% CI 1.25–1.35): apply it.")

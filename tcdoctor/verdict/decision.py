@@ -186,7 +186,7 @@ def _not_faster(fig: Figures, rules: dict) -> tuple[str, list[str]]:
     if fix is not None:
         after = fix.after or {}
         return "compile-after-fixes", [
-            f"{head}; with `{fix.fix}` (tried in a fresh process) it is "
+            f"{head}; with `{fix.fix}` (tried in a separate process) it is "
             f"{units.ratio(after.get('speedup'), after.get('speedup_ci'), 'faster')}: apply it."
         ]
     way = best_way(fig, rules)

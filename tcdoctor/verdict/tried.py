@@ -93,7 +93,7 @@ def attach_gains(report: Report) -> None:
             f.gain_fraction, f.gain_source, f.gain_fix = frac, "tried", row.fix
             f.gain_s_per_call = frac * median if median else None
             f.gain_method = (
-                f"measured: `{row.fix}` tried in a fresh process; share of a compiled call saved = "
+                f"measured: `{row.fix}` tried in a separate process; share of a compiled call saved = "
                 "1 − speedup before / speedup after (each paired against eager in its own process)"
             )
     report.graph_breaks.unique = sorted(
