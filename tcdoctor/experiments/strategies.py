@@ -1,8 +1,10 @@
 """Compile strategies compared by measurement: modes, training ways, dynamic shapes, regions.
 
 Each strategy runs in its own fresh child process with its own empty inductor cache, because an
-in-process recompile hits in-memory caches and would flatter compile times. What the main analysis
-already measured (the default mode, the whole training step) is reused, never compiled again.
+in-process recompile hits in-memory caches and would flatter compile times (fixes and the ablation,
+whose first call is not compared cold, compile from the main cache: run/launcher.py). What the main
+analysis already measured (the default mode, the whole training step, the "automatic" shape setting:
+`main_is_automatic`) is reused, never compiled again.
 
 `plan` names the strategies as typed specs (specs.py); `run` runs any experiment spec in its child,
 strategy, fix or ablation alike, with the function RUNNERS maps its class to.

@@ -7,6 +7,12 @@ runs the profiler phases. The warm child is started together with the cold one s
 waits for the warm child's import to finish before compiling, so no measured phase overlaps
 other work. A crash, hang, OOM or kill of either child still yields a report of every
 finished phase.
+
+Experiments (planned by the cold child; the stance fix by the parent once the warm child measured
+guards): those that need nothing set at process start (`Spec.shares_process`: config fixes, the
+ablation) go to the warm child with its go signal and run there after its own phases, within the
+fix budget; the rest run one by one in children of their own, each starting from a copy of the main
+cache (or an empty one: `Spec.fresh_cache`). One the warm child never started runs in a child.
 """
 
 from __future__ import annotations
