@@ -39,7 +39,7 @@ LABELS = {
     "memory": "memory",
     "profile": "profile",
 }
-HIDDEN = ("plan",)  # bookkeeping, not a phase the user waits for
+HIDDEN = ("plan", "cache_artifacts")  # bookkeeping, not a phase the user waits for
 
 
 def _n(count: Any, word: str) -> str:
