@@ -338,3 +338,35 @@ def test_check_with_compile_remedies_names_the_remedy_it_used(llama):
     )
     assert code == 0 and "PASS  first call, best measured remedy" in stdout
     assert " with regional compilation" in stdout or " with portable cache" in stdout
+
+
+def test_assembly_puts_remedies_in_compile_and_keeps_them_out_of_the_fixes():
+    from tcdoctor.run.assemble import assemble
+
+    regional = RegionalCompileSpec("Block", names=["a.0", "a.1"], container="a")
+    portable = PortableCacheSpec("/w/cache-artifacts.bin", artifact_bytes=10)
+    row = dict(remedy_row("regional", 2.0, 1.3, 1.25, 1.35), spec=regional.to_dict())
+    events = [
+        {"event": "done", "phase": "compile", "data": {"first_call_s": 20.0, "guards": {}}},
+        {"event": "done", "phase": "cache_artifacts", "data": {"path": "/w/c.bin", "bytes": 10}},
+        {
+            "event": "done",
+            "phase": "plan",
+            "data": {
+                "strategies": [regional.to_dict(), portable.to_dict()],
+                "remedies_not_tried": [],
+            },
+        },
+        {"event": "done", "phase": regional.phase, "data": row},
+        {
+            "event": "done",
+            "phase": "fixes_not_tried",
+            "data": {"not_tried": [{"spec": portable.to_dict(), "why": "budget used up"}]},
+        },
+    ]
+    rep = assemble("m.py:build", Options().to_dict(), events, [])
+    rem = rep.compile.remedies
+    assert [r.name for r in rem.rows] == ["regional"] and rem.artifacts["bytes"] == 10
+    assert rem.not_tried == [{"remedy": portable.label, "why": "budget used up"}]
+    assert rep.fixes_not_tried == [] and rem.settings
+    assert Report.from_dict(json.loads(rep.to_json())).to_dict() == rep.to_dict()

@@ -98,7 +98,11 @@ def _tried(report: Report, done: dict, rows: dict[str, list[dict]]) -> None:
     """Fix and ablation rows: from their children, then the shape/region fixes the strategy rows show."""
     report.fixes = [FixRow.from_dict(v) for v in rows.get("fixes", [])]
     report.fixes += tried.from_strategies(report)
-    report.fixes_not_tried = (done.get("fixes_not_tried") or {}).get("not_tried", [])
+    report.fixes_not_tried = [  # a remedy the budget left out is said in compile.remedies
+        n
+        for n in (done.get("fixes_not_tried") or {}).get("not_tried", [])
+        if Spec.from_dict(n["spec"]).section != "remedies"
+    ]
     tried.attach_gains(report)
     report.ablation = tried.ablation_layer(
         report, [StrategyRow.from_dict(v) for v in rows.get("ablation", [])]
