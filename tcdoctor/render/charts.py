@@ -109,7 +109,7 @@ def first_calls(bars: list[tuple[str, float]], width: int = 640) -> str:
     if not rows:
         return ""
     hi = max(s for _, s in rows) or 1.0
-    left, right, rh = 250, width - 70, 28
+    left, right, rh = 270, width - 70, 28
     h = rh * len(rows) + 8
     parts = [
         f'<svg class="chart" viewBox="0 0 {width} {h}" width="100%" style="max-width:{width}px" role="img" aria-label="first call by way of starting">'

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .. import units
 from ..report.model import Report
-from ..report.sections import break_even
+from ..report.sections import RemedyRow, break_even
 
 TITLE = "Cutting the cold start"
 HEADERS = ("way", "first call", "of which load", "speed vs eager", "break-even", "what you write")
@@ -27,8 +27,15 @@ def bars(report: Report) -> list[tuple[str, float]]:
     """(label, first call seconds) for the chart: cold, warm, then each remedy measured."""
     c = report.compile
     out = [("cold (whole model)", c.cold_s), ("warm local cache", c.warm_s)]
-    out += [(r.title, r.startup_s) for r in (c.remedies.rows if c.remedies else [])]
+    out += [(_short(r), r.startup_s) for r in (c.remedies.rows if c.remedies else [])]
     return [(label, s) for label, s in out if s is not None]
+
+
+def _short(row: RemedyRow) -> str:
+    """A chart label that fits beside its bar."""
+    if row.name == "regional":
+        return f"regional ({row.blocks} × {row.block})"
+    return {"portable_cache": "portable cache (load + first call)"}.get(row.name or "", row.title)
 
 
 def rows(report: Report) -> list[list[str]]:
