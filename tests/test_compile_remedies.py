@@ -370,3 +370,20 @@ def test_assembly_puts_remedies_in_compile_and_keeps_them_out_of_the_fixes():
     assert rem.not_tried == [{"remedy": portable.label, "why": "budget used up"}]
     assert rep.fixes_not_tried == [] and rem.settings
     assert Report.from_dict(json.loads(rep.to_json())).to_dict() == rep.to_dict()
+
+
+def test_a_block_of_pytorchs_own_is_not_tried_because_dynamo_would_skip_it():
+    """Compiling an nn.TransformerEncoderLayer alone compiles no frame (seen on tests/targets/real/
+    transformer_encoder.py: first call 4 ms, frames_compiled 0): said at planning time."""
+    layer = nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, batch_first=True)
+    model = nn.TransformerEncoder(layer, 3, enable_nested_tensor=False)
+    why = compile_remedies.repeated_block(model)["why"]
+    assert "PyTorch's own TransformerEncoderLayer" in why and "compiles nothing" in why
+
+
+def test_a_row_that_compiled_nothing_is_not_a_remedy():
+    empty = remedy_row("regional", 0.004, 1.9, 1.85, 1.95, frames_compiled=0)
+    rep = report_with_remedies(rows=[empty])
+    assert rep.compile.remedies.measured == [] and "remedy" not in (rep.verdict.break_even or {})
+    (check,) = run_checks(rep, max_compile_seconds=1.0, compile_remedies=True)
+    assert not check["passed"] and "the whole model, cold" in check["detail"]

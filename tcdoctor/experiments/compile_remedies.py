@@ -38,6 +38,10 @@ from .specs import PortableCacheSpec, RegionalCompileSpec, Spec
 ARTIFACTS_FILE = "cache-artifacts.bin"  # in the analysis's work folder, beside the cache dirs
 BLOCK_SHARE = 0.5  # the repeated block's instances must hold at least this share of the parameters
 CACHED_BACKENDS = ("inductor",)  # backends with an on-disk compile cache to save and load
+NOTHING_COMPILED = (
+    "Dynamo compiled no frame: the instances ran eagerly behind its wrapper, so this row "
+    "is not a remedy (not used by the verdict or check)"
+)
 # Verified on torch 2.13 CPU: an "inductor" artifact is the FX graph cache entry (the kernels' C++
 # source); only GPU entries bundle compiled (Triton) kernels, so the loading process compiles the
 # C++ kernels again inside its first call.
@@ -123,6 +127,11 @@ def repeated_block(model: Any) -> dict:
             "why": f"no module class has two or more instances holding {BLOCK_SHARE:.0%} of the parameters"
         }
     cls, names, share = max(outermost, key=lambda f: (f[2], -len(f[1])))
+    if cls.__module__.split(".")[0] == "torch":
+        return {
+            "why": f"the repeated block is PyTorch's own {cls.__name__}: Dynamo skips a top-level "
+            "frame in torch's files, so compiling each instance alone compiles nothing"
+        }
     parents = {n.rpartition(".")[0] for n in names}
     container = parents.pop() if len(parents) == 1 else None
     if container:  # one container (not the model itself), holding exactly these instances in order
@@ -196,6 +205,8 @@ def run_regional(spec: RegionalCompileSpec, w: Any, o: Options) -> dict:
         return fresh().model, model
 
     row = timed_pair(make, w, "forward (regional)", o.budget_s, device, o, o.backend)
+    if not row.get("frames_compiled"):
+        row["note"] = NOTHING_COMPILED
     row.update(
         name="regional",
         line=spec.line,

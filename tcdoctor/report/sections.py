@@ -617,8 +617,15 @@ class CompileRemedies(Record):
 
     @property
     def measured(self) -> list[RemedyRow]:
-        """Rows with a first call and a speed: the ones a verdict or a check may use."""
-        return [r for r in self.rows if r.startup_s is not None and r.median_s is not None]
+        """Rows with a first call and a speed that compiled something: the ones a verdict or a
+        check may use (a row whose first call compiled no frame ran eagerly)."""
+        return [
+            r
+            for r in self.rows
+            if r.startup_s is not None
+            and r.median_s is not None
+            and r.extra.get("frames_compiled") != 0
+        ]
 
 
 @dataclass
