@@ -387,3 +387,12 @@ def test_a_row_that_compiled_nothing_is_not_a_remedy():
     assert rep.compile.remedies.measured == [] and "remedy" not in (rep.verdict.break_even or {})
     (check,) = run_checks(rep, max_compile_seconds=1.0, compile_remedies=True)
     assert not check["passed"] and "the whole model, cold" in check["detail"]
+
+
+def test_blocks_spread_over_several_lists_are_named_one_by_one():
+    """A UNet holds its blocks in several ModuleLists: the lists are containers, never the block."""
+    model = nn.Module()
+    model.down, model.up = nn.ModuleList([Block(), Block()]), nn.ModuleList([Block(), Block()])
+    found = compile_remedies.repeated_block(model)
+    assert found["block"] == "Block" and found["container"] is None
+    assert found["names"] == ["down.0", "down.1", "up.0", "up.1"]

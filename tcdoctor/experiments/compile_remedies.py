@@ -104,8 +104,9 @@ def repeated_block(model: Any) -> dict:
     if not total:
         return {"why": "the model has no parameters"}
     by_class: dict[type, list[tuple[str, torch.nn.Module]]] = {}
+    containers = (torch.nn.ModuleList, torch.nn.ModuleDict)  # hold blocks, are never called
     for name, mod in model.named_modules():
-        if name:
+        if name and not isinstance(mod, containers):
             by_class.setdefault(type(mod), []).append((name, mod))
     found = []
     for cls, mods in by_class.items():
