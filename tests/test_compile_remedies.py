@@ -396,3 +396,12 @@ def test_blocks_spread_over_several_lists_are_named_one_by_one():
     found = compile_remedies.repeated_block(model)
     assert found["block"] == "Block" and found["container"] is None
     assert found["names"] == ["down.0", "down.1", "up.0", "up.1"]
+
+
+def test_the_progress_line_of_the_portable_cache_shows_its_load():
+    from tcdoctor.run.progress import headline
+
+    d = {"speedup": 2.0, "speedup_ci": [1.9, 2.1], "first_call_s": 3.0, "load_s": 0.2}
+    line = headline(PortableCacheSpec("/w/c.bin").phase, d)
+    assert line.endswith("load 200.00 ms + first call 3.00 s") or "+ first call" in line
+    assert "load" not in headline(PortableCacheSpec("/w/c.bin").phase, dict(d, load_s=None))
