@@ -294,7 +294,7 @@ class PortableCacheSpec(RemedySpec):
 
     @property
     def line(self) -> str:
-        return "torch.compiler.load_cache_artifacts(open('cache.bin', 'rb').read())  # first"
+        return "torch.compiler.load_cache_artifacts(open('cache.bin', 'rb').read())  # before the first call"
 
 
 # -- tried advice (fixes.py) ----------------------------------------------------------------------
