@@ -405,3 +405,15 @@ def test_the_progress_line_of_the_portable_cache_shows_its_load():
     line = headline(PortableCacheSpec("/w/c.bin").phase, d)
     assert line.startswith("2.00×") and ", load 200" in line and " + first call 3" in line
     assert "load" not in headline(PortableCacheSpec("/w/c.bin").phase, dict(d, load_s=None))
+
+
+def test_a_run_that_tried_no_remedy_says_why_in_one_line():
+    rep = report_with_remedies(rows=[])
+    rep.compile.remedies.not_tried = [{"remedy": "portable cache", "why": "cold under 60 s <x>"}]
+    for out in (TerminalRenderer().render(rep), MarkdownRenderer().render(rep)):
+        assert "Cold-start remedies not tried: cold under 60 s" in out
+        assert "Cutting the cold start" not in out
+    html = HtmlRenderer().render(rep)
+    assert "Cold-start remedies not tried: cold under 60 s &lt;x&gt;." in html
+    rep.options = {"compile_remedies": True}  # asked for: the table, with the why under it
+    assert "Cutting the cold start:" in TerminalRenderer().render(rep)

@@ -147,7 +147,8 @@ def _compile_table(c: CompileTime) -> dict[str, Any] | None:
 def _remedy_table(report: Report) -> dict[str, Any] | None:
     """Cold, warm and each tried remedy's first call and speed, with its chart, for the template."""
     if not remedy_table.shown(report):
-        return None
+        line = remedy_table.skipped_line(report)
+        return {"skipped": line} if line else None
     return {
         "title": remedy_table.TITLE,
         "headers": remedy_table.HEADERS,

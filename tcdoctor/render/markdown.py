@@ -121,7 +121,8 @@ def _tried(report: Report) -> list[str]:
 def _remedy_table(report: Report) -> list[str]:
     """Cold, warm and each tried remedy's first call and speed, and the lines under them."""
     if not remedy_table.shown(report):
-        return []
+        line = remedy_table.skipped_line(report)
+        return ["", _esc(line)] if line else []
     out = [
         "",
         f"### {remedy_table.TITLE}",

@@ -15,8 +15,18 @@ HEADERS = ("way", "first call", "of which load", "speed vs eager", "break-even",
 
 
 def shown(report: Report) -> bool:
-    """The section exists only in reports of runs that considered remedies."""
-    return report.compile.remedies is not None
+    """The table, for a run that tried remedies (or was asked to); other runs get `skipped_line`."""
+    rem = report.compile.remedies
+    asked = (report.options or {}).get("compile_remedies") is True
+    return rem is not None and bool(rem.rows or rem.failed or asked)
+
+
+def skipped_line(report: Report) -> str | None:
+    """One line for a run that considered remedies and tried none (why, from the plan)."""
+    rem = report.compile.remedies
+    if rem is None or shown(report) or not rem.not_tried:
+        return None
+    return f"Cold-start remedies not tried: {rem.not_tried[0].get('why')}."
 
 
 def _calls(be: dict | None) -> str:

@@ -130,7 +130,8 @@ class TerminalRenderer(Renderer):
 def _remedy_lines(report: Report) -> list[str]:
     """Cold, warm and each tried remedy's first call and speed, and the lines under them."""
     if not remedy_table.shown(report):
-        return []
+        line = remedy_table.skipped_line(report)
+        return ["", line] if line else []
     table = tabulate(remedy_table.rows(report), headers=remedy_table.HEADERS, tablefmt="simple")
     return ["", f"{remedy_table.TITLE}:", table] + [
         f"  {line}" for line in remedy_table.notes(report)
