@@ -417,3 +417,10 @@ def test_a_run_that_tried_no_remedy_says_why_in_one_line():
     assert "Cold-start remedies not tried: cold under 60 s &lt;x&gt;." in html
     rep.options = {"compile_remedies": True}  # asked for: the table, with the why under it
     assert "Cutting the cold start:" in TerminalRenderer().render(rep)
+
+
+def test_a_portable_cache_is_never_said_to_cost_speed():
+    """Its graphs are the cold compile's own, loaded: a speed difference is between processes."""
+    rows = [remedy_row("portable_cache", 5.0, 1.20, 1.15, 1.25, load=0.5)]
+    text = " ".join(report_with_remedies(cold=20.0, rows=rows).verdict.reasons)
+    assert "the same compiled code (1.20×" in text and "slower" not in text
