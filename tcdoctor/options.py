@@ -220,6 +220,18 @@ class Options:
             FloatRange(1),
         ),
     )
+    # Compile-time remedies (tcdoctor/experiments/compile_remedies.py): None tries them when the
+    # cold first call is slow (RULES["compile_seconds_warn"]); `check` judges the best one with it.
+    compile_remedies: bool | None = _option(
+        None,
+        Flag(
+            "--compile-remedies/--no-compile-remedies",
+            "Try regional compilation and a portable cache (save/load_cache_artifacts), each in a "
+            "fresh process with an empty cache, within the fix budget; check's --max-compile-seconds "
+            "then judges the best one [default: tried when the cold first call exceeds 60 s].",
+            Switch(),
+        ),
+    )
     # Distributed runs (tcdoctor/run/distributed.py): one analysis process per rank under
     # torch.distributed.run; nproc > 1 or nnodes > 1 makes a run distributed.
     nproc: int = _option(

@@ -32,6 +32,13 @@ def contradictions(report: Report) -> list[str]:
             out.append(f"'don't compile' although tried {faster_fixes[0].fix} is faster than eager")
         if best is not None and not fig.never_repaid(int(rules["expected_calls"])):
             out.append(f"'don't compile' although {best.label} is faster and repaid")
+    remedy, horizon = fig.best_remedy(rules), int(rules["expected_calls"])
+    if v.decision == "dont-compile" and not failed and fig.significantly_faster(rules):
+        if remedy is not None and remedy.steps_to_repay <= horizon:
+            out.append(f"'don't compile' although {remedy.title} is faster and repaid")
+    shown = (v.break_even or {}).get("remedy")
+    if fig.remedies and (shown or {}).get("calls") != (remedy.steps_to_repay if remedy else None):
+        out.append("the best remedy's break-even differs from its row")
     train = (v.recommendations or {}).get("training") or {}
     if train.get("choice") not in (None, "eager") and v.decision == "dont-compile" and not failed:
         if not fig.never_repaid(int(rules["expected_calls"])):

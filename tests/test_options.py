@@ -59,6 +59,7 @@ def test_report_options_keep_their_names_and_order():
         "fallback_random",
         "fixes",
         "fix_budget_s",
+        "compile_remedies",
         "nproc",
         "nnodes",
         "node_rank",

@@ -15,6 +15,8 @@ from tcdoctor.experiments.specs import (
     FixSpec,
     InductorConfigFix,
     ModeSpec,
+    PortableCacheSpec,
+    RegionalCompileSpec,
     RegionsSpec,
     Spec,
     StanceFix,
@@ -104,6 +106,25 @@ EXAMPLES = [
         "ablation:aot_eager",
         "backend='aot_eager'",
     ),
+    (
+        {
+            "kind": "regional_compile",
+            "block": "LlamaDecoderLayer",
+            "names": ["model.layers.0", "model.layers.1"],
+            "container": "model.layers",
+            "share": 0.9,
+            "compile_args": "",
+        },
+        RegionalCompileSpec,
+        "remedy:regional",
+        "regional compilation (2 × LlamaDecoderLayer)",
+    ),
+    (
+        {"kind": "portable_cache", "path": "/tmp/w/cache-artifacts.bin", "artifact_bytes": 1024},
+        PortableCacheSpec,
+        "remedy:portable_cache",
+        "portable cache (load_cache_artifacts)",
+    ),
 ]
 
 
@@ -155,7 +176,20 @@ def test_fix_lines_are_what_a_user_writes():
 def test_what_the_parent_asks_a_spec():
     by_class = {cls: Spec.from_dict(d) for d, cls, _, _ in EXAMPLES}
     budgeted = {cls for cls, s in by_class.items() if s.uses_fix_budget}
-    assert budgeted == {ConfigFix, InductorConfigFix, EnvFix, StanceFix, AblationSpec}
+    assert budgeted == {
+        ConfigFix,
+        InductorConfigFix,
+        EnvFix,
+        StanceFix,
+        AblationSpec,
+        RegionalCompileSpec,
+        PortableCacheSpec,
+    }
+    # remedies measure a cold compile: their children never start from the main analysis's cache
+    assert {cls for cls, s in by_class.items() if s.fresh_cache} == {
+        RegionalCompileSpec,
+        PortableCacheSpec,
+    }
     assert by_class[EnvFix].child_env == MALLOC
     assert all(s.child_env is None for cls, s in by_class.items() if cls is not EnvFix)
     assert {s.section for s in by_class.values()} == {
@@ -165,6 +199,7 @@ def test_what_the_parent_asks_a_spec():
         "regions",
         "fixes",
         "ablation",
+        "remedies",
     }
 
 

@@ -219,6 +219,98 @@ class RegionsSpec(Spec):
         return f"submodules alone (depth {self.depth})"
 
 
+# -- compile-time remedies (compile_remedies.py) -----------------------------------------------
+
+
+# Compile-time settings that need no code edit, named with why they are not tried here.
+REMEDY_SETTINGS = (
+    {
+        "setting": "TORCHINDUCTOR_COMPILE_THREADS",
+        "why": "not tried: already the default (one compile worker per core, up to 32); "
+        "more workers than cores cannot compile faster",
+    },
+    {
+        "setting": "TORCHINDUCTOR_FX_GRAPH_CACHE / TORCHINDUCTOR_AUTOGRAD_CACHE",
+        "why": "on by default: the warm-cache row is what they give",
+    },
+    {
+        "setting": "TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE",
+        "why": "not tried: needs a Redis server the fleet shares",
+    },
+    {
+        "setting": "torch._inductor.config.freezing",
+        "why": "not tried: it folds weights into the graph for speed and adds compile work",
+    },
+)
+
+
+@dataclass(frozen=True)
+class RemedySpec(Spec):
+    """A way to cut the cold start, tried in a fresh child that starts with an empty inductor cache
+    (what a new machine pays), timed and checked like every tried fix. Its row goes to
+    `compile.remedies`; `line` is what the user would write."""
+
+    section: ClassVar[str] = "remedies"
+    uses_fix_budget: ClassVar[bool] = True
+    fresh_cache: ClassVar[bool] = True
+
+    @property
+    @abc.abstractmethod
+    def line(self) -> str:
+        """The code (or shell step) a user writes to get this remedy."""
+
+
+@dataclass(frozen=True)
+class RegionalCompileSpec(RemedySpec):
+    """Each instance of the repeated block (`block`, at the qualified names `names`) compiled on
+    its own instead of the whole model: Dynamo compiles the block's code once and reuses it."""
+
+    kind: ClassVar[str] = "regional_compile"
+    block: str
+    names: list[str] = field(default_factory=list)
+    container: str | None = None  # the attribute path holding every instance, when one does
+    share: float | None = None  # of the model's parameters the instances hold
+    compile_args: str = ""  # the arguments of each `.compile(...)`, as the user writes them
+
+    @property
+    def key(self) -> str:
+        return "remedy:regional"
+
+    @property
+    def label(self) -> str:
+        return f"regional compilation ({len(self.names)} × {self.block})"
+
+    @property
+    def line(self) -> str:
+        if self.container:
+            return f"for layer in model.{self.container}: layer.compile({self.compile_args})"
+        return f"for name in {self.names!r}: model.get_submodule(name).compile({self.compile_args})"
+
+
+@dataclass(frozen=True)
+class PortableCacheSpec(RemedySpec):
+    """The cold child's compile artifacts (`torch.compiler.save_cache_artifacts()`, saved to `path`)
+    loaded by a fresh process with an empty cache dir before its first call. The user's line
+    loads a file made by `open('cache.bin', 'wb').write(torch.compiler.save_cache_artifacts()[0])`
+    after a compile (the method in the report says so)."""
+
+    kind: ClassVar[str] = "portable_cache"
+    path: str
+    artifact_bytes: int | None = None
+
+    @property
+    def key(self) -> str:
+        return "remedy:portable_cache"
+
+    @property
+    def label(self) -> str:
+        return "portable cache (load_cache_artifacts)"
+
+    @property
+    def line(self) -> str:
+        return "torch.compiler.load_cache_artifacts(open('cache.bin', 'rb').read())  # before the first call"
+
+
 # -- tried advice (fixes.py) ----------------------------------------------------------------------
 
 

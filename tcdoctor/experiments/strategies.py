@@ -21,7 +21,7 @@ from ..options import Options
 from ..probes import calls, dynamo_state, first_call
 from ..probes.recompiles import describe_call, limit_warnings
 from ..target.workload import CallArgs, is_state_change
-from . import fixes
+from . import compile_remedies, fixes
 from .pair import caller, fresh_copies, main_pair, timed_figures, timed_pair
 from .specs import (
     DYNAMIC_SETTINGS,
@@ -29,6 +29,8 @@ from .specs import (
     DynamicSpec,
     FixSpec,
     ModeSpec,
+    PortableCacheSpec,
+    RegionalCompileSpec,
     RegionsSpec,
     Spec,
     TrainWaySpec,
@@ -299,6 +301,8 @@ RUNNERS: dict[type[Spec], Callable[[Any, Any, Options], dict]] = {
     RegionsSpec: lambda s, w, o: {**run_regions(w, o, s.depth), "automatic": s.automatic},
     AblationSpec: fixes.run_ablation,
     FixSpec: fixes.run,
+    RegionalCompileSpec: compile_remedies.run_regional,
+    PortableCacheSpec: compile_remedies.run_portable,
 }
 
 

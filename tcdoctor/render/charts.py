@@ -103,6 +103,30 @@ def stacked_phases(bars: dict[str, dict], width: int = 640) -> str:
     return "".join(parts) + f'<div class="legend">{legend}</div>'
 
 
+def first_calls(bars: list[tuple[str, float]], width: int = 640) -> str:
+    """One horizontal bar per way of starting (cold, warm, each remedy): its first call's seconds."""
+    rows = [(label, s) for label, s in bars if s is not None and s >= 0]
+    if not rows:
+        return ""
+    hi = max(s for _, s in rows) or 1.0
+    left, right, rh = 270, width - 70, 28
+    h = rh * len(rows) + 8
+    parts = [
+        f'<svg class="chart" viewBox="0 0 {width} {h}" width="100%" style="max-width:{width}px" role="img" aria-label="first call by way of starting">'
+    ]
+    for i, (label, s) in enumerate(rows):
+        y = 4 + i * rh
+        w = (right - left) * s / hi
+        parts.append(f'<text x="4" y="{y + 16}" class="lbl">{escape(label)}</text>')
+        parts.append(
+            f'<rect x="{left}" y="{y + 3}" width="{max(1.0, w):.1f}" height="18" '
+            f'fill="{COLORS["compiled"] if i else COLORS["codegen_and_cpp_or_triton_s"]}"/>'
+        )
+        parts.append(f'<text x="{left + w + 6:.1f}" y="{y + 16}" class="val">{_sec(s)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
 def break_even(
     eager_s: float,
     compiled_s: float,

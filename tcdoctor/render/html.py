@@ -19,7 +19,7 @@ from markupsafe import Markup
 from .. import units
 from ..report.model import Report
 from ..report.sections import CompileTime, Distributed, TorchTrace
-from . import charts, compile_table, ranks
+from . import charts, compile_table, ranks, remedy_table
 from .base import Renderer
 
 SCRIPT = """
@@ -146,6 +146,20 @@ def _compile_table(c: CompileTime) -> dict[str, Any] | None:
     }
 
 
+def _remedy_table(report: Report) -> dict[str, Any] | None:
+    """Cold, warm and each tried remedy's first call and speed, with its chart, for the template."""
+    if not remedy_table.shown(report):
+        line = remedy_table.skipped_line(report)
+        return {"skipped": line} if line else None
+    return {
+        "title": remedy_table.TITLE,
+        "headers": remedy_table.HEADERS,
+        "rows": remedy_table.rows(report),
+        "notes": remedy_table.notes(report),
+        "chart": Markup(charts.first_calls(remedy_table.bars(report))),
+    }
+
+
 def _ranks_html(sec: Distributed) -> list[str]:
     """The rank table (render/ranks.py's text), the slowest rank per phase and how each figure
     was measured; every string escaped here."""
@@ -235,5 +249,6 @@ class HtmlRenderer(Renderer):
                 script_hash=digest,
                 distributed=_distributed_block(report, self.base_dir),
                 compile_table=_compile_table(report.compile),
+                remedy_table=_remedy_table(report),
             )
         )

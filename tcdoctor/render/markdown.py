@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from .. import units
 from ..report.model import Report
 from ..report.sections import CompileGraphs, Distributed, GraphBreak, TorchTrace
-from . import compile_table, ranks
+from . import compile_table, ranks, remedy_table
 from .base import Renderer
 
 
@@ -118,6 +118,24 @@ def _tried(report: Report) -> list[str]:
     return out
 
 
+def _remedy_table(report: Report) -> list[str]:
+    """Cold, warm and each tried remedy's first call and speed, and the lines under them."""
+    if not remedy_table.shown(report):
+        line = remedy_table.skipped_line(report)
+        return ["", _esc(line)] if line else []
+    out = [
+        "",
+        f"### {remedy_table.TITLE}",
+        "",
+        "| " + " | ".join(remedy_table.HEADERS) + " |",
+        "|" + "---|" * len(remedy_table.HEADERS),
+    ]
+    for row in remedy_table.rows(report):
+        cells = [_esc(c) for c in row[:-1]] + [_code(row[-1]) if row[-1] else ""]
+        out.append("| " + " | ".join(cells) + " |")
+    return out + [""] + [f"- {_esc(line)}" for line in remedy_table.notes(report)]
+
+
 def _compile_table(graphs: CompileGraphs | None, top: int) -> list[str]:
     """The `top` frames that took most of the cold compile time, the check and the method."""
     if not graphs or not graphs.rows:
@@ -191,6 +209,7 @@ class MarkdownRenderer(Renderer):
         out += _breaks(report.graph_breaks.unique, self.top)
         out += _tried(report)
         out += _compile_table(report.compile.graphs, self.top)
+        out += _remedy_table(report)
         events = report.recompiles.events
         if events:
             out += ["", "### Recompiles", ""] + [

@@ -17,7 +17,7 @@ from ..report.sections import (
     TorchTrace,
     Verdict,
 )
-from . import compile_table, ranks
+from . import compile_table, ranks, remedy_table
 from .base import Renderer
 
 
@@ -114,6 +114,7 @@ class TerminalRenderer(Renderer):
                 lines.append(f"  … and {len(findings) - limit} more")
         lines += _tried_lines(report)
         lines += _compile_table_lines(report.compile.graphs, limit)
+        lines += _remedy_lines(report)
         events = report.recompiles.events
         if events:
             lines += ["", "Recompiles:"]
@@ -124,6 +125,17 @@ class TerminalRenderer(Renderer):
         for e in report.errors:
             lines.append(f"ERROR in phase {e['phase']}: {e['message']}")
         return "\n".join(lines)
+
+
+def _remedy_lines(report: Report) -> list[str]:
+    """Cold, warm and each tried remedy's first call and speed, and the lines under them."""
+    if not remedy_table.shown(report):
+        line = remedy_table.skipped_line(report)
+        return ["", line] if line else []
+    table = tabulate(remedy_table.rows(report), headers=remedy_table.HEADERS, tablefmt="simple")
+    return ["", f"{remedy_table.TITLE}:", table] + [
+        f"  {line}" for line in remedy_table.notes(report)
+    ]
 
 
 def _compile_table_lines(graphs: CompileGraphs | None, limit: int) -> list[str]:

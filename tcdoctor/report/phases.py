@@ -59,6 +59,11 @@ def _fill_compile_warm(data: dict, w: dict) -> None:
         )
 
 
+def _fill_cache_artifacts(data: dict, a: dict) -> None:
+    """The cold compile's saved artifacts, which the portable-cache remedy loads."""
+    data["compile"].setdefault("remedies", {})["artifacts"] = a
+
+
 def _fill_memory(data: dict, m: dict) -> None:
     data["memory"].update(m)
 
@@ -112,6 +117,7 @@ PHASES: tuple[Phase, ...] = (
     Phase("eager", _MAIN, (), lambda data, result: None),
     Phase("graph_breaks", _MAIN, ("graphs", "graph_breaks"), _set("graphs", "graph_breaks")),
     Phase("compile", _MAIN, ("compile", "guards"), _fill_compile),
+    Phase("cache_artifacts", frozenset({COLD}), (), _fill_cache_artifacts),
     Phase("compile_warm", frozenset({WARM}), ("compile",), _fill_compile_warm, _warm_not_measured),
     Phase("runtime", _MAIN, ("runtime",), _set("runtime")),
     Phase("memory", frozenset({WARM, IN_PROCESS}), ("memory",), _fill_memory),

@@ -247,7 +247,7 @@ class CompileTime(Record):
     """
 
     DERIVED = ("cold_s", "cold_cache")
-    OMIT_NONE = ("not_measured", "warm_not_measured", "graphs")
+    OMIT_NONE = ("not_measured", "warm_not_measured", "graphs", "remedies")
 
     first_call_s: float | None = None
     warm_s: float | None = None
@@ -265,6 +265,7 @@ class CompileTime(Record):
     peak_rss_delta_bytes: int | None = None
     recompile_time_s: float | None = None
     graphs: CompileGraphs | None = None
+    remedies: CompileRemedies | None = None  # tried remedies for the cold start, when planned
     not_measured: str | None = None
     warm_not_measured: str | None = None
 
@@ -566,6 +567,76 @@ class RegionRow(StrategyRow):
         if self.eager_median_s is None or self.median_s is None:
             return 0.0
         return (self.eager_median_s - self.median_s) * (self.calls_per_forward or 0)
+
+
+@dataclass
+class RemedyRow(StrategyRow):
+    """A compile-time remedy tried in a fresh process with an empty inductor cache
+    (experiments/compile_remedies.py): regional compilation or a portable cache loaded first.
+
+    `startup_s` is what that process pays before its first result: the first call, plus the load
+    of the cache artifacts where there is one; break-even is taken of it."""
+
+    OMIT_NONE = StrategyRow.OMIT_NONE + (
+        "load_s",
+        "artifact_bytes",
+        "block",
+        "blocks",
+        "block_share",
+    )
+
+    line: str | None = None  # what the user writes
+    method: str | None = None
+    load_s: float | None = None  # portable cache: load_cache_artifacts alone
+    artifact_bytes: int | None = None
+    block: str | None = None  # regional: the repeated block's class, its instances, their share
+    blocks: int | None = None
+    block_share: float | None = None
+
+    @property
+    def startup_s(self) -> float | None:
+        if self.first_call_s is None:
+            return None
+        return self.first_call_s + (self.load_s or 0.0)
+
+    @property
+    def steps_to_repay(self) -> int | None:
+        be = break_even(self.startup_s, self.eager_median_s, self.median_s)
+        return be["calls"] if be else None
+
+    @property
+    def title(self) -> str:
+        """How every output names it."""
+        if self.name == "regional":
+            return f"regional compilation ({self.blocks} × {self.block})"
+        if self.name == "portable_cache":
+            return "portable cache (load_cache_artifacts, then first call)"
+        return self.name or "?"
+
+
+@dataclass
+class CompileRemedies(Record):
+    """What cutting the cold start measured (experiments/compile_remedies.py): the remedy rows, the
+    artifacts the cold compile saved for the portable cache, what was not tried and why, and the
+    other no-edit settings, named with why they were not tried."""
+
+    rows: list[RemedyRow] = field(default_factory=list)
+    artifacts: dict[str, Any] | None = None
+    not_tried: list[dict] = field(default_factory=list)  # {"remedy", "why"}
+    settings: list[dict] = field(default_factory=list)  # {"setting", "why"}
+    failed: list[dict] = field(default_factory=list)  # {"strategy", "message"}
+
+    @property
+    def measured(self) -> list[RemedyRow]:
+        """Rows with a first call and a speed that compiled something: the ones a verdict or a
+        check may use (a row whose first call compiled no frame ran eagerly)."""
+        return [
+            r
+            for r in self.rows
+            if r.startup_s is not None
+            and r.median_s is not None
+            and r.extra.get("frames_compiled") != 0
+        ]
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from ..experiments.specs import DYNAMIC_SETTINGS, Spec
+from ..experiments.specs import DYNAMIC_SETTINGS, REMEDY_SETTINGS, Spec
 from ..report.model import SCHEMA_VERSION, Report
 from ..report.phases import PHASES, SECTIONS, derive
 from ..report.sections import (
@@ -71,6 +71,7 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
             phase.fill(data, done[phase.name])
     rows = _experiment_rows(done)
     data["strategies"] = _strategies(data, done, rows, strategy_failures)
+    _remedies(data, done, rows, strategy_failures)
 
     derive(data)
     for phase in PHASES:
@@ -97,7 +98,11 @@ def _tried(report: Report, done: dict, rows: dict[str, list[dict]]) -> None:
     """Fix and ablation rows: from their children, then the shape/region fixes the strategy rows show."""
     report.fixes = [FixRow.from_dict(v) for v in rows.get("fixes", [])]
     report.fixes += tried.from_strategies(report)
-    report.fixes_not_tried = (done.get("fixes_not_tried") or {}).get("not_tried", [])
+    report.fixes_not_tried = [  # a remedy the budget left out is said in compile.remedies
+        n
+        for n in (done.get("fixes_not_tried") or {}).get("not_tried", [])
+        if Spec.from_dict(n["spec"]).section != "remedies"
+    ]
     tried.attach_gains(report)
     report.ablation = tried.ablation_layer(
         report, [StrategyRow.from_dict(v) for v in rows.get("ablation", [])]
@@ -173,6 +178,24 @@ def _strategies(data: dict, done: dict, rows: dict[str, list[dict]], failures: l
     )
     out["regions"] = next(iter(rows.get("regions", [])), None)
     return out
+
+
+def _remedies(data: dict, done: dict, rows: dict[str, list[dict]], failures: list[dict]) -> None:
+    """compile.remedies: the remedy children's rows, what was not tried and why, the other settings."""
+    plan = done.get("plan") or {}
+    section = data["compile"].get("remedies") or {}
+    if not (rows.get("remedies") or plan.get("remedies_not_tried") or section):
+        return  # a report of a run that planned nothing about them (the in-process API)
+    section["rows"] = rows.get("remedies", [])
+    section["not_tried"] = list(plan.get("remedies_not_tried") or [])
+    section["not_tried"] += [
+        {"remedy": Spec.from_dict(n["spec"]).label, "why": n["why"]}
+        for n in (done.get("fixes_not_tried") or {}).get("not_tried", [])
+        if Spec.from_dict(n["spec"]).section == "remedies"
+    ]
+    section["settings"] = [dict(s) for s in REMEDY_SETTINGS]
+    section["failed"] = [f for f in failures if str(f.get("strategy")).startswith("remedy:")]
+    data["compile"]["remedies"] = section
 
 
 def _why(phase: str, status: dict | None, errors: list[dict]) -> str:

@@ -107,18 +107,23 @@ def main(spec_path: str) -> int:
     )
     ok = runner.run(process)
     if ok and spec["role"] == "cold" and "compile" in runner.results:
+        from ..experiments import compile_remedies, strategies
         from ..experiments import fixes as tried
-        from ..experiments import strategies
         from ..verdict.rules import RULES
 
         breaks = (runner.results.get("graph_breaks") or {}).get("graph_breaks", {}).get("count")
         planned = strategies.plan(workload, options, breaks, int(RULES["regional_auto_breaks"]))
         planned += tried.plan(runner.results, options, RULES["min_speedup"])
+        remedies, remedies_not_tried = compile_remedies.plan(workload, options, runner.results)
+        planned += remedies  # after the fixes: the fix budget goes to the ablation first
         sink(
             {
                 "event": "done",
                 "phase": "plan",
-                "data": {"strategies": [s.to_dict() for s in planned]},
+                "data": {
+                    "strategies": [s.to_dict() for s in planned],
+                    "remedies_not_tried": remedies_not_tried,
+                },
             }
         )
     if ok and go.get("experiments"):

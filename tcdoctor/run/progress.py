@@ -39,7 +39,7 @@ LABELS = {
     "memory": "memory",
     "profile": "profile",
 }
-HIDDEN = ("plan",)  # bookkeeping, not a phase the user waits for
+HIDDEN = ("plan", "cache_artifacts")  # bookkeeping, not a phase the user waits for
 
 
 def _n(count: Any, word: str) -> str:
@@ -123,7 +123,8 @@ def _strategy(d: dict) -> str | None:
     if d.get("speedup") is not None:
         first = d.get("first_call_s")
         speed = units.ratio(d["speedup"], d.get("speedup_ci"))
-        return speed + (f", first call {units.seconds(first)}" if first is not None else "")
+        load = f"load {units.seconds(d['load_s'])} + " if d.get("load_s") is not None else ""
+        return speed + (f", {load}first call {units.seconds(first)}" if first is not None else "")
     if d.get("compiles") is not None:
         hit = ", recompile limit hit" if d.get("limit_hit") else ""
         return f"{_n(d['compiles'], 'compile')}, {units.seconds(d.get('compile_s'))} compiling{hit}"

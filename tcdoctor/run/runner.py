@@ -36,7 +36,7 @@ from typing import Any, Callable
 import torch
 
 from ..errors import EXIT_USER_CODE
-from ..experiments import strategies
+from ..experiments import compile_remedies, strategies
 from ..experiments.pair import question
 from ..experiments.training import Subject
 from ..options import Options
@@ -303,6 +303,17 @@ class PhaseRunner:
         self.compiled = self._compile(self.fresh())  # timed copy; reuses the cache entry just made
         self.entries_after_first_call = len(dynamo_state.compilation_metrics())
         return data
+
+    @measures("cache_artifacts")
+    def cache_artifacts(self) -> dict:
+        """The cold compile's artifacts, saved for the portable-cache remedy (nothing compiled again)."""
+        self._need_compiled()
+        first = (self.results.get("compile") or {}).get("first_call_s")
+        why = compile_remedies.wanted(self.options, first)
+        cache_dir = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+        if why or not cache_dir:
+            raise Skip(f"not needed: {why or 'no inductor cache dir of its own'}")
+        return compile_remedies.save_artifacts(os.path.dirname(os.path.abspath(cache_dir)))
 
     def _first_call(self) -> tuple[Any, dict]:
         return first_call.first_call(self.compiled_fn, self.label, self.sync)

@@ -69,6 +69,26 @@ def decide(
             "warm": be_warm,
             "expected_calls": horizon,
             "horizons": dict(HORIZONS),
+            **_remedy_break_even(fig, rules),
         },
         rules=rules,
     )
+
+
+def _remedy_break_even(fig: Figures, rules: dict) -> dict:
+    """{"remedy": ...}: the best measured compile-time remedy's break-even, when one was measured."""
+    if not fig.remedies:
+        return {}
+    best = fig.best_remedy(rules)
+    if best is None:
+        return {"remedy": None}
+    return {
+        "remedy": {
+            "name": best.name,
+            "title": best.title,
+            "calls": best.steps_to_repay,
+            "startup_s": best.startup_s,
+            "line": best.line,
+            "speed": fig.remedy_speed_cost(best),
+        }
+    }

@@ -11,6 +11,7 @@ from ..report.sections import (
     FixRow,
     GraphBreak,
     Recompile,
+    RemedyRow,
     StrategyRow,
     break_even,
     cold_warm_ratio,
@@ -57,6 +58,7 @@ class Figures:
     tried_fixes: tuple[FixRow, ...] = ()  # fixes run with the real backend in a fresh process
     ways: tuple[Way, ...] = ()  # other measured ways of compiling (modes, training ways)
     ablation_layer: str | None = None  # where the loss comes from, when the ablation ran
+    remedies: tuple[RemedyRow, ...] = ()  # compile-time remedies measured in fresh processes
 
     @classmethod
     def from_report(cls, report: Report) -> Figures:
@@ -110,6 +112,7 @@ class Figures:
             tried_fixes=tuple(r for r in report.fixes or [] if r.measured),
             ways=tuple(other_ways(report)),
             ablation_layer=report.ablation.layer if report.ablation else None,
+            remedies=tuple(c.remedies.measured) if c.remedies else (),
         )
 
     def significantly_faster(self, rules: dict) -> bool:
@@ -132,6 +135,39 @@ class Figures:
         """Faster per call, but neither the cold nor the warm compile is repaid within horizon."""
         cold, warm = self.break_even_cold, self.break_even_warm
         return bool(cold) and cold["calls"] > horizon and not (warm and warm["calls"] <= horizon)
+
+    def best_remedy(self, rules: dict) -> RemedyRow | None:
+        """The measured compile-time remedy repaid soonest: significantly faster than eager,
+        numerics not failing (None when no remedy is both)."""
+        good = [
+            r
+            for r in self.remedies
+            if r.significantly_faster(rules)
+            and r.numerics_passed is not False
+            and r.steps_to_repay is not None
+        ]
+        return min(good, key=lambda r: (r.steps_to_repay, r.startup_s)) if good else None
+
+    def remedy_speed_cost(self, row: RemedyRow) -> str:
+        """What the remedy does to speed next to the main analysis (each paired against eager in
+        its own process, so speedups are compared, not medians across processes)."""
+        ci = row.speedup_ci or [None, None]
+        if row.speedup is None or self.speedup is None:
+            return "speed not compared"
+        if row.name == "portable_cache":  # the cold compile's own graphs, loaded: no speed to lose
+            return (
+                f"the same compiled code ({units.ratio(row.speedup, row.speedup_ci)} vs eager in "
+                f"its own process, {units.ratio(self.speedup)} in the main analysis)"
+            )
+        if ci[1] is not None and self.ci_low is not None and ci[1] < self.ci_low:
+            cost = 1.0 - row.speedup / self.speedup
+            return (
+                f"{units.percent(cost)} slower per call ({units.ratio(row.speedup, row.speedup_ci)} "
+                f"vs eager instead of {units.ratio(self.speedup)})"
+            )
+        if ci[0] is not None and self.ci_high is not None and ci[0] > self.ci_high:
+            return f"faster ({units.ratio(row.speedup, row.speedup_ci)} vs eager)"
+        return f"same speed within the CI ({units.ratio(row.speedup, row.speedup_ci)} vs eager)"
 
     @property
     def cold_warm_ratio(self) -> float | None:

@@ -1,0 +1,109 @@
+"""The "Cutting the cold start" table's text, shared by the renderers: the whole model cold and
+with a warm local cache (the main analysis), beside each remedy tried in a fresh process
+(compile.remedies), with the lines under it (what was not tried and why, the other settings, how
+it was measured). Each format lays it out itself; every figure is written by units.py.
+"""
+
+from __future__ import annotations
+
+from .. import units
+from ..report.model import Report
+from ..report.sections import RemedyRow, break_even
+
+TITLE = "Cutting the cold start"
+HEADERS = ("way", "first call", "of which load", "speed vs eager", "break-even", "what you write")
+
+
+def shown(report: Report) -> bool:
+    """The table, for a run that tried remedies (or was asked to); other runs get `skipped_line`."""
+    rem = report.compile.remedies
+    asked = (report.options or {}).get("compile_remedies") is True
+    return rem is not None and bool(rem.rows or rem.failed or asked)
+
+
+def skipped_line(report: Report) -> str | None:
+    """One line for a run that considered remedies and tried none (why, from the plan)."""
+    rem = report.compile.remedies
+    if rem is None or shown(report) or not rem.not_tried:
+        return None
+    return f"Cold-start remedies not tried: {rem.not_tried[0].get('why')}."
+
+
+def _calls(be: dict | None) -> str:
+    return units.calls(be["calls"]) if be else "never"
+
+
+def bars(report: Report) -> list[tuple[str, float]]:
+    """(label, first call seconds) for the chart: cold, warm, then each remedy measured."""
+    c = report.compile
+    out = [("cold (whole model)", c.cold_s), ("warm local cache", c.warm_s)]
+    out += [(_short(r), r.startup_s) for r in (c.remedies.rows if c.remedies else [])]
+    return [(label, s) for label, s in out if s is not None]
+
+
+def _short(row: RemedyRow) -> str:
+    """A chart label that fits beside its bar."""
+    if row.name == "regional":
+        return f"regional ({row.blocks} × {row.block})"
+    return {"portable_cache": "portable cache (load + first call)"}.get(row.name or "", row.title)
+
+
+def rows(report: Report) -> list[list[str]]:
+    """One row per way: the main analysis's cold and warm first calls, then each remedy's."""
+    c, rt = report.compile, report.runtime
+    speed = units.ratio(rt.speedup, rt.speedup_ci)
+    eager, compiled = rt.eager.median_s, rt.compiled.median_s
+    out = [
+        [
+            "whole model, empty cache",
+            units.seconds(c.cold_s),
+            "",
+            speed,
+            _calls(break_even(c.cold_s, eager, compiled)),
+            "torch.compile(model)",
+        ],
+        [
+            "whole model, warm local cache",
+            units.seconds(c.warm_s) if c.warm_s is not None else units.NA,
+            "",
+            speed,
+            _calls(break_even(c.warm_s, eager, compiled)),
+            "TORCHINDUCTOR_CACHE_DIR on persistent storage",
+        ],
+    ]
+    for r in c.remedies.rows if c.remedies else []:
+        out.append(
+            [
+                r.title,
+                units.seconds(r.startup_s),
+                units.seconds(r.load_s) if r.load_s is not None else "",
+                units.ratio(r.speedup, r.speedup_ci),
+                _calls(break_even(r.startup_s, r.eager_median_s, r.median_s)),
+                r.line or units.NA,
+            ]
+        )
+    return out
+
+
+def notes(report: Report) -> list[str]:
+    """What was not tried and why, failures, the settings named, and how the rows were measured."""
+    rem = report.compile.remedies
+    if rem is None:
+        return []
+    out = [f"not tried: {n.get('remedy')}: {n.get('why')}" for n in rem.not_tried]
+    out += [f"failed: {f.get('strategy')}: {f.get('message')}" for f in rem.failed]
+    out += [f"{r.title}: {r.note}" for r in rem.rows if r.note]
+    art = rem.artifacts or {}
+    if art.get("bytes") is not None:
+        out.append(
+            f"cache artifacts: {units.nbytes(art['bytes'])}, saved in "
+            f"{units.seconds(art.get('save_s'))} after the cold first call (not in any timed figure)"
+        )
+    out += [f"other setting {s.get('setting')}: {s.get('why')}" for s in rem.settings]
+    if rem.rows:
+        out.append(
+            "how: each remedy in a fresh process whose inductor cache dir starts empty; first call "
+            "(plus the artifacts' load, timed alone) then eager vs compiled timed paired, numerics "
+            "vs eager; warm = the main analysis's second process on the same cache dir"
+        )
+    return out
