@@ -185,11 +185,23 @@ def test_what_the_parent_asks_a_spec():
         RegionalCompileSpec,
         PortableCacheSpec,
     }
-    # remedies measure a cold compile: their children never start from the main analysis's cache
+    # what measures a cold compile never starts from the main analysis's cache: the remedies, and
+    # the ways compared on their cold compile (modes, training ways, shape settings)
     assert {cls for cls, s in by_class.items() if s.fresh_cache} == {
         RegionalCompileSpec,
         PortableCacheSpec,
+        ModeSpec,
+        TrainWaySpec,
+        DynamicSpec,
     }
+    # what needs nothing at process start and is not compared cold runs in the warm process
+    assert {cls for cls, s in by_class.items() if s.shares_process} == {
+        ConfigFix,
+        InductorConfigFix,
+        StanceFix,
+        AblationSpec,
+    }
+    assert not any(s.shares_process and s.fresh_cache for s in by_class.values())
     assert by_class[EnvFix].child_env == MALLOC
     assert all(s.child_env is None for cls, s in by_class.items() if cls is not EnvFix)
     assert {s.section for s in by_class.values()} == {
