@@ -30,7 +30,7 @@ from typing import Any
 import torch
 
 from ..options import Options
-from ..probes import calls
+from ..probes import calls, first_call
 from ..verdict.rules import RULES
 from .pair import fresh_copies, main_pair, timed_pair
 from .specs import PortableCacheSpec, RegionalCompileSpec, Spec
@@ -142,15 +142,6 @@ def repeated_block(model: Any) -> dict:
     return {"block": cls.__name__, "names": names, "container": container, "share": share}
 
 
-def _compile_args(options: Options, compile_kwargs: dict) -> dict:
-    kwargs = dict(compile_kwargs)
-    if options.backend != "inductor":
-        kwargs.setdefault("backend", options.backend)
-    if options.mode and options.mode != "default":
-        kwargs.setdefault("mode", options.mode)
-    return kwargs
-
-
 def plan(workload: Any, options: Options, results: dict) -> tuple[list[Spec], list[dict]]:
     """The remedy children to run, and the remedies not tried with why (both go in the report)."""
     why = wanted(options, (results.get("compile") or {}).get("first_call_s"))
@@ -170,7 +161,7 @@ def plan(workload: Any, options: Options, results: dict) -> tuple[list[Spec], li
     elif "why" in block:
         skipped.append({"remedy": "regional compilation", "why": block["why"]})
     else:
-        args = _compile_args(options, workload.compile_kwargs)
+        args = first_call.compile_args(options.backend, options.mode, workload.compile_kwargs)
         out.append(
             RegionalCompileSpec(
                 block["block"],
@@ -197,7 +188,7 @@ def run_regional(spec: RegionalCompileSpec, w: Any, o: Options) -> dict:
     """Each instance of the block compiled on a fresh copy, timed paired against an eager copy."""
     device = calls.detect(w.model, w.call_args)
     fresh = fresh_copies(w, device)
-    args = _compile_args(o, w.compile_kwargs)
+    args = first_call.compile_args(o.backend, o.mode, w.compile_kwargs)
 
     def make() -> tuple[Any, Any]:
         model = fresh().model

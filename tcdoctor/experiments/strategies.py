@@ -152,7 +152,6 @@ def dynamic_row(
     how: str,
     eager: Any,
     compiled: Any,
-    kwargs: dict,
     ms: list,
     first_pass_s: float,
     limit_hit: bool,
@@ -171,7 +170,7 @@ def dynamic_row(
     return {
         "name": how,
         "changing_dims": [f"{names[i]} dim {d}" for i, d in _changing(w, shapes)],
-        "compile_kwargs": {k: repr(v) for k, v in kwargs.items()},
+        "compile_kwargs": {k: repr(v) for k, v in dynamic_kwargs(w, how).items()},
         "compiles": len(ms),
         "recompiles": sum(1 for m in ms if getattr(m, "recompile_reason", None)),
         "compile_s": sum(getattr(m, "entire_frame_compile_time_s", 0) or 0 for m in ms),
@@ -182,17 +181,22 @@ def dynamic_row(
     }
 
 
-def run_dynamic(w: Any, o: Options, how: str) -> dict:
-    """Feed inputs then each shape variant once, count compiles; then time each shape in the steady state."""
+def dynamic_kwargs(w: Any, how: str) -> dict:
+    """The workload's compile arguments with `dynamic` as shape setting `how` sets it ("automatic"
+    and "marked": not given, PyTorch's default; "marked" adds mark_dynamic on the changing dims)."""
     kwargs = {k: v for k, v in w.compile_kwargs.items() if k != "dynamic"}
     if how == "static":
         kwargs["dynamic"] = False
     elif how == "marked":
-        kwargs["dynamic"] = (
-            None  # automatic, plus torch._dynamo.mark_dynamic on the changing dimensions
-        )
+        kwargs["dynamic"] = None
     elif how == "dynamic":
         kwargs["dynamic"] = True
+    return kwargs
+
+
+def run_dynamic(w: Any, o: Options, how: str) -> dict:
+    """Feed inputs then each shape variant once, count compiles; then time each shape in the steady state."""
+    kwargs = dynamic_kwargs(w, how)
     device = calls.detect(w.model, w.call_args)
     w.device_type = device.type
     sync, call = calls.synchronizer(device), caller(w, device)
@@ -219,7 +223,6 @@ def run_dynamic(w: Any, o: Options, how: str) -> dict:
         how,
         w.model,
         compiled,
-        kwargs,
         dynamo_state.compilation_metrics(),
         first_pass,
         limit_hit,

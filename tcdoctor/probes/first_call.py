@@ -18,12 +18,19 @@ from .calls import timed_call
 from .rss import RssPeak
 
 
-def build(model: Any, backend: str, mode: str | None, compile_kwargs: dict) -> Any:
+def compile_args(backend: str, mode: str | None, compile_kwargs: dict) -> dict:
+    """torch.compile's keyword arguments: the workload's own, then the analysis's backend and mode
+    where it gave none (the default backend and mode left out, as a user writes the call)."""
     kwargs = dict(compile_kwargs)
-    kwargs.setdefault("backend", backend)
+    if backend != "inductor":
+        kwargs.setdefault("backend", backend)
     if mode and mode != "default":
         kwargs.setdefault("mode", mode)
-    return torch.compile(model, **kwargs)
+    return kwargs
+
+
+def build(model: Any, backend: str, mode: str | None, compile_kwargs: dict) -> Any:
+    return torch.compile(model, **compile_args(backend, mode, compile_kwargs))
 
 
 def _sum(ms: list, field: str) -> float | None:

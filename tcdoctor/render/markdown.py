@@ -118,38 +118,34 @@ def _tried(report: Report) -> list[str]:
     return out
 
 
+def _table(title: str, headers: list[str], rows: list[list[str]]) -> list[str]:
+    """A titled Markdown table of cells already escaped."""
+    lines = ["", f"### {title}", "", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    return lines + ["| " + " | ".join(cells) + " |" for cells in rows]
+
+
 def _remedy_table(report: Report) -> list[str]:
     """Cold, warm and each tried remedy's first call and speed, and the lines under them."""
     if not remedy_table.shown(report):
         line = remedy_table.skipped_line(report)
         return ["", _esc(line)] if line else []
-    out = [
-        "",
-        f"### {remedy_table.TITLE}",
-        "",
-        "| " + " | ".join(remedy_table.HEADERS) + " |",
-        "|" + "---|" * len(remedy_table.HEADERS),
+    rows = [
+        [_esc(c) for c in row[:-1]] + [_code(row[-1]) if row[-1] else ""]
+        for row in remedy_table.rows(report)
     ]
-    for row in remedy_table.rows(report):
-        cells = [_esc(c) for c in row[:-1]] + [_code(row[-1]) if row[-1] else ""]
-        out.append("| " + " | ".join(cells) + " |")
-    return out + [""] + [f"- {_esc(line)}" for line in remedy_table.notes(report)]
+    return (
+        _table(remedy_table.TITLE, remedy_table.HEADERS, rows)
+        + [""]
+        + [f"- {_esc(line)}" for line in remedy_table.notes(report)]
+    )
 
 
 def _compile_table(graphs: CompileGraphs | None, top: int) -> list[str]:
     """The `top` frames that took most of the cold compile time, the check and the method."""
     if not graphs or not graphs.rows:
         return []
-    out = [
-        "",
-        f"### {compile_table.TITLE}",
-        "",
-        "| " + " | ".join(compile_table.HEADERS) + " |",
-        "|" + "---|" * len(compile_table.HEADERS),
-    ]
-    out += [
-        "| " + " | ".join(_esc(c) for c in compile_table.cells(r)) + " |" for r in graphs.rows[:top]
-    ]
+    rows = [[_esc(c) for c in compile_table.cells(r)] for r in graphs.rows[:top]]
+    out = _table(compile_table.TITLE, compile_table.HEADERS, rows)
     rest = compile_table.rest_line(graphs, top)
     out += [""] + ([_esc(rest), ""] if rest else [])
     out += [f"- {_esc(line)}" for line in compile_table.check_lines(graphs)]

@@ -380,7 +380,6 @@ class PhaseRunner:
             "automatic",
             subject.workload.model,
             compiled,
-            {k: v for k, v in self.workload.compile_kwargs.items() if k != "dynamic"},
             ms,
             first + data["sequence_wall_s"],
             bool(data.get("limit_hit")),
