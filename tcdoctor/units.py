@@ -160,6 +160,11 @@ def break_gain(f: Any) -> str:
     return f"fixing it gains at most {seconds(gain)} per call, {percent(share)} (a bound){cost}"
 
 
+# a tried experiment's `cache_start` when it ran in the warm process (run/child.py): its first call
+# compiled in a process whose Inductor had already started, so "cold" there is no fresh process's
+WARM_PROCESS_CACHE = "the main analysis's cache, in the warm process after its own measurements"
+
+
 def cache_state(cache: dict | None) -> str | None:
     """How a first call's Inductor compiles met the FX graph cache: 'cold', 'warm (3 of 3 graphs
     from the cache)', 'partly warm (1 of 2 graphs from the cache)'; None when it compiled no
@@ -200,7 +205,12 @@ def fix_summary(row: Any) -> str:
         parts.append(f"{ratio(b['speedup'])} → {ratio(a['speedup'], a.get('speedup_ci'))}")
     state = cache_state(a.get("cache"))
     if state and a.get("first_call_s") is not None:
-        parts.append(f"first call {seconds(a['first_call_s'])}, {state}")
+        where = (
+            " in the warm process"
+            if getattr(row, "cache_start", None) == WARM_PROCESS_CACHE
+            else ""
+        )
+        parts.append(f"first call {seconds(a['first_call_s'])}, {state}{where}")
     return ", ".join(parts)
 
 

@@ -12,8 +12,9 @@ import os
 import pytest
 from conftest import ROOT, run_cli
 
+from tcdoctor import units
 from tcdoctor.experiments.specs import ConfigFix, DynamicSpec, ModeSpec, TrainWaySpec
-from tcdoctor.run.child import WARM_CACHE_START
+from tcdoctor.report.sections import FixRow
 from tcdoctor.run.launcher import _experiment_cache
 
 
@@ -67,7 +68,8 @@ def test_config_fix_recompiles_only_the_graph_it_changes(report):
     row = _fix(report, "config")
     assert row["name"] == "capture_scalar_outputs" and row["after"]["graph_breaks"] == 1
     # run in the warm process once its own phases were done: no process of its own
-    assert row["cache_start"] == WARM_CACHE_START
+    assert row["cache_start"] == units.WARM_PROCESS_CACHE
+    assert "in the warm process" in units.fix_summary(FixRow.from_dict(row))
     assert report["compile"]["warm_s"] is not None
     cache = row["after"]["cache"]
     # graphs 2 and 3 become one new graph (the only miss); graph 1 is unchanged (a hit)

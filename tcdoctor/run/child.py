@@ -15,6 +15,7 @@ import time
 import warnings
 
 from ..experiments.specs import Spec
+from ..units import WARM_PROCESS_CACHE
 
 WAIT_POLL_S = 0.01
 
@@ -132,9 +133,6 @@ def main(spec_path: str) -> int:
     return 0 if ok else 3
 
 
-WARM_CACHE_START = "the main analysis's cache, in the warm process after its own measurements"
-
-
 def _run_experiments(go: dict, workload, options, sink) -> None:
     """The experiments the parent gave the warm process (`Spec.shares_process`), once its own phases
     are done, in plan order, each as its own phase; those that count against the fix budget stop
@@ -147,7 +145,7 @@ def _run_experiments(go: dict, workload, options, sink) -> None:
             sink({"event": "not_tried", "phase": spec.phase, "spec": d, "why": why})
             continue
         t0 = time.perf_counter()
-        _run_strategy(spec, workload, options, sink, WARM_CACHE_START)
+        _run_strategy(spec, workload, options, sink, WARM_PROCESS_CACHE)
         if spec.uses_fix_budget:
             spent += time.perf_counter() - t0
 
