@@ -50,6 +50,11 @@ MALLOC_PINNED = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD
 FAULTS_PER_CALL = 256
 
 
+def budget_used_up(budget_s: float) -> str:
+    """Why a planned fix, ablation or remedy was not tried (in the warm process or by the parent)."""
+    return f"the fix budget ({budget_s:.0f} s, --fix-budget) was used up"
+
+
 def before_figures(results: dict) -> dict:
     """The main analysis's figures a fix is compared with, from phase results keyed by phase name."""
     rt = results.get("runtime") or {}

@@ -60,9 +60,8 @@ def main(spec_path: str) -> int:
     options = Options.from_dict(spec["options"])
     import torch
 
-    if (
-        options.threads is not None
-    ):  # else as the user's process: OMP_NUM_THREADS or torch's default
+    # else as the user's own process: OMP_NUM_THREADS or torch's default
+    if options.threads is not None:
         torch.set_num_threads(options.threads)  # before any compile: a later change recompiles
     if spec["role"] == "rank":
         from .rank import run as run_rank
@@ -137,11 +136,13 @@ def _run_experiments(go: dict, workload, options, sink) -> None:
     """The experiments the parent gave the warm process (`Spec.shares_process`), once its own phases
     are done, in plan order, each as its own phase; those that count against the fix budget stop
     when it is spent (each then says so in a `not_tried` record the parent reports)."""
+    from ..experiments.fixes import budget_used_up
+
     budget, spent = go.get("fix_budget_s") or 0.0, 0.0
     for d in go["experiments"]:
         spec = Spec.from_dict(d)
         if spec.uses_fix_budget and spent >= budget:
-            why = f"the fix budget ({budget:.0f} s, --fix-budget) was used up"
+            why = budget_used_up(budget)
             sink({"event": "not_tried", "phase": spec.phase, "spec": d, "why": why})
             continue
         t0 = time.perf_counter()

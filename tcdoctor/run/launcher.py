@@ -24,6 +24,7 @@ import tempfile
 import time
 
 from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, ChildFailed, UserCodeError
+from ..experiments.fixes import budget_used_up
 from ..experiments.specs import PHASE_PREFIX, Spec
 from ..options import Options
 from ..report.model import Report
@@ -300,7 +301,7 @@ def analyze_target(
                 not_tried.append(
                     {
                         "spec": spec.to_dict(),
-                        "why": f"the fix budget ({fix_budget:.0f} s, --fix-budget) was used up",
+                        "why": budget_used_up(fix_budget),
                     }
                 )
                 continue
