@@ -145,11 +145,20 @@ def _stance_fix(events: list[dict], options: Options) -> list[Spec]:
     return plan_stance(guard_share(over, median), RULES["guard_overhead_fraction"], before)
 
 
-def _shared(cold_events: list[dict]) -> list[Spec]:
-    """The planned experiments the warm process runs after its own phases (`Spec.shares_process`):
-    each saves a process start (torch's import, build()) and compiles from the main cache."""
-    planned = (done(cold_events, "plan") or {}).get("strategies", [])
-    return [s for s in map(Spec.from_dict, planned) if s.shares_process]
+def _go_signal(cold_events: list[dict], options: Options) -> dict:
+    """What the warm child is told once the cold child is done: whether to run at all, the compiled
+    call's time (its profiler budget), and the planned experiments it runs after its own phases
+    (`Spec.shares_process`: each saves a process start, torch's import and build(), and compiles
+    from the main cache) within the fix budget."""
+    run = done(cold_events, "compile") is not None
+    runtime = done(cold_events, "runtime") or {}
+    planned = (done(cold_events, "plan") or {}).get("strategies", []) if run else []
+    return {
+        "run": run,
+        "per_call_s": (runtime.get("compiled") or {}).get("median_s"),
+        "experiments": [d for d in planned if Spec.from_dict(d).shares_process],
+        "fix_budget_s": _fix_budget(cold_events, options),
+    }
 
 
 def _warm_experiments(
@@ -200,6 +209,75 @@ def _experiment_cache(cache_dir: str, workdir: str, i: int, spec: Spec) -> tuple
     return path, "copy of the main analysis's cache"
 
 
+class _Experiments:
+    """The experiment children the parent runs one by one after the main analysis."""
+
+    def __init__(
+        self,
+        target: str,
+        options: Options,
+        workdir: str,
+        cache_dir: str,
+        deadline: float,
+        prog: Progress,
+    ):
+        self.target, self.options, self.workdir = target, options, workdir
+        self.cache_dir, self.deadline, self.prog = cache_dir, deadline, prog
+
+    def children(
+        self,
+        plan: list[Spec],
+        fix_budget: float,
+        fix_spent: float,
+        events: list[dict],
+        failures: list[dict],
+    ) -> list[dict]:
+        """Run each spec of `plan` in a child of its own (its events and failures appended), within
+        the deadline and, for those that count against it, the fix budget; the ones left untried."""
+        not_tried = []
+        for i, spec in enumerate(plan):
+            if time.monotonic() > self.deadline - 1:
+                failures.append(
+                    {
+                        "phase": "strategies",
+                        "message": f"{len(plan) - i} strategy comparison(s) not run: the "
+                        f"{self.options.timeout_s:g}s limit was used up",
+                    }
+                )
+                break
+            if spec.uses_fix_budget and fix_spent >= fix_budget:
+                not_tried.append({"spec": spec.to_dict(), "why": budget_used_up(fix_budget)})
+                continue
+            started = time.monotonic()
+            s_events, s_failure = self._child(i, len(plan), spec)
+            events += measured(s_events)
+            if s_failure:
+                failures.append(s_failure)
+            if spec.uses_fix_budget:
+                fix_spent += time.monotonic() - started
+        return not_tried
+
+    def _child(self, i: int, total: int, spec: Spec) -> tuple[list[dict], dict | None]:
+        self.prog.strategy(f"strategy-{i}", i + 1, total, spec)
+        child_cache, cache_start = _experiment_cache(self.cache_dir, self.workdir, i, spec)
+        child = Child(
+            "strategy",
+            self.target,
+            self.options,
+            self.workdir,
+            child_cache,
+            self.deadline,
+            tag=f"strategy-{i}",
+            extra_env=spec.child_env,
+            strategy=spec.to_dict(),
+            cache_start=cache_start,
+        )
+        child.wait(self.deadline, tick=self.prog.tick if self.prog.enabled else None)
+        s_events, s_failure = child.finish()
+        self.prog.feed(f"strategy-{i}", s_events)
+        return s_events, s_failure
+
+
 def begin(
     target: str, options: Options, keep_dir: str | None, progress: bool, prefix: str
 ) -> tuple[Progress, str, float]:
@@ -245,19 +323,7 @@ def analyze_target(
             if warm and not warm.running() and not os.path.exists(ready):
                 _touch(ready, {"warm_died": True})  # never leave the cold child waiting
             if warm and not go_sent and not cold.running():
-                cold_events = cold.events()
-                runtime = done(cold_events, "runtime") or {}
-                run = done(cold_events, "compile") is not None
-                in_warm = _shared(cold_events) if run else []
-                _touch(
-                    go,
-                    {
-                        "run": run,
-                        "per_call_s": (runtime.get("compiled") or {}).get("median_s"),
-                        "experiments": [s.to_dict() for s in in_warm],
-                        "fix_budget_s": _fix_budget(cold_events, options),
-                    },
-                )
+                _touch(go, _go_signal(cold.events(), options))
                 go_sent = True
             time.sleep(POLL_S)
 
@@ -288,46 +354,8 @@ def analyze_target(
         planned = (done(events, "plan") or {}).get("strategies", [])
         plan = [s for s in map(Spec.from_dict, planned) if s.phase not in handled]
         plan += _stance_fix(events, options)
-        for i, spec in enumerate(plan):
-            if time.monotonic() > deadline - 1:
-                failures.append(
-                    {
-                        "phase": "strategies",
-                        "message": f"{len(plan) - i} strategy comparison(s) not run: the {options.timeout_s:g}s limit was used up",
-                    }
-                )
-                break
-            if spec.uses_fix_budget and fix_spent >= fix_budget:
-                not_tried.append(
-                    {
-                        "spec": spec.to_dict(),
-                        "why": budget_used_up(fix_budget),
-                    }
-                )
-                continue
-            started = time.monotonic()
-            prog.strategy(f"strategy-{i}", i + 1, len(plan), spec)
-            child_cache, cache_start = _experiment_cache(cache_dir, workdir, i, spec)
-            child = Child(
-                "strategy",
-                target,
-                options,
-                workdir,
-                child_cache,
-                deadline,
-                tag=f"strategy-{i}",
-                extra_env=spec.child_env,
-                strategy=spec.to_dict(),
-                cache_start=cache_start,
-            )
-            child.wait(deadline, tick=prog.tick if prog.enabled else None)
-            s_events, s_failure = child.finish()
-            prog.feed(f"strategy-{i}", s_events)
-            events += measured(s_events)
-            if s_failure:
-                failures.append(s_failure)
-            if spec.uses_fix_budget:
-                fix_spent += time.monotonic() - started
+        run = _Experiments(target, options, workdir, cache_dir, deadline, prog)
+        not_tried += run.children(plan, fix_budget, fix_spent, events, failures)
         if not_tried:
             events.append(
                 {"event": "done", "phase": "fixes_not_tried", "data": {"not_tried": not_tried}}
