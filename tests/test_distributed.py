@@ -197,7 +197,8 @@ dist.destroy_process_group()
 
 def test_ddp_train_step_counts_equal_dynamo_counters(tmp_path):
     """A DDP training step compiled whole: per rank, tcdoctor's graphs and breaks are what Dynamo
-    counts for the same step written by hand (before: DDPOptimizer's 4 bucket subgraphs counted as
+    counts for the same step written by hand, DDPOptimizer on, one call (they are read from the
+    compile phase's first call, the user's own compile, not from explain's run) (before: DDPOptimizer's 4 bucket subgraphs counted as
     graphs, and the standard step's extra frame logging zero_grad's break twice: 7 / 8 for 4 / 7)."""
     folder = os.path.dirname(TARGETS)
     (tmp_path / "train_target.py").write_text(TRAIN_TARGET.format(folder=folder))
@@ -230,11 +231,17 @@ def test_ddp_train_step_counts_equal_dynamo_counters(tmp_path):
         "r.json",
     )
     assert rc == 0, (out, err)
-    d = json.loads((tmp_path / "r.json").read_text())["distributed"]
+    rep = json.loads((tmp_path / "r.json").read_text())
+    d = rep["distributed"]
     for r in d["ranks"]:
         graphs, breaks, buckets = counted[r["rank"]]
         assert (r["graphs"], r["graph_breaks"]) == (graphs, breaks), (r, counted)
         assert r["ddp"]["subgraphs"] == buckets, r["ddp"]
+        # explain's own run (DDPOptimizer off) is kept beside, labelled, never in place of them
+        assert r["explain_graphs"] is not None and r["explain_graph_breaks"] is not None, r
+    # the counts are the user's compile's first call (DDPOptimizer on), not explain's (report/counts.py)
+    assert "compile you run" in rep["graphs"]["source"], rep["graphs"]
+    assert "compile you run" in rep["graph_breaks"]["source"], rep["graph_breaks"]
 
 
 def test_merge_joins_nodes_and_recomputes(ddp_run):

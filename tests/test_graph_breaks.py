@@ -147,3 +147,57 @@ def test_unimplemented_without_log_record_is_listed_not_counted():
     ]
     data, _ = probe_sample("loop_break")  # its unimplemented entries all match the logged skip
     assert data["graph_breaks"]["unlogged_fallbacks"] == []
+
+
+class _ShapesPerCall(torch.nn.Module):
+    """One call feeds a helper frame three shapes: how many graphs that makes depends on the
+    compile's own `dynamic` argument, which torch._dynamo.explain does not take."""
+
+    def forward(self, x):
+        return _helper(x[:2]), _helper(x[:3]), _helper(x[:4])
+
+
+def _helper(t):
+    t = t * 2
+    print("", end="")  # a break: the helper's frame is compiled on its own, per shape or not
+    return t.cos().sum()
+
+
+def _by_hand_counts(model, x, **compile_kwargs):
+    """PyTorch's own counters after one call of the same compile, written by hand."""
+    from torch._dynamo.utils import counters
+
+    fresh()
+    with torch.no_grad():
+        torch.compile(model, backend="eager", **compile_kwargs)(x)
+    out = counters["stats"]["unique_graphs"], sum(counters["graph_break"].values())
+    fresh()
+    return out
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_counts_are_the_users_compile_not_explains(dynamic):
+    """graphs and breaks come from the compile the user runs (its `dynamic` argument included),
+    read after its first call; explain's run, which compiles its own way, is kept beside them.
+    Before: the counts were explain's (7 graphs, 5 breaks either way) while the user's compile
+    makes 9 graphs / 6 breaks with dynamic=False (the helper recompiles per shape), 5 / 4 with
+    dynamic=True (here, torch 2.13)."""
+    import tcdoctor
+
+    x = torch.randn(8, 4)
+    expected = _by_hand_counts(_ShapesPerCall(), x, dynamic=dynamic)
+    ex, _, _ = explain_with_counters(coerce((_ShapesPerCall(), (x,))))
+    assert expected[0] != len(ex.graphs)  # the case is one where explain differs from the compile
+    rep = tcdoctor.analyze(
+        _ShapesPerCall(),
+        (x,),
+        compile_kwargs={"dynamic": dynamic},
+        backend="eager",
+        threads=1,
+        budget_s=0.1,
+        profile_budget_s=0.3,
+    )
+    assert (rep.graphs.count, rep.graph_breaks.count) == expected
+    assert sum(f.occurrences for f in rep.graph_breaks.unique) == rep.graph_breaks.count
+    assert rep.graphs.explain_run_count == len(ex.graphs) and "compile you run" in rep.graphs.source
+    assert "compile you run" in rep.graph_breaks.source

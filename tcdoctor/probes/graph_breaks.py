@@ -5,6 +5,15 @@ as `generic_jump TensorVariable()`) and records nothing when a whole frame is sk
 (a break inside a loop: graph_count 0, graph_break_count -1). Dynamo's graph-break log
 has every break, so findings come from the log and explain supplies the graphs.
 
+The counts the report shows are taken on the user's own compile: the compile phase's first call
+(your backend, mode and compile arguments, DDPOptimizer on under DDP as in your job) runs with the
+same log captured and PyTorch's counters cleared first, and `counted` reads them right after it;
+`report.counts.use_compile_counts` puts them in the report, keeping explain's run as
+`explain_run_*` and `explain_graph_*` beside them (explain compiles with its own backend, hence
+without DDPOptimizer, so under DDP its figures are for a configuration the user does not run).
+explain still supplies the graphs' op lists (`per_graph`) and the figures when the compile phase
+did not finish.
+
 Pitfalls: the graph count is Dynamo's own counter (`counters['stats']['unique_graphs']`), not
 explain's list, which holds whatever its backend was handed: under DDP, DDPOptimizer hands it one
 subgraph per gradient bucket, so explain runs with DDPOptimizer off (see `_explain`). The subject
@@ -56,6 +65,16 @@ GRAPHS_DEFINITION = (
     "Graphs Dynamo compiled while tracing one call: torch._dynamo.utils.counters['stats']"
     "['unique_graphs']. DDPOptimizer's per-bucket subgraphs are not counted (explain runs with it "
     "off, so per_graph lists Dynamo's graphs); they are reported in the ddp section."
+)
+
+
+COUNTS_SOURCE = (
+    "the compile you run (your backend, mode and compile arguments; DDPOptimizer as configured): "
+    "PyTorch's counters and graph-break log on its first call, in the compile phase"
+)
+EXPLAIN_SOURCE = (
+    "torch._dynamo.explain's traced call (its own backend; DDPOptimizer off), used only where the "
+    "compile phase did not finish"
 )
 
 
@@ -278,37 +297,61 @@ def _explain(model: Any, call_args: CallArgs) -> Any:
         return explain(*call_args.args, **call_args.kwargs)
 
 
+def tally(collector: _Collector) -> dict:
+    """Graphs and breaks of the calls made while `collector` listened, as PyTorch counts them:
+    `counters['stats']['unique_graphs']`, one break per graph-break log record (the total of
+    `counters['graph_break']` plus the `counters['unimplemented']` entries the log also records),
+    each grouped into findings. Read right after the calls, before anything else compiles."""
+    records = dynamo_state.graph_break_records(collector)
+    messages = [m for m, _ in records]
+    findings = findings_from_messages(messages, [f for _, f in records])
+    return {
+        "graphs": dynamo_state.counter("stats", "unique_graphs"),
+        "graph_breaks": len(messages),
+        "dynamo_counters_graph_break": sum(dynamo_state.counters_of("graph_break").values()),
+        "skipped_frames": sum(f["occurrences"] for f in findings if f["frame_skipped"]),
+        "unlogged_fallbacks": unlogged_unimplemented(
+            dynamo_state.counters_of("unimplemented"), findings
+        ),
+        "unique": findings,
+    }
+
+
+def counted(collector: _Collector) -> dict:
+    """The counts of the user's own compile (the compile phase's first call): what the report shows."""
+    return {**tally(collector), "source": COUNTS_SOURCE}
+
+
 def probe(model: Any, call_args: Any) -> dict:
-    """Run explain once (no real backend) with the graph-break log captured; a tuple is positional inputs."""
+    """Run explain once (no real backend) with the graph-break log captured; a tuple is positional inputs.
+
+    The compile phase's first call replaces these counts with the user's own compile's
+    (`counted`, merged by `report.counts.use_compile_counts`); explain's stay as `explain_*`."""
     if not isinstance(call_args, CallArgs):
         call_args = CallArgs(as_inputs(call_args))
     dynamo_state.fresh()
     with dynamo_state.dynamo_logs() as logs:
         out = _explain(model, call_args)
-    records = dynamo_state.graph_break_records(logs)
-    messages = [m for m, _ in records]
-    findings = findings_from_messages(messages, [f for _, f in records])
-    counted = sum(dynamo_state.counters_of("graph_break").values())
-    unlogged = unlogged_unimplemented(dynamo_state.counters_of("unimplemented"), findings)
-    unique_graphs = dynamo_state.counter("stats", "unique_graphs")
+    t = tally(logs)
     dynamo_state.fresh()
-    skipped = [f for f in findings if f["frame_skipped"]]
     return {
         "graphs": {
-            "count": unique_graphs,
+            "count": t["graphs"],
             "definition": GRAPHS_DEFINITION,
             "explain_graph_count": out.graph_count,
             "per_graph": [_graph_info(g) for g in out.graphs],
             "explain_op_count": out.op_count,
+            "source": EXPLAIN_SOURCE,
         },
         "graph_breaks": {
-            "count": len(messages),
+            "count": t["graph_breaks"],
             "definition": DEFINITION,
             "explain_graph_break_count": out.graph_break_count,
-            "dynamo_counters_graph_break": counted,
-            "skipped_frames": sum(f["occurrences"] for f in skipped),
-            "unlogged_fallbacks": unlogged,
-            "unique": findings,
+            "dynamo_counters_graph_break": t["dynamo_counters_graph_break"],
+            "skipped_frames": t["skipped_frames"],
+            "unlogged_fallbacks": t["unlogged_fallbacks"],
+            "unique": t["unique"],
+            "source": EXPLAIN_SOURCE,
         },
     }
 

@@ -89,6 +89,9 @@ def rank_row(rep: Report, info: dict, ddp: dict | None) -> dict:
         "finished": info.get("finished"),
         "graphs": rep.graphs.count,
         "graph_breaks": rep.graph_breaks.count,
+        # torch._dynamo.explain's run (its own backend, DDPOptimizer off), kept beside the compile's
+        "explain_graphs": rep.graphs.explain_run_count,
+        "explain_graph_breaks": rep.graph_breaks.explain_run_count,
         "recompiles": rep.recompiles.count,
         "guards": rep.guards.count,
         "first_call_s": rep.compile.cold_s,

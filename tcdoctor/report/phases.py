@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from . import break_gain, compile_joins
+from . import break_gain, compile_joins, counts
 
 Fill = Callable[[dict, dict], None]
 
@@ -35,6 +35,15 @@ def _set(*sections: str) -> Fill:
 def _fill_compile(data: dict, c: dict) -> None:
     c = dict(c)
     data["guards"].update(c.pop("guards"))
+    counted = c.pop(
+        "counted", None
+    )  # the user's own compile's graphs and breaks (report/counts.py)
+    if counted:
+        merged = counts.use_compile_counts(
+            {k: data[k] for k in ("graphs", "graph_breaks") if "not_measured" not in data[k]},
+            counted,
+        )
+        data["graphs"], data["graph_breaks"] = merged["graphs"], merged["graph_breaks"]
     data["compile"].update(c)
     data["memory"]["compile_peak_bytes"] = c.get("peak_rss_delta_bytes")
     data["memory"]["compile_peak_method"] = (

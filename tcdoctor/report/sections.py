@@ -424,19 +424,25 @@ class GraphBreak(Record):
 
 @dataclass
 class Graphs(Record):
-    OMIT_NONE = ("not_measured",)
+    """Graphs of one call: `count` from the compile you run (`source`; report/counts.py), explain's beside it."""
+
+    OMIT_NONE = ("not_measured", "source", "explain_run_count", "per_graph_source")
 
     count: int | None = None
     per_graph: list[dict] = field(default_factory=list)
     explain_op_count: int | None = None
     not_measured: str | None = None
+    source: str | None = None
+    explain_run_count: int | None = None
+    per_graph_source: str | None = None
 
 
 @dataclass
 class GraphBreaks(Record):
-    """Graph breaks as Dynamo logged them on one compiled call (probes/graph_breaks.py)."""
+    """Graph breaks as Dynamo logged them on one compiled call (probes/graph_breaks.py): the compile
+    you run (`source`), with explain's run kept as `explain_run_count` (report/counts.py)."""
 
-    OMIT_NONE = ("not_measured",)
+    OMIT_NONE = ("not_measured", "source", "explain_run_count")
 
     count: int | None = None
     unique: list[GraphBreak] = field(default_factory=list)
@@ -446,6 +452,8 @@ class GraphBreaks(Record):
     explain_graph_break_count: int | None = None
     unlogged_fallbacks: list[Any] | None = None
     not_measured: str | None = None
+    source: str | None = None
+    explain_run_count: int | None = None
 
 
 @dataclass

@@ -53,7 +53,7 @@ from ..probes import (
     recompiles,
     timing,
 )
-from ..report import phases
+from ..report import counts, phases
 from ..target.pristine import Pristine, reset_rng_state
 from ..target.userframes import describe_exception, python_version
 from ..target.workload import Workload
@@ -290,6 +290,12 @@ class PhaseRunner:
         data["break_sites"] = graph_breaks.break_sites(
             logs
         )  # which compiled region each break ends
+        # the counts the report shows: this compile's (the user's backend, mode, DDPOptimizer), not explain's
+        data["counted"] = graph_breaks.counted(logs)
+        if "graph_breaks" in self.results:  # the fixes planned here address these findings' ids
+            self.results["graph_breaks"] = counts.use_compile_counts(
+                self.results["graph_breaks"], data["counted"]
+            )
         data["graphs"] = compile_graphs.probe(  # where the compile time goes, frame by frame
             dynamo_state.compilation_metrics()[n_before:],
             data["first_call_s"],
