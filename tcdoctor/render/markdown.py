@@ -41,7 +41,9 @@ def _figures(report: Report) -> list[tuple[str, str, str]]:
         (
             "graphs / graph breaks",
             units.pair(units.count, report.graphs.count, report.graph_breaks.count),
-            "torch._dynamo.explain + graph-break log, one call",
+            "your compile's first call: PyTorch's counters + graph-break log"
+            if report.graphs.source
+            else "torch._dynamo.explain + graph-break log, one call",
         ),
         (
             "recompiles",
@@ -52,7 +54,10 @@ def _figures(report: Report) -> list[tuple[str, str, str]]:
         (
             "guard overhead / call",
             units.seconds(report.guards.overhead_s_per_call),
-            "profiler 'TorchDynamo Cache Lookup'",
+            "calls with and without guard evaluation (skip_guard_eval_unsafe); profiler "
+            f"'TorchDynamo Cache Lookup': {units.seconds(report.guards.profiler_overhead_s_per_call)}"
+            if report.guards.by_removal
+            else "profiler 'TorchDynamo Cache Lookup'",
         ),
         (
             "eager / compiled median",

@@ -20,6 +20,7 @@ import dataclasses
 from typing import Callable
 
 from . import break_gain, compile_joins, counts
+from .sections import GUARDS_BY_REMOVAL, guard_cost
 
 Fill = Callable[[dict, dict], None]
 
@@ -81,8 +82,9 @@ def _fill_profile(data: dict, p: dict) -> None:
     p = dict(p)
     region_calls = p.pop("region_calls", None)  # joined here, not kept: one entry per call
     data["profile"] = p
-    data["guards"]["overhead_s_per_call"] = p["guard_overhead_s_per_call"]
-    data["guards"]["overhead_method"] = p["method"]
+    data["guards"].update(guard_cost(p))  # by removal where exact, else the profiler's
+    if p.get("guard_ab") is not None:
+        data["guards"]["removal"] = p.pop("guard_ab")
     graphs = data["compile"].get("graphs")
     if graphs and region_calls is not None:  # how often each cold frame runs per call
         data["compile"]["graphs"] = dict(
@@ -146,6 +148,8 @@ def order(process: str) -> tuple[str, ...]:
 
 def derive(data: dict) -> None:
     """Figures computed from several phases' results, after every fill."""
-    # Guards.overhead_fraction is taken of the compiled median the timing phase measured.
-    data["guards"]["call_s"] = (data["runtime"].get("compiled") or {}).get("median_s")
+    # Guards.overhead_fraction is taken of the compiled median the timing phase measured, or, for
+    # a cost by removal, of the with-guards median of the same A/B samples (sections.guard_cost).
+    if data["guards"].get("overhead_source") != GUARDS_BY_REMOVAL:
+        data["guards"]["call_s"] = (data["runtime"].get("compiled") or {}).get("median_s")
     break_gain.attach(data)

@@ -137,6 +137,40 @@ def guard_share(overhead_s: float | None, call_s: float | None) -> float | None:
     return overhead_s / call_s if overhead_s is not None and call_s else None
 
 
+GUARDS_BY_REMOVAL = "removal"  # A/B: calls timed with and without guard evaluation
+GUARDS_BY_PROFILER = "profiler"  # 'TorchDynamo Cache Lookup' events
+
+
+def guard_cost(profile: dict) -> dict:
+    """The guard cost the report shows, from the profile phase's result: the A/B figure (guards
+    removed, probes/guard_ab.py) where it is exact, else the profiler's, saying which and why.
+    Used by the report's Guards section, the stance fix's trigger and the progress line."""
+    ab = profile.get("guard_ab") or {}
+    profiler_s = profile.get("guard_overhead_s_per_call")
+    if ab.get("overhead_s_per_call") is not None:
+        method = ab.get("method") or ""
+        if ab.get("clamped"):
+            method += f"; {ab['clamped']}"
+        return {
+            "overhead_s_per_call": ab["overhead_s_per_call"],
+            "overhead_ci_s": ab.get("overhead_ci_s"),
+            "overhead_source": GUARDS_BY_REMOVAL,
+            "overhead_method": method,
+            "profiler_overhead_s_per_call": profiler_s,
+            # the share is taken of the with-guards median of the same samples, not of the timing
+            # phase's median (another process, another moment's load)
+            "call_s": ab.get("with_guards_median_s"),
+        }
+    why = ab.get("not_exact") or ab.get("not_measured")
+    method = profile.get("method") or ""
+    return {
+        "overhead_s_per_call": profiler_s,
+        "overhead_source": GUARDS_BY_PROFILER if profiler_s is not None else None,
+        "overhead_method": method + (f"; not by removal: {why}" if why else ""),
+        "profiler_overhead_s_per_call": profiler_s,
+    }
+
+
 def slower_than_eager(ci_high: float | None) -> bool:
     """The 95% CI's upper bound below 1: eager is faster (the main analysis and every row)."""
     return ci_high is not None and ci_high < 1.0
@@ -296,19 +330,35 @@ class CompileTime(Record):
 class Guards(Record):
     """Guard count (CompilationMetrics) and evaluation cost per call (probes/guards.py).
 
-    `call_s` is the compiled call's median the share is taken of (set at assembly from Runtime).
+    `call_s` is the compiled call's median the share is taken of: the A/B's with-guards median when
+    the cost is by removal (`guard_cost`), else the timing phase's (set at assembly from Runtime).
     """
 
     DERIVED = ("overhead_fraction",)
-    OMIT_NONE = ("not_measured",)
+    OMIT_NONE = (
+        "not_measured",
+        "overhead_source",
+        "overhead_ci_s",
+        "profiler_overhead_s_per_call",
+        "removal",
+    )
 
     count: int | None = None
-    source: str | None = None
+    source: str | None = None  # of the count
     per_frame: list[dict] | None = None
     overhead_s_per_call: float | None = None
     overhead_method: str | None = None
     call_s: float | None = None
     not_measured: str | None = None
+    # which figure overhead_s_per_call is: GUARDS_BY_REMOVAL (A/B) or GUARDS_BY_PROFILER (guard_cost)
+    overhead_source: str | None = None
+    overhead_ci_s: list[float] | None = None  # the A/B's 95% CI
+    profiler_overhead_s_per_call: float | None = None  # the cross-check, always the profiler's
+    removal: dict | None = None  # the A/B's own figures, or why it was not used
+
+    @property
+    def by_removal(self) -> bool:
+        return self.overhead_source == GUARDS_BY_REMOVAL
 
     @classmethod
     def upgrade(cls, d: dict) -> dict:

@@ -130,13 +130,14 @@ def _show(prog: Progress, cold: Child, warm: Child | None) -> None:
 def _stance_fix(events: list[dict], options: Options) -> list[Spec]:
     """The guard-skipping stance, once the warm child measured guard cost (planned here: the cold child can't)."""
     from ..experiments.fixes import before_figures, plan_stance
-    from ..report.sections import guard_share
+    from ..report.sections import guard_cost, guard_share
     from ..verdict.rules import RULES
 
     profile, runtime = done(events, "profile") or {}, done(events, "runtime") or {}
+    cost = guard_cost(profile)  # by removal where exact (probes/guard_ab.py), else the profiler's
     over, median = (
-        profile.get("guard_overhead_s_per_call"),
-        (runtime.get("compiled") or {}).get("median_s"),
+        cost["overhead_s_per_call"],
+        cost.get("call_s") or (runtime.get("compiled") or {}).get("median_s"),
     )
     if not options.fixes or over is None or not median:
         return []

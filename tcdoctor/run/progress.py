@@ -25,6 +25,7 @@ import click
 
 from .. import units
 from ..experiments.specs import PHASE_PREFIX, Spec
+from ..report.sections import GUARDS_BY_REMOVAL, guard_cost
 
 LABELS = {
     "load": "load target",
@@ -107,8 +108,10 @@ def _memory(d: dict) -> str | None:
 
 
 def _profile(d: dict) -> str | None:
-    guard = d.get("guard_overhead_s_per_call")
-    return f"guards {units.seconds(guard)}/call" if guard is not None else None
+    g = guard_cost(d)
+    guard = g["overhead_s_per_call"]
+    how = " (guards removed)" if g["overhead_source"] == GUARDS_BY_REMOVAL else ""
+    return f"guards {units.seconds(guard)}/call{how}" if guard is not None else None
 
 
 def _strategy(d: dict) -> str | None:

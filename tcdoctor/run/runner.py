@@ -46,6 +46,7 @@ from ..probes import (
     dynamo_state,
     first_call,
     graph_breaks,
+    guard_ab,
     guards,
     memory,
     numerics,
@@ -477,14 +478,24 @@ class PhaseRunner:
     def profile(self) -> dict:
         self._need_compiled()
         w, ca = self.workload, self.workload.call_args
-        return profile.measure(
+        compiled = calls.one_call(self.compiled, ca, w, self.device)
+        data = profile.measure(
             calls.one_call(self.eager_subject.fn, ca, w, self.device),
-            calls.one_call(self.compiled, ca, w, self.device),
+            compiled,
             self.device,
             self.options.trace_dir,
             self.options.profile_budget_s,
             calls.batch_context(w),
         )
+        # guard cost by removing the guards, after the profiler and outside every other timed figure
+        data["guard_ab"] = guard_ab.measure(
+            compiled,
+            self.sync,
+            self.per_call_s,
+            self.options.profile_budget_s,
+            calls.batch_context(w),
+        )
+        return data
 
     def _need_compiled(self) -> None:
         if self.compiled is None:
