@@ -8,6 +8,7 @@ and a table disagree fails there, not in a user's CI.
 
 from __future__ import annotations
 
+from tcdoctor.report.compile_joins import frame_time
 from tcdoctor.report.model import Report
 from tcdoctor.verdict.decision import best_way
 from tcdoctor.verdict.figures import Figures
@@ -54,4 +55,27 @@ def contradictions(report: Report) -> list[str]:
     for r in v.reasons:
         if "fixing them may gain more" in r and not mine and fig.break_findings:
             out.append("'fixing them may gain more' with no break in the user's code")
+    out += parts_over_the_whole(report)
+    return out
+
+
+def parts_over_the_whole(report: Report) -> list[str]:
+    """No compiled frame's time per call, nor the frames' sum, exceeds the compiled call's median
+    (each frame runs inside that call: a part is never bigger than the whole)."""
+    graphs, median = report.compile.graphs, report.runtime.compiled.median_s
+    if graphs is None or not median:
+        return []
+    times = {r.get("compile_id"): frame_time(r) for r in graphs.rows}
+    times = {cid: t for cid, t in times.items() if t is not None}
+    out = [
+        f"frame {cid} runs {t * 1e3:.3f} ms per call, more than the compiled call's median "
+        f"{median * 1e3:.3f} ms"
+        for cid, t in times.items()
+        if t > median * (1 + 1e-9)
+    ]
+    if sum(times.values()) > median * (1 + 1e-9):
+        out.append(
+            f"the frames' times per call sum to {sum(times.values()) * 1e3:.3f} ms, more than the "
+            f"compiled call's median {median * 1e3:.3f} ms"
+        )
     return out

@@ -393,3 +393,56 @@ def test_cli_reports_one_row_per_compiled_frame_with_runs_from_the_warm_profile(
     assert f"### {compile_table.TITLE}" in md and "| 0/0 | forward |" in md
     assert f"\n{compile_table.TITLE}:\n" in out and f" {base}:" in out
     assert "frames sum to " in out and "frames sum to " in md
+    # time/call is scaled to the unprofiled call: no frame, nor their sum, exceeds the compiled median
+    median = report["runtime"]["compiled"]["median_s"]
+    assert graphs["time_scale"]["scaled"] and graphs["time_scale"]["compiled_median_s"] == median
+    assert sum(r["time_s_per_call"] for r in rows) <= median * (1 + 1e-9)
+    assert "time/call is profiled time" in out
+
+
+def test_frame_times_are_scaled_to_the_unprofiled_call_and_never_exceed_it():
+    """Mixtral's case: one frame profiled at 4.51 ms per call inside a call whose compiled median
+    is 3.65 ms (the profiled call took 5.0 ms)."""
+    ms = 1e-3
+    rows = [
+        {"compile_id": "0/0", "median_self_s_per_call": 4.51 * ms, "median_s_per_call": 4.6 * ms}
+    ]
+    scaled, scale = compile_joins.scale_to_call(rows, 5.0 * ms, 3.65 * ms)
+    assert scale["scaled"] and scale["factor"] == pytest.approx(3.65 / 5.0)
+    assert not scale["sum_rescaled"]
+    (r,) = scaled
+    assert r["time_s_per_call"] == pytest.approx(4.51 * 3.65 / 5.0 * ms)  # 3.29 ms
+    assert r["profiled_self_s_per_call"] == 4.51 * ms and r["scaled_s_per_call"] <= 3.65 * ms
+    # medians need not add up: two frames whose scaled times would sum past the call are
+    # scaled once more, to sum to it exactly
+    two = [{"compile_id": c, "median_self_s_per_call": 2.0 * ms} for c in ("0/0", "1/0")]
+    scaled, scale = compile_joins.scale_to_call(two, 3.5 * ms, 3.0 * ms)
+    assert scale["sum_rescaled"]
+    assert sum(r["time_s_per_call"] for r in scaled) == pytest.approx(3.0 * ms)
+    # a profiled call no slower than the compiled median: the times are shown as profiled
+    scaled, scale = compile_joins.scale_to_call(two, 2.5 * ms, 5.0 * ms)
+    assert scale["factor"] == 1.0 and scaled[0]["time_s_per_call"] == 2.0 * ms
+    # no compiled median: nothing to scale against, and the report says so
+    same, scale = compile_joins.scale_to_call(rows, 5.0 * ms, None)
+    assert same == rows and not scale["scaled"] and "no compiled median" in scale["why"]
+
+
+def test_the_consistency_check_catches_a_frame_slower_than_its_call():
+    from consistency import parts_over_the_whole
+
+    from tcdoctor.render import compile_table
+
+    ms = 1e-3
+    rep = _saved_report(_graphs(2))
+    rep.runtime.compiled.median_s = 3.65 * ms
+    rep.compile.graphs.rows[0]["median_self_s_per_call"] = 4.51 * ms  # as Mixtral's table had it
+    rep.compile.graphs.rows[1]["median_self_s_per_call"] = 0.1 * ms
+    found = parts_over_the_whole(rep)
+    assert len(found) == 2 and "more than the compiled call's median 3.650 ms" in found[0]
+    assert "sum to 4.610 ms" in found[1]
+    rows, scale = compile_joins.scale_to_call(rep.compile.graphs.rows, 5.0 * ms, 3.65 * ms)
+    rep.compile.graphs.rows, rep.compile.graphs.time_scale = rows, scale
+    assert parts_over_the_whole(rep) == []
+    line = compile_table.scale_line(scale)
+    assert "× 0.73" in line and "3.65 ms" in line and "5.00 ms" in line, line
+    assert line in compile_table.check_lines(rep.compile.graphs)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 from .. import units
+from ..report.compile_joins import frame_time
 from ..report.sections import CompileGraphs
 
 TITLE = "Where the compile time goes"
@@ -57,7 +58,7 @@ def cells(row: dict, basename: bool = False) -> list[str]:
         units.seconds(row.get("warm_s")),
         units.mean_count(row.get("runs_per_call"))
         + (f" ({UNUSED})" if row.get("unused_in_steady_state") else ""),
-        units.seconds(row.get("median_self_s_per_call")),
+        units.seconds(frame_time(row)),
     ]
 
 
@@ -80,9 +81,34 @@ def check_lines(graphs: CompileGraphs) -> list[str]:
         "time/call: the frame's own time per steady-state call (median of its compiled region, "
         "without the frames' regions nested in it)",
     ]
+    line = scale_line(graphs.time_scale)
+    if line:
+        out.append(line)
     if graphs.regions_not_in_table:
         out.append(
             "compiled after the first call and run in steady state (not in the table): "
             + ", ".join(graphs.regions_not_in_table)
         )
     return out
+
+
+def scale_line(scale: dict | None) -> str | None:
+    """How time/call relates to the profiled times (report/compile_joins.scale_to_call)."""
+    if not scale:
+        return None
+    if not scale.get("scaled"):
+        return f"time/call is profiler time, not scaled ({scale.get('why')})"
+    median = units.seconds(scale.get("compiled_median_s"))
+    profiled = units.seconds(scale.get("profiled_call_s"))
+    factor = f"{scale['factor']:.2f}"
+    if scale.get("sum_rescaled"):
+        return (
+            f"time/call is profiled time × {factor}, so the frames' times sum to the compiled "
+            f"median {median} (median profiled call {profiled})"
+        )
+    if scale["factor"] < 1.0:
+        return (
+            f"time/call is profiled time × {factor}: the compiled median {median} ÷ the median "
+            f"profiled call {profiled} (the profiler slows each call)"
+        )
+    return f"time/call is profiled time: the median profiled call {profiled} is no slower than the compiled median {median}"

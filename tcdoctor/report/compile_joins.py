@@ -79,3 +79,58 @@ def regions_not_in_table(rows: list[dict], per_call: list[RegionCounts]) -> list
     recompile during warm-up): compile time the table does not show."""
     known = {r["compile_id"] for r in rows}
     return sorted({cid for c in per_call for cid in c if cid not in known}, key=id_key)
+
+
+SCALED = (
+    "time/call is the frame's profiled own time scaled to the unprofiled call: × (the timing "
+    "phase's compiled median ÷ the median profiled call), so the profiler's own cost per event "
+    "does not make a frame look slower than the call it is part of"
+)
+
+
+def scale_to_call(
+    rows: list[dict], profiled_call_s: float | None, compiled_median_s: float | None
+) -> tuple[list[dict], dict]:
+    """Rows with `time_s_per_call` (what the table shows) and the scale used.
+
+    The profiled times (`median_self_s_per_call`, `median_s_per_call`) are taken under the
+    profiler, which slows every call (on Mixtral one frame read 4.51 ms per call inside a 3.65 ms
+    compiled call). Each is multiplied by min(1, compiled median / median profiled call); if the
+    frames' own times still sum past the compiled median (medians do not add up), all are scaled
+    down once more to sum to it. So no frame, and not the frames together, exceeds the compiled
+    call's median. The profiled figures are kept as `profiled_self_s_per_call`."""
+    timed = [r for r in rows if r.get("median_self_s_per_call") is not None]
+    if not timed or not compiled_median_s:
+        why = "no compiled median from the timing phase" if timed else "no profiled frame"
+        return rows, {"scaled": False, "why": why}
+    factor = 1.0
+    if profiled_call_s and profiled_call_s > compiled_median_s:
+        factor = compiled_median_s / profiled_call_s
+    total = sum(r["median_self_s_per_call"] for r in timed) * factor
+    sum_factor = compiled_median_s / total if total > compiled_median_s else 1.0
+    scale = factor * sum_factor
+    out = []
+    for r in rows:
+        r = dict(r)
+        own = r.get("median_self_s_per_call")
+        if own is not None:
+            r["profiled_self_s_per_call"] = own
+            r["time_s_per_call"] = own * scale
+            if r.get("median_s_per_call") is not None:  # inclusive of nested frames
+                r["scaled_s_per_call"] = min(r["median_s_per_call"] * scale, compiled_median_s)
+        out.append(r)
+    return out, {
+        "scaled": True,
+        "factor": scale,
+        "profiled_call_s": profiled_call_s,
+        "compiled_median_s": compiled_median_s,
+        "sum_rescaled": sum_factor < 1.0,
+        "method": SCALED,
+    }
+
+
+def frame_time(row: dict) -> float | None:
+    """A frame's time per steady-state call as the report shows it: scaled to the unprofiled call
+    where the report scaled it (`scale_to_call`), else its profiled own time (older reports)."""
+    t = row.get("time_s_per_call")
+    return t if t is not None else row.get("median_self_s_per_call")

@@ -152,4 +152,13 @@ def derive(data: dict) -> None:
     # a cost by removal, of the with-guards median of the same A/B samples (sections.guard_cost).
     if data["guards"].get("overhead_source") != GUARDS_BY_REMOVAL:
         data["guards"]["call_s"] = (data["runtime"].get("compiled") or {}).get("median_s")
+    graphs = data["compile"].get("graphs")
+    if graphs and any(r.get("median_self_s_per_call") is not None for r in graphs["rows"]):
+        # a frame's profiled time, scaled so no part exceeds the compiled call it is part of
+        rows, scale = compile_joins.scale_to_call(
+            graphs["rows"],
+            data["profile"].get("profiled_call_s"),
+            (data["runtime"].get("compiled") or {}).get("median_s"),
+        )
+        data["compile"]["graphs"] = dict(graphs, rows=rows, time_scale=scale)
     break_gain.attach(data)

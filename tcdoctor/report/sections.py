@@ -260,7 +260,7 @@ class CompileGraphs(Record):
     the compile part of the first call (`coverage`).
     """
 
-    OMIT_NONE = ("regions_not_in_table",)
+    OMIT_NONE = ("regions_not_in_table", "time_scale")
 
     rows: list[dict] = field(default_factory=list)
     check: dict[str, Any] = field(default_factory=dict)
@@ -268,6 +268,8 @@ class CompileGraphs(Record):
     regions_not_in_table: list[str] | None = (
         None  # ran in steady state, not compiled by the first call
     )
+    # how the profiled time/call was scaled to the unprofiled call (compile_joins.scale_to_call)
+    time_scale: dict[str, Any] | None = None
 
 
 @dataclass
