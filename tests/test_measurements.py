@@ -89,7 +89,10 @@ def test_tiny_add_is_slower_compiled_and_guard_overhead_is_the_stated_cause():
     rt = rep.runtime
     assert rt.speedup_ci[1] < 1.0, rt
     assert rep.verdict.decision == "dont-compile"
-    assert rep.guards.overhead_s_per_call > 0 and rep.guards.count > 0
+    # by removal (one cache entry) the guards of `x + 1` cost well under a µs, and a negative
+    # difference of medians is shown as 0; the profiler's figure, kept beside it, is above 0
+    assert rep.guards.overhead_s_per_call >= 0 and rep.guards.count > 0
+    assert rep.guards.profiler_overhead_s_per_call > 0
     assert any("guard evaluation" in r for r in rep.verdict.reasons), rep.verdict.reasons
 
 
