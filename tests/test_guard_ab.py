@@ -164,3 +164,27 @@ def test_the_stance_fix_is_planned_from_the_a_b_figure_when_there_is_one():
     assert _stance_fix(profiler, Options()) == []
     shown = guard_cost({"guard_overhead_s_per_call": 10 * US, "method": "p", "guard_ab": ab})
     assert shown["call_s"] == pytest.approx(110 * US)  # its share is of the same samples' median
+
+
+def test_a_removal_figure_above_the_timing_phases_compiled_median_is_shown_as_that_median():
+    """The A/B runs in the warm process, the timing in the cold one: a busier moment there could
+    make the guards' cost exceed the compiled median the report shows. It never does."""
+    from tcdoctor.report import phases
+
+    ab = guard_ab.removal_cost([300 * US] * 5, [100 * US] * 5)  # 200 µs of guards
+    data = {
+        "guards": {"count": 10},
+        "compile": {},
+        "memory": {},
+        "runtime": {"compiled": {"median_s": 150 * US}},
+        "profile": {},
+        "graph_breaks": {},
+    }
+    phases.BY_NAME["profile"].fill(
+        data, {"guard_overhead_s_per_call": 20 * US, "method": "p", "guard_ab": ab}
+    )
+    phases.derive(data)
+    g = data["guards"]
+    assert g["overhead_source"] == GUARDS_BY_REMOVAL and g["overhead_s_per_call"] == 150 * US
+    assert "above the timing phase's compiled median" in g["overhead_method"]
+    assert g["call_s"] == pytest.approx(300 * US)  # the share stays of the same samples' median

@@ -52,7 +52,13 @@ def _figures(report: Report) -> list[list[str]]:
         [
             "guard overhead / call",
             units.seconds(gu.overhead_s_per_call)
-            + (f" ({units.percent(frac)} of a compiled call)" if frac is not None else "")
+            + (
+                f" ({units.percent(frac)} of a compiled call"
+                + (" timed in the same samples" if gu.by_removal else "")
+                + ")"
+                if frac is not None
+                else ""
+            )
             + (
                 f", guards removed (profiler: {units.seconds(gu.profiler_overhead_s_per_call)})"
                 if gu.by_removal
