@@ -51,6 +51,7 @@ FILTERS = (
     "decision_text",
     "break_gain",
     "fix_summary",
+    "regimes",
 )
 
 

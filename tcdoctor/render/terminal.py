@@ -59,8 +59,13 @@ def _figures(report: Report) -> list[list[str]]:
         [
             "speedup",
             units.ratio(rt.speedup, rt.speedup_ci)
-            + (f", {rt.samples} paired samples" if rt.samples else ""),
+            + (
+                f", across {len(rt.processes)} processes: {units.processes(rt.processes)}"
+                if rt.processes and len(rt.processes) > 1
+                else (f", {rt.samples} paired samples" if rt.samples else "")
+            ),
         ],
+        *([["allocator regimes", units.regimes(rt.regimes)]] if rt.regimes else []),
         ["compile: cold / warm", units.pair(units.seconds, c.cold_s, c.warm_s)],
         ["break-even (cold)", _break_even(report.verdict)],
         [

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from .. import units
+from . import runtime_processes
 
 R = TypeVar("R", bound="Record")
 
@@ -180,8 +181,18 @@ class Timing(Record):
 class Runtime(Record):
     """Eager vs compiled, interleaved and paired (probes/timing.py)."""
 
-    OMIT_NONE = ("not_measured",)
+    OMIT_NONE = (
+        "not_measured",
+        "samples_per_round",
+        "processes",
+        "regimes",
+        "spread",
+        "across_method",
+        "third_process_why",
+    )
 
+    # the cold process's own timing; `speedup` and `speedup_ci` are across processes
+    # (report/runtime_processes.py), each process's figures in `processes`
     eager: Timing = field(default_factory=Timing)
     compiled: Timing = field(default_factory=Timing)
     speedup: float | None = None
@@ -192,6 +203,12 @@ class Runtime(Record):
     method: str | None = None
     budget_s: float | None = None
     calls_per_sample: int | None = None
+    samples_per_round: int | None = None
+    processes: list[dict] | None = None
+    regimes: list[dict] | None = None
+    spread: list[float] | None = None
+    across_method: str | None = None
+    third_process_why: str | None = None
     warmup_calls: int | None = None
     wall_s: float | None = None
     recompiles_during_timing: int | None = None
@@ -209,6 +226,15 @@ class Runtime(Record):
 
     def significantly_faster(self, rules: dict) -> bool:
         return faster_than_eager(self.ci_low, rules["min_speedup"])
+
+    @property
+    def least_favourable_medians(self) -> tuple[float | None, float | None]:
+        """(eager, compiled) medians of the process with the lowest speedup: what per-call gains
+        and the break-even are computed from, so a lucky process never shortens them."""
+        worst = runtime_processes.least_favourable(self.processes or [])
+        if worst is None:
+            return self.eager.median_s, self.compiled.median_s
+        return worst["eager_median_s"], worst["compiled_median_s"]
 
     @property
     def significantly_slower(self) -> bool:
