@@ -15,8 +15,8 @@ from tcdoctor.experiments.specs import ConfigFix
 from tcdoctor.report import runtime_processes as rp
 from tcdoctor.report.model import Report
 from tcdoctor.report.sections import StrategyRow
-from tcdoctor.verdict.recommend import main_shape_row, trade
 from tcdoctor.verdict.figures import Figures
+from tcdoctor.verdict.recommend import main_shape_row, trade
 from tcdoctor.verdict.rules import RULES
 
 
