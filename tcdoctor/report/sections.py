@@ -460,6 +460,8 @@ class Recompile(Record):
     compile_s: float | None = None
     call_wall_s: float | None = None
     fail_type: str | None = None
+    file: str | None = None  # the recompiled function's file and first line, when in the user's files
+    line: int | None = None
 
 
 @dataclass
