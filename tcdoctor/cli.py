@@ -186,7 +186,10 @@ _NO_ANNOTATIONS = click.option(
 
 
 def _github_outputs(
-    report: Report, results: Sequence[CheckResult] = (), note: str | None = None, annotations=True
+    report: Report,
+    results: Sequence[CheckResult] = (),
+    note: str | None = None,
+    annotations: bool = True,
 ) -> None:
     """On GitHub Actions: append the Markdown summary to $GITHUB_STEP_SUMMARY and print the
     annotations (tcdoctor/render/github.py). A summary that cannot be written is one warning line:
@@ -409,7 +412,8 @@ def check(
     lines += [f"{'PASS' if r.passed else 'FAIL'}  {r.name}: {r.reason}" for r in results]
     lines.append(f"{len(results) - len(failed)} passed, {len(failed)} failed")
     if junit_path:  # files first, as _write_outputs does
-        _write_junit(junit_path, rep, results, {"report": report_path, "baseline": baseline_path})
+        links = {"report": report_path, "baseline": baseline_path, "json": json_path}
+        _write_junit(junit_path, rep, results, {**links, "html": html_path})
     _write_outputs(rep, json_path, html_path, None, "\n".join(lines))
     if junit_path:
         click.echo(f"JUnit XML: {junit_path}")
