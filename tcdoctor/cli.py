@@ -363,15 +363,19 @@ def report(
     "--junit",
     "junit_path",
     default=None,
+    metavar="PATH",
     help="Write the checks as JUnit XML here (one testcase per check).",
 )
 @click.option(
     "--json",
     "json_path",
     default=None,
+    metavar="PATH",
     help="Also save the report checked here (e.g. as the next run's --baseline).",
 )
-@click.option("--html", "html_path", default=None, help="Also write the HTML report here.")
+@click.option(
+    "--html", "html_path", default=None, metavar="PATH", help="Also write the HTML report here."
+)
 @_NO_ANNOTATIONS
 @analysis_options
 @_one_line_errors

@@ -219,8 +219,12 @@ def test_check_baseline_fails_on_a_gained_break_and_passes_unchanged(base, tmp_p
         "0",
         "--max-slowdown",
         "80",
+        "--json",
+        "new.json",
     )
     assert code == 0, stdout + stderr
+    saved = Report.load(str(tmp_path / "new.json"))  # check --json: the next run's baseline
+    assert saved.target.endswith("gate_base.py:build") and saved.graph_breaks.count == 2
     assert "PASS  new graph breaks (vs baseline): 0 new" in stdout
     assert "note: the baseline was measured in another environment" not in stdout
     cases = list(next(iter(JUnitXml.fromfile(str(tmp_path / "j.xml")))))

@@ -65,7 +65,7 @@ class GitHubAnnotations(Renderer):
 
     def _located(self, file: str | None, line: int | None) -> tuple[str | None, int | None]:
         """(path relative to the workspace, line), or (None, None) for a file outside it."""
-        if not file or not line:
+        if not file or not line or file.startswith("<"):  # "<string>": no file to point at
             return None, None
         path = os.path.abspath(file)
         if os.path.commonpath([path, self.root]) != self.root:
