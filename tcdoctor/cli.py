@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Callable
 
 import click
@@ -29,6 +30,7 @@ from .options import (
 )
 
 if TYPE_CHECKING:
+    from .report.check import CheckResult
     from .report.model import Report
 
 
@@ -174,6 +176,42 @@ def _run_analysis(
     return report, code
 
 
+# CI outputs of `analyze` and `check` (CLI-only: they change what is printed, not what is measured)
+_NO_ANNOTATIONS = click.option(
+    "--no-annotations",
+    is_flag=True,
+    help="On GitHub Actions (GITHUB_ACTIONS=true), print no ::warning/::error annotations "
+    "(the step summary is still written).",
+)
+
+
+def _github_outputs(
+    report: Report,
+    results: Sequence[CheckResult] = (),
+    note: str | None = None,
+    annotations: bool = True,
+) -> None:
+    """On GitHub Actions: append the Markdown summary to $GITHUB_STEP_SUMMARY and print the
+    annotations (tcdoctor/render/github.py). A summary that cannot be written is one warning line:
+    it must not change the exit code a gate reports."""
+    from .render.github import (
+        GitHubAnnotations,
+        in_github_actions,
+        step_summary,
+        write_step_summary,
+    )
+
+    if not in_github_actions():
+        return
+    try:
+        write_step_summary(step_summary(report, results, note))
+    except OSError as exc:
+        click.echo(f"tcdoctor: warning: cannot write GITHUB_STEP_SUMMARY: {exc}", err=True)
+    text = GitHubAnnotations(results).render(report) if annotations else ""
+    if text:
+        click.echo(text)
+
+
 @main.command(help="Analyse TARGET (path.py:function) and write the reports.\n\n" + EXIT_CODES_HELP)
 @click.argument("target")
 @analysis_options
@@ -192,6 +230,7 @@ def _run_analysis(
     help="HTML report path ('' to skip).",
 )
 @click.option("--md", "md_path", default=None, help="Markdown summary path.")
+@_NO_ANNOTATIONS
 @_one_line_errors
 def analyze(
     target: str,
@@ -200,6 +239,7 @@ def analyze(
     md_path: str | None,
     quiet: bool,
     expected_calls: int | None,
+    no_annotations: bool,
     **analysis: Any,
 ) -> None:
     from .render.terminal import TerminalRenderer
@@ -207,6 +247,7 @@ def analyze(
     report, code = _run_analysis(target, Options.from_cli(analysis), quiet, expected_calls)
     summary = TerminalRenderer().render(report) + "\n"
     _write_outputs(report, json_path or None, html_path or None, md_path, summary)
+    _github_outputs(report, annotations=not no_annotations)
     sys.exit(code)
 
 
@@ -285,6 +326,57 @@ def report(
     default=None,
     help="Verdict must be at least this good.",
 )
+@click.option(
+    "--baseline",
+    "baseline_path",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="A saved JSON report (e.g. from main) to judge regressions against, with --max-new-*.",
+)
+@click.option(
+    "--max-new-graph-breaks",
+    type=click.IntRange(0),
+    default=None,
+    help="Graph breaks not in the baseline (by location and reason, not count).",
+)
+@click.option(
+    "--max-new-recompiles",
+    type=click.IntRange(0),
+    default=None,
+    help="Recompiles more than the baseline's.",
+)
+@click.option(
+    "--max-slowdown",
+    type=click.FloatRange(0),
+    default=None,
+    metavar="PCT",
+    help="Fail when the speedup's 95% CI lies wholly below the baseline's by more than PCT%.",
+)
+@click.option(
+    "--max-compile-growth",
+    type=click.FloatRange(0),
+    default=None,
+    metavar="PCT",
+    help="Fail when the cold compile grew by more than PCT% over the baseline's.",
+)
+@click.option(
+    "--junit",
+    "junit_path",
+    default=None,
+    metavar="PATH",
+    help="Write the checks as JUnit XML here (one testcase per check).",
+)
+@click.option(
+    "--json",
+    "json_path",
+    default=None,
+    metavar="PATH",
+    help="Also save the report checked here (e.g. as the next run's --baseline).",
+)
+@click.option(
+    "--html", "html_path", default=None, metavar="PATH", help="Also write the HTML report here."
+)
+@_NO_ANNOTATIONS
 @analysis_options
 @_one_line_errors
 def check(
@@ -292,25 +384,72 @@ def check(
     report_path: str | None,
     quiet: bool,
     expected_calls: int | None,
+    baseline_path: str | None,
+    junit_path: str | None,
+    json_path: str | None,
+    html_path: str | None,
+    no_annotations: bool,
     **kw: Any,
 ) -> None:
-    from .report.check import CHECK_KEYS, run_checks
+    from .report.check import BASELINE_KEYS, CHECK_KEYS, run_checks
 
     thresholds = {k: kw.pop(k) for k in CHECK_KEYS}
+    regressions = {k: kw.pop(k) for k in BASELINE_KEYS}
     if bool(target) == bool(report_path):
         raise TcdoctorError("give either TARGET or --report saved.json")
+    baseline = _baseline(baseline_path, regressions)
     if report_path:
         rep = _load(report_path)
     else:
         rep, _ = _run_analysis(target, Options.from_cli(kw), quiet, expected_calls)
     results = run_checks(rep, **thresholds, compile_remedies=kw.get("compile_remedies") is True)
+    note = None
+    if baseline is not None:
+        from .report.check import baseline_checks, environment_differences
+
+        results += baseline_checks(rep, baseline, **regressions)
+        note = environment_differences(rep, baseline)
     if not results:
         raise TcdoctorError("no thresholds given (see --help)")
-    for r in results:
-        click.echo(f"{'PASS' if r['passed'] else 'FAIL'}  {r['name']}: {r['detail']}")
-    failed = [r for r in results if not r["passed"]]
-    click.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+    failed = [r for r in results if not r.passed]
+    lines = [note] if note else []
+    lines += [f"{'PASS' if r.passed else 'FAIL'}  {r.name}: {r.reason}" for r in results]
+    lines.append(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+    if junit_path:  # files first, as _write_outputs does
+        links = {"report": report_path, "baseline": baseline_path, "json": json_path}
+        _write_junit(junit_path, rep, results, {**links, "html": html_path})
+    _write_outputs(rep, json_path, html_path, None, "\n".join(lines))
+    if junit_path:
+        click.echo(f"JUnit XML: {junit_path}")
+    _github_outputs(rep, results, note, annotations=not no_annotations)
     sys.exit(EXIT_CHECK_FAILED if failed else EXIT_OK)
+
+
+def _baseline(path: str | None, regressions: dict[str, Any]) -> Report | None:
+    """The baseline report, loaded before any analysis runs (a wrong path fails at once)."""
+    given = [k for k, v in regressions.items() if v is not None]
+    if given and not path:
+        flags = ", ".join("--" + k.replace("_", "-") for k in given)
+        raise TcdoctorError(f"{flags}: a regression limit needs --baseline old.json")
+    if path and not given:
+        raise TcdoctorError(
+            "--baseline needs a limit: --max-new-graph-breaks, --max-new-recompiles, "
+            "--max-slowdown or --max-compile-growth"
+        )
+    return _load(path) if path else None
+
+
+def _write_junit(
+    path: str, report: Report, results: Sequence[CheckResult], links: dict[str, str | None]
+) -> None:
+    from .render.junit import JUnitRenderer
+
+    xml = JUnitRenderer(results, {k: v for k, v in links.items() if v}).render(report)
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(xml)
+    except OSError as exc:
+        raise TcdoctorError(f"cannot write output: {exc}") from None
 
 
 @main.command(

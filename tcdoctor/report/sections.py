@@ -486,6 +486,9 @@ class Recompile(Record):
     compile_s: float | None = None
     call_wall_s: float | None = None
     fail_type: str | None = None
+    # the recompiled function's file and first line, when in the user's files (for annotations)
+    file: str | None = None
+    line: int | None = None
 
 
 @dataclass
