@@ -23,7 +23,7 @@ FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 
 # Flags of other tools that the docs name, by tool; keep it small and say whose each one is.
 OTHER_TOOLS = {
-    "pip": {"--no-deps", "--upgrade"},
+    "pip": {"--no-deps", "--upgrade", "--index-url", "--extra-index-url"},
     "ruff": {"--check"},
     "torchrun": {"--standalone", "--nproc-per-node"},
     "tlparse": {"--all-ranks-html"},
