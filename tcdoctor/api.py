@@ -68,8 +68,24 @@ def _options(options: dict[str, Any]) -> Options:
     return Options(**options)
 
 
+def _check_backend(name: str) -> None:
+    """A backend name torch.compile knows, in this process (a target string's backend is looked up
+    in its child, after the user's module has registered its own)."""
+    from torch._dynamo.backends.registry import lookup_backend
+
+    try:
+        lookup_backend(name)
+    except Exception:  # noqa: BLE001 - InvalidBackend; private module
+        raise OptionError(
+            f"option backend (--backend) takes a torch.compile backend registered in this process "
+            f"(torch._dynamo.list_backends(exclude_tags=())), got {name!r}"
+        ) from None
+
+
 def _in_process(workload: Workload, opts: Options) -> Report:
     import torch
+
+    _check_backend(opts.backend)
 
     from .probes import dynamo_state
     from .report.phases import IN_PROCESS

@@ -86,6 +86,13 @@ def test_the_api_checks_before_running_anything(recorded):
     assert recorded == []
 
 
+def test_an_unknown_backend_is_refused_before_an_in_process_analysis():
+    with pytest.raises(
+        OptionError, match=r"option backend \(--backend\) takes a torch.compile backend.*'nope'"
+    ):
+        tcdoctor.analyze(torch.nn.Linear(2, 2), torch.randn(1, 2), backend="nope")
+
+
 def test_good_values_are_kept_and_numbers_from_strings_parsed():
     opts = Options(threads="2", budget_s=1, mode="max-autotune", dist_backend="gloo")
     assert (opts.threads, opts.budget_s, opts.mode) == (2, 1.0, "max-autotune")
