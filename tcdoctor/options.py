@@ -4,9 +4,16 @@ Each analysis option is declared once, as a field of `Options`: the field gives 
 and default, and its metadata the command line of `analyze` and `check` (the flag, the kind of
 value, the help). cli.py turns `cli_params()` into click options, and `Options.from_cli` builds
 an Options from what click parsed; reports store `Options.to_dict()`. This module is the base of
-the package: it imports neither click nor torch nor anything of tcdoctor's, so the child process
-and the report loader read it for free, and the kinds below are plain descriptions that cli.py
-maps to click types.
+the package: it imports neither click nor torch (only errors.py of tcdoctor's), so the child
+process and the report loader read it for free.
+
+Checking: every Options, however made (the command line, `tcdoctor.analyze(**options)`, the
+child's `from_dict`), checks each field by its declared kind in `__post_init__` (`check_field`):
+the kinds below parse a value (a Python value, or the string the command line gave: click passes
+analysis values on unparsed, so this is the one check) or raise OptionError, a ValueError naming
+the option and what it accepts (one line and exit 2 at the command line). A comma list takes a
+comma-separated string or a sequence of strings. A backend name is not checked here: a backend
+the user's module registers is known only in the analysis process.
 
 Not here, because they are the command line's own and not the analysis's (cli.py declares them):
 `--quiet` (progress on this terminal), `--expected-calls` (a verdict horizon applied to the report

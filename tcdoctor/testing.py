@@ -66,6 +66,7 @@ def assert_compiles(
     `inputs` (and `kwargs`), then on each variant; raise AssertionError naming each graph break
     (file:line, reason, PyTorch's hint) and each recompile (the failing guard) when there are more
     than allowed, or when a variant raised. Returns what it saw."""
+    __tracebackhide__ = True  # pytest shows the test's line, not this function's
     import torch
 
     from .probes import dynamo_state, recompiles
