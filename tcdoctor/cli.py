@@ -18,16 +18,7 @@ from .errors import (
     EXIT_OUTPUT_CLOSED,
     TcdoctorError,
 )
-from .options import (
-    Choice,
-    CliParam,
-    FloatRange,
-    IntRange,
-    Kind,
-    Options,
-    TurnsOff,
-    cli_params,
-)
+from .options import CliParam, Options, Switch, TurnsOff, cli_params
 
 if TYPE_CHECKING:
     from .report.check import CheckResult
@@ -103,27 +94,29 @@ def main() -> None:
     pass
 
 
-def _click_type(kind: Kind) -> click.ParamType | None:
-    """The click type of a kind of value (None: a string, or a flag, as click infers)."""
-    if isinstance(kind, IntRange):
-        return click.IntRange(kind.min)
-    if isinstance(kind, FloatRange):
-        return click.FloatRange(kind.min)
-    if isinstance(kind, Choice):
-        return click.Choice(list(kind.choices))
-    return None
-
-
 def _click_option(param: CliParam) -> Callable:
-    """The click option of one analysis option (tcdoctor/options.py declares them all)."""
+    """The click option of one analysis option (tcdoctor/options.py declares them all).
+
+    A value is passed on as the string typed (click.STRING), so that `Options` checks it by its
+    declared kind, as it checks the Python API's (one line and exit 2, not click's usage block);
+    the metavar says what it takes."""
     flag = param.flag
     if isinstance(flag.kind, TurnsOff):
         return click.option(flag.spelling, param.name, is_flag=True, help=flag.help)
+    if isinstance(flag.kind, Switch):
+        return click.option(
+            flag.spelling,
+            param.name,
+            default=param.default,
+            show_default=flag.show_default,
+            help=flag.help,
+        )
     return click.option(
         flag.spelling,
         param.name,
-        type=_click_type(flag.kind),
-        default=param.default,
+        type=click.STRING,
+        metavar=flag.kind.metavar,
+        default=None if param.default is None else str(param.default),
         show_default=flag.show_default,
         help=flag.help,
     )
@@ -398,10 +391,11 @@ def check(
     if bool(target) == bool(report_path):
         raise TcdoctorError("give either TARGET or --report saved.json")
     baseline = _baseline(baseline_path, regressions)
+    opts = Options.from_cli(kw)  # checked even where a saved report makes them unused
     if report_path:
         rep = _load(report_path)
     else:
-        rep, _ = _run_analysis(target, Options.from_cli(kw), quiet, expected_calls)
+        rep, _ = _run_analysis(target, opts, quiet, expected_calls)
     results = run_checks(rep, **thresholds, compile_remedies=kw.get("compile_remedies") is True)
     note = None
     if baseline is not None:
