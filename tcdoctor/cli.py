@@ -217,6 +217,8 @@ def _load(path: str) -> Report:
         return Report.load(path)
     except FileNotFoundError:
         raise TcdoctorError(f"file not found: {path}") from None
+    except TcdoctorError:
+        raise  # already one line naming the file (ReportError)
     except (ValueError, OSError) as exc:
         raise TcdoctorError(f"cannot read report {path}: {exc}") from None
 
@@ -311,6 +313,16 @@ def check(
     failed = [r for r in results if not r["passed"]]
     click.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed")
     sys.exit(EXIT_CHECK_FAILED if failed else EXIT_OK)
+
+
+@main.command(
+    help="Print the JSON Schema of the report (`--json` output), generated from its section classes."
+)
+@_one_line_errors
+def schema() -> None:
+    from .report.model import shipped_schema_text
+
+    click.echo(shipped_schema_text(), nl=False)
 
 
 @main.command(

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from .. import units
 from ..report.model import Report
-from ..report.sections import RemedyRow, break_even
+from ..report.rules import break_even
+from ..report.sections import RemedyRow
 
 TITLE = "Cutting the cold start"
 HEADERS = ("way", "first call", "of which load", "speed vs eager", "break-even", "what you write")
