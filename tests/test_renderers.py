@@ -325,3 +325,29 @@ def test_terminal_shows_figures_and_leaves_the_method_to_the_files():
     assert f"- how: {method}" in md.replace("\\", "")
     assert f"- {compile_table.TIME_PER_CALL}" in md and f"- {remedy_table.HOW}" in md
     assert "How: one row per compile id" in page and str(escape(remedy_table.HOW)) in page
+
+
+def test_a_chart_label_is_escaped_by_the_template():
+    """The SVG charts' markup is templates/charts.html.j2's: a remedy named `<script>` (its bar's
+    label in the cold-start chart) is text."""
+    rep = _with_remedy()
+    rep.compile.remedies.rows[0].name = SCRIPT
+    page = HtmlRenderer().render(rep)
+    assert "<script>alert" not in page
+    assert f'class="lbl">{ESCAPED}</text>' in page
+
+
+def test_render_builds_no_markup_from_strings():
+    """Every escape is the template's: no html.escape in render/, and the one Markup is the page's
+    own constant script (its hash is in the Content-Security-Policy)."""
+    import pathlib
+    import re
+
+    src = {p.name: p.read_text() for p in pathlib.Path(ROOT, "tcdoctor", "render").glob("*.py")}
+    assert "html.py" in src and "charts.py" in src
+    assert not [
+        n for n, text in src.items() if re.search(r"\bescape\b", text.replace("autoescape", ""))
+    ]
+    assert [(n, m) for n, t in src.items() for m in re.findall(r"Markup\(\w*\)", t)] == [
+        ("html.py", "Markup(SCRIPT)")
+    ]

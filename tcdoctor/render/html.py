@@ -69,6 +69,7 @@ def _env() -> jinja2.Environment:
     )
     env.filters.update({name: _defined(getattr(units, name)) for name in FILTERS})
     env.filters["blank"] = _blank
+    env.filters["f1"] = "{:.1f}".format  # a chart coordinate (render/charts.py)
     return env
 
 
@@ -107,26 +108,25 @@ def _phase_bars(c: CompileTime) -> dict[str, dict[str, float]]:
 
 
 def _charts(report: Report) -> dict[str, Any]:
-    """The inline SVGs: per-call time, compile phases, and break-even when compiling pays back."""
+    """The inline SVGs' geometry (render/charts.py; templates/charts.html.j2 draws them): per-call
+    time, compile phases, and break-even when compiling pays back."""
     rt, be = report.runtime, report.verdict.break_even or {}
     ch: dict[str, Any] = {
-        "speed": Markup(charts.boxplot({"eager": rt.eager, "compiled": rt.compiled}))
+        "speed": charts.boxplot({"eager": rt.eager, "compiled": rt.compiled})
         if rt.samples
-        else "",
-        "compile": Markup(charts.stacked_phases(_phase_bars(report.compile))),
-        "break_even": "",
+        else None,
+        "compile": charts.stacked_phases(_phase_bars(report.compile)),
+        "break_even": None,
     }
     if be.get("cold"):
         costs = {"cold cache": report.compile.cold_s}
         if be.get("warm"):
             costs["warm cache"] = report.compile.warm_s
-        ch["break_even"] = Markup(
-            charts.break_even(
-                rt.eager.median_s,
-                rt.compiled.median_s,
-                costs,
-                max(10, 2 * be["cold"]["calls"]),
-            )
+        ch["break_even"] = charts.break_even(
+            rt.eager.median_s,
+            rt.compiled.median_s,
+            costs,
+            max(10, 2 * be["cold"]["calls"]),
         )
     return ch
 
@@ -155,7 +155,7 @@ def _remedy_table(report: Report) -> dict[str, Any] | None:
         "headers": remedy_table.HEADERS,
         "rows": remedy_table.rows(report),
         "notes": remedy_table.notes(report),
-        "chart": Markup(charts.first_calls(remedy_table.bars(report))),
+        "chart": charts.first_calls(remedy_table.bars(report)),
     }
 
 
