@@ -30,7 +30,8 @@ def test_wheel_contains_templates(tmp_path):
     (whl,) = tmp_path.glob("tcdoctor-*.whl")
     names = zipfile.ZipFile(whl).namelist()
     assert "tcdoctor/templates/report.html.j2" in names
-    assert "tcdoctor/templates/distributed.html.j2" in names  # included by report.html.j2
+    for included in ("distributed.html.j2", "charts.html.j2"):  # by report.html.j2
+        assert f"tcdoctor/templates/{included}" in names
     assert "tcdoctor/report/report.schema.json" in names  # `tcdoctor schema`
     assert any(n.endswith("entry_points.txt") for n in names)
     assert not any(n.startswith(("tests/", "samples/")) for n in names)
