@@ -1,6 +1,8 @@
 """Self-contained HTML report: Jinja2 with autoescaping, inline CSS/SVG/JS, no external fetches.
 
-A Content-Security-Policy allows no network access at all and only the one inline script
+Every string is escaped by the templates (report.html.j2, and the rank table, tlparse block and SVG
+charts it includes: distributed.html.j2, charts.html.j2); this module passes them text and numbers,
+never markup. A Content-Security-Policy allows no network access at all and only the one inline script
 whose hash is computed here, so even a string that escaped escaping could not run.
 """
 
