@@ -233,9 +233,12 @@ def _mismatch(s: dict, value: Any, path: str, defs: dict) -> str | None:
     if "$ref" in s:
         return _mismatch(defs[s["$ref"].rsplit("/", 1)[1]], value, path, defs)
     if "anyOf" in s:
-        if any(_mismatch(o, value, path, defs) is None for o in s["anyOf"]):
+        found = [_mismatch(o, value, path, defs) for o in s["anyOf"]]
+        if None in found:
             return None
-        return _wrong(value, path, s, defs)
+        # an object where a section or null is expected: say what inside the section is wrong
+        deep = [f for o, f in zip(s["anyOf"], found) if _kind_fits(o, value, defs)]
+        return deep[0] if len(deep) == 1 else _wrong(value, path, s, defs)
     if "enum" in s and value not in s["enum"]:
         return _wrong(value, path, s, defs)
     if "type" in s and not _TYPES[s["type"]](value):
@@ -255,6 +258,13 @@ def _mismatch(s: dict, value: Any, path: str, defs: dict) -> str | None:
             if found:
                 return found
     return None
+
+
+def _kind_fits(s: dict, value: Any, defs: dict) -> bool:
+    """`value` is of the JSON type `s` names (an object for a section), whatever is inside it."""
+    if "$ref" in s:
+        return _kind_fits(defs[s["$ref"].rsplit("/", 1)[1]], value, defs)
+    return "type" in s and _TYPES[s["type"]](value)
 
 
 def _wrong(value: Any, path: str, s: dict, defs: dict) -> str:
