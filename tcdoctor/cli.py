@@ -251,6 +251,8 @@ def _load(path: str) -> Report:
         return Report.load(path)
     except FileNotFoundError:
         raise TcdoctorError(f"file not found: {path}") from None
+    except TcdoctorError:
+        raise  # already one line naming the file (ReportError)
     except (ValueError, OSError) as exc:
         raise TcdoctorError(f"cannot read report {path}: {exc}") from None
 
@@ -444,6 +446,16 @@ def _write_junit(
             fh.write(xml)
     except OSError as exc:
         raise TcdoctorError(f"cannot write output: {exc}") from None
+
+
+@main.command(
+    help="Print the JSON Schema of the report (`--json` output), generated from its section classes."
+)
+@_one_line_errors
+def schema() -> None:
+    from .report.model import shipped_schema_text
+
+    click.echo(shipped_schema_text(), nl=False)
 
 
 @main.command(

@@ -139,12 +139,13 @@ def _remedy_lines(report: Report) -> list[str]:
         return ["", line] if line else []
     table = tabulate(remedy_table.rows(report), headers=remedy_table.HEADERS, tablefmt="simple")
     return ["", f"{remedy_table.TITLE}:", table] + [
-        f"  {line}" for line in remedy_table.notes(report)
+        f"  {line}" for line in remedy_table.notes(report, method=False)
     ]
 
 
 def _compile_table_lines(graphs: CompileGraphs | None, limit: int) -> list[str]:
-    """The frames that took most of the cold compile time (file names only), and the check."""
+    """The frames that took most of the cold compile time (file names only), and the check; how
+    they were measured is in the JSON, HTML and Markdown (a terminal shows figures)."""
     if not graphs or not graphs.rows:
         return []
     table = tabulate(
@@ -156,8 +157,7 @@ def _compile_table_lines(graphs: CompileGraphs | None, limit: int) -> list[str]:
     return (
         ["", f"{compile_table.TITLE}:", table]
         + ([f"  {rest}"] if rest else [])
-        + [f"  {line}" for line in compile_table.check_lines(graphs)]
-        + [f"  how: {graphs.method}"]
+        + [f"  {line}" for line in compile_table.check_lines(graphs, method=False)]
     )
 
 

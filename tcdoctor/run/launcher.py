@@ -130,7 +130,7 @@ def _show(prog: Progress, cold: Child, warm: Child | None) -> None:
 def _stance_fix(events: list[dict], options: Options) -> list[Spec]:
     """The guard-skipping stance, once the warm child measured guard cost (planned here: the cold child can't)."""
     from ..experiments.fixes import before_figures, plan_stance
-    from ..report.sections import guard_share
+    from ..report.rules import guard_share
     from ..verdict.rules import RULES
 
     profile, runtime = done(events, "profile") or {}, done(events, "runtime") or {}

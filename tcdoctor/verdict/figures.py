@@ -7,16 +7,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import units
+from ..report.rules import break_even, cold_warm_ratio, faster_than_eager, slower_than_eager
 from ..report.sections import (
     FixRow,
     GraphBreak,
     Recompile,
     RemedyRow,
     StrategyRow,
-    break_even,
-    cold_warm_ratio,
-    faster_than_eager,
-    slower_than_eager,
 )
 from .recommend import TRAINING_WAYS
 
