@@ -29,6 +29,7 @@ def test_wheel_contains_templates(tmp_path):
     (whl,) = tmp_path.glob("tcdoctor-*.whl")
     names = zipfile.ZipFile(whl).namelist()
     assert "tcdoctor/templates/report.html.j2" in names
+    assert "tcdoctor/templates/sweep.html.j2" in names
     assert any(n.endswith("entry_points.txt") for n in names)
     assert not any(n.startswith(("tests/", "samples/")) for n in names)
     # every subpackage of the source tree is in the wheel (pyproject lists them by name)

@@ -61,11 +61,11 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
 
 
 def cells(row: SweepRow) -> list[str]:
-    """The row's figures as text, in HEADERS order."""
-    return [
-        row.target,
-        row.status,
-        "" if row.exit_code is None else str(row.exit_code),
+    """The row's figures as text, in HEADERS order (blank for a target that has no report)."""
+    head = [row.target, row.status, "" if row.exit_code is None else str(row.exit_code)]
+    if row.status in ("failed", "missing"):
+        return head + [""] * 8 + [units.seconds(row.duration_s) if row.duration_s else ""]
+    return head + [
         units.decision_text(row.verdict) if row.verdict else units.NA,
         units.count(row.graph_breaks),
         units.count(row.recompiles),
