@@ -118,9 +118,11 @@ def _notes(sweep: Sweep) -> list[str]:
 
 def _title(sweep: Sweep) -> str:
     shard = f", shard {sweep.shard}" if sweep.shard else ""
+    analyses = sum(r.duration_s or 0.0 for r in sweep.rows)
     return (
         f"tcdoctor sweep: {len(sweep.rows)} target(s){shard}, torch {sweep.torch or '?'}, "
-        f"backend {sweep.options.get('backend', '?')}, took {units.seconds(sweep.wall_s)}"
+        f"backend {sweep.options.get('backend', '?')}; analyses {units.seconds(analyses)} "
+        f"in all, this run's wall time {units.seconds(sweep.wall_s)}"
     )
 
 

@@ -302,8 +302,17 @@ def row_from_report(
         report=f"{folder}/report.html",
         json=f"{folder}/report.json",
         torch=report.environment.get("torch"),
-        device=report.environment.get("device"),
+        device=_device(report.environment),
     )
+
+
+def _device(env: dict) -> str | None:
+    """'cpu, x86_64, 2 CPUs' or 'cuda, NVIDIA H100, 16 CPUs': what a merge compares across shards."""
+    if not env.get("device"):
+        return None
+    parts = [env["device"], env.get("device_name")]
+    parts.append(f"{env['cpu_count']} CPUs" if env.get("cpu_count") else None)
+    return ", ".join(str(p) for p in parts if p)
 
 
 def failed_row(target: str, exit_code: int, reason: str, duration_s: float | None) -> SweepRow:
