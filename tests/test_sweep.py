@@ -5,6 +5,7 @@ and merge, the baseline and the gate are derived from that sweep or from cheap f
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -64,7 +65,9 @@ def test_four_rows_with_their_statuses_and_analyze_exit_codes(swept, tmp_path):
     # the sweep's exit code: not every target produced a complete report
     assert rc == 4, stderr
     # the same exit code as analyze gives the failing target (the control: analyze itself)
-    arc, _, aerr = run_cli(tmp_path, "analyze", os.path.join(ROOT, target("raises")), *OPTS)
+    arc, _, aerr = run_cli(
+        tmp_path, "analyze", os.path.join(ROOT, target("raises")), *OPTS, "--no-warm"
+    )
     assert arc == bad["exit_code"] and "no weights for this model" in aerr
     # progress names each target, in order, on stderr; stdout carries the table
     lines = [ln for ln in stderr.splitlines() if ln.startswith("sweep ")]
@@ -158,6 +161,16 @@ def test_overview_escapes_what_targets_bring():
     assert evil not in SweepMarkdownRenderer().render(sweep)
 
 
+class _Fragment:
+    """A page with a URL fragment, for the report tests' helper (which loads file://{page})."""
+
+    def __init__(self, page, fragment):
+        self.stem, self.url = page.stem + "-fragment", f"{page}{fragment}"
+
+    def __str__(self):
+        return self.url
+
+
 @pytest.mark.skipif(
     CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
 )
@@ -167,6 +180,17 @@ def test_overview_in_headless_chromium_fetches_nothing(swept, tmp_path):
     assert "<title>tcdoctor sweep:" in dom and 'id="sweep"' in dom
     assert dom.count("<tr class=") == len(data["rows"])
     assert requested == set()
+    # the inline script runs (its hash is the one the CSP allows) and sorts: #sort=6-desc opens
+    # the table by speedup, highest first, rows without one last
+    page = out / "sweep.html"
+    col = 6
+    assert 'data-dir="desc"' not in dom
+    dom, _ = chromium(_Fragment(page, f"#sort={col}-desc"), tmp_path)
+    assert 'data-dir="desc"' in dom
+    order = re.findall(r'<tr class="\w+">\s*<td data-v="([^"]*)"', dom)
+    speed = {r["target"]: r["speedup"] for r in data["rows"]}
+    expected = sorted(speed, key=lambda t: (speed[t] is None, -(speed[t] or 0)))
+    assert order == expected, (order, expected)
 
 
 # ---------------------------------------------------------------- shards, merge, baseline, gate

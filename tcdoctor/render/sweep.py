@@ -38,7 +38,7 @@ HEADERS = [
     "took",
 ]
 
-SCRIPT = """
+SCRIPT = r"""
 document.querySelectorAll('table.sortable').forEach(function (table) {
   table.querySelectorAll('th').forEach(function (th, col) {
     th.addEventListener('click', function () {
@@ -56,6 +56,9 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
       rows.forEach(function (r) { body.appendChild(r); });
     });
   });
+  var m = /^#sort=(\d+)(-desc)?$/.exec(location.hash);  // a link that opens the table sorted
+  var th = m && table.querySelectorAll('th')[Number(m[1])];
+  if (th) { th.click(); if (m[2]) { th.click(); } }
 });
 """
 
