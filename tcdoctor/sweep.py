@@ -213,6 +213,8 @@ def run_sweep(
     return the sweep's exit code."""
     if not items:
         raise UsageError("give at least one target (path.py:function, a glob, or @list.txt)")
+    if durations and not shard:
+        raise UsageError("--durations balances shards: give it with --shard K/N")
     targets = expand(items)
     mine = targets
     if shard:

@@ -384,7 +384,23 @@ def test_bad_command_lines_are_one_line_and_exit_2(tmp_path):
     assert rc == 2 and "give at least one target" in err and "Traceback" not in err
     rc, _, err = run_cli(tmp_path, "sweep", "a.py:build", "--shard", "3/2")
     assert rc == 2 and "1 ≤ K ≤ N" in err
+    rc, _, err = run_cli(tmp_path, "sweep", "a.py:build", "--durations", "old")
+    assert rc == 2 and "give it with --shard" in err
     rc, _, err = run_cli(tmp_path, "sweep", "@missing.txt")
     assert rc == 2 and "cannot read target list" in err
     rc, _, err = run_cli(tmp_path, "sweep", "--merge", "nowhere", "--out", "m")
     assert rc == 2 and "no sweep overview" in err
+
+
+def test_an_edited_target_file_is_analysed_again(tmp_path):
+    """The record's key holds the file's SHA-256: an unchanged failure is reused, an edited file rerun."""
+    model = tmp_path / "model.py"
+    model.write_text("def build():\n    raise RuntimeError('first version')\n")
+    args = ["sweep", "model.py:build", "--out", "out", *OPTS, "--no-warm"]
+    rc, _, err = run_cli(tmp_path, *args)
+    assert rc == 4 and "first version" in err and "done before" not in err, err
+    rc, _, err = run_cli(tmp_path, *args)
+    assert "done before" in err and "first version" in err, err
+    model.write_text("def build():\n    raise RuntimeError('second version')\n")
+    rc, _, err = run_cli(tmp_path, *args)
+    assert "done before" not in err and "second version" in err, err

@@ -10,10 +10,11 @@ runs under a Content-Security-Policy that allows no network access and only that
 
 from __future__ import annotations
 
+import abc
 import base64
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from markupsafe import Markup
 from tabulate import tabulate
@@ -129,8 +130,18 @@ def _title(sweep: Sweep) -> str:
     )
 
 
+class SweepRenderer(abc.ABC):
+    """Turns a sweep's overview into one output format (render/base.py's protocol, for a Sweep)."""
+
+    name: ClassVar[str]
+
+    @abc.abstractmethod
+    def render(self, sweep: Sweep) -> str:
+        """The whole overview in this format, as one string."""
+
+
 @dataclass(frozen=True)
-class SweepTerminalRenderer:
+class SweepTerminalRenderer(SweepRenderer):
     """The overview table and summary for a terminal (stdout)."""
 
     name = "terminal"
@@ -146,7 +157,7 @@ class SweepTerminalRenderer:
 
 
 @dataclass(frozen=True)
-class SweepMarkdownRenderer:
+class SweepMarkdownRenderer(SweepRenderer):
     """The overview as Markdown (a GitHub issue or job summary): table, summary, notes, method."""
 
     name = "markdown"
@@ -209,7 +220,7 @@ def chart(rows: list[SweepRow], width: int = 720) -> dict[str, Any] | None:
 
 
 @dataclass(frozen=True)
-class SweepHtmlRenderer:
+class SweepHtmlRenderer(SweepRenderer):
     """The self-contained overview page: sortable table linking each target's report, a speedup
     chart with CI whiskers, the summary and its method. Nothing is fetched."""
 
