@@ -332,9 +332,20 @@ def check(
     if sweep_args["sweep_dir"]:  # the sweep's gate (tcdoctor/sweep.py)
         from .sweep import check_sweep_dir
 
-        if target or report_path:
-            raise TcdoctorError("give either --sweep DIR, or TARGET / --report saved.json")
+        if (
+            target
+            or report_path
+            or any(kw.get(k) is not None and kw.get(k) is not False for k in CHECK_KEYS)
+        ):
+            raise TcdoctorError(
+                "--sweep DIR takes the sweep's thresholds (--min-pass-rate, "
+                "--no-new-slower-than-eager), not a TARGET, --report or a report's thresholds"
+            )
         sys.exit(check_sweep_dir(**sweep_args))
+    if any(v is not None and v is not False for v in sweep_args.values()):
+        raise TcdoctorError(
+            "--sweep-baseline, --min-pass-rate, --no-new-slower-than-eager need --sweep DIR"
+        )
     thresholds = {k: kw.pop(k) for k in CHECK_KEYS}
     if bool(target) == bool(report_path):
         raise TcdoctorError("give either TARGET or --report saved.json")

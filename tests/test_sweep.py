@@ -325,6 +325,10 @@ def test_check_sweep_gates_on_the_overview(swept, tmp_path):
     assert rc == 0 and "PASS  no model newly slower than eager" in stdout
     rc, _, err = run_cli(tmp_path, "check", "--sweep", str(out))
     assert rc == 2 and "no sweep thresholds" in err
+    rc, _, err = run_cli(tmp_path, "check", "--sweep", str(out), "--max-graph-breaks", "0")
+    assert rc == 2 and "not a TARGET, --report or a report's thresholds" in err
+    rc, _, err = run_cli(tmp_path, "check", "--report", "r.json", "--min-pass-rate", "0.5")
+    assert rc == 2 and "need --sweep DIR" in err
 
 
 def test_check_newly_slower_than_eager_fails_only_on_a_model_that_was_not():
