@@ -26,6 +26,7 @@ bad --shard, an unreadable list or baseline).
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import hashlib
 import importlib.metadata
@@ -155,6 +156,16 @@ def reusable(record: dict | None, key: dict, retry_failed: bool) -> sw.SweepRow 
 # ---------------------------------------------------------------------------- one target
 
 
+def _own_folders(options: Options, folder: str) -> Options:
+    """The options with each target's own subfolder for the traces it writes (--trace,
+    --torch-trace), so one target's files never overwrite another's."""
+    return dataclasses.replace(
+        options,
+        trace_dir=os.path.join(options.trace_dir, folder) if options.trace_dir else None,
+        torch_trace=os.path.join(options.torch_trace, folder) if options.torch_trace else None,
+    )
+
+
 def _run_one(
     target: str,
     folder: str,
@@ -163,8 +174,10 @@ def _run_one(
     expected_calls: int | None,
     analyse: Analyse,
     write_files: WriteFiles,
+    quiet: bool = True,
 ) -> sw.SweepRow:
-    """Analyse one target as `analyze` does and read its row back from the saved JSON report."""
+    """Analyse one target as `analyze` does and read its row back from the saved JSON report;
+    `quiet=False` shows analyze's own progress (on a terminal: one line rewritten in place)."""
     started = time.monotonic()
     os.makedirs(os.path.join(out_dir, folder), exist_ok=True)
     paths = {k: os.path.join(out_dir, folder, f"report.{k}") for k in ("json", "html", "md")}
@@ -172,7 +185,7 @@ def _run_one(
         if os.path.exists(stale):
             os.remove(stale)
     try:
-        report, code = analyse(target, options, True, expected_calls)
+        report, code = analyse(target, _own_folders(options, folder), quiet, expected_calls)
         write_files(report, paths["json"], paths["html"], paths["md"])
         saved = Report.load(paths["json"])
     except TcdoctorError as exc:
@@ -276,9 +289,14 @@ def _sweep_one(
         if not quiet:
             click.echo(f"sweep {i}/{total}: {target} … done before: {_headline(row)}", err=True)
         return row
-    if not quiet:
+    live = not quiet and sys.stderr.isatty()  # analyze's one live line, then the sweep's line
+    if not quiet and not live:
         click.echo(f"sweep {i}/{total}: {target} … ", err=True, nl=False)
-    row = _run_one(target, folder, out_dir, options, expected_calls, analyse, write_files)
+    row = _run_one(
+        target, folder, out_dir, options, expected_calls, analyse, write_files, quiet=not live
+    )
+    if live:
+        click.echo(f"sweep {i}/{total}: {target} … ", err=True, nl=False)
     os.makedirs(where, exist_ok=True)
     _write_record(where, key, row)
     if not quiet:
