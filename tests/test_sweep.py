@@ -408,3 +408,24 @@ def test_an_edited_target_file_is_analysed_again(tmp_path):
     model.write_text("def build():\n    raise RuntimeError('second version')\n")
     rc, _, err = run_cli(tmp_path, *args)
     assert "done before" not in err and "second version" in err, err
+
+
+def test_targets_from_globs_and_lists_in_order_without_duplicates(tmp_path, monkeypatch):
+    from tcdoctor.options import Options
+    from tcdoctor.sweep import _own_folders, expand
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("b.py", "a.py", "c.txt"):
+        (tmp_path / "models").mkdir(exist_ok=True)
+        (tmp_path / "models" / name).write_text("")
+    (tmp_path / "list.txt").write_text("# the zoo\n\nmodels/b.py:build\nmodels/*.py:other\n")
+    got = expand(["models/*.py:build", "@list.txt", "nothing/*.py:build", "./models/a.py:build"])
+    assert got == [
+        "models/a.py:build",
+        "models/b.py:build",
+        "models/a.py:other",
+        "models/b.py:other",
+        "nothing/*.py:build",  # matches nothing: kept, so its row says the file was not found
+    ]
+    opts = _own_folders(Options(trace_dir="/t", torch_trace=None), "models__a.py--build")
+    assert opts.trace_dir == "/t/models__a.py--build" and opts.torch_trace is None
