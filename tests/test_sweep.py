@@ -396,18 +396,27 @@ def test_bad_command_lines_are_one_line_and_exit_2(tmp_path):
     assert rc == 2 and "no sweep overview" in err
 
 
-def test_an_edited_target_file_is_analysed_again(tmp_path):
-    """The record's key holds the file's SHA-256: an unchanged failure is reused, an edited file rerun."""
-    model = tmp_path / "model.py"
-    model.write_text("def build():\n    raise RuntimeError('first version')\n")
-    args = ["sweep", "model.py:build", "--out", "out", *OPTS, "--no-warm"]
-    rc, _, err = run_cli(tmp_path, *args)
-    assert rc == 4 and "first version" in err and "done before" not in err, err
-    rc, _, err = run_cli(tmp_path, *args)
-    assert "done before" in err and "first version" in err, err
-    model.write_text("def build():\n    raise RuntimeError('second version')\n")
-    rc, _, err = run_cli(tmp_path, *args)
-    assert "done before" not in err and "second version" in err, err
+def test_a_model_edited_to_gain_a_break_is_analysed_again_and_marked_against_the_baseline(
+    tmp_path,
+):
+    """Real analyses: the record's key holds the file's SHA-256, so after the edit only the edited
+    model is analysed again (the unchanged failing target is reused), and against last sweep it is
+    the one marked, with its new break."""
+    src = os.path.join(ROOT, SWEEP_TARGETS)
+    shutil.copy(os.path.join(src, "clean.py"), tmp_path / "model.py")
+    shutil.copy(os.path.join(src, "raises.py"), tmp_path / "other.py")
+    args = ["sweep", "model.py:build", "other.py:build", *OPTS, "--no-warm"]
+    rc, _, err = run_cli(tmp_path, *args, "--out", "old")
+    assert rc == 4 and "done before" not in err, err
+    shutil.copytree(tmp_path / "old", tmp_path / "new")
+    shutil.copy(os.path.join(src, "graph_break.py"), tmp_path / "model.py")  # this week's edit
+    rc, _, err = run_cli(tmp_path, *args, "--out", "new", "--baseline", "old/sweep.json")
+    lines = [ln for ln in err.splitlines() if ln.startswith("sweep ")]
+    assert "done before" not in lines[0] and "done before" in lines[1], err
+    rows = rows_by_name(json.loads((tmp_path / "new" / "sweep.json").read_text()))
+    assert rows["other"]["changes"] == []
+    new = [c["text"] for c in rows["model"]["changes"] if c["kind"] == "new_break"]
+    assert len(new) == 1 and new[0].startswith("new graph break at model.py:14"), rows["model"]
 
 
 def test_targets_from_globs_and_lists_in_order_without_duplicates(tmp_path, monkeypatch):
