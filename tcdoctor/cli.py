@@ -62,6 +62,18 @@ def _write_outputs(
 ) -> None:
     """Write the report files, then print `summary` and where the files are: files first, so a
     closed stdout (`| head`) never costs a report."""
+    _write_files(report, json_path, html_path, md_path)
+    if summary is not None:
+        click.echo(summary)
+    for label, p in (("JSON", json_path), ("HTML", html_path), ("Markdown", md_path)):
+        if p:
+            click.echo(f"{label} report: {p}")
+
+
+def _write_files(
+    report: Report, json_path: str | None, html_path: str | None, md_path: str | None
+) -> None:
+    """The report files (JSON, HTML, Markdown) a path is given for; one line if one cannot be written."""
     try:
         if json_path:
             report.save(json_path)
@@ -78,11 +90,6 @@ def _write_outputs(
                 fh.write(MarkdownRenderer().render(report))
     except OSError as exc:
         raise TcdoctorError(f"cannot write output: {exc}") from None
-    if summary is not None:
-        click.echo(summary)
-    for label, p in (("JSON", json_path), ("HTML", html_path), ("Markdown", md_path)):
-        if p:
-            click.echo(f"{label} report: {p}")
 
 
 @click.group(
@@ -294,6 +301,23 @@ def report(
 )
 @click.argument("target", required=False)
 @click.option(
+    "--sweep",
+    "sweep_dir",
+    default=None,
+    help="Gate on a sweep's overview (DIR or DIR/sweep.json) instead of one report.",
+)
+@click.option(
+    "--min-pass-rate",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="With --sweep: share of targets analysed without an error (0-1).",
+)
+@click.option(
+    "--no-new-slower-than-eager",
+    is_flag=True,
+    help="With --sweep: fail if a model is slower than eager (CI below 1x) and was not before.",
+)
+@click.option(
     "--report",
     "report_path",
     default=None,
@@ -325,8 +349,8 @@ def report(
     "--baseline",
     "baseline_path",
     default=None,
-    type=click.Path(dir_okay=False),
-    help="A saved JSON report (e.g. from main) to judge regressions against, with --max-new-*.",
+    help="A saved JSON report (e.g. from main) to judge regressions against, with --max-new-*; "
+    "with --sweep, an earlier sweep (DIR or sweep.json) to judge 'newly' against.",
 )
 @click.option(
     "--max-new-graph-breaks",
@@ -388,6 +412,22 @@ def check(
 ) -> None:
     from .report.check import BASELINE_KEYS, CHECK_KEYS, run_checks
 
+    sweep_args = {k: kw.pop(k) for k in ("sweep_dir", "min_pass_rate", "no_new_slower_than_eager")}
+    if sweep_args["sweep_dir"]:  # the sweep's gate (tcdoctor/sweep.py); --baseline is a sweep's
+        from .sweep import check_sweep_dir
+
+        if (
+            target
+            or report_path
+            or any(kw.get(k) is not None and kw.get(k) is not False for k in CHECK_KEYS)
+        ):
+            raise TcdoctorError(
+                "--sweep DIR takes the sweep's thresholds (--min-pass-rate, "
+                "--no-new-slower-than-eager), not a TARGET, --report or a report's thresholds"
+            )
+        sys.exit(check_sweep_dir(**sweep_args, sweep_baseline=baseline_path))
+    if any(v is not None and v is not False for v in sweep_args.values()):
+        raise TcdoctorError("--min-pass-rate, --no-new-slower-than-eager need --sweep DIR")
     thresholds = {k: kw.pop(k) for k in CHECK_KEYS}
     regressions = {k: kw.pop(k) for k in BASELINE_KEYS}
     if bool(target) == bool(report_path):
@@ -456,6 +496,63 @@ def schema() -> None:
     from .report.model import shipped_schema_text
 
     click.echo(shipped_schema_text(), nl=False)
+
+
+@main.command(
+    help="Analyse many targets one after another (path.py:function, globs such as "
+    "'models/*.py:build', @list.txt), as `analyze` does each, into DIR/<target>/, with an overview "
+    "(DIR/sweep.json, sweep.html, sweep.md). A rerun skips targets already done with the same "
+    "tcdoctor, torch and options. `--merge DIR...` joins shards' folders instead.\n\n"
+    "Exit codes: 0 every target produced a complete report; 4 the overview was written but at "
+    "least one target did not (its row gives the reason and analyze's exit code); 2 usage error."
+)
+@click.argument("targets", nargs=-1)
+@analysis_options
+@click.option("--out", "out_dir", default="tcdoctor-sweep", show_default=True, help="Sweep folder.")
+@click.option("--retry-failed", is_flag=True, help="Rerun targets whose recorded result failed.")
+@click.option("--shard", default=None, help="K/N: analyse only the K-th of N shares (1-based).")
+@click.option(
+    "--durations",
+    default=None,
+    help="With --shard: an earlier sweep (DIR or sweep.json) whose durations balance the shards.",
+)
+@click.option(
+    "--baseline",
+    default=None,
+    help="An earlier sweep (DIR or sweep.json): each row says what changed since.",
+)
+@click.option("--merge", is_flag=True, help="Join the shard folders given as arguments into --out.")
+@_one_line_errors
+def sweep(
+    targets: tuple[str, ...],
+    out_dir: str,
+    retry_failed: bool,
+    shard: str | None,
+    durations: str | None,
+    baseline: str | None,
+    merge: bool,
+    quiet: bool,
+    expected_calls: int | None,
+    **analysis: Any,
+) -> None:
+    from .sweep import merge_dirs, run_sweep
+
+    if merge:
+        sys.exit(merge_dirs(targets, out_dir, baseline))
+    code = run_sweep(
+        targets,
+        Options.from_cli(analysis),
+        expected_calls,
+        out_dir,
+        analyse=_run_analysis,
+        write_files=_write_files,
+        quiet=quiet,
+        retry_failed=retry_failed,
+        shard=shard,
+        durations=durations,
+        baseline=baseline,
+    )
+    sys.exit(code)
 
 
 @main.command(

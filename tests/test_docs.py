@@ -28,6 +28,15 @@ OTHER_TOOLS = {
     "torchrun": {"--standalone", "--nproc-per-node"},
     "tlparse": {"--all-ranks-html"},
     "PyTorch's benchmarks/dynamo runner": {"--total-partitions", "--partition-id"},
+    "SLURM's sbatch": {
+        "--array",
+        "--cpus-per-task",
+        "--dependency",
+        "--job-name",
+        "--parsable",
+        "--time",
+        "--wrap",
+    },
 }
 
 # Pages the docs link to that are written on other branches at the same time (issue 29's CI page, the

@@ -20,7 +20,14 @@ from conftest import ROOT
 
 PKG = pathlib.Path(ROOT) / "tcdoctor"
 LAYERS = [  # top to bottom: module prefixes
-    ("tcdoctor.cli", "tcdoctor.api", "tcdoctor.testing", "tcdoctor.__main__", "tcdoctor"),
+    (
+        "tcdoctor.cli",
+        "tcdoctor.api",
+        "tcdoctor.testing",
+        "tcdoctor.sweep",
+        "tcdoctor.__main__",
+        "tcdoctor",
+    ),
     ("tcdoctor.run",),
     ("tcdoctor.experiments",),
     ("tcdoctor.probes",),
