@@ -6,10 +6,12 @@ itself as HTML in Jupyter. The hook lives here, at the top, so the report data n
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 from typing import Any
 
+from .errors import OptionError
 from .options import Options
 from .report.model import Report
 from .run.assemble import assemble
@@ -30,11 +32,13 @@ def analyze(
     """Analyse a target string (``"path.py:build"``, in child processes) or a model object.
 
     A model object is analysed in this process (no isolation, no warm-cache figure: that
-    needs a fresh process); Dynamo state is reset before and after. Options are those of
-    ``Options`` (backend, mode, threads, timeout_s, budget_s, trace_dir). ``progress=True`` writes each
-    phase to stderr as it finishes (target strings only: the in-process analysis has no children to poll).
+    needs a fresh process); Dynamo state is reset before and after. Options are the fields of
+    ``Options`` (backend, mode, threads, timeout_s, budget_s, modes, ...), checked as the command
+    line checks them: a bad value or an unknown name raises ``OptionError``, a ``ValueError``
+    naming the option and what it takes. ``progress=True`` writes each phase to stderr as it
+    finishes (target strings only: the in-process analysis has no children to poll).
     """
-    opts = Options(**options)
+    opts = _options(options)
     if isinstance(model, str):
         from .run.launcher import analyze_target
 
@@ -52,8 +56,36 @@ def analyze(
     return _in_process(workload, opts)
 
 
+def _options(options: dict[str, Any]) -> Options:
+    """Options from keyword arguments; an unknown name is an OptionError listing the known ones."""
+    known = [f.name for f in dataclasses.fields(Options)]
+    unknown = [k for k in options if k not in known]
+    if unknown:
+        raise OptionError(
+            f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+            f"(options: {', '.join(known)})"
+        )
+    return Options(**options)
+
+
+def _check_backend(name: str) -> None:
+    """A backend name torch.compile knows, in this process (a target string's backend is looked up
+    in its child, after the user's module has registered its own)."""
+    from torch._dynamo.backends.registry import lookup_backend
+
+    try:
+        lookup_backend(name)
+    except Exception:  # noqa: BLE001 - InvalidBackend; private module
+        raise OptionError(
+            f"option backend (--backend) takes a torch.compile backend registered in this process "
+            f"(torch._dynamo.list_backends(exclude_tags=())), got {name!r}"
+        ) from None
+
+
 def _in_process(workload: Workload, opts: Options) -> Report:
     import torch
+
+    _check_backend(opts.backend)
 
     from .probes import dynamo_state
     from .report.phases import IN_PROCESS

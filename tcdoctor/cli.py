@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Callable
 
 import click
@@ -17,18 +18,10 @@ from .errors import (
     EXIT_OUTPUT_CLOSED,
     TcdoctorError,
 )
-from .options import (
-    Choice,
-    CliParam,
-    FloatRange,
-    IntRange,
-    Kind,
-    Options,
-    TurnsOff,
-    cli_params,
-)
+from .options import CliParam, Options, Switch, TurnsOff, cli_params
 
 if TYPE_CHECKING:
+    from .report.check import CheckResult
     from .report.model import Report
 
 
@@ -69,6 +62,18 @@ def _write_outputs(
 ) -> None:
     """Write the report files, then print `summary` and where the files are: files first, so a
     closed stdout (`| head`) never costs a report."""
+    _write_files(report, json_path, html_path, md_path)
+    if summary is not None:
+        click.echo(summary)
+    for label, p in (("JSON", json_path), ("HTML", html_path), ("Markdown", md_path)):
+        if p:
+            click.echo(f"{label} report: {p}")
+
+
+def _write_files(
+    report: Report, json_path: str | None, html_path: str | None, md_path: str | None
+) -> None:
+    """The report files (JSON, HTML, Markdown) a path is given for; one line if one cannot be written."""
     try:
         if json_path:
             report.save(json_path)
@@ -85,11 +90,6 @@ def _write_outputs(
                 fh.write(MarkdownRenderer().render(report))
     except OSError as exc:
         raise TcdoctorError(f"cannot write output: {exc}") from None
-    if summary is not None:
-        click.echo(summary)
-    for label, p in (("JSON", json_path), ("HTML", html_path), ("Markdown", md_path)):
-        if p:
-            click.echo(f"{label} report: {p}")
 
 
 @click.group(
@@ -101,27 +101,29 @@ def main() -> None:
     pass
 
 
-def _click_type(kind: Kind) -> click.ParamType | None:
-    """The click type of a kind of value (None: a string, or a flag, as click infers)."""
-    if isinstance(kind, IntRange):
-        return click.IntRange(kind.min)
-    if isinstance(kind, FloatRange):
-        return click.FloatRange(kind.min)
-    if isinstance(kind, Choice):
-        return click.Choice(list(kind.choices))
-    return None
-
-
 def _click_option(param: CliParam) -> Callable:
-    """The click option of one analysis option (tcdoctor/options.py declares them all)."""
+    """The click option of one analysis option (tcdoctor/options.py declares them all).
+
+    A value is passed on as the string typed (click.STRING), so that `Options` checks it by its
+    declared kind, as it checks the Python API's (one line and exit 2, not click's usage block);
+    the metavar says what it takes."""
     flag = param.flag
     if isinstance(flag.kind, TurnsOff):
         return click.option(flag.spelling, param.name, is_flag=True, help=flag.help)
+    if isinstance(flag.kind, Switch):
+        return click.option(
+            flag.spelling,
+            param.name,
+            default=param.default,
+            show_default=flag.show_default,
+            help=flag.help,
+        )
     return click.option(
         flag.spelling,
         param.name,
-        type=_click_type(flag.kind),
-        default=param.default,
+        type=click.STRING,
+        metavar=flag.kind.metavar,
+        default=None if param.default is None else str(param.default),
         show_default=flag.show_default,
         help=flag.help,
     )
@@ -174,6 +176,42 @@ def _run_analysis(
     return report, code
 
 
+# CI outputs of `analyze` and `check` (CLI-only: they change what is printed, not what is measured)
+_NO_ANNOTATIONS = click.option(
+    "--no-annotations",
+    is_flag=True,
+    help="On GitHub Actions (GITHUB_ACTIONS=true), print no ::warning/::error annotations "
+    "(the step summary is still written).",
+)
+
+
+def _github_outputs(
+    report: Report,
+    results: Sequence[CheckResult] = (),
+    note: str | None = None,
+    annotations: bool = True,
+) -> None:
+    """On GitHub Actions: append the Markdown summary to $GITHUB_STEP_SUMMARY and print the
+    annotations (tcdoctor/render/github.py). A summary that cannot be written is one warning line:
+    it must not change the exit code a gate reports."""
+    from .render.github import (
+        GitHubAnnotations,
+        in_github_actions,
+        step_summary,
+        write_step_summary,
+    )
+
+    if not in_github_actions():
+        return
+    try:
+        write_step_summary(step_summary(report, results, note))
+    except OSError as exc:
+        click.echo(f"tcdoctor: warning: cannot write GITHUB_STEP_SUMMARY: {exc}", err=True)
+    text = GitHubAnnotations(results).render(report) if annotations else ""
+    if text:
+        click.echo(text)
+
+
 @main.command(help="Analyse TARGET (path.py:function) and write the reports.\n\n" + EXIT_CODES_HELP)
 @click.argument("target")
 @analysis_options
@@ -192,6 +230,7 @@ def _run_analysis(
     help="HTML report path ('' to skip).",
 )
 @click.option("--md", "md_path", default=None, help="Markdown summary path.")
+@_NO_ANNOTATIONS
 @_one_line_errors
 def analyze(
     target: str,
@@ -200,6 +239,7 @@ def analyze(
     md_path: str | None,
     quiet: bool,
     expected_calls: int | None,
+    no_annotations: bool,
     **analysis: Any,
 ) -> None:
     from .render.terminal import TerminalRenderer
@@ -207,6 +247,7 @@ def analyze(
     report, code = _run_analysis(target, Options.from_cli(analysis), quiet, expected_calls)
     summary = TerminalRenderer().render(report) + "\n"
     _write_outputs(report, json_path or None, html_path or None, md_path, summary)
+    _github_outputs(report, annotations=not no_annotations)
     sys.exit(code)
 
 
@@ -217,6 +258,8 @@ def _load(path: str) -> Report:
         return Report.load(path)
     except FileNotFoundError:
         raise TcdoctorError(f"file not found: {path}") from None
+    except TcdoctorError:
+        raise  # already one line naming the file (ReportError)
     except (ValueError, OSError) as exc:
         raise TcdoctorError(f"cannot read report {path}: {exc}") from None
 
@@ -258,6 +301,23 @@ def report(
 )
 @click.argument("target", required=False)
 @click.option(
+    "--sweep",
+    "sweep_dir",
+    default=None,
+    help="Gate on a sweep's overview (DIR or DIR/sweep.json) instead of one report.",
+)
+@click.option(
+    "--min-pass-rate",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="With --sweep: share of targets analysed without an error (0-1).",
+)
+@click.option(
+    "--no-new-slower-than-eager",
+    is_flag=True,
+    help="With --sweep: fail if a model is slower than eager (CI below 1x) and was not before.",
+)
+@click.option(
     "--report",
     "report_path",
     default=None,
@@ -285,6 +345,57 @@ def report(
     default=None,
     help="Verdict must be at least this good.",
 )
+@click.option(
+    "--baseline",
+    "baseline_path",
+    default=None,
+    help="A saved JSON report (e.g. from main) to judge regressions against, with --max-new-*; "
+    "with --sweep, an earlier sweep (DIR or sweep.json) to judge 'newly' against.",
+)
+@click.option(
+    "--max-new-graph-breaks",
+    type=click.IntRange(0),
+    default=None,
+    help="Graph breaks not in the baseline (by location and reason, not count).",
+)
+@click.option(
+    "--max-new-recompiles",
+    type=click.IntRange(0),
+    default=None,
+    help="Recompiles more than the baseline's.",
+)
+@click.option(
+    "--max-slowdown",
+    type=click.FloatRange(0),
+    default=None,
+    metavar="PCT",
+    help="Fail when the speedup's 95% CI lies wholly below the baseline's by more than PCT%.",
+)
+@click.option(
+    "--max-compile-growth",
+    type=click.FloatRange(0),
+    default=None,
+    metavar="PCT",
+    help="Fail when the cold compile grew by more than PCT% over the baseline's.",
+)
+@click.option(
+    "--junit",
+    "junit_path",
+    default=None,
+    metavar="PATH",
+    help="Write the checks as JUnit XML here (one testcase per check).",
+)
+@click.option(
+    "--json",
+    "json_path",
+    default=None,
+    metavar="PATH",
+    help="Also save the report checked here (e.g. as the next run's --baseline).",
+)
+@click.option(
+    "--html", "html_path", default=None, metavar="PATH", help="Also write the HTML report here."
+)
+@_NO_ANNOTATIONS
 @analysis_options
 @_one_line_errors
 def check(
@@ -292,25 +403,156 @@ def check(
     report_path: str | None,
     quiet: bool,
     expected_calls: int | None,
+    baseline_path: str | None,
+    junit_path: str | None,
+    json_path: str | None,
+    html_path: str | None,
+    no_annotations: bool,
     **kw: Any,
 ) -> None:
-    from .report.check import CHECK_KEYS, run_checks
+    from .report.check import BASELINE_KEYS, CHECK_KEYS, run_checks
 
+    sweep_args = {k: kw.pop(k) for k in ("sweep_dir", "min_pass_rate", "no_new_slower_than_eager")}
+    if sweep_args["sweep_dir"]:  # the sweep's gate (tcdoctor/sweep.py); --baseline is a sweep's
+        from .sweep import check_sweep_dir
+
+        if (
+            target
+            or report_path
+            or any(kw.get(k) is not None and kw.get(k) is not False for k in CHECK_KEYS)
+        ):
+            raise TcdoctorError(
+                "--sweep DIR takes the sweep's thresholds (--min-pass-rate, "
+                "--no-new-slower-than-eager), not a TARGET, --report or a report's thresholds"
+            )
+        sys.exit(check_sweep_dir(**sweep_args, sweep_baseline=baseline_path))
+    if any(v is not None and v is not False for v in sweep_args.values()):
+        raise TcdoctorError("--min-pass-rate, --no-new-slower-than-eager need --sweep DIR")
     thresholds = {k: kw.pop(k) for k in CHECK_KEYS}
+    regressions = {k: kw.pop(k) for k in BASELINE_KEYS}
     if bool(target) == bool(report_path):
         raise TcdoctorError("give either TARGET or --report saved.json")
+    baseline = _baseline(baseline_path, regressions)
+    opts = Options.from_cli(kw)  # checked even where a saved report makes them unused
     if report_path:
         rep = _load(report_path)
     else:
-        rep, _ = _run_analysis(target, Options.from_cli(kw), quiet, expected_calls)
+        rep, _ = _run_analysis(target, opts, quiet, expected_calls)
     results = run_checks(rep, **thresholds, compile_remedies=kw.get("compile_remedies") is True)
+    note = None
+    if baseline is not None:
+        from .report.check import baseline_checks, environment_differences
+
+        results += baseline_checks(rep, baseline, **regressions)
+        note = environment_differences(rep, baseline)
     if not results:
         raise TcdoctorError("no thresholds given (see --help)")
-    for r in results:
-        click.echo(f"{'PASS' if r['passed'] else 'FAIL'}  {r['name']}: {r['detail']}")
-    failed = [r for r in results if not r["passed"]]
-    click.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+    failed = [r for r in results if not r.passed]
+    lines = [note] if note else []
+    lines += [f"{'PASS' if r.passed else 'FAIL'}  {r.name}: {r.reason}" for r in results]
+    lines.append(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+    if junit_path:  # files first, as _write_outputs does
+        links = {"report": report_path, "baseline": baseline_path, "json": json_path}
+        _write_junit(junit_path, rep, results, {**links, "html": html_path})
+    _write_outputs(rep, json_path, html_path, None, "\n".join(lines))
+    if junit_path:
+        click.echo(f"JUnit XML: {junit_path}")
+    _github_outputs(rep, results, note, annotations=not no_annotations)
     sys.exit(EXIT_CHECK_FAILED if failed else EXIT_OK)
+
+
+def _baseline(path: str | None, regressions: dict[str, Any]) -> Report | None:
+    """The baseline report, loaded before any analysis runs (a wrong path fails at once)."""
+    given = [k for k, v in regressions.items() if v is not None]
+    if given and not path:
+        flags = ", ".join("--" + k.replace("_", "-") for k in given)
+        raise TcdoctorError(f"{flags}: a regression limit needs --baseline old.json")
+    if path and not given:
+        raise TcdoctorError(
+            "--baseline needs a limit: --max-new-graph-breaks, --max-new-recompiles, "
+            "--max-slowdown or --max-compile-growth"
+        )
+    return _load(path) if path else None
+
+
+def _write_junit(
+    path: str, report: Report, results: Sequence[CheckResult], links: dict[str, str | None]
+) -> None:
+    from .render.junit import JUnitRenderer
+
+    xml = JUnitRenderer(results, {k: v for k, v in links.items() if v}).render(report)
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(xml)
+    except OSError as exc:
+        raise TcdoctorError(f"cannot write output: {exc}") from None
+
+
+@main.command(
+    help="Print the JSON Schema of the report (`--json` output), generated from its section classes."
+)
+@_one_line_errors
+def schema() -> None:
+    from .report.model import shipped_schema_text
+
+    click.echo(shipped_schema_text(), nl=False)
+
+
+@main.command(
+    help="Analyse many targets one after another (path.py:function, globs such as "
+    "'models/*.py:build', @list.txt), as `analyze` does each, into DIR/<target>/, with an overview "
+    "(DIR/sweep.json, sweep.html, sweep.md). A rerun skips targets already done with the same "
+    "tcdoctor, torch and options. `--merge DIR...` joins shards' folders instead.\n\n"
+    "Exit codes: 0 every target produced a complete report; 4 the overview was written but at "
+    "least one target did not (its row gives the reason and analyze's exit code); 2 usage error."
+)
+@click.argument("targets", nargs=-1)
+@analysis_options
+@click.option("--out", "out_dir", default="tcdoctor-sweep", show_default=True, help="Sweep folder.")
+@click.option("--retry-failed", is_flag=True, help="Rerun targets whose recorded result failed.")
+@click.option("--shard", default=None, help="K/N: analyse only the K-th of N shares (1-based).")
+@click.option(
+    "--durations",
+    default=None,
+    help="With --shard: an earlier sweep (DIR or sweep.json) whose durations balance the shards.",
+)
+@click.option(
+    "--baseline",
+    default=None,
+    help="An earlier sweep (DIR or sweep.json): each row says what changed since.",
+)
+@click.option("--merge", is_flag=True, help="Join the shard folders given as arguments into --out.")
+@_one_line_errors
+def sweep(
+    targets: tuple[str, ...],
+    out_dir: str,
+    retry_failed: bool,
+    shard: str | None,
+    durations: str | None,
+    baseline: str | None,
+    merge: bool,
+    quiet: bool,
+    expected_calls: int | None,
+    **analysis: Any,
+) -> None:
+    from .sweep import merge_dirs, run_sweep
+
+    if merge:
+        sys.exit(merge_dirs(targets, out_dir, baseline))
+    code = run_sweep(
+        targets,
+        Options.from_cli(analysis),
+        expected_calls,
+        out_dir,
+        analyse=_run_analysis,
+        write_files=_write_files,
+        quiet=quiet,
+        retry_failed=retry_failed,
+        shard=shard,
+        durations=durations,
+        baseline=baseline,
+    )
+    sys.exit(code)
 
 
 @main.command(

@@ -40,6 +40,11 @@ class UsageError(TcdoctorError):
     """A bad command line or option combination (exit 2)."""
 
 
+class OptionError(UsageError, ValueError):
+    """An analysis option outside what its declaration accepts (tcdoctor/options.py), from the
+    command line or `tcdoctor.analyze(...)` (exit 2). A ValueError too, as Python callers expect."""
+
+
 class TargetError(TcdoctorError):
     """`path.py:function` cannot be used: missing file or function, syntax error, wrong return (exit 2)."""
 

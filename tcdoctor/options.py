@@ -4,9 +4,16 @@ Each analysis option is declared once, as a field of `Options`: the field gives 
 and default, and its metadata the command line of `analyze` and `check` (the flag, the kind of
 value, the help). cli.py turns `cli_params()` into click options, and `Options.from_cli` builds
 an Options from what click parsed; reports store `Options.to_dict()`. This module is the base of
-the package: it imports neither click nor torch nor anything of tcdoctor's, so the child process
-and the report loader read it for free, and the kinds below are plain descriptions that cli.py
-maps to click types.
+the package: it imports neither click nor torch (only errors.py of tcdoctor's), so the child
+process and the report loader read it for free.
+
+Checking: every Options, however made (the command line, `tcdoctor.analyze(**options)`, the
+child's `from_dict`), checks each field by its declared kind in `__post_init__` (`check_field`):
+the kinds below parse a value (a Python value, or the string the command line gave: click passes
+analysis values on unparsed, so this is the one check) or raise OptionError, a ValueError naming
+the option and what it accepts (one line and exit 2 at the command line). A comma list takes a
+comma-separated string or a sequence of strings. A backend name is not checked here: a backend
+the user's module registers is known only in the analysis process.
 
 Not here, because they are the command line's own and not the analysis's (cli.py declares them):
 `--quiet` (progress on this terminal), `--expected-calls` (a verdict horizon applied to the report
@@ -18,20 +25,55 @@ none is recorded in the report's options.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from .errors import OptionError
+
 # Where a distributed run writes PyTorch's structured compile logs (TORCH_TRACE, for tlparse).
 DEFAULT_TORCH_TRACE_DIR = "tcdoctor-torch-trace"
 
+# torch.compile's modes: torch._inductor.list_mode_options() in 2.13 (tests/test_options.py
+# compares them with the installed torch's)
+MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 
-# The kinds of value an option takes on the command line.
+
+# The kinds of value an option takes, on the command line and in the Python API. Each parses a
+# value (a Python value, or the string the command line gave) into the field's value, or raises
+# ValueError saying what it accepts (`accepts`); `Options` checks every field this way.
+
+
+def _number(value: Any, cast: type) -> Any:
+    """An int or float, or the string of one (as the command line gives it); never a bool."""
+    if isinstance(value, bool):
+        raise ValueError
+    if isinstance(value, str):
+        try:
+            return cast(value.strip())
+        except ValueError:
+            raise ValueError from None
+    if cast is int and isinstance(value, int):
+        return value
+    if cast is float and isinstance(value, (int, float)):
+        return float(value)
+    raise ValueError
 
 
 @dataclasses.dataclass(frozen=True)
 class Text:
-    """Any string."""
+    """Any string (a path-like object is taken as its path)."""
+
+    accepts = "a string"
+    metavar = "TEXT"
+
+    def parse(self, value: Any) -> str:
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError
+        return value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,12 +82,40 @@ class IntRange:
 
     min: int
 
+    @property
+    def accepts(self) -> str:
+        return f"an integer >= {self.min}"
+
+    @property
+    def metavar(self) -> str:
+        return f"INTEGER>={self.min}"
+
+    def parse(self, value: Any) -> int:
+        n = _number(value, int)
+        if n < self.min:
+            raise ValueError
+        return n
+
 
 @dataclasses.dataclass(frozen=True)
 class FloatRange:
     """A number of at least `min`."""
 
     min: float
+
+    @property
+    def accepts(self) -> str:
+        return f"a number >= {self.min:g}"
+
+    @property
+    def metavar(self) -> str:
+        return f"FLOAT>={self.min:g}"
+
+    def parse(self, value: Any) -> float:
+        x = _number(value, float)
+        if not math.isfinite(x) or x < self.min:
+            raise ValueError
+        return x
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,15 +124,61 @@ class Choice:
 
     choices: tuple[str, ...]
 
+    @property
+    def accepts(self) -> str:
+        return "one of " + ", ".join(self.choices)
+
+    @property
+    def metavar(self) -> str:
+        return "[" + "|".join(self.choices) + "]"
+
+    def parse(self, value: Any) -> str:
+        if value not in self.choices:
+            raise ValueError
+        return value
+
 
 @dataclasses.dataclass(frozen=True)
 class Switch:
     """A boolean spelled as a pair, `--x/--no-x`."""
 
+    accepts = "True or False"
+    metavar = ""
+
+    def parse(self, value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise ValueError
+        return value
+
 
 @dataclasses.dataclass(frozen=True)
 class CommaList:
-    """A list of strings, comma-separated on the command line."""
+    """A list of strings, each one of `choices` when given: comma-separated on the command line;
+    in the API such a string or a sequence of strings. Empty items are dropped, repeats kept once."""
+
+    choices: tuple[str, ...] = ()
+
+    @property
+    def accepts(self) -> str:
+        what = "one of " + ", ".join(self.choices) if self.choices else "a name"
+        return f"a comma-separated string or a list of names, each {what}"
+
+    @property
+    def metavar(self) -> str:
+        return "NAME[,NAME...]" if not self.choices else "[" + "|".join(self.choices) + "],..."
+
+    def parse(self, value: Any) -> list[str]:
+        if isinstance(value, str):
+            value = value.split(",")
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise ValueError
+        items = list(dict.fromkeys(v.strip() for v in value if v.strip()))
+        unknown = [v for v in items if self.choices and v not in self.choices]
+        if unknown:
+            raise ValueError(f"not: {', '.join(unknown)}")
+        if not items:
+            raise ValueError("empty")
+        return items
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,7 +218,10 @@ class Options:
         Flag("--backend", "torch.compile backend (eager/aot_eager are cheap).", show_default=True),
     )
     mode: str | None = _option(
-        None, Flag("--mode", "torch.compile mode: default, reduce-overhead, max-autotune.")
+        None,
+        Flag(
+            "--mode", "torch.compile mode: default, reduce-overhead, max-autotune.", Choice(MODES)
+        ),
     )
     # None: as the user's own process runs, OMP_NUM_THREADS or torch's default (one per physical
     # core); the report says which (environment.threads_source)
@@ -157,7 +276,7 @@ class Options:
         Flag(
             "--modes",
             "Compare these torch.compile modes side by side (comma-separated).",
-            CommaList(),
+            CommaList(MODES),
             show_default=True,
         ),
     )
@@ -285,6 +404,11 @@ class Options:
         ),
     )
 
+    def __post_init__(self) -> None:
+        """Check every option by its declared kind (`check_field`), as the command line does."""
+        for f in dataclasses.fields(self):
+            setattr(self, f.name, check_field(f, getattr(self, f.name)))
+
     @property
     def distributed(self) -> bool:
         """One analysis process per rank under torch.distributed.run (tcdoctor/run/distributed.py)."""
@@ -302,9 +426,10 @@ class Options:
     def from_cli(cls, values: Mapping[str, Any]) -> Options:
         """The Options of the values click parsed for `cli_params()` (other keys are ignored).
 
-        A comma list is split (empty: the default); a TurnsOff flag given sets its field; the
-        TORCH_TRACE folder is made absolute, and a distributed run gets one by default unless
-        turned off.
+        Values go to Options as click passed them (strings), so both the command line and the
+        API are checked by `check_field` (an OptionError, exit 2); an empty comma list is the
+        default; a TurnsOff flag given sets its field; the TORCH_TRACE folder is made absolute,
+        and a distributed run gets one by default unless turned off.
         """
         kw: dict[str, Any] = {}
         turned_off = set()
@@ -315,9 +440,8 @@ class Options:
                     kw[p.field] = p.flag.kind.value
                     turned_off.add(p.field)
             elif isinstance(p.flag.kind, CommaList):
-                items = [s.strip() for s in value.split(",") if s.strip()]
-                if items:
-                    kw[p.field] = items
+                if value.strip(", "):  # as it came: Options parses it
+                    kw[p.field] = value
             else:
                 kw[p.field] = value
         opts = cls(**kw)
@@ -325,6 +449,29 @@ class Options:
             folder = opts.torch_trace or (DEFAULT_TORCH_TRACE_DIR if opts.distributed else None)
             opts.torch_trace = os.path.abspath(folder) if folder else None
         return opts
+
+
+def check_field(f: dataclasses.Field, value: Any) -> Any:
+    """The value of one Options field, parsed by its declared kind; OptionError naming the option
+    and what it accepts. None passes where it is the field's default; a TurnsOff flag's value
+    passes as it is; a field whose only flag is TurnsOff (`warm`) is a boolean."""
+    flags = f.metadata.get("flags", ())
+    if not flags:
+        return value
+    if value is None and f.default is None:
+        return None
+    if any(isinstance(fl.kind, TurnsOff) and value is fl.kind.value for fl in flags):
+        return value
+    kinds = [fl.kind for fl in flags if not isinstance(fl.kind, TurnsOff)] or [Switch()]
+    kind = kinds[0]
+    try:
+        return kind.parse(value)
+    except (TypeError, ValueError) as exc:
+        spellings = "/".join(fl.spelling for fl in flags)
+        detail = f" ({exc})" if isinstance(exc, ValueError) and str(exc) else ""
+        raise OptionError(
+            f"option {f.name} ({spellings}) takes {kind.accepts}, got {value!r}{detail}"
+        ) from None
 
 
 class CliParam(NamedTuple):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
 from typing import Callable, Sequence
@@ -88,3 +89,46 @@ def ratio_of_medians_ci(
         seed=seed,
     )
     return percentile_ci(values, level)
+
+
+def geometric_mean(xs: Sequence[float]) -> float:
+    """Geometric mean of positive ratios (speedups average on a log scale)."""
+    if not xs:
+        raise ValueError("no values")
+    return math.exp(statistics.fmean(math.log(x) for x in xs))
+
+
+def hierarchical_ratio_ci(
+    processes: Sequence[tuple[Sequence[float], Sequence[float]]],
+    *,
+    resamples: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """Speedup across processes: (estimate, low, high) from a two-level bootstrap.
+
+    `processes`: each process's paired samples (num, den), e.g. (eager, compiled). Each resample
+    draws the processes with replacement, then each drawn process's pairs with replacement, takes
+    that process's ratio of medians, and averages the drawn ratios geometrically; the estimate is
+    the geometric mean of the processes' own ratios. Resampling processes first is what makes the
+    interval cover process-to-process spread (each process's allocator state, code placement and
+    neighbours shift its figure more than its own pairs vary: pyperf runs several workers for
+    this); with one process it is the paired bootstrap of that process.
+    """
+    procs = [(list(n), list(d)) for n, d in processes if n and len(n) == len(d)]
+    if not procs:
+        raise ValueError("need at least one process with paired samples")
+    own = [statistics.median(n) / statistics.median(d) for n, d in procs]
+    rng = random.Random(seed)
+    values = []
+    for _ in range(resamples):
+        drawn = []
+        for p in rng.choices(range(len(procs)), k=len(procs)):
+            num, den = procs[p]
+            idx = rng.choices(range(len(num)), k=len(num))
+            drawn.append(
+                statistics.median([num[i] for i in idx]) / statistics.median([den[i] for i in idx])
+            )
+        values.append(geometric_mean(drawn))
+    lo, hi = percentile_ci(values, level)
+    return geometric_mean(own), lo, hi

@@ -67,6 +67,25 @@ def ratio(x: Any, bounds: Any = None, word: str = "") -> str:
     return s + (f" ({interval})" if interval else "")
 
 
+def processes(rows: Any) -> str:
+    """Each timed process's own speedup: 'cold 1.52×, warm 1.61×' ('' with one process or none)."""
+    if not rows or len(rows) < 2:
+        return ""
+    return ", ".join(
+        f"{r['process']} {ratio(r.get('speedup'))}"
+        + (" (glibc thresholds pinned)" if "pinned" in str(r.get("env")) else "")
+        for r in rows
+    )
+
+
+def regimes(groups: Any) -> str:
+    """Both allocator regimes' speedups: 'page-faulting (cold): 1.62× …; not page-faulting (warm): …'."""
+    return "; ".join(
+        f"{g['regime']} ({', '.join(g['processes'])}): {ratio(g['speedup'], g['speedup_ci'])}"
+        for g in groups or []
+    )
+
+
 def pair(show: Callable[[Any], str], a: Any, b: Any) -> str:
     """Two figures of one kind side by side: 'eager / compiled', 'cold / warm' -> '1.2 ms / 0.8 ms'."""
     return f"{show(a)} / {show(b)}"

@@ -23,6 +23,10 @@ def contradictions(report: Report) -> list[str]:
     best = best_way(fig, rules)
     mine = [f for f in fig.break_findings if f.users]
     failed = fig.compile_failed_message is not None or fig.numerics_passed is False
+    ci = report.runtime.speedup_ci
+    for p in report.runtime.processes or []:
+        if ci and p.get("speedup") is not None and not ci[0] <= p["speedup"] <= ci[1]:
+            out.append(f"the headline interval {ci} leaves out the {p['process']} process's figure")
     if v.decision == "compile-after-fixes":
         bounded = [f for f in mine if f.gain_source == "bound" and f.gain_s_per_call]
         eager_parts = fig.significantly_faster(rules) and (fig.skipped or fig.limit_hit)

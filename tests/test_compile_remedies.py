@@ -221,14 +221,14 @@ def test_a_remedy_that_is_not_faster_is_not_used():
 def test_check_judges_the_best_measured_remedy_and_names_it():
     rep = report_with_remedies()
     (plain,) = run_checks(rep, max_compile_seconds=10.0)
-    assert not plain["passed"] and plain["detail"].startswith("200")
+    assert not plain.passed and plain.reason.startswith("200")
     (best,) = run_checks(rep, max_compile_seconds=10.0, compile_remedies=True)
-    assert best["passed"] and "with regional compilation (4 × Block)" in best["detail"]
+    assert best.passed and "with regional compilation (4 × Block)" in best.reason
     (none,) = run_checks(
         report_with_remedies(rows=[]), max_compile_seconds=10.0, compile_remedies=True
     )
-    assert not none["passed"] and "the whole model, cold" in none["detail"]
-    assert "no remedy measured" in none["detail"]
+    assert not none.passed and "the whole model, cold" in none.reason
+    assert "no remedy measured" in none.reason
 
 
 def test_every_format_shows_the_rows_and_escapes_them():
@@ -386,7 +386,7 @@ def test_a_row_that_compiled_nothing_is_not_a_remedy():
     rep = report_with_remedies(rows=[empty])
     assert rep.compile.remedies.measured == [] and "remedy" not in (rep.verdict.break_even or {})
     (check,) = run_checks(rep, max_compile_seconds=1.0, compile_remedies=True)
-    assert not check["passed"] and "the whole model, cold" in check["detail"]
+    assert not check.passed and "the whole model, cold" in check.reason
 
 
 def test_blocks_spread_over_several_lists_are_named_one_by_one():

@@ -1,7 +1,7 @@
 """Imports point one way, in the order the data flows, counting every import wherever it stands
 (module body, function bodies, `if TYPE_CHECKING:` blocks):
 
-    cli, api  ->  run/  ->  experiments/  ->  probes/  ->  target/  ->  verdict/, render/  ->  report/  ->  base
+    cli, api, testing  ->  run/  ->  experiments/  ->  probes/  ->  target/  ->  verdict/, render/  ->  report/  ->  base
 
 A module may import its own layer and the layers below it, never one above; verdict/ and render/
 (both readers of the report) never import each other; and there is no cycle. The core loads
@@ -20,7 +20,14 @@ from conftest import ROOT
 
 PKG = pathlib.Path(ROOT) / "tcdoctor"
 LAYERS = [  # top to bottom: module prefixes
-    ("tcdoctor.cli", "tcdoctor.api", "tcdoctor.__main__", "tcdoctor"),
+    (
+        "tcdoctor.cli",
+        "tcdoctor.api",
+        "tcdoctor.testing",
+        "tcdoctor.sweep",
+        "tcdoctor.__main__",
+        "tcdoctor",
+    ),
     ("tcdoctor.run",),
     ("tcdoctor.experiments",),
     ("tcdoctor.probes",),

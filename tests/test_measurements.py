@@ -290,5 +290,5 @@ def test_dropout_numerics_are_not_measured_by_default_and_not_compiled_again():
     assert n.passed is None and "--fallback-random" in n.not_measured, n
     assert n.rng["stochastic"] is True and "extra_compile_s" not in n.rng
     (gate,) = run_checks(rep, require_numerics=True)
-    assert not gate["passed"] and gate["detail"].startswith("not measured (the model draws")
-    assert "--fallback-random" in gate["detail"]
+    assert not gate.passed and gate.reason.startswith("not measured (the model draws")
+    assert "--fallback-random" in gate.reason

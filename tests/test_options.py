@@ -29,7 +29,7 @@ def test_every_options_field_has_flags_except_none():
     assert [f.name for f in dataclasses.fields(Options) if not _spellings(f)] == []
 
 
-@pytest.mark.parametrize("command", ["analyze", "check"])
+@pytest.mark.parametrize("command", ["analyze", "check", "sweep"])
 def test_help_lists_every_flagged_field_with_its_help(command):
     out = CliRunner().invoke(cli.main, [command, "--help"], terminal_width=1000).output
     options = {opt for p in cli.main.commands[command].params for opt in p.opts + p.secondary_opts}

@@ -1,4 +1,5 @@
-"""The wheel ships the templates (top-level templates/ → tcdoctor/templates) and the console script."""
+"""The wheel ships the templates (top-level templates/ → tcdoctor/templates), the report's JSON Schema
+and the console script."""
 
 import subprocess
 import sys
@@ -29,6 +30,10 @@ def test_wheel_contains_templates(tmp_path):
     (whl,) = tmp_path.glob("tcdoctor-*.whl")
     names = zipfile.ZipFile(whl).namelist()
     assert "tcdoctor/templates/report.html.j2" in names
+    for included in ("distributed.html.j2", "charts.html.j2"):  # by report.html.j2
+        assert f"tcdoctor/templates/{included}" in names
+    assert "tcdoctor/report/report.schema.json" in names  # `tcdoctor schema`
+    assert "tcdoctor/templates/sweep.html.j2" in names
     assert any(n.endswith("entry_points.txt") for n in names)
     assert not any(n.startswith(("tests/", "samples/")) for n in names)
     # every subpackage of the source tree is in the wheel (pyproject lists them by name)

@@ -245,3 +245,109 @@ def test_no_rank_table_without_the_sections(renderer):
     rep = Report.load(SAVED)
     text = renderer.render(rep)
     assert "Ranks" not in text and "Structured compile log" not in text
+
+
+SCRIPT = "<script>alert(1)</script>"
+ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
+
+
+@pytest.mark.parametrize(
+    "tlparse", [None, {"ran": False, "error": SCRIPT}], ids=["command", "failed"]
+)
+def test_html_rank_table_and_trace_block_escape_every_string(saved, tlparse):
+    """The rank table and the tlparse block go through the template's autoescape: a `<script>` in
+    any string of theirs (a host name, a divergence, a phase, a method, a path) stays text."""
+    dist, tt = saved["distributed"], saved["torch_trace"]
+    dist["ranks"][0]["host"] = SCRIPT
+    dist["divergences"][0]["text"] = SCRIPT
+    dist["slowest"][SCRIPT] = {"rank": 0, "seconds": 1.0, "fastest_s": 0.5}
+    dist["method"] = {SCRIPT: SCRIPT}
+    tt.update(command=SCRIPT, attach=SCRIPT, note=SCRIPT, tlparse=tlparse)
+    page = HtmlRenderer().render(Report.from_dict(saved))
+    assert "<script>alert" not in page
+    # host, divergence, phase, method key and value, command, attach, note, tlparse's error
+    assert page.count(ESCAPED) == 8 + (tlparse is not None)
+    assert f"<td>{ESCAPED}</td>" in page and f'<p class="how">{ESCAPED}: {ESCAPED}.</p>' in page
+
+
+def test_html_trace_link_is_escaped(saved, tmp_path):
+    index = tmp_path / 'a"><script>alert(1)</script>' / "index.html"
+    saved["torch_trace"]["tlparse"] = {"ran": True, "exit_code": 0, "index": str(index)}
+    page = HtmlRenderer(base_dir=str(tmp_path)).render(Report.from_dict(saved))
+    assert "<script>alert" not in page
+    assert f'<a href="a&#34;&gt;{ESCAPED}/index.html">tlparse report</a>' in page
+
+
+COMPILE_GRAPHS = os.path.join(ROOT, "tests", "data", "compile_graphs_two_breaks.json")
+
+
+def _with_remedy() -> Report:
+    """The saved aot_eager report with compile.graphs, and one remedy row as a Inductor run adds."""
+    from tcdoctor.report.sections import RemedyRow
+
+    rep = Report.load(COMPILE_GRAPHS)
+    rep.compile.remedies.rows = [
+        RemedyRow(
+            name="portable_cache",
+            first_call_s=0.25,
+            load_s=0.05,
+            median_s=4e-4,
+            eager_median_s=3e-4,
+            speedup=0.75,
+            speedup_ci=[0.7, 0.8],
+            line="torch.compiler.load_cache_artifacts(blob)",
+        )
+    ]
+    return rep
+
+
+def test_terminal_shows_figures_and_leaves_the_method_to_the_files():
+    from markupsafe import escape
+
+    from tcdoctor.render import compile_table, remedy_table
+
+    rep = _with_remedy()
+    method = rep.compile.graphs.method
+    assert method.startswith("one row per compile id of the cold first call's CompilationMetrics")
+    text = TerminalRenderer().render(rep)
+    for how in (method, compile_table.TIME_PER_CALL, remedy_table.HOW):
+        assert how not in text
+    assert "how:" not in text and "time/call:" not in text
+    # the figures stay: the frames, their check, the remedy row
+    assert "0/0           forward" in text and "447.56 ms" in text
+    assert (
+        "  frames sum to 645.01 ms of the first call's 659.27 ms compile time "
+        "(first call − eager call; coverage 98%)\n" in text
+    )
+    assert "portable cache (load_cache_artifacts, then first call)  300.00 ms" in text
+    # the method stays in the Markdown details and the HTML
+    md, page = MarkdownRenderer().render(rep), HtmlRenderer().render(rep)
+    assert f"- how: {method}" in md.replace("\\", "")
+    assert f"- {compile_table.TIME_PER_CALL}" in md and f"- {remedy_table.HOW}" in md
+    assert "How: one row per compile id" in page and str(escape(remedy_table.HOW)) in page
+
+
+def test_a_chart_label_is_escaped_by_the_template():
+    """The SVG charts' markup is templates/charts.html.j2's: a remedy named `<script>` (its bar's
+    label in the cold-start chart) is text."""
+    rep = _with_remedy()
+    rep.compile.remedies.rows[0].name = SCRIPT
+    page = HtmlRenderer().render(rep)
+    assert "<script>alert" not in page
+    assert f'class="lbl">{ESCAPED}</text>' in page
+
+
+def test_render_builds_no_markup_from_strings():
+    """Every escape is the template's: no html.escape in render/, and the one Markup is the page's
+    own constant script (its hash is in the Content-Security-Policy)."""
+    import pathlib
+    import re
+
+    src = {p.name: p.read_text() for p in pathlib.Path(ROOT, "tcdoctor", "render").glob("*.py")}
+    assert "html.py" in src and "charts.py" in src
+    assert not [
+        n for n, text in src.items() if re.search(r"\bescape\b", text.replace("autoescape", ""))
+    ]
+    assert [(n, m) for n, t in src.items() for m in re.findall(r"Markup\(\w*\)", t)] == [
+        ("html.py", "Markup(SCRIPT)")
+    ]

@@ -109,6 +109,17 @@ def test_html_escapes_user_strings(inject_report):
     assert "Content-Security-Policy" in html and "default-src 'none'" in html
 
 
+def test_a_fresh_report_is_valid_against_the_published_schema(inject_report):
+    """What `analyze` writes today, not only the reports saved in tests/data (tests/test_schema.py)."""
+    import jsonschema
+
+    from tcdoctor.report.model import shipped_schema_text
+
+    rep = json.loads((inject_report / "r.json").read_text())
+    validator = jsonschema.Draft202012Validator(json.loads(shipped_schema_text()))
+    assert [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(rep)] == []
+
+
 def test_rerender_from_json_matches(cli, inject_report, tmp_path):
     shutil.copy(inject_report / "r.json", tmp_path / "saved.json")
     rc, out, err = cli("report", "saved.json", "--html", "again.html", "--md", "again.md")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tcdoctor.report.model import SCHEMA_VERSION, Report
+from tcdoctor.report.rules import break_even, faster_than_eager
 from tcdoctor.report.sections import (
     CompileTime,
     FixRow,
@@ -22,8 +23,6 @@ from tcdoctor.report.sections import (
     Runtime,
     StrategyRow,
     Timing,
-    break_even,
-    faster_than_eager,
 )
 from tcdoctor.verdict import with_verdict
 
@@ -91,7 +90,7 @@ def test_newer_and_malformed_files_are_refused_with_a_reason(tmp_path):
         Report.load(str(newer))
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"schema_version": 1, "runtime": [1, 2]}))
-    with pytest.raises(ValueError, match="shape"):
+    with pytest.raises(ValueError, match=r"runtime is a list \(\[1, 2\]\); expected an object"):
         Report.load(str(bad))
 
 

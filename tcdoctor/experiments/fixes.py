@@ -70,6 +70,31 @@ def before_figures(results: dict) -> dict:
     }
 
 
+def judged_in_process(spec: Spec, timing: dict | None) -> Spec:
+    """A fix run in a process that timed the main row itself (the warm process) is compared with
+    that row: the same process's allocator state and neighbours on both sides of the comparison."""
+    if isinstance(spec, FixSpec) and timing and timing.get("speedup") is not None:
+        spec.before.update(
+            speedup=timing["speedup"],
+            speedup_ci=timing.get("speedup_ci"),
+            faults_per_call=(timing.get("compiled") or {}).get("minor_faults_per_call"),
+            timed_in="the main row timed in this same process",
+        )
+    return spec
+
+
+def judged_across_processes(spec: Spec, runtime: dict | None) -> Spec:
+    """A fix run in a child of its own is compared with the main row across processes (its
+    interval covers process-to-process spread), never with one process's pairs."""
+    if isinstance(spec, FixSpec) and runtime and runtime.get("speedup") is not None:
+        spec.before.update(
+            speedup=runtime["speedup"],
+            speedup_ci=runtime.get("speedup_ci"),
+            timed_in="the main row across the analysis processes",
+        )
+    return spec
+
+
 def config_fixes(findings: list[dict]) -> dict[str, list[str]]:
     """Config switches named by the findings' hints (or implied: compiled autograd for a step's backward)."""
     out: dict[str, list[str]] = {}

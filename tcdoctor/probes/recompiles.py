@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import torch
 
+from ..target.userframes import is_user_file
 from ..target.workload import CallArgs, is_state_change
 from . import dynamo_state
 from .calls import iter_tensors
@@ -91,6 +92,14 @@ def plain_reason(reason: str) -> str:
     return "; ".join(out) or str(reason).strip().splitlines()[0]
 
 
+def _user_location(metric: Any) -> dict:
+    """{"file", "line"} of the recompiled function when it is the user's own (for annotations)."""
+    filename = getattr(metric, "co_filename", None) or ""
+    if not is_user_file(filename):
+        return {}
+    return {"file": filename, "line": getattr(metric, "co_firstlineno", None)}
+
+
 def run(
     compiled: Any, model: Any, label: str, workload: Any, call: Callable[[Any, CallArgs], Any]
 ) -> dict:
@@ -130,6 +139,7 @@ def run(
                             "compile_s": getattr(m, "entire_frame_compile_time_s", None),
                             "call_wall_s": wall,
                             "fail_type": getattr(m, "fail_type", None),
+                            **_user_location(m),
                         }
                     )
         warnings = dynamo_state.warnings(logs)

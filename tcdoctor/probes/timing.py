@@ -1,8 +1,15 @@
-"""Steady-state eager vs compiled time: warm-up, then interleaved paired samples until the
+"""Steady-state eager vs compiled time in one process: warm-up, then paired rounds until the
 confidence interval answers the row's question, within a floor and a ceiling.
 
-Pairs alternate order (A B, B A, …) so drift and order effects cancel; the speedup is a ratio
-of medians with a paired-bootstrap confidence interval (stats.ratio_of_medians_ci).
+A round runs one side back to back (samples of k calls each, for about ROUND_S) and gives its
+median sample, as a model in service runs one model call after another; switching sides every
+sample made each sample pay the switch (the other side's working set evicted from the caches).
+Rounds pair up and alternate order (A B, B A, …) so drift and order effects cancel; the speedup is
+a ratio of medians with a paired-bootstrap confidence interval (stats.ratio_of_medians_ci).
+
+Pitfall: that interval covers this process only. Another process of the same script can differ by
+more (allocator state, page faults, code placement, neighbours), so the report's headline speedup
+combines several processes (report/runtime_processes.py), never one process's pairs.
 
 How long. A row asks a question (`Question`): is compiled faster than eager, than the required
 speedup, than the main analysis? Sampling stops at the first check where the CI lies wholly on one
@@ -31,6 +38,9 @@ from .. import stats
 from . import dynamo_state
 
 TARGET_SAMPLE_S = 0.002  # one sample batches calls until it lasts about this long
+# A round runs one side's samples back to back for about this long (at most MAX_ROUND_SAMPLES)
+ROUND_S = 0.02
+MAX_ROUND_SAMPLES = 10
 MIN_PAIRS = 10
 MAX_PAIRS = 2000
 FLOOR_S = 0.5  # no row stops sampling before this (or its budget, if smaller)
@@ -149,6 +159,18 @@ def _answered(question: Question, e_s: list[float], c_s: list[float]) -> bool:
     return question.answered(lo, hi, statistics.median(e_s) / statistics.median(c_s))
 
 
+def _round(fn: Callable[[], Any], k: int, r: int, sync, faults: list, context: Context) -> float:
+    """One side's round: `r` samples of `k` back-to-back calls, run back to back as a model in
+    service runs; the round's figure is its median sample (the first sample after the other side ran
+    carries the switch cost: caches refilled, which a server running one model does not pay).
+    Faults per call over the whole round go to `faults`."""
+    f0 = _minor_faults()
+    times = [_batch(fn, k, sync, None, context) for _ in range(r)]
+    if f0 is not None:
+        faults.append((_minor_faults() - f0) / (k * r))
+    return statistics.median(times)
+
+
 def measure(
     eager: Callable[[], Any],
     compiled: Callable[[], Any],
@@ -163,15 +185,14 @@ def measure(
     warm = warm_up(compiled, eager, sync, context)
     est = min(_steady_call_s(eager, sync, context), _steady_call_s(compiled, sync, context))
     k = int(_agree(max(1, min(10_000, math.ceil(TARGET_SAMPLE_S / max(est, 1e-7)))), "max"))
+    r = int(_agree(max(1, min(MAX_ROUND_SAMPLES, math.ceil(ROUND_S / max(k * est, 1e-7)))), "max"))
     n_metrics = len(dynamo_state.compilation_metrics())
     e_s: list[float] = []
     c_s: list[float] = []
-    e_f: list[
-        float
-    ] = []  # minor page faults per call of each sample: a call that allocates and frees large
-    c_f: list[
-        float
-    ] = []  # buffers may re-fault them every call, depending on the malloc heap's history
+    # minor page faults per call of each round: a call that allocates and frees large buffers may
+    # re-fault them every call, depending on the malloc heap's history
+    e_f: list[float] = []
+    c_f: list[float] = []
     t_timing = time.perf_counter()
     deadline = t_timing + budget_s
     floor = t_timing + min(budget_s, question.floor_s) if question else deadline
@@ -186,11 +207,11 @@ def measure(
                 stopped = "answered"
                 break
         if len(e_s) % 2 == 0:
-            e_s.append(_batch(eager, k, sync, e_f, context))
-            c_s.append(_batch(compiled, k, sync, c_f, context))
+            e_s.append(_round(eager, k, r, sync, e_f, context))
+            c_s.append(_round(compiled, k, r, sync, c_f, context))
         else:
-            c_s.append(_batch(compiled, k, sync, c_f, context))
-            e_s.append(_batch(eager, k, sync, e_f, context))
+            c_s.append(_round(compiled, k, r, sync, c_f, context))
+            e_s.append(_round(eager, k, r, sync, e_f, context))
     lo, hi = stats.ratio_of_medians_ci(e_s, c_s)
     eager_sum, comp_sum = stats.summarize(e_s), stats.summarize(c_s)
     eager_sum["minor_faults_per_call"] = statistics.median(e_f) if e_f else None
@@ -201,23 +222,30 @@ def measure(
         "speedup": eager_sum["median_s"] / comp_sum["median_s"],
         "speedup_ci": [lo, hi],
         "ci_level": 0.95,
-        "ci_method": "percentile bootstrap over paired samples, 1000 resamples",
+        "ci_method": "percentile bootstrap over paired rounds, 1000 resamples",
         "samples": len(e_s),
         "calls_per_sample": k,
+        "samples_per_round": r,
         "budget_s": budget_s,
         "timing_s": time.perf_counter() - t_timing,
         "stopped": stopped if len(e_s) < MAX_PAIRS else "max pairs",
         "wall_s": time.perf_counter() - t_start,
         "recompiles_during_timing": len(dynamo_state.compilation_metrics()) - n_metrics,
         "method": (
-            f"{warm['warmup_calls']} warm-up calls each; then {len(e_s)} interleaved eager/compiled "
-            f"pairs (order alternating), each sample the mean of {k} back-to-back calls"
-            + ("" if context is nullcontext else " under one held no_grad")
+            f"{warm['warmup_calls']} warm-up calls each; then {len(e_s)} pairs of rounds, eager and "
+            f"compiled, order alternating; in a round one side runs {r} sample(s) of {k} back-to-back "
+            f"call(s) in a row (about {_ms(r * k * est)}, as a model in service runs) and gives its "
+            "median sample"
+            + ("" if context is nullcontext else ", each sample under one held no_grad")
             + _stop_text(stopped, question, budget_s, len(e_s))
         ),
         "raw": {"eager_s": e_s[:MAX_PAIRS], "compiled_s": c_s[:MAX_PAIRS]},
         **warm,
     }
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3g} ms"
 
 
 def _stop_text(stopped: str, question: Question | None, budget_s: float, pairs: int) -> str:

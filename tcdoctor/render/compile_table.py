@@ -70,18 +70,23 @@ def rest_line(graphs: CompileGraphs, shown: int) -> str | None:
     return f"… and {len(rest)} more frame(s) ({units.seconds(sum(r['cold_s'] for r in rest))} cold)"
 
 
-def check_lines(graphs: CompileGraphs) -> list[str]:
+TIME_PER_CALL = (
+    "time/call: the frame's own time per steady-state call (median of its compiled region, "
+    "without the frames' regions nested in it)"
+)
+
+
+def check_lines(graphs: CompileGraphs, method: bool = True) -> list[str]:
     """The check (the rows' sum beside the first call's compile part), what time/call is, and
-    what the table leaves out."""
+    what the table leaves out; `method=False` leaves out what time/call is (the terminal shows
+    figures, the method stays in JSON, HTML and Markdown)."""
     c = graphs.check or {}
     out = [
         f"frames sum to {units.seconds(c.get('rows_cold_s'))} of the first call's "
         f"{units.seconds(c.get('first_call_compile_s'))} compile time "
         f"(first call − eager call; coverage {units.percent(c.get('coverage'))})",
-        "time/call: the frame's own time per steady-state call (median of its compiled region, "
-        "without the frames' regions nested in it)",
-    ]
-    line = scale_line(graphs.time_scale)
+    ] + ([TIME_PER_CALL] if method else [])
+    line = scale_line(graphs.time_scale) if method else None
     if line:
         out.append(line)
     if graphs.regions_not_in_table:

@@ -1,6 +1,8 @@
 """Self-contained HTML report: Jinja2 with autoescaping, inline CSS/SVG/JS, no external fetches.
 
-A Content-Security-Policy allows no network access at all and only the one inline script
+Every string is escaped by the templates (report.html.j2, and the rank table, tlparse block and SVG
+charts it includes: distributed.html.j2, charts.html.j2); this module passes them text and numbers,
+never markup. A Content-Security-Policy allows no network access at all and only the one inline script
 whose hash is computed here, so even a string that escaped escaping could not run.
 """
 
@@ -8,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import html
 import importlib.resources
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +52,7 @@ FILTERS = (
     "decision_text",
     "break_gain",
     "fix_summary",
+    "regimes",
 )
 
 
@@ -70,6 +72,7 @@ def _env() -> jinja2.Environment:
     )
     env.filters.update({name: _defined(getattr(units, name)) for name in FILTERS})
     env.filters["blank"] = _blank
+    env.filters["f1"] = "{:.1f}".format  # a chart coordinate (render/charts.py)
     return env
 
 
@@ -108,26 +111,25 @@ def _phase_bars(c: CompileTime) -> dict[str, dict[str, float]]:
 
 
 def _charts(report: Report) -> dict[str, Any]:
-    """The inline SVGs: per-call time, compile phases, and break-even when compiling pays back."""
+    """The inline SVGs' geometry (render/charts.py; templates/charts.html.j2 draws them): per-call
+    time, compile phases, and break-even when compiling pays back."""
     rt, be = report.runtime, report.verdict.break_even or {}
     ch: dict[str, Any] = {
-        "speed": Markup(charts.boxplot({"eager": rt.eager, "compiled": rt.compiled}))
+        "speed": charts.boxplot({"eager": rt.eager, "compiled": rt.compiled})
         if rt.samples
-        else "",
-        "compile": Markup(charts.stacked_phases(_phase_bars(report.compile))),
-        "break_even": "",
+        else None,
+        "compile": charts.stacked_phases(_phase_bars(report.compile)),
+        "break_even": None,
     }
     if be.get("cold"):
         costs = {"cold cache": report.compile.cold_s}
         if be.get("warm"):
             costs["warm cache"] = report.compile.warm_s
-        ch["break_even"] = Markup(
-            charts.break_even(
-                rt.eager.median_s,
-                rt.compiled.median_s,
-                costs,
-                max(10, 2 * be["cold"]["calls"]),
-            )
+        ch["break_even"] = charts.break_even(
+            rt.eager.median_s,
+            rt.compiled.median_s,
+            costs,
+            max(10, 2 * be["cold"]["calls"]),
         )
     return ch
 
@@ -156,73 +158,46 @@ def _remedy_table(report: Report) -> dict[str, Any] | None:
         "headers": remedy_table.HEADERS,
         "rows": remedy_table.rows(report),
         "notes": remedy_table.notes(report),
-        "chart": Markup(charts.first_calls(remedy_table.bars(report))),
+        "chart": charts.first_calls(remedy_table.bars(report)),
     }
 
 
-def _ranks_html(sec: Distributed) -> list[str]:
+def _ranks(sec: Distributed | None) -> dict[str, Any] | None:
     """The rank table (render/ranks.py's text), the slowest rank per phase and how each figure
-    was measured; every string escaped here."""
-    e = html.escape
-    parts = [
-        f"<details open><summary>Ranks ({len(sec.ranks)} of {e(str(sec.world_size))})</summary>",
-        "<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in ranks.HEADERS) + "</tr>",
-    ]
-    for row in ranks.rows(sec):
-        parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>")
-    parts.append(
-        "</table><ul>"
-        + "".join(f"<li>{e(line)}</li>" for line in ranks.summary_lines(sec))
-        + "</ul>"
-    )
-    slow = sec.slowest or {}
-    if slow:
-        parts.append(
-            "<table><tr><th>phase</th><th>slowest rank</th><th>its time</th><th>fastest rank's time</th></tr>"
-        )
-        parts += [
-            f"<tr><td>{e(p)}</td><td>{e(str(s.get('rank')))}</td><td>{e(units.seconds(s.get('seconds')))}</td>"
-            f"<td>{e(units.seconds(s.get('fastest_s')))}</td></tr>"
-            for p, s in slow.items()
-        ]
-        parts.append("</table>")
-    how = sec.method or {}
-    parts.append(
-        '<p class="how">' + " ".join(e(f"{k}: {v}.") for k, v in how.items()) + "</p></details>"
-    )
-    return parts
-
-
-def _trace_html(tt: TorchTrace, base_dir: str | None) -> list[str]:
-    """A link to tlparse's report (relative to the HTML file), or the command that would make it."""
-    e = html.escape
-    link = units.relative_link(tt.index, base_dir)
-    parts = ["<details open><summary>Structured compile logs (tlparse)</summary><p>"]
-    if link:
-        parts.append(f'<a href="{e(link)}">tlparse report</a> (a local file: {e(tt.index)})')
-    else:
-        parts.append(
-            f"Render with <code>{e(tt.command or '')}</code>"
-            + (
-                f" (tlparse failed: {e(str(tt.tlparse_error))})"
-                if tt.tlparse_error
-                else " (pip install 'tcdoctor[tlparse]')"
+    was measured, as text for the template (distributed.html.j2 escapes it)."""
+    if not sec:
+        return None
+    return {
+        "count": len(sec.ranks),
+        "world_size": str(sec.world_size),
+        "headers": ranks.HEADERS,
+        "rows": ranks.rows(sec),
+        "summary": ranks.summary_lines(sec),
+        "slowest": [
+            (
+                p,
+                str(s.get("rank")),
+                units.seconds(s.get("seconds")),
+                units.seconds(s.get("fastest_s")),
             )
-        )
-    if tt.attach:
-        parts.append(f"<br>Attach to a PyTorch issue: <code>{e(tt.attach)}</code>")
-    parts.append(f'</p><p class="how">{e(tt.note or "")}</p></details>')
-    return parts
+            for p, s in (sec.slowest or {}).items()
+        ],
+        "how": [f"{k}: {v}." for k, v in (sec.method or {}).items()],
+    }
 
 
-def _distributed_block(report: Report, base_dir: str | None) -> Markup:
-    """The rank table and the tlparse link, escaped here; the template inserts the block as is."""
-    parts: list[str] = []
-    if report.distributed:
-        parts += _ranks_html(report.distributed)
-    if report.torch_trace:
-        parts += _trace_html(report.torch_trace, base_dir)
-    return Markup("\n".join(parts))
+def _trace(tt: TorchTrace | None, base_dir: str | None) -> dict[str, Any] | None:
+    """A link to tlparse's report (relative to the HTML file), or the command that would make it."""
+    if not tt:
+        return None
+    return {
+        "link": units.relative_link(tt.index, base_dir),
+        "index": tt.index,
+        "command": tt.command or "",
+        "error": str(tt.tlparse_error) if tt.tlparse_error else None,
+        "attach": tt.attach,
+        "note": tt.note or "",
+    }
 
 
 @dataclass(frozen=True)
@@ -247,7 +222,8 @@ class HtmlRenderer(Renderer):
                 fragment=self.fragment,
                 script=Markup(SCRIPT),
                 script_hash=digest,
-                distributed=_distributed_block(report, self.base_dir),
+                ranks=_ranks(report.distributed),
+                trace=_trace(report.torch_trace, self.base_dir),
                 compile_table=_compile_table(report.compile),
                 remedy_table=_remedy_table(report),
             )

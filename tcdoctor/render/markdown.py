@@ -66,8 +66,14 @@ def _figures(report: Report) -> list[tuple[str, str, str]]:
         ),
         (
             "speedup",
-            units.ratio(rt.speedup, rt.speedup_ci),
-            "ratio of medians, paired bootstrap CI",
+            units.ratio(rt.speedup, rt.speedup_ci)
+            + (f"; {units.processes(rt.processes)}" if rt.processes else ""),
+            _esc(rt.across_method) if rt.across_method else "ratio of medians, paired bootstrap CI",
+        ),
+        *(
+            [("allocator regimes", _esc(units.regimes(rt.regimes)), "minor page faults per call")]
+            if rt.regimes
+            else []
         ),
         (
             "compile cold / warm",

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from .. import units
 from ..report.model import Report
-from ..report.sections import RemedyRow, break_even
+from ..report.rules import break_even
+from ..report.sections import RemedyRow
 
 TITLE = "Cutting the cold start"
 HEADERS = ("way", "first call", "of which load", "speed vs eager", "break-even", "what you write")
@@ -85,8 +86,16 @@ def rows(report: Report) -> list[list[str]]:
     return out
 
 
-def notes(report: Report) -> list[str]:
-    """What was not tried and why, failures, the settings named, and how the rows were measured."""
+HOW = (
+    "how: each remedy in a fresh process whose inductor cache dir starts empty; first call "
+    "(plus the artifacts' load, timed alone) then eager vs compiled timed paired, numerics "
+    "vs eager; warm = the main analysis's second process on the same cache dir"
+)
+
+
+def notes(report: Report, method: bool = True) -> list[str]:
+    """What was not tried and why, failures, the settings named, and how the rows were measured
+    (`method=False`: not how, for the terminal, which shows figures)."""
     rem = report.compile.remedies
     if rem is None:
         return []
@@ -100,10 +109,6 @@ def notes(report: Report) -> list[str]:
             f"{units.seconds(art.get('save_s'))} after the cold first call (not in any timed figure)"
         )
     out += [f"other setting {s.get('setting')}: {s.get('why')}" for s in rem.settings]
-    if rem.rows:
-        out.append(
-            "how: each remedy in a fresh process whose inductor cache dir starts empty; first call "
-            "(plus the artifacts' load, timed alone) then eager vs compiled timed paired, numerics "
-            "vs eager; warm = the main analysis's second process on the same cache dir"
-        )
+    if rem.rows and method:
+        out.append(HOW)
     return out

@@ -70,8 +70,13 @@ def _figures(report: Report) -> list[list[str]]:
         [
             "speedup",
             units.ratio(rt.speedup, rt.speedup_ci)
-            + (f", {rt.samples} paired samples" if rt.samples else ""),
+            + (
+                f", across {len(rt.processes)} processes: {units.processes(rt.processes)}"
+                if rt.processes and len(rt.processes) > 1
+                else (f", {rt.samples} paired samples" if rt.samples else "")
+            ),
         ],
+        *([["allocator regimes", units.regimes(rt.regimes)]] if rt.regimes else []),
         ["compile: cold / warm", units.pair(units.seconds, c.cold_s, c.warm_s)],
         ["break-even (cold)", _break_even(report.verdict)],
         [
@@ -145,12 +150,13 @@ def _remedy_lines(report: Report) -> list[str]:
         return ["", line] if line else []
     table = tabulate(remedy_table.rows(report), headers=remedy_table.HEADERS, tablefmt="simple")
     return ["", f"{remedy_table.TITLE}:", table] + [
-        f"  {line}" for line in remedy_table.notes(report)
+        f"  {line}" for line in remedy_table.notes(report, method=False)
     ]
 
 
 def _compile_table_lines(graphs: CompileGraphs | None, limit: int) -> list[str]:
-    """The frames that took most of the cold compile time (file names only), and the check."""
+    """The frames that took most of the cold compile time (file names only), and the check; how
+    they were measured is in the JSON, HTML and Markdown (a terminal shows figures)."""
     if not graphs or not graphs.rows:
         return []
     table = tabulate(
@@ -162,8 +168,7 @@ def _compile_table_lines(graphs: CompileGraphs | None, limit: int) -> list[str]:
     return (
         ["", f"{compile_table.TITLE}:", table]
         + ([f"  {rest}"] if rest else [])
-        + [f"  {line}" for line in compile_table.check_lines(graphs)]
-        + [f"  how: {graphs.method}"]
+        + [f"  {line}" for line in compile_table.check_lines(graphs, method=False)]
     )
 
 

@@ -1,10 +1,24 @@
-"""Thresholds for `tcdoctor check`: each is a pass/fail with the figure it was judged on."""
+"""Thresholds for `tcdoctor check`: each is a typed `CheckResult` with the figure it was judged on.
+
+Two kinds of check: absolute thresholds on one report (`run_checks`), and regressions of a report
+against a baseline report (`baseline_checks`). Every output of `check` (the terminal lines, the JUnit
+XML, the GitHub annotations) reads the same `CheckResult`s, so a check is worded once.
+
+Pitfalls: an unmeasured figure fails its check (a gate must not pass on missing evidence); a
+regression in speed is judged on the two 95% CIs, never on two medians (timings on shared machines
+swing by tens of percent); the cold compile time is one sample, so `--max-compile-growth` wants a
+margin; graph breaks are compared by identity (report/diff.py's `break_key`), not by count, so a
+break moved from one line to another is one new break, and a model that trades a break for another
+fails `--max-new-graph-breaks 0`.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from .. import units
+from .diff import introduced_breaks
 from .model import Report
 
 CHECK_KEYS = (
@@ -16,11 +30,34 @@ CHECK_KEYS = (
     "require_numerics",
     "require_verdict",
 )
+BASELINE_KEYS = (
+    "max_new_graph_breaks",
+    "max_new_recompiles",
+    "max_slowdown",
+    "max_compile_growth",
+)
 _ORDER = {"dont-compile": 0, "compile-after-fixes": 1, "compile": 2}
 
 
-def _res(name: str, passed: bool, detail: str) -> dict:
-    return {"name": name, "passed": bool(passed), "detail": detail}
+@dataclass(frozen=True)
+class CheckResult:
+    """One check: what was judged (`figure`, formatted, `units.NA` when missing), against which
+    `limit`, whether it passed, and `reason`, the one line that says both (printed after the name)."""
+
+    name: str
+    figure: str
+    limit: str
+    passed: bool
+    reason: str
+
+
+def _judged(name: str, value: Any, bound: Any, le: bool, show: Callable = str) -> CheckResult:
+    limit = f"{'≤' if le else '≥'} {bound}"
+    if value is None:
+        return CheckResult(name, units.NA, limit, False, f"{units.NA}, limit {bound}")
+    ok = value <= bound if le else value >= bound
+    figure = show(value)
+    return CheckResult(name, figure, limit, bool(ok), f"{figure} ({limit} required)")
 
 
 def run_checks(
@@ -33,21 +70,16 @@ def run_checks(
     require_numerics: bool = False,
     require_verdict: str | None = None,
     compile_remedies: bool = False,
-) -> list[dict]:
-    """An unmeasured figure fails its check: a gate must not pass on missing evidence.
+) -> list[CheckResult]:
+    """The thresholds given (None: not checked), in a fixed order; a failed phase always fails.
 
     `compile_remedies`: --max-compile-seconds judges the best measured way to start (the cold
     whole model, or a remedy tried in a fresh process) and names the one it used."""
-    out: list[dict] = []
+    out: list[CheckResult] = []
 
-    def limit(name: str, value: Any, bound: Any, le: bool, show=str) -> None:
-        if bound is None:
-            return
-        if value is None:
-            out.append(_res(name, False, f"not measured, limit {bound}"))
-        else:
-            ok = value <= bound if le else value >= bound
-            out.append(_res(name, ok, f"{show(value)} ({'≤' if le else '≥'} {bound} required)"))
+    def limit(name: str, value: Any, bound: Any, le: bool, show: Callable = str) -> None:
+        if bound is not None:
+            out.append(_judged(name, value, bound, le, show))
 
     limit("graph breaks", report.graph_breaks.count, max_graph_breaks, True)
     limit("recompiles", report.recompiles.count, max_recompiles, True)
@@ -72,26 +104,24 @@ def run_checks(
         lambda v: f"{v:.2f}",
     )
     if require_numerics:
-        p = report.numerics.passed
-        detail = units.numerics_status(p)
-        if p is False:
-            detail += f" (max abs err {units.sci(report.numerics.max_abs_err)})"
-        elif p is None and report.numerics.not_measured:
-            detail += f" ({report.numerics.not_measured})"
-        out.append(_res("numerics", p is True, detail))
+        out.append(_numerics(report))
     if require_verdict:
         d = report.verdict.decision
         out.append(
-            _res(
+            CheckResult(
                 "verdict",
+                str(d),
+                f"at least {require_verdict}",
                 d is not None and _ORDER.get(d, -1) >= _ORDER[require_verdict],
                 f"{d} (at least {require_verdict} required)",
             )
         )
     if report.errors:
         out.append(
-            _res(
+            CheckResult(
                 "analysis complete",
+                f"{len(report.errors)} phase(s) failed",
+                "no failed phase",
                 False,
                 "; ".join(f"{e['phase']}: {e['message']}" for e in report.errors),
             )
@@ -99,7 +129,18 @@ def run_checks(
     return out
 
 
-def _best_start(report: Report, bound: float) -> dict:
+def _numerics(report: Report) -> CheckResult:
+    p = report.numerics.passed
+    figure = units.numerics_status(p)
+    reason = figure
+    if p is False:
+        reason += f" (max abs err {units.sci(report.numerics.max_abs_err)})"
+    elif p is None and report.numerics.not_measured:
+        reason += f" ({report.numerics.not_measured})"
+    return CheckResult("numerics", figure, "pass", p is True, reason)
+
+
+def _best_start(report: Report, bound: float) -> CheckResult:
     """The first call of the best measured way to start a fresh machine: the whole model cold or
     a remedy (its artifacts' load included), numerics not failing; says which it used."""
     rem = report.compile.remedies
@@ -108,17 +149,114 @@ def _best_start(report: Report, bound: float) -> dict:
         (r.title, r.startup_s) for r in rows
     ]
     ways = [(label, s) for label, s in ways if s is not None]
-    name = "first call, best measured remedy"
+    name, limit = "first call, best measured remedy", f"≤ {bound}"
     if not ways:
-        return _res(name, False, f"not measured, limit {bound}")
+        return CheckResult(name, units.NA, limit, False, f"{units.NA}, limit {bound}")
     label, value = min(ways, key=lambda w: w[1])
     why = (
         f"; no remedy measured ({'; '.join(str(n.get('why')) for n in rem.not_tried[:2])})"
         if rem and not rows and rem.not_tried
         else ("; no remedy measured" if not rows else "")
     )
-    return _res(
-        name,
-        value <= bound,
-        f"{units.seconds(value)} with {label} (≤ {bound} required){why}",
+    figure = units.seconds(value)
+    return CheckResult(
+        name, figure, limit, value <= bound, f"{figure} with {label} ({limit} required){why}"
     )
+
+
+# Regressions against a baseline report (`check --baseline old.json`).
+
+
+def baseline_checks(
+    new: Report,
+    old: Report,
+    max_new_graph_breaks: int | None = None,
+    max_new_recompiles: int | None = None,
+    max_slowdown: float | None = None,
+    max_compile_growth: float | None = None,
+) -> list[CheckResult]:
+    """`new` judged against `old`, one result per limit given (None: not checked)."""
+    out = []
+    if max_new_graph_breaks is not None:
+        out.append(_new_breaks(new, old, max_new_graph_breaks))
+    if max_new_recompiles is not None:
+        out.append(_new_recompiles(new, old, max_new_recompiles))
+    if max_slowdown is not None:
+        out.append(_slowdown(new, old, max_slowdown))
+    if max_compile_growth is not None:
+        out.append(_compile_growth(new, old, max_compile_growth))
+    return out
+
+
+def _missing(name: str, limit: str, new: Any, old: Any) -> CheckResult | None:
+    """A failed result when either report lacks the figure (the baseline's absence named)."""
+    if new is not None and old is not None:
+        return None
+    which = "in the baseline" if old is None else "in the new report"
+    return CheckResult(name, units.NA, limit, False, f"{units.NA} {which}, limit {limit}")
+
+
+def _new_breaks(new: Report, old: Report, bound: int) -> CheckResult:
+    name, limit = "new graph breaks (vs baseline)", f"≤ {bound} new"
+    missing = _missing(name, limit, new.graph_breaks.count, old.graph_breaks.count)
+    if missing:
+        return missing
+    introduced = introduced_breaks(old, new)
+    figure = f"{len(introduced)} new"
+    shown = "; ".join(f"{b.where} {b.reason}" for b in introduced[:3])
+    more = f"; and {len(introduced) - 3} more" if len(introduced) > 3 else ""
+    reason = f"{figure} ({limit} required)" + (f": {shown}{more}" if shown else "")
+    return CheckResult(name, figure, limit, len(introduced) <= bound, reason)
+
+
+def _new_recompiles(new: Report, old: Report, bound: int) -> CheckResult:
+    name, limit = "new recompiles (vs baseline)", f"≤ +{bound}"
+    a, b = old.recompiles.count, new.recompiles.count
+    missing = _missing(name, limit, b, a)
+    if missing:
+        return missing
+    figure = f"{b - a:+d} ({a} → {b})"
+    return CheckResult(name, figure, limit, b - a <= bound, f"{figure} ({limit} required)")
+
+
+def _slowdown(new: Report, old: Report, pct: float) -> CheckResult:
+    """Fails only when the new speedup's CI lies wholly below the baseline's by more than `pct`:
+    the new CI's upper bound under (1 - pct/100) × the baseline CI's lower bound."""
+    name, limit = "slowdown (vs baseline)", f"≤ {pct:g}% slower"
+    a, b = new.runtime, old.runtime
+    missing = _missing(name, limit, a.ci_high, b.ci_low)
+    if missing:
+        return missing
+    cis = f"new {units.ci(a.speedup_ci)}×, baseline {units.ci(b.speedup_ci)}×"
+    gap = 1 - a.ci_high / b.ci_low if b.ci_low else 0.0  # the least slowdown both CIs allow
+    figure = f"at least {units.percent(gap)} slower" if gap > 0 else "not shown slower"
+    passed = a.ci_high >= (1 - pct / 100) * b.ci_low
+    return CheckResult(name, figure, limit, passed, f"{figure} ({cis}; {limit} required)")
+
+
+def _compile_growth(new: Report, old: Report, pct: float) -> CheckResult:
+    name, limit = "cold compile growth (vs baseline)", f"≤ +{pct:g}%"
+    a, b = old.compile.cold_s, new.compile.cold_s
+    missing = _missing(name, limit, b, a)
+    if missing:
+        return missing
+    growth = b / a - 1 if a else 0.0
+    figure = f"{growth:+.0%} ({units.seconds(a)} → {units.seconds(b)})"
+    passed = b <= a * (1 + pct / 100)
+    return CheckResult(name, figure, limit, passed, f"{figure} ({limit} required)")
+
+
+ENVIRONMENT_KEYS = ("torch", "device", "device_name", "threads")
+
+
+def environment_differences(new: Report, old: Report) -> str | None:
+    """One line naming what differs between the two reports' environments (torch version, device,
+    threads), or None: the comparison still runs, but the reader should know."""
+    diffs = [
+        f"{k} {old.environment.get(k)} → {new.environment.get(k)}"
+        for k in ENVIRONMENT_KEYS
+        if old.environment.get(k) != new.environment.get(k)
+    ]
+    if not diffs:
+        return None
+    return "note: the baseline was measured in another environment: " + "; ".join(diffs)

@@ -1,4 +1,4 @@
-"""`tcdoctor diff`: what changed between two reports: breaks fixed/introduced, key figure deltas."""
+"""`tcdoctor diff`: what changed between two reports: breaks fixed/introduced (by identity, `break_key`; `check --baseline` uses the same), key figure deltas."""
 
 from __future__ import annotations
 
@@ -26,13 +26,34 @@ FIGURES: list[tuple[str, Callable[[Report], Any], Callable[[Any], str]]] = [
 ]
 
 
-def _key(f: GraphBreak) -> tuple:
-    return (f.reason, f.file, f.line)
+def break_key(f: GraphBreak) -> tuple:
+    """A break's identity across two reports: its reason and its user location, that is the file's
+    last two path parts (another checkout path on another machine is the same file), the function
+    and the source line's text (an edit above it moves its line number, not the break; the number
+    stands in when the text is missing). `keyed_breaks` tells apart identical lines."""
+    parts = (f.file or "").replace("\\", "/").split("/")
+    return (f.reason, "/".join(parts[-2:]), f.function, (f.code or "").strip() or f.line)
+
+
+def keyed_breaks(report: Report) -> dict[tuple, GraphBreak]:
+    """The report's unique breaks by identity: `break_key` and its ordinal among the breaks of the
+    same key, in line order (two identical lines in one function are two breaks)."""
+    seen: dict[tuple, int] = {}
+    out = {}
+    for f in sorted(report.graph_breaks.unique, key=lambda f: (f.file or "", f.line or 0)):
+        k = break_key(f)
+        seen[k] = seen.get(k, 0) + 1
+        out[(*k, seen[k])] = f
+    return out
+
+
+def introduced_breaks(before: Report, after: Report) -> list[GraphBreak]:
+    """The breaks of `after` that `before` does not have, by identity (never by count)."""
+    ka = keyed_breaks(before)
+    return [f for k, f in keyed_breaks(after).items() if k not in ka]
 
 
 def diff(a: Report, b: Report) -> dict:
-    ka = {_key(f): f for f in a.graph_breaks.unique}
-    kb = {_key(f): f for f in b.graph_breaks.unique}
     rows = []
     for label, figure, show in FIGURES:
         va, vb = figure(a), figure(b)
@@ -48,8 +69,8 @@ def diff(a: Report, b: Report) -> dict:
             )
         rows.append({"figure": label, "before": show(va), "after": show(vb), "delta": delta})
     return {
-        "fixed": [ka[k] for k in ka if k not in kb],
-        "introduced": [kb[k] for k in kb if k not in ka],
+        "fixed": introduced_breaks(b, a),
+        "introduced": introduced_breaks(a, b),
         "figures": rows,
         "torch": (a.environment.get("torch"), b.environment.get("torch")),
     }

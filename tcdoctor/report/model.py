@@ -8,12 +8,15 @@ that could not be measured keeps its keys with null values and says why in `not_
 
 from __future__ import annotations
 
+import functools
+import importlib.resources
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ReportError
 from .encoding import dumps
+from .record import Record, mismatch
 from .sections import (
     Ablation,
     CompileTime,
@@ -25,7 +28,6 @@ from .sections import (
     Memory,
     Numerics,
     Recompiles,
-    Record,
     Runtime,
     Strategies,
     TorchTrace,
@@ -69,6 +71,7 @@ class Report(Record):
     torch_trace: TorchTrace | None = None  # TORCH_TRACE logs and tlparse (run/tlparse.py)
 
     OMIT_NONE = ("distributed", "torch_trace")
+    REQUIRED = ("schema_version",)
 
     @classmethod
     def upgrade(cls, d: dict) -> dict:
@@ -90,16 +93,42 @@ class Report(Record):
 
     @classmethod
     def load(cls, path: str) -> Report:
+        """A saved report, its values checked against the schema (`report_schema`) first: a wrong
+        type is a ReportError naming the key's path and what it should be, never a crash later."""
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
         if not isinstance(data, dict) or "schema_version" not in data:
             raise ReportError(f"{path} is not a tcdoctor report (no schema_version)")
-        if data["schema_version"] > SCHEMA_VERSION:
+        version = data["schema_version"]
+        if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
             raise ReportError(
                 f"{path} has schema_version {data['schema_version']}; "
                 f"this tcdoctor reads up to {SCHEMA_VERSION}"
             )
+        wrong = mismatch(report_schema(), data)
+        if wrong:
+            raise ReportError(f"{path} is not a valid tcdoctor report: {wrong}")
         try:
             return cls.from_dict(data)
         except (TypeError, AttributeError, ValueError) as exc:
             raise ReportError(f"{path} does not have a tcdoctor report's shape ({exc})") from None
+
+
+SCHEMA_FILE = "report.schema.json"  # shipped beside this module (package data)
+
+
+@functools.lru_cache(maxsize=1)
+def report_schema() -> dict:
+    """The report's JSON Schema, generated from the section classes' annotations: what `load`
+    checks a file against, and what the shipped `report.schema.json` must equal."""
+    return Report.json_schema(f"tcdoctor report (schema_version {SCHEMA_VERSION})")
+
+
+def schema_text() -> str:
+    """`report_schema()` as the shipped file holds it (and `tcdoctor schema` prints it)."""
+    return json.dumps(report_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def shipped_schema_text() -> str:
+    """The schema file in the installed package."""
+    return importlib.resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from . import break_gain, compile_joins, counts
+from . import break_gain, compile_joins, counts, runtime_processes
 from .sections import GUARDS_BY_REMOVAL, guard_cost
 
 Fill = Callable[[dict, dict], None]
@@ -94,6 +94,24 @@ def _fill_profile(data: dict, p: dict) -> None:
         )
 
 
+def _fill_runtime(data: dict, r: dict) -> None:
+    """The cold process's timing: the runtime section's per-process figures (eager, compiled), and
+    the first of the processes `derive` joins into the headline speedup."""
+    data["runtime"] = dict(r)
+    _fill_timed("runtime")(data, r)
+
+
+def _fill_timed(phase: str) -> Fill:
+    """Keep a process's timing for `derive` (report/runtime_processes.py joins them)."""
+
+    def fill(data: dict, r: dict) -> None:
+        data.setdefault("_timed", {})[phase] = r
+        if r.get("why"):
+            data["runtime"].setdefault("third_process_why", r["why"])
+
+    return fill
+
+
 def _fill_recompiles(data: dict, r: dict) -> None:
     # the 'automatic' shape row it also measured goes to the strategies section (run/assemble.py)
     data["recompiles"] = {k: v for k, v in r.items() if k != "automatic_row"}
@@ -119,7 +137,7 @@ class Phase:
     not_measured: Callable[[dict, tuple[str, ...], str], None] = _not_measured
 
 
-COLD, WARM, IN_PROCESS = "cold", "warm", "in_process"
+COLD, WARM, IN_PROCESS, TIMING = "cold", "warm", "in_process", "timing"
 _MAIN = frozenset({COLD, IN_PROCESS})
 
 # In the in-process order; the cold child keeps this order too (memory/profile run in the warm child).
@@ -130,7 +148,10 @@ PHASES: tuple[Phase, ...] = (
     Phase("compile", _MAIN, ("compile", "guards"), _fill_compile),
     Phase("cache_artifacts", frozenset({COLD}), (), _fill_cache_artifacts),
     Phase("compile_warm", frozenset({WARM}), ("compile",), _fill_compile_warm, _warm_not_measured),
-    Phase("runtime", _MAIN, ("runtime",), _set("runtime")),
+    Phase("runtime", _MAIN, ("runtime",), _fill_runtime),
+    # the same timing in the warm process, and in a third when those two disagree (run/launcher.py)
+    Phase("runtime_warm", frozenset({WARM}), (), _fill_timed("runtime_warm")),
+    Phase("runtime_extra", frozenset({TIMING}), (), _fill_timed("runtime_extra")),
     Phase("memory", frozenset({WARM, IN_PROCESS}), ("memory",), _fill_memory),
     Phase("profile", frozenset({WARM, IN_PROCESS}), ("profile",), _fill_profile),
     Phase("numerics", _MAIN, ("numerics",), _set("numerics")),
@@ -148,6 +169,9 @@ def order(process: str) -> tuple[str, ...]:
 
 def derive(data: dict) -> None:
     """Figures computed from several phases' results, after every fill."""
+    timed = runtime_processes.timed(data.pop("_timed", {}))
+    if timed and data["runtime"].get("speedup") is not None:
+        data["runtime"].update(runtime_processes.combine(timed))
     # Guards.overhead_fraction is taken of the compiled median the timing phase measured, or, for
     # a cost by removal, of the with-guards median of the same A/B samples (sections.guard_cost).
     median = (data["runtime"].get("compiled") or {}).get("median_s")

@@ -5,137 +5,25 @@ plain dicts over the pipe (their wire format); `Report.from_dict` (tcdoctor/repo
 assembled dict into these classes once, and everything after that — the verdict, the tried-fix
 advice, `check`, `diff` and every renderer — reads attributes, not string keys.
 
-Round trip: `Record.from_dict(d).to_dict()` keeps every key with a value (a field named in a
-class's `OMIT_NONE` is written only when set, so such a key stored as null is dropped). Keys a section does not model yet
-(a newer probe's detail, a schema-1 file's leftovers) are kept in `extra` and written back
-unchanged, so `tcdoctor report` re-renders old and new JSON alike. Derived figures are
-properties (`Guards.overhead_fraction`, `Runtime.significantly_faster(rules)`); those listed in a
-class's `DERIVED` are also written to the JSON for machines that read it, and ignored on load.
+The base class (reading, writing, the JSON Schema and the check of a file against it, all from
+the fields' annotations) is `Record` in report/record.py; the rules the derived figures apply
+(`Runtime.significantly_faster(rules)`, `Guards.overhead_fraction`, break-even) are in
+report/rules.py. A section here is its fields, its derived figures, and how an older file's keys map
+onto it (`upgrade`); those listed in a class's `DERIVED` are also written to the JSON for machines
+that read it, and ignored on load. Keys a section does not model are kept in `extra`.
 
 Torch-free, like everything `tcdoctor report` imports.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import math
-import types
-import typing
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any
 
 from .. import units
-
-R = TypeVar("R", bound="Record")
-
-
-@dataclass
-class Record:
-    """Base of every section: typed fields named as the JSON keys, plus `extra` for the rest."""
-
-    DERIVED: ClassVar[tuple[str, ...]] = ()  # properties written to JSON (not read back)
-    OMIT_NONE: ClassVar[tuple[str, ...]] = ()  # fields written only when set
-
-    extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-
-    @classmethod
-    def upgrade(cls, d: dict) -> dict:
-        """Older files' keys to this version's fields (default: nothing to do)."""
-        return d
-
-    @classmethod
-    def from_dict(cls: type[R], d: dict | None) -> R:
-        d = cls.upgrade(dict(d or {}))
-        kwargs: dict[str, Any] = {}
-        for name, hint in _hints(cls).items():
-            if name in d:
-                kwargs[name] = _read(hint, d.pop(name))
-        for name in cls.DERIVED:
-            d.pop(name, None)
-        return cls(**kwargs, extra=d)
-
-    def to_dict(self) -> dict:
-        out: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
-            if f.name == "extra":
-                continue
-            value = getattr(self, f.name)
-            if value is None and f.name in self.OMIT_NONE:
-                continue
-            out[f.name] = _write(value)
-        for name in self.DERIVED:
-            out[name] = _write(getattr(self, name))
-        out.update(self.extra)
-        return out
-
-
-@functools.lru_cache(maxsize=None)
-def _hints(cls: type) -> dict[str, Any]:
-    hints = typing.get_type_hints(cls)
-    return {f.name: hints[f.name] for f in dataclasses.fields(cls) if f.name != "extra"}
-
-
-def _record_type(hint: Any) -> type[Record] | None:
-    """The Record class in `X`, `X | None`; None for anything else (a list of records too)."""
-    union = typing.get_origin(hint) in (typing.Union, types.UnionType)
-    for arg in typing.get_args(hint) if union else (hint,):
-        if isinstance(arg, type) and issubclass(arg, Record):
-            return arg
-    return None
-
-
-def _read(hint: Any, value: Any) -> Any:
-    """A JSON value into the field's type; a section of the wrong shape is an error, not data."""
-    if value is None:
-        return None
-    rec = _record_type(hint)
-    if rec is not None:
-        if not isinstance(value, dict):
-            raise TypeError(f"{rec.__name__} expects an object, got {type(value).__name__}")
-        return rec.from_dict(value)
-    if typing.get_origin(hint) is list:
-        if not isinstance(value, list):
-            raise TypeError(f"expected a list, got {type(value).__name__}")
-        (item,) = typing.get_args(hint) or (Any,)
-        item_rec = _record_type(item)
-        if item_rec is not None:
-            return [_read(item, v) for v in value]
-    return value
-
-
-def _write(value: Any) -> Any:
-    if isinstance(value, Record):
-        return value.to_dict()
-    if isinstance(value, list):
-        return [_write(v) for v in value]
-    if isinstance(value, tuple):
-        return [_write(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _write(v) for k, v in value.items()}
-    return value
-
-
-# ---------------------------------------------------------------------------------------- rules
-
-
-def faster_than_eager(ci_low: float | None, min_speedup: float) -> bool:
-    """The one test of "significantly faster": the 95% CI's lower bound above min_speedup.
-
-    Used for the main analysis (`Runtime.significantly_faster`) and every strategy row.
-    """
-    return ci_low is not None and ci_low > min_speedup
-
-
-def cold_warm_ratio(cold_s: float | None, warm_s: float | None) -> float | None:
-    """How many times the cold-cache first call is the warm-cache one."""
-    return cold_s / warm_s if cold_s and warm_s and warm_s > 0 else None
-
-
-def guard_share(overhead_s: float | None, call_s: float | None) -> float | None:
-    """Guard evaluation per call ÷ the compiled call's median (the timing phase's)."""
-    return overhead_s / call_s if overhead_s is not None and call_s else None
-
+from . import runtime_processes
+from .record import Record
+from .rules import break_even, cold_warm_ratio, faster_than_eager, guard_share, slower_than_eager
 
 GUARDS_BY_REMOVAL = "removal"  # A/B: calls timed with and without guard evaluation
 GUARDS_BY_PROFILER = "profiler"  # 'TorchDynamo Cache Lookup' events
@@ -171,22 +59,6 @@ def guard_cost(profile: dict) -> dict:
     }
 
 
-def slower_than_eager(ci_high: float | None) -> bool:
-    """The 95% CI's upper bound below 1: eager is faster (the main analysis and every row)."""
-    return ci_high is not None and ci_high < 1.0
-
-
-def break_even(
-    compile_s: float | None, eager_s: float | None, compiled_s: float | None
-) -> dict | None:
-    """Calls after which (compile time − one eager call) is repaid by the per-call saving."""
-    if compile_s is None or not eager_s or not compiled_s or compiled_s >= eager_s:
-        return None
-    saving = eager_s - compiled_s
-    calls = max(1, math.ceil(max(0.0, compile_s - eager_s) / saving))
-    return {"calls": calls, "wall_s": calls * compiled_s + compile_s, "saving_per_call_s": saving}
-
-
 def _ci(ci: list | tuple | None) -> tuple[float | None, float | None]:
     return (ci[0], ci[1]) if ci else (None, None)
 
@@ -214,8 +86,18 @@ class Timing(Record):
 class Runtime(Record):
     """Eager vs compiled, interleaved and paired (probes/timing.py)."""
 
-    OMIT_NONE = ("not_measured",)
+    OMIT_NONE = (
+        "not_measured",
+        "samples_per_round",
+        "processes",
+        "regimes",
+        "spread",
+        "across_method",
+        "third_process_why",
+    )
 
+    # the cold process's own timing; `speedup` and `speedup_ci` are across processes
+    # (report/runtime_processes.py), each process's figures in `processes`
     eager: Timing = field(default_factory=Timing)
     compiled: Timing = field(default_factory=Timing)
     speedup: float | None = None
@@ -226,6 +108,12 @@ class Runtime(Record):
     method: str | None = None
     budget_s: float | None = None
     calls_per_sample: int | None = None
+    samples_per_round: int | None = None
+    processes: list[dict] | None = None
+    regimes: list[dict] | None = None
+    spread: list[float] | None = None
+    across_method: str | None = None
+    third_process_why: str | None = None
     warmup_calls: int | None = None
     wall_s: float | None = None
     recompiles_during_timing: int | None = None
@@ -243,6 +131,15 @@ class Runtime(Record):
 
     def significantly_faster(self, rules: dict) -> bool:
         return faster_than_eager(self.ci_low, rules["min_speedup"])
+
+    @property
+    def least_favourable_medians(self) -> tuple[float | None, float | None]:
+        """(eager, compiled) medians of the process with the lowest speedup: what per-call gains
+        and the break-even are computed from, so a lucky process never shortens them."""
+        worst = runtime_processes.least_favourable(self.processes or [])
+        if worst is None:
+            return self.eager.median_s, self.compiled.median_s
+        return worst["eager_median_s"], worst["compiled_median_s"]
 
     @property
     def significantly_slower(self) -> bool:
@@ -520,6 +417,9 @@ class Recompile(Record):
     compile_s: float | None = None
     call_wall_s: float | None = None
     fail_type: str | None = None
+    # the recompiled function's file and first line, when in the user's files (for annotations)
+    file: str | None = None
+    line: int | None = None
 
 
 @dataclass

@@ -67,7 +67,7 @@ def main(spec_path: str) -> int:
         from .rank import run as run_rank
 
         return run_rank(spec, sink, options)
-    from ..report.phases import COLD, WARM
+    from ..report.phases import COLD, TIMING, WARM
     from .runner import PhaseRunner
 
     per_call_s, go = None, {}
@@ -96,7 +96,7 @@ def main(spec_path: str) -> int:
     before_compile = None
     if spec.get("wait_for"):
         before_compile = lambda: _wait_for(spec["wait_for"], 120.0)  # noqa: E731 - keep the cold compile uncontended
-    process = WARM if spec["role"] == "warm" else COLD
+    process = {"warm": WARM, "timing": TIMING}.get(spec["role"], COLD)
     runner = PhaseRunner(
         workload,
         options,
@@ -105,6 +105,7 @@ def main(spec_path: str) -> int:
         before_compile=before_compile,
         rebuild=rebuild,
     )
+    runner.timing_process = spec.get("timing_process") or {}
     ok = runner.run(process)
     if ok and spec["role"] == "cold" and "compile" in runner.results:
         from ..experiments import compile_remedies, strategies
@@ -127,20 +128,22 @@ def main(spec_path: str) -> int:
             }
         )
     if ok and go.get("experiments"):
-        _run_experiments(go, workload, options, sink)
+        _run_experiments(go, workload, options, sink, runner.results.get("runtime_warm"))
     sink({"event": "end", "ok": ok})
     return 0 if ok else 3
 
 
-def _run_experiments(go: dict, workload, options, sink) -> None:
+def _run_experiments(go: dict, workload, options, sink, own_timing: dict | None) -> None:
     """The experiments the parent gave the warm process (`Spec.shares_process`), once its own phases
     are done, in plan order, each as its own phase; those that count against the fix budget stop
-    when it is spent (each then says so in a `not_tried` record the parent reports)."""
-    from ..experiments.fixes import budget_used_up
+    when it is spent (each then says so in a `not_tried` record the parent reports). A fix is
+    judged against this process's own main row (`own_timing`), timed the same way in the same
+    process, never against another process's pairs."""
+    from ..experiments.fixes import budget_used_up, judged_in_process
 
     budget, spent = go.get("fix_budget_s") or 0.0, 0.0
     for d in go["experiments"]:
-        spec = Spec.from_dict(d)
+        spec = judged_in_process(Spec.from_dict(d), own_timing)
         if spec.uses_fix_budget and spent >= budget:
             why = budget_used_up(budget)
             sink({"event": "not_tried", "phase": spec.phase, "spec": d, "why": why})

@@ -24,7 +24,7 @@ import tempfile
 import time
 
 from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, ChildFailed, UserCodeError
-from ..experiments.fixes import budget_used_up
+from ..experiments.fixes import budget_used_up, judged_across_processes
 from ..experiments.specs import PHASE_PREFIX, Spec
 from ..options import Options
 from ..report.model import Report
@@ -130,7 +130,8 @@ def _show(prog: Progress, cold: Child, warm: Child | None) -> None:
 def _stance_fix(events: list[dict], options: Options) -> list[Spec]:
     """The guard-skipping stance, once the warm child measured guard cost (planned here: the cold child can't)."""
     from ..experiments.fixes import before_figures, plan_stance
-    from ..report.sections import guard_cost, guard_share
+    from ..report.rules import guard_share
+    from ..report.sections import guard_cost
     from ..verdict.rules import RULES
 
     profile, runtime = done(events, "profile") or {}, done(events, "runtime") or {}
@@ -144,6 +145,52 @@ def _stance_fix(events: list[dict], options: Options) -> list[Spec]:
     phases = ("graph_breaks", "compile", "runtime", "numerics", "recompiles")
     before = before_figures({name: done(events, name) for name in phases})
     return plan_stance(guard_share(over, median), RULES["guard_overhead_fraction"], before)
+
+
+def _third_timing(
+    target: str,
+    options: Options,
+    workdir: str,
+    cache_dir: str,
+    deadline: float,
+    prog: Progress,
+    events: list[dict],
+) -> list[dict]:
+    """A third process's timing, when the cold and warm processes' speedups disagree beyond their
+    intervals, or both page-fault heavily (then with glibc's thresholds pinned: the other allocator
+    regime). Its first call hits the main cache; its events join the others (report/phases.py)."""
+    from ..experiments.fixes import MALLOC_PINNED
+    from ..report.runtime_processes import PINNED_ENV_LABEL, third_process
+
+    timed = [done(events, "runtime"), done(events, "runtime_warm")]
+    need = third_process([t for t in timed if t])
+    if need is None or time.monotonic() > deadline - 1:
+        return []
+    why, pinned = need
+    child = Child(
+        "timing",
+        target,
+        options,
+        workdir,
+        cache_dir,
+        deadline,
+        extra_env=dict(MALLOC_PINNED) if pinned else None,
+        timing_process={"why": why, "env": PINNED_ENV_LABEL if pinned else "as launched"},
+    )
+    child.wait(deadline, tick=prog.tick if prog.enabled else None)
+    t_events, _ = child.finish()
+    prog.feed("timing", t_events)
+    # only its finished timing: a third process that failed leaves the first two as they were
+    return [ev for ev in measured(t_events) if ev.get("event") == "done"]
+
+
+def _across_processes(events: list[dict]) -> dict | None:
+    """The main row's speedup across the processes that timed it (what a fix run in a child of its
+    own is compared with)."""
+    from ..report.runtime_processes import PROCESS_OF_PHASE, combine, timed
+
+    found = timed({phase: done(events, phase) for phase in PROCESS_OF_PHASE})
+    return combine(found) if found else None
 
 
 def _go_signal(cold_events: list[dict], options: Options) -> dict:
@@ -352,9 +399,12 @@ def analyze_target(
                 failures.append(warm_failure)
             events += measured(warm_events)
             handled, fix_spent, not_tried = _warm_experiments(warm_events, warm_failure)
+            events += _third_timing(target, options, workdir, cache_dir, deadline, prog, events)
         planned = (done(events, "plan") or {}).get("strategies", [])
         plan = [s for s in map(Spec.from_dict, planned) if s.phase not in handled]
         plan += _stance_fix(events, options)
+        across = _across_processes(events)
+        plan = [judged_across_processes(s, across) for s in plan]
         run = _Experiments(target, options, workdir, cache_dir, deadline, prog)
         not_tried += run.children(plan, fix_budget, fix_spent, events, failures)
         if not_tried:

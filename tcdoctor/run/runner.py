@@ -129,6 +129,7 @@ class PhaseRunner:
         self.compiled_out: list | None = None
         self.per_call_s = per_call_hint_s
         self.results: dict[str, dict] = {}
+        self.timing_process: dict = {}  # a third timing process: why it runs, its environment
 
     # -- helpers -------------------------------------------------------------
     def fresh(self) -> Subject:
@@ -397,6 +398,23 @@ class PhaseRunner:
 
     @measures("runtime")
     def runtime(self) -> dict:
+        return self._timing()
+
+    @measures("runtime_warm")
+    def runtime_warm(self) -> dict:
+        """The same timing in the warm process, right after its first call: a second process's
+        figure for the headline speedup (report/runtime_processes.py)."""
+        return self._timing()
+
+    @measures("runtime_extra")
+    def runtime_extra(self) -> dict:
+        """A third process's timing (run/launcher.py starts it when the first two disagree, or with
+        glibc's thresholds pinned when both page-fault): its first call against the main cache,
+        then the same timing. `timing_process` says why and in which environment."""
+        self.compile_warm()
+        return dict(self._timing(), **self.timing_process)
+
+    def _timing(self) -> dict:
         self._need_compiled()
         w, ca = self.workload, self.workload.call_args
         data = timing.measure(

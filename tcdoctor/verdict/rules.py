@@ -14,6 +14,10 @@ RULES: dict[str, float] = {
     "cold_warm_ratio": 3.0,  # cold compile this many times the warm one: advise keeping the cache
     "compile_seconds_warn": 60.0,  # first call slower than this gets compile-time advice
     "regional_auto_breaks": 3,  # this many graph breaks in the whole model: also try compiling its submodules
+    # one compile's seconds differ this much between processes (the same RoPE compile took 19.8 s and
+    # 28.1 s in two): a shape setting wins on compile + calls only by more than this share of the
+    # larger compile time
+    "compile_spread": 0.25,
 }
 
 HORIZONS = {

@@ -24,16 +24,27 @@ def from_strategies(report: Report) -> list[FixRow]:
     """Shape and region fixes, read from the strategy rows already measured (nothing compiled again)."""
     st = report.strategies
     out = []
+    from .recommend import main_shape_row, trade
+    from .rules import RULES
+
     dyn = {r.name: r for r in st.dynamic or []}
-    base = dyn.get("automatic") or dyn.get("static")
+    base = main_shape_row(list(dyn.values())) or dyn.get("static")
     for name, line in (
         ("marked", "torch._dynamo.mark_dynamic(x, dim)  # before the first call"),
         ("dynamic", "torch.compile(model, dynamic=True)"),
     ):
         r = dyn.get(name)
-        if not r or not base:
+        if not r or not base or r is base:
             continue
         fewer = r.recompiles < base.recompiles
+        wins, trade_text = trade(r, base, dict(RULES)) if r.shapes and base.shapes else (fewer, "")
+        outcome = (
+            "helps"
+            if wins and not r.limit_hit
+            else "fewer recompiles, no overall gain"
+            if fewer and not r.limit_hit
+            else "no effect"
+        )
         out.append(
             FixRow(
                 fix=line,
@@ -46,15 +57,15 @@ def from_strategies(report: Report) -> list[FixRow]:
                     "compile_s": r.compile_s,
                     "limit_hit": r.limit_hit,
                 },
-                outcome="helps" if fewer and not r.limit_hit else "no effect",
+                outcome=outcome,
                 why=f"strategy row '{name}' vs '{base.name}': "
-                f"{base.recompiles} → {r.recompiles} recompiles",
+                f"{base.recompiles} → {r.recompiles} recompiles"
+                + (f"; {trade_text}" if trade_text else ""),
                 source="strategies.dynamic",
             )
         )
     if st.regions and st.regions.regions:
         from .recommend import recommend  # the same recommendation the verdict shows
-        from .rules import RULES
 
         rec = recommend(report, dict(RULES)).get("regions") or {}
         picked = rec.get("choice") or []

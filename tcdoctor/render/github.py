@@ -1,0 +1,139 @@
+"""GitHub Actions output: workflow-command annotations and the job's step summary.
+
+When `GITHUB_ACTIONS=true`, `analyze` and `check` print one annotation per finding on stdout, where
+the runner reads workflow commands: `::warning file=F,line=L,title=T::message` for each graph break
+and each recompile, `::error title=T::message` for each failed check. A finding in a file under the
+workspace (`GITHUB_WORKSPACE`, else the current folder) is located by its path relative to it, so
+the annotation lands on that line of the pull request's diff; one elsewhere (a library, a folder
+outside the checkout) keeps its location in the message instead. The Markdown report (with the
+checks' table for `check`) is appended to the file `GITHUB_STEP_SUMMARY` names.
+
+Pitfalls (GitHub's workflow-command rules): the message escapes `%`, `\\r` and `\\n` (%25, %0D,
+%0A) and a property value also `:` and `,` (%3A, %2C), else a reason holding a newline or a comma
+ends the command early; GitHub shows at most 10 annotations of each kind per step, so the order is
+that of the report (breaks by cost, then recompiles, then checks).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from ..report.check import CheckResult
+from .base import Renderer
+from .markdown import MarkdownRenderer, _esc
+
+if TYPE_CHECKING:
+    from ..report.model import Report
+    from ..report.sections import GraphBreak, Recompile
+
+
+def escape_data(s: object) -> str:
+    """A workflow command's message, escaped as GitHub's runner unescapes it."""
+    return str(s).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(s: object) -> str:
+    """A workflow command's property value (file, title), escaped."""
+    return escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(kind: str, message: str, **props: object) -> str:
+    """'::kind k=v,k=v::message' with every part escaped; None-valued properties left out."""
+    given = ",".join(f"{k}={escape_property(v)}" for k, v in props.items() if v is not None)
+    return f"::{kind}{' ' + given if given else ''}::{escape_data(message)}"
+
+
+def in_github_actions(env: Mapping[str, str] | None = None) -> bool:
+    return (os.environ if env is None else env).get("GITHUB_ACTIONS") == "true"
+
+
+def workspace(env: Mapping[str, str] | None = None) -> str:
+    """The folder annotation paths are relative to: GITHUB_WORKSPACE, else the current folder."""
+    return (os.environ if env is None else env).get("GITHUB_WORKSPACE") or os.getcwd()
+
+
+class GitHubAnnotations(Renderer):
+    """The report's findings and the failed checks as workflow commands, one line each."""
+
+    name = "github"
+
+    def __init__(self, results: Sequence[CheckResult] = (), root: str | None = None):
+        self.results = list(results)
+        self.root = os.path.abspath(root or workspace())
+
+    def _located(self, file: str | None, line: int | None) -> tuple[str | None, int | None]:
+        """(path relative to the workspace, line), or (None, None) for a file outside it."""
+        if not file or not line or file.startswith("<"):  # "<string>": no file to point at
+            return None, None
+        path = os.path.abspath(file)
+        if os.path.commonpath([path, self.root]) != self.root:
+            return None, None
+        return os.path.relpath(path, self.root).replace(os.sep, "/"), int(line)
+
+    def _break(self, f: GraphBreak) -> str:
+        file, line = self._located(f.file, f.line)
+        parts = [f"Graph break: {f.reason}"]
+        if file is None and f.file:
+            parts[0] += f" (at {f.where})"
+        if f.origin and f.origin != "user":
+            parts.append(f"In {f.origin_text or f.origin} code, reached from this line.")
+        parts += [f"Hint: {h}" for h in (f.hints or [])[:2]]
+        if f.doc_url:
+            parts.append(f"More: {f.doc_url}")
+        return command(
+            "warning", "\n".join(parts), file=file, line=line, title="tcdoctor: graph break"
+        )
+
+    def _recompile(self, r: Recompile) -> str:
+        file, line = self._located(r.file, r.line)
+        text = f"Recompile of {r.function} on {r.variant}: {r.reason}"
+        return command("warning", text, file=file, line=line, title="tcdoctor: recompile")
+
+    def render(self, report: Report) -> str:
+        lines = [self._break(f) for f in report.graph_breaks.unique]
+        lines += [self._recompile(r) for r in report.recompiles.events]
+        lines += [
+            command("error", r.reason, title=f"tcdoctor check failed: {r.name}")
+            for r in self.results
+            if not r.passed
+        ]
+        return "\n".join(lines)
+
+
+def checks_markdown(results: Sequence[CheckResult], note: str | None = None) -> str:
+    """The checks as a Markdown table (the step summary's head for `check`)."""
+    failed = sum(not r.passed for r in results)
+    lines = [
+        f"## tcdoctor check: {len(results) - failed} passed, {failed} failed",
+        "",
+        "| | check | figure | limit | reason |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {'✅' if r.passed else '❌'} | {_esc(r.name)} | {_esc(r.figure)} | {_esc(r.limit)} "
+        f"| {_esc(r.reason)} |"
+        for r in results
+    ]
+    if note:
+        lines += ["", _esc(note)]
+    return "\n".join(lines) + "\n\n"
+
+
+def step_summary(
+    report: Report, results: Sequence[CheckResult] = (), note: str | None = None
+) -> str:
+    """What `analyze` (no results) or `check` appends to GITHUB_STEP_SUMMARY."""
+    head = checks_markdown(results, note) if results else ""
+    return head + MarkdownRenderer().render(report).rstrip("\n") + "\n\n"
+
+
+def write_step_summary(text: str, env: Mapping[str, str] | None = None) -> str | None:
+    """Append `text` to the file GITHUB_STEP_SUMMARY names; its path, or None when unset."""
+    path = (os.environ if env is None else env).get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return None
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(text)
+    return path

@@ -1,0 +1,383 @@
+"""`tcdoctor sweep`: analyse many targets one after another, as `analyze` does each, with an overview.
+
+Method. The targets (`path.py:function`, globs such as `models/*.py:build`, `@list.txt` with one per
+line) are expanded in the order given (a glob's matches sorted), duplicates dropped. Each target is
+analysed by the very function `analyze` calls (cli.py hands it in: its own child processes, its own
+time limit, the same report files, here under `DIR/<target-slug>/`), one at a time, so no two
+analyses share the machine. A target that fails (bad target, `build()` raised, timeout, crash) is a
+row with `analyze`'s exit code and its one-line reason; the sweep goes on.
+
+Resume. When a target ends, its row and the key it was measured under (tcdoctor version, torch
+version, the analysis options, `--expected-calls`, the target file's SHA-256) are written to
+`DIR/<slug>/row.json` through a temporary file and a rename, so a `kill -9` loses only the target in
+flight. A rerun skips every target whose record has the same key: a complete report, or a failure
+recorded with its reason (`--retry-failed` runs failures again). The overview (`sweep.json`,
+`sweep.html`, `sweep.md`) is rebuilt from the records at the end of every run.
+
+Shards. `--shard K/N` keeps the K-th of N disjoint shares of the expanded list (round robin, or
+balanced by `--durations OLD/sweep.json`: report/sweep.py `shard_targets`); every shard records the
+whole list, so `--merge` can say which target is missing. The parent never imports torch: the
+installed torch's version is read from its package metadata.
+
+Exit codes: 0 every target produced a complete report; 4 the overview was written but at least one
+target did not (its row says why and which exit code `analyze` gave); 2 a usage error (no target, a
+bad --shard, an unreadable list or baseline).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import hashlib
+import importlib.metadata
+import os
+import shutil
+import sys
+import time
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+import click
+
+from . import units
+from .errors import (
+    EXIT_CHECK_FAILED,
+    EXIT_INCOMPLETE,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    ReportError,
+    TcdoctorError,
+    UsageError,
+)
+from .options import Options
+from .report import sweep as sw
+from .report.model import Report
+from .version import __version__
+
+Analyse = Callable[[str, Options, bool, "int | None"], "tuple[Report, int]"]
+WriteFiles = Callable[[Report, str, str, str], None]
+
+
+def _torch_version() -> str | None:
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+# ---------------------------------------------------------------------------- targets
+
+
+def _normal(path: str) -> str:
+    """A target's path as the sweep names it: relative to the current folder when under it, so
+    shards run from the same checkout on different machines name targets alike."""
+    rel = os.path.relpath(os.path.abspath(path))
+    return path if rel.startswith("..") else rel
+
+
+def _expand_one(item: str) -> list[str]:
+    path, sep, func = item.rpartition(":")
+    if not sep or not path or not func:
+        return [item]  # not path:function: analyze's own check says so in the row
+    if glob.has_magic(path):
+        matches = sorted(glob.glob(path, recursive=True))
+        return [f"{_normal(m)}:{func}" for m in matches if os.path.isfile(m)] or [item]
+    return [f"{_normal(path)}:{func}"]
+
+
+def expand(items: tuple[str, ...] | list[str]) -> list[str]:
+    """Targets, globs and @lists into the sweep's list (order kept, duplicates dropped). A glob that
+    matches nothing stays as given, so its row says 'file not found'."""
+    out: list[str] = []
+    for item in items:
+        if item.startswith("@"):
+            try:
+                with open(item[1:], encoding="utf-8") as fh:
+                    lines = [ln.strip() for ln in fh]
+            except OSError as exc:
+                raise UsageError(f"cannot read target list {item[1:]}: {exc.strerror}") from None
+            found = expand([ln for ln in lines if ln and not ln.startswith("#")])
+        else:
+            found = _expand_one(item)
+        out += [t for t in found if t not in out]
+    return out
+
+
+# ---------------------------------------------------------------------------- records
+
+
+def _source_sha(target: str) -> str | None:
+    path = target.rpartition(":")[0]
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def record_key(target: str, options: Options, expected_calls: int | None) -> dict[str, Any]:
+    """What a stored result must have been measured under to be reused."""
+    return {
+        "tcdoctor": __version__,
+        "torch": _torch_version(),
+        "options": options.to_dict(),
+        "expected_calls": expected_calls,
+        "source_sha256": _source_sha(target),
+    }
+
+
+def _read_record(folder: str) -> dict | None:
+    import json
+
+    try:
+        with open(os.path.join(folder, sw.RECORD_NAME), encoding="utf-8") as fh:
+            data = json.load(fh)
+        return data if isinstance(data, dict) and "row" in data and "key" in data else None
+    except (OSError, ValueError):
+        return None
+
+
+def _write_record(folder: str, key: dict, row: sw.SweepRow) -> None:
+    from .report.encoding import dumps
+
+    sw.atomic_write(
+        os.path.join(folder, sw.RECORD_NAME), dumps({"key": key, "row": row.to_dict()}, indent=2)
+    )
+
+
+def reusable(record: dict | None, key: dict, retry_failed: bool) -> sw.SweepRow | None:
+    """The stored row when it was measured under `key` (a failure only without --retry-failed)."""
+    if record is None or record.get("key") != key:
+        return None
+    row = sw.SweepRow.from_dict(record["row"])
+    return None if retry_failed and not row.complete else row
+
+
+# ---------------------------------------------------------------------------- one target
+
+
+def _own_folders(options: Options, folder: str) -> Options:
+    """The options with each target's own subfolder for the traces it writes (--trace,
+    --torch-trace), so one target's files never overwrite another's."""
+    return dataclasses.replace(
+        options,
+        trace_dir=os.path.join(options.trace_dir, folder) if options.trace_dir else None,
+        torch_trace=os.path.join(options.torch_trace, folder) if options.torch_trace else None,
+    )
+
+
+def _run_one(
+    target: str,
+    folder: str,
+    out_dir: str,
+    options: Options,
+    expected_calls: int | None,
+    analyse: Analyse,
+    write_files: WriteFiles,
+    quiet: bool = True,
+) -> sw.SweepRow:
+    """Analyse one target as `analyze` does and read its row back from the saved JSON report;
+    `quiet=False` shows analyze's own progress (on a terminal: one line rewritten in place)."""
+    started = time.monotonic()
+    os.makedirs(os.path.join(out_dir, folder), exist_ok=True)
+    paths = {k: os.path.join(out_dir, folder, f"report.{k}") for k in ("json", "html", "md")}
+    for stale in paths.values():  # an earlier run's files must not stand in for this run's
+        if os.path.exists(stale):
+            os.remove(stale)
+    try:
+        report, code = analyse(target, _own_folders(options, folder), quiet, expected_calls)
+        write_files(report, paths["json"], paths["html"], paths["md"])
+        saved = Report.load(paths["json"])
+    except TcdoctorError as exc:
+        return sw.failed_row(target, exc.exit_code, exc.message, time.monotonic() - started)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a tcdoctor bug on one target is that row, not the end
+        return sw.failed_row(
+            target, EXIT_INTERNAL, f"internal error: {type(exc).__name__}: {exc}", None
+        )
+    return sw.row_from_report(target, saved, code, time.monotonic() - started, folder)
+
+
+def _headline(row: sw.SweepRow) -> str:
+    if row.complete or row.status == "incomplete":
+        text = f"{units.decision_text(row.verdict)}, {units.ratio(row.speedup)}"
+        return text if row.complete else f"{text}; incomplete (exit {row.exit_code})"
+    return f"failed (exit {row.exit_code}): {row.reason}"
+
+
+# ---------------------------------------------------------------------------- the sweep
+
+
+def run_sweep(
+    items: tuple[str, ...],
+    options: Options,
+    expected_calls: int | None,
+    out_dir: str,
+    analyse: Analyse,
+    write_files: WriteFiles,
+    quiet: bool = False,
+    retry_failed: bool = False,
+    shard: str | None = None,
+    durations: str | None = None,
+    baseline: str | None = None,
+) -> int:
+    """Analyse every target of this shard (skipping those already done), write the overview, and
+    return the sweep's exit code."""
+    if not items:
+        raise UsageError("give at least one target (path.py:function, a glob, or @list.txt)")
+    if durations and not shard:
+        raise UsageError("--durations balances shards: give it with --shard K/N")
+    targets = expand(items)
+    mine = targets
+    if shard:
+        try:
+            k, n = sw.parse_shard(shard)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        old = _load_sweep(durations) if durations else None
+        times = {r.target: r.duration_s for r in old.rows} if old else None
+        mine = sw.shard_targets(targets, k, n, times)
+    base = _load_sweep(baseline) if baseline else None
+    folders = {t: sw.slug(t) for t in mine}
+    if len(set(folders.values())) < len(folders):
+        raise UsageError("two targets map to the same report folder; rename one of the files")
+    os.makedirs(out_dir, exist_ok=True)
+    began = time.monotonic()
+    rows = []
+    for i, target in enumerate(mine, 1):
+        rows.append(
+            _sweep_one(
+                target, folders[target], i, len(mine), out_dir, options, expected_calls,
+                analyse, write_files, quiet, retry_failed,
+            )
+        )  # fmt: skip
+    overview = sw.Sweep(
+        tool={"name": "tcdoctor", "version": __version__},
+        torch=_torch_version(),
+        options=options.to_dict(),
+        expected_calls=expected_calls,
+        shard=shard,
+        targets=targets,
+        rows=rows,
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        wall_s=time.monotonic() - began,
+    )
+    if base is not None:
+        overview = sw.with_baseline(overview, base, baseline)
+    write_overview(overview, out_dir)
+    return EXIT_OK if overview.complete else EXIT_INCOMPLETE
+
+
+def _sweep_one(
+    target: str,
+    folder: str,
+    i: int,
+    total: int,
+    out_dir: str,
+    options: Options,
+    expected_calls: int | None,
+    analyse: Analyse,
+    write_files: WriteFiles,
+    quiet: bool,
+    retry_failed: bool,
+) -> sw.SweepRow:
+    key = record_key(target, options, expected_calls)
+    where = os.path.join(out_dir, folder)
+    row = reusable(_read_record(where), key, retry_failed)
+    if row is not None:
+        if not quiet:
+            click.echo(f"sweep {i}/{total}: {target} … done before: {_headline(row)}", err=True)
+        return row
+    live = not quiet and sys.stderr.isatty()  # analyze's one live line, then the sweep's line
+    if not quiet and not live:
+        click.echo(f"sweep {i}/{total}: {target} … ", err=True, nl=False)
+    row = _run_one(
+        target, folder, out_dir, options, expected_calls, analyse, write_files, quiet=not live
+    )
+    if live:
+        click.echo(f"sweep {i}/{total}: {target} … ", err=True, nl=False)
+    os.makedirs(where, exist_ok=True)
+    _write_record(where, key, row)
+    if not quiet:
+        click.echo(f"{_headline(row)}  [{units.seconds(row.duration_s)}]", err=True)
+    return row
+
+
+def _load_sweep(path: str) -> sw.Sweep:
+    """A sweep overview from its file or its folder; one line when it cannot be read."""
+    if os.path.isdir(path):
+        path = os.path.join(path, "sweep.json")
+    try:
+        return sw.Sweep.load(path)
+    except ReportError as exc:
+        raise UsageError(exc.message) from None
+
+
+def write_overview(overview: sw.Sweep, out_dir: str) -> None:
+    """sweep.json, sweep.html and sweep.md in `out_dir`; the terminal table on stdout."""
+    from .render.sweep import SweepHtmlRenderer, SweepMarkdownRenderer, SweepTerminalRenderer
+
+    paths = {k: os.path.join(out_dir, f"sweep.{k}") for k in ("json", "html", "md")}
+    try:
+        overview.save(paths["json"])
+        sw.atomic_write(paths["html"], SweepHtmlRenderer().render(overview))
+        sw.atomic_write(paths["md"], SweepMarkdownRenderer().render(overview))
+    except OSError as exc:
+        raise TcdoctorError(f"cannot write the sweep overview: {exc}") from None
+    click.echo(SweepTerminalRenderer().render(overview))
+    for label, p in (("JSON", paths["json"]), ("HTML", paths["html"]), ("Markdown", paths["md"])):
+        click.echo(f"{label} overview: {p}")
+
+
+# ---------------------------------------------------------------------------- merge
+
+
+def merge_dirs(dirs: tuple[str, ...], out_dir: str, baseline: str | None = None) -> int:
+    """`tcdoctor sweep --merge DIR... --out DIR`: one overview from the shards' overviews; each
+    shard's report folders are copied into `out_dir` so its links work. Every inconsistency is one
+    line on stderr (and in the overview's `warnings`); exit 0 only when every target of the whole
+    list has a complete report."""
+    if not dirs:
+        raise UsageError("give the shard folders to merge: tcdoctor sweep --merge DIR... --out DIR")
+    shards = [(d, _load_sweep(d)) for d in dirs]
+    merged = sw.merge(shards)
+    merged.created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    os.makedirs(out_dir, exist_ok=True)
+    for d, shard in shards:
+        if os.path.abspath(d) == os.path.abspath(out_dir):
+            continue
+        for row in shard.rows:
+            src = os.path.join(d, row.slug)
+            if row.slug and os.path.isdir(src):
+                shutil.copytree(src, os.path.join(out_dir, row.slug), dirs_exist_ok=True)
+    if baseline:
+        merged = sw.with_baseline(merged, _load_sweep(baseline), baseline)
+    for line in merged.warnings:
+        click.echo(f"tcdoctor: merge: {line}", err=True)
+    write_overview(merged, out_dir)
+    return EXIT_OK if merged.complete else EXIT_INCOMPLETE
+
+
+# ---------------------------------------------------------------------------- check
+
+
+def check_sweep_dir(
+    sweep_dir: str,
+    sweep_baseline: str | None,
+    min_pass_rate: float | None,
+    no_new_slower_than_eager: bool,
+) -> int:
+    """`tcdoctor check --sweep DIR`: PASS/FAIL per threshold on the overview; 1 if any fails."""
+    overview = _load_sweep(sweep_dir)
+    if sweep_baseline:
+        overview = sw.with_baseline(overview, _load_sweep(sweep_baseline), sweep_baseline)
+    results = sw.check(overview, min_pass_rate, no_new_slower_than_eager)
+    if not results:
+        raise UsageError("no sweep thresholds given (--min-pass-rate, --no-new-slower-than-eager)")
+    for r in results:
+        click.echo(f"{'PASS' if r['passed'] else 'FAIL'}  {r['name']}: {r['detail']}")
+    failed = [r for r in results if not r["passed"]]
+    click.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+    sys.stdout.flush()
+    return EXIT_CHECK_FAILED if failed else EXIT_OK
