@@ -397,7 +397,7 @@ def test_cli_reports_one_row_per_compiled_frame_with_runs_from_the_warm_profile(
     median = report["runtime"]["compiled"]["median_s"]
     assert graphs["time_scale"]["scaled"] and graphs["time_scale"]["compiled_median_s"] == median
     assert sum(r["time_s_per_call"] for r in rows) <= median * (1 + 1e-9)
-    assert "time/call is profiled time" in out
+    assert "time/call is profiled time" in md  # method text: Markdown and HTML, not the terminal
 
 
 def test_frame_times_are_scaled_to_the_unprofiled_call_and_never_exceed_it():
