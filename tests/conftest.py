@@ -13,8 +13,9 @@ def sample(name: str) -> str:
     return os.path.join(SAMPLES, name)
 
 
-def run_cli(cwd, *args, timeout=300):
-    """The real CLI in a subprocess run in `cwd`; returns (exit code, stdout, stderr)."""
+def run_cli(cwd, *args, timeout=300, env=None):
+    """The real CLI in a subprocess run in `cwd` (`env`: its whole environment, default this
+    process's); returns (exit code, stdout, stderr)."""
     import subprocess
 
     p = subprocess.run(
@@ -23,6 +24,7 @@ def run_cli(cwd, *args, timeout=300):
         capture_output=True,
         text=True,
         timeout=timeout,
+        env=env,
     )
     return p.returncode, p.stdout, p.stderr
 

@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, run_cli
 from junitparser import JUnitXml
 
 from tcdoctor.render.github import GitHubAnnotations, command, escape_data, escape_property
@@ -67,16 +67,8 @@ def github_env(tmp_path, **extra) -> dict:
 
 
 def run(cwd, *args, env=None, timeout=600):
-    """The CLI in a subprocess in `cwd`: (exit code, stdout, stderr)."""
-    p = subprocess.run(
-        [sys.executable, "-m", "tcdoctor", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=plain_env() if env is None else env,
-    )
-    return p.returncode, p.stdout, p.stderr
+    """The CLI in a subprocess in `cwd`, outside GitHub Actions unless `env` says otherwise."""
+    return run_cli(cwd, *args, timeout=timeout, env=plain_env() if env is None else env)
 
 
 @pytest.fixture(scope="module")
