@@ -10,6 +10,8 @@ import torch
 from conftest import ROOT
 
 import tcdoctor
+from tcdoctor.report.sections import StrategyRow
+from tcdoctor.verdict.recommend import trade
 from tcdoctor.verdict.rules import RULES
 
 
@@ -59,8 +61,12 @@ def test_dynamic_shapes_recommend_dynamic_over_static_naming_the_dimension(tmp_p
     assert all(len(r["shapes"]) == 11 for r in rows.values())
     rec = rep["verdict"]["recommendations"]["dynamic"]
     assert rec["choice"] in ("automatic", "dynamic", "marked") and rec["dims"] == ["x dim 1"]
-    costs = rec["costs_s"]
-    assert costs[rec["choice"]] == min(costs.values())
+    # the lowest compile + calls over the horizon, unless it beats the main analysis's setting
+    # ('automatic') by no more than the spread of compile seconds between processes
+    costs, best = rec["costs_s"], min(rec["costs_s"], key=rec["costs_s"].get)
+    main_row = StrategyRow.from_dict(rows["automatic"])
+    wins = trade(StrategyRow.from_dict(rows[best]), main_row, dict(RULES))[0]
+    assert rec["choice"] == (best if best == "automatic" or wins else "automatic"), costs
     assert "x dim 1" in out
 
 

@@ -129,16 +129,26 @@ def measure(
         sync()
         return out
 
-    for skip in (False, True):  # warm-up: the first call under a stance may build its state
-        _sample(fn, WARMUP_CALLS, skip, context)
     k = max(1, round(TARGET_SAMPLE_S / per_call_s)) if per_call_s else 1
     with_s: list[float] = []
     without_s: list[float] = []
-    deadline = time.perf_counter() + budget_s
-    while len(with_s) < MAX_PAIRS and (len(with_s) < MIN_PAIRS or time.perf_counter() < deadline):
-        order = (False, True) if len(with_s) % 2 == 0 else (True, False)
-        for skip in order:
-            (without_s if skip else with_s).append(_sample(fn, k, skip, context))
+    try:
+        for skip in (False, True):  # warm-up: the first call under a stance may build its state
+            _sample(fn, WARMUP_CALLS, skip, context)
+        deadline = time.perf_counter() + budget_s
+        while len(with_s) < MAX_PAIRS and (
+            len(with_s) < MIN_PAIRS or time.perf_counter() < deadline
+        ):
+            order = (False, True) if len(with_s) % 2 == 0 else (True, False)
+            for skip in order:
+                (without_s if skip else with_s).append(_sample(fn, k, skip, context))
+    except RuntimeError as exc:  # the stance refuses a call that would compile (a training step's
+        # frames guarded on state the calls change): the A/B cannot run, the profiler's figure stands
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        return {
+            "not_exact": f"a call under skip_guard_eval_unsafe needed a recompile ({first})",
+            "method": METHOD,
+        }
     if several_entries(dynamo_state.compilation_metrics()):
         return {"not_exact": "the calls compiled again while timed", "method": METHOD}
     return {**removal_cost(with_s, without_s), "calls_per_sample": k, "method": METHOD}
