@@ -79,7 +79,10 @@ def test_break_even_follows_the_measured_figures(overhead_report):
         overhead_report["numerics"]["passed"] is True
         and overhead_report["numerics"]["fp64_reference"] is True
     )
-    assert overhead_report["guards"]["overhead_s_per_call"] > 0
+    # by removal the cost can read 0 (a negative difference of medians is shown as 0); the
+    # profiler's cross-check always sees the cache lookup
+    g = overhead_report["guards"]
+    assert g["overhead_s_per_call"] >= 0 and g["profiler_overhead_s_per_call"] > 0
 
 
 @pytest.mark.inductor
