@@ -147,43 +147,6 @@ def _stance_fix(events: list[dict], options: Options) -> list[Spec]:
     return plan_stance(guard_share(over, median), RULES["guard_overhead_fraction"], before)
 
 
-def _third_timing(
-    target: str,
-    options: Options,
-    workdir: str,
-    cache_dir: str,
-    deadline: float,
-    prog: Progress,
-    events: list[dict],
-) -> list[dict]:
-    """A third process's timing, when the cold and warm processes' speedups disagree beyond their
-    intervals, or both page-fault heavily (then with glibc's thresholds pinned: the other allocator
-    regime). Its first call hits the main cache; its events join the others (report/phases.py)."""
-    from ..experiments.fixes import MALLOC_PINNED
-    from ..report.runtime_processes import PINNED_ENV_LABEL, third_process
-
-    timed = [done(events, "runtime"), done(events, "runtime_warm")]
-    need = third_process([t for t in timed if t])
-    if need is None or time.monotonic() > deadline - 1:
-        return []
-    why, pinned = need
-    child = Child(
-        "timing",
-        target,
-        options,
-        workdir,
-        cache_dir,
-        deadline,
-        extra_env=dict(MALLOC_PINNED) if pinned else None,
-        timing_process={"why": why, "env": PINNED_ENV_LABEL if pinned else "as launched"},
-    )
-    child.wait(deadline, tick=prog.tick if prog.enabled else None)
-    t_events, _ = child.finish()
-    prog.feed("timing", t_events)
-    # only its finished timing: a third process that failed leaves the first two as they were
-    return [ev for ev in measured(t_events) if ev.get("event") == "done"]
-
-
 def _across_processes(events: list[dict]) -> dict | None:
     """The main row's speedup across the processes that timed it (what a fix run in a child of its
     own is compared with)."""
@@ -271,6 +234,35 @@ class _Experiments:
     ):
         self.target, self.options, self.workdir = target, options, workdir
         self.cache_dir, self.deadline, self.prog = cache_dir, deadline, prog
+
+    def third_timing(self, events: list[dict]) -> list[dict]:
+        """A third process's timing, when the cold and warm processes' speedups disagree beyond
+        their intervals, or both page-fault heavily (then with glibc's thresholds pinned: the other
+        allocator regime). Its first call hits the main cache; its events join the others
+        (report/phases.py)."""
+        from ..experiments.fixes import MALLOC_PINNED
+        from ..report.runtime_processes import PINNED_ENV_LABEL, third_process
+
+        timed = [done(events, "runtime"), done(events, "runtime_warm")]
+        need = third_process([t for t in timed if t])
+        if need is None or time.monotonic() > self.deadline - 1:
+            return []
+        why, pinned = need
+        child = Child(
+            "timing",
+            self.target,
+            self.options,
+            self.workdir,
+            self.cache_dir,
+            self.deadline,
+            extra_env=dict(MALLOC_PINNED) if pinned else None,
+            timing_process={"why": why, "env": PINNED_ENV_LABEL if pinned else "as launched"},
+        )
+        child.wait(self.deadline, tick=self.prog.tick if self.prog.enabled else None)
+        t_events, _ = child.finish()
+        self.prog.feed("timing", t_events)
+        # only its finished timing: a third process that failed leaves the first two as they were
+        return [ev for ev in measured(t_events) if ev.get("event") == "done"]
 
     def children(
         self,
@@ -399,13 +391,14 @@ def analyze_target(
                 failures.append(warm_failure)
             events += measured(warm_events)
             handled, fix_spent, not_tried = _warm_experiments(warm_events, warm_failure)
-            events += _third_timing(target, options, workdir, cache_dir, deadline, prog, events)
+        run = _Experiments(target, options, workdir, cache_dir, deadline, prog)
+        if warm:
+            events += run.third_timing(events)
         planned = (done(events, "plan") or {}).get("strategies", [])
         plan = [s for s in map(Spec.from_dict, planned) if s.phase not in handled]
         plan += _stance_fix(events, options)
         across = _across_processes(events)
         plan = [judged_across_processes(s, across) for s in plan]
-        run = _Experiments(target, options, workdir, cache_dir, deadline, prog)
         not_tried += run.children(plan, fix_budget, fix_spent, events, failures)
         if not_tried:
             events.append(
