@@ -303,11 +303,12 @@ def guard_reason(fig: Figures) -> str:
             )
         return (
             f"Guard evaluation ({guards}) accounts for only {share} of the {units.seconds(lost)} "
-            f"lost per call (eager {units.seconds(eager)}, compiled {units.seconds(fig.compiled_s)})."
+            f"lost per call (eager {units.seconds(eager)}, compiled {units.seconds(fig.compiled_s)}"
+            f"{fig.medians_where})."
         )
     return (
         f"The compiled path has a fixed per-call cost (guard evaluation alone: {guards}, "
         f"{units.percent(fig.guard_fraction)} of a compiled call) that this call's work "
         f"does not repay: eager takes {units.seconds(fig.eager_s)}, compiled "
-        f"{units.seconds(fig.compiled_s)}."
+        f"{units.seconds(fig.compiled_s)}{fig.medians_where}."
     )

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from .. import units
 from ..report.rules import break_even, cold_warm_ratio, faster_than_eager, slower_than_eager
+from ..report.runtime_processes import least_favourable
 from ..report.sections import (
     FixRow,
     GraphBreak,
@@ -57,6 +58,7 @@ class Figures:
     ablation_layer: str | None = None  # where the loss comes from, when the ablation ran
     remedies: tuple[RemedyRow, ...] = ()  # compile-time remedies measured in fresh processes
     regimes_text: str = ""  # both allocator regimes' speedups, when processes fell in both
+    medians_where: str = ""  # which process eager_s/compiled_s come from, when several timed
 
     @classmethod
     def from_report(cls, report: Report) -> Figures:
@@ -112,6 +114,7 @@ class Figures:
             ablation_layer=report.ablation.layer if report.ablation else None,
             remedies=tuple(c.remedies.measured) if c.remedies else (),
             regimes_text=units.regimes(rt.regimes),
+            medians_where=_medians_where(rt.processes),
         )
 
     def significantly_faster(self, rules: dict) -> bool:
@@ -219,3 +222,11 @@ def other_ways(report: Report) -> list[Way]:
         if r.source != main and not r.note and r.speedup is not None
     ]
     return out
+
+
+def _medians_where(processes: list[dict] | None) -> str:
+    """', in the warm process, the least favourable of 3' when several processes timed the call."""
+    worst = least_favourable(processes or [])
+    if worst is None or len(processes or []) < 2:
+        return ""
+    return f", in the {worst['process']} process, the least favourable of {len(processes)}"
