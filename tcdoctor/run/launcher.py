@@ -25,7 +25,7 @@ import time
 
 from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, ChildFailed, UserCodeError
 from ..experiments.fixes import budget_used_up, judged_across_processes
-from ..experiments.specs import PHASE_PREFIX, Spec
+from ..experiments.specs import PHASE_PREFIX, FixSpec, Spec
 from ..options import Options
 from ..report.model import Report
 from ..target.userframes import where_str
@@ -397,8 +397,9 @@ def analyze_target(
         planned = (done(events, "plan") or {}).get("strategies", [])
         plan = [s for s in map(Spec.from_dict, planned) if s.phase not in handled]
         plan += _stance_fix(events, options)
-        across = _across_processes(events)
-        plan = [judged_across_processes(s, across) for s in plan]
+        if any(isinstance(s, FixSpec) for s in plan):  # the bootstrap only where a fix is judged
+            across = _across_processes(events)
+            plan = [judged_across_processes(s, across) for s in plan]
         not_tried += run.children(plan, fix_budget, fix_spent, events, failures)
         if not_tried:
             events.append(
