@@ -4,7 +4,8 @@ analysis, script, analysis, script) so the machine's drift hits both sides alike
 
 Prints, per target: each analysis's speedup with its interval and each process's own figure, the
 three scripts' speedups, whether each interval (widened by 5%) holds all three, and what the extra
-timing processes cost (the warm process's timing phase plus a third process when one ran).
+timing processes cost (the warm process's timing phase plus the timing-only processes up to
+--processes, 3 by default).
 
 Usage: python benchmarks/fidelity_processes.py TARGET... [--threads N] [--backend inductor]
        [--json out.json]   (analyses run with --no-fixes --no-compile-remedies, otherwise defaults;

@@ -78,21 +78,24 @@ class Text:
 
 @dataclasses.dataclass(frozen=True)
 class IntRange:
-    """An integer of at least `min`."""
+    """An integer of at least `min` (and at most `max`, where given)."""
 
     min: int
+    max: int | None = None
 
     @property
     def accepts(self) -> str:
+        if self.max is not None:
+            return f"an integer from {self.min} to {self.max}"
         return f"an integer >= {self.min}"
 
     @property
     def metavar(self) -> str:
-        return f"INTEGER>={self.min}"
+        return f"INTEGER>={self.min}" if self.max is None else f"{self.min}..{self.max}"
 
     def parse(self, value: Any) -> int:
         n = _number(value, int)
-        if n < self.min:
+        if n < self.min or (self.max is not None and n > self.max):
             raise ValueError
         return n
 
@@ -262,6 +265,17 @@ class Options:
             "--no-warm",
             "Skip the warm-cache compile in a second fresh process.",
             TurnsOff(False),
+        ),
+    )
+    processes: int = _option(
+        3,
+        Flag(
+            "--processes",
+            "Fresh processes that time eager vs compiled for the headline speedup and its interval "
+            "(the cold and warm analysis processes count; the rest only time). One process's interval "
+            "does not cover the spread between processes; three are the fewest that estimate it.",
+            IntRange(1, 10),
+            show_default=True,
         ),
     )
     trace_dir: str | None = _option(

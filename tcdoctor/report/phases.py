@@ -106,8 +106,6 @@ def _fill_timed(phase: str) -> Fill:
 
     def fill(data: dict, r: dict) -> None:
         data.setdefault("_timed", {})[phase] = r
-        if r.get("why"):
-            data["runtime"].setdefault("third_process_why", r["why"])
 
     return fill
 
@@ -149,7 +147,7 @@ PHASES: tuple[Phase, ...] = (
     Phase("cache_artifacts", frozenset({COLD}), (), _fill_cache_artifacts),
     Phase("compile_warm", frozenset({WARM}), ("compile",), _fill_compile_warm, _warm_not_measured),
     Phase("runtime", _MAIN, ("runtime",), _fill_runtime),
-    # the same timing in the warm process, and in a third when those two disagree (run/launcher.py)
+    # the same timing in the warm process, and in timing-only processes up to --processes (run/launcher.py)
     Phase("runtime_warm", frozenset({WARM}), (), _fill_timed("runtime_warm")),
     Phase("runtime_extra", frozenset({TIMING}), (), _fill_timed("runtime_extra")),
     Phase("memory", frozenset({WARM, IN_PROCESS}), ("memory",), _fill_memory),

@@ -1,19 +1,25 @@
 """The headline speedup across processes: each analysis process's paired timing joined into one
 figure whose interval covers what another process of the same script would see.
 
-Method. The cold and the warm process each time paired eager/compiled rounds (probes/timing.py);
-a third process is timed when the first two disagree beyond their own intervals, or when every
-process so far page-faults heavily on one side (then with glibc's malloc thresholds pinned, the
-other allocator regime; run/launcher.py decides, `third_process`). The speedup is the geometric
-mean of the processes' own figures; its interval comes from a hierarchical bootstrap (processes
-resampled, then rounds within each: stats.hierarchical_ratio_ci). When processes fall in different
+Method. `--processes N` fresh processes time paired eager/compiled rounds (probes/timing.py): the
+cold and the warm analysis processes, then timing-only processes against the main cache until N
+have timed (run/launcher.py). When every process so far page-faults heavily on one side, the next
+runs with glibc's malloc thresholds pinned, the other allocator regime (`next_env`). The speedup is
+the geometric mean of the processes' own figures; its interval is a 95% **prediction interval for
+another process** (stats.prediction_interval: log scale, Student's t with n − 1 degrees of freedom,
+√(1 + 1/n)), widened to hold every process's own paired interval. When processes fall in different
 allocator regimes (a side faulting ≥ HEAVY_FAULTS_PER_CALL pages per call in one process and not in
 another), both regimes are reported with their figures, and the interval spans both: the verdict,
 the break-even and `check` then use the range, never the luckier process.
 
-Pitfalls. Two or three processes are few: the interval covers the spread they showed, not every
-process the machine could produce (pyperf runs 20). One process (--no-warm, the in-process API)
-gives that process's own interval, and the report says so.
+Why a prediction interval. Processes of one script differ by 10–45% here (heap history, code
+placement, neighbours), while one process's pairs give ±3%: a confidence interval of the mean of two
+or three processes (the bootstrap this module used before) is narrower than the spread it is meant
+to cover, and another process's figure fell outside it (issue 27's fidelity runs).
+
+Pitfalls. Few processes know the spread poorly, so the interval is wide by design: with two, t(1) =
+12.7; with three, t(2) = 4.3. One process (`--processes 1`, the in-process API) gives that process's
+own interval, and the report says it does not cover process-to-process spread.
 
 Torch-free: assembled in the parent, re-read by `tcdoctor report`.
 """
@@ -29,17 +35,24 @@ from .. import stats
 HEAVY_FAULTS_PER_CALL = 256
 PINNED_ENV_LABEL = "glibc malloc thresholds pinned (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_)"
 FAULTING, NOT_FAULTING = "page-faulting", "not page-faulting"
-# the timing phase of each analysis process (report/phases.py) and the name the report gives it
-PROCESS_OF_PHASE = {"runtime": "cold", "runtime_warm": "warm", "runtime_extra": "third"}
+# the timing phase of each analysis process, and the name the report gives its process; the
+# timing-only processes' phase holds a list, one result per process (run/launcher.py)
+PROCESS_OF_PHASE = {"runtime": "cold", "runtime_warm": "warm"}
+EXTRA_PHASE = "runtime_extra"
+ORDINALS = ("third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+
+
+def extra_name(i: int) -> str:
+    """The name of timing-only process `i` (0-based): third, fourth, …"""
+    return ORDINALS[i] if i < len(ORDINALS) else f"process {i + 3}"
 
 
 def timed(results: dict[str, dict | None]) -> list[tuple[str, str, dict]]:
     """(process, environment, timing result) of every process that timed, from phase results."""
-    return [
-        (name, r.get("env") or "as launched", r)
-        for phase, name in PROCESS_OF_PHASE.items()
-        if (r := results.get(phase))
-    ]
+    out = [(name, "as launched", r) for phase, name in PROCESS_OF_PHASE.items() if (r := results.get(phase))]
+    for i, r in enumerate((results.get(EXTRA_PHASE) or {}).get("processes") or []):
+        out.append((r.get("process") or extra_name(i), r.get("env") or "as launched", r))
+    return out
 
 
 def faults(result: dict) -> tuple[float | None, float | None]:
@@ -58,28 +71,17 @@ def regime(result: dict) -> str | None:
     return FAULTING if max(e or 0.0, c or 0.0) >= HEAVY_FAULTS_PER_CALL else NOT_FAULTING
 
 
-def _overlap(a: list[float], b: list[float]) -> bool:
-    return a[0] <= b[1] and b[0] <= a[1]
-
-
-def third_process(results: list[dict]) -> tuple[str, bool] | None:
-    """Whether to time one more process, why, and whether with glibc's thresholds pinned: when
-    every process so far faulted heavily (the other regime is unseen), or when two processes'
-    intervals do not overlap. None when the processes agree or fewer than two finished."""
+def next_env(results: list[dict]) -> tuple[str, bool]:
+    """Why the next timing-only process runs, and whether with glibc's thresholds pinned: pinned
+    when every process so far page-faulted heavily (the other allocator regime is unseen)."""
     timed = [r for r in results if r.get("speedup_ci")]
-    if len(timed) < 2:
-        return None
-    regimes = {regime(r) for r in timed}
-    if regimes == {FAULTING}:
+    if timed and {regime(r) for r in timed} == {FAULTING}:
         return (
             "every process so far page-faults heavily on one side: a process with glibc's malloc "
             "thresholds pinned shows the regime that does not",
             True,
         )
-    cis = [r["speedup_ci"] for r in timed]
-    if not all(_overlap(a, b) for i, a in enumerate(cis) for b in cis[i + 1 :]):
-        return "the first two processes' intervals do not overlap", False
-    return None
+    return "one more fresh process for the spread between processes (--processes)", False
 
 
 def row(name: str, env: str, result: dict) -> dict:
@@ -96,6 +98,7 @@ def row(name: str, env: str, result: dict) -> dict:
         "compiled_faults_per_call": c,
         "regime": regime(result),
         "samples": result.get("samples"),
+        **({"why": result["why"]} if result.get("why") else {}),
     }
 
 
@@ -103,17 +106,19 @@ def combine(processes: list[tuple[str, str, dict]]) -> dict[str, Any]:
     """The across-process figures from (name, env, timing result) of each timed process:
     `speedup`, `speedup_ci`, `processes`, `regimes` (when they differ), `spread`, `across_method`,
     `ci_method`."""
-    timed = [(n, e, r) for n, e, r in processes if (r.get("raw") or {}).get("eager_s")]
-    rows = [row(n, e, r) for n, e, r in timed]
-    est, lo, hi = stats.hierarchical_ratio_ci(
-        [(r["raw"]["eager_s"], r["raw"]["compiled_s"]) for _, _, r in timed]
-    )
-    out: dict[str, Any] = {"processes": rows, "speedup": est, "speedup_ci": [lo, hi]}
+    rows = [row(n, e, r) for n, e, r in processes if r.get("speedup") and r.get("speedup_ci")]
     speeds = [r["speedup"] for r in rows]
-    out["spread"] = [min(speeds), max(speeds)]
-    # every process's own figure is something a process of this script was seen to do: with two
-    # or three processes the percentiles can fall just inside the extremes, the interval never does
-    out["speedup_ci"] = [min(lo, *speeds), max(hi, *speeds)]
+    out: dict[str, Any] = {"processes": rows, "spread": [min(speeds), max(speeds)]}
+    if len(rows) == 1:
+        out["speedup"], out["speedup_ci"] = speeds[0], list(rows[0]["speedup_ci"])
+    else:
+        est, lo, hi = stats.prediction_interval(speeds)
+        # a new process may also land where a seen one did, with that process's own noise
+        out["speedup"] = est
+        out["speedup_ci"] = [
+            min(lo, *(r["speedup_ci"][0] for r in rows)),
+            max(hi, *(r["speedup_ci"][1] for r in rows)),
+        ]
     groups = _regimes(rows)
     if groups:
         out["regimes"] = groups
@@ -123,7 +128,9 @@ def combine(processes: list[tuple[str, str, dict]]) -> dict[str, Any]:
         ]
     out["across_method"] = _method(rows, bool(groups))
     out["ci_method"] = (
-        "hierarchical bootstrap over processes, then paired rounds within each, 1000 resamples"
+        f"95% prediction interval for another process's speedup from {len(rows)} processes' "
+        f"figures (log scale, Student's t with {len(rows) - 1} degree(s) of freedom), widened to "
+        "hold each process's own paired interval"
         if len(rows) > 1
         else "percentile bootstrap over one process's paired rounds, 1000 resamples"
     )
@@ -162,13 +169,13 @@ def _method(rows: list[dict], regimes: bool) -> str:
     if n == 1:
         return (
             f"one process ({rows[0]['process']}): the interval is that process's paired bootstrap and "
-            "does not cover process-to-process spread (run with the warm process to time two)"
+            "does not cover process-to-process spread (time several with --processes)"
         )
     text = (
-        f"{n} processes ({', '.join(r['process'] for r in rows)}), each timing paired rounds; the "
-        "speedup is the geometric mean of their figures, the 95% interval a hierarchical bootstrap "
-        "(processes resampled, then rounds within each, 1000 resamples), widened where needed to hold "
-        "every process's own figure"
+        f"{n} fresh processes ({', '.join(r['process'] for r in rows)}), each timing paired rounds; "
+        "the speedup is the geometric mean of their figures, the interval a 95% prediction interval "
+        "for another process of the same script (wide when few processes were timed or they "
+        "disagree: the spread between processes is what another run of your script may see)"
     )
     if regimes:
         text += (

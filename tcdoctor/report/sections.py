@@ -93,7 +93,6 @@ class Runtime(Record):
         "regimes",
         "spread",
         "across_method",
-        "third_process_why",
     )
 
     # the cold process's own timing; `speedup` and `speedup_ci` are across processes
@@ -113,7 +112,6 @@ class Runtime(Record):
     regimes: list[dict] | None = None
     spread: list[float] | None = None
     across_method: str | None = None
-    third_process_why: str | None = None
     warmup_calls: int | None = None
     wall_s: float | None = None
     recompiles_during_timing: int | None = None

@@ -235,34 +235,53 @@ class _Experiments:
         self.target, self.options, self.workdir = target, options, workdir
         self.cache_dir, self.deadline, self.prog = cache_dir, deadline, prog
 
-    def third_timing(self, events: list[dict]) -> list[dict]:
-        """A third process's timing, when the cold and warm processes' speedups disagree beyond
-        their intervals, or both page-fault heavily (then with glibc's thresholds pinned: the other
-        allocator regime). Its first call hits the main cache; its events join the others
-        (report/phases.py)."""
+    def extra_timing(self, events: list[dict]) -> list[dict]:
+        """Timing-only processes until `--processes` have timed the main row (the cold and warm
+        ones count), one at a time, each against the main cache; the next runs with glibc's
+        thresholds pinned when every process so far page-faulted heavily (the other allocator
+        regime: runtime_processes.next_env). One done event joins their results (its `processes`
+        list, report/phases.py); a process that fails or misses the deadline is left out."""
         from ..experiments.fixes import MALLOC_PINNED
-        from ..report.runtime_processes import PINNED_ENV_LABEL, third_process
-
-        timed = [done(events, "runtime"), done(events, "runtime_warm")]
-        need = third_process([t for t in timed if t])
-        if need is None or time.monotonic() > self.deadline - 1:
-            return []
-        why, pinned = need
-        child = Child(
-            "timing",
-            self.target,
-            self.options,
-            self.workdir,
-            self.cache_dir,
-            self.deadline,
-            extra_env=dict(MALLOC_PINNED) if pinned else None,
-            timing_process={"why": why, "env": PINNED_ENV_LABEL if pinned else "as launched"},
+        from ..report.runtime_processes import (
+            EXTRA_PHASE,
+            PINNED_ENV_LABEL,
+            extra_name,
+            next_env,
         )
-        child.wait(self.deadline, tick=self.prog.tick if self.prog.enabled else None)
-        t_events, _ = child.finish()
-        self.prog.feed("timing", t_events)
-        # only its finished timing: a third process that failed leaves the first two as they were
-        return [ev for ev in measured(t_events) if ev.get("event") == "done"]
+
+        timed = [t for t in (done(events, "runtime"), done(events, "runtime_warm")) if t]
+        if not timed:
+            return []  # nothing timed the main row: another process would fail the same way
+        extra, seconds = [], 0.0
+        for i in range(max(0, self.options.processes - len(timed))):
+            if time.monotonic() > self.deadline - 1:
+                break
+            why, pinned = next_env(timed + extra)
+            env = PINNED_ENV_LABEL if pinned else "as launched"
+            child = Child(
+                "timing",
+                self.target,
+                self.options,
+                self.workdir,
+                self.cache_dir,
+                self.deadline,
+                tag=f"timing-{i}",
+                extra_env=dict(MALLOC_PINNED) if pinned else None,
+                timing_process={"why": why, "env": env, "process": extra_name(i)},
+            )
+            started = time.monotonic()
+            child.wait(self.deadline, tick=self.prog.tick if self.prog.enabled else None)
+            t_events, _ = child.finish()
+            self.prog.feed("timing", t_events)
+            seconds += time.monotonic() - started
+            result = done(t_events, EXTRA_PHASE)
+            if result:
+                extra.append(result)
+        if not extra:
+            return []
+        return [
+            {"event": "done", "phase": EXTRA_PHASE, "seconds": seconds, "data": {"processes": extra}}
+        ]
 
     def children(
         self,
@@ -392,8 +411,7 @@ def analyze_target(
             events += measured(warm_events)
             handled, fix_spent, not_tried = _warm_experiments(warm_events, warm_failure)
         run = _Experiments(target, options, workdir, cache_dir, deadline, prog)
-        if warm:
-            events += run.third_timing(events)
+        events += run.extra_timing(events)
         planned = (done(events, "plan") or {}).get("strategies", [])
         plan = [s for s in map(Spec.from_dict, planned) if s.phase not in handled]
         plan += _stance_fix(events, options)
