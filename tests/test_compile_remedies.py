@@ -268,6 +268,8 @@ def llama(tmp_path_factory):
         "--budget",
         "0.3",
         "--no-warm",  # the warm row is the main analysis's, not what this file tests
+        "--processes",
+        "1",
         "--compile-remedies",
         "--fix-budget",
         "300",

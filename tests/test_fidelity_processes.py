@@ -47,10 +47,10 @@ def runs(tmp_path_factory):
     return analyses, scripts
 
 
-def test_each_analysis_times_at_least_two_processes(runs):
+def test_each_analysis_times_three_processes_by_default(runs):
     for rt in runs[0]:
-        assert len(rt["processes"]) >= 2
-        assert [p["process"] for p in rt["processes"]][:2] == ["cold", "warm"]
+        assert [p["process"] for p in rt["processes"]] == ["cold", "warm", "third"]
+        assert "prediction interval" in rt["ci_method"]
         lo, hi = rt["speedup_ci"]
         own = [p["speedup"] for p in rt["processes"]]
         assert lo <= min(own) * 1.01 and hi >= max(own) * 0.99, (rt["speedup_ci"], own)

@@ -34,6 +34,8 @@ CHEAP = [
     "1",
     "--no-fixes",
     "--no-warm",
+    "--processes",
+    "1",
     "--no-dynamic",
     "--budget",
     "0.2",

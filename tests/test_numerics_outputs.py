@@ -146,6 +146,8 @@ def test_cli_analyzes_diffusers_unet(cli, tmp_path):
         "aot_eager",
         "--no-fixes",
         "--no-warm",
+        "--processes",
+        "1",
         "--budget",
         "1",
         "--threads",
@@ -279,6 +281,7 @@ def test_cli_opt_step_compares_parameters(cli, tmp_path):
         "analyze",
         f"{target}:build",
         *("--backend", "aot_eager", "--no-fixes", "--no-warm", "--budget", "0.5", "--threads", "1"),
+        *("--processes", "1"),
         *("-q", "--json", "r.json", "--html", "r.html"),
     )
     assert rc == 0, out + err

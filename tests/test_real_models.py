@@ -31,6 +31,8 @@ FAST = (
     "--budget",
     "0.3",
     "--no-warm",
+    "--processes",
+    "1",
     "--no-submodules",
     "--json",
     "r.json",

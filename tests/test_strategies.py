@@ -152,6 +152,8 @@ def test_modes_side_by_side_reuse_the_main_analysis(tmp_path):
         "--modes",
         "default,reduce-overhead",
         "--no-warm",
+        "--processes",
+        "1",
     )
     modes = rep["strategies"]["modes"]
     assert [m["name"] for m in modes] == ["default", "reduce-overhead"]

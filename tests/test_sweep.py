@@ -23,7 +23,7 @@ GLOB = os.path.join(SWEEP_TARGETS, "*.py") + ":build"
 # hanging target costs, and leaves the others room on a busy machine
 OPTS = [
     "--backend", "eager", "--threads", "1", "--budget", "0.2", "--profile-budget", "0.2",
-    "--no-fixes", "--timeout", "40",
+    "--no-fixes", "--timeout", "40", "--processes", "1",
 ]  # fmt: skip
 NAMES = ["clean", "graph_break", "hangs", "raises"]
 

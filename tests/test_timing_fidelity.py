@@ -124,6 +124,8 @@ def test_heavy_page_faults_are_reported_and_pinned_malloc_is_tried_in_a_fresh_pr
         "--budget",
         "0.5",
         "--no-warm",
+        "--processes",
+        "1",
         "--quiet",
         "--json",
         "r.json",

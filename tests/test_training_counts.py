@@ -26,6 +26,8 @@ FLAGS = [
     "--no-dynamic",
     "--no-submodules",
     "--no-warm",
+    "--processes",
+    "1",
     "--budget",
     "0.3",
     "--threads",

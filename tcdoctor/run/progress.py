@@ -35,7 +35,7 @@ LABELS = {
     "compile": "compile (cold)",
     "runtime": "timing",
     "runtime_warm": "timing (warm process)",
-    "runtime_extra": "timing (third process)",
+    "runtime_extra": "timing (timing-only process)",
     "numerics": "numerics",
     "recompiles": "recompiles",
     "compile_warm": "warm compile",

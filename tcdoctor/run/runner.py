@@ -408,9 +408,10 @@ class PhaseRunner:
 
     @measures("runtime_extra")
     def runtime_extra(self) -> dict:
-        """A third process's timing (run/launcher.py starts it when the first two disagree, or with
-        glibc's thresholds pinned when both page-fault): its first call against the main cache,
-        then the same timing. `timing_process` says why and in which environment."""
+        """A timing-only process's timing (run/launcher.py starts them until --processes have
+        timed; with glibc's thresholds pinned when every process so far page-faulted): its first call
+        against the main cache, then the same timing. `timing_process` says which, why and in which
+        environment."""
         self.compile_warm()
         return dict(self._timing(), **self.timing_process)
 
