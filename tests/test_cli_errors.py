@@ -6,7 +6,19 @@ import pytest
 from conftest import ROOT  # noqa: F401
 
 BAD = "{root}/tests/targets/bad.py"
-FAST = ["--threads", "1", "--backend", "eager", "--budget", "0.1", "--no-warm", "--processes", "1", "--html", ""]
+FAST = [
+    "--threads",
+    "1",
+    "--backend",
+    "eager",
+    "--budget",
+    "0.1",
+    "--no-warm",
+    "--processes",
+    "1",
+    "--html",
+    "",
+]
 
 
 def one_line(err):

@@ -15,7 +15,18 @@ from consistency import contradictions
 from tcdoctor.report.model import Report
 
 REAL = os.path.join(ROOT, "tests", "targets", "real")
-FAST = ("--backend", "aot_eager", "--budget", "0.3", "--threads", "1", "--no-warm", "--processes", "1", "--quiet")
+FAST = (
+    "--backend",
+    "aot_eager",
+    "--budget",
+    "0.3",
+    "--threads",
+    "1",
+    "--no-warm",
+    "--processes",
+    "1",
+    "--quiet",
+)
 FAST += ("--no-submodules", "--json", "r.json")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

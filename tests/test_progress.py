@@ -175,7 +175,19 @@ def test_missing_or_odd_figures_leave_the_elapsed_time():
     assert out.getvalue() == "tcdoctor: memory … 250.00 ms\n"
 
 
-FAST = ["--threads", "1", "--backend", "eager", "--budget", "0.3", "--no-warm", "--processes", "1", "--html", ""]
+FAST = [
+    "--threads",
+    "1",
+    "--backend",
+    "eager",
+    "--budget",
+    "0.3",
+    "--no-warm",
+    "--processes",
+    "1",
+    "--html",
+    "",
+]
 COLD_LABELS = (
     "environment",
     "eager call",

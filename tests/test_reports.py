@@ -318,7 +318,17 @@ def test_threads_default_to_what_the_users_process_gets_and_say_where_from(tmp_p
         text=True,
         check=True,
     )
-    args = ["--backend", "eager", "--budget", "0.1", "--no-warm", "--processes", "1", "--no-fixes", "-q"]
+    args = [
+        "--backend",
+        "eager",
+        "--budget",
+        "0.1",
+        "--no-warm",
+        "--processes",
+        "1",
+        "--no-fixes",
+        "-q",
+    ]
     p = subprocess.run(
         [sys.executable, "-m", "tcdoctor", "analyze", f"{ROOT}/samples/mlp.py:build", *args]
         + ["--json", "r.json", "--html", ""],

@@ -49,7 +49,11 @@ def extra_name(i: int) -> str:
 
 def timed(results: dict[str, dict | None]) -> list[tuple[str, str, dict]]:
     """(process, environment, timing result) of every process that timed, from phase results."""
-    out = [(name, "as launched", r) for phase, name in PROCESS_OF_PHASE.items() if (r := results.get(phase))]
+    out = [
+        (name, "as launched", r)
+        for phase, name in PROCESS_OF_PHASE.items()
+        if (r := results.get(phase))
+    ]
     for i, r in enumerate((results.get(EXTRA_PHASE) or {}).get("processes") or []):
         out.append((r.get("process") or extra_name(i), r.get("env") or "as launched", r))
     return out

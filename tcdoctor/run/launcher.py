@@ -280,7 +280,12 @@ class _Experiments:
         if not extra:
             return []
         return [
-            {"event": "done", "phase": EXTRA_PHASE, "seconds": seconds, "data": {"processes": extra}}
+            {
+                "event": "done",
+                "phase": EXTRA_PHASE,
+                "seconds": seconds,
+                "data": {"processes": extra},
+            }
         ]
 
     def children(
