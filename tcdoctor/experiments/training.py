@@ -41,8 +41,6 @@ class Subject:
     def __init__(self, workload: Any):
         self.workload = workload
         if workload.kind == "train":
-            pass
-
             self.fn: Any = StepRunner(workload, "eager").step
         else:
             self.fn = workload.model

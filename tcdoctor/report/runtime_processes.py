@@ -3,8 +3,10 @@ figure whose interval covers what another process of the same script would see.
 
 Method. `--processes N` fresh processes time paired eager/compiled rounds (probes/timing.py): the
 cold and the warm analysis processes, then timing-only processes against the main cache until N
-have timed (run/launcher.py). When every process so far page-faults heavily on one side, the next
-runs with glibc's malloc thresholds pinned, the other allocator regime (`next_env`). The speedup is
+have timed (run/launcher.py). A timing-only process is bare: it calls the object build() returned
+as a plain script does, with nothing of tcdoctor's allocated before (run/runner.py). When every
+process page-faulted heavily on one side, one more runs with glibc's malloc thresholds pinned, the
+other allocator regime (`pinned_why`). The speedup is
 the geometric mean of the processes' own figures; its interval is a 95% **prediction interval for
 another process** (stats.prediction_interval: log scale, Student's t with n − 1 degrees of freedom,
 √(1 + 1/n)), widened to hold every process's own paired interval. When processes fall in different
@@ -75,17 +77,19 @@ def regime(result: dict) -> str | None:
     return FAULTING if max(e or 0.0, c or 0.0) >= HEAVY_FAULTS_PER_CALL else NOT_FAULTING
 
 
-def next_env(results: list[dict]) -> tuple[str, bool]:
-    """Why the next timing-only process runs, and whether with glibc's thresholds pinned: pinned
-    when every process so far page-faulted heavily (the other allocator regime is unseen)."""
+def pinned_why(results: list[dict]) -> str | None:
+    """Why one more process runs with glibc's thresholds pinned: every process so far page-faulted
+    heavily, so the other allocator regime is unseen. None otherwise."""
     timed = [r for r in results if r.get("speedup_ci")]
     if timed and {regime(r) for r in timed} == {FAULTING}:
         return (
             "every process so far page-faults heavily on one side: a process with glibc's malloc "
-            "thresholds pinned shows the regime that does not",
-            True,
+            "thresholds pinned shows the regime that does not"
         )
-    return "one more fresh process for the spread between processes (--processes)", False
+    return None
+
+
+SPREAD_WHY = "one more fresh process, as a plain script runs the call, for the spread between processes (--processes)"
 
 
 def row(name: str, env: str, result: dict) -> dict:

@@ -104,6 +104,7 @@ def main(spec_path: str) -> int:
         per_call_hint_s=per_call_s,
         before_compile=before_compile,
         rebuild=rebuild,
+        bare=process == TIMING,
     )
     runner.timing_process = spec.get("timing_process") or {}
     ok = runner.run(process)

@@ -237,56 +237,65 @@ class _Experiments:
 
     def extra_timing(self, events: list[dict]) -> list[dict]:
         """Timing-only processes until `--processes` have timed the main row (the cold and warm
-        ones count), one at a time, each against the main cache; the next runs with glibc's
-        thresholds pinned when every process so far page-faulted heavily (the other allocator
-        regime: runtime_processes.next_env). One done event joins their results (its `processes`
-        list, report/phases.py); a process that fails or misses the deadline is left out."""
-        from ..experiments.fixes import MALLOC_PINNED
-        from ..report.runtime_processes import (
-            EXTRA_PHASE,
-            PINNED_ENV_LABEL,
-            extra_name,
-            next_env,
-        )
+        ones count), one at a time, each bare (as a plain script calls the model) against the main
+        cache; then, when every process page-faulted heavily, one more with glibc's thresholds
+        pinned (the other allocator regime: runtime_processes.pinned_why). One done event joins
+        their results (its `processes` list, report/phases.py); a process that fails or misses the
+        deadline is left out."""
+        from ..report.runtime_processes import EXTRA_PHASE, SPREAD_WHY, pinned_why
 
         timed = [t for t in (done(events, "runtime"), done(events, "runtime_warm")) if t]
         if not timed:
             return []  # nothing timed the main row: another process would fail the same way
-        extra, seconds = [], 0.0
-        for i in range(max(0, self.options.processes - len(timed))):
-            if time.monotonic() > self.deadline - 1:
+        extra: list[dict] = []
+        started = time.monotonic()
+        for _ in range(max(0, self.options.processes - len(timed))):
+            if not self._timing_child(extra, SPREAD_WHY, pinned=False):
                 break
-            why, pinned = next_env(timed + extra)
-            env = PINNED_ENV_LABEL if pinned else "as launched"
-            child = Child(
-                "timing",
-                self.target,
-                self.options,
-                self.workdir,
-                self.cache_dir,
-                self.deadline,
-                tag=f"timing-{i}",
-                extra_env=dict(MALLOC_PINNED) if pinned else None,
-                timing_process={"why": why, "env": env, "process": extra_name(i)},
-            )
-            started = time.monotonic()
-            child.wait(self.deadline, tick=self.prog.tick if self.prog.enabled else None)
-            t_events, _ = child.finish()
-            self.prog.feed("timing", t_events)
-            seconds += time.monotonic() - started
-            result = done(t_events, EXTRA_PHASE)
-            if result:
-                extra.append(result)
+        why = pinned_why(timed + extra)
+        if why and self.options.processes > 1:
+            self._timing_child(extra, why, pinned=True)
         if not extra:
             return []
         return [
             {
                 "event": "done",
                 "phase": EXTRA_PHASE,
-                "seconds": seconds,
+                "seconds": time.monotonic() - started,
                 "data": {"processes": extra},
             }
         ]
+
+    def _timing_child(self, extra: list[dict], why: str, pinned: bool) -> bool:
+        """Run one timing-only process; its result is appended to `extra`. False past the deadline."""
+        from ..experiments.fixes import MALLOC_PINNED
+        from ..report.runtime_processes import EXTRA_PHASE, PINNED_ENV_LABEL, extra_name
+
+        if time.monotonic() > self.deadline - 1:
+            return False
+        i = len(extra)
+        child = Child(
+            "timing",
+            self.target,
+            self.options,
+            self.workdir,
+            self.cache_dir,
+            self.deadline,
+            tag=f"timing-{i}",
+            extra_env=dict(MALLOC_PINNED) if pinned else None,
+            timing_process={
+                "why": why,
+                "env": PINNED_ENV_LABEL if pinned else "as launched",
+                "process": extra_name(i),
+            },
+        )
+        child.wait(self.deadline, tick=self.prog.tick if self.prog.enabled else None)
+        t_events, _ = child.finish()
+        self.prog.feed("timing", t_events)
+        result = done(t_events, EXTRA_PHASE)
+        if result:
+            extra.append(result)
+        return True
 
     def children(
         self,
