@@ -267,17 +267,6 @@ class Options:
             TurnsOff(False),
         ),
     )
-    processes: int = _option(
-        3,
-        Flag(
-            "--processes",
-            "Fresh processes that time eager vs compiled for the headline speedup and its interval "
-            "(the cold and warm analysis processes count; the rest only time). One process's interval "
-            "does not cover the spread between processes; three are the fewest that estimate it.",
-            IntRange(1, 10),
-            show_default=True,
-        ),
-    )
     trace_dir: str | None = _option(
         None,
         Flag(
@@ -415,6 +404,17 @@ class Options:
         ),
         Flag(
             "--no-torch-trace", "No structured compile logs in a distributed run.", TurnsOff(None)
+        ),
+    )
+    processes: int = _option(
+        3,
+        Flag(
+            "--processes",
+            "Fresh processes that time eager vs compiled for the headline speedup and its interval "
+            "(the cold and warm analysis processes count; the rest only time). One process's interval "
+            "does not cover the spread between processes; three are the fewest that estimate it.",
+            IntRange(1, 10),
+            show_default=True,
         ),
     )
 

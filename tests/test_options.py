@@ -68,6 +68,7 @@ def test_report_options_keep_their_names_and_order():
         "dist_backend",
         "pg_timeout_s",
         "torch_trace",
+        "processes",
     ]
     opts = Options(budget_s=0.5, modes=["default", "max-autotune"], nproc=2)
     assert Options.from_dict({**opts.to_dict(), "in_process": True}) == opts
