@@ -228,3 +228,16 @@ def test_a_setting_that_compiles_less_but_runs_slower_is_not_a_win_within_the_sp
     cheap = _shape_row("dynamic", 5.0, [104, 86, 104, 128])
     assert trade(cheap, auto, dict(RULES))[0]
     assert main_shape_row([marked, auto]) is auto
+
+
+def test_t_quantiles_never_come_from_more_degrees_of_freedom_than_given():
+    # a quantile for more degrees of freedom is smaller: taking it would narrow the interval
+    assert [stats.t975(d) for d in (1, 2, 4, 11, 14, 30)] == [
+        12.706,
+        4.303,
+        2.776,
+        2.201,
+        2.145,
+        2.042,
+    ]
+    assert all(stats.t975(d) > stats.t975(d + 1) for d in range(1, 31))
