@@ -9,6 +9,11 @@ SAMPLES = os.path.join(ROOT, "samples")
 sys.path.insert(0, SAMPLES)
 
 
+# One analysis process: the cold one times the main row alone (no warm process, no timing-only
+# ones), for tests about anything but the speedup across processes.
+ONE_PROCESS = ("--no-warm", "--processes", "1")
+
+
 def sample(name: str) -> str:
     return os.path.join(SAMPLES, name)
 

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from conftest import ROOT  # noqa: F401
+from conftest import ONE_PROCESS, ROOT  # noqa: F401
 
 BAD = "{root}/tests/targets/bad.py"
 FAST = [
@@ -13,9 +13,7 @@ FAST = [
     "eager",
     "--budget",
     "0.1",
-    "--no-warm",
-    "--processes",
-    "1",
+    *ONE_PROCESS,
     "--html",
     "",
 ]

@@ -255,7 +255,7 @@ def test_a_report_without_remedies_renders_no_section():
 @pytest.fixture(scope="module")
 def llama(tmp_path_factory):
     """One analysis with Inductor and --compile-remedies, shared by the assertions below."""
-    from conftest import run_cli
+    from conftest import ONE_PROCESS, run_cli
 
     pytest.importorskip("transformers")
     out = tmp_path_factory.mktemp("llama")
@@ -267,9 +267,7 @@ def llama(tmp_path_factory):
         "1",
         "--budget",
         "0.3",
-        "--no-warm",  # the warm row is the main analysis's, not what this file tests
-        "--processes",
-        "1",
+        *ONE_PROCESS,  # the warm row is the main analysis's, not what this file tests
         "--compile-remedies",
         "--fix-budget",
         "300",

@@ -9,7 +9,7 @@ import json
 import os
 
 import pytest
-from conftest import ROOT
+from conftest import ONE_PROCESS, ROOT
 from consistency import contradictions
 
 from tcdoctor.report.model import Report
@@ -22,9 +22,7 @@ FAST = (
     "0.3",
     "--threads",
     "1",
-    "--no-warm",
-    "--processes",
-    "1",
+    *ONE_PROCESS,
     "--quiet",
 )
 FAST += ("--no-submodules", "--json", "r.json")

@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ONE_PROCESS, ROOT, run_cli
 from junitparser import JUnitXml
 
 from tcdoctor.render.github import GitHubAnnotations, command, escape_data, escape_property
@@ -33,9 +33,7 @@ CHEAP = [
     "--threads",
     "1",
     "--no-fixes",
-    "--no-warm",
-    "--processes",
-    "1",
+    *ONE_PROCESS,
     "--no-dynamic",
     "--budget",
     "0.2",

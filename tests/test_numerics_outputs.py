@@ -20,7 +20,7 @@ import sys
 import pytest
 import torch
 import torch.utils._pytree as pytree
-from conftest import ROOT
+from conftest import ONE_PROCESS, ROOT
 
 from tcdoctor.probes import numerics
 
@@ -145,9 +145,7 @@ def test_cli_analyzes_diffusers_unet(cli, tmp_path):
         "--backend",
         "aot_eager",
         "--no-fixes",
-        "--no-warm",
-        "--processes",
-        "1",
+        *ONE_PROCESS,
         "--budget",
         "1",
         "--threads",
@@ -280,8 +278,8 @@ def test_cli_opt_step_compares_parameters(cli, tmp_path):
     rc, out, err = cli(
         "analyze",
         f"{target}:build",
-        *("--backend", "aot_eager", "--no-fixes", "--no-warm", "--budget", "0.5", "--threads", "1"),
-        *("--processes", "1"),
+        *("--backend", "aot_eager", "--no-fixes", "--budget", "0.5", "--threads", "1"),
+        *ONE_PROCESS,
         *("-q", "--json", "r.json", "--html", "r.html"),
     )
     assert rc == 0, out + err

@@ -2,7 +2,7 @@
 
 import io
 
-from conftest import ROOT
+from conftest import ONE_PROCESS, ROOT
 
 from tcdoctor.experiments.specs import Spec
 from tcdoctor.run.progress import Progress, headline
@@ -182,9 +182,7 @@ FAST = [
     "eager",
     "--budget",
     "0.3",
-    "--no-warm",
-    "--processes",
-    "1",
+    *ONE_PROCESS,
     "--html",
     "",
 ]

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 import torch
-from conftest import ROOT
+from conftest import ONE_PROCESS, ROOT
 from real_reference import pytorch_counts
 
 import tcdoctor
@@ -30,9 +30,7 @@ FAST = (
     "aot_eager",
     "--budget",
     "0.3",
-    "--no-warm",
-    "--processes",
-    "1",
+    *ONE_PROCESS,
     "--no-submodules",
     "--json",
     "r.json",

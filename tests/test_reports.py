@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ONE_PROCESS, ROOT
 
 FAST = ["--threads", "1", "--backend", "eager", "--budget", "0.2"]
 REQUIRED = [
@@ -323,9 +323,7 @@ def test_threads_default_to_what_the_users_process_gets_and_say_where_from(tmp_p
         "eager",
         "--budget",
         "0.1",
-        "--no-warm",
-        "--processes",
-        "1",
+        *ONE_PROCESS,
         "--no-fixes",
         "-q",
     ]

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 import torch
-from conftest import ROOT
+from conftest import ONE_PROCESS, ROOT
 
 import tcdoctor
 from tcdoctor.report.sections import StrategyRow
@@ -151,9 +151,7 @@ def test_modes_side_by_side_reuse_the_main_analysis(tmp_path):
         "0.5",
         "--modes",
         "default,reduce-overhead",
-        "--no-warm",
-        "--processes",
-        "1",
+        *ONE_PROCESS,
     )
     modes = rep["strategies"]["modes"]
     assert [m["name"] for m in modes] == ["default", "reduce-overhead"]

@@ -22,6 +22,7 @@ import sys
 
 import pytest
 import torch
+from conftest import ONE_PROCESS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
@@ -123,9 +124,7 @@ def test_heavy_page_faults_are_reported_and_pinned_malloc_is_tried_in_a_fresh_pr
         "1",
         "--budget",
         "0.5",
-        "--no-warm",
-        "--processes",
-        "1",
+        *ONE_PROCESS,
         "--quiet",
         "--json",
         "r.json",

@@ -16,7 +16,7 @@ import textwrap
 
 import conftest
 import pytest
-from conftest import SAMPLES
+from conftest import ONE_PROCESS, SAMPLES
 
 FLAGS = [
     "--backend",
@@ -25,9 +25,7 @@ FLAGS = [
     "--no-training-ways",
     "--no-dynamic",
     "--no-submodules",
-    "--no-warm",
-    "--processes",
-    "1",
+    *ONE_PROCESS,
     "--budget",
     "0.3",
     "--threads",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import sample
+from conftest import ONE_PROCESS, sample
 
 import tcdoctor
 from tcdoctor import units
@@ -24,9 +24,7 @@ CHEAP = (
     "aot_eager",
     "--budget",
     "0.3",
-    "--no-warm",
-    "--processes",
-    "1",
+    *ONE_PROCESS,
     "--no-submodules",
     "--quiet",
     "--json",
@@ -100,9 +98,7 @@ def test_ablation_puts_the_loss_of_a_tiny_model_on_dynamo(cli, tmp_path):
         "1",
         "--budget",
         "0.5",
-        "--no-warm",
-        "--processes",
-        "1",
+        *ONE_PROCESS,
         "--quiet",
         "--json",
         "r.json",
