@@ -407,12 +407,13 @@ class Options:
         ),
     )
     processes: int = _option(
-        3,
+        6,
         Flag(
             "--processes",
-            "Fresh processes that time eager vs compiled for the headline speedup and its interval "
-            "(the cold and warm analysis processes count; the rest only time). One process's interval "
-            "does not cover the spread between processes; three are the fewest that estimate it.",
+            "The most fresh processes that time eager vs compiled for the headline speedup (the cold "
+            "and warm analysis processes count; the rest only time, as a plain script runs). The "
+            "decision is first taken at 3; one more process runs while it is undecided, up to this "
+            "cap. Below 3, that many processes and no decision across processes.",
             IntRange(1, 10),
             show_default=True,
         ),

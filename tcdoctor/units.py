@@ -68,20 +68,81 @@ def ratio(x: Any, bounds: Any = None, word: str = "") -> str:
 
 
 def processes(rows: Any) -> str:
-    """Each timed process's own speedup: 'cold 1.52×, warm 1.61×' ('' with one process or none)."""
+    """Each timed process's own speedup: 'cold 1.52×, warm 1.61×, third 0.99× (excluded:
+    disturbed), fourth 1.71× (glibc thresholds pinned: a probe, not decided on)' ('' with one
+    process or none)."""
     if not rows or len(rows) < 2:
         return ""
     return ", ".join(
         f"{r['process']} {ratio(r.get('speedup'))}"
-        + (" (glibc thresholds pinned)" if "pinned" in str(r.get("env")) else "")
+        + (" (glibc thresholds pinned: a probe, not decided on)" if r.get("probe") else "")
+        + (" (excluded: disturbed)" if r.get("excluded") else "")
         for r in rows
     )
 
 
-def regimes(groups: Any) -> str:
-    """Both allocator regimes' speedups: 'page-faulting (cold): 1.62× …; not page-faulting (warm): …'."""
+def probes(rows: Any) -> str:
+    """'with glibc's thresholds pinned, where the heap does not fault (fifth, a probe, not decided
+    on): 1.54× (95% CI 1.50–1.58)' for each probe process ('' when none)."""
     return "; ".join(
-        f"{g['regime']} ({', '.join(g['processes'])}): {ratio(g['speedup'], g['speedup_ci'])}"
+        f"with glibc's thresholds pinned, where the heap "
+        f"{'page-faults' if r.get('regime') == 'page-faulting' else 'does not fault'} "
+        f"({r['process']}, a probe, not decided on): {ratio(r.get('speedup'), r.get('speedup_ci'))}"
+        for r in rows or []
+        if r.get("probe")
+    )
+
+
+def another_run(bounds: Any) -> str:
+    """'another run may see 1.40–1.65×' (the prediction interval), '' when missing."""
+    return f"another run may see {span(bounds)}" if span(bounds) else ""
+
+
+def stopped(seq: Any) -> str:
+    """'4 process(es) timed: stopped once the interval decided (cap 6, --processes)'."""
+    if not seq:
+        return ""
+    why = {
+        "decided": "stopped once the interval decided",
+        "cap": "the cap was reached undecided",
+        "budget": "the time budget ran out undecided",
+    }.get(seq.get("stopped") or "", str(seq.get("stopped")))
+    return f"{seq.get('timed')} process(es) timed: {why} (cap {seq.get('cap')}, --processes)"
+
+
+def load(row: Any) -> str:
+    """'others used up to 1.0 core(s); 12 pair(s) rerun, 3 still loaded' for one process's load."""
+    ld = (row or {}).get("load") or {}
+    if not ld:
+        return ""
+    return (
+        f"others used up to {ld.get('other_cores_max') or 0.0:.1f} core(s); "
+        f"{ld.get('retimed_pairs') or 0} pair(s) rerun, {ld.get('loaded_pairs') or 0} still loaded"
+    )
+
+
+def span(bounds: Any) -> str:
+    """'1.40–1.65×'; empty when missing."""
+    if not bounds or bounds[0] is None or bounds[1] is None:
+        return ""
+    return f"{bounds[0]:.2f}–{bounds[1]:.2f}×"
+
+
+_HEAP = {"page-faulting": "when the heap page-faults", "not page-faulting": "when it does not"}
+
+
+def regimes(groups: Any) -> str:
+    """Both allocator regimes' speedups: '3.10× when the heap page-faults (cold, warm; 95% CI
+    …), 1.70× when it does not (third; 95% CI …)'."""
+    return ", ".join(
+        f"{ratio(g['speedup'])} {_HEAP.get(g['regime'], g['regime'])} ("
+        + ", ".join(g["processes"])
+        + (
+            f"; {ci(g['speedup_ci'])}"
+            if g.get("decided", True)
+            else "; one process, its own interval"
+        )
+        + ")"
         for g in groups or []
     )
 

@@ -115,7 +115,7 @@ def parsed(monkeypatch, tmp_path):
     it was given, (target, Options, progress), and stops the command."""
     calls = []
 
-    def record(target, opts, progress):
+    def record(target, opts, progress, thresholds=()):
         calls.append((target, opts, progress))
         raise TcdoctorError("stopped by the test", 2)
 

@@ -10,6 +10,10 @@ outside every region.
 
 Pitfalls: the graph call is only marked by Inductor (`## Call CompiledFxGraph … ##`); with other
 backends the graph's own ops cannot be told from the eager op, so no cost is given (says why).
+A call counts as marked when any graph call is marked in it: a frame that traced no op (between two
+breaks, e.g. a training step's `zero_grad` frame or the optimizer's wrappers) has a region and no
+graph under every backend, and its whole self time is outside a graph (before, such a region made
+every Inductor training step "unmarked").
 Lost fusion across the break is not visible in any event and is not counted.
 
 What fixing a break can gain is not its cost: the op that runs eagerly after the break still runs
@@ -68,7 +72,7 @@ def per_call(events: list[Event]) -> list[dict]:
     for call in marks:
         rs = [r for r in regions if call[0] <= r[1] and r[2] <= call[1]]
         gs = [g for g in graphs if call[0] <= g[0] and g[1] <= call[1]]
-        selfs, eager, marked = {}, {}, True
+        selfs, eager = {}, {}
         for cid, s, e in rs:
             span = (s, e)
             nested = [(ns, ne) for _, ns, ne in rs if _inside((ns, ne), span)]
@@ -76,7 +80,6 @@ def per_call(events: list[Event]) -> list[dict]:
             own_graphs = [
                 g for g in gs if _inside(g, span) and not any(_inside(g, x) for x in nested)
             ]
-            marked = marked and bool(own_graphs)
             busy = sum(ne - ns for ns, ne in direct) + sum(ge - gs_ for gs_, ge in own_graphs)
             selfs[cid] = selfs.get(cid, 0) + max(0, (e - s) - busy)
             eager[cid] = eager.get(cid, 0) + _eager_ns(ops, span, direct + own_graphs)
@@ -85,7 +88,7 @@ def per_call(events: list[Event]) -> list[dict]:
             {
                 "regions": selfs,
                 "region_eager": eager,
-                "marked": marked and bool(rs),
+                "marked": bool(gs) and bool(rs),  # the backend marks its graph calls
                 "call_ns": call[1] - call[0],
                 "outside_ns": max(0, (call[1] - call[0]) - sum(e - s for s, e in top)),
                 "outside_eager_ns": _eager_ns(ops, call, top + gs),

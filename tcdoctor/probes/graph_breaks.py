@@ -23,8 +23,10 @@ must be compiled as the user would compile it: a frame of tcdoctor's own around 
 
 from __future__ import annotations
 
+import ast
 import functools
 import json
+import linecache
 import os
 import re
 from typing import Any
@@ -194,8 +196,89 @@ def called_api(rec: dict) -> dict | None:
     return None
 
 
-def findings_from_messages(messages: list, tracer_frames: list | None = None) -> list[dict]:
-    """Group identical breaks (same reason, same user location, same site) with an occurrence count."""
+# "Developer debug context: frame skipped: forward (/path/model.py line 34)" (GB7000 and others)
+_SKIPPED_CONTEXT = re.compile(r"frame skipped: (?P<name>\S+) \((?P<file>.+?) line (?P<line>\d+)\)")
+
+
+@functools.lru_cache(maxsize=64)
+def _functions(filename: str) -> tuple[tuple[int, int, int, str], ...]:
+    """(first line incl. decorators, def line, end line, qualified name) of each function in a file."""
+    try:
+        tree = ast.parse("".join(linecache.getlines(filename)))
+    except (SyntaxError, ValueError):
+        return ()
+    out: list[tuple[int, int, int, str]] = []
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                q = prefix + child.name
+                first = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                out.append((first, child.lineno, child.end_lineno or child.lineno, q))
+                walk(child, q + ".<locals>.")
+            elif isinstance(child, ast.ClassDef):
+                walk(child, prefix + child.name + ".")
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return tuple(out)
+
+
+def function_at(filename: str, line: int, name: str | None, first_line: bool) -> dict | None:
+    """{"function": qualified name, "line": its def line} of the function whose code starts at
+    `line` (a code object's co_firstlineno: its first decorator or its def), or else, unless
+    `first_line`, the innermost one containing `line`; None when the source says nothing."""
+    fns = _functions(filename) if filename else ()
+    exact = [
+        f for f in fns if line in (f[0], f[1]) and (not name or f[3].rsplit(".", 1)[-1] == name)
+    ]
+    if exact:
+        return {"function": exact[0][3], "line": exact[0][1]}
+    inner = [f for f in fns if f[0] <= line <= f[2] and (not name or f[3].endswith(name))]
+    if inner and not first_line:
+        f = max(inner, key=lambda f: f[0])
+        return {"function": f[3], "line": f[1]}
+    return None
+
+
+def _is_entry(compile_id: str | None) -> bool | None:
+    """Frame 0 of a fresh Dynamo state is the first frame of the call Dynamo saw: the compiled
+    callable's own (the model's forward, the step function). None when the id is not known."""
+    if not compile_id:
+        return None
+    return bool(re.match(r"^\W*0/", compile_id))
+
+
+def skipped_frame(rec: dict, tracer_frames: list, compile_id: str | None) -> dict | None:
+    """The frame Dynamo skipped (ran eagerly) for a skip record: named by Dynamo's debug context
+    ("frame skipped: forward (FILE line N)"), else the outermost frame it was tracing."""
+    if not rec["frame_skipped"]:
+        return None
+    m = _SKIPPED_CONTEXT.search(rec.get("full_reason") or "")
+    if m:
+        file, line, name, first_line = m["file"], int(m["line"]), m["name"], True
+    elif tracer_frames:
+        file, line, name = tracer_frames[0]
+        first_line = False
+    else:
+        return None
+    fn = function_at(file, line, name, first_line) or {}
+    return {
+        "function": fn.get("function") or readable_function(name),
+        "file": file,
+        "line": fn.get("line") or (line if first_line else None),
+        "entry": _is_entry(compile_id),
+    }
+
+
+def findings_from_messages(
+    messages: list, tracer_frames: list | None = None, compile_ids: list | None = None
+) -> list[dict]:
+    """Group identical breaks (same reason, same user location, same site) with an occurrence count.
+
+    `compile_ids[i]`: the compile id Dynamo was compiling when it logged message i (for a skipped
+    frame: whether it is the call's entry frame)."""
     stacks: dict[tuple, list] = {}
     groups: dict[tuple, dict] = {}
     for i, msg in enumerate(messages):
@@ -204,9 +287,9 @@ def findings_from_messages(messages: list, tracer_frames: list | None = None) ->
         frames = rec["frames"] or stacks.get(loc, [])
         if rec["frames"]:
             stacks[loc] = rec["frames"]
-        user, site, origin = attribute(
-            rec, frames, (tracer_frames or [])[i] if tracer_frames else []
-        )
+        traced = (tracer_frames or [])[i] if tracer_frames else []
+        user, site, origin = attribute(rec, frames, traced)
+        skipped = skipped_frame(rec, traced, (compile_ids or [])[i] if compile_ids else None)
         key = (
             rec["gb_type"],
             user["file"],
@@ -214,6 +297,8 @@ def findings_from_messages(messages: list, tracer_frames: list | None = None) ->
             rec["frame_skipped"],
             site["file"],
             site["line"],
+            (skipped or {}).get("file"),
+            (skipped or {}).get("line"),
         )
         if key in groups:
             groups[key]["occurrences"] += 1
@@ -235,6 +320,7 @@ def findings_from_messages(messages: list, tracer_frames: list | None = None) ->
             "library": _library(site, origin),
             "site": site,
             "frame_skipped": rec["frame_skipped"],
+            "skipped_frame": skipped,
             "in_loop": rec["in_loop"],
             "occurrences": 1,
             "full_reason": rec["full_reason"][:4000],
@@ -304,7 +390,12 @@ def tally(collector: _Collector) -> dict:
     each grouped into findings. Read right after the calls, before anything else compiles."""
     records = dynamo_state.graph_break_records(collector)
     messages = [m for m, _ in records]
-    findings = findings_from_messages(messages, [f for _, f in records])
+    compile_ids = [  # the compile id of each graph-break record, in the same order
+        collector.compile_ids.get(i)
+        for i, (name, _, _) in enumerate(collector.records)
+        if name.endswith("__graph_breaks")
+    ]
+    findings = findings_from_messages(messages, [f for _, f in records], compile_ids)
     return {
         "graphs": dynamo_state.counter("stats", "unique_graphs"),
         "graph_breaks": len(messages),
@@ -358,8 +449,6 @@ def probe(model: Any, call_args: Any) -> dict:
 
 def break_sites(collector: _Collector) -> list[dict]:
     """Where each logged break happened (the log header's file:line) and the compile id it ended."""
-    pass
-
     out = []
     for i, (name, _, m) in enumerate(collector.records):
         if name.endswith("__graph_breaks"):

@@ -3,6 +3,12 @@
 There is no recompile counter in PyTorch: a CompilationMetrics entry with `recompile_reason`
 set is one recompile. When `recompile_limit` is hit Dynamo only logs a warning and runs the
 frame eagerly from then on, which is exactly what users never notice.
+
+Two phases, counted once each (disjoint ranges of the metrics buffer): the first call, where a
+function compiled as a frame of its own recompiles when it is called again inside that same call
+(a helper called from a loop on shrinking tensors, once a break in the loop made Dynamo skip the
+caller), and the workload's variants after it. Every event says which (`phase`); `count` is the
+total, `first_call_count` the first call's share.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from .calls import iter_tensors
 from .first_call import function_name
 
 _LIMIT = re.compile(r"recompile_limit|cache_size_limit")
+_LIMIT_FAIL = re.compile(r"recompile limit|recompile_limit|cache_size_limit|cache size limit", re.I)
+FIRST_CALL, VARIANTS = "first call", "variants"
 
 
 def limit_warnings(warnings: list[str]) -> list[str]:
@@ -100,10 +108,57 @@ def _user_location(metric: Any) -> dict:
     return {"file": filename, "line": getattr(metric, "co_firstlineno", None)}
 
 
+def _event(m: Any, label: str, variant: str, index: int, wall: float | None, phase: str) -> dict:
+    reason = getattr(m, "recompile_reason", None)
+    return {
+        "function": function_name(m, label),
+        "reason": plain_reason(reason),
+        "raw_reason": str(reason),
+        "variant": variant,
+        "variant_index": index,
+        "phase": phase,
+        "compile_s": getattr(m, "entire_frame_compile_time_s", None),
+        "call_wall_s": wall,
+        "fail_type": getattr(m, "fail_type", None),
+        **_user_location(m),
+    }
+
+
+def first_call_events(metrics: list, label: str, inputs: str) -> list[dict]:
+    """The recompiles inside the first call: its CompilationMetrics entries with recompile_reason.
+
+    `metrics` are exactly the first call's entries (from a fresh Dynamo state); `inputs` describes
+    its arguments. Frame ids restart at a fresh state, so these never overlap the variants' entries."""
+    return [
+        _event(m, label, f"the first call {inputs}", 0, None, FIRST_CALL)
+        for m in metrics
+        if getattr(m, "recompile_reason", None)
+    ]
+
+
+def _limit_failures(metrics: list) -> list[str]:
+    """Entries Dynamo gave up on at the recompile limit (the frame runs eagerly from then on)."""
+    out = []
+    for m in metrics:
+        reason = str(getattr(m, "fail_reason", None) or "")
+        if getattr(m, "recompile_reason", None) and _LIMIT_FAIL.search(reason):
+            out.append(f"{function_name(m, '?')}: {reason.strip().splitlines()[0]}")
+    return out
+
+
 def run(
-    compiled: Any, model: Any, label: str, workload: Any, call: Callable[[Any, CallArgs], Any]
+    compiled: Any,
+    model: Any,
+    label: str,
+    workload: Any,
+    call: Callable[[Any, CallArgs], Any],
+    first_call: list | None = None,
 ) -> dict:
-    """Feed each variant once, in order, after the already-made first call with `inputs`."""
+    """Feed each variant once, in order, after the already-made first call with `inputs`.
+
+    `first_call`: the CompilationMetrics entries of that first call (None: not known, and the
+    first call's own recompiles are left out, as `first_call_count` None says)."""
+    first = first_call_events(first_call or [], label, describe_call(workload.call_args))
     events, errors = [], []
     start = len(dynamo_state.compilation_metrics())
     t0 = time.perf_counter()
@@ -127,24 +182,11 @@ def run(
                 )
             wall = time.perf_counter() - tv
             for m in dynamo_state.compilation_metrics()[n_before:]:
-                reason = getattr(m, "recompile_reason", None)
-                if reason:
-                    events.append(
-                        {
-                            "function": function_name(m, label),
-                            "reason": plain_reason(reason),
-                            "raw_reason": str(reason),
-                            "variant": vlabel,
-                            "variant_index": i,
-                            "compile_s": getattr(m, "entire_frame_compile_time_s", None),
-                            "call_wall_s": wall,
-                            "fail_type": getattr(m, "fail_type", None),
-                            **_user_location(m),
-                        }
-                    )
+                if getattr(m, "recompile_reason", None):
+                    events.append(_event(m, label, vlabel, i, wall, VARIANTS))
         warnings = dynamo_state.warnings(logs)
     ms = dynamo_state.compilation_metrics()[start:]
-    limit_msgs = limit_warnings(warnings)
+    limit_msgs = _limit_failures(first_call or []) + limit_warnings(warnings)
     compile_s = sum(
         getattr(m, "entire_frame_compile_time_s", 0) or 0
         for m in ms
@@ -154,8 +196,9 @@ def run(
         torch._dynamo.config, "cache_size_limit", None
     )
     return {
-        "count": len(events),
-        "events": events,
+        "count": len(first) + len(events),
+        "first_call_count": len(first) if first_call is not None else None,
+        "events": first + events,
         "limit": limit,
         "limit_hit": bool(limit_msgs),
         "limit_messages": [w.splitlines()[0] for w in limit_msgs][:5],
@@ -163,5 +206,8 @@ def run(
         "variant_errors": errors,
         "recompile_time_s": compile_s,
         "sequence_wall_s": time.perf_counter() - t0,
-        "source": "CompilationMetrics entries with recompile_reason, during inputs then each variant once",
+        "source": (
+            "CompilationMetrics entries with recompile_reason: during the first call with the inputs "
+            "(phase 'first call'), then during each variant once (phase 'variants')"
+        ),
     }

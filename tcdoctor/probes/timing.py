@@ -20,6 +20,17 @@ budget, --budget). Checks run at geometrically spaced pair counts (×CHECK_GROWT
 cheaper bootstrap (CHECK_RESAMPLES), so optional stopping looks only a few times; the reported CI is
 the full 1000-resample one. The row says how many pairs it took and why it stopped.
 
+A disturbed round. When another program takes a core this process's threads need (2 threads on 2
+shared cores), one call can slow 10–60× (a ResNet-18 call of 952 ms against 16 ms); pooled as data,
+such a pair moves the medians and widens the interval. So each round is read between two load
+snapshots (probes/load.py: other processes' CPU time and this process's involuntary context switches),
+taken outside its timed samples. A round is loaded when the others used more than LOADED_OTHER_CORES
+of a core on average during it (and over a clock tick: /proc/stat's resolution), or this
+process's threads were pushed off their cores more than LOADED_SWITCHES_PER_S times a second (and
+more than LOADED_MIN_SWITCHES). A pair with a loaded round is run again, same order, and the new pair
+replaces it, within RETIME_SHARE of the row's budget and MAX_RETIMES reruns; pairs still loaded are
+kept, and counted in the result's `load`. Distributed ranks agree on every rerun (any rank loaded).
+
 Each sample is k back-to-back calls under one entry of `context` (the workload's no_grad, see
 calls.batch_context), as a hand-written loop holds it: entering it per call would flip grad mode
 every call, a fixed per-call cost that is not the model's. Autocast stays per call (calls.one_call).
@@ -35,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .. import stats
-from . import dynamo_state
+from . import dynamo_state, load
 
 TARGET_SAMPLE_S = 0.002  # one sample batches calls until it lasts about this long
 # A round runs one side's samples back to back for about this long (at most MAX_ROUND_SAMPLES)
@@ -48,6 +59,20 @@ ANSWER_HALF_WIDTH = 0.025  # a CI clear of every threshold answers once this nar
 PRECISE_HALF_WIDTH = 0.01  # a CI this narrow answers whatever it straddles
 CHECK_GROWTH = 1.5  # the next check after this many times the pairs of the last
 CHECK_RESAMPLES = 200
+# A loaded round (probes/load.py). Timing runs as many threads as cores, so any other process's CPU
+# time comes out of this process's: a thread pushed off its core stalls the others at the next
+# barrier of a parallel region. Half a core on average is far above a quiet machine (kernel threads:
+# a few hundredths of a core) and, on a round of ROUND_S, is one clock tick of /proc/stat.
+LOADED_OTHER_CORES = 0.5
+# and never less than this: the tick rounding (under one tick) plus the kernel's sampled busy time
+# against this process's exact CPU time (a quiet 20 ms round read 0.47 and 0.53 of a core)
+LOADED_MIN_OTHER_S = 1.25 * load.RESOLUTION_S
+# each involuntary switch takes a thread off its core for a scheduler slice (~1-3 ms): 100 a second
+# is 10-30% of a thread's time; a quiet machine shows a few a second (timers, kernel threads)
+LOADED_SWITCHES_PER_S = 100
+LOADED_MIN_SWITCHES = 3  # and more than this many, whatever the rate gives a short round
+RETIME_SHARE = 0.25  # reruns of loaded pairs may take this share of the row's budget
+MAX_RETIMES = 200  # and at most this many reruns
 
 
 @dataclass(frozen=True)
@@ -159,16 +184,48 @@ def _answered(question: Question, e_s: list[float], c_s: list[float]) -> bool:
     return question.answered(lo, hi, statistics.median(e_s) / statistics.median(c_s))
 
 
-def _round(fn: Callable[[], Any], k: int, r: int, sync, faults: list, context: Context) -> float:
+@dataclass(frozen=True)
+class _Round:
+    median_s: float
+    faults_per_call: float | None
+    window: load.Window | None  # the load during the round (None: not measured)
+
+
+def _round(fn: Callable[[], Any], k: int, r: int, sync, context: Context) -> _Round:
     """One side's round: `r` samples of `k` back-to-back calls, run back to back as a model in
     service runs; the round's figure is its median sample (the first sample after the other side ran
     carries the switch cost: caches refilled, which a server running one model does not pay).
-    Faults per call over the whole round go to `faults`."""
+    Minor faults per call over the whole round, and the load around it: both read outside the timed
+    samples."""
+    before = load.snapshot()
     f0 = _minor_faults()
     times = [_batch(fn, k, sync, None, context) for _ in range(r)]
-    if f0 is not None:
-        faults.append((_minor_faults() - f0) / (k * r))
-    return statistics.median(times)
+    faults = (_minor_faults() - f0) / (k * r) if f0 is not None else None
+    after = load.snapshot()
+    window = after.since(before) if before is not None and after is not None else None
+    return _Round(statistics.median(times), faults, window)
+
+
+def _pair(i: int, eager, compiled, k: int, r: int, sync, context: Context) -> tuple[_Round, _Round]:
+    """Pair `i`: (eager round, compiled round), eager first in even pairs, compiled first in odd."""
+    if i % 2 == 0:
+        e = _round(eager, k, r, sync, context)
+        return e, _round(compiled, k, r, sync, context)
+    c = _round(compiled, k, r, sync, context)
+    return _round(eager, k, r, sync, context), c
+
+
+def _loaded(w: load.Window | None) -> bool:
+    """Whether a round ran under load (the module docstring; None: not measured, not loaded)."""
+    if w is None:
+        return False
+    others = w.other_cpu_s > max(LOADED_OTHER_CORES * w.wall_s, LOADED_MIN_OTHER_S)
+    switches = w.involuntary > max(LOADED_MIN_SWITCHES, LOADED_SWITCHES_PER_S * w.wall_s)
+    return others or switches
+
+
+def _pair_loaded(pair: tuple[_Round, _Round]) -> bool:
+    return _loaded(pair[0].window) or _loaded(pair[1].window)
 
 
 def measure(
@@ -193,6 +250,9 @@ def measure(
     # re-fault them every call, depending on the malloc heap's history
     e_f: list[float] = []
     c_f: list[float] = []
+    windows: list[tuple[load.Window | None, load.Window | None]] = []  # the kept pairs' rounds'
+    retimes, retime_s = 0, 0.0
+    load_start = load.snapshot()
     t_timing = time.perf_counter()
     deadline = t_timing + budget_s
     floor = t_timing + min(budget_s, question.floor_s) if question else deadline
@@ -206,12 +266,29 @@ def measure(
             if _agree(_answered(question, e_s, c_s), "all"):
                 stopped = "answered"
                 break
-        if len(e_s) % 2 == 0:
-            e_s.append(_round(eager, k, r, sync, e_f, context))
-            c_s.append(_round(compiled, k, r, sync, c_f, context))
-        else:
-            c_s.append(_round(compiled, k, r, sync, c_f, context))
-            e_s.append(_round(eager, k, r, sync, e_f, context))
+        t0 = time.perf_counter()
+        pair = _pair(len(e_s), eager, compiled, k, r, sync, context)
+        pair_s = time.perf_counter() - t0
+        # a pair with a round under load runs again (same order) and replaces it, within the
+        # retime budget; every rank reruns the same pairs (any rank loaded)
+        while _agree(
+            _pair_loaded(pair)
+            and retimes < MAX_RETIMES
+            and retime_s + pair_s <= RETIME_SHARE * budget_s,
+            "any",
+        ):
+            t0 = time.perf_counter()
+            pair = _pair(len(e_s), eager, compiled, k, r, sync, context)
+            pair_s = time.perf_counter() - t0
+            retime_s += pair_s
+            retimes += 1
+        for rnd, medians, faults in ((pair[0], e_s, e_f), (pair[1], c_s, c_f)):
+            medians.append(rnd.median_s)
+            if rnd.faults_per_call is not None:
+                faults.append(rnd.faults_per_call)
+        windows.append((pair[0].window, pair[1].window))
+    load_end = load.snapshot()
+    load_data = _load_summary(windows, retimes, load_start, load_end, budget_s)
     lo, hi = stats.ratio_of_medians_ci(e_s, c_s)
     eager_sum, comp_sum = stats.summarize(e_s), stats.summarize(c_s)
     eager_sum["minor_faults_per_call"] = statistics.median(e_f) if e_f else None
@@ -238,10 +315,53 @@ def measure(
             "median sample"
             + ("" if context is nullcontext else ", each sample under one held no_grad")
             + _stop_text(stopped, question, budget_s, len(e_s))
+            + _load_text(load_data)
         ),
+        "load": load_data,
         "raw": {"eager_s": e_s[:MAX_PAIRS], "compiled_s": c_s[:MAX_PAIRS]},
         **warm,
     }
+
+
+def _load_summary(
+    windows: list[tuple[load.Window | None, load.Window | None]],
+    retimes: int,
+    start: load.Snapshot | None,
+    end: load.Snapshot | None,
+    budget_s: float,
+) -> dict:
+    """The `load` of a timing result: how loaded the kept pairs' rounds were, how many pairs were
+    rerun and how many kept pairs are still loaded; {"not_measured": why} where load is unreadable."""
+    cores = [w.other_cores for pair in windows for w in pair if w is not None]
+    if start is None or end is None or not cores:
+        why = load.why_not() or "no round's load was read"
+        return {"not_measured": why}
+    return {
+        "other_cores_median": statistics.median(cores),
+        "other_cores_max": max(cores),
+        "loaded_pairs": sum(_loaded(e) or _loaded(c) for e, c in windows),
+        "retimed_pairs": retimes,
+        "involuntary_switches": end.involuntary - start.involuntary,
+        "method": (
+            "around each round, the CPU time other processes took on the machine (its busy time in "
+            "/proc/stat, 10 ms ticks, minus this process's) and this process's involuntary context "
+            f"switches; a round is loaded above {LOADED_OTHER_CORES:g} of a core on average (and "
+            f"{LOADED_MIN_OTHER_S * 1e3:.3g} ms) or {LOADED_SWITCHES_PER_S} switches a second (and {LOADED_MIN_SWITCHES}); "
+            f"a pair with a loaded round was rerun, same order, and replaced (at most {MAX_RETIMES} "
+            f"reruns in {RETIME_SHARE * budget_s:.3g} s, {RETIME_SHARE:.0%} of the budget); "
+            "other_cores_median and _max are over the kept pairs' rounds, loaded_pairs counts "
+            "the kept pairs still loaded, involuntary_switches every switch during timing"
+        ),
+    }
+
+
+def _load_text(data: dict) -> str:
+    if "not_measured" in data:
+        return f"; load not measured ({data['not_measured']})"
+    return (
+        f"; pairs with a round under load (others above {LOADED_OTHER_CORES:g} of a core) rerun: "
+        f"{data['retimed_pairs']} rerun(s), {data['loaded_pairs']} pair(s) kept still loaded"
+    )
 
 
 def _ms(seconds: float) -> str:

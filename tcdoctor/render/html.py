@@ -53,6 +53,9 @@ FILTERS = (
     "break_gain",
     "fix_summary",
     "regimes",
+    "another_run",
+    "stopped",
+    "load",
 )
 
 

@@ -67,7 +67,9 @@ def _figures(report: Report) -> list[tuple[str, str, str]]:
         (
             "speedup",
             units.ratio(rt.speedup, rt.speedup_ci)
-            + (f"; {units.processes(rt.processes)}" if rt.processes else ""),
+            + (f"; {units.another_run(rt.prediction_interval)}" if rt.prediction_interval else "")
+            + (f"; {units.processes(rt.processes)}" if rt.processes else "")
+            + (f"; {units.stopped(rt.sequence)}" if rt.sequence else ""),
             _esc(rt.across_method) if rt.across_method else "ratio of medians, paired bootstrap CI",
         ),
         *(
@@ -95,7 +97,7 @@ def _break_item(f: GraphBreak) -> str:
     return (
         f"- **{_esc(f.reason)}** at {_code(str(f.file) + ':' + str(f.line))} {_code(f.code)}"
         + (f" ×{f.occurrences}" if f.occurrences > 1 else "")
-        + (" (frame skipped: runs eagerly)" if f.frame_skipped else "")
+        + (f" ({_esc(f.skipped_text)})" if f.frame_skipped else "")
         + _esc(units.break_site(f))
         + (f" — {_esc(cost)}" if cost else "")
     )

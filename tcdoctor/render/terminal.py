@@ -70,12 +70,14 @@ def _figures(report: Report) -> list[list[str]]:
         [
             "speedup",
             units.ratio(rt.speedup, rt.speedup_ci)
+            + (f"; {units.another_run(rt.prediction_interval)}" if rt.prediction_interval else "")
             + (
                 f", across {len(rt.processes)} processes: {units.processes(rt.processes)}"
                 if rt.processes and len(rt.processes) > 1
                 else (f", {rt.samples} paired samples" if rt.samples else "")
             ),
         ],
+        *([["processes", units.stopped(rt.sequence)]] if rt.sequence else []),
         *([["allocator regimes", units.regimes(rt.regimes)]] if rt.regimes else []),
         ["compile: cold / warm", units.pair(units.seconds, c.cold_s, c.warm_s)],
         ["break-even (cold)", _break_even(report.verdict)],
@@ -96,7 +98,7 @@ def _break_line(f: GraphBreak) -> str:
     return (
         f"  {f.file}:{f.line} {f.reason}"
         + (f" ×{f.occurrences}" if f.occurrences > 1 else "")
-        + (" [frame skipped: runs eagerly]" if f.frame_skipped else "")
+        + (f" [{f.skipped_text}]" if f.frame_skipped else "")
         + units.break_site(f)
         + (f"  [{cost}]" if cost else "")
     )

@@ -39,7 +39,10 @@ def attach(data: dict) -> None:
     if not prof.get("region_self_s") and prof.get("outside_regions_s") is None:
         why = "the profile phase did not run"
     elif not prof.get("graph_calls_marked"):
-        why = "this backend does not mark its graph calls in the profiler (Inductor does), so a break's own time cannot be told apart"
+        if ((data.get("environment") or {}).get("backend") or "inductor") == "inductor":
+            why = "no compiled graph call was marked in the profiled calls, so a break's own time cannot be told apart"
+        else:
+            why = "this backend does not mark its graph calls in the profiler (Inductor does), so a break's own time cannot be told apart"
     for f in findings:
         site = f.get("site") or {}
         if why and not f.get("frame_skipped"):

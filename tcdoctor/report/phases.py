@@ -167,9 +167,12 @@ def order(process: str) -> tuple[str, ...]:
 
 def derive(data: dict) -> None:
     """Figures computed from several phases' results, after every fill."""
-    timed = runtime_processes.timed(data.pop("_timed", {}))
+    results = data.pop("_timed", {})
+    timed = runtime_processes.timed(results)
     if timed and data["runtime"].get("speedup") is not None:
-        data["runtime"].update(runtime_processes.combine(timed))
+        data["runtime"].update(
+            runtime_processes.combine(timed, runtime_processes.sequence(results))
+        )
     # Guards.overhead_fraction is taken of the compiled median the timing phase measured, or, for
     # a cost by removal, of the with-guards median of the same A/B samples (sections.guard_cost).
     median = (data["runtime"].get("compiled") or {}).get("median_s")

@@ -15,11 +15,12 @@ import math
 
 
 def faster_than_eager(ci_low: float | None, min_speedup: float) -> bool:
-    """The one test of "significantly faster": the 95% CI's lower bound above min_speedup.
+    """The one test of "at least this fast": the 95% CI's lower bound at or above `min_speedup`.
 
-    Used for the main analysis (`Runtime.significantly_faster`) and every strategy row.
+    Used for every strategy and fix row, `check --min-speedup`, and (through
+    runtime_processes.claim, the same comparison) the main analysis.
     """
-    return ci_low is not None and ci_low > min_speedup
+    return ci_low is not None and ci_low >= min_speedup
 
 
 def cold_warm_ratio(cold_s: float | None, warm_s: float | None) -> float | None:

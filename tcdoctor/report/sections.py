@@ -93,6 +93,9 @@ class Runtime(Record):
         "regimes",
         "spread",
         "across_method",
+        "prediction_interval",
+        "sequence",
+        "undecided_why",
     )
 
     # the cold process's own timing; `speedup` and `speedup_ci` are across processes
@@ -112,6 +115,11 @@ class Runtime(Record):
     regimes: list[dict] | None = None
     spread: list[float] | None = None
     across_method: str | None = None
+    # what another run of the script may see (nothing decides on it); `speedup_ci` decides
+    prediction_interval: list[float] | None = None
+    # how many processes timed and why they stopped (runtime_processes.decided, run/launcher.py)
+    sequence: dict[str, Any] | None = None
+    undecided_why: str | None = None  # why the processes cannot decide, whatever the interval
     warmup_calls: int | None = None
     wall_s: float | None = None
     recompiles_during_timing: int | None = None
@@ -128,7 +136,14 @@ class Runtime(Record):
         return _ci(self.speedup_ci)[1]
 
     def significantly_faster(self, rules: dict) -> bool:
-        return faster_than_eager(self.ci_low, rules["min_speedup"])
+        return self.claim(rules) == "faster"
+
+    def claim(self, rules: dict) -> str:
+        """faster / slower / same / undecided, from the decision interval (in every allocator
+        regime when the processes fell in two: runtime_processes.claim)."""
+        return runtime_processes.overall_claim(
+            self.speedup_ci, self.regimes, self.undecided_why, rules["min_speedup"]
+        )
 
     @property
     def least_favourable_medians(self) -> tuple[float | None, float | None]:
@@ -141,7 +156,7 @@ class Runtime(Record):
 
     @property
     def significantly_slower(self) -> bool:
-        return slower_than_eager(self.ci_high)
+        return self.claim({"min_speedup": 1.0}) == "slower"
 
 
 @dataclass
@@ -325,6 +340,7 @@ class GraphBreak(Record):
         "gain_source",
         "gain_method",
         "gain_fix",
+        "skipped_frame",
     )
 
     id: str | None = None
@@ -339,6 +355,9 @@ class GraphBreak(Record):
     library: str | None = None
     site: dict[str, Any] | None = None
     frame_skipped: bool | None = None
+    # the frame Dynamo skipped, when frame_skipped: {"function": qualified name, "file", "line" (its
+    # def), "entry": True when it is the first frame of the call (the model's forward, the step)}
+    skipped_frame: dict[str, Any] | None = None
     in_loop: bool | None = None
     explanation: str | None = None
     hints: list[str] | None = None
@@ -367,6 +386,21 @@ class GraphBreak(Record):
     def users(self) -> bool:
         """The break is in the user's own code: theirs to edit."""
         return (self.origin or "user") == "user"
+
+    @property
+    def skipped_text(self) -> str | None:
+        """'frame skipped: Detector.forward (nms_loop.py:36), the call's entry, runs eagerly'; the
+        short form when the frame is not named (older reports); None when no frame was skipped."""
+        if not self.frame_skipped:
+            return None
+        sf = self.skipped_frame or {}
+        if not sf.get("function"):
+            return "frame skipped: runs eagerly"
+        name = str(sf.get("file") or "?").replace("\\", "/").rsplit("/", 1)[-1]
+        entry = ", the call's entry," if sf.get("entry") else ""
+        return (
+            f"frame skipped: {sf['function']} ({name}:{sf.get('line') or '?'}){entry} runs eagerly"
+        )
 
 
 @dataclass
@@ -405,7 +439,11 @@ class GraphBreaks(Record):
 
 @dataclass
 class Recompile(Record):
-    """One recompile: which function, on which input variant, which guard failed."""
+    """One recompile: which function, on which input variant, which guard failed, and when:
+    `phase` "first call" (inside the first call, e.g. a helper called again from a loop) or
+    "variants" (a later call with one of the workload's variants)."""
+
+    OMIT_NONE = ("phase",)
 
     function: str | None = None
     reason: str | None = None
@@ -418,15 +456,19 @@ class Recompile(Record):
     # the recompiled function's file and first line, when in the user's files (for annotations)
     file: str | None = None
     line: int | None = None
+    phase: str | None = None
 
 
 @dataclass
 class Recompiles(Record):
-    """Recompiles over the workload's input variants (probes/recompiles.py)."""
+    """Recompiles in the first call and over the workload's input variants (probes/recompiles.py):
+    `count` is both, `first_call_count` the first call's share (None: not counted, older reports);
+    `recompile_time_s` is the variants' only (the first call's are inside the cold first call)."""
 
-    OMIT_NONE = ("not_measured",)
+    OMIT_NONE = ("not_measured", "first_call_count")
 
     count: int | None = None
+    first_call_count: int | None = None
     events: list[Recompile] = field(default_factory=list)
     limit: int | None = None
     limit_hit: bool | None = None

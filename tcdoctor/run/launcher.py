@@ -150,10 +150,11 @@ def _stance_fix(events: list[dict], options: Options) -> list[Spec]:
 def _across_processes(events: list[dict]) -> dict | None:
     """The main row's speedup across the processes that timed it (what a fix run in a child of its
     own is compared with)."""
-    from ..report.runtime_processes import PROCESS_OF_PHASE, combine, timed
+    from ..report.runtime_processes import EXTRA_PHASE, PROCESS_OF_PHASE, combine, sequence, timed
 
-    found = timed({phase: done(events, phase) for phase in PROCESS_OF_PHASE})
-    return combine(found) if found else None
+    results = {phase: done(events, phase) for phase in (*PROCESS_OF_PHASE, EXTRA_PHASE)}
+    found = timed(results)
+    return combine(found, sequence(results)) if found else None
 
 
 def _go_signal(cold_events: list[dict], options: Options) -> dict:
@@ -235,34 +236,72 @@ class _Experiments:
         self.target, self.options, self.workdir = target, options, workdir
         self.cache_dir, self.deadline, self.prog = cache_dir, deadline, prog
 
-    def extra_timing(self, events: list[dict]) -> list[dict]:
-        """Timing-only processes until `--processes` have timed the main row (the cold and warm
-        ones count), one at a time, each bare (as a plain script calls the model) against the main
-        cache; then, when every process page-faulted heavily, one more with glibc's thresholds
-        pinned (the other allocator regime: runtime_processes.pinned_why). One done event joins
-        their results (its `processes` list, report/phases.py); a process that fails or misses the
-        deadline is left out."""
-        from ..report.runtime_processes import EXTRA_PHASE, SPREAD_WHY, pinned_why
+    def extra_timing(self, events: list[dict], thresholds: tuple[float, ...] = ()) -> list[dict]:
+        """Bare timing-only processes while the headline is undecided (runtime_processes.decided):
+        the first look once MIN_LOOK processes have timed (the cold and warm ones count), then one
+        more per look up to `--processes` (the cap), within the deadline; a process excluded as
+        disturbed is replaced once. Each runs as a plain script calls the model, against the main
+        cache. Then, when every process page-faulted heavily, one more with glibc's thresholds
+        pinned: a probe of the other allocator regime, never decided on (pinned_why). One done event
+        joins their results and the sequence (how many, at which level, why they stopped)."""
+        from ..report import runtime_processes as rp
+        from ..verdict.rules import RULES
 
-        timed = [t for t in (done(events, "runtime"), done(events, "runtime_warm")) if t]
-        if not timed:
+        first = [
+            rp.row(name, rp.AS_LAUNCHED, r)
+            for phase, name in rp.PROCESS_OF_PHASE.items()
+            if (r := done(events, phase)) and r.get("speedup_ci")
+        ]
+        if not first:
             return []  # nothing timed the main row: another process would fail the same way
+        cap, level = self.options.processes, rp.look_level(self.options.processes)
         extra: list[dict] = []
-        started = time.monotonic()
-        for _ in range(max(0, self.options.processes - len(timed))):
-            if not self._timing_child(extra, SPREAD_WHY, pinned=False):
+        started, stopped, tries = time.monotonic(), "cap", len(first)
+        while cap < rp.MIN_LOOK:  # too few to decide: the processes asked for, no looks
+            if len(first) + len(extra) >= cap or not self._timing_child(
+                extra, rp.SPREAD_WHY, False
+            ):
                 break
-        why = pinned_why(timed + extra)
-        if why and self.options.processes > 1:
+        while cap >= rp.MIN_LOOK:
+            rows = first + [rp.row(r["process"], rp.AS_LAUNCHED, r) for r in extra]
+            counted = rp.classify(rows)
+            if len(counted) >= min(rp.MIN_LOOK, cap) and rp.decided(
+                counted, thresholds, RULES["min_speedup"], level
+            ):
+                stopped = "decided"
+                break
+            excluded = len(rows) - len(counted)
+            if len(counted) >= cap or len(rows) >= cap + min(excluded, 2) or tries >= cap + 2:
+                break
+            why = rp.SPREAD_WHY if len(counted) < rp.MIN_LOOK else rp.UNDECIDED_WHY
+            tries += 1  # a process that fails is left out, and counts here
+            if not self._timing_child(extra, why, pinned=False):
+                stopped = "budget"
+                break
+        timed = len(first) + len(extra)
+        why = rp.pinned_why([done(events, p) or {} for p in rp.PROCESS_OF_PHASE] + extra)
+        if why and cap > 1:
             self._timing_child(extra, why, pinned=True)
-        if not extra:
+        seq = (
+            {
+                "cap": cap,
+                "looks": rp.looks(cap),
+                "level": level,
+                "thresholds": sorted({1.0, RULES["min_speedup"], *thresholds}),
+                "timed": timed,
+                "stopped": stopped,
+            }
+            if cap >= rp.MIN_LOOK
+            else None
+        )
+        if not extra and seq is None:
             return []
         return [
             {
                 "event": "done",
-                "phase": EXTRA_PHASE,
+                "phase": rp.EXTRA_PHASE,
                 "seconds": time.monotonic() - started,
-                "data": {"processes": extra},
+                "data": {"processes": extra, **({"sequence": seq} if seq else {})},
             }
         ]
 
@@ -365,9 +404,15 @@ def begin(
 
 
 def analyze_target(
-    target: str, options: Options, keep_dir: str | None = None, progress: bool = False
+    target: str,
+    options: Options,
+    keep_dir: str | None = None,
+    progress: bool = False,
+    thresholds: tuple[float, ...] = (),
 ) -> tuple[Report, int]:
-    """Run the children and assemble the report; `progress` writes each phase to stderr as it finishes."""
+    """Run the children and assemble the report; `progress` writes each phase to stderr as it
+    finishes. `thresholds`: speedups a gate will judge (check --min-speedup), which the headline's
+    processes must also decide (run/launcher.py's extra_timing)."""
     prog, workdir, deadline = begin(target, options, keep_dir, progress, "tcdoctor-")
     cache_dir = os.path.join(workdir, "inductor-cache")
     ready, go = os.path.join(workdir, "warm.ready"), os.path.join(workdir, "warm.go")
@@ -425,7 +470,7 @@ def analyze_target(
             events += measured(warm_events)
             handled, fix_spent, not_tried = _warm_experiments(warm_events, warm_failure)
         run = _Experiments(target, options, workdir, cache_dir, deadline, prog)
-        events += run.extra_timing(events)
+        events += run.extra_timing(events, thresholds)
         planned = (done(events, "plan") or {}).get("strategies", [])
         plan = [s for s in map(Spec.from_dict, planned) if s.phase not in handled]
         plan += _stance_fix(events, options)

@@ -131,6 +131,7 @@ class PhaseRunner:
         self.compiled: Any = None  # the compiled callable used for timing, memory and profile
         self.dynamo_reset = False  # set when a phase reset Dynamo after the first call
         self.entries_after_first_call = 0
+        self.first_call_metrics: list | None = None  # CompilationMetrics of the first compiled call
         self.eager_out: list | None = None
         self.compiled_out: list | None = None
         self.per_call_s = per_call_hint_s
@@ -304,8 +305,9 @@ class PhaseRunner:
             self.results["graph_breaks"] = counts.use_compile_counts(
                 self.results["graph_breaks"], data["counted"]
             )
+        self.first_call_metrics = dynamo_state.compilation_metrics()[n_before:]
         data["graphs"] = compile_graphs.probe(  # where the compile time goes, frame by frame
-            dynamo_state.compilation_metrics()[n_before:],
+            self.first_call_metrics,
             data["first_call_s"],
             (self.results.get("eager") or {}).get("first_call_s"),
             data["break_sites"],
@@ -367,15 +369,22 @@ class PhaseRunner:
             subject = self.fresh()
             compiled = self._compile(subject)
             reset_rng_state()
+            n_before = len(dynamo_state.compilation_metrics())
             self.call(compiled)
+            self.first_call_metrics = dynamo_state.compilation_metrics()[n_before:]
             self.sequence = (subject, compiled)
             state = (
                 "a pristine copy's first call made again in a fresh Dynamo state (a later phase had reset Dynamo "
                 "or compiled entries of its own: guards on object identity), then the variants, as a fresh process would"
             )
         subject, compiled = self.sequence
-        data = recompiles.run(
-            compiled, subject.workload.model, self.label, subject.workload, self.call
+        data = recompiles.run(  # the first call's own recompiles too (phase "first call")
+            compiled,
+            subject.workload.model,
+            self.label,
+            subject.workload,
+            self.call,
+            self.first_call_metrics,
         )
         data["state"] = state
         if strategies.main_is_automatic(self.workload, self.options):

@@ -125,6 +125,26 @@ def _eager_parts(fig: Figures) -> str:
     if not skipped_n and not fig.limit_hit:
         return ""
     limit = ", recompile limit hit" if fig.limit_hit else ""
+
+    def base(file: str | None, line: int | None) -> str:
+        return f"{str(file or '?').replace(chr(92), '/').rsplit('/', 1)[-1]}:{line or '?'}"
+
+    def named(f: GraphBreak) -> str:
+        """'the model's entry `Detector.forward` at nms_loop.py:34 runs eagerly: a graph break
+        inside a loop (nms_loop.py:43) skips the whole frame'."""
+        sf = f.skipped_frame or {}
+        who = "the model's entry " if sf.get("entry") else ""
+        why = "a graph break inside a loop" if f.in_loop else f"a graph break ({f.reason})"
+        return (
+            f"{who}`{sf['function']}` at {base(sf.get('file'), sf.get('line'))} runs eagerly: "
+            f"{why} ({base(f.file, f.line)}) skips the whole frame"
+        )
+
+    known = [f for f in skipped if (f.skipped_frame or {}).get("function")]
+    if known and len(known) == skipped_n:  # each skipped frame named (older reports: counted)
+        shown = [named(f) for f in sorted(known, key=lambda f: not f.skipped_frame.get("entry"))]
+        more = f"; {len(shown) - 2} more skipped frame(s)" if len(shown) > 2 else ""
+        return "; ".join(shown[:2]) + more + limit
     return f"{skipped_n} skipped frame(s){limit}"
 
 
@@ -199,8 +219,9 @@ def _not_faster(fig: Figures, rules: dict) -> tuple[str, list[str]]:
     """Compiled as analysed is not significantly faster: is there a measured way, a tried fix, or
     a fix of the user's own whose bounded gain covers the loss? Otherwise: not yet, and who owns
     each blocker."""
-    what = "slower than eager" if fig.significantly_slower else "not measurably faster than eager"
-    head = f"Compiled is {what}: {fig.speed_text}"
+    head = f"Compiled is {fig.claim_text(rules)}: {fig.speed_text}"
+    if fig.claim(rules) == "undecided" and fig.sequence:
+        head += fig.sequence_text
     fix = _best_fix(fig, rules)
     if fix is not None:
         after = fix.after or {}
@@ -219,16 +240,18 @@ def _not_faster(fig: Figures, rules: dict) -> tuple[str, list[str]]:
     untried = [f for f in mine if f.gain_source != "tried"]
     need = _needed_gain(fig, rules)
     bound = _gain(untried)
-    if untried and bound is not None and need is not None and bound > need:
+    pays = _bound_pays(bound, need, rules)
+    if untried and pays is True:
         return "compile-after-fixes", [
             f"{head}; fixing the {len(untried)} graph break(s) in your code "
             f"({', '.join(f.where for f in untried[:3])}) could gain up to {units.seconds(bound)} "
-            f"per call (a bound: the time outside graphs minus the eager work that would still run), "
-            f"more than the {units.seconds(need)} it needs to be faster."
+            f"per call (a bound: the time outside graphs minus the eager work that would still run; "
+            f"{_span(_bound_range(bound, rules))} within the bound's spread), more than the "
+            f"{_span(need)} it needs to be faster."
         ]
     reasons = [head + "."]
     reasons += _tried_reasons(fig)
-    reasons += _blockers(fig, untried, bound, need)
+    reasons += _blockers(fig, untried, bound, need, pays, rules)
     if fig.ablation_layer:
         reasons.append(f"Which layer: {fig.ablation_layer}.")
     if fig.significantly_slower and fig.guard_fraction is not None:
@@ -236,11 +259,35 @@ def _not_faster(fig: Figures, rules: dict) -> tuple[str, list[str]]:
     return "dont-compile", reasons
 
 
-def _needed_gain(fig: Figures, rules: dict) -> float | None:
-    """Seconds per call compiled must lose to be significantly faster (its point estimate)."""
-    if fig.compiled_s is None or not fig.eager_s:
+def _needed_gain(fig: Figures, rules: dict) -> tuple[float, float] | None:
+    """(low, high) seconds per call compiled must lose to be significantly faster: eager's median
+    over each end of the speedup's decision interval, less eager / min_speedup."""
+    if not fig.eager_s or fig.ci_low is None or fig.ci_high is None or fig.ci_low <= 0:
         return None
-    return max(0.0, fig.compiled_s - fig.eager_s / rules["min_speedup"])
+    target = fig.eager_s / rules["min_speedup"]
+    return max(0.0, fig.eager_s / fig.ci_high - target), max(0.0, fig.eager_s / fig.ci_low - target)
+
+
+def _bound_range(bound: float, rules: dict) -> tuple[float, float]:
+    """The break-gain bound's run-to-run range: within RULES' gain_bound_spread either way."""
+    spread = rules["gain_bound_spread"]
+    return bound / spread, bound * spread
+
+
+def _bound_pays(bound: float | None, need: tuple[float, float] | None, rules: dict) -> bool | None:
+    """Whether fixing the breaks pays by their bounded gain: True when the bound's range lies above
+    everything the loss may need, False when below it, None when they overlap (inside the noise)
+    or either is unknown."""
+    if bound is None or need is None:
+        return None
+    lo, hi = _bound_range(bound, rules)
+    return True if lo > need[1] else False if hi < need[0] else None
+
+
+def _span(pair: tuple[float, float]) -> str:
+    """'49.1–79.0 µs' (one figure when both ends agree)."""
+    a, b = units.seconds(pair[0]), units.seconds(pair[1])
+    return a if a == b else f"{a.split()[0]}–{b}" if a.split()[1:] == b.split()[1:] else f"{a}–{b}"
 
 
 def _tried_reasons(fig: Figures) -> list[str]:
@@ -253,21 +300,35 @@ def _tried_reasons(fig: Figures) -> list[str]:
 
 
 def _blockers(
-    fig: Figures, untried: list[GraphBreak], bound: float | None, need: float | None
+    fig: Figures,
+    untried: list[GraphBreak],
+    bound: float | None,
+    need: tuple[float, float] | None,
+    pays: bool | None,
+    rules: dict,
 ) -> list[str]:
     """Who owns each break that stands in the way, and what fixing the user's own could gain."""
     out = []
+    eager_parts = _eager_parts(fig)
+    if eager_parts:
+        out.append(f"Parts of the model run eagerly: {eager_parts}.")
     theirs = tuple(f for f in fig.break_findings if not f.users)
     if theirs:
         out.append(
             f"{sum(f.occurrences or 1 for f in theirs)} graph break(s) are in code you did not write "
             f"({_owners(theirs)}): not yours to edit; the advice says what you can do from your side."
         )
-    if untried and bound is not None:
+    if untried and bound is not None and pays is False:
         out.append(
             f"Fixing the {len(untried)} graph break(s) in your code could gain at most "
             f"{units.seconds(bound)} per call (a bound), less than the "
-            f"{units.seconds(need)} it needs to be faster."
+            f"{_span(need)} it needs to be faster, whatever the bound's spread."  # type: ignore[arg-type]
+        )
+    elif untried and bound is not None and need is not None:
+        out.append(
+            f"Could not tell whether fixing the {len(untried)} graph break(s) in your code pays: "
+            f"{_span(_bound_range(bound, rules))} per call (a bound, within its run-to-run spread) "
+            f"against the {_span(need)} it needs to be faster: fix them and analyse again."
         )
     elif untried:
         why = next((f.cost_not_measured for f in untried if f.cost_not_measured), None)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import units
-from ..report.rules import break_even, cold_warm_ratio, faster_than_eager, slower_than_eager
-from ..report.runtime_processes import least_favourable
+from ..report.rules import break_even, cold_warm_ratio
+from ..report.runtime_processes import least_favourable, overall_claim
 from ..report.sections import (
     FixRow,
     GraphBreak,
@@ -58,6 +58,11 @@ class Figures:
     ablation_layer: str | None = None  # where the loss comes from, when the ablation ran
     remedies: tuple[RemedyRow, ...] = ()  # compile-time remedies measured in fresh processes
     regimes_text: str = ""  # both allocator regimes' speedups, when processes fell in both
+    regimes: tuple[dict, ...] = ()  # each regime's figures and decision interval
+    undecided_why: str | None = None  # why the processes cannot decide, whatever the interval
+    prediction: tuple[float, float] | None = None  # what another run may see (never decides)
+    sequence: dict | None = None  # how many processes timed and why they stopped
+    probe_text: str = ""  # the other allocator regime's probe (glibc's thresholds pinned), if run
     medians_where: str = ""  # which process eager_s/compiled_s come from, when several timed
 
     @classmethod
@@ -114,16 +119,27 @@ class Figures:
             ablation_layer=report.ablation.layer if report.ablation else None,
             remedies=tuple(c.remedies.measured) if c.remedies else (),
             regimes_text=units.regimes(rt.regimes),
+            regimes=tuple(rt.regimes or ()),
+            undecided_why=rt.undecided_why,
+            prediction=tuple(rt.prediction_interval) if rt.prediction_interval else None,
+            sequence=rt.sequence,
+            probe_text=units.probes(rt.processes),
             medians_where=_medians_where(rt.processes),
+        )
+
+    def claim(self, rules: dict) -> str:
+        """faster / slower / same / undecided: the report's `Runtime.claim`, the same rule."""
+        return overall_claim(
+            (self.ci_low, self.ci_high), self.regimes, self.undecided_why, rules["min_speedup"]
         )
 
     def significantly_faster(self, rules: dict) -> bool:
         """The same rule as the report's `Runtime` and every strategy row (report/sections.py)."""
-        return faster_than_eager(self.ci_low, rules["min_speedup"])
+        return self.claim(rules) == "faster"
 
     @property
     def significantly_slower(self) -> bool:
-        return slower_than_eager(self.ci_high)
+        return self.claim({"min_speedup": 1.0}) == "slower"
 
     @property
     def break_even_cold(self) -> dict | None:
@@ -177,19 +193,43 @@ class Figures:
 
     @property
     def speed_text(self) -> str:
-        """'1.52× (95% CI 1.49–1.56)'; with the allocator regimes when they differ."""
-        return units.ratio(self.speedup, (self.ci_low, self.ci_high)) + self._regimes_suffix
+        """'1.52× (95% CI 1.49–1.56; another run may see 1.40–1.65)'; with the allocator regimes
+        when they differ."""
+        return self._with_range(units.ratio(self.speedup, (self.ci_low, self.ci_high)))
 
     @property
     def faster_text(self) -> str:
-        """'1.52× faster (95% CI 1.49–1.56)'; with the allocator regimes when they differ."""
-        return (
-            units.ratio(self.speedup, (self.ci_low, self.ci_high), "faster") + self._regimes_suffix
-        )
+        """'1.52× faster (95% CI 1.49–1.56; …)'; 'faster in both allocator regimes: …' when the
+        processes fell in two."""
+        if self.regimes_text:
+            return f"faster in both allocator regimes: {self.regimes_text}"
+        return self._with_range(units.ratio(self.speedup, (self.ci_low, self.ci_high), "faster"))
+
+    def _with_range(self, text: str) -> str:
+        if self.prediction and text.endswith(")"):
+            text = text[:-1] + f"; {units.another_run(self.prediction)})"
+        text += f", by allocator regime: {self.regimes_text}" if self.regimes_text else ""
+        return text + (f"; {self.probe_text}" if self.probe_text else "")
+
+    def claim_text(self, rules: dict) -> str:
+        """What the processes say of compiled against eager, in words, for a verdict that is not
+        'faster': slower, the same within the threshold, or can't tell at this precision."""
+        claim = self.claim(rules)
+        if claim == "slower":
+            return "slower than eager"
+        if claim == "same":
+            return f"the same speed as eager (within {units.percent(rules['min_speedup'] - 1)})"
+        if self.regimes:
+            return "not faster in every allocator regime"
+        stop = (self.sequence or {}).get("stopped")
+        if stop in ("cap", "budget"):
+            return "not measurably faster than eager: can't tell at this precision"
+        return "not measurably faster than eager"
 
     @property
-    def _regimes_suffix(self) -> str:
-        return f", depending on the allocator: {self.regimes_text}" if self.regimes_text else ""
+    def sequence_text(self) -> str:
+        """'; 6 process(es) timed: the cap was reached undecided (cap 6, --processes)' or ''."""
+        return f" ({units.stopped(self.sequence)})" if self.sequence else ""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,72 @@
+"""A CPU-bound program started on one core during one process's timing (issue 34): the report names
+the disturbance, and its headline lies within 10% of a quiet analysis of the same model, or the
+verdict says it can't tell; it never flips side. Cheap backend, real processes (processes are the
+subject here)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT, sample
+
+from tcdoctor.report.model import Report
+from tcdoctor.verdict.rules import RULES
+
+BURN = "import time\nt = time.time()\nwhile time.time() - t < 4.0:\n    pass\n"
+
+
+def _pin_to_core_0() -> None:
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {0})
+
+
+def _analyze(tmp_path, name: str, disturb: bool) -> Report:
+    out = tmp_path / f"{name}.json"
+    cmd = [
+        sys.executable,
+        "-m",
+        "tcdoctor",
+        "analyze",
+        sample("python_overhead.py") + ":build",
+        *("--backend", "aot_eager", "--no-fixes", "--no-compile-remedies"),
+        *("--threads", "2", "--processes", "4", "--budget", "2"),
+        *("--json", str(out), "--html", str(tmp_path / f"{name}.html")),
+    ]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
+    )
+    burner = None
+    for line in proc.stderr:
+        # the first timing-only process has loaded the target: its timing starts next
+        if disturb and burner is None and "(timing process)" in line:
+            burner = subprocess.Popen(
+                [sys.executable, "-c", BURN], preexec_fn=_pin_to_core_0, cwd=ROOT
+            )
+    assert proc.wait(timeout=300) == 0
+    if disturb:
+        assert burner is not None, "no timing-only process was started"
+        burner.wait(timeout=30)
+    return Report.load(str(out))
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores to hold one")
+def test_a_busy_core_during_one_process_is_named_and_never_flips_the_verdict(tmp_path):
+    quiet = _analyze(tmp_path, "quiet", disturb=False)
+    busy = _analyze(tmp_path, "busy", disturb=True)
+    third = next(p for p in busy.runtime.processes if p["process"] == "third")
+    load = third.get("load") or {}
+    # named: the process's load figures, and the report's own words (excluded, or load seen)
+    assert load.get("retimed_pairs", 0) + load.get("loaded_pairs", 0) > 0, third
+    text = json.dumps(busy.runtime.to_dict())
+    assert "excluded" in third or "load seen in the third process" in text
+    q, b = quiet.runtime.claim(RULES), busy.runtime.claim(RULES)
+    assert q != "undecided", quiet.runtime.speedup_ci
+    assert b == q or b == "undecided"
+    if b != "undecided":
+        assert abs(math.log(busy.runtime.speedup / quiet.runtime.speedup)) <= math.log(1.10)

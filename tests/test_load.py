@@ -1,0 +1,228 @@
+"""A disturbed process is caught (issue 34, item 4): probes/load.py reads how much of the machine other
+processes took during a window, and the timing probe reruns the pairs whose rounds ran under load.
+
+Cheap: plain Python callables, no Inductor, one process (plus busy children where a test needs load).
+The machine may be shared, so a test that needs a quiet machine measures its own quiet baseline and
+skips, with the figure, when it is not quiet.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+
+import pytest
+
+from tcdoctor.probes import load, timing
+
+BUSY = [sys.executable, "-c", "while True: pass"]
+needs_proc = pytest.mark.skipif(
+    load.snapshot() is None, reason=f"load not measurable here: {load.why_not()}"
+)
+
+
+@contextmanager
+def busy(n: int):
+    """`n` child processes spinning on the CPU (pinned nowhere) while the block runs."""
+    procs = [subprocess.Popen(BUSY) for _ in range(n)]
+    try:
+        time.sleep(0.15)  # past the interpreter's start
+        yield
+    finally:
+        for p in procs:
+            p.kill()
+        for p in procs:
+            p.wait()
+
+
+def window(seconds: float) -> load.Window:
+    before = load.snapshot()
+    time.sleep(seconds)
+    return load.snapshot().since(before)
+
+
+@needs_proc
+def test_snapshot_is_cheap_and_own_cpu_is_not_counted_as_others():
+    n = 2000
+    t0 = time.perf_counter()
+    for _ in range(n):
+        load.snapshot()
+    per_read = (time.perf_counter() - t0) / n
+    assert per_read < 100e-6, f"{per_read * 1e6:.1f} µs a snapshot"
+    # this process spinning: its own CPU time is subtracted, so others stay near what they were
+    quiet = window(0.3).other_cores
+    before = load.snapshot()
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 0.3:
+        pass
+    w = load.snapshot().since(before)
+    assert w.wall_s >= 0.3 and w.involuntary >= 0
+    assert w.other_cores < quiet + 0.5, (w, quiet)
+
+
+@needs_proc
+def test_busy_children_read_as_other_cores_well_above_the_quiet_figure():
+    quiet = window(0.5).other_cores
+    cores = os.cpu_count() or 1
+    if quiet > max(0.5, cores - 0.6):
+        pytest.skip(f"the machine is not quiet: others used {quiet:.2f} of {cores} core(s)")
+    with busy(2):
+        loaded = window(0.5)
+    assert loaded.other_cores >= 0.5, (loaded, quiet)
+    assert loaded.other_cores > quiet + 0.3, (loaded, quiet)
+    assert loaded.wall_s == pytest.approx(0.5, abs=0.2)
+
+
+def test_a_round_is_loaded_above_half_a_core_and_never_by_tick_rounding_alone():
+    tick = load.RESOLUTION_S
+    # a quiet 20 ms round read one tick high (the truncation of /proc/stat, the kernel's sampling)
+    # is not loaded
+    assert not timing._loaded(load.Window(other_cpu_s=tick * 1.05, wall_s=0.02, involuntary=0))
+    assert timing._loaded(load.Window(other_cpu_s=0.02, wall_s=0.02, involuntary=0))
+    # a long round: half a core on average
+    assert not timing._loaded(load.Window(other_cpu_s=0.4, wall_s=1.0, involuntary=0))
+    assert timing._loaded(load.Window(other_cpu_s=0.6, wall_s=1.0, involuntary=0))
+    # involuntary switches: at least LOADED_MIN_SWITCHES, and LOADED_SWITCHES_PER_S a second
+    few = timing.LOADED_MIN_SWITCHES
+    assert not timing._loaded(load.Window(0.0, 0.02, few))
+    assert timing._loaded(load.Window(0.0, 0.02, few + 1))
+    assert not timing._loaded(load.Window(0.0, 1.0, timing.LOADED_SWITCHES_PER_S))
+    assert not timing._loaded(None)
+    assert load.Window(-0.01, 0.02, 0).other_cores == 0.0  # tick sampling: clamped at 0
+
+
+def _work():
+    return sum(range(300))
+
+
+@needs_proc
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: a busy child is half of it")
+def test_timing_under_a_busy_process_reports_and_reruns_loaded_pairs():
+    with busy(1):
+        data = timing.measure(_work, _work, lambda: None, 0.8)
+    ld = data["load"]
+    assert set(ld) == {
+        "other_cores_median",
+        "other_cores_max",
+        "loaded_pairs",
+        "retimed_pairs",
+        "involuntary_switches",
+        "method",
+    }, ld
+    assert ld["other_cores_max"] >= 0.5, ld
+    assert ld["retimed_pairs"] > 0 and ld["loaded_pairs"] > 0, ld
+    assert ld["retimed_pairs"] <= timing.MAX_RETIMES
+    assert "rerun" in data["method"]
+    # everything else as before
+    assert data["samples"] == len(data["raw"]["eager_s"]) == len(data["raw"]["compiled_s"])
+    assert data["speedup"] > 0 and data["stopped"] == "budget"
+
+
+class FakeSnapshot:
+    """A snapshot whose window reads loaded when the round it opened was planned loaded."""
+
+    involuntary = 0
+
+    def __init__(self, loaded: bool):
+        self.loaded = loaded
+
+    def since(self, earlier: FakeSnapshot) -> load.Window:
+        return load.Window(0.02 if earlier.loaded else 0.0, 0.02, 0)
+
+
+LOADED_S, EAGER_S, COMPILED_S = 1.0, 0.002, 0.001
+
+
+def _fake_rounds(monkeypatch, plan: list[bool]) -> list[tuple[int, str]]:
+    """Rounds read loaded in the order of `plan` (one flag per round run, then quiet); a loaded
+    round's samples take LOADED_S. Returns (round, side) of every round run."""
+    plan = list(plan)
+    state = {"calls": 0, "round": -1, "loaded": False}
+    sides: list[tuple[int, str]] = []
+
+    def snapshot():
+        state["calls"] += 1
+        if state["calls"] % 2 == 0:  # 1: the timing's start; then (round start, round end) pairs
+            state["round"] += 1
+            state["loaded"] = plan.pop(0) if plan else False
+        return FakeSnapshot(state["loaded"])
+
+    def batch(fn, k, sync, faults=None, context=None):
+        side = "eager" if fn is eager else "compiled"
+        if not sides or sides[-1][0] != state["round"]:
+            sides.append((state["round"], side))
+        if state["loaded"]:
+            return LOADED_S
+        return EAGER_S if side == "eager" else COMPILED_S
+
+    def eager():
+        return None
+
+    monkeypatch.setattr(load, "snapshot", snapshot)
+    monkeypatch.setattr(timing, "_batch", batch)
+    monkeypatch.setattr(timing, "MIN_PAIRS", 6)
+    monkeypatch.setattr(timing, "MAX_PAIRS", 6)
+    return sides, eager, state
+
+
+def test_loaded_pairs_are_rerun_in_the_same_order_and_replaced_up_to_the_cap(monkeypatch):
+    monkeypatch.setattr(timing, "MAX_RETIMES", 3)
+    plan = [True, False, False, False]  # pair 0 (eager first): eager loaded; its rerun quiet
+    plan += [False, False]  # pair 1 (compiled first): quiet
+    plan += [False, True, True, True, False, False]  # pair 2: loaded, loaded again, then quiet
+    plan += [False, True]  # pair 3 (compiled first): eager loaded, no reruns left: kept
+    sides, eager, _ = _fake_rounds(monkeypatch, plan)
+    data = timing.measure(eager, lambda: None, lambda: None, 5.0)
+    ld = data["load"]
+    assert ld["retimed_pairs"] == 3 and ld["loaded_pairs"] == 1, ld
+    assert data["raw"]["eager_s"] == [EAGER_S] * 3 + [LOADED_S] + [EAGER_S] * 2
+    assert data["raw"]["compiled_s"] == [COMPILED_S] * 6
+    assert data["samples"] == 6
+    assert ld["other_cores_max"] == 1.0 and ld["other_cores_median"] == 0.0
+    order = [side for _, side in sides]
+    e, c = "eager", "compiled"
+    assert order == [e, c, e, c, c, e, e, c, e, c, e, c, c, e, e, c, c, e], order
+
+
+def test_reruns_stay_within_their_share_of_the_budget(monkeypatch):
+    monkeypatch.setattr(timing, "RETIME_SHARE", 0.0)
+    sides, eager, _ = _fake_rounds(monkeypatch, [True] * 12)
+    data = timing.measure(eager, lambda: None, lambda: None, 5.0)
+    assert data["load"]["retimed_pairs"] == 0 and data["load"]["loaded_pairs"] == 6
+    assert len(sides) == 12
+
+
+def test_distributed_ranks_rerun_when_any_rank_is_loaded(monkeypatch):
+    """Every rerun decision goes through AGREE with "any": a rank that saw no load reruns too."""
+    decisions = []
+
+    def agree(value, how):
+        # during timing (the warm-up agrees with "any" too), the first two rerun decisions
+        if how == "any" and state["round"] >= 0 and len(decisions) < 2:
+            decisions.append(value)
+            return True  # another rank was loaded
+        return value
+
+    sides, eager, state = _fake_rounds(monkeypatch, [])
+    monkeypatch.setattr(timing, "AGREE", agree)
+    data = timing.measure(eager, lambda: None, lambda: None, 5.0)
+    assert decisions == [False, False]  # this rank's own rounds were quiet
+    assert data["load"]["retimed_pairs"] == 2 and data["load"]["loaded_pairs"] == 0
+    assert len(sides) == 2 * (6 + 2)
+
+
+def test_load_not_measured_says_why(monkeypatch, tmp_path):
+    monkeypatch.setattr(load, "STAT", str(tmp_path / "no-such-stat"))
+    load.reset()
+    try:
+        assert load.snapshot() is None and "not readable" in load.why_not()
+        data = timing.measure(_work, _work, lambda: None, 0.05)
+        assert list(data["load"]) == ["not_measured"]
+        assert "load not measured" in data["method"]
+    finally:
+        monkeypatch.undo()
+        load.reset()
+    assert load.snapshot() is not None or sys.platform != "linux"
