@@ -169,7 +169,9 @@ def test_faster_repaid_and_clean_is_compile():
     ]
 
 
-@pytest.mark.parametrize("ci_low, faster", [(1.021, True), (1.02, True), (1.019, False), (1.0, False)])
+@pytest.mark.parametrize(
+    "ci_low, faster", [(1.021, True), (1.02, True), (1.019, False), (1.0, False)]
+)
 def test_faster_means_ci_lower_bound_at_least_min_speedup(ci_low, faster):
     # the same comparison as check --min-speedup (report/rules.faster_than_eager): at or above
     d, reasons = decision(fig(speedup=1.05, ci_low=ci_low, ci_high=1.08), dict(RULES))
