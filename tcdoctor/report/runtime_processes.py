@@ -150,9 +150,12 @@ def _load(result: dict) -> dict:
 
 
 def load_seen(load: dict) -> bool:
-    """Other programs took CPU during the timing: pairs still loaded, or a core's worth at times."""
+    """Other programs took CPU during the timing: pairs rerun or still loaded, or half a core at
+    times in the pairs kept."""
     return bool(load) and (
-        (load.get("loaded_pairs") or 0) > 0 or (load.get("other_cores_max") or 0.0) >= LOAD_CORES
+        (load.get("loaded_pairs") or 0) > 0
+        or (load.get("retimed_pairs") or 0) > 0
+        or (load.get("other_cores_max") or 0.0) >= LOAD_CORES
     )
 
 
