@@ -501,7 +501,9 @@ def _check_sweep(
     from .sweep import check_sweep_dir
 
     sweep_dir = kw["sweep_dir"]
-    limits = [k for k in (*CHECK_KEYS, *BASELINE_KEYS) if kw.get(k) not in (None, False)]
+    limits = [
+        k for k in (*CHECK_KEYS, *BASELINE_KEYS) if kw.get(k) is not None and kw[k] is not False
+    ]
     if target or report_path or limits:
         raise TcdoctorError(
             "--sweep DIR takes the sweep's thresholds (--min-pass-rate, "
