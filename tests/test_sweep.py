@@ -102,7 +102,9 @@ def test_rows_and_summary_come_from_each_targets_own_report(swept):
         assert row["cold_compile_s"] == rep["compile"]["first_call_s"]
         assert row["warm_compile_s"] == rep["compile"]["warm_s"]
         assert row["graph_breaks"] == rep["graph_breaks"]["count"]
-        assert row["verdict"] == rep["verdict"]["decision"]
+        measured = row["graph_breaks"] is not None or row["speedup"] is not None
+        # a target that timed out before any figure: no verdict (its report's is the default)
+        assert row["verdict"] == (rep["verdict"]["decision"] if measured else None), row
     # the summary, recomputed here from the reports (the rows' exit codes for the pass rate)
     s = data["summary"]
     rows = data["rows"]
@@ -122,7 +124,9 @@ def test_rows_and_summary_come_from_each_targets_own_report(swept):
     assert s["memory_compression"] == pytest.approx(_geomean(mems))
     verdicts = {}
     for r in rows:
-        key = reports[r["target"]]["verdict"]["decision"] if r["json"] else "no verdict"
+        rep = reports.get(r["target"])
+        measured = rep and (rep["graph_breaks"]["count"] is not None or rep["runtime"]["speedup"])
+        key = rep["verdict"]["decision"] if measured else "no verdict"  # the hang: nothing measured
         verdicts[key] = verdicts.get(key, 0) + 1
     assert s["verdicts"] == verdicts and "dashboard" in s["method"]
 
@@ -339,7 +343,7 @@ def test_check_newly_slower_than_eager_fails_only_on_a_model_that_was_not():
     old = Sweep(rows=[SweepRow(target="a.py:f", exit_code=0, speedup=1.5, speedup_ci=[1.4, 1.6]),
                       SweepRow(target="b.py:f", exit_code=0, speedup=0.5, speedup_ci=[0.45, 0.55])])  # fmt: skip
     (res,) = check(with_baseline(now, old, "old"), no_new_slower_than_eager=True)
-    assert not res["passed"] and "a.py:f" in res["detail"] and "b.py:f" not in res["detail"]
+    assert not res.passed and "a.py:f" in res.reason and "b.py:f" not in res.reason
     kinds = {r.target: [c["kind"] for c in r.changes] for r in now.rows}
     assert kinds == {"a.py:f": ["speedup_slower", "newly_slower_than_eager"], "b.py:f": []}
 
@@ -438,3 +442,90 @@ def test_targets_from_globs_and_lists_in_order_without_duplicates(tmp_path, monk
     ]
     opts = _own_folders(Options(trace_dir="/t", torch_trace=None), "models__a.py--build")
     assert opts.trace_dir == "/t/models__a.py--build" and opts.torch_trace is None
+
+
+# ---------------------------------------------------------------- issue 35: literal sweeps
+
+
+def _literal_sweep(tmp_path):
+    """A sweep folder from literal rows: one complete, one that timed out before any figure (its
+    report's verdict is the rules' default), one whose build() raised."""
+    from tcdoctor.report.sweep import Sweep, SweepRow
+
+    rows = [
+        SweepRow(target="models/a.py:build", slug="a", exit_code=0, verdict="compile",
+                 graph_breaks=0, recompiles=0, speedup=1.5, speedup_ci=[1.4, 1.6]),
+        SweepRow(target="models/hangs.py:build", slug="h", exit_code=4, verdict="dont-compile",
+                 reason="eager: timed out after 40 s", json="h/report.json"),
+        SweepRow(target="models/raises.py:build", slug="r", exit_code=3, reason="build() raised"),
+    ]  # fmt: skip
+    sweep = Sweep(options={"backend": "eager"}, targets=[r.target for r in rows], rows=rows)
+    (tmp_path / "sw").mkdir()
+    sweep.save(str(tmp_path / "sw" / "sweep.json"))
+    return sweep
+
+
+def test_a_target_that_timed_out_before_any_figure_has_no_verdict(tmp_path):
+    from tcdoctor.render.sweep import SweepTerminalRenderer, cells
+    from tcdoctor.report.model import Report
+    from tcdoctor.report.sweep import row_from_report
+    from tcdoctor.verdict import with_verdict
+
+    sweep = _literal_sweep(tmp_path)
+    assert sweep.verdict_counts == {"compile": 1, "no verdict": 2}
+    hang = sweep.rows[1]
+    shown = SweepTerminalRenderer().render(sweep)
+    assert cells(hang)[3] == "no verdict" and "Don't compile" not in shown
+    # a row made from such a report: its verdict is not kept
+    rep = with_verdict(
+        Report(target="m.py:build", errors=[{"phase": "eager", "message": "timed out"}])
+    )
+    assert rep.verdict.decision == "dont-compile"  # what the report says on no evidence
+    assert row_from_report("m.py:build", rep, 4, 40.0, "m").verdict is None
+    # the control: a measured row keeps its verdict
+    rep.graph_breaks.count = 1
+    assert row_from_report("m.py:build", rep, 4, 40.0, "m").verdict == "dont-compile"
+
+
+def test_check_sweep_writes_junit_json_and_the_summary(tmp_path):
+    _literal_sweep(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    env.update(GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"))
+    rc, stdout, err = run_cli(
+        tmp_path, "check", "--sweep", "sw", "--min-pass-rate", "0.9",
+        "--junit", "j.xml", "--json", "out.json", env=env,
+    )  # fmt: skip
+    assert rc == 1, stdout + err
+    from junitparser import JUnitXml
+
+    (suite,) = list(JUnitXml.fromfile(str(tmp_path / "j.xml")))
+    (case,) = list(suite)
+    assert case.name == "pass rate" and case.classname == "tcdoctor.check.sweep.sw"
+    assert (
+        suite.failures == 1 and "models/hangs.py:build: incomplete (exit 4)" in case.result[0].text
+    )
+    assert json.loads((tmp_path / "out.json").read_text())["summary"]["targets"] == 3
+    summary = (tmp_path / "summary.md").read_text()
+    assert (
+        summary.startswith("## tcdoctor check: 0 passed, 1 failed") and "pass rate 33%" in summary
+    )
+    assert "::error title=tcdoctor check failed%3A pass rate::" in stdout
+    # an analysis option cannot change a finished sweep: refused
+    rc, _, err = run_cli(
+        tmp_path, "check", "--sweep", "sw", "--min-pass-rate", "0.5", "--backend", "eager"
+    )
+    assert rc == 2 and "--backend: --sweep DIR judges a finished sweep" in err
+
+
+def test_targets_are_named_relative_to_the_sweep_folder_as_typed(tmp_path, monkeypatch):
+    from tcdoctor.sweep import expand
+
+    (tmp_path / "real" / "models").mkdir(parents=True)
+    (tmp_path / "real" / "models" / "m.py").write_text("")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    monkeypatch.chdir(tmp_path / "link")  # the shell's folder is the symlink ($PWD)
+    monkeypatch.setenv("PWD", str(tmp_path / "link"))
+    got = expand([f"{tmp_path}/link/models/m.py:build", "./models/m.py:other", "../x/y.py:f"])
+    assert got == ["models/m.py:build", "models/m.py:other", "../x/y.py:f"]
+    # one file named twice (another spelling): analysed once, under its first name
+    assert expand(["models/m.py:build", "../real/models/m.py:build"]) == ["models/m.py:build"]

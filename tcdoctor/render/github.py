@@ -10,8 +10,10 @@ checks' table for `check`) is appended to the file `GITHUB_STEP_SUMMARY` names.
 
 Pitfalls (GitHub's workflow-command rules): the message escapes `%`, `\\r` and `\\n` (%25, %0D,
 %0A) and a property value also `:` and `,` (%3A, %2C), else a reason holding a newline or a comma
-ends the command early; GitHub shows at most 10 annotations of each kind per step, so the order is
-that of the report (breaks by cost, then recompiles, then checks).
+ends the command early; GitHub shows at most 10 annotations of each kind (error, warning, notice)
+per step and drops the rest without a word, so after 10 of a kind one `::notice` says how many more
+are in the report (`MAX_PER_KIND`); the order is that of the report (failed checks first, then
+breaks by cost, then recompiles).
 """
 
 from __future__ import annotations
@@ -20,13 +22,14 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ..report.check import CheckResult
+from ..report.check import CheckResult, count_line
 from .base import Renderer
 from .markdown import MarkdownRenderer, _esc
 
 if TYPE_CHECKING:
     from ..report.model import Report
     from ..report.sections import GraphBreak, Recompile
+    from ..report.sweep import Sweep
 
 
 def escape_data(s: object) -> str:
@@ -45,6 +48,9 @@ def command(kind: str, message: str, **props: object) -> str:
     return f"::{kind}{' ' + given if given else ''}::{escape_data(message)}"
 
 
+MAX_PER_KIND = 10  # what GitHub shows of each annotation kind per step
+
+
 def in_github_actions(env: Mapping[str, str] | None = None) -> bool:
     return (os.environ if env is None else env).get("GITHUB_ACTIONS") == "true"
 
@@ -54,8 +60,44 @@ def workspace(env: Mapping[str, str] | None = None) -> str:
     return (os.environ if env is None else env).get("GITHUB_WORKSPACE") or os.getcwd()
 
 
+def located(file: str | None, line: int | None, root: str) -> tuple[str | None, int | None]:
+    """(path relative to the workspace `root`, line), or (None, None) for a file outside it (or
+    none: "<string>"). A relative `file` is taken as relative to the current folder."""
+    if not file or not line or file.startswith("<"):  # "<string>": no file to point at
+        return None, None
+    path, root = os.path.abspath(file), os.path.abspath(root)
+    if os.path.commonpath([path, root]) != root:
+        return None, None
+    return os.path.relpath(path, root).replace(os.sep, "/"), int(line)
+
+
+def capped(lines: Sequence[str], limit: int = MAX_PER_KIND) -> list[str]:
+    """The annotations GitHub will show: `limit` of each kind, then for each kind cut one notice
+    saying how many more the report holds (GitHub would drop them without a word)."""
+    out, shown, cut = [], {}, {}
+    for line in lines:
+        kind = line[2:].split(" ", 1)[0].split("::", 1)[0]
+        shown[kind] = shown.get(kind, 0) + 1
+        if shown[kind] <= limit:
+            out.append(line)
+        else:
+            cut[kind] = cut.get(kind, 0) + 1
+    for kind, n in cut.items():
+        what = "annotation" if n == 1 else "annotations"
+        out.append(
+            command(
+                "notice",
+                f"{n} more {kind} {what} not shown: GitHub shows {limit} of each kind per step; "
+                "every finding is in the report (the step summary, the HTML and JSON reports)",
+                title=f"tcdoctor: {n} more {kind}s",
+            )
+        )
+    return out
+
+
 class GitHubAnnotations(Renderer):
-    """The report's findings and the failed checks as workflow commands, one line each."""
+    """The report's findings and the checks that failed or could not be judged as workflow
+    commands, one line each, capped as GitHub shows them (`capped`)."""
 
     name = "github"
 
@@ -64,13 +106,7 @@ class GitHubAnnotations(Renderer):
         self.root = os.path.abspath(root or workspace())
 
     def _located(self, file: str | None, line: int | None) -> tuple[str | None, int | None]:
-        """(path relative to the workspace, line), or (None, None) for a file outside it."""
-        if not file or not line or file.startswith("<"):  # "<string>": no file to point at
-            return None, None
-        path = os.path.abspath(file)
-        if os.path.commonpath([path, self.root]) != self.root:
-            return None, None
-        return os.path.relpath(path, self.root).replace(os.sep, "/"), int(line)
+        return located(file, line, self.root)
 
     def _break(self, f: GraphBreak) -> str:
         file, line = self._located(f.file, f.line)
@@ -91,28 +127,40 @@ class GitHubAnnotations(Renderer):
         text = f"Recompile of {r.function} on {r.variant}: {r.reason}"
         return command("warning", text, file=file, line=line, title="tcdoctor: recompile")
 
+    def _checks(self) -> list[str]:
+        out = []
+        for r in self.results:
+            if r.passed:
+                continue
+            file, line = self._located(r.file, r.line)
+            title = f"tcdoctor check {'error' if r.error else 'failed'}: {r.name}"
+            out.append(command("error", r.reason, file=file, line=line, title=title))
+        return out
+
     def render(self, report: Report) -> str:
-        lines = [self._break(f) for f in report.graph_breaks.unique]
+        lines = self._checks()
+        lines += [self._break(f) for f in report.graph_breaks.unique]
         lines += [self._recompile(r) for r in report.recompiles.events]
-        lines += [
-            command("error", r.reason, title=f"tcdoctor check failed: {r.name}")
-            for r in self.results
-            if not r.passed
-        ]
-        return "\n".join(lines)
+        return "\n".join(capped(lines))
+
+    def render_checks(self) -> str:
+        """The checks alone (no report: `check --sweep`, or a gate that failed before one)."""
+        return "\n".join(capped(self._checks()))
+
+
+_ICON = {"PASS": "✅", "FAIL": "❌", "ERROR": "⚠️"}
 
 
 def checks_markdown(results: Sequence[CheckResult], note: str | None = None) -> str:
     """The checks as a Markdown table (the step summary's head for `check`)."""
-    failed = sum(not r.passed for r in results)
     lines = [
-        f"## tcdoctor check: {len(results) - failed} passed, {failed} failed",
+        f"## tcdoctor check: {count_line(list(results))}",
         "",
         "| | check | figure | limit | reason |",
         "|---|---|---|---|---|",
     ]
     lines += [
-        f"| {'✅' if r.passed else '❌'} | {_esc(r.name)} | {_esc(r.figure)} | {_esc(r.limit)} "
+        f"| {_ICON[r.status]} | {_esc(r.name)} | {_esc(r.figure)} | {_esc(r.limit)} "
         f"| {_esc(r.reason)} |"
         for r in results
     ]
@@ -122,11 +170,21 @@ def checks_markdown(results: Sequence[CheckResult], note: str | None = None) -> 
 
 
 def step_summary(
-    report: Report, results: Sequence[CheckResult] = (), note: str | None = None
+    report: Report | None, results: Sequence[CheckResult] = (), note: str | None = None
 ) -> str:
-    """What `analyze` (no results) or `check` appends to GITHUB_STEP_SUMMARY."""
+    """What `analyze` (no results) or `check` appends to GITHUB_STEP_SUMMARY; without a report
+    (the gate failed before one) the checks' table alone."""
     head = checks_markdown(results, note) if results else ""
+    if report is None:
+        return head
     return head + MarkdownRenderer().render(report).rstrip("\n") + "\n\n"
+
+
+def sweep_step_summary(sweep: Sweep, results: Sequence[CheckResult], note: str | None) -> str:
+    """What `check --sweep` appends to GITHUB_STEP_SUMMARY: the checks, then the overview."""
+    from .sweep import SweepMarkdownRenderer
+
+    return checks_markdown(results, note) + SweepMarkdownRenderer().render(sweep).rstrip() + "\n\n"
 
 
 def write_step_summary(text: str, env: Mapping[str, str] | None = None) -> str | None:

@@ -70,7 +70,7 @@ def cells(row: SweepRow) -> list[str]:
     if row.status in ("failed", "missing"):
         return head + [""] * 8 + [units.seconds(row.duration_s) if row.duration_s else ""]
     return head + [
-        units.decision_text(row.verdict) if row.verdict else units.NA,
+        units.decision_text(row.shown_verdict) if row.shown_verdict else "no verdict",
         units.count(row.graph_breaks),
         units.count(row.recompiles),
         units.ratio(row.speedup, row.speedup_ci),
@@ -97,7 +97,7 @@ def _sort_values(row: SweepRow) -> list[Any]:
         row.target,
         row.status,
         row.exit_code,
-        order.get(row.verdict or "", ""),
+        order.get(row.shown_verdict or "", ""),
         row.graph_breaks,
         row.recompiles,
         row.speedup,

@@ -1,8 +1,14 @@
 """Thresholds for `tcdoctor check`: each is a typed `CheckResult` with the figure it was judged on.
 
 Two kinds of check: absolute thresholds on one report (`run_checks`), and regressions of a report
-against a baseline report (`baseline_checks`). Every output of `check` (the terminal lines, the JUnit
-XML, the GitHub annotations) reads the same `CheckResult`s, so a check is worded once.
+against a baseline report (`baseline_checks`; `tcdoctor diff` judges its regressions by the same
+code, `regressions`). Every output of `check` and `check --sweep` (the terminal lines, the JUnit XML,
+the GitHub step summary and annotations) reads the same `CheckResult`s, so a check is worded once.
+
+A result is one of three: passed, failed (the figure is outside its limit, or the new report lacks
+it), or an error (it could not be judged: a baseline that is incomplete or lacks the figure, a bad
+command line, a target that cannot be loaded), which is a tool problem, not a verdict on the model:
+JUnit gets an `<error>`, not a `<failure>`, and the gate exits 2 (`gate_exit_code`).
 
 Pitfalls: an unmeasured figure fails its check (a gate must not pass on missing evidence); a
 regression in speed is a one-sided Welch test on the two reports' per-process speedups, never two
@@ -14,10 +20,11 @@ fails `--max-new-graph-breaks 0`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from .. import stats, units
+from ..errors import EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE
 from .diff import introduced_breaks
 from .model import Report
 from .runtime_processes import decided_on
@@ -43,13 +50,58 @@ _ORDER = {"dont-compile": 0, "compile-after-fixes": 1, "compile": 2}
 @dataclass(frozen=True)
 class CheckResult:
     """One check: what was judged (`figure`, formatted, `units.NA` when missing), against which
-    `limit`, whether it passed, and `reason`, the one line that says both (printed after the name)."""
+    `limit`, whether it passed, and `reason`, the one line that says both (printed after the name).
+
+    `error`: the check could not be judged (a tool or input problem; never passed). `details`: one
+    line per finding behind the figure (each graph break: file:line and reason), for the outputs
+    that have room. `file`/`line`: where the finding is (the first graph break, the first
+    recompile), as the report has it; renderers make it relative to the workspace."""
 
     name: str
     figure: str
     limit: str
     passed: bool
     reason: str
+    error: bool = False
+    details: tuple[str, ...] = ()
+    file: str | None = None
+    line: int | None = None
+
+    @property
+    def status(self) -> str:
+        """PASS, FAIL or ERROR: the word the terminal line starts with."""
+        return "ERROR" if self.error else ("PASS" if self.passed else "FAIL")
+
+
+def error_result(name: str, message: str) -> CheckResult:
+    """A check that could not be judged, or the gate itself failing (exit 2 or 3): one line."""
+    return CheckResult(name, units.NA, "", False, message, error=True)
+
+
+def gate_exit_code(results: list[CheckResult]) -> int:
+    """2 when a check could not be judged (an error), else 1 when one failed, else 0."""
+    if any(r.error for r in results):
+        return EXIT_USAGE
+    return EXIT_CHECK_FAILED if any(not r.passed for r in results) else EXIT_OK
+
+
+def gate_lines(results: list[CheckResult], note: str | None = None) -> list[str]:
+    """The terminal lines of a gate: the note, one line per check (a failed check's findings
+    indented under it), and the count."""
+    lines = [note] if note else []
+    for r in results:
+        lines.append(f"{r.status:<4}  {r.name}: {r.reason}")
+        if not r.passed and not r.error:
+            lines += [f"        {d}" for d in r.details]
+    lines.append(count_line(results))
+    return lines
+
+
+def count_line(results: list[CheckResult]) -> str:
+    failed = sum(not r.passed and not r.error for r in results)
+    errors = sum(r.error for r in results)
+    passed = len(results) - failed - errors
+    return f"{passed} passed, {failed} failed" + (f", {errors} error(s)" if errors else "")
 
 
 def _judged(name: str, value: Any, bound: Any, le: bool, show: Callable = str) -> CheckResult:
@@ -82,8 +134,10 @@ def run_checks(
         if bound is not None:
             out.append(_judged(name, value, bound, le, show))
 
-    limit("graph breaks", report.graph_breaks.count, max_graph_breaks, True)
-    limit("recompiles", report.recompiles.count, max_recompiles, True)
+    if max_graph_breaks is not None:
+        out.append(_graph_breaks(report, max_graph_breaks))
+    if max_recompiles is not None:
+        out.append(_recompiles(report, max_recompiles))
     limit(
         "speedup (95% CI lower bound)",
         report.runtime.ci_low,
@@ -130,6 +184,30 @@ def run_checks(
     return out
 
 
+def _graph_breaks(report: Report, bound: int) -> CheckResult:
+    """The graph-break count; each unique break one detail line (file:line and reason), the first
+    one's location the result's."""
+    r = _judged("graph breaks", report.graph_breaks.count, bound, True)
+    breaks = sorted(report.graph_breaks.unique, key=lambda f: (f.file or "", f.line or 0))
+    details = tuple(f"{f.where} {f.reason}" for f in breaks)
+    first = breaks[0] if breaks else None
+    return replace(
+        r, details=details, file=first.file if first else None, line=first.line if first else None
+    )
+
+
+def _recompiles(report: Report, bound: int) -> CheckResult:
+    r = _judged("recompiles", report.recompiles.count, bound, True)
+    events = report.recompiles.events
+    details = tuple(
+        f"{e.file or '?'}:{e.line or '?'} {e.function} on {e.variant}: {e.reason}" for e in events
+    )
+    first = events[0] if events else None
+    return replace(
+        r, details=details, file=first.file if first else None, line=first.line if first else None
+    )
+
+
 def _numerics(report: Report) -> CheckResult:
     p = report.numerics.passed
     figure = units.numerics_status(p)
@@ -168,6 +246,20 @@ def _best_start(report: Report, bound: float) -> CheckResult:
 # Regressions against a baseline report (`check --baseline old.json`).
 
 
+# What each regression limit needs the baseline to have: (the figure in words, how to read it).
+BASELINE_NEEDS: dict[str, tuple[str, Callable[[Report], Any]]] = {
+    "max_new_graph_breaks": ("graph breaks", lambda r: r.graph_breaks.count),
+    "max_new_recompiles": ("recompiles", lambda r: r.recompiles.count),
+    "max_slowdown": ("speedup", lambda r: r.runtime.speedup),
+    "max_compile_growth": ("cold compile time", lambda r: r.compile.cold_s),
+}
+BASELINE_CHECK = "baseline usable"
+
+
+def _flag(key: str) -> str:
+    return "--" + key.replace("_", "-")
+
+
 def baseline_checks(
     new: Report,
     old: Report,
@@ -176,25 +268,74 @@ def baseline_checks(
     max_slowdown: float | None = None,
     max_compile_growth: float | None = None,
 ) -> list[CheckResult]:
-    """`new` judged against `old`, one result per limit given (None: not checked)."""
+    """`new` judged against `old`, one result per limit given (None: not checked).
+
+    A baseline with failed phases judges nothing: one error result says so. A baseline that lacks
+    the figure a limit needs: that limit is not judged, and one error result names every figure
+    missing and the limit that needed it. Neither is a failed check: the model was not judged."""
+    limits = {
+        "max_new_graph_breaks": max_new_graph_breaks,
+        "max_new_recompiles": max_new_recompiles,
+        "max_slowdown": max_slowdown,
+        "max_compile_growth": max_compile_growth,
+    }
+    given = {k: v for k, v in limits.items() if v is not None}
+    if not given:
+        return []
+    if old.errors:
+        phases = "; ".join(f"{e.get('phase')}: {e.get('message')}" for e in old.errors[:3])
+        more = f" (+{len(old.errors) - 3} more)" if len(old.errors) > 3 else ""
+        why = f"the baseline is incomplete ({len(old.errors)} phase(s) failed: {phases}{more})"
+        return [error_result(BASELINE_CHECK, f"{why}; no regression judged against it")]
+    lacking = [k for k in given if BASELINE_NEEDS[k][1](old) is None]
+    judge = {
+        "max_new_graph_breaks": _new_breaks,
+        "max_new_recompiles": _new_recompiles,
+        "max_slowdown": _slowdown,
+        "max_compile_growth": _compile_growth,
+    }
     out = []
-    if max_new_graph_breaks is not None:
-        out.append(_new_breaks(new, old, max_new_graph_breaks))
-    if max_new_recompiles is not None:
-        out.append(_new_recompiles(new, old, max_new_recompiles))
-    if max_slowdown is not None:
-        out.append(_slowdown(new, old, max_slowdown))
-    if max_compile_growth is not None:
-        out.append(_compile_growth(new, old, max_compile_growth))
+    for k, v in given.items():
+        r = None if k in lacking else judge[k](new, old, v)
+        if r is None or r.error:  # the baseline lacks what this limit reads (e.g. its CI)
+            lacking += [] if k in lacking else [k]
+        else:
+            out.append(r)
+    if lacking:
+        what = ", ".join(f"the {BASELINE_NEEDS[k][0]} ({_flag(k)})" for k in lacking)
+        out.append(
+            error_result(BASELINE_CHECK, f"the baseline lacks {what}: not judged against it")
+        )
+    return out
+
+
+def regressions(before: Report, after: Report) -> list[CheckResult]:
+    """What `tcdoctor diff` calls a regression, judged as `check --baseline` judges it: a graph
+    break not in `before`, more recompiles, or the speedup shown slower at all (`_slowdown` with no
+    margin). A figure either report lacks is an error result (not judged), not a regression."""
+    out = []
+    for key, judge in (
+        ("max_new_graph_breaks", _new_breaks),
+        ("max_new_recompiles", _new_recompiles),
+        ("max_slowdown", _slowdown),
+    ):
+        what, read = BASELINE_NEEDS[key]
+        if read(before) is None or read(after) is None:
+            which = "before" if read(before) is None else "after"
+            out.append(error_result(what, f"{units.NA} {which}: not judged"))
+        else:
+            out.append(judge(after, before, 0))
     return out
 
 
 def _missing(name: str, limit: str, new: Any, old: Any) -> CheckResult | None:
-    """A failed result when either report lacks the figure (the baseline's absence named)."""
+    """When either report lacks the figure: a failed result for the new report's (an unmeasured
+    figure fails), an error result for the baseline's (it cannot be judged against)."""
     if new is not None and old is not None:
         return None
-    which = "in the baseline" if old is None else "in the new report"
-    return CheckResult(name, units.NA, limit, False, f"{units.NA} {which}, limit {limit}")
+    if old is None:
+        return error_result(name, f"{units.NA} in the baseline, limit {limit}")
+    return CheckResult(name, units.NA, limit, False, f"{units.NA} in the new report, limit {limit}")
 
 
 def _new_breaks(new: Report, old: Report, bound: int) -> CheckResult:
@@ -291,3 +432,47 @@ def environment_differences(new: Report, old: Report) -> str | None:
     if not diffs:
         return None
     return "note: the baseline was measured in another environment: " + "; ".join(diffs)
+
+
+def _target_parts(target: str | None) -> tuple[list[str], str]:
+    path, _, func = (target or "").rpartition(":")
+    parts = [p for p in path.replace("\\", "/").split("/") if p and p != "."]
+    return parts, func
+
+
+def same_target(a: str | None, b: str | None) -> bool:
+    """The same `path.py:function` on another checkout: the same function, and the shorter path's
+    parts the tail of the longer's (`models/m.py` is `/home/runner/work/p/p/models/m.py`)."""
+    (pa, fa), (pb, fb) = _target_parts(a), _target_parts(b)
+    if fa != fb or not pa or not pb:
+        return fa == fb and pa == pb
+    n = min(len(pa), len(pb))
+    return pa[-n:] == pb[-n:]
+
+
+def _mode(m: Any) -> Any:
+    return "default" if m in (None, "default") else m
+
+
+def baseline_mismatch(
+    old: Report,
+    target: str | None = None,
+    options: dict[str, Any] | None = None,
+    device: str | None = None,
+) -> list[str]:
+    """What makes `old` another measurement than the one judged against it, one phrase each
+    ("target a.py:f → b.py:f"): the target, the backend, the mode or the device. A value not given
+    (None) is not compared (the device is known only once the analysis ran)."""
+    out = []
+    if target is not None and not same_target(old.target, target):
+        out.append(f"target {old.target} → {target}")
+    old_opts = old.options or {}
+    if options is not None:
+        if old_opts.get("backend") != options.get("backend"):
+            out.append(f"backend {old_opts.get('backend')} → {options.get('backend')}")
+        if _mode(old_opts.get("mode")) != _mode(options.get("mode")):
+            out.append(f"mode {_mode(old_opts.get('mode'))} → {_mode(options.get('mode'))}")
+    old_device = old.environment.get("device")
+    if device is not None and old_device != device:
+        out.append(f"device {old_device} → {device}")
+    return out

@@ -1,12 +1,18 @@
-"""`tcdoctor diff`: what changed between two reports: breaks fixed/introduced (by identity, `break_key`; `check --baseline` uses the same), key figure deltas."""
+"""`tcdoctor diff`: what changed between two reports: breaks fixed/introduced (by identity, `break_key`; `check --baseline` uses the same), key figure deltas, and the regressions
+`report/check.regressions` judged (as `check --baseline` judges them), as text, JSON or Markdown.
+
+The regressions come in as `CheckResult`s made by report/check.py (which imports this module, so
+this one takes them as given rather than importing it back)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Callable
 
 from tabulate import tabulate
 
 from .. import units
+from .encoding import dumps
 from .model import Report
 from .sections import GraphBreak
 
@@ -76,7 +82,71 @@ def diff(a: Report, b: Report) -> dict:
     }
 
 
-def render_diff(a: Report, b: Report) -> str:
+def _regression_lines(found: Sequence[Any]) -> list[str]:
+    """One line per regression found (a failed check), then what could not be judged."""
+    bad = [r for r in found if not r.passed and not r.error]
+    lines = [f"Regressions: {len(bad)}"]
+    lines += [f"  {r.name}: {r.reason}" for r in bad]
+    lines += [f"  not judged: {r.name}: {r.reason}" for r in found if r.error]
+    return lines
+
+
+def diff_json(a: Report, b: Report, found: Sequence[Any] = ()) -> str:
+    """The diff as JSON: the figures, the breaks fixed and introduced, and each regression check."""
+    d = diff(a, b)
+    out = {
+        "before": {"target": a.target, "torch": d["torch"][0]},
+        "after": {"target": b.target, "torch": d["torch"][1]},
+        "figures": d["figures"],
+        "fixed": [f.to_dict() for f in d["fixed"]],
+        "introduced": [f.to_dict() for f in d["introduced"]],
+        "regressions": [
+            {
+                "name": r.name,
+                "status": r.status,
+                "figure": r.figure,
+                "reason": r.reason,
+                "details": list(r.details),
+            }
+            for r in found
+        ],
+        "regressed": any(not r.passed and not r.error for r in found),
+    }
+    return dumps(out, indent=2)
+
+
+def _md(s: object) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def diff_markdown(a: Report, b: Report, found: Sequence[Any] = ()) -> str:
+    """The diff as Markdown (a pull request comment or job summary)."""
+    d = diff(a, b)
+    lines = [
+        f"## tcdoctor diff: {_md(a.target)} → {_md(b.target)}",
+        "",
+        f"torch {_md(d['torch'][0])} → {_md(d['torch'][1])}",
+        "",
+        "| figure | before | after | delta |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {_md(r['figure'])} | {_md(r['before'])} | {_md(r['after'])} | {_md(r['delta'])} |"
+        for r in d["figures"]
+    ]
+    for title, items in (
+        ("Graph breaks fixed", d["fixed"]),
+        ("Graph breaks introduced", d["introduced"]),
+    ):
+        lines += ["", f"### {title}: {len(items)}", ""]
+        lines += [f"- `{_md(f.where)}` {_md(f.reason)}" for f in items]
+    if found:
+        lines += ["", "### " + _regression_lines(found)[0], ""]
+        lines += [f"- {line.strip()}" for line in _regression_lines(found)[1:]]
+    return "\n".join(lines) + "\n"
+
+
+def render_diff(a: Report, b: Report, found: Sequence[Any] = ()) -> str:
     d = diff(a, b)
     lines = [
         f"before: {a.target} (torch {d['torch'][0]})",
@@ -95,4 +165,6 @@ def render_diff(a: Report, b: Report) -> str:
     ):
         lines += ["", f"{title}: {len(items)}"]
         lines += [f"  {f.file}:{f.line} {f.reason}" for f in items]
+    if found:
+        lines += ["", *_regression_lines(found)]
     return "\n".join(lines)

@@ -11,7 +11,9 @@ the PyTorch torch.compile performance dashboard's definitions (`METHOD` says the
   each row's ratio of medians (eager ÷ compiled);
 - median cold compile: the median of the measured cold-cache first compiled calls;
 - memory compression ratio: eager peak ÷ compiled peak per row (both measured and > 0), geometric mean;
-- verdict counts: rows per decision ("no verdict" for a row without one).
+- verdict counts: rows per decision ("no verdict" for a row without one, and for a target whose
+  analysis ended before any figure was measured, e.g. a timeout in the first call: its report's
+  decision is the rules' default on no evidence, not a finding).
 
 Pitfalls. A geometric mean over few rows says little, so the count it is taken over is given beside
 it. Rows of a merged sweep come from different machines when the shards ran on different machines;
@@ -35,6 +37,7 @@ from typing import Any
 
 from .. import units
 from ..errors import EXIT_OK, ReportError
+from .check import CheckResult
 from .encoding import dumps
 from .model import Report
 from .sections import Record, slower_than_eager
@@ -104,6 +107,21 @@ class SweepRow(Record):
     @property
     def complete(self) -> bool:
         return self.exit_code == EXIT_OK
+
+    @property
+    def measured(self) -> bool:
+        """Any figure of the row was measured (a target that timed out before any was not)."""
+        figures = (
+            self.graph_breaks, self.recompiles, self.speedup, self.cold_compile_s,
+            self.warm_compile_s, self.eager_peak_bytes, self.compiled_peak_bytes, self.numerics,
+        )  # fmt: skip
+        return any(f is not None for f in figures)
+
+    @property
+    def shown_verdict(self) -> str | None:
+        """The verdict, where something was measured to give it on (else None: "no verdict"; a
+        report's verdict on nothing measured is its rule's default, not a finding)."""
+        return self.verdict if self.measured else None
 
     @property
     def memory_compression(self) -> float | None:
@@ -176,7 +194,7 @@ class Sweep(Record):
 
     @property
     def verdict_counts(self) -> dict[str, int]:
-        return dict(Counter(r.verdict or "no verdict" for r in self.rows))
+        return dict(Counter(r.shown_verdict or "no verdict" for r in self.rows))
 
     @property
     def status_counts(self) -> dict[str, int]:
@@ -279,7 +297,7 @@ def row_from_report(
 ) -> SweepRow:
     """A target's row from its saved report (loaded back from the JSON file), links under `folder`."""
     rt, v = report.runtime, report.verdict
-    return SweepRow(
+    row = SweepRow(
         target=target,
         slug=folder,
         exit_code=exit_code,
@@ -304,6 +322,8 @@ def row_from_report(
         torch=report.environment.get("torch"),
         device=_device(report.environment),
     )
+    row.verdict = row.shown_verdict  # a row says only what was measured
+    return row
 
 
 def _device(env: dict) -> str | None:
@@ -482,12 +502,10 @@ def compare(new: SweepRow, old: SweepRow | None) -> list[dict]:
     rel, absolute = COMPILE_CHANGE
     if a is not None and b is not None and abs(b - a) > max(absolute, rel * a):
         out.append(_change("compile", f"cold compile {units.seconds(a)} → {units.seconds(b)}"))
-    if new.verdict and old.verdict and new.verdict != old.verdict:
+    a_v, b_v = old.shown_verdict, new.shown_verdict
+    if a_v and b_v and a_v != b_v:
         out.append(
-            _change(
-                "verdict",
-                f"verdict {units.decision_text(old.verdict)} → {units.decision_text(new.verdict)}",
-            )
+            _change("verdict", f"verdict {units.decision_text(a_v)} → {units.decision_text(b_v)}")
         )
     return out
 
@@ -513,29 +531,33 @@ def with_baseline(sweep: Sweep, baseline: Sweep, name: str) -> Sweep:
 # ---------------------------------------------------------------------------- gate
 
 
-def _result(name: str, passed: bool, detail: str) -> dict:
-    return {"name": name, "passed": bool(passed), "detail": detail}
-
-
 def check(
     sweep: Sweep,
     min_pass_rate: float | None = None,
     no_new_slower_than_eager: bool = False,
-) -> list[dict]:
-    """`tcdoctor check --sweep`: each threshold a pass/fail with the figure it was judged on.
+) -> list[CheckResult]:
+    """`tcdoctor check --sweep`: each threshold a `CheckResult` (as `check` judges one report), each
+    target behind a failure one detail line.
 
     "Newly slower than eager" reads the rows' changes against the baseline; a sweep without a
     baseline counts every model slower than eager as new (and says so)."""
     out = []
     if min_pass_rate is not None:
         rate = sweep.pass_rate
+        figure, limit = units.percent(rate), f"≥ {units.percent(min_pass_rate)}"
         out.append(
-            _result(
+            CheckResult(
                 "pass rate",
+                figure,
+                limit,
                 rate is not None and rate >= min_pass_rate,
-                f"{units.percent(rate)} of {len(sweep.rows)} target(s) "
-                f"(≥ {units.percent(min_pass_rate)} required)"
+                f"{figure} of {len(sweep.rows)} target(s) ({limit} required)"
                 + "".join(f"; {r.target}: {r.status}" for r in sweep.rows if not r.complete),
+                details=tuple(
+                    f"{r.target}: {r.status} (exit {r.exit_code}): {r.reason}"
+                    for r in sweep.rows
+                    if not r.complete
+                ),
             )
         )
     if no_new_slower_than_eager:
@@ -553,10 +575,13 @@ def check(
             ]
             how = f" (against {sweep.baseline})"
         out.append(
-            _result(
+            CheckResult(
                 "no model newly slower than eager",
+                f"{len(slow)} model(s)",
+                "none",
                 not slow,
                 (", ".join(slow) + " slower than eager" if slow else "none") + how,
+                details=tuple(slow),
             )
         )
     return out
