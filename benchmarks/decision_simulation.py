@@ -96,8 +96,7 @@ def main() -> None:
         for _ in range(a.trials):
             old = [2 * math.exp(rng.gauss(0, a.spread) + rng.gauss(0, 0.01)) for _ in range(3)]
             new = [
-                2 * change * math.exp(rng.gauss(0, a.spread) + rng.gauss(0, 0.01))
-                for _ in range(3)
+                2 * change * math.exp(rng.gauss(0, a.spread) + rng.gauss(0, 0.01)) for _ in range(3)
             ]
             _, upper, _, _ = stats.welch_log_ratio(new, old)
             fails += upper < 0.9
