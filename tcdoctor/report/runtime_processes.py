@@ -309,9 +309,11 @@ def combine(processes: list[tuple[str, str, dict]], seq: dict | None = None) -> 
             out["speedup_ci"] = [lo, hi]
             out["undecided_why"] = "one process in each allocator regime: no spread within a regime"
         _, lo, hi = stats.prediction_interval(speeds)
+        # another run may land where a seen one did, with its own noise, and anywhere the typical
+        # speedup may be
         out["prediction_interval"] = [
-            min(lo, *(r["speedup_ci"][0] for r in counted)),
-            max(hi, *(r["speedup_ci"][1] for r in counted)),
+            min(lo, out["speedup_ci"][0], *(r["speedup_ci"][0] for r in counted)),
+            max(hi, out["speedup_ci"][1], *(r["speedup_ci"][1] for r in counted)),
         ]
     if seq:
         out["sequence"] = dict(seq, counted=len(counted))
