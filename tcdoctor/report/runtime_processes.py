@@ -386,19 +386,6 @@ def overall_claim(
     return claim(ci, min_speedup)
 
 
-def regimes_verdict(groups: list[dict] | None, min_speedup: float) -> str:
-    """'faster in both allocator regimes', 'faster only when the heap is …', 'faster in neither
-    allocator regime' ('' without regimes)."""
-    if not groups:
-        return ""
-    faster = [g for g in groups if regime_claim(g, min_speedup) == "faster"]
-    if len(faster) == len(groups):
-        return "faster in both allocator regimes"
-    if faster:
-        return f"faster only when the heap is {faster[0]['regime']}"
-    return "faster in neither allocator regime"
-
-
 def _method(rows: list[dict], counted: list[dict], regimes: bool, seq: dict | None) -> str:
     n = len(counted)
     if n == 1:
