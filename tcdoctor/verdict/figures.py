@@ -57,7 +57,6 @@ class Figures:
     ways: tuple[Way, ...] = ()  # other measured ways of compiling (modes, training ways)
     ablation_layer: str | None = None  # where the loss comes from, when the ablation ran
     remedies: tuple[RemedyRow, ...] = ()  # compile-time remedies measured in fresh processes
-    regimes_text: str = ""  # both allocator regimes' speedups, when processes fell in both
     regimes: tuple[dict, ...] = ()  # each regime's figures and decision interval
     undecided_why: str | None = None  # why the processes cannot decide, whatever the interval
     prediction: tuple[float, float] | None = None  # what another run may see (never decides)
@@ -118,7 +117,6 @@ class Figures:
             ways=tuple(other_ways(report)),
             ablation_layer=report.ablation.layer if report.ablation else None,
             remedies=tuple(c.remedies.measured) if c.remedies else (),
-            regimes_text=units.regimes(rt.regimes),
             regimes=tuple(rt.regimes or ()),
             undecided_why=rt.undecided_why,
             prediction=tuple(rt.prediction_interval) if rt.prediction_interval else None,
@@ -190,6 +188,11 @@ class Figures:
     @property
     def cold_warm_ratio(self) -> float | None:
         return cold_warm_ratio(self.cold_s, self.warm_s)
+
+    @property
+    def regimes_text(self) -> str:
+        """Both allocator regimes' speedups, when the processes fell in both ('' otherwise)."""
+        return units.regimes(self.regimes)
 
     @property
     def speed_text(self) -> str:
