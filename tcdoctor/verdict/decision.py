@@ -246,8 +246,8 @@ def _not_faster(fig: Figures, rules: dict) -> tuple[str, list[str]]:
             f"{head}; fixing the {len(untried)} graph break(s) in your code "
             f"({', '.join(f.where for f in untried[:3])}) could gain up to {units.seconds(bound)} "
             f"per call (a bound: the time outside graphs minus the eager work that would still run; "
-            f"{_span(_bound_range(bound, rules))} within the bound's spread), more than the "
-            f"{_span(need)} it needs to be faster."
+            f"{units.seconds_span(_bound_range(bound, rules))} within the bound's spread), more than the "
+            f"{units.seconds_span(need)} it needs to be faster."
         ]
     reasons = [head + "."]
     reasons += _tried_reasons(fig)
@@ -284,12 +284,6 @@ def _bound_pays(bound: float | None, need: tuple[float, float] | None, rules: di
     return True if lo > need[1] else False if hi < need[0] else None
 
 
-def _span(pair: tuple[float, float]) -> str:
-    """'49.1–79.0 µs' (one figure when both ends agree)."""
-    a, b = units.seconds(pair[0]), units.seconds(pair[1])
-    return a if a == b else f"{a.split()[0]}–{b}" if a.split()[1:] == b.split()[1:] else f"{a}–{b}"
-
-
 def _tried_reasons(fig: Figures) -> list[str]:
     return [
         f"Tried `{r.fix}`: {r.outcome} "
@@ -322,13 +316,13 @@ def _blockers(
         out.append(
             f"Fixing the {len(untried)} graph break(s) in your code could gain at most "
             f"{units.seconds(bound)} per call (a bound), less than the "
-            f"{_span(need)} it needs to be faster, whatever the bound's spread."  # type: ignore[arg-type]
+            f"{units.seconds_span(need)} it needs to be faster, whatever the bound's spread."  # type: ignore[arg-type]
         )
     elif untried and bound is not None and need is not None:
         out.append(
             f"Could not tell whether fixing the {len(untried)} graph break(s) in your code pays: "
-            f"{_span(_bound_range(bound, rules))} per call (a bound, within its run-to-run spread) "
-            f"against the {_span(need)} it needs to be faster: fix them and analyse again."
+            f"{units.seconds_span(_bound_range(bound, rules))} per call (a bound, within its run-to-run spread) "
+            f"against the {units.seconds_span(need)} it needs to be faster: fix them and analyse again."
         )
     elif untried:
         why = next((f.cost_not_measured for f in untried if f.cost_not_measured), None)
