@@ -199,7 +199,8 @@ def test_testcases_are_named_per_target_and_two_targets_merge_with_distinct_ids(
     text = breaks.result[0].text.splitlines()
     assert text[1].startswith("/work/main/samples/two_breaks.py:28 Call to")
     assert text[2].startswith("/work/main/samples/two_breaks.py:30 Skip calling")
-    assert (breaks._elem.get("file"), breaks._elem.get("line")) == ("samples/two_breaks.py", "28")
+    # the file on the suite, where Jenkins' schema allows it (test_junit_schema.py); the line in the text
+    assert a._elem.get("file") == "samples/two_breaks.py" and breaks._elem.get("file") is None
 
 
 # 4. The annotations cap

@@ -11,9 +11,13 @@ graph breaks and recompiles, each finding on its own line), a check that could n
 Pitfalls: readers key a test's history by classname + name (Jenkins), so the classname comes from
 the target (`tcdoctor.check.models.mymodel.build` for `models/mymodel.py:build`, relative to the
 workspace) and the name is the check's name alone (the figure changes every run): two models'
-files merged keep distinct ids. `file`/`line` on a testcase are what GitHub reporter actions read
-to annotate (mikepenz/action-junit-report), written only for files under the workspace.
-`<testcase>` takes no `<properties>` in that schema, so the figure and limit go in its output; XML
+files merged keep distinct ids. Jenkins' schema (the xUnit plugin's junit-10.xsd, which it
+validates against) allows no `file` or `line` on a `<testcase>`, only on the `<testsuite>`: the
+target's file goes there (relative to the workspace), and each finding is its own line of the
+failure text as `path:line message`, where GitHub reporter actions (mikepenz/action-junit-report
+falls back to the suite's file and reads the line from the text) find it; tcdoctor's own
+`::error file=…,line=…` annotations carry both exactly. `<testcase>` takes no `<properties>` in
+that schema, so the figure and limit go in its output; XML
 1.0 forbids most control characters, which PyTorch messages can hold, so they are dropped;
 ElementTree escapes the rest. `time` is 0: checks are judged on a finished report and take no time
 of their own.
@@ -124,6 +128,16 @@ class JUnitRenderer(Renderer):
         cls = ".".join([CLASSNAME, "sweep", *_dotted(where.rstrip("/\\") or "sweep")])
         return self._suite(f"tcdoctor check --sweep: {where}", None, props, cls)
 
+    def _suite_file(self, target: str | None) -> str | None:
+        """The file a reader annotates: the first finding's when it lies under the workspace, else
+        the target's own (relative paths only: an absolute one would not resolve on the runner)."""
+        for r in self.results:
+            file, _ = located(r.file, r.line, self.root)
+            if file:
+                return file
+        file = target_file(target, self.root) if target else None
+        return file if file and not os.path.isabs(file) else None
+
     def _suite(
         self, title: str, target: str | None, props: dict[str, str], cls: str | None = None
     ) -> str:
@@ -134,18 +148,15 @@ class JUnitRenderer(Renderer):
         root = ET.Element("testsuites", {"name": "tcdoctor check", **counts, "time": "0"})
         suite = ET.SubElement(root, "testsuite", {"name": _text(title), **counts, "skipped": "0"})
         suite.set("time", "0")
+        file = self._suite_file(target)
+        if file:
+            suite.set("file", _text(file))
         properties = ET.SubElement(suite, "properties")
         props.update({f"link.{k}": v for k, v in self.links.items()})
         for k, v in props.items():
             ET.SubElement(properties, "property", {"name": k, "value": _text(v)})
-        default_file = target_file(target, self.root) if target else None
         for r in self.results:
             attrs = {"name": _text(r.name), "classname": _text(cls), "time": "0"}
-            file, line = located(r.file, r.line, self.root)
-            if file:
-                attrs.update(file=_text(file), line=str(line))
-            elif default_file and not os.path.isabs(default_file):
-                attrs["file"] = _text(default_file)
             case = ET.SubElement(suite, "testcase", attrs)
             if r.error:
                 err = ET.SubElement(
