@@ -51,19 +51,21 @@ def nbytes(b: Any) -> str:
     return str(b)
 
 
-def ci(bounds: Any) -> str:
-    """'95% CI 1.49–1.56'; empty when the interval (or either bound) is missing."""
+def ci(bounds: Any, level: float | None = None) -> str:
+    """'95% CI 1.49–1.56' ('98.2% CI …' at another level, e.g. the headline's Pocock level when
+    processes were added one look at a time); empty when the interval (or either bound) is missing."""
     if not bounds or None in bounds:
         return ""
-    return f"95% CI {bounds[0]:.2f}–{bounds[1]:.2f}"
+    named = f"{level * 100:.3g}" if level and round(level, 4) != 0.95 else "95"
+    return f"{named}% CI {bounds[0]:.2f}–{bounds[1]:.2f}"
 
 
-def ratio(x: Any, bounds: Any = None, word: str = "") -> str:
+def ratio(x: Any, bounds: Any = None, word: str = "", level: float | None = None) -> str:
     """'1.52×', '1.52× (95% CI 1.49–1.56)', with word: '1.52× faster (95% CI 1.49–1.56)'."""
     if x is None:
         return NA
     s = f"{x:.2f}×" + (f" {word}" if word else "")
-    interval = ci(bounds)
+    interval = ci(bounds, level)
     return s + (f" ({interval})" if interval else "")
 
 
@@ -139,14 +141,14 @@ def span(bounds: Any) -> str:
 _HEAP = {"page-faulting": "when the heap page-faults", "not page-faulting": "when it does not"}
 
 
-def regimes(groups: Any) -> str:
+def regimes(groups: Any, level: float | None = None) -> str:
     """Both allocator regimes' speedups: '3.10× when the heap page-faults (cold, warm; 95% CI
     …), 1.70× when it does not (third; 95% CI …)'."""
     return ", ".join(
         f"{ratio(g['speedup'])} {_HEAP.get(g['regime'], g['regime'])} ("
         + ", ".join(g["processes"])
         + (
-            f"; {ci(g['speedup_ci'])}"
+            f"; {ci(g['speedup_ci'], level)}"
             if g.get("decided", True)
             else "; one process, its own interval"
         )

@@ -66,14 +66,20 @@ def _figures(report: Report) -> list[tuple[str, str, str]]:
         ),
         (
             "speedup",
-            units.ratio(rt.speedup, rt.speedup_ci)
+            units.ratio(rt.speedup, rt.speedup_ci, level=rt.ci_level)
             + (f"; {units.another_run(rt.prediction_interval)}" if rt.prediction_interval else "")
             + (f"; {units.processes(rt.processes)}" if rt.processes else "")
             + (f"; {units.stopped(rt.sequence)}" if rt.sequence else ""),
             _esc(rt.across_method) if rt.across_method else "ratio of medians, paired bootstrap CI",
         ),
         *(
-            [("allocator regimes", _esc(units.regimes(rt.regimes)), "minor page faults per call")]
+            [
+                (
+                    "allocator regimes",
+                    _esc(units.regimes(rt.regimes, rt.ci_level)),
+                    "minor page faults per call",
+                )
+            ]
             if rt.regimes
             else []
         ),

@@ -52,7 +52,7 @@ def _short(row: RemedyRow) -> str:
 def rows(report: Report) -> list[list[str]]:
     """One row per way: the main analysis's cold and warm first calls, then each remedy's."""
     c, rt = report.compile, report.runtime
-    speed = units.ratio(rt.speedup, rt.speedup_ci)
+    speed = units.ratio(rt.speedup, rt.speedup_ci, level=rt.ci_level)
     eager, compiled = rt.eager.median_s, rt.compiled.median_s
     out = [
         [

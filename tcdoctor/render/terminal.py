@@ -69,7 +69,7 @@ def _figures(report: Report) -> list[list[str]]:
         ["compiled median / call", units.seconds(rt.compiled.median_s)],
         [
             "speedup",
-            units.ratio(rt.speedup, rt.speedup_ci)
+            units.ratio(rt.speedup, rt.speedup_ci, level=rt.ci_level)
             + (f"; {units.another_run(rt.prediction_interval)}" if rt.prediction_interval else "")
             + (
                 f", across {len(rt.processes)} processes: {units.processes(rt.processes)}"
@@ -78,7 +78,7 @@ def _figures(report: Report) -> list[list[str]]:
             ),
         ],
         *([["processes", units.stopped(rt.sequence)]] if rt.sequence else []),
-        *([["allocator regimes", units.regimes(rt.regimes)]] if rt.regimes else []),
+        *([["allocator regimes", units.regimes(rt.regimes, rt.ci_level)]] if rt.regimes else []),
         ["compile: cold / warm", units.pair(units.seconds, c.cold_s, c.warm_s)],
         ["break-even (cold)", _break_even(report.verdict)],
         [

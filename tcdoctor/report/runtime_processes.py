@@ -315,6 +315,8 @@ def combine(processes: list[tuple[str, str, dict]], seq: dict | None = None) -> 
             min(lo, out["speedup_ci"][0], *(r["speedup_ci"][0] for r in counted)),
             max(hi, out["speedup_ci"][1], *(r["speedup_ci"][1] for r in counted)),
         ]
+    if len(counted) > 1:  # the level the decision interval was taken at (Pocock's, per look)
+        out["ci_level"] = level
     if seq:
         out["sequence"] = dict(seq, counted=len(counted))
     out["across_method"] = _method(rows, counted, bool(out.get("regimes")), seq)

@@ -29,6 +29,9 @@ class Figures:
     speedup: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
+    ci_level: float | None = (
+        None  # the decision interval's level (Pocock's per look, across processes)
+    )
     speed_not_measured: str | None = None  # why, when speedup is None
     eager_s: float | None = None  # medians per call
     compiled_s: float | None = None
@@ -86,6 +89,7 @@ class Figures:
             speedup=rt.speedup,
             ci_low=rt.ci_low,
             ci_high=rt.ci_high,
+            ci_level=rt.ci_level,
             speed_not_measured=rt.not_measured,
             eager_s=rt.least_favourable_medians[0],
             compiled_s=rt.least_favourable_medians[1],
@@ -192,13 +196,15 @@ class Figures:
     @property
     def regimes_text(self) -> str:
         """Both allocator regimes' speedups, when the processes fell in both ('' otherwise)."""
-        return units.regimes(self.regimes)
+        return units.regimes(self.regimes, self.ci_level)
 
     @property
     def speed_text(self) -> str:
         """'1.52× (95% CI 1.49–1.56; another run may see 1.40–1.65)'; with the allocator regimes
         when they differ."""
-        return self._with_range(units.ratio(self.speedup, (self.ci_low, self.ci_high)))
+        return self._with_range(
+            units.ratio(self.speedup, (self.ci_low, self.ci_high), level=self.ci_level)
+        )
 
     @property
     def faster_text(self) -> str:
@@ -206,7 +212,9 @@ class Figures:
         processes fell in two."""
         if self.regimes_text:
             return f"faster in both allocator regimes: {self.regimes_text}"
-        return self._with_range(units.ratio(self.speedup, (self.ci_low, self.ci_high), "faster"))
+        return self._with_range(
+            units.ratio(self.speedup, (self.ci_low, self.ci_high), "faster", self.ci_level)
+        )
 
     def _with_range(self, text: str) -> str:
         if self.prediction and text.endswith(")"):
