@@ -13,8 +13,10 @@ after which the inputs are fed again). Graph breaks are the records of Dynamo's 
 during all of those calls, read by probes/graph_breaks.py into the user's own file:line, the
 reason and PyTorch's hint; a break logged again when a recompile traces the same code is the same
 break (one finding with an occurrence count), so the count is of distinct breaks. Recompiles are
-the CompilationMetrics entries with `recompile_reason` while the variants are fed
-(probes/recompiles.py), each with its failing guard.
+the CompilationMetrics entries with `recompile_reason` during the first call (a frame that
+recompiles inside one call, e.g. a helper a loop calls on shrinking tensors) and while the variants
+are fed (probes/recompiles.py), each with its failing guard: the count PyTorch records for the same
+calls, as `tcdoctor analyze` counts them.
 
 State: Dynamo's caches are reset before the first call (a frame compiled earlier in the process
 would be reused and log nothing) and after the last, as `torch._dynamo.reset()` does, so code the
@@ -83,9 +85,13 @@ def assert_compiles(
     with _dynamo_state_kept(), _records_of(GRAPH_BREAK_LOGGER) as breaks_log:
         dynamo_state.fresh()
         compiled = torch.compile(model, backend=backend, **workload.compile_kwargs)
+        n_before = len(dynamo_state.compilation_metrics())
         with dynamo_state.dynamo_logs():
             workload.call_args.apply(compiled)
-        sequence = recompiles.run(compiled, model, label, workload, lambda fn, ca: ca.apply(fn))
+        first_call = dynamo_state.compilation_metrics()[n_before:]  # its own recompiles count too
+        sequence = recompiles.run(
+            compiled, model, label, workload, lambda fn, ca: ca.apply(fn), first_call
+        )
         unimplemented = dynamo_state.counters_of("unimplemented")
     record = _record(breaks_log, unimplemented, sequence)
     failures = _failures(record, max_graph_breaks, max_recompiles)
