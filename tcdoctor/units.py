@@ -157,6 +157,12 @@ def regimes(groups: Any, level: float | None = None) -> str:
     )
 
 
+def file_line(file: Any, line: Any) -> str:
+    """'nms_loop.py:36': a source position as the report names it (the file's base name, POSIX or
+    Windows separators; '?' for what is missing)."""
+    return f"{str(file or '?').replace(chr(92), '/').rsplit('/', 1)[-1]}:{line or '?'}"
+
+
 def pair(show: Callable[[Any], str], a: Any, b: Any) -> str:
     """Two figures of one kind side by side: 'eager / compiled', 'cold / warm' -> '1.2 ms / 0.8 ms'."""
     return f"{show(a)} / {show(b)}"

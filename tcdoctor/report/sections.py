@@ -396,11 +396,9 @@ class GraphBreak(Record):
         sf = self.skipped_frame or {}
         if not sf.get("function"):
             return "frame skipped: runs eagerly"
-        name = str(sf.get("file") or "?").replace("\\", "/").rsplit("/", 1)[-1]
         entry = ", the call's entry," if sf.get("entry") else ""
-        return (
-            f"frame skipped: {sf['function']} ({name}:{sf.get('line') or '?'}){entry} runs eagerly"
-        )
+        where = units.file_line(sf.get("file"), sf.get("line"))
+        return f"frame skipped: {sf['function']} ({where}){entry} runs eagerly"
 
 
 @dataclass

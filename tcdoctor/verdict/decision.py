@@ -126,9 +126,6 @@ def _eager_parts(fig: Figures) -> str:
         return ""
     limit = ", recompile limit hit" if fig.limit_hit else ""
 
-    def base(file: str | None, line: int | None) -> str:
-        return f"{str(file or '?').replace(chr(92), '/').rsplit('/', 1)[-1]}:{line or '?'}"
-
     def named(f: GraphBreak) -> str:
         """'the model's entry `Detector.forward` at nms_loop.py:34 runs eagerly: a graph break
         inside a loop (nms_loop.py:43) skips the whole frame'."""
@@ -136,8 +133,8 @@ def _eager_parts(fig: Figures) -> str:
         who = "the model's entry " if sf.get("entry") else ""
         why = "a graph break inside a loop" if f.in_loop else f"a graph break ({f.reason})"
         return (
-            f"{who}`{sf['function']}` at {base(sf.get('file'), sf.get('line'))} runs eagerly: "
-            f"{why} ({base(f.file, f.line)}) skips the whole frame"
+            f"{who}`{sf['function']}` at {units.file_line(sf.get('file'), sf.get('line'))} runs eagerly: "
+            f"{why} ({units.file_line(f.file, f.line)}) skips the whole frame"
         )
 
     known = [f for f in skipped if (f.skipped_frame or {}).get("function")]
