@@ -203,3 +203,34 @@ def test_a_write_that_fails_midway_is_one_line_and_leaves_the_old_file(tmp_path,
     mask = os.umask(0)
     os.umask(mask)
     assert path.read_text() == "new" and path.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+# ---------------------------------------------------------------------------- docs/api.md
+
+
+def test_every_name_docs_api_md_gives_exists():
+    """Each dotted `tcdoctor.…` name in docs/api.md's code resolves, and each keyword argument its
+    signature line gives `tcdoctor.analyze` is one of its parameters."""
+    import importlib
+    import inspect
+    import re
+
+    text = open(os.path.join(ROOT, "docs", "api.md"), encoding="utf-8").read()
+    names = set(re.findall(r"\btcdoctor(?:\.[A-Za-z_]\w*)+", text))
+    assert {"tcdoctor.analyze", "tcdoctor.run.pipeline.analyze", "tcdoctor.Report.load"} <= names
+    for name in sorted(names):
+        parts, obj = name.split("."), None
+        for i in range(len(parts), 0, -1):  # the longest importable module, then attributes
+            try:
+                obj = importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                continue
+            for attr in parts[i:]:
+                assert hasattr(obj, attr), name
+                obj = getattr(obj, attr)
+            break
+        assert obj is not None, name
+    (sig,) = re.findall(r"`tcdoctor\.analyze\((model.*?)\)`", text, re.S)
+    given = {p.split("=")[0].strip(" *\n") for p in sig.split(",")} - {""}
+    params = set(inspect.signature(tcdoctor.analyze).parameters)
+    assert given <= params and "expected_calls" in given, (given, params)
