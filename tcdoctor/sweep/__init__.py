@@ -4,9 +4,8 @@ Method. The targets (`path.py:function`, globs such as `models/*.py:build`, `@li
 line) are expanded in the order given (a glob's matches sorted), duplicates dropped. Each target is
 analysed by the pipeline `analyze` runs (run/pipeline.py: its own child processes, its own time
 limit; the same report files, written by render/write.py, here under `DIR/<target-slug>/`), one at
-a time, so no two
-analyses share the machine. A target that fails (bad target, `build()` raised, timeout, crash) is a
-row with `analyze`'s exit code and its one-line reason; the sweep goes on.
+a time, so no two analyses share the machine. A target that fails (bad target, `build()` raised,
+timeout, crash) is a row with `analyze`'s exit code and its one-line reason; the sweep goes on.
 
 Resume. When a target ends, its row and the key it was measured under (tcdoctor version, torch
 version, the analysis options, `--expected-calls`, the target file's SHA-256) are written to
@@ -18,8 +17,8 @@ recorded with its reason (`--retry-failed` runs failures again). The overview (`
 Shards. `--shard K/N` keeps the K-th of N disjoint shares of the expanded list (round robin, or
 balanced by `--durations OLD/sweep.json`: sweep/shards.py); every shard records the whole list, so
 `--merge` (sweep/merge.py) can say which target is missing; `--baseline` adds each row's changes
-(sweep/compare.py). The overview's model and its summary figures are report/sweep.py's. The parent never imports torch: the
-installed torch's version is read from its package metadata.
+(sweep/compare.py). The overview's model and its summary figures are report/sweep.py's. The parent
+never imports torch: the installed torch's version is read from its package metadata.
 
 Exit codes: 0 every target produced a complete report; 4 the overview was written but at least one
 target did not (its row says why and which exit code `analyze` gave); 2 a usage error (no target, a
