@@ -205,6 +205,18 @@ def test_a_write_that_fails_midway_is_one_line_and_leaves_the_old_file(tmp_path,
     assert path.read_text() == "new" and path.stat().st_mode & 0o777 == 0o666 & ~mask
 
 
+def test_a_symlink_keeps_its_link_and_a_device_is_written_in_place(tmp_path):
+    from tcdoctor.report.files import write_atomic
+
+    (tmp_path / "real.json").write_text("old")
+    os.symlink("real.json", tmp_path / "link.json")
+    write_atomic(str(tmp_path / "link.json"), "new")
+    assert os.path.islink(tmp_path / "link.json") and (tmp_path / "real.json").read_text() == "new"
+    write_atomic(os.devnull, "discarded")  # a character device: never renamed over
+    assert not os.path.isfile(os.devnull)
+    assert sorted(os.listdir(tmp_path)) == ["link.json", "real.json"]
+
+
 # ---------------------------------------------------------------------------- docs/api.md
 
 

@@ -21,8 +21,15 @@ import tempfile
 
 def write_atomic(path: str, text: str) -> None:
     """Write `text` (UTF-8) to `path` through a temporary file beside it and a rename; OSError as
-    the system gives it, with no temporary file left behind."""
-    folder, name = os.path.split(os.path.abspath(path))
+    the system gives it, with no temporary file left behind. A symlink is followed (its target is
+    replaced, the link kept); a path that is not a regular file (`/dev/stdout`, a named pipe) is
+    written to directly: there is nothing to rename over."""
+    real = os.path.realpath(path)
+    if os.path.exists(real) and not os.path.isfile(real):
+        with open(real, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return
+    folder, name = os.path.split(real)
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -30,7 +37,7 @@ def write_atomic(path: str, text: str) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 is not what a plain open() gives
-        os.replace(tmp, path)
+        os.replace(tmp, real)
     except BaseException:
         with contextlib.suppress(OSError):
             os.remove(tmp)
