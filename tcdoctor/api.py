@@ -7,14 +7,11 @@ itself as HTML in Jupyter. The hook lives here, at the top, so the report data n
 from __future__ import annotations
 
 import dataclasses
-import os
-import tempfile
 from typing import Any
 
 from .errors import OptionError
 from .options import Options
 from .report.model import Report
-from .run.assemble import assemble
 from .target.workload import TrainStep, Workload, coerce
 
 
@@ -25,25 +22,38 @@ def analyze(
     kwargs: dict | None = None,
     variants: tuple = (),
     compile_kwargs: dict | None = None,
+    expected_calls: int | None = None,
     isolate: bool | None = None,
     progress: bool = False,
     **options: Any,
 ) -> Report:
     """Analyse a target string (``"path.py:build"``, in child processes) or a model object.
 
-    A model object is analysed in this process (no isolation, no warm-cache figure: that
-    needs a fresh process); Dynamo state is reset before and after. Options are the fields of
-    ``Options`` (backend, mode, threads, timeout_s, budget_s, modes, ...), checked as the command
-    line checks them: a bad value or an unknown name raises ``OptionError``, a ``ValueError``
-    naming the option and what it takes. ``progress=True`` writes each phase to stderr as it
-    finishes (target strings only: the in-process analysis has no children to poll).
+    Both go through the command line's own pipeline (run/pipeline.py `analyze`): a target string
+    runs as `tcdoctor analyze` runs it, distributed under torch.distributed.run with
+    ``nproc=2`` (one report per rank, the lowest rank's returned with the ``distributed``
+    section), and a child's fatal record raises the same error (``UserCodeError`` when build()
+    or the eager call raised, ``TargetError`` for a target that cannot be used). A model object is
+    analysed in this process (no isolation, no warm-cache figure: that needs a fresh process);
+    Dynamo state is reset before and after. Options are the fields of ``Options`` (backend, mode,
+    threads, timeout_s, budget_s, modes, nproc, ...), checked as the command line checks them: a
+    bad value or an unknown name raises ``OptionError``, a ``ValueError`` naming the option and
+    what it takes. ``expected_calls`` re-derives the verdict for that horizon, as
+    ``--expected-calls`` does. ``progress=True`` writes each phase to stderr as it finishes
+    (target strings only: the in-process analysis has no children to poll).
     """
-    opts = _options(options)
-    if isinstance(model, str):
-        from .run.launcher import analyze_target
+    from .run.pipeline import analyze as run_pipeline
 
-        report, _ = analyze_target(model, opts, progress=progress)
-        return report
+    opts = _options(options)
+    if not isinstance(model, str):
+        model = _workload(model, inputs, kwargs, variants, compile_kwargs)
+    report, _ = run_pipeline(model, opts, expected_calls=expected_calls, progress=progress)
+    return report
+
+
+def _workload(
+    model: Any, inputs: Any, kwargs: dict | None, variants: tuple, compile_kwargs: dict | None
+) -> Workload | TrainStep:
     workload = (
         model
         if isinstance(model, (Workload, TrainStep))
@@ -53,7 +63,7 @@ def analyze(
         workload.variants = list(variants)
     if compile_kwargs:
         workload.compile_kwargs = dict(compile_kwargs)
-    return _in_process(workload, opts)
+    return workload
 
 
 def _options(options: dict[str, Any]) -> Options:
@@ -66,63 +76,6 @@ def _options(options: dict[str, Any]) -> Options:
             f"(options: {', '.join(known)})"
         )
     return Options(**options)
-
-
-def _check_backend(name: str) -> None:
-    """A backend name torch.compile knows, in this process (a target string's backend is looked up
-    in its child, after the user's module has registered its own)."""
-    from torch._dynamo.backends.registry import lookup_backend
-
-    try:
-        lookup_backend(name)
-    except Exception:  # noqa: BLE001 - InvalidBackend; private module
-        raise OptionError(
-            f"option backend (--backend) takes a torch.compile backend registered in this process "
-            f"(torch._dynamo.list_backends(exclude_tags=())), got {name!r}"
-        ) from None
-
-
-def _in_process(workload: Workload, opts: Options) -> Report:
-    import torch
-
-    _check_backend(opts.backend)
-
-    from .probes import dynamo_state
-    from .report.phases import IN_PROCESS
-    from .run.runner import PhaseRunner
-    from .run.stream import ListSink
-
-    sink = ListSink()
-    old_threads = torch.get_num_threads()
-    old_cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    with tempfile.TemporaryDirectory(prefix="tcdoctor-") as cache:
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
-        if opts.threads is not None:  # else this process's own setting, as the user runs it
-            torch.set_num_threads(opts.threads)
-        try:
-            PhaseRunner(workload, opts, sink).run(IN_PROCESS)
-        finally:
-            dynamo_state.fresh()
-            torch.set_num_threads(old_threads)
-            if old_cache is None:
-                os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
-            else:
-                os.environ["TORCHINDUCTOR_CACHE_DIR"] = old_cache
-    events = sink.events
-    fatal = next((ev for ev in events if ev.get("fatal")), None)
-    if fatal:
-        from .errors import TcdoctorError
-        from .target.userframes import where_str
-
-        raise TcdoctorError(
-            f"{fatal['error']['message']}{where_str(fatal['error'].get('where'))}",
-            fatal.get("exit_code") or 3,
-        )
-    data_opts = opts.to_dict()
-    data_opts["in_process"] = True
-    report = assemble(workload.name or type(workload.model).__name__, data_opts, events, [])
-    report.compile.warm_not_measured = "in-process analysis: a warm-cache compile needs a fresh process (analyse a path.py:function target)"
-    return report
 
 
 def _repr_html_(report: Report) -> str:

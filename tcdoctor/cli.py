@@ -71,36 +71,15 @@ def _write_outputs(
     md_path: str | None,
     summary: str | None = None,
 ) -> None:
-    """Write the report files, then print `summary` and where the files are: files first, so a
-    closed stdout (`| head`) never costs a report."""
-    _write_files(report, json_path, html_path, md_path)
+    """Write the report files (render/write.py), then print `summary` and where the files are:
+    files first, so a closed stdout (`| head`) never costs a report."""
+    from .render.write import write_report
+
+    written = write_report(report, json_path, html_path, md_path)
     if summary is not None:
         click.echo(summary)
-    for label, p in (("JSON", json_path), ("HTML", html_path), ("Markdown", md_path)):
-        if p:
-            click.echo(f"{label} report: {p}")
-
-
-def _write_files(
-    report: Report, json_path: str | None, html_path: str | None, md_path: str | None
-) -> None:
-    """The report files (JSON, HTML, Markdown) a path is given for; one line if one cannot be written."""
-    try:
-        if json_path:
-            report.save(json_path)
-        if html_path:
-            from .render.html import HtmlRenderer
-
-            html = HtmlRenderer(base_dir=os.path.dirname(os.path.abspath(html_path)))
-            with open(html_path, "w", encoding="utf-8") as fh:
-                fh.write(html.render(report))
-        if md_path:
-            from .render.markdown import MarkdownRenderer
-
-            with open(md_path, "w", encoding="utf-8") as fh:
-                fh.write(MarkdownRenderer().render(report))
-    except OSError as exc:
-        raise TcdoctorError(f"cannot write output: {exc}") from None
+    for label, p in written:
+        click.echo(f"{label}: {p}")
 
 
 @click.group(
@@ -174,22 +153,13 @@ def _run_analysis(
     expected_calls: int | None,
     thresholds: tuple[float, ...] = (),
 ) -> tuple[Report, int]:
-    """`thresholds`: speedups a gate judges, which the headline's processes must decide too."""
-    from .run.launcher import analyze_target
-    from .run.tlparse import attach, prepare
-    from .verdict import with_verdict
+    """The analysis pipeline (run/pipeline.py), with progress unless --quiet. `thresholds`:
+    speedups a gate judges, which the headline's processes must decide too."""
+    from .run.pipeline import analyze as run_pipeline
 
-    prepare(opts.torch_trace)
-    if opts.distributed:
-        from .run.distributed import analyze_distributed
-
-        report, code = analyze_distributed(target, opts, progress=not quiet)
-    else:
-        report, code = analyze_target(target, opts, progress=not quiet, thresholds=thresholds)
-    attach(report, opts)
-    if expected_calls:
-        report = with_verdict(report, expected_calls=expected_calls)
-    return report, code
+    return run_pipeline(
+        target, opts, expected_calls=expected_calls, thresholds=thresholds, progress=not quiet
+    )
 
 
 # CI outputs of `analyze` and `check` (CLI-only: they change what is printed, not what is measured)
@@ -524,20 +494,9 @@ def _check_sweep(
     )
 
     def write_files() -> list[tuple[str, str]]:
-        from .render.sweep import SweepHtmlRenderer
+        from .render.write import write_sweep
 
-        out = []
-        try:
-            if gate.links.get("json"):
-                overview.save(gate.links["json"])
-                out.append(("JSON overview", gate.links["json"]))
-            if gate.links.get("html"):
-                with open(gate.links["html"], "w", encoding="utf-8") as fh:
-                    fh.write(SweepHtmlRenderer().render(overview))
-                out.append(("HTML overview", gate.links["html"]))
-        except OSError as exc:
-            raise TcdoctorError(f"cannot write output: {exc}") from None
-        return out
+        return write_sweep(overview, gate.links.get("json"), gate.links.get("html"))
 
     return gate.finish(
         results,
@@ -608,9 +567,9 @@ def _check_report(
     note = "\n".join(notes) or None
 
     def write_files() -> list[tuple[str, str]]:
-        json_path, html_path = gate.links.get("json"), gate.links.get("html")
-        _write_files(rep, json_path, html_path, None)
-        return [(f"{k} report", p) for k, p in (("JSON", json_path), ("HTML", html_path)) if p]
+        from .render.write import write_report
+
+        return write_report(rep, gate.links.get("json"), gate.links.get("html"))
 
     from .render.github import GitHubAnnotations, step_summary
     from .render.junit import JUnitRenderer
@@ -672,11 +631,12 @@ class _Gate:
     ) -> int:
         from .render.github import GitHubAnnotations, step_summary
         from .render.junit import JUnitRenderer
+        from .render.write import write_text
         from .report.check import gate_exit_code, gate_lines
 
         if self.junit_path:
             xml = junit() if junit else JUnitRenderer(results, self.links).render_target(target)
-            _write_text(self.junit_path, xml)
+            write_text(self.junit_path, xml)
         written = write_files()
         click.echo("\n".join(gate_lines(results, note)))
         for label, p in written:
@@ -696,13 +656,14 @@ class _Gate:
         gate that ended in an error; a file that cannot be written is a warning, the error stays."""
         from .render.github import GitHubAnnotations, step_summary
         from .render.junit import JUnitRenderer
+        from .render.write import write_text
         from .report.check import error_result
 
         results = [error_result("tcdoctor check", exc.message)]
         if self.junit_path:
             xml = JUnitRenderer(results, self.links).render_target(target)
             try:
-                _write_text(self.junit_path, xml)
+                write_text(self.junit_path, xml)
             except TcdoctorError as err:
                 click.echo(f"tcdoctor: warning: {err.message}", err=True)
         _github(
@@ -723,14 +684,6 @@ def _baseline(path: str | None, regressions: dict[str, Any]) -> Report | None:
             "--max-slowdown or --max-compile-growth"
         )
     return _load(path) if path else None
-
-
-def _write_text(path: str, text: str) -> None:
-    try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise TcdoctorError(f"cannot write output: {exc}") from None
 
 
 @main.command(
@@ -780,7 +733,8 @@ def sweep(
     expected_calls: int | None,
     **analysis: Any,
 ) -> None:
-    from .sweep import merge_dirs, run_sweep
+    from .sweep import run_sweep
+    from .sweep.merge import merge_dirs
 
     if merge:
         sys.exit(merge_dirs(targets, out_dir, baseline))
@@ -789,8 +743,6 @@ def sweep(
         Options.from_cli(analysis),
         expected_calls,
         out_dir,
-        analyse=_run_analysis,
-        write_files=_write_files,
         quiet=quiet,
         retry_failed=retry_failed,
         shard=shard,
@@ -816,15 +768,17 @@ def sweep(
 def diff(
     before: str, after: str, json_path: str | None, md_path: str | None, no_fail: bool
 ) -> None:
+    from .render.write import write_all
     from .report.check import regressions
     from .report.diff import diff_json, diff_markdown, render_diff
 
     a, b = _load(before), _load(after)
     found = regressions(a, b)
-    if json_path:
-        _write_text(json_path, diff_json(a, b, found))
-    if md_path:
-        _write_text(md_path, diff_markdown(a, b, found))
+    outputs = {
+        json_path: lambda: diff_json(a, b, found),
+        md_path: lambda: diff_markdown(a, b, found),
+    }
+    write_all([(p, text) for p, text in outputs.items() if p])
     click.echo(render_diff(a, b, found))
     for label, p in (("JSON", json_path), ("Markdown", md_path)):
         if p:

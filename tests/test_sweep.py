@@ -256,7 +256,8 @@ def test_two_shards_merged_give_the_unsharded_rows(swept, tmp_path):
 
 
 def test_merge_names_shards_that_differ_in_torch_device_or_options():
-    from tcdoctor.report.sweep import Sweep, SweepRow, merge
+    from tcdoctor.report.sweep import Sweep, SweepRow
+    from tcdoctor.sweep.merge import merge
 
     a = Sweep(torch="2.13.0", options={"budget_s": 5.0}, targets=["a.py:f", "b.py:f"],
               rows=[SweepRow(target="a.py:f", exit_code=0, device="cpu")])  # fmt: skip
@@ -271,7 +272,7 @@ def test_merge_names_shards_that_differ_in_torch_device_or_options():
 
 
 def test_shards_balanced_by_durations_are_disjoint_deterministic_and_even():
-    from tcdoctor.report.sweep import shard_targets
+    from tcdoctor.sweep.shards import shard_targets
 
     targets = [f"m{i}.py:build" for i in range(7)]
     durations = {"m0.py:build": 100.0, "m1.py:build": 90.0, "m2.py:build": 10.0,
@@ -336,7 +337,8 @@ def test_check_sweep_gates_on_the_overview(swept, tmp_path):
 
 
 def test_check_newly_slower_than_eager_fails_only_on_a_model_that_was_not():
-    from tcdoctor.report.sweep import Sweep, SweepRow, check, with_baseline
+    from tcdoctor.report.sweep import Sweep, SweepRow, check
+    from tcdoctor.sweep.compare import with_baseline
 
     now = Sweep(rows=[SweepRow(target="a.py:f", exit_code=0, speedup=0.5, speedup_ci=[0.4, 0.6]),
                       SweepRow(target="b.py:f", exit_code=0, speedup=0.5, speedup_ci=[0.4, 0.6])])  # fmt: skip

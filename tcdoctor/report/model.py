@@ -88,8 +88,10 @@ class Report(Record):
         return dumps(self.to_dict(), indent=indent)
 
     def save(self, path: str) -> None:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(self.to_json())
+        """The JSON report, written atomically (report/files.py)."""
+        from .files import write_atomic
+
+        write_atomic(path, self.to_json())
 
     @classmethod
     def load(cls, path: str) -> Report:

@@ -1,5 +1,6 @@
-"""A sweep's overview: one row per target, a summary with the torch.compile dashboard's definitions,
-shards, merging, and what changed against an earlier sweep. Torch-free, like all of report/.
+"""A sweep's overview: one row per target and a summary with the torch.compile dashboard's
+definitions (the model; shards, merging and the comparison with an earlier sweep are the driver's,
+in tcdoctor/sweep/). Torch-free, like all of report/.
 
 Method. Each row is read from the target's own saved report (`row_from_report`, given the report
 loaded back from its JSON file), never measured again; a target without a report (a bad target,
@@ -17,12 +18,12 @@ the PyTorch torch.compile performance dashboard's definitions (`METHOD` says the
 
 Pitfalls. A geometric mean over few rows says little, so the count it is taken over is given beside
 it. Rows of a merged sweep come from different machines when the shards ran on different machines;
-`merge` names every difference (torch version, device, options) in one line each.
+sweep/merge.py names every difference (torch version, device, options) in one line each.
 
-Changes against a baseline (`compare`): graph breaks are matched by (file name, line, reason), so a
-sweep run from another checkout path still matches; a speedup change is reported only where the two
-95% CIs do not overlap; a cold compile change only beyond `COMPILE_CHANGE` (both relative and absolute,
-since a 0.2 s compile moves by 30% from noise alone).
+Changes against a baseline (sweep/compare.py, in each row's `changes`): graph breaks are matched
+by (file name, line, reason), so a sweep run from another checkout path still matches; a speedup
+change is reported only where the two 95% CIs do not overlap; a cold compile change only beyond
+`COMPILE_CHANGE` (both relative and absolute, since a 0.2 s compile moves by 30% from noise alone).
 """
 
 from __future__ import annotations
@@ -250,7 +251,10 @@ class Sweep(Record):
         return dumps(self.to_dict(), indent=2)
 
     def save(self, path: str) -> None:
-        atomic_write(path, self.to_json())
+        """The overview's JSON, written atomically (report/files.py)."""
+        from .files import write_atomic
+
+        write_atomic(path, self.to_json())
 
     @classmethod
     def load(cls, path: str) -> Sweep:
@@ -269,16 +273,6 @@ class Sweep(Record):
             return cls.from_dict(data)
         except (TypeError, AttributeError, ValueError) as exc:
             raise ReportError(f"{path} does not have a sweep overview's shape ({exc})") from None
-
-
-def atomic_write(path: str, text: str) -> None:
-    """Write via a temporary file and a rename: a reader (or a kill -9) never sees half a file."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 # ---------------------------------------------------------------------------- rows
@@ -342,172 +336,7 @@ def failed_row(target: str, exit_code: int, reason: str, duration_s: float | Non
     )
 
 
-# ---------------------------------------------------------------------------- shards
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """'K/N' with 1 ≤ K ≤ N; ValueError with the reason otherwise."""
-    k, sep, n = text.partition("/")
-    if not sep or not k.strip().isdigit() or not n.strip().isdigit():
-        raise ValueError(f"--shard must look like K/N (e.g. 2/4), got {text!r}")
-    ki, ni = int(k), int(n)
-    if not 1 <= ki <= ni:
-        raise ValueError(f"--shard K/N needs 1 ≤ K ≤ N, got {text!r}")
-    return ki, ni
-
-
-def shard_targets(
-    targets: list[str], k: int, n: int, durations: dict[str, float] | None = None
-) -> list[str]:
-    """The K-th of N disjoint shares of `targets` (1-based), in the targets' own order.
-
-    Without durations: every N-th target from the K-th (round robin over the given order). With
-    durations (a previous sweep's, by target): longest first, each to the shard with the least total
-    so far (ties: the lower shard, then the target name), a target not in it counted at the median
-    of the known ones. Deterministic: every shard computes the same assignment from the same list.
-    """
-    if not durations:
-        return [t for i, t in enumerate(targets) if i % n == k - 1]
-    known = [d for t, d in durations.items() if t in targets and d is not None]
-    default = statistics.median(known) if known else 1.0
-    cost = {t: durations.get(t, default) or default for t in targets}
-    loads = [0.0] * n
-    mine = set()
-    for t in sorted(targets, key=lambda t: (-cost[t], t)):
-        j = min(range(n), key=lambda j: (loads[j], j))
-        loads[j] += cost[t]
-        if j == k - 1:
-            mine.add(t)
-    return [t for t in targets if t in mine]
-
-
-# ---------------------------------------------------------------------------- merge
-
-
-def merge(shards: list[tuple[str, Sweep]]) -> Sweep:
-    """Join shard overviews (name, sweep) into one; every inconsistency is a line in `warnings`:
-    a target missing (kept as a row with status 'missing') or appearing twice (the first kept), and
-    shards that differ in torch version, device, options or target list."""
-    warnings: list[str] = []
-    targets: list[str] = []
-    for _, sw in shards:
-        targets += [t for t in sw.targets if t not in targets]
-    rows: dict[str, tuple[str, SweepRow]] = {}
-    for name, sw in shards:
-        for row in sw.rows:
-            if row.target in rows:
-                warnings.append(
-                    f"target {row.target} appears twice (in {rows[row.target][0]} and {name}); "
-                    f"kept {rows[row.target][0]}'s row"
-                )
-                continue
-            rows[row.target] = (name, row)
-            if row.target not in targets:
-                targets.append(row.target)
-    for t in targets:
-        if t not in rows:
-            warnings.append(f"target {t} is missing: no shard has its row")
-    warnings += _differences(shards)
-    first = shards[0][1] if shards else Sweep()
-    merged_rows = [
-        rows[t][1]
-        if t in rows
-        else SweepRow(target=t, slug=slug(t), reason="missing: no shard produced its row")
-        for t in targets
-    ]
-    walls = [sw.wall_s for _, sw in shards if sw.wall_s is not None]
-    return Sweep(
-        tool=first.tool,
-        torch=first.torch,
-        options=first.options,
-        expected_calls=first.expected_calls,
-        targets=targets,
-        rows=merged_rows,
-        wall_s=max(walls) if walls else None,
-        warnings=warnings,
-    )
-
-
-def _differences(shards: list[tuple[str, Sweep]]) -> list[str]:
-    out = []
-
-    def differ(what: str, value_of) -> None:
-        values = {}
-        for name, sw in shards:
-            values.setdefault(json.dumps(value_of(sw), sort_keys=True, default=str), []).append(
-                name
-            )
-        if len(values) > 1:
-            out.append(
-                f"shards differ in {what}: "
-                + "; ".join(f"{v} ({', '.join(names)})" for v, names in values.items())
-            )
-
-    differ("torch version", lambda sw: sw.torch)
-    differ("device", lambda sw: sorted({r.device for r in sw.rows if r.device}))
-    differ("tcdoctor version", lambda sw: sw.tool.get("version"))
-    keys = sorted({k for _, sw in shards for k in sw.options})
-    for key in keys:
-        differ(f"option {key}", lambda sw, key=key: sw.options.get(key))
-    differ("expected calls", lambda sw: sw.expected_calls)
-    differ("target list", lambda sw: sw.targets)
-    return out
-
-
 # ---------------------------------------------------------------------------- baseline
-
-
-def _change(kind: str, text: str) -> dict:
-    return {"kind": kind, "text": text}
-
-
-def compare(new: SweepRow, old: SweepRow | None) -> list[dict]:
-    """What changed for one target since the baseline (`METHOD_CHANGES` says how each is judged)."""
-    if old is None:
-        return [_change("new_target", "not in the baseline")]
-    out = []
-    if new.complete != old.complete:
-        out.append(
-            _change("fixed", f"complete now (was exit {old.exit_code}: {old.reason})")
-            if new.complete
-            else _change(
-                "failed", f"exit {new.exit_code} now (was complete): {new.reason or new.status}"
-            )
-        )
-    if new.graph_breaks is not None and old.graph_breaks is not None:
-        nk, ok = new.break_keys, old.break_keys
-        for f, line, reason in sorted(nk - ok, key=str):
-            out.append(_change("new_break", f"new graph break at {f}:{line}: {reason}"))
-        for f, line, reason in sorted(ok - nk, key=str):
-            out.append(_change("fixed_break", f"graph break fixed at {f}:{line}: {reason}"))
-    if (
-        new.recompiles is not None
-        and old.recompiles is not None
-        and new.recompiles != old.recompiles
-    ):
-        out.append(_change("recompiles", f"recompiles {old.recompiles} → {new.recompiles}"))
-    if new.speedup_ci and old.speedup_ci:
-        if new.speedup_ci[0] > old.speedup_ci[1] or new.speedup_ci[1] < old.speedup_ci[0]:
-            word = "faster" if new.speedup_ci[0] > old.speedup_ci[1] else "slower"
-            out.append(
-                _change(
-                    f"speedup_{word}",
-                    f"speedup {units.ratio(old.speedup, old.speedup_ci)} → "
-                    f"{units.ratio(new.speedup, new.speedup_ci)} ({word}: the CIs do not overlap)",
-                )
-            )
-    if new.slower_than_eager and not old.slower_than_eager:
-        out.append(_change("newly_slower_than_eager", "now slower than eager (CI wholly below 1×)"))
-    a, b = old.cold_compile_s, new.cold_compile_s
-    rel, absolute = COMPILE_CHANGE
-    if a is not None and b is not None and abs(b - a) > max(absolute, rel * a):
-        out.append(_change("compile", f"cold compile {units.seconds(a)} → {units.seconds(b)}"))
-    a_v, b_v = old.shown_verdict, new.shown_verdict
-    if a_v and b_v and a_v != b_v:
-        out.append(
-            _change("verdict", f"verdict {units.decision_text(a_v)} → {units.decision_text(b_v)}")
-        )
-    return out
 
 
 METHOD_CHANGES = (
@@ -515,17 +344,6 @@ METHOD_CHANGES = (
     "recompile counts; a speedup change only where the two 95% CIs do not overlap; a cold compile "
     f"change beyond {COMPILE_CHANGE[0]:.0%} and {COMPILE_CHANGE[1]:g} s; the pass/fail status and the verdict."
 )
-
-
-def with_baseline(sweep: Sweep, baseline: Sweep, name: str) -> Sweep:
-    """The sweep with each row's changes against `baseline` (and the targets it no longer has)."""
-    old = {r.target: r for r in baseline.rows}
-    for row in sweep.rows:
-        row.changes = compare(row, old.get(row.target))
-    sweep.baseline = name
-    current = {r.target for r in sweep.rows}
-    sweep.removed = [t for t in old if t not in current]
-    return sweep
 
 
 # ---------------------------------------------------------------------------- gate

@@ -22,7 +22,7 @@ import signal
 import sys
 import time
 
-from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, EXIT_USER_CODE, ChildFailed
+from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, ChildFailed
 from ..options import Options
 from ..report import distributed as dsec
 from ..report.model import Report
@@ -35,7 +35,7 @@ from .process import (
     ChildProcess,
     done,
     exited_message,
-    fatal_error,
+    fatal_event_error,
     finished,
     measured,
     stack_dump_after,
@@ -178,20 +178,9 @@ def _shown(events: list[dict]) -> list[dict]:
 def _fatal(cold: dict[int, list[dict]]) -> None:
     """A rank whose target or eager call failed: the same one-line error as a single-process run."""
     for rank, evs in sorted(cold.items()):
-        fatal = next((ev for ev in evs if ev.get("fatal")), None)
-        if fatal:
-            err = fatal.get("error") or {}
-            if (
-                fatal.get("phase") == "rank"
-            ):  # rendezvous or backend: before any phase, exit 3 as ever
-                raise ChildFailed(
-                    f"rank {rank}: could not join the process group: {err.get('message')}",
-                    EXIT_USER_CODE,
-                )
-            raise fatal_error(
-                f"rank {rank}: {err.get('message')}{where_str(err.get('where'))}",
-                fatal.get("exit_code"),
-            )
+        error = fatal_event_error(evs, rank)
+        if error:
+            raise error
 
 
 def analyze_distributed(

@@ -27,8 +27,8 @@ from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, ChildFailed, UserCode
 from ..experiments.fixes import budget_used_up, judged_across_processes
 from ..experiments.specs import PHASE_PREFIX, FixSpec, Spec
 from ..options import Options
+from ..report.files import write_atomic
 from ..report.model import Report
-from ..target.userframes import where_str
 from .assemble import assemble
 from .process import (
     OUTPUT_TAIL_CHARS,
@@ -38,7 +38,7 @@ from .process import (
     child_command,
     done,
     exited_message,
-    fatal_error,
+    fatal_event_error,
     finished,
     measured,
     stack_dump_after,
@@ -114,10 +114,7 @@ class Child(ChildProcess):
 
 
 def _touch(path: str, payload: dict) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w") as fh:
-        json.dump(payload, fh)
-    os.replace(tmp, path)  # atomic: the child never reads half a file
+    write_atomic(path, json.dumps(payload))  # the child never reads half a file
 
 
 def _show(prog: Progress, cold: Child, warm: Child | None) -> None:
@@ -447,12 +444,9 @@ def analyze_target(
 
         events, failure = cold.finish()
         prog.feed("cold", events)
-        fatal = next((ev for ev in events if ev.get("fatal")), None)
-        if fatal:
-            err = fatal["error"]
-            raise fatal_error(
-                f"{err['message']}{where_str(err.get('where'))}", fatal.get("exit_code")
-            )
+        error = fatal_event_error(events)
+        if error:
+            raise error
         if (
             failure and failure["phase"] == "startup"
         ):  # died before its first phase: exit 2, as ever

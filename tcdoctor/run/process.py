@@ -23,7 +23,15 @@ import sys
 import time
 from typing import Callable
 
-from ..errors import EXIT_USAGE, EXIT_USER_CODE, TargetError, TcdoctorError, UserCodeError
+from ..errors import (
+    EXIT_USAGE,
+    EXIT_USER_CODE,
+    ChildFailed,
+    TargetError,
+    TcdoctorError,
+    UserCodeError,
+)
+from ..report.files import write_atomic
 from ..target.userframes import deepest_user_frame, where_str
 
 POLL_S = 0.02  # how often the parent checks on running children
@@ -79,8 +87,7 @@ class ChildProcess:
 
         `term_grace_s`: on a kill, SIGTERM first and this long to stop (torchrun stops its workers
         then); 0 kills at once."""
-        with open(spec_path, "w") as fh:
-            json.dump(spec, fh)
+        write_atomic(spec_path, json.dumps(spec))
         env = {**os.environ, **(extra_env or {}), "PYTHONUNBUFFERED": "1"}
         if cache_dir is not None:
             env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
@@ -238,3 +245,22 @@ def fatal_error(message: str, exit_code: int | None) -> TcdoctorError:
     was measured (exit 3), or the target cannot be used (exit 2)."""
     code = exit_code or EXIT_USAGE
     return (UserCodeError if code == EXIT_USER_CODE else TargetError)(message, code)
+
+
+def fatal_event_error(events: list[dict], rank: int | None = None) -> TcdoctorError | None:
+    """The error a child's fatal record stands for, or None when its events hold none: the one
+    mapping from a fatal record to an error, for a single-process child, a rank (named by `rank`)
+    and the in-process analysis alike. A rank that could not join the process group (its 'rank'
+    phase, before any of the analysis's) is ChildFailed, exit 3; any other fatal record is
+    `fatal_error` of its message, where the user's code stood, and its exit code."""
+    fatal = next((ev for ev in events if ev.get("fatal")), None)
+    if fatal is None:
+        return None
+    err = fatal.get("error") or {}
+    who = f"rank {rank}: " if rank is not None else ""
+    if fatal.get("phase") == "rank":
+        return ChildFailed(
+            f"{who}could not join the process group: {err.get('message')}", EXIT_USER_CODE
+        )
+    where = where_str(err.get("where"))
+    return fatal_error(f"{who}{err.get('message')}{where}", fatal.get("exit_code"))

@@ -2,10 +2,10 @@
 
 Method. The targets (`path.py:function`, globs such as `models/*.py:build`, `@list.txt` with one per
 line) are expanded in the order given (a glob's matches sorted), duplicates dropped. Each target is
-analysed by the very function `analyze` calls (cli.py hands it in: its own child processes, its own
-time limit, the same report files, here under `DIR/<target-slug>/`), one at a time, so no two
-analyses share the machine. A target that fails (bad target, `build()` raised, timeout, crash) is a
-row with `analyze`'s exit code and its one-line reason; the sweep goes on.
+analysed by the pipeline `analyze` runs (run/pipeline.py: its own child processes, its own time
+limit; the same report files, written by render/write.py, here under `DIR/<target-slug>/`), one at
+a time, so no two analyses share the machine. A target that fails (bad target, `build()` raised,
+timeout, crash) is a row with `analyze`'s exit code and its one-line reason; the sweep goes on.
 
 Resume. When a target ends, its row and the key it was measured under (tcdoctor version, torch
 version, the analysis options, `--expected-calls`, the target file's SHA-256) are written to
@@ -15,9 +15,10 @@ recorded with its reason (`--retry-failed` runs failures again). The overview (`
 `sweep.html`, `sweep.md`) is rebuilt from the records at the end of every run.
 
 Shards. `--shard K/N` keeps the K-th of N disjoint shares of the expanded list (round robin, or
-balanced by `--durations OLD/sweep.json`: report/sweep.py `shard_targets`); every shard records the
-whole list, so `--merge` can say which target is missing. The parent never imports torch: the
-installed torch's version is read from its package metadata.
+balanced by `--durations OLD/sweep.json`: sweep/shards.py); every shard records the whole list, so
+`--merge` (sweep/merge.py) can say which target is missing; `--baseline` adds each row's changes
+(sweep/compare.py). The overview's model and its summary figures are report/sweep.py's. The parent
+never imports torch: the installed torch's version is read from its package metadata.
 
 Exit codes: 0 every target produced a complete report; 4 the overview was written but at least one
 target did not (its row says why and which exit code `analyze` gave); 2 a usage error (no target, a
@@ -31,16 +32,13 @@ import glob
 import hashlib
 import importlib.metadata
 import os
-import shutil
 import sys
 import time
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any
 
-import click
-
-from . import units
-from .errors import (
+from .. import units
+from ..errors import (
     EXIT_INCOMPLETE,
     EXIT_INTERNAL,
     EXIT_OK,
@@ -48,14 +46,15 @@ from .errors import (
     TcdoctorError,
     UsageError,
 )
-from .options import Options
-from .report import sweep as sw
-from .report.check import CheckResult
-from .report.model import Report
-from .version import __version__
-
-Analyse = Callable[[str, Options, bool, "int | None"], "tuple[Report, int]"]
-WriteFiles = Callable[[Report, str, str, str], None]
+from ..options import Options
+from ..render.write import write_report, write_sweep, write_text
+from ..report import sweep as sw
+from ..report.check import CheckResult
+from ..report.model import Report
+from ..run.pipeline import analyze, echo
+from ..version import __version__
+from .compare import with_baseline
+from .shards import parse_shard, shard_targets
 
 
 def _torch_version() -> str | None:
@@ -164,11 +163,10 @@ def _read_record(folder: str) -> dict | None:
 
 
 def _write_record(folder: str, key: dict, row: sw.SweepRow) -> None:
-    from .report.encoding import dumps
+    from ..report.encoding import dumps
 
-    sw.atomic_write(
-        os.path.join(folder, sw.RECORD_NAME), dumps({"key": key, "row": row.to_dict()}, indent=2)
-    )
+    record = dumps({"key": key, "row": row.to_dict()}, indent=2)
+    write_text(os.path.join(folder, sw.RECORD_NAME), record, "the sweep record")
 
 
 def reusable(record: dict | None, key: dict, retry_failed: bool) -> sw.SweepRow | None:
@@ -198,8 +196,6 @@ def _run_one(
     out_dir: str,
     options: Options,
     expected_calls: int | None,
-    analyse: Analyse,
-    write_files: WriteFiles,
     quiet: bool = True,
 ) -> sw.SweepRow:
     """Analyse one target as `analyze` does and read its row back from the saved JSON report;
@@ -211,8 +207,10 @@ def _run_one(
         if os.path.exists(stale):
             os.remove(stale)
     try:
-        report, code = analyse(target, _own_folders(options, folder), quiet, expected_calls)
-        write_files(report, paths["json"], paths["html"], paths["md"])
+        report, code = analyze(
+            target, _own_folders(options, folder), expected_calls=expected_calls, progress=not quiet
+        )
+        write_report(report, paths["json"], paths["html"], paths["md"])
         saved = Report.load(paths["json"])
     except TcdoctorError as exc:
         return sw.failed_row(target, exc.exit_code, exc.message, time.monotonic() - started)
@@ -241,8 +239,6 @@ def run_sweep(
     options: Options,
     expected_calls: int | None,
     out_dir: str,
-    analyse: Analyse,
-    write_files: WriteFiles,
     quiet: bool = False,
     retry_failed: bool = False,
     shard: str | None = None,
@@ -259,13 +255,13 @@ def run_sweep(
     mine = targets
     if shard:
         try:
-            k, n = sw.parse_shard(shard)
+            k, n = parse_shard(shard)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-        old = _load_sweep(durations) if durations else None
+        old = load_sweep(durations) if durations else None
         times = {r.target: r.duration_s for r in old.rows} if old else None
-        mine = sw.shard_targets(targets, k, n, times)
-    base = _load_sweep(baseline) if baseline else None
+        mine = shard_targets(targets, k, n, times)
+    base = load_sweep(baseline) if baseline else None
     folders = {t: sw.slug(t) for t in mine}
     if len(set(folders.values())) < len(folders):
         raise UsageError("two targets map to the same report folder; rename one of the files")
@@ -276,7 +272,7 @@ def run_sweep(
         rows.append(
             _sweep_one(
                 target, folders[target], i, len(mine), out_dir, options, expected_calls,
-                analyse, write_files, quiet, retry_failed,
+                quiet, retry_failed,
             )
         )  # fmt: skip
     overview = sw.Sweep(
@@ -291,7 +287,7 @@ def run_sweep(
         wall_s=time.monotonic() - began,
     )
     if base is not None:
-        overview = sw.with_baseline(overview, base, baseline)
+        overview = with_baseline(overview, base, baseline)
     write_overview(overview, out_dir)
     return EXIT_OK if overview.complete else EXIT_INCOMPLETE
 
@@ -304,8 +300,6 @@ def _sweep_one(
     out_dir: str,
     options: Options,
     expected_calls: int | None,
-    analyse: Analyse,
-    write_files: WriteFiles,
     quiet: bool,
     retry_failed: bool,
 ) -> sw.SweepRow:
@@ -314,24 +308,22 @@ def _sweep_one(
     row = reusable(_read_record(where), key, retry_failed)
     if row is not None:
         if not quiet:
-            click.echo(f"sweep {i}/{total}: {target} … done before: {_headline(row)}", err=True)
+            echo(f"sweep {i}/{total}: {target} … done before: {_headline(row)}", err=True)
         return row
     live = not quiet and sys.stderr.isatty()  # analyze's one live line, then the sweep's line
     if not quiet and not live:
-        click.echo(f"sweep {i}/{total}: {target} … ", err=True, nl=False)
-    row = _run_one(
-        target, folder, out_dir, options, expected_calls, analyse, write_files, quiet=not live
-    )
+        echo(f"sweep {i}/{total}: {target} … ", err=True, nl=False)
+    row = _run_one(target, folder, out_dir, options, expected_calls, quiet=not live)
     if live:
-        click.echo(f"sweep {i}/{total}: {target} … ", err=True, nl=False)
+        echo(f"sweep {i}/{total}: {target} … ", err=True, nl=False)
     os.makedirs(where, exist_ok=True)
     _write_record(where, key, row)
     if not quiet:
-        click.echo(f"{_headline(row)}  [{units.seconds(row.duration_s)}]", err=True)
+        echo(f"{_headline(row)}  [{units.seconds(row.duration_s)}]", err=True)
     return row
 
 
-def _load_sweep(path: str) -> sw.Sweep:
+def load_sweep(path: str) -> sw.Sweep:
     """A sweep overview from its file or its folder; one line when it cannot be read."""
     if os.path.isdir(path):
         path = os.path.join(path, "sweep.json")
@@ -342,48 +334,14 @@ def _load_sweep(path: str) -> sw.Sweep:
 
 
 def write_overview(overview: sw.Sweep, out_dir: str) -> None:
-    """sweep.json, sweep.html and sweep.md in `out_dir`; the terminal table on stdout."""
-    from .render.sweep import SweepHtmlRenderer, SweepMarkdownRenderer, SweepTerminalRenderer
+    """sweep.json, sweep.html and sweep.md in `out_dir` (render/write.py); the terminal table on stdout."""
+    from ..render.sweep import SweepTerminalRenderer
 
     paths = {k: os.path.join(out_dir, f"sweep.{k}") for k in ("json", "html", "md")}
-    try:
-        overview.save(paths["json"])
-        sw.atomic_write(paths["html"], SweepHtmlRenderer().render(overview))
-        sw.atomic_write(paths["md"], SweepMarkdownRenderer().render(overview))
-    except OSError as exc:
-        raise TcdoctorError(f"cannot write the sweep overview: {exc}") from None
-    click.echo(SweepTerminalRenderer().render(overview))
-    for label, p in (("JSON", paths["json"]), ("HTML", paths["html"]), ("Markdown", paths["md"])):
-        click.echo(f"{label} overview: {p}")
-
-
-# ---------------------------------------------------------------------------- merge
-
-
-def merge_dirs(dirs: tuple[str, ...], out_dir: str, baseline: str | None = None) -> int:
-    """`tcdoctor sweep --merge DIR... --out DIR`: one overview from the shards' overviews; each
-    shard's report folders are copied into `out_dir` so its links work. Every inconsistency is one
-    line on stderr (and in the overview's `warnings`); exit 0 only when every target of the whole
-    list has a complete report."""
-    if not dirs:
-        raise UsageError("give the shard folders to merge: tcdoctor sweep --merge DIR... --out DIR")
-    shards = [(d, _load_sweep(d)) for d in dirs]
-    merged = sw.merge(shards)
-    merged.created = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    os.makedirs(out_dir, exist_ok=True)
-    for d, shard in shards:
-        if os.path.abspath(d) == os.path.abspath(out_dir):
-            continue
-        for row in shard.rows:
-            src = os.path.join(d, row.slug)
-            if row.slug and os.path.isdir(src):
-                shutil.copytree(src, os.path.join(out_dir, row.slug), dirs_exist_ok=True)
-    if baseline:
-        merged = sw.with_baseline(merged, _load_sweep(baseline), baseline)
-    for line in merged.warnings:
-        click.echo(f"tcdoctor: merge: {line}", err=True)
-    write_overview(merged, out_dir)
-    return EXIT_OK if merged.complete else EXIT_INCOMPLETE
+    written = write_sweep(overview, **paths, what="the sweep overview")
+    echo(SweepTerminalRenderer().render(overview))
+    for label, p in written:
+        echo(f"{label}: {p}")
 
 
 # ---------------------------------------------------------------------------- check
@@ -397,9 +355,9 @@ def check_sweep_dir(
 ) -> tuple[sw.Sweep, list[CheckResult]]:
     """`tcdoctor check --sweep DIR`: the overview (with its changes against `sweep_baseline`) and
     one `CheckResult` per threshold; cli.py writes them as `check` writes a report's checks."""
-    overview = _load_sweep(sweep_dir)
+    overview = load_sweep(sweep_dir)
     if sweep_baseline:
-        overview = sw.with_baseline(overview, _load_sweep(sweep_baseline), sweep_baseline)
+        overview = with_baseline(overview, load_sweep(sweep_baseline), sweep_baseline)
     results = sw.check(overview, min_pass_rate, no_new_slower_than_eager)
     if not results:
         raise UsageError("no sweep thresholds given (--min-pass-rate, --no-new-slower-than-eager)")

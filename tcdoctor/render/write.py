@@ -1,0 +1,93 @@
+"""Every output file of every command: analyze's and check's reports (JSON, HTML, Markdown), the
+sweep's overview and records, JUnit XML and `diff`'s outputs. One home, so each is written the same
+way: rendered in full first, then written atomically (report/files.py `write_atomic`: a temporary
+file beside it, then a rename), and a file that cannot be written is one line, exit 2.
+
+Pitfalls. Every format of one call is rendered before any is written, so a renderer that raises
+leaves every earlier file as it was (none half-written, no temporary file). The HTML report's
+links (TORCH_TRACE, tlparse) are made relative to the folder the HTML file is written to.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from ..errors import TcdoctorError
+from ..report.files import write_atomic
+
+if TYPE_CHECKING:
+    from ..report.model import Report
+    from ..report.sweep import Sweep
+
+_FORMATS = (("json", "JSON"), ("html", "HTML"), ("md", "Markdown"))
+
+
+def write_text(path: str, text: str, what: str = "output") -> None:
+    """One file, atomically; an OSError is one line, `cannot write <what>: ...` (exit 2)."""
+    write_all([(path, lambda: text)], what)
+
+
+def write_all(files: Sequence[tuple[str, Callable[[], str]]], what: str = "output") -> None:
+    """Render every (path, render) first, then write each atomically: a renderer that raises
+    writes nothing."""
+    texts = [(path, render()) for path, render in files]
+    try:
+        for path, text in texts:
+            write_atomic(path, text)
+    except OSError as exc:
+        raise TcdoctorError(f"cannot write {what}: {exc}") from None
+
+
+def write_report(
+    report: Report, json: str | None = None, html: str | None = None, md: str | None = None
+) -> list[tuple[str, str]]:
+    """The report files a path is given for; (label, path) of each written, e.g. ('JSON report', p)."""
+    renderers = {"json": report.to_json, "html": _html(report, html), "md": _markdown(report)}
+    return _write_formats(renderers, {"json": json, "html": html, "md": md}, "report", "output")
+
+
+def write_sweep(
+    overview: Sweep,
+    json: str | None = None,
+    html: str | None = None,
+    md: str | None = None,
+    what: str = "output",
+) -> list[tuple[str, str]]:
+    """A sweep's overview files a path is given for; (label, path) of each, e.g. ('JSON overview', p)."""
+    from .sweep import SweepHtmlRenderer, SweepMarkdownRenderer
+
+    renderers = {
+        "json": overview.to_json,
+        "html": lambda: SweepHtmlRenderer().render(overview),
+        "md": lambda: SweepMarkdownRenderer().render(overview),
+    }
+    return _write_formats(renderers, {"json": json, "html": html, "md": md}, "overview", what)
+
+
+def _write_formats(
+    renderers: dict[str, Callable[[], str]], paths: dict[str, str | None], noun: str, what: str
+) -> list[tuple[str, str]]:
+    chosen = [(key, label, paths[key]) for key, label in _FORMATS if paths.get(key)]
+    write_all([(path, renderers[key]) for key, _, path in chosen], what)
+    return [(f"{label} {noun}", path) for _, label, path in chosen]
+
+
+def _html(report: Report, path: str | None) -> Callable[[], str]:
+    def render() -> str:
+        from .html import HtmlRenderer
+
+        base = os.path.dirname(os.path.abspath(path)) if path else None
+        return HtmlRenderer(base_dir=base).render(report)
+
+    return render
+
+
+def _markdown(report: Report) -> Callable[[], str]:
+    def render() -> str:
+        from .markdown import MarkdownRenderer
+
+        return MarkdownRenderer().render(report)
+
+    return render
