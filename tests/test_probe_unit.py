@@ -20,6 +20,7 @@ import tcdoctor
 from tcdoctor import units
 from tcdoctor.render.terminal import TerminalRenderer
 from tcdoctor.report import phases
+from tcdoctor.report.model import Report
 from tcdoctor.report.phases import IN_PROCESS, Phase
 from tcdoctor.report.record import Record
 
@@ -65,7 +66,9 @@ def _analyze():
     )
 
 
-def test_a_toy_probe_reaches_the_json_and_the_terminal_through_the_registry(toy_registered):
+def test_a_toy_probe_reaches_the_json_and_the_terminal_through_the_registry(
+    toy_registered, tmp_path
+):
     assert phases.order(IN_PROCESS)[-2:] == ("toy_count", "recompiles")
     report = _analyze()
     saved = json.loads(report.to_json())
@@ -75,6 +78,9 @@ def test_a_toy_probe_reaches_the_json_and_the_terminal_through_the_registry(toy_
     assert isinstance(typed, ToyCount) and typed.parameters == 53
     lines = [ln for ln in TerminalRenderer().render(report).splitlines() if "toy parameters" in ln]
     assert len(lines) == 1 and "53" in lines[0], lines
+    report.save(str(tmp_path / "r.json"))  # a saved report keeps it, and reads it typed again
+    loaded = Report.load(str(tmp_path / "r.json"))
+    assert phases.section(loaded, "toy_count") == ToyCount(parameters=53, method="numel summed")
 
 
 def test_control_without_the_declaration_nothing_of_it_appears():
