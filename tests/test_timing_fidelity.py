@@ -89,7 +89,7 @@ def test_timed_batches_hold_no_grad_instead_of_entering_it_per_call(monkeypatch)
 
     monkeypatch.setattr(torch.no_grad, "__enter__", counting_enter)
     monkeypatch.setattr(torch.nn.Sequential, "forward", recording_forward)
-    rt = runner.runtime()
+    rt = runner.measure("runtime")
     monkeypatch.undo()
     # eager and compiled samples (samples_per_round of them in each side's round of each pair,
     # pairs rerun under load included), plus the two size estimates
