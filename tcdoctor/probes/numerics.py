@@ -38,6 +38,8 @@ import torch
 import torch._dynamo.utils
 import torch.utils._pytree as pytree
 
+from ..report.phases import Skip
+from . import randomness
 from .outputs import (
     SCALARS,
     STATE,
@@ -418,12 +420,8 @@ def phase_numerics(ctx: Any) -> dict:
     """The numerics phase (ctx: the run.runner.PhaseRunner): the eager phase's snapshot against the
     compile phase's, an fp64 copy's output as the reference; a random model's compiled side is
     compiled again with fallback_random when asked (probes/randomness.py), else not compared."""
-    from . import randomness
-
     ctx.need_compiled()
     if ctx.eager_out is None or ctx.compiled_out is None:
-        from ..report.phases import Skip
-
         raise Skip("no eager or compiled output to compare")
     compiled_out = ctx.compiled_out
     rng = randomness.rng_check(
@@ -456,12 +454,10 @@ def _fp64_run(ctx: Any, model64: Any, cast: Callable[[Any], Any]) -> Any:
 
 
 def _fallback_random_out(ctx: Any, rng: dict) -> Leaves:
-    from .randomness import fallback_random_output
-
     def compiled_on_fresh_copy() -> list:
         subject = ctx.fresh()
         return ctx.call_and_snapshot(subject, ctx.torch_compile(subject))
 
-    out = fallback_random_output(compiled_on_fresh_copy, rng)
+    out = randomness.fallback_random_output(compiled_on_fresh_copy, rng)
     ctx.dynamo_reset = True  # Dynamo's cache was cleared: the recompile sequence starts again
     return out

@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 import torch
 
+from ..report.phases import Skip
 from ..target.userframes import is_user_file
 from ..target.workload import CallArgs, is_state_change
 from . import dynamo_state
@@ -226,7 +227,6 @@ def phase_recompiles(ctx: Any) -> dict:
     """The recompiles phase (ctx: the run.runner.PhaseRunner): the variants, fed in order to the
     copy whose first call the compile phase made; started again from a fresh copy's first call only
     when a later phase reset Dynamo or compiled entries of its own."""
-    from ..report.phases import Skip
     from ..target.pristine import reset_rng_state
 
     if ctx.sequence is None:
