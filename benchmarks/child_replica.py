@@ -109,15 +109,15 @@ def main() -> None:
 
         skip = set(filter(None, a.skip.split(",")))
         runner = PhaseRunner(workload, Options(), sink=lambda ev: None, rebuild=rebuild)
-        runner.environment()
+        runner.measure("environment")
         if "eager" not in skip:
-            runner.eager()
+            runner.measure("eager")
         else:
             runner.eager_subject = runner.fresh()
         if "graph_breaks" not in skip:
-            runner.graph_breaks()
+            runner.measure("graph_breaks")
         t0 = time.perf_counter()
-        runner.compile()
+        runner.measure("compile")
         info["first_call_s"] = time.perf_counter() - t0
         copy_b = runner.compiled
         cm = torch.compile(model)

@@ -157,7 +157,7 @@ def test_numerics_fail_when_the_backend_changes_results():
 def test_numerics_handles_dict_dataclass_and_non_tensor_outputs():
     import dataclasses
 
-    from tcdoctor.probes import numerics
+    from tcdoctor.probes import numerics, outputs
 
     @dataclasses.dataclass
     class Out:
@@ -166,8 +166,8 @@ def test_numerics_handles_dict_dataclass_and_non_tensor_outputs():
 
     t = torch.randn(3)
     res = numerics.compare(
-        numerics.flatten({"a": Out(t, "x"), "b": (t, 3)}),
-        numerics.flatten({"a": Out(t + 1, "x"), "b": (t, 3)}),
+        outputs.flatten({"a": Out(t, "x"), "b": (t, 3)}),
+        outputs.flatten({"a": Out(t + 1, "x"), "b": (t, 3)}),
         None,
         "no fp64",
     )
@@ -209,7 +209,7 @@ def test_recompiles_and_breaks_are_the_same_with_eager_and_inductor():
 
 
 def test_numerics_walks_objects_holding_tensors_and_lists_what_it_cannot_compare():
-    from tcdoctor.probes import numerics
+    from tcdoctor.probes import numerics, outputs
 
     class Layer:
         def __init__(self, k):
@@ -221,12 +221,12 @@ def test_numerics_walks_objects_holding_tensors_and_lists_what_it_cannot_compare
             self.kind = object()
 
     k = torch.randn(2, 3)
-    e = numerics.flatten({"logits": k, "past": Cache(k)})
-    c = numerics.flatten({"logits": k.clone(), "past": Cache(k.clone())})
+    e = outputs.flatten({"logits": k, "past": Cache(k)})
+    c = outputs.flatten({"logits": k.clone(), "past": Cache(k.clone())})
     res = numerics.compare(e, c, None, "no fp64")
     assert res["tensors_compared"] == 5 and res["passed"] is True
     assert {o["kind"] for o in res["not_compared"]} == {"dtype", "object"}
-    c_bad = numerics.flatten({"logits": k.clone(), "past": Cache(k + 0.5)})
+    c_bad = outputs.flatten({"logits": k.clone(), "past": Cache(k + 0.5)})
     bad = numerics.compare(e, c_bad, None, "no fp64")
     assert bad["passed"] is False and bad["failed_outputs"] == [
         "out['past'].layers[0].keys",
@@ -270,18 +270,18 @@ def test_compile_phases_of_a_training_step_are_never_negative_and_add_up():
 
 
 def test_a_random_model_is_never_compared_across_two_rng_streams_unless_asked():
-    from tcdoctor.probes import numerics
+    from tcdoctor.probes import randomness
 
     model, x = torch.nn.Dropout(0.5), torch.ones(64)
-    rng = numerics.rng_check("inductor", lambda: model(x))
+    rng = randomness.rng_check("inductor", lambda: model(x))
     assert rng["stochastic"] is True and rng["fallback_random"] is False
-    assert "--fallback-random" in numerics.random_not_compared(rng)
-    asked = numerics.rng_check("inductor", lambda: model(x), compare_random=True)
-    assert asked["fallback_random"] is True and numerics.random_not_compared(asked) is None
-    same = numerics.rng_check("aot_eager", lambda: model(x))  # eager's RNG ops: comparable as is
-    assert same["fallback_random"] is False and numerics.random_not_compared(same) is None
-    plain = numerics.rng_check("inductor", lambda: torch.nn.Identity()(x))
-    assert plain["stochastic"] is False and numerics.random_not_compared(plain) is None
+    assert "--fallback-random" in randomness.random_not_compared(rng)
+    asked = randomness.rng_check("inductor", lambda: model(x), compare_random=True)
+    assert asked["fallback_random"] is True and randomness.random_not_compared(asked) is None
+    same = randomness.rng_check("aot_eager", lambda: model(x))  # eager's RNG ops: comparable as is
+    assert same["fallback_random"] is False and randomness.random_not_compared(same) is None
+    plain = randomness.rng_check("inductor", lambda: torch.nn.Identity()(x))
+    assert plain["stochastic"] is False and randomness.random_not_compared(plain) is None
 
 
 @pytest.mark.inductor

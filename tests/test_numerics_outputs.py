@@ -22,7 +22,7 @@ import torch
 import torch.utils._pytree as pytree
 from conftest import ONE_PROCESS, ROOT
 
-from tcdoctor.probes import numerics
+from tcdoctor.probes import numerics, outputs
 
 REAL = os.path.join(ROOT, "tests", "targets", "real")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -42,10 +42,10 @@ def sides(fn, backend: str, pristine=None):
     """(eager snapshot, compiled snapshot) of one call each, state included, RNG reset before each."""
     eager_fn, compiled_fn = fn()
     torch.manual_seed(0)
-    e = numerics.snapshot(eager_fn(), eager_fn, pristine)
+    e = outputs.snapshot(eager_fn(), eager_fn, pristine)
     compiled = torch.compile(compiled_fn, backend=backend)
     torch.manual_seed(0)
-    c = numerics.snapshot(compiled(), compiled_fn, pristine)
+    c = outputs.snapshot(compiled(), compiled_fn, pristine)
     torch._dynamo.reset()
     return e, c
 
@@ -83,7 +83,7 @@ def test_keyless_registered_output_is_walked_by_field_names():
     out = KeylessOut(torch.ones(2), torch.zeros(3))
     with pytest.raises(ValueError, match="flatten_with_keys_fn"):
         pytree.tree_flatten_with_path(out)  # the failure the walk must survive
-    nested = numerics.flatten((out, {"k": out}))
+    nested = outputs.flatten((out, {"k": out}))
     assert [p for p, _ in nested] == [
         "out[0].sample",
         "out[0].extra",
@@ -93,7 +93,7 @@ def test_keyless_registered_output_is_walked_by_field_names():
 
 
 def test_output_that_cannot_be_walked_is_not_compared_never_raised():
-    leaves = numerics.snapshot({"y": torch.ones(2), "b": BrokenFlatten()})
+    leaves = outputs.snapshot({"y": torch.ones(2), "b": BrokenFlatten()})
     assert [p for p, _ in leaves] == ["out['y']", "out['b']"]
     res = numerics.compare(leaves, leaves, None, None)
     assert res["passed"] is True
@@ -129,8 +129,8 @@ def test_unet2d_output_drift_fails():
     from diffusers.models.unets.unet_2d import UNet2DOutput
 
     x = torch.randn(2, 3, 4, 4)
-    e = numerics.snapshot(UNet2DOutput(sample=x))
-    c = numerics.snapshot(UNet2DOutput(sample=x + 1e-2))
+    e = outputs.snapshot(UNet2DOutput(sample=x))
+    c = outputs.snapshot(UNet2DOutput(sample=x + 1e-2))
     res = numerics.compare(e, c, None, None)
     assert res["passed"] is False and res["failed_outputs"] == ["out['sample']"]
 
@@ -187,7 +187,7 @@ def test_opt_step_is_judged_on_the_parameters_it_updates():
     assert res["state_unchanged"] == 1  # the lr tensor
     assert "not_measured" not in res
     # the parameters really moved: Adam's first step is about lr = 0.01 per element
-    fresh = dict(numerics.state_tensors(build()[0]))
+    fresh = dict(outputs.state_tensors(build()[0]))
     moved = dict(e)["state.optimizer.param_groups[0].params[0]"]
     assert (moved - fresh["state.optimizer.param_groups[0].params[0]"]).abs().max() > 5e-3
 
@@ -215,7 +215,7 @@ def test_optimizer_without_grads_is_not_measured_and_says_why():
     """What a deep copy that drops .grad hands out: the step changes nothing, nothing is compared."""
     model = torch.nn.Linear(4, 4)
     opt = torch.optim.Adam(model.parameters(), lr=0.01)
-    e = numerics.snapshot(opt.step(), opt.step, lambda: opt.step)
+    e = outputs.snapshot(opt.step(), opt.step, lambda: opt.step)
     res = numerics.compare(e, e, None, None)
     assert res["passed"] is None
     assert "neither call changed any of the 2 state tensors" in res["not_measured"]
@@ -224,8 +224,8 @@ def test_optimizer_without_grads_is_not_measured_and_says_why():
 
 def test_none_and_no_state_is_not_measured_never_pass():
     fn, args = load_build("returns_none")()
-    e = numerics.snapshot(fn(*args), fn)
-    c = numerics.snapshot(torch.compile(fn, backend="aot_eager")(*args), fn)
+    e = outputs.snapshot(fn(*args), fn)
+    c = outputs.snapshot(torch.compile(fn, backend="aot_eager")(*args), fn)
     torch._dynamo.reset()
     res = numerics.compare(e, c, None, None)
     assert res["passed"] is None and res["tensors_compared"] == 0
@@ -242,11 +242,11 @@ def test_batchnorm_train_buffers_are_compared_when_changed():
     x = torch.randn(16, 8)
     eager, compiled = model(), model()
     with torch.no_grad():
-        e = numerics.snapshot(eager(x), eager, model)
-        c = numerics.snapshot(torch.compile(compiled, backend="aot_eager")(x), compiled, model)
+        e = outputs.snapshot(eager(x), eager, model)
+        c = outputs.snapshot(torch.compile(compiled, backend="aot_eager")(x), compiled, model)
     torch._dynamo.reset()
     res = numerics.compare(e, c, None, None)
-    state = [o["path"] for o in res["outputs"] if numerics.is_state(o["path"])]
+    state = [o["path"] for o in res["outputs"] if outputs.is_state(o["path"])]
     assert state == [
         "state.model.1.running_mean",
         "state.model.1.running_var",
@@ -261,8 +261,8 @@ def _state_plumbing_missing() -> str | None:
     from tcdoctor.run.runner import PhaseRunner
     from tcdoctor.target.pristine import Pristine
 
-    if not hasattr(PhaseRunner, "_pristine_fn"):
-        return "run/runner.py does not pass the called object to numerics.snapshot yet"
+    if not hasattr(PhaseRunner, "pristine_fn"):
+        return "run/runner.py does not pass the called object to outputs.snapshot yet"
     p = torch.nn.Parameter(torch.ones(2))
     p.grad = torch.ones(2)
     if Pristine((p,)).fresh()[0].grad is None:

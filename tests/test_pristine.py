@@ -189,10 +189,10 @@ def test_runner_checks_once_and_the_eager_phase_reuses_the_checked_call():
     Counting.calls.clear()
     original = Workload(Counting(), (torch.ones(2, 4),))
     runner = runner_for(original, rebuild=lambda: Workload(Counting(), (torch.ones(2, 4),)))
-    env = runner.environment()
+    env = runner.measure("environment")
     assert env["state_check"]["result"] == "same"
     assert "did what the original's did" in env["state"]
-    runner.eager()
+    runner.measure("eager")
     # the original once, one copy once: the eager phase's first call is the checked copy's
     assert len(Counting.calls) == 2 and Counting.calls.count(id(original.model)) == 1
     assert id(runner.eager_subject.workload.model) == Counting.calls[0]
@@ -202,8 +202,8 @@ def test_runner_never_calls_the_users_object_in_process():
     Counting.calls.clear()
     original = Workload(Counting(), (torch.ones(2, 4),))
     runner = runner_for(original)  # no rebuild: the in-process API, the object is the user's
-    env = runner.environment()
-    runner.eager()
+    env = runner.measure("environment")
+    runner.measure("eager")
     assert env["state_check"]["result"] == "not checked"
     assert id(original.model) not in Counting.calls and len(Counting.calls) == 1
 
@@ -213,10 +213,10 @@ def test_runner_reports_the_fallback_in_state():
         return Workload(Scaled(), (torch.ones(3),))
 
     runner = runner_for(build(), rebuild=build)
-    env = runner.environment()
+    env = runner.measure("environment")
     assert env["state_check"]["result"] == "differs"
     assert env["state"].startswith("build() called again")
-    runner.eager()
+    runner.measure("eager")
     assert runner.eager_subject.workload.model.scale == 3.0  # a rebuild, not the broken copy
 
 

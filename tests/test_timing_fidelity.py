@@ -41,9 +41,9 @@ def test_timing_path_adds_no_per_call_cost(monkeypatch):
     runner = PhaseRunner(
         Workload(model, inputs), Options(backend="eager", budget_s=2.0), sink=lambda ev: None
     )
-    runner.environment()
-    runner.eager()
-    runner.compile()
+    runner.measure("environment")
+    runner.measure("eager")
+    runner.measure("compile")
     copy_b, args = runner.compiled, tuple(runner.workload.call_args.args)
 
     def minimal():  # what a minimal script does: the same compiled callable, no_grad held by the caller
@@ -72,9 +72,9 @@ def test_timed_batches_hold_no_grad_instead_of_entering_it_per_call(monkeypatch)
         Options(backend="eager", budget_s=0.3),
         sink=lambda ev: None,
     )
-    runner.environment()
-    runner.eager()
-    runner.compile()
+    runner.measure("environment")
+    runner.measure("eager")
+    runner.measure("compile")
     entries, calls, grad_seen = [0], [0], set()
     enter, forward = torch.no_grad.__enter__, torch.nn.Sequential.forward
 
@@ -89,7 +89,7 @@ def test_timed_batches_hold_no_grad_instead_of_entering_it_per_call(monkeypatch)
 
     monkeypatch.setattr(torch.no_grad, "__enter__", counting_enter)
     monkeypatch.setattr(torch.nn.Sequential, "forward", recording_forward)
-    rt = runner.runtime()
+    rt = runner.measure("runtime")
     monkeypatch.undo()
     # eager and compiled samples (samples_per_round of them in each side's round of each pair,
     # pairs rerun under load included), plus the two size estimates

@@ -12,7 +12,17 @@ from typing import Any, Callable
 import torch
 
 from ..options import Options
-from ..probes import calls, dynamo_state, first_call, guards, memory, numerics, timing
+from ..probes import (
+    calls,
+    dynamo_state,
+    first_call,
+    guards,
+    memory,
+    numerics,
+    outputs,
+    randomness,
+    timing,
+)
 from ..target.pristine import Pristine, reset_rng_state
 from ..target.workload import CallArgs
 from ..verdict.rules import RULES
@@ -96,12 +106,12 @@ def timed_pair(
     ca, call, sync = w.call_args, caller(w, device), calls.synchronizer(device)
     eager, compiled = make()
     reset_rng_state()
-    e_out = numerics.snapshot(call(eager, ca))
+    e_out = outputs.snapshot(call(eager, ca))
     dynamo_state.fresh()
     reset_rng_state()
     with dynamo_state.dynamo_logs() as logs:
         c_out, first = first_call.first_call(lambda: call(compiled, ca), label, sync)
-    c_out = numerics.snapshot(c_out)
+    c_out = outputs.snapshot(c_out)
     if after_first_call:
         after_first_call()
     row = {
@@ -116,13 +126,13 @@ def timed_pair(
     row.update(figures, timing_method=method)
     mem = memory.measure(lambda: call(eager, ca), lambda: call(compiled, ca), device)
     row.update(peak_bytes=mem["compiled_peak_bytes"], eager_peak_bytes=mem["eager_peak_bytes"])
-    rng = numerics.rng_check(backend, lambda: call(make()[0], ca), o.fallback_random)
-    why = numerics.random_not_compared(rng)
+    rng = randomness.rng_check(backend, lambda: call(make()[0], ca), o.fallback_random)
+    why = randomness.random_not_compared(rng)
     if why:
         row.update(numerics_passed=None, max_abs_err=None, numerics_rng=f"not measured: {why}")
         return row
     if rng["fallback_random"]:
-        c_out = numerics.fallback_random_output(lambda: call(make()[1], ca), rng)
+        c_out = randomness.fallback_random_output(lambda: call(make()[1], ca), rng)
     num = numerics.compare(
         e_out, c_out, None, "strategy comparison: compiled vs eager only", w.autocast
     )

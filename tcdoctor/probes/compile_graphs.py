@@ -39,7 +39,7 @@ Pitfalls:
   may exceed 1 when the eager call was slower than the compiled execution it stands for.
 - The buffer of metrics keeps only 64 entries unless `dynamo_state.fresh()` raised its limit.
 
-Where it runs: `probe` in the compile phase of the cold child (run/runner.py), `table` again in
+Where it runs: `probe` in the compile phase of the cold child (probes/compile_phases.py), `table` again in
 the warm child's compile_warm, `per_call_regions` in the profile phase (probes/profile.py); the
 parent joins the three with `report/compile_joins.py` (torch-free: `table` imports first_call,
 hence torch, and the report layer imports no probe), and the report keeps them as

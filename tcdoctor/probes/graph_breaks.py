@@ -461,3 +461,13 @@ def break_sites(collector: _Collector) -> list[dict]:
                 }
             )
     return out
+
+
+def phase_graph_breaks(ctx: Any) -> dict:
+    """The graph_breaks phase: explain() on a fresh copy, RNG reset (ctx: the run.runner.PhaseRunner)."""
+    from ..target.pristine import reset_rng_state
+
+    subject = ctx.fresh()
+    reset_rng_state()
+    with ctx.workload.context(ctx.device.type):
+        return probe(subject.fn, ctx.workload.call_args)

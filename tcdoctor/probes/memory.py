@@ -71,3 +71,9 @@ def measure(eager: Callable[[], Any], compiled: Callable[[], Any], device: torch
         "compiled": c,
         "method": method,
     }
+
+
+def phase_memory(ctx: Any) -> dict:
+    """The memory phase: one eager and one compiled call (ctx: the run.runner.PhaseRunner)."""
+    ctx.need_compiled()
+    return measure(ctx.eager_fn, ctx.compiled_fn, ctx.device)

@@ -13,280 +13,46 @@ places on both sides. Pitfalls handled here:
 - `same` is private: where it is missing or raises on a leaf, the same rule is applied by
   tcdoctor's copy of it (`_rule_fallback`) and the output's `rule` says so.
 
-- Structure: outputs are flattened with `torch.utils._pytree` (HF `ModelOutput` is registered)
-  and objects that hold tensors (HF `DynamicCache`) are walked attribute by attribute; every
-  tensor leaf is compared. A type registered without key paths (diffusers' `BaseOutput`, e.g.
-  `UNet2DOutput`: `tree_flatten_with_path` raises "Did not find a flatten_with_keys_fn") is
-  walked as a mapping, a dataclass, a sequence, or by `tree_flatten` with index paths. What
-  cannot be compared (a dtype, a class, an opaque object, one the walk fails on) is listed as
-  "not compared (type)" and never fails the check; the walk itself never raises.
-- State: a call is also judged on the tensors it changes in place. The state of what is called
-  (an `nn.Module`: parameters and buffers, and optimizers it holds; a bound method: its
-  `__self__`; an optimizer, e.g. `opt.step`: its `param_groups` parameters and tensors, and
-  `state`) is compared, eager vs compiled, where either call changed it from the pristine copy
-  (a model that returns None, or BatchNorm's running statistics in train mode). A state tensor
-  neither call changed is not compared (no clone is kept: an inference model costs no memory).
+- Structure and state: every tensor leaf of the output walk (`probes/outputs.py`) is compared,
+  and every state tensor (parameters, buffers, optimizer state of what was called) that either
+  call changed in place, eager vs compiled; a state tensor only one side changed is compared as
+  its pristine value. What cannot be compared (a dtype, a class, an opaque object) is listed as
+  "not compared (type)" and never fails the check.
 - Nothing to compare: "pass" needs at least one tensor or float compared; an output of None (or
   ints, strings) with no changed state is "not measured (why)", never a pass.
-- State and RNG: each side is one call on its own pristine copy with every RNG reset first
-  (`pristine.reset_rng_state`). Inductor draws random numbers with its own kernels, so for a
-  model that draws torch random numbers inside the compiled region (dropout, `torch.rand`), the
-  compiled side must be compiled once more with `torch._inductor.config.fallback_random = True`,
-  as the harness's accuracy mode does (a run of its own there): Inductor then calls eager's RNG
-  ops and still runs its own kernels for everything else. That compile costs about as much as the
-  cold compile (16 s of a 74 s analysis on HF BERT's train step), so it runs only when asked
-  (`--fallback-random`); otherwise numerics of a random model are "not measured (why)", never
-  compared across two RNG streams. When it runs, its cost is reported.
+- Random numbers: both sides must draw the same ones (`probes/randomness.py`: the model is checked for
+  randomness, and compiled again with fallback_random under `--fallback-random`); a random model
+  is otherwise "not measured (why)", never compared across two RNG streams.
+
+The numerics phase (`measure`) compares the eager phase's snapshot with the compile phase's, each
+one call on its own pristine copy with every RNG reset first.
 """
 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import math
-import time
-from collections.abc import Mapping
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import torch
 import torch._dynamo.utils
 import torch.utils._pytree as pytree
 
+from ..report.phases import Skip
+from . import randomness
+from .outputs import (
+    SCALARS,
+    STATE,
+    UNCHANGED,
+    Leaves,
+    NotTaken,
+    first_line,
+    is_state,
+    snapshot,
+    state_tensors,
+)
+
 TOL = {torch.float32: 1e-4, torch.float64: 1e-7, torch.float16: 1e-2, torch.bfloat16: 1e-2}
-MAX_DEPTH = 12
-SCALARS = (bool, int, float, str, type(None))
-RNG_EXACT_BACKENDS = ("eager", "aot_eager")  # backends that call eager's RNG ops as they are
-
-STATE = "state"  # path prefix of the state leaves (tensors a call changes in place)
-
-Leaves = list  # [(path, value)]
-
-
-class Snapshot(list):
-    """(path, leaf) pairs taken right after one call: output leaves, then state leaves.
-
-    `hint` says why a state could not change (an optimizer whose parameters have no `.grad`).
-    """
-
-    hint: str | None = None
-
-
-class Unchanged:
-    """A state tensor the call left equal to its pristine value (not cloned: it costs no memory)."""
-
-    def __repr__(self) -> str:
-        return "UNCHANGED"
-
-
-UNCHANGED = Unchanged()
-
-
-@dataclasses.dataclass
-class NotTaken:
-    """The state could not be read after the call; why, for the report."""
-
-    why: str
-
-
-def _first_line(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"[:300]
-
-
-def _keyed_children(obj: Any) -> list[tuple[str, Any]] | None:
-    """pytree's own key paths; None when `obj` is a pytree leaf; raises for a type without keys."""
-    pairs, _ = pytree.tree_flatten_with_path(obj)
-    if len(pairs) == 1 and pairs[0][1] is obj:
-        return None
-    return [(pytree.keystr(keys), leaf) for keys, leaf in pairs]
-
-
-def _unkeyed_children(obj: Any) -> list[tuple[str, Any]] | None:
-    """One level of a container whose pytree registration has no key paths (diffusers' BaseOutput)."""
-    if isinstance(obj, Mapping):
-        return [(f"[{k!r}]", v) for k, v in obj.items()]
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return [(f".{f.name}", getattr(obj, f.name, None)) for f in dataclasses.fields(obj)]
-    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        return [(f".{name}", v) for name, v in zip(obj._fields, obj)]
-    if isinstance(obj, (list, tuple)):
-        return [(f"[{i}]", v) for i, v in enumerate(obj)]
-    leaves, _ = pytree.tree_flatten(obj)
-    if len(leaves) == 1 and leaves[0] is obj:
-        return None
-    return [(f"[{i}]", leaf) for i, leaf in enumerate(leaves)]
-
-
-def _children(obj: Any) -> list[tuple[str, Any]] | None:
-    """(path suffix, child) pairs one level down, or None for something to compare as it is."""
-    try:
-        pairs = _keyed_children(obj)
-    except Exception:  # noqa: BLE001 - registered without flatten_with_keys_fn, or a broken flatten
-        pairs = _unkeyed_children(obj)
-    if pairs is not None:
-        return pairs
-    attrs = getattr(obj, "__dict__", None)
-    if isinstance(attrs, dict) and not isinstance(obj, type) and not callable(obj):
-        return [(f".{name}", value) for name, value in attrs.items()]
-    return None
-
-
-def _walk(obj: Any, path: str, out: Leaves, seen: set, depth: int) -> None:
-    if isinstance(obj, torch.Tensor) or isinstance(obj, SCALARS) or depth > MAX_DEPTH:
-        out.append((path, obj))
-        return
-    if id(obj) in seen:
-        return
-    try:
-        pairs = _children(obj)
-    except Exception:  # noqa: BLE001 - any library object may refuse; it is "not compared (type)"
-        pairs = None
-    if pairs is None:
-        out.append((path, obj))
-        return
-    seen = seen | {id(obj)}
-    for suffix, child in pairs:
-        _walk(child, path + suffix, out, seen, depth + 1)
-
-
-def flatten(obj: Any, path: str = "out") -> Leaves:
-    """(path, leaf) pairs: tensors, Python scalars, and whatever could not be looked into."""
-    out: Leaves = []
-    _walk(obj, path, out, set(), 0)
-    return out
-
-
-def snapshot(obj: Any, fn: Any = None, pristine: Callable[[], Any] | None = None) -> Snapshot:
-    """Leaves with tensors detached and cloned: later calls may reuse buffers (CUDA graphs) or mutate caches.
-
-    With `fn` (what was called: a model, a bound method, `opt.step`), the state tensors it reaches
-    follow the output leaves (`state_snapshot`). A Snapshot is returned as it is.
-    """
-    if isinstance(obj, Snapshot):
-        return obj
-    leaves = Snapshot(
-        (p, v.detach().clone() if isinstance(v, torch.Tensor) else v) for p, v in flatten(obj)
-    )
-    if fn is not None:
-        leaves += state_snapshot(fn, pristine)
-        leaves.hint = _no_grad_hint(fn)
-    return leaves
-
-
-def _no_grad_hint(fn: Any) -> str | None:
-    """An optimizer none of whose parameters has a `.grad`: its step changes nothing."""
-    owner = _owner(fn)
-    if not isinstance(owner, torch.optim.Optimizer):
-        return None
-    params = [p for g in owner.param_groups for p in g.get("params", ())]
-    if params and all(getattr(p, "grad", None) is None for p in params):
-        return "none of the optimizer's parameters has a .grad when it is called, so its step changes nothing"
-    return None
-
-
-def _owner(fn: Any) -> Any:
-    """The nn.Module or optimizer whose state a call of `fn` can change, or None.
-
-    A bound method's `__self__` comes before `__wrapped__` (a bound method forwards `__wrapped__`
-    to its unbound function); torch.compile's wrappers are unwrapped to what they compile.
-    """
-    for _ in range(8):
-        if isinstance(fn, torch.nn.Module):
-            return getattr(fn, "_orig_mod", fn)
-        if isinstance(fn, torch.optim.Optimizer):
-            return fn
-        owner = getattr(fn, "__self__", None)
-        if isinstance(owner, (torch.nn.Module, torch.optim.Optimizer)):
-            return _owner(owner)
-        inner = getattr(fn, "_torchdynamo_orig_callable", None) or getattr(fn, "__wrapped__", None)
-        if inner is None or inner is fn:
-            return None
-        fn = inner
-    return None
-
-
-def _optimizer_state(opt: torch.optim.Optimizer, prefix: str) -> Iterator[tuple[str, Any]]:
-    """Its parameters and tensor hyper-parameters per group, then its per-parameter state."""
-    names: dict[int, str] = {}
-    for g, group in enumerate(opt.param_groups):
-        for i, p in enumerate(group.get("params", ())):
-            names[id(p)] = f"param_groups[{g}].params[{i}]"
-            yield f"{prefix}.{names[id(p)]}", p
-        for key, value in group.items():
-            if key != "params":
-                yield f"{prefix}.param_groups[{g}][{key!r}]", value
-    for p, per_param in list(opt.state.items()):
-        where = names.get(id(p), "?")
-        for key, value in dict(per_param).items() if isinstance(per_param, Mapping) else ():
-            yield f"{prefix}.state[{where}][{key!r}]", value
-
-
-def _module_state(module: torch.nn.Module, prefix: str) -> Iterator[tuple[str, Any]]:
-    """Parameters and buffers by their qualified names, then the state of optimizers it holds."""
-    for name, t in module.named_parameters():
-        yield f"{prefix}.{name}", t
-    for name, t in module.named_buffers():
-        yield f"{prefix}.{name}", t
-    for mod_name, sub in module.named_modules():
-        for attr, value in vars(sub).items():
-            if isinstance(value, torch.optim.Optimizer):
-                where = f"{mod_name}.{attr}" if mod_name else attr
-                yield from _optimizer_state(value, f"{prefix}.{where}")
-
-
-def state_tensors(fn: Any) -> list[tuple[str, torch.Tensor]]:
-    """The tensors a call of `fn` can change in place, named for the report; live, not copies.
-
-    A tensor reachable twice (a parameter the model and its optimizer share) is named once.
-    """
-    owner = _owner(fn)
-    if isinstance(owner, torch.nn.Module):
-        named = _module_state(owner, f"{STATE}.model")
-    elif isinstance(owner, torch.optim.Optimizer):
-        named = _optimizer_state(owner, f"{STATE}.optimizer")
-    else:
-        return []
-    out, seen = [], set()
-    for path, t in named:
-        if isinstance(t, torch.Tensor) and id(t) not in seen:
-            seen.add(id(t))
-            out.append((path, t))
-    return out
-
-
-def _equal(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
-        return False
-    return bool(torch.equal(a, b))
-
-
-def state_snapshot(fn: Any, pristine: Callable[[], Any] | None = None) -> Leaves:
-    """After a call: each state tensor cloned where it differs from the pristine copy, else UNCHANGED.
-
-    `pristine()` returns the same callable on a fresh pristine copy; it is made only when `fn`
-    has state. Without it every state tensor is cloned. Never raises: a failure is one NotTaken.
-    """
-    try:
-        live = state_tensors(fn)
-        if not live:
-            return []
-        before = dict(state_tensors(pristine())) if pristine is not None else {}
-        leaves: Leaves = []
-        for path, t in live:
-            b = before.get(path)
-            same = b is not None and _equal(t.detach(), b.detach())
-            leaves.append((path, UNCHANGED if same else t.detach().clone()))
-        return leaves
-    except Exception as exc:  # noqa: BLE001 - a state that cannot be read is reported, not raised
-        return [(STATE, NotTaken(f"state not read after the call: {_first_line(exc)}"))]
-
-
-def is_state(path: str) -> bool:
-    return path == STATE or path.startswith(STATE + ".")
-
-
-def tensor_leaves(leaves: Leaves) -> int:
-    """Tensor leaves of the output (state leaves are not outputs)."""
-    return sum(1 for p, v in leaves if isinstance(v, torch.Tensor) and not is_state(p))
 
 
 def to_fp64(obj: Any) -> Any:
@@ -449,7 +215,7 @@ def judge(
                 ok
             ), f"torch._dynamo.utils.same(eager, compiled, fp64_ref, tol={tol}): {text}"
         except Exception as exc:  # noqa: BLE001 - private API; its rule is applied by tcdoctor then
-            why = f"torch._dynamo.utils.same raised {_first_line(exc)}"
+            why = f"torch._dynamo.utils.same raised {first_line(exc)}"
     return _rule_fallback(
         eager, compiled, fp64, tol, mult
     ), f"{text} (tcdoctor's copy of the harness rule: {why})"
@@ -644,89 +410,54 @@ def compare(
     return data
 
 
-def draws_random(call_with_seed: Callable[[int], Leaves]) -> bool:
-    """True if two eager calls on pristine copies differ when only torch's seed differs."""
-    a, b = call_with_seed(1), call_with_seed(2)
-    for (_, x), (_, y) in zip(a, b):
-        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
-            if x.shape != y.shape or not bool(((x == y) | (x != x) & (y != y)).all()):
-                return True
-    return len(a) != len(b)
-
-
-def needs_fallback_random(backend: str) -> bool:
-    return backend not in RNG_EXACT_BACKENDS
-
-
-RANDOM_NOT_COMPARED = (
-    "the model draws random numbers and Inductor draws them with its own kernels, so compiled and "
-    "eager outputs differ by design; comparing them needs a second compile with Inductor's "
-    "fallback_random=True, about as long as the cold compile: --fallback-random runs it"
+TRAIN_REFERENCE_WHY = (
+    "training step: the loss of the first step is compared, eager vs compiled, each from the same "
+    "initial weights"
 )
 
 
-def rng_check(
-    backend: str, eager_on_fresh_copy: Callable[[], Any], compare_random: bool = False
-) -> dict:
-    """Does the model draw torch random numbers? Matters only for backends with RNG of their own.
-
-    `eager_on_fresh_copy()` makes one eager call on a new pristine copy (RNG reset by the caller
-    of this function between the two seeds, so only torch's seed differs). `fallback_random` in
-    the result says whether the compiled side is to be compiled again for the comparison
-    (`compare_random`, the --fallback-random option); see `random_not_compared`.
-    """
-    if not needs_fallback_random(backend):
-        return {
-            "stochastic": None,
-            "fallback_random": False,
-            "method": f"backend {backend!r} calls eager's RNG ops: same seed, same numbers",
-        }
-    from ..target.pristine import reset_rng_state
-
-    def with_seed(seed: int) -> Leaves:
-        reset_rng_state()
-        torch.manual_seed(seed)
-        return snapshot(eager_on_fresh_copy())
-
-    t0 = time.perf_counter()
-    stochastic = draws_random(with_seed)
-    return {
-        "stochastic": stochastic,
-        "fallback_random": stochastic and compare_random,
-        "check_s": time.perf_counter() - t0,
-        "method": "two eager calls on pristine copies differing only in torch's seed "
-        + (
-            "differ: the model draws random numbers" if stochastic else "agree: no torch randomness"
-        ),
-    }
-
-
-def random_not_compared(rng: dict) -> str | None:
-    """Why a random model's outputs were not compared (no fallback_random compile), else None."""
-    return RANDOM_NOT_COMPARED if rng.get("stochastic") and not rng["fallback_random"] else None
-
-
-def fallback_random_output(compiled_on_fresh_copy: Callable[[], Any], rng: dict) -> Leaves:
-    """The compiled side again, compiled with fallback_random=True (the harness's accuracy mode).
-
-    `compiled_on_fresh_copy()` compiles a new pristine copy and makes its first call; Dynamo's state
-    is reset before (so nothing is reused from the timed compile) and after.
-    """
-    import torch._inductor.config as inductor_config
-
-    from ..target.pristine import reset_rng_state
-    from . import dynamo_state
-
-    dynamo_state.fresh()
-    t0 = time.perf_counter()
-    with inductor_config.patch(fallback_random=True):
-        reset_rng_state()
-        out = snapshot(compiled_on_fresh_copy())
-    rng["extra_compile_s"] = time.perf_counter() - t0
-    rng["method"] += (
-        "; so the compiled side was compiled once more with torch._inductor.config.fallback_random=True "
-        "(Inductor calls eager's RNG ops, its own kernels for the rest), as PyTorch's accuracy harness "
-        f"does: that compile and call took {rng['extra_compile_s']:.2f} s"
+def phase_numerics(ctx: Any) -> dict:
+    """The numerics phase (ctx: the run.runner.PhaseRunner): the eager phase's snapshot against the
+    compile phase's, an fp64 copy's output as the reference; a random model's compiled side is
+    compiled again with fallback_random when asked (probes/randomness.py), else not compared."""
+    ctx.need_compiled()
+    if ctx.eager_out is None or ctx.compiled_out is None:
+        raise Skip("no eager or compiled output to compare")
+    compiled_out = ctx.compiled_out
+    rng = randomness.rng_check(
+        ctx.options.backend,
+        lambda: ctx.call_and_snapshot(ctx.fresh()),
+        ctx.options.fallback_random,
     )
-    dynamo_state.fresh()
+    why = randomness.random_not_compared(rng)
+    if why:
+        return {"rng": rng, "not_measured": why, "state": ctx.pristine.method}
+    if rng["fallback_random"]:
+        compiled_out = _fallback_random_out(ctx, rng)
+    if ctx.workload.kind == "train":
+        ref, why = None, TRAIN_REFERENCE_WHY
+    else:
+        ref, why = fp64_reference(ctx.fresh().fn, lambda m64, cast: _fp64_run(ctx, m64, cast))
+    data = compare(ctx.eager_out, compiled_out, ref, why, ctx.workload.autocast, ctx.pristine_fn)
+    data["rng"] = rng
+    data["state"] = ctx.pristine.method
+    return data
+
+
+def _fp64_run(ctx: Any, model64: Any, cast: Callable[[Any], Any]) -> Any:
+    from ..target.pristine import reset_rng_state
+
+    reset_rng_state()
+    ca = ctx.workload.call_args
+    with torch.no_grad() if not ctx.workload.grad else torch.enable_grad():  # fp64: no autocast
+        return model64(*cast(ca.args), **cast(ca.kwargs))
+
+
+def _fallback_random_out(ctx: Any, rng: dict) -> Leaves:
+    def compiled_on_fresh_copy() -> list:
+        subject = ctx.fresh()
+        return ctx.call_and_snapshot(subject, ctx.torch_compile(subject))
+
+    out = randomness.fallback_random_output(compiled_on_fresh_copy, rng)
+    ctx.dynamo_reset = True  # Dynamo's cache was cleared: the recompile sequence starts again
     return out

@@ -270,3 +270,30 @@ def _measure(
             "in each call"
         ),
     }
+
+
+def phase_profile(ctx: Any) -> dict:
+    """The profile phase (ctx: the run.runner.PhaseRunner): the profiler over eager and compiled
+    calls, then the guard cost by removing the guards (probes/guard_ab.py), after the profiler and
+    outside every other timed figure."""
+    from . import calls, guard_ab
+
+    ctx.need_compiled()
+    w, ca = ctx.workload, ctx.workload.call_args
+    compiled = calls.one_call(ctx.compiled, ca, w, ctx.device)
+    data = measure(
+        calls.one_call(ctx.eager_subject.fn, ca, w, ctx.device),
+        compiled,
+        ctx.device,
+        ctx.options.trace_dir,
+        ctx.options.profile_budget_s,
+        calls.batch_context(w),
+    )
+    data["guard_ab"] = guard_ab.measure(
+        compiled,
+        ctx.sync,
+        ctx.per_call_s,
+        ctx.options.profile_budget_s,
+        calls.batch_context(w),
+    )
+    return data

@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 import torch
 
+from ..report.phases import Skip
 from ..target.userframes import is_user_file
 from ..target.workload import CallArgs, is_state_change
 from . import dynamo_state
@@ -211,3 +212,47 @@ def run(
             "(phase 'first call'), then during each variant once (phase 'variants')"
         ),
     }
+
+
+FRESH_SEQUENCE = (
+    "continues from the compile phase's first call on a pristine copy, as a fresh process would"
+)
+SEQUENCE_AGAIN = (
+    "a pristine copy's first call made again in a fresh Dynamo state (a later phase had reset Dynamo "
+    "or compiled entries of its own: guards on object identity), then the variants, as a fresh process would"
+)
+
+
+def phase_recompiles(ctx: Any) -> dict:
+    """The recompiles phase (ctx: the run.runner.PhaseRunner): the variants, fed in order to the
+    copy whose first call the compile phase made; started again from a fresh copy's first call only
+    when a later phase reset Dynamo or compiled entries of its own."""
+    from ..target.pristine import reset_rng_state
+
+    if ctx.sequence is None:
+        raise Skip("the compiled model is not available (compile phase did not finish)")
+    state = FRESH_SEQUENCE
+    if ctx.dynamo_reset or len(dynamo_state.compilation_metrics()) != ctx.entries_after_first_call:
+        dynamo_state.fresh()
+        subject = ctx.fresh()
+        compiled = ctx.torch_compile(subject)
+        reset_rng_state()
+        n_before = len(dynamo_state.compilation_metrics())
+        ctx.call(compiled)
+        ctx.first_call_metrics = dynamo_state.compilation_metrics()[n_before:]
+        ctx.sequence = (subject, compiled)
+        state = SEQUENCE_AGAIN
+    subject, compiled = ctx.sequence
+    data = run(  # the first call's own recompiles too (phase "first call")
+        compiled,
+        subject.workload.model,
+        ctx.label,
+        subject.workload,
+        ctx.call,
+        ctx.first_call_metrics,
+    )
+    data["state"] = state
+    row = ctx.automatic_row(subject, compiled, data)  # strategies.main_is_automatic
+    if row is not None:
+        data["automatic_row"] = row
+    return data

@@ -379,3 +379,39 @@ def _stop_text(stopped: str, question: Question | None, budget_s: float, pairs: 
             f"(floor {min(budget_s, question.floor_s):g} s, ceiling {budget_s:g} s)"
         )
     return f"; the CI had not answered against {question.describe()} by the {budget_s:g} s ceiling"
+
+
+def phase_runtime(ctx: Any) -> dict:
+    """The runtime phase, and runtime_warm (the same timing in the warm process, right after its
+    first call: a second process's figure for the headline speedup, report/runtime_processes.py).
+    ctx: the run.runner.PhaseRunner; eager is its eager subject, compiled its timed copy."""
+    from . import calls
+
+    ctx.need_compiled()
+    w, ca = ctx.workload, ctx.workload.call_args
+    data = measure(
+        calls.one_call(ctx.eager_subject.fn, ca, w, ctx.device),
+        calls.one_call(ctx.compiled, ca, w, ctx.device),
+        ctx.sync,
+        ctx.options.budget_s,
+        calls.batch_context(w),
+        ctx.timing_question(),
+    )
+    ctx.per_call_s = data["compiled"]["median_s"]
+    return data
+
+
+def phase_runtime_extra(ctx: Any) -> dict:
+    """A timing-only process's timing (run/launcher.py starts them until --processes have timed,
+    and one with glibc's thresholds pinned when every process page-faulted), as a plain script
+    runs: the object build() returned, compiled, its first call against the main cache, then
+    the same timing on that object (eager and compiled share it, as in the user's script).
+    `ctx.timing_process` says which, why and in which environment."""
+    from ..target.pristine import reset_rng_state
+
+    subject = ctx.original()
+    ctx.compiled, ctx.eager_subject = ctx.torch_compile(subject), subject
+    reset_rng_state()
+    ctx.call(ctx.compiled)
+    ctx.sync()
+    return dict(phase_runtime(ctx), **ctx.timing_process)

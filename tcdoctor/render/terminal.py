@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from tabulate import tabulate
 
 from .. import units
+from ..report import phases
 from ..report.model import Report
 from ..report.sections import (
     CompileGraphs,
@@ -90,6 +91,7 @@ def _figures(report: Report) -> list[list[str]]:
             units.numerics_status(n.passed)
             + ("" if n.passed is None else f" (max abs err {units.sci(n.max_abs_err)})"),
         ],
+        *phases.figure_rows(report),  # a probe's own section's row (Phase.row)
     ]
 
 

@@ -2,7 +2,7 @@
 (probes/compile_graphs.py) with the warm child's rows and the profile's compiled regions.
 
 The cold child sends the rows, the warm child its own rows (`compile_warm`) and the regions that
-ran in each profiled call (`profile`); `report/phases.py` joins them as each phase is filled. The
+ran in each profiled call (`profile`); `report/phases/` joins them as each phase is filled. The
 join is by compile id ("F/C"), which holds while both processes compiled the same frames in the
 same order (see the probe's pitfalls). Torch-free, like everything the parent imports.
 """

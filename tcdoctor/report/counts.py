@@ -11,7 +11,7 @@ replace explain's in the `graphs` and `graph_breaks` sections; explain's run sta
 
 Used in both processes, so the figures are one: the cold child applies it to its own results after
 the compile phase (the fixes it plans address these findings' ids), the parent when it fills the
-report (report/phases.py). Torch-free.
+report (report/phases/compile.py). Torch-free.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The parent's last step: the children's phase events become a Report, and the report gets its verdict.
 
-Each registry entry's fill() (report/phases.py) puts its phase into the report's sections, or
+Each phase's fill() (its declaration in report/phases/) puts its phase into the report's sections, or
 says "not measured (why)"; each experiment child's row (a strategy, a fix, an ablation backend) goes
 to the report list its spec names (`Spec.section`, the spec travels in the child's events); then the
 verdict.
@@ -11,8 +11,8 @@ from __future__ import annotations
 import datetime as _dt
 
 from ..experiments.specs import DYNAMIC_SETTINGS, REMEDY_SETTINGS, Spec
+from ..report import phases
 from ..report.model import SCHEMA_VERSION, Report
-from ..report.phases import PHASES, SECTIONS, derive
 from ..report.sections import (
     FixRow,
     StrategyRow,
@@ -32,7 +32,7 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
         "environment": {},
         "phases": {},
     }
-    data.update({sec: {} for sec in SECTIONS}, errors=[])
+    data.update({sec: {} for sec in phases.SECTIONS}, errors=[])
     done: dict[str, dict] = {}
     strategy_failures: list[dict] = []
     for ev in events:
@@ -66,15 +66,15 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
         if f.get("phase") in data["phases"]:
             data["phases"][f["phase"]]["status"] = "failed"
 
-    for phase in PHASES:
+    for phase in phases.PHASES:
         if phase.name in done:
             phase.fill(data, done[phase.name])
     rows = _experiment_rows(done)
     data["strategies"] = _strategies(data, done, rows, strategy_failures)
     _remedies(data, done, rows, strategy_failures)
 
-    derive(data)
-    for phase in PHASES:
+    phases.derive(data)
+    for phase in phases.PHASES:
         st = data["phases"].get(phase.name)
         if phase.sections and not (st and st["status"] == "ok"):
             phase.not_measured(data, phase.sections, _why(phase.name, st, data["errors"]))

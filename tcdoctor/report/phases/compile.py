@@ -1,0 +1,85 @@
+"""The compile phases: the cold first call (probes/first_call.py, with its graphs, breaks and
+guards), the cold compile's saved artifacts (experiments/artifacts.py, for the portable-cache
+remedy) and the warm process's first call against the same inductor cache."""
+
+from __future__ import annotations
+
+from .. import compile_joins, counts
+from ..sections import CompileTime
+from .phase import COLD, MAIN, WARM, Phase
+
+
+def _fill_compile(data: dict, c: dict) -> None:
+    c = dict(c)
+    data["guards"].update(c.pop("guards"))
+    counted = c.pop(
+        "counted", None
+    )  # the user's own compile's graphs and breaks (report/counts.py)
+    if counted:
+        merged = counts.use_compile_counts(
+            {k: data[k] for k in ("graphs", "graph_breaks") if "not_measured" not in data[k]},
+            counted,
+        )
+        data["graphs"], data["graph_breaks"] = merged["graphs"], merged["graph_breaks"]
+    data["compile"].update(c)
+    data["memory"]["compile_peak_bytes"] = c.get("peak_rss_delta_bytes")
+    data["memory"]["compile_peak_method"] = (
+        "growth of process RSS during the first (compiling) call, sampled every 2 ms"
+    )
+
+
+def _fill_compile_warm(data: dict, w: dict) -> None:
+    data["compile"]["warm_s"] = w["warm_s"]
+    data["compile"]["warm_phases"] = w["phases"]
+    data["compile"]["warm_cache"] = w["cache"]
+    if w.get("state_check") is not None:  # the warm child's own copy-fidelity check (pristine.py)
+        data["compile"]["warm_state_check"] = w["state_check"]
+    data["compile"]["warm_method"] = (
+        "first call in a fresh process against the same TORCHINDUCTOR_CACHE_DIR "
+        "(what a restarted server pays)"
+    )
+    graphs = data["compile"].get("graphs")
+    if graphs and w.get("graphs") is not None:  # each cold frame's seconds in the warm process
+        data["compile"]["graphs"] = dict(
+            graphs, rows=compile_joins.join_warm_rows(graphs["rows"], w["graphs"])
+        )
+
+
+def _fill_cache_artifacts(data: dict, a: dict) -> None:
+    """The cold compile's saved artifacts, which the portable-cache remedy loads."""
+    data["compile"].setdefault("remedies", {})["artifacts"] = a
+
+
+def _warm_not_measured(data: dict, sections: tuple[str, ...], why: str) -> None:
+    if data["compile"].get("warm_s") is None:
+        data["compile"]["warm_not_measured"] = why
+
+
+PHASES = (
+    Phase(
+        "compile",
+        MAIN,
+        ("compile", "guards"),
+        measure="tcdoctor.probes.compile_phases:phase_compile",
+        order=40,
+        fill=_fill_compile,
+        record=CompileTime,
+    ),
+    Phase(
+        "cache_artifacts",
+        frozenset({COLD}),
+        (),
+        measure="tcdoctor.experiments.artifacts:phase_cache_artifacts",
+        order=50,
+        fill=_fill_cache_artifacts,
+    ),
+    Phase(
+        "compile_warm",
+        frozenset({WARM}),
+        ("compile",),
+        measure="tcdoctor.probes.compile_phases:phase_compile_warm",
+        order=60,
+        fill=_fill_compile_warm,
+        not_measured=_warm_not_measured,
+    ),
+)

@@ -1,0 +1,28 @@
+"""The recompiles phase: the workload's variants fed to the first call's copy (probes/recompiles.py).
+
+Last on purpose: a hang in the user's variants loses nothing measured.
+"""
+
+from __future__ import annotations
+
+from ..sections import Recompiles
+from .phase import MAIN, Phase
+
+
+def _fill(data: dict, r: dict) -> None:
+    # the 'automatic' shape row it also measured goes to the strategies section (run/assemble.py)
+    data["recompiles"] = {k: v for k, v in r.items() if k != "automatic_row"}
+    data["compile"]["recompile_time_s"] = r["recompile_time_s"]
+
+
+PHASES = (
+    Phase(
+        "recompiles",
+        MAIN,
+        ("recompiles",),
+        measure="tcdoctor.probes.recompiles:phase_recompiles",
+        order=130,
+        fill=_fill,
+        record=Recompiles,
+    ),
+)

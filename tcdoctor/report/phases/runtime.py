@@ -1,0 +1,53 @@
+"""The timing phases: eager vs compiled per call (probes/timing.py) in the cold process (runtime), the
+warm process (runtime_warm) and timing-only processes up to --processes (runtime_extra,
+run/launcher.py); `derive` joins them into the headline speedup (report/runtime_processes.py)."""
+
+from __future__ import annotations
+
+from ..sections import Runtime
+from .phase import MAIN, TIMING, WARM, Fill, Phase
+
+
+def _keep_timed(phase: str) -> Fill:
+    """Keep a process's timing for `derive` (report/runtime_processes.py joins them)."""
+
+    def fill(data: dict, r: dict) -> None:
+        data.setdefault("_timed", {})[phase] = r
+
+    return fill
+
+
+def _fill_runtime(data: dict, r: dict) -> None:
+    """The cold process's timing: the runtime section's per-process figures (eager, compiled), and
+    the first of the processes `derive` joins into the headline speedup."""
+    data["runtime"] = dict(r)
+    _keep_timed("runtime")(data, r)
+
+
+PHASES = (
+    Phase(
+        "runtime",
+        MAIN,
+        ("runtime",),
+        measure="tcdoctor.probes.timing:phase_runtime",
+        order=70,
+        fill=_fill_runtime,
+        record=Runtime,
+    ),
+    Phase(
+        "runtime_warm",
+        frozenset({WARM}),
+        (),
+        measure="tcdoctor.probes.timing:phase_runtime",
+        order=80,
+        fill=_keep_timed("runtime_warm"),
+    ),
+    Phase(
+        "runtime_extra",
+        frozenset({TIMING}),
+        (),
+        measure="tcdoctor.probes.timing:phase_runtime_extra",
+        order=90,
+        fill=_keep_timed("runtime_extra"),
+    ),
+)
