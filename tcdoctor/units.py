@@ -2,9 +2,10 @@
 confidence interval, a numerics status, a decision), used by the verdict, `check`, `diff`, the
 progress lines and every renderer (the HTML template through Jinja filters of the same names).
 
-Also the one dotted getter over the children's wire-format dicts (`get(event, "error.message")`);
-a Report is read by attribute (tcdoctor/report/sections.py).
-The lowest layer: imports nothing of tcdoctor's (report records are read by their attributes).
+Also the one dotted getter over the children's wire-format dicts (`get(event, "error.message")`).
+The lowest layer: imports nothing of tcdoctor's and reads no report record: it formats figures and
+plain dicts; a record's own wording of its fields (`GraphBreak.site_text`, `GraphBreak.gain_text`,
+`FixRow.summary`) is a property of the record (report/sections.py), built from these.
 """
 
 from __future__ import annotations
@@ -218,44 +219,6 @@ def decision_text(decision: Any) -> str:
     return DECISION_TEXT.get(decision, decision or "no verdict")
 
 
-def break_site(f: Any) -> str:
-    """' — inside torch _detect_is_causal_mask (transformer.py:1245), PyTorch itself'.
-
-    For breaks in code the user did not write; empty for the user's own code.
-    """
-    if not f.origin or f.origin == "user":
-        return ""
-    site = f.site or {}
-    called = site.get("called")
-    if called:  # the user's line calls an API Dynamo cannot trace (loss.backward(), zero_grad)
-        return (
-            f" — a call into {f.library or 'torch'} {called.get('function') or ''}, {f.origin_text}"
-        )
-    name = os.path.basename(site.get("file") or "?")
-    where = f"{f.library or ''} {site.get('function') or ''} ({name}:{site.get('line')})"
-    return f" — inside {where}, {f.origin_text}".replace("  ", " ")
-
-
-def break_gain(f: Any) -> str:
-    """What fixing the break gains per call, and how that is known:
-    'fixing it gains 12 µs per call, 3% of a compiled call (measured: tried `…`)' or
-    'fixing it gains at most 41 µs per call, 38% (a bound); 3.65 ms outside graphs'."""
-    gain, share = f.gain_s_per_call, f.gain_fraction
-    cost = (
-        f"; {seconds(f.cost_s_per_call)} per call outside graphs"
-        if f.cost_s_per_call is not None
-        else ""
-    )
-    if gain is None:
-        return f"time outside graphs: {seconds(f.cost_s_per_call)} per call" if cost else ""
-    if f.gain_source == "tried":
-        return (
-            f"fixing it gains {seconds(gain)} per call, {percent(share)} of a compiled call "
-            f"(measured: tried `{f.gain_fix}`){cost}"
-        )
-    return f"fixing it gains at most {seconds(gain)} per call, {percent(share)} (a bound){cost}"
-
-
 # a tried experiment's `cache_start` when it ran in the warm process (run/child.py): its first call
 # compiled in a process whose Inductor had already started, so "cold" there is no fresh process's
 WARM_PROCESS_CACHE = "the main analysis's cache, in the warm process after its own measurements"
@@ -282,32 +245,6 @@ def threads(env: dict) -> str:
 def first_call(seconds_: float | None, state: str | None) -> str:
     """A first call's time, with its cache state when some of it came from a cache ('3.1 s, warm (…)')."""
     return seconds(seconds_) + (f", {state}" if state and state != "cold" else "")
-
-
-def fix_summary(row: Any) -> str:
-    """'1 breaks → 0, 0.24× → 0.91× (95% CI 0.88–0.95)' from a tried fix's before and after."""
-    b, a = row.before or {}, row.after or {}
-    parts = [
-        f"{b[k]} {unit} → {a[k]}"
-        for k, unit in (("graph_breaks", "breaks"), ("recompiles", "recompiles"))
-        if b.get(k) is not None and a.get(k) is not None
-    ]
-    if row.kind == "env" and b.get("faults_per_call") is not None:
-        before_f, after_f = (
-            x if x is None else round(x) for x in (b["faults_per_call"], a.get("faults_per_call"))
-        )
-        parts.append(f"{grouped(before_f)} page faults per compiled call → {grouped(after_f)}")
-    if b.get("speedup") is not None and a.get("speedup") is not None:
-        parts.append(f"{ratio(b['speedup'])} → {ratio(a['speedup'], a.get('speedup_ci'))}")
-    state = cache_state(a.get("cache"))
-    if state and a.get("first_call_s") is not None:
-        where = (
-            " in the warm process"
-            if getattr(row, "cache_start", None) == WARM_PROCESS_CACHE
-            else ""
-        )
-        parts.append(f"first call {seconds(a['first_call_s'])}, {state}{where}")
-    return ", ".join(parts)
 
 
 def relative_link(path: str | None, base_dir: str | None) -> str | None:

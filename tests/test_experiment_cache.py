@@ -69,7 +69,7 @@ def test_config_fix_recompiles_only_the_graph_it_changes(report):
     assert row["name"] == "capture_scalar_outputs" and row["after"]["graph_breaks"] == 1
     # run in the warm process once its own phases were done: no process of its own
     assert row["cache_start"] == units.WARM_PROCESS_CACHE
-    assert "in the warm process" in units.fix_summary(FixRow.from_dict(row))
+    assert "in the warm process" in FixRow.from_dict(row).summary
     assert report["compile"]["warm_s"] is not None
     cache = row["after"]["cache"]
     # graphs 2 and 3 become one new graph (the only miss); graph 1 is unchanged (a hit)

@@ -8,7 +8,6 @@ import pytest
 from conftest import ONE_PROCESS, sample
 
 import tcdoctor
-from tcdoctor import units
 from tcdoctor.experiments import fixes as tried
 from tcdoctor.experiments.specs import FixSpec, StanceFix
 from tcdoctor.probes import break_cost
@@ -153,8 +152,8 @@ def test_what_fixing_a_break_gains_is_bounded_by_its_cost_minus_the_eager_work()
     (f,) = data["graph_breaks"]["unique"]
     assert f["cost_fraction"] == pytest.approx(0.93)  # 980 − 50 µs of a 1,000 µs call
     assert f["gain_fraction"] == pytest.approx(0.08) and f["gain_source"] == "bound"
-    assert units.break_gain(
-        Report.from_dict({"graph_breaks": data["graph_breaks"]}).graph_breaks.unique[0]
+    assert (
+        Report.from_dict({"graph_breaks": data["graph_breaks"]}).graph_breaks.unique[0].gain_text
     ).startswith(
         "fixing it gains at most 80.0 µs per call, 8% (a bound); 930.0 µs per call outside graphs"
     )
@@ -185,7 +184,7 @@ def test_a_tried_fix_replaces_the_bound_with_what_it_measured():
     b2, b1 = report.graph_breaks.unique  # ranked by gain: B1's measured 43 µs < B2's bound
     assert (b1.id, b1.gain_source, b2.id) == ("B1", "tried", "B2")
     assert b1.gain_s_per_call == pytest.approx(4e-3 * (1 - 0.92 / 0.93))
-    assert "measured: tried `torch._dynamo.config.allow_rnn = True`" in units.break_gain(b1)
+    assert "measured: tried `torch._dynamo.config.allow_rnn = True`" in b1.gain_text
 
 
 @pytest.mark.parametrize(
@@ -338,9 +337,7 @@ def test_heavy_page_faults_plan_pinned_malloc_thresholds_in_the_environment(monk
         monkeypatch.setenv(k, v)
     assert tried.allocator_fixes(before) == []
     row = FixRow(kind="env", before=before, after={"speedup": 1.05, "faults_per_call": 0.4})
-    assert units.fix_summary(row).startswith(
-        "2,206 page faults per compiled call → 0, 0.96× → 1.05×"
-    )
+    assert row.summary.startswith("2,206 page faults per compiled call → 0, 0.96× → 1.05×")
     # the row as the JSON stores it, read back into a report: the advice carries the same figures
     report = Report.from_dict({"fixes": [{**row.to_dict(), "fix": "MALLOC_…", "outcome": "helps"}]})
     (a,) = judged.advice(report)

@@ -50,8 +50,6 @@ FILTERS = (
     "calls",
     "numerics_status",
     "decision_text",
-    "break_gain",
-    "fix_summary",
     "regimes",
     "another_run",
     "stopped",

@@ -99,12 +99,12 @@ def _figures(report: Report) -> list[tuple[str, str, str]]:
 
 
 def _break_item(f: GraphBreak) -> str:
-    cost = units.break_gain(f)
+    cost = f.gain_text
     return (
         f"- **{_esc(f.reason)}** at {_code(str(f.file) + ':' + str(f.line))} {_code(f.code)}"
         + (f" ×{f.occurrences}" if f.occurrences > 1 else "")
         + (f" ({_esc(f.skipped_text)})" if f.frame_skipped else "")
-        + _esc(units.break_site(f))
+        + _esc(f.site_text)
         + (f" — {_esc(cost)}" if cost else "")
     )
 
@@ -126,7 +126,7 @@ def _tried(report: Report) -> list[str]:
     if report.fixes:
         out += ["", "### Tried (no source edit)", ""]
         for row in report.fixes:
-            summary = units.fix_summary(row)
+            summary = row.summary
             out.append(
                 f"- {_code(row.fix)}: **{_esc(row.outcome)}**"
                 + (f" ({_esc(summary)})" if summary else "")

@@ -96,12 +96,12 @@ def _figures(report: Report) -> list[list[str]]:
 
 
 def _break_line(f: GraphBreak) -> str:
-    cost = units.break_gain(f)
+    cost = f.gain_text
     return (
         f"  {f.file}:{f.line} {f.reason}"
         + (f" ×{f.occurrences}" if f.occurrences > 1 else "")
         + (f" [{f.skipped_text}]" if f.frame_skipped else "")
-        + units.break_site(f)
+        + f.site_text
         + (f"  [{cost}]" if cost else "")
     )
 
@@ -280,7 +280,7 @@ def _tried_lines(report: Report) -> list[str]:
     if report.fixes:
         out += ["", "Tried (no source edit):"]
         for row in report.fixes:
-            summary = units.fix_summary(row)
+            summary = row.summary
             out.append(f"  {row.fix}: {row.outcome}" + (f" ({summary})" if summary else ""))
     layer = report.ablation.layer if report.ablation else None
     if layer:

@@ -388,6 +388,42 @@ class GraphBreak(Record):
         return (self.origin or "user") == "user"
 
     @property
+    def site_text(self) -> str:
+        """' — inside torch _detect_is_causal_mask (transformer.py:1245), PyTorch itself': where a
+        break in code the user did not write lies; '' for the user's own code."""
+        if not self.origin or self.origin == "user":
+            return ""
+        site = self.site or {}
+        called = site.get("called")
+        if called:  # the user's line calls an API Dynamo cannot trace (loss.backward(), zero_grad)
+            return (
+                f" — a call into {self.library or 'torch'} {called.get('function') or ''}, "
+                f"{self.origin_text}"
+            )
+        where = units.file_line(site.get("file"), site.get("line"))
+        inside = f"{self.library or ''} {site.get('function') or ''} ({where})"
+        return f" — inside {inside}, {self.origin_text}".replace("  ", " ")
+
+    @property
+    def gain_text(self) -> str:
+        """What fixing the break gains per call, and how that is known:
+        'fixing it gains 12 µs per call, 3% of a compiled call (measured: tried `…`)' or
+        'fixing it gains at most 41 µs per call, 38% (a bound); 3.65 ms outside graphs'."""
+        gain, share, spent = self.gain_s_per_call, self.gain_fraction, self.cost_s_per_call
+        cost = f"; {units.seconds(spent)} per call outside graphs" if spent is not None else ""
+        if gain is None:
+            return f"time outside graphs: {units.seconds(spent)} per call" if cost else ""
+        if self.gain_source == "tried":
+            return (
+                f"fixing it gains {units.seconds(gain)} per call, {units.percent(share)} of a "
+                f"compiled call (measured: tried `{self.gain_fix}`){cost}"
+            )
+        return (
+            f"fixing it gains at most {units.seconds(gain)} per call, {units.percent(share)} "
+            f"(a bound){cost}"
+        )
+
+    @property
     def skipped_text(self) -> str | None:
         """'frame skipped: Detector.forward (nms_loop.py:36), the call's entry, runs eagerly'; the
         short form when the frame is not named (older reports); None when no frame was skipped."""
@@ -687,6 +723,33 @@ class FixRow(Record):
     cache_start: str | None = (
         None  # what its child's inductor cache held at start (run/launcher.py)
     )
+
+    @property
+    def summary(self) -> str:
+        """'1 breaks → 0, 0.24× → 0.91× (95% CI 0.88–0.95)': the figures it addresses, before and after."""
+        b, a = self.before or {}, self.after or {}
+        parts = [
+            f"{b[k]} {unit} → {a[k]}"
+            for k, unit in (("graph_breaks", "breaks"), ("recompiles", "recompiles"))
+            if b.get(k) is not None and a.get(k) is not None
+        ]
+        if self.kind == "env" and b.get("faults_per_call") is not None:
+            before_f, after_f = (
+                x if x is None else round(x)
+                for x in (b["faults_per_call"], a.get("faults_per_call"))
+            )
+            parts.append(
+                f"{units.grouped(before_f)} page faults per compiled call → {units.grouped(after_f)}"
+            )
+        if b.get("speedup") is not None and a.get("speedup") is not None:
+            parts.append(
+                f"{units.ratio(b['speedup'])} → {units.ratio(a['speedup'], a.get('speedup_ci'))}"
+            )
+        state = units.cache_state(a.get("cache"))
+        if state and a.get("first_call_s") is not None:
+            where = " in the warm process" if self.cache_start == units.WARM_PROCESS_CACHE else ""
+            parts.append(f"first call {units.seconds(a['first_call_s'])}, {state}{where}")
+        return ", ".join(parts)
 
     @property
     def measured(self) -> bool:

@@ -284,7 +284,7 @@ def _bound_pays(bound: float | None, need: tuple[float, float] | None, rules: di
 def _tried_reasons(fig: Figures) -> list[str]:
     return [
         f"Tried `{r.fix}`: {r.outcome} "
-        f"({units.fix_summary(r) or units.ratio((r.after or {}).get('speedup'))}): "
+        f"({r.summary or units.ratio((r.after or {}).get('speedup'))}): "
         "still not measurably faster than eager."
         for r in fig.tried_fixes
     ]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from .. import units
 from ..report.sections import Ablation, Advice, FixRow, StrategyRow
 
 if TYPE_CHECKING:
@@ -162,7 +161,7 @@ def advice(report: Report) -> list[Advice]:
     """One advice line per tried fix (a fix that did not help says so, so nobody tries it again)."""
     out = []
     for row in report.fixes or []:
-        summary = units.fix_summary(row)
+        summary = row.summary
         text = (
             f"Tried `{row.fix}`: {row.outcome}"
             + (f" ({summary})" if summary else "")
