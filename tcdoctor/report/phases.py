@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from . import break_gain, compile_joins, counts, runtime_processes
+from . import attribution, break_gain, compile_joins, counts, runtime_processes
 from .sections import GUARDS_BY_REMOVAL, guard_cost
 
 Fill = Callable[[dict, dict], None]
@@ -194,3 +194,4 @@ def derive(data: dict) -> None:
         )
         data["compile"]["graphs"] = dict(graphs, rows=rows, time_scale=scale)
     break_gain.attach(data)
+    attribution.attach_memory(data)

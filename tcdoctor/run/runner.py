@@ -49,6 +49,7 @@ from ..probes import (
     guard_ab,
     guards,
     memory,
+    memory_graphs,
     numerics,
     profile,
     recompiles,
@@ -511,7 +512,9 @@ class PhaseRunner:
     @measures("memory")
     def memory(self) -> dict:
         self._need_compiled()
-        return memory.measure(self.eager_fn, self.compiled_fn, self.device)
+        data = memory.measure(self.eager_fn, self.compiled_fn, self.device)
+        data["attribution"] = memory_graphs.measure(self.compiled_fn, data, self.device)
+        return data
 
     @measures("profile")
     def profile(self) -> dict:
