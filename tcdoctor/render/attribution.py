@@ -33,7 +33,10 @@ def memory_summary(a: MemoryAttribution | None) -> str:
     if a is None:
         return "not measured (the memory phase did not run)"
     if not a.grew:
-        return f"no growth above the threshold ({units.nbytes(a.growth_bytes)} per call)"
+        g = a.growth_bytes
+        if g is not None and g <= 0:
+            return f"none (compiled peak {units.nbytes(-g)} below eager's)"
+        return f"none above the threshold ({units.nbytes(g)} per call)"
     if a.not_measured:
         return f"{units.nbytes(a.growth_bytes)} per call; by graph: not measured ({a.not_measured})"
     big = a.largest

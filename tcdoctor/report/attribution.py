@@ -42,13 +42,17 @@ class DriftOrigin(Record):
     tol; `path`: the modules descended through, each with its error relative to tolerance.
     `checked` False: numerics passed with margin, nothing was run."""
 
-    OMIT_NONE = ("not_measured", "origin", "bisector", "fix")
+    OMIT_NONE = ("not_measured", "origin", "bisector", "fix", "fp64_unavailable_why")
 
     checked: bool | None = None
     reason: str | None = None
     origin: dict[str, Any] | None = None
     path: list[dict] = field(default_factory=list)
     modules_compared: int | None = None
+    skipped: list[str] = field(
+        default_factory=list
+    )  # recorded modules not compared (no tensor input)
+    fp64_unavailable_why: str | None = None
     bisector: dict[str, Any] | None = None
     fix: dict[str, Any] | None = None
     method: str | None = None

@@ -116,6 +116,14 @@ def _fill_recompiles(data: dict, r: dict) -> None:
     data["compile"]["recompile_time_s"] = r["recompile_time_s"]
 
 
+def _fill_drift(data: dict, d: dict) -> None:
+    data["numerics"]["drift"] = d  # where the numbers drift (report/attribution.py)
+
+
+def _drift_not_measured(data: dict, sections: tuple[str, ...], why: str) -> None:
+    data["numerics"].setdefault("drift", {"not_measured": why})
+
+
 def _not_measured(data: dict, sections: tuple[str, ...], why: str) -> None:
     for sec in sections:
         data[sec].setdefault("not_measured", why)
@@ -154,6 +162,9 @@ PHASES: tuple[Phase, ...] = (
     Phase("profile", frozenset({WARM, IN_PROCESS}), ("profile",), _fill_profile),
     Phase("numerics", _MAIN, ("numerics",), _set("numerics")),
     Phase("recompiles", _MAIN, ("recompiles",), _fill_recompiles),
+    Phase(
+        "drift", _MAIN, (), _fill_drift, _drift_not_measured
+    ),  # compiles parts: after the variants
 )
 BY_NAME = {p.name: p for p in PHASES}
 # Every report section some phase fills, in registry order (report.assemble starts each empty).

@@ -43,6 +43,7 @@ from ..options import Options
 from ..probes import (
     calls,
     compile_graphs,
+    drift,
     dynamo_state,
     first_call,
     graph_breaks,
@@ -508,6 +509,10 @@ class PhaseRunner:
         out = numerics.fallback_random_output(compiled_on_fresh_copy, rng)
         self.dynamo_reset = True  # Dynamo's cache was cleared: the recompile sequence starts again
         return out
+
+    @measures("drift")
+    def drift_phase(self) -> dict:
+        return drift.measure(self)  # where the numbers drift (issue 36; probes/drift.py)
 
     @measures("memory")
     def memory(self) -> dict:
