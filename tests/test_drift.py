@@ -69,12 +69,27 @@ def _assert_origin(rep):
 
 def test_the_rounding_submodule_is_named_in_process(in_process):
     _assert_origin(in_process)
+    # no target file to rebuild it from in a fresh process: the bisector says why it did not run
+    assert "in-process API" in in_process.numerics.drift.bisector["not_run"]
 
 
 def test_the_rounding_submodule_is_named_from_the_command_line(from_cli):
     rep, out = from_cli
     _assert_origin(rep)
     assert "numerics drift" in out and "origin block.total (Total)" in out
+    # compiling around it is a tried fix, measured in a fresh process, and its numerics pass
+    (row,) = [r for r in rep.fixes if r.kind == "disable_module"]
+    assert row.fix.startswith("Total.forward = torch.compiler.disable(Total.forward)")
+    assert row.after["numerics_passed"] is True and row.outcome == "helps"
+    assert "compile around it, tried: Total.forward" in out
+    # PyTorch's bisector, on that module alone in a fresh process, blames Inductor, with its command
+    b = rep.numerics.drift.bisector
+    assert b["backend"] == "inductor" and b.get("subsystem"), b
+    assert (
+        b["command"].startswith("python -m tcdoctor.probes.bisect_module ")
+        and "block.total" in b["command"]
+    )
+    assert "rerun it: python -m tcdoctor.probes.bisect_module" in out
 
 
 def test_every_renderer_names_the_origin_not_its_parents(in_process):

@@ -17,6 +17,13 @@ rmse(compiled, fp64) / (m·rmse(eager, fp64) + tol/10), the quantity that rule c
 with the largest ratio while that child fails the rule; the module where it stops is the origin:
 its own output drifts while every child, fed exact inputs, does not (or it has no children).
 
+Then, where the model was loaded from a target file and the backend is Inductor, PyTorch's
+`CompilerBisector` runs on the origin alone in a fresh process (`python -m
+tcdoctor.probes.bisect_module TARGET MODULE`, waited on for BISECT_TIMEOUT_S): the backend, subsystem
+(pass, config change, lowering) it blames, and that command so the user can rerun it; otherwise
+`not_run` says why. The analysis plans "compile around it" (experiments/fixes.py, DisableModuleFix),
+measured in a fresh process as every fix is.
+
 Pitfalls: a module compiled on its own may round differently than inside the whole model's graph
 (Inductor fuses across module boundaries): the origin is where drift arises on exact inputs, not a
 replay of the failing call's fusions. A module called several times is judged on its first call. A
@@ -29,6 +36,8 @@ from __future__ import annotations
 
 import copy
 import inspect
+import json
+import sys
 from typing import Any, Callable
 
 import torch
@@ -88,7 +97,7 @@ def measure(ctx: Any) -> dict:
     def compile_fn(m: torch.nn.Module) -> Any:
         return build(m, opts.backend, opts.mode, w.compile_kwargs)
 
-    return localise(
+    out = localise(
         subject.fn,
         lambda: ctx.call(subject.fn),
         compile_fn,
@@ -96,9 +105,65 @@ def measure(ctx: Any) -> dict:
         why,
         lambda: w.context(ctx.device.type),
     )
+    if out["origin"] and out["origin"]["name"]:  # PyTorch's bisector on it, in a fresh process
+        out["bisector"] = run_bisector(w, out["origin"]["name"], opts.backend)
+    return out
 
 
 NEED_TEXT = f"searched when numerics fail or an output's error is within {NEAR:g}x of its tolerance"
+
+
+BISECT_MODULE = "tcdoctor.probes.bisect_module"
+BISECT_TIMEOUT_S = 240  # the drift phase waits this long for the bisector's process
+
+
+def target_of(workload: Any) -> str | None:
+    """The `path.py:function` this process loaded the workload from (target/load.py names its module
+    `_tcdoctor_target_<stem>` and the workload `<file>:<function>`); None in the in-process API."""
+    name = getattr(workload, "name", None) or ""
+    file, _, func = name.rpartition(":")
+    mod = sys.modules.get("_tcdoctor_target_" + file.rsplit(".", 1)[0]) if file else None
+    path = getattr(mod, "__file__", None)
+    return f"{path}:{func}" if path and func else None
+
+
+def run_bisector(workload: Any, module: str, backend: str) -> dict:
+    """The bisector in a fresh process on `module` alone: its verdict and the command, or why not."""
+    import subprocess
+
+    target = target_of(workload)
+    if target is None:
+        return {
+            "not_run": "the workload was not loaded from a target file (in-process API): a fresh "
+            "process cannot rebuild it"
+        }
+    if backend != "inductor":
+        return {
+            "not_run": f"CompilerBisector bisects Inductor; this analysis used backend {backend!r}"
+        }
+    cmd = bisect_command(target, module, backend)
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", BISECT_MODULE, target, module, "--backend", backend],
+            capture_output=True,
+            text=True,
+            timeout=BISECT_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired:
+        return {
+            "not_run": f"it ran over {BISECT_TIMEOUT_S} s (each step is a compile)",
+            "command": cmd,
+        }
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    if p.returncode != 0 or not lines:
+        tail = (p.stderr.strip().splitlines() or ["no output"])[-1][:300]
+        return {"not_run": f"its process failed: {tail}", "command": cmd}
+    return json.loads(lines[-1])
+
+
+def bisect_command(target: str, module: str, backend: str) -> str:
+    """The line a user runs to bisect `module` of `target` (what the report prints)."""
+    return f"python -m tcdoctor.probes.bisect_module {target} {module} --backend {backend}"
 
 
 def _clone(obj: Any) -> Any:
@@ -152,7 +217,7 @@ def _leaves(obj: Any) -> list[tuple[str, Any]]:
     return [(pytree.keystr(k) or "out", v) for k, v in pairs]
 
 
-def _judge(name: str, eager: Any, compiled: Any, fp64: Any, tol_dtype: Any) -> dict:
+def judge_module(name: str, eager: Any, compiled: Any, fp64: Any, tol_dtype: Any) -> dict:
     """Worst leaf of one module's output: passed, error/tol, compiled and eager rmse vs fp64."""
     refs = dict(_leaves(fp64)) if fp64 is not None else {}
     worst: dict = {"passed": True, "ratio": 0.0}
@@ -234,7 +299,7 @@ def localise(
     names = [n for n in _breadth_first(list(rec)) if _has_tensor(rec[n][:2])][:MAX_MODULES]
     compiled = dict(zip(names, _compiled_outputs(model, names, rec, compile_fn, context)))
     fp64, fp64_why = _fp64_outputs(model, names, rec)
-    judged = {n: _judge(n, rec[n][2], compiled[n], fp64.get(n), tol_dtype) for n in names}
+    judged = {n: judge_module(n, rec[n][2], compiled[n], fp64.get(n), tol_dtype) for n in names}
     path = _descend(model, judged)
     origin = path[-1] if path and not path[-1]["passed"] else None
     return {

@@ -4,6 +4,7 @@ for every renderer: a one-line summary (the key-figure row), and the lines or ro
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from .. import units
 from ..report.attribution import DriftOrigin, MemoryAttribution
@@ -115,18 +116,26 @@ def drift_rows(d: DriftOrigin | None, basename: bool = False) -> list[list[str]]
     ]
 
 
-def drift_notes(d: DriftOrigin | None, method: bool = True) -> list[str]:
-    if d is None or not d.checked:
+def drift_notes(d: DriftOrigin | None, fixes: Any = (), method: bool = True) -> list[str]:
+    """The tried fix 'compile around it' (a row of the report's fixes), PyTorch's bisector, the method."""
+    if d is None or not d.checked or not d.origin:
         return []
     out = []
-    if d.fix:
-        out.append(f"compile around it: {d.fix.get('summary')}")
+    for row in fixes or ():
+        if row.kind == "disable_module":
+            summary = units.fix_summary(row)
+            out.append(
+                f"compile around it, tried: {row.fix}: {row.outcome}"
+                + (f" ({summary})" if summary else "")
+            )
     b = d.bisector
     if b:
-        out.append(
-            f"CompilerBisector: {b.get('verdict') or 'not run (' + str(b.get('not_run')) + ')'}"
-            + (f"; rerun: {b['command']}" if b.get("command") else "")
-        )
+        verdict = b.get("verdict") or f"not run ({b.get('not_run')})"
+        out.append(f"CompilerBisector on {d.origin.get('name')} alone: {verdict}")
+        if b.get("command"):
+            out.append(f"rerun it: {b['command']}")
+    elif d.origin.get("name"):
+        out.append("CompilerBisector: not run (the analysis ran without it)")
     if method:
         out.append(f"method: {d.method}")
     return out

@@ -172,7 +172,7 @@ def _attribution(report: Report) -> list[dict[str, Any]]:
                 "summary": attribution.drift_summary(d),
                 "headers": attribution.DRIFT_HEADERS,
                 "rows": attribution.drift_rows(d),
-                "notes": attribution.drift_notes(d),
+                "notes": attribution.drift_notes(d, report.fixes),
             }
         )
     return out

@@ -127,7 +127,7 @@ def _attribution(report: Report) -> list[str]:
             attribution.DRIFT_TITLE,
             attribution.DRIFT_HEADERS,
             attribution.drift_rows(d),
-            attribution.drift_notes(d),
+            attribution.drift_notes(d, report.fixes),
         ),
     ):
         if rows:

@@ -166,7 +166,7 @@ def _attribution_lines(report: Report) -> list[str]:
             attribution.DRIFT_TITLE,
             attribution.DRIFT_HEADERS,
             attribution.drift_rows(report.numerics.drift, basename=True),
-            attribution.drift_notes(report.numerics.drift, method=False),
+            attribution.drift_notes(report.numerics.drift, report.fixes, method=False),
         ),
     ):
         if rows:

@@ -40,9 +40,11 @@ class DriftOrigin(Record):
 
     `origin`: qualified name, class, class_file, class_line, err_vs_fp64 (compiled), eager_err_vs_fp64,
     tol; `path`: the modules descended through, each with its error relative to tolerance.
-    `checked` False: numerics passed with margin, nothing was run."""
+    `bisector`: PyTorch's CompilerBisector on the origin alone in a fresh process (verdict, backend,
+    subsystem, command) or `not_run` (why). The tried fix "compile around it" is a row of the report's
+    fixes (kind disable_module). `checked` False: numerics passed with margin, nothing was run."""
 
-    OMIT_NONE = ("not_measured", "origin", "bisector", "fix", "fp64_unavailable_why")
+    OMIT_NONE = ("not_measured", "origin", "bisector", "fp64_unavailable_why")
 
     checked: bool | None = None
     reason: str | None = None
@@ -54,7 +56,6 @@ class DriftOrigin(Record):
     )  # recorded modules not compared (no tensor input)
     fp64_unavailable_why: str | None = None
     bisector: dict[str, Any] | None = None
-    fix: dict[str, Any] | None = None
     method: str | None = None
     not_measured: str | None = None
 
