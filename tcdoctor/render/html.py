@@ -155,7 +155,7 @@ def _attribution(report: Report) -> list[dict[str, Any]]:
     """The memory growth and the numerics drift, each its summary line, table and notes."""
     a, d = report.memory.attribution, report.numerics.drift
     out = []
-    if report.memory.eager_peak_bytes:
+    if a is not None:  # a report made before the attribution existed re-renders unchanged
         out.append(
             {
                 "title": attribution.MEMORY_TITLE,

@@ -96,7 +96,7 @@ def _figures(report: Report) -> list[tuple[str, str, str]]:
                     _esc(_method(m.attribution)),
                 )
             ]
-            if m.eager_peak_bytes
+            if m.attribution is not None
             else []
         ),
         ("numerics", _numerics(n.passed, n.max_abs_err), "vs eager, judged against fp64"),

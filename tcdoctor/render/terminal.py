@@ -87,7 +87,7 @@ def _figures(report: Report) -> list[list[str]]:
         ],
         *(
             [["memory growth", attribution.memory_summary(m.attribution)]]
-            if m.eager_peak_bytes
+            if m.attribution is not None
             else []
         ),
         [
