@@ -35,7 +35,9 @@ def memory_summary(a: MemoryAttribution | None) -> str:
         return "not measured (the memory phase did not run)"
     if not a.grew:
         g = a.growth_bytes
-        if g is not None and g <= 0:
+        if g == 0:
+            return "none (compiled peak equal to eager's)"
+        if g is not None and g < 0:
             return f"none (compiled peak {units.nbytes(-g)} below eager's)"
         return f"none above the threshold ({units.nbytes(g)} per call)"
     if a.not_measured:
