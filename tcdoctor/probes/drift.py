@@ -73,7 +73,7 @@ def needed(numerics: dict) -> str | None:
     return None
 
 
-def measure(ctx: Any) -> dict:
+def phase_drift(ctx: Any) -> dict:
     """The phase (run/runner.py's PhaseRunner as `ctx`): runs the search only when `needed`."""
     numerics = ctx.results.get("numerics")
     if numerics is None:

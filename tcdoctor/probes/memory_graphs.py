@@ -63,6 +63,15 @@ def _threshold_text() -> str:
     )
 
 
+def phase_memory_graphs(ctx: Any) -> dict:
+    """The phase (ctx: run/runner.py's PhaseRunner), right after the memory phase in its process."""
+    memory = ctx.results.get("memory")
+    if memory is None:
+        return {"not_measured": "the memory phase did not finish"}
+    ctx.need_compiled()
+    return measure(ctx.compiled_fn, memory, ctx.device)
+
+
 def measure(compiled: Callable[[], Any], memory: dict, device: torch.device) -> dict:
     """The memory phase's result `memory` and one more compiled call when it shows growth."""
     grows, growth = grew(memory)

@@ -33,6 +33,8 @@ def memory_summary(a: MemoryAttribution | None) -> str:
     """One line: no growth, where the growth is, or why it was not measured."""
     if a is None:
         return "not measured (the memory phase did not run)"
+    if a.not_measured and a.grew is None:
+        return f"not measured ({a.not_measured})"
     if not a.grew:
         g = a.growth_bytes
         if g == 0:

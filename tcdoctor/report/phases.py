@@ -116,6 +116,14 @@ def _fill_recompiles(data: dict, r: dict) -> None:
     data["compile"]["recompile_time_s"] = r["recompile_time_s"]
 
 
+def _fill_memory_graphs(data: dict, a: dict) -> None:
+    data["memory"]["attribution"] = a  # where the growth is (report/attribution.py)
+
+
+def _memory_graphs_not_measured(data: dict, sections: tuple[str, ...], why: str) -> None:
+    data["memory"].setdefault("attribution", {"not_measured": why})
+
+
 def _fill_drift(data: dict, d: dict) -> None:
     data["numerics"]["drift"] = d  # where the numbers drift (report/attribution.py)
 
@@ -159,6 +167,13 @@ PHASES: tuple[Phase, ...] = (
     Phase("runtime_warm", frozenset({WARM}), (), _fill_timed("runtime_warm")),
     Phase("runtime_extra", frozenset({TIMING}), (), _fill_timed("runtime_extra")),
     Phase("memory", frozenset({WARM, IN_PROCESS}), ("memory",), _fill_memory),
+    Phase(
+        "memory_graphs",
+        frozenset({WARM, IN_PROCESS}),
+        (),
+        _fill_memory_graphs,
+        _memory_graphs_not_measured,
+    ),
     Phase("profile", frozenset({WARM, IN_PROCESS}), ("profile",), _fill_profile),
     Phase("numerics", _MAIN, ("numerics",), _set("numerics")),
     Phase("recompiles", _MAIN, ("recompiles",), _fill_recompiles),
