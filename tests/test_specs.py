@@ -10,6 +10,7 @@ from tcdoctor.experiments import specs
 from tcdoctor.experiments.specs import (
     AblationSpec,
     ConfigFix,
+    DisableModuleFix,
     DynamicSpec,
     EnvFix,
     FixSpec,
@@ -101,6 +102,22 @@ EXAMPLES = [
         "fix: skip_guard_eval_unsafe",
     ),
     (
+        {
+            "kind": "fix",
+            "fix": {
+                "kind": "disable_module",
+                "name": "block.total",
+                "value": True,
+                "class_name": "Total",
+            },
+            "addresses": ["numerics"],
+            "before": BEFORE,
+        },
+        DisableModuleFix,
+        "fix:block.total",
+        "fix: block.total",
+    ),
+    (
         {"kind": "ablation", "backend": "aot_eager"},
         AblationSpec,
         "ablation:aot_eager",
@@ -170,6 +187,7 @@ def test_fix_lines_are_what_a_user_writes():
         EnvFix: "MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824"
         "  # in the environment the process starts with",
         StanceFix: 'torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)  # after warm-up',
+        DisableModuleFix: "Total.forward = torch.compiler.disable(Total.forward)  # block.total runs eagerly",
     }
 
 
@@ -181,6 +199,7 @@ def test_what_the_parent_asks_a_spec():
         InductorConfigFix,
         EnvFix,
         StanceFix,
+        DisableModuleFix,
         AblationSpec,
         RegionalCompileSpec,
         PortableCacheSpec,

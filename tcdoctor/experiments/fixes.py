@@ -32,6 +32,7 @@ from .. import units
 from .specs import (
     AblationSpec,
     ConfigFix,
+    DisableModuleFix,
     EnvFix,
     FixSpec,
     InductorConfigFix,
@@ -139,9 +140,24 @@ NUMERICS_SETTINGS = ("emulate_precision_casts",)
 def numerics_fixes(results: dict, options: Any, before: dict) -> list[FixSpec]:
     """When compiled outputs drift with Inductor, the harness's numerics settings, each tried alone."""
     num = results.get("numerics") or {}
-    if num.get("passed") is not False or options.backend in ABLATION_BACKENDS:
+    if num.get("passed") is not False:
         return []
-    return [InductorConfigFix(n, addresses=["numerics"], before=before) for n in NUMERICS_SETTINGS]
+    out: list[FixSpec] = []
+    if options.backend not in ABLATION_BACKENDS:
+        out += [
+            InductorConfigFix(n, addresses=["numerics"], before=before) for n in NUMERICS_SETTINGS
+        ]
+    origin = (results.get("drift") or {}).get("origin")  # compile around the module that drifts
+    if origin and origin.get("name"):
+        out.append(
+            DisableModuleFix(
+                origin["name"],
+                class_name=origin.get("class") or "",
+                addresses=["numerics"],
+                before=before,
+            )
+        )
+    return out
 
 
 def allocator_fixes(before: dict) -> list[FixSpec]:
@@ -270,7 +286,7 @@ def run(spec: FixSpec, workload: Any, options: Any) -> dict:
         "before": before,
     }
     try:
-        with spec.applied():
+        with spec.applied_on(workload):
             cheap = None
             if spec.cheap_first:
                 cheap = _cheap_breaks(workload)

@@ -376,6 +376,10 @@ class FixSpec(Spec):
         """The fix in effect in this process while the block runs (in the child)."""
         yield
 
+    def applied_on(self, workload: Any) -> contextlib.AbstractContextManager:
+        """`applied()`, for a fix that needs the workload (a module of the model) to apply."""
+        return self.applied()
+
     def after_first_call(self) -> None:
         """Called once the compiled subject made its first call (a fix that needs warm-up first)."""
 
@@ -497,3 +501,38 @@ class StanceFix(FixSpec):
         import torch
 
         torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)
+
+
+@dataclass(frozen=True)
+class DisableModuleFix(FixSpec):
+    """Compile around the module where the numbers drift (probes/drift.py): its class's `forward`
+    wrapped in `torch.compiler.disable`, so it runs eagerly inside the compiled model. Applied to the
+    class, so every instance of it runs eagerly (the line says so); `name` is the module's qualified
+    name in the model, `class_name` its class."""
+
+    fix_kind: ClassVar[str] = "disable_module"
+    # a fresh process: Dynamo's entries of the main analysis inlined the class's forward
+    note: ClassVar[str | None] = (
+        "every instance of the class runs eagerly: the compiled graph breaks around each one"
+    )
+    class_name: str = ""
+
+    @property
+    def line(self) -> str:
+        c = self.class_name or "TheModule"
+        return f"{c}.forward = torch.compiler.disable({c}.forward)  # {self.name} runs eagerly"
+
+    @contextlib.contextmanager
+    def applied_on(self, workload: Any) -> Iterator[None]:
+        import torch
+
+        cls = type(workload.model.get_submodule(self.name))
+        original = cls.__dict__.get("forward")
+        cls.forward = torch.compiler.disable(cls.forward)
+        try:
+            yield
+        finally:
+            if original is None:
+                del cls.forward
+            else:
+                cls.forward = original

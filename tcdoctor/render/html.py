@@ -20,7 +20,7 @@ from markupsafe import Markup
 from .. import units
 from ..report.model import Report
 from ..report.sections import CompileTime, Distributed, TorchTrace
-from . import charts, compile_table, ranks, remedy_table
+from . import attribution, charts, compile_table, ranks, remedy_table
 from .base import Renderer
 
 SCRIPT = """
@@ -149,6 +149,33 @@ def _compile_table(c: CompileTime) -> dict[str, Any] | None:
     }
 
 
+def _attribution(report: Report) -> list[dict[str, Any]]:
+    """The memory growth and the numerics drift, each its summary line, table and notes."""
+    a, d = report.memory.attribution, report.numerics.drift
+    out = []
+    if a is not None:  # a report made before the attribution existed re-renders unchanged
+        out.append(
+            {
+                "title": attribution.MEMORY_TITLE,
+                "summary": attribution.memory_summary(a),
+                "headers": attribution.MEMORY_HEADERS,
+                "rows": attribution.memory_rows(a),
+                "notes": attribution.memory_notes(a),
+            }
+        )
+    if d is not None:
+        out.append(
+            {
+                "title": attribution.DRIFT_TITLE,
+                "summary": attribution.drift_summary(d),
+                "headers": attribution.DRIFT_HEADERS,
+                "rows": attribution.drift_rows(d),
+                "notes": attribution.drift_notes(d, report.fixes),
+            }
+        )
+    return out
+
+
 def _remedy_table(report: Report) -> dict[str, Any] | None:
     """Cold, warm and each tried remedy's first call and speed, with its chart, for the template."""
     if not remedy_table.shown(report):
@@ -226,6 +253,7 @@ class HtmlRenderer(Renderer):
                 ranks=_ranks(report.distributed),
                 trace=_trace(report.torch_trace, self.base_dir),
                 compile_table=_compile_table(report.compile),
+                attribution=_attribution(report),
                 remedy_table=_remedy_table(report),
             )
         )

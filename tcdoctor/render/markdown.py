@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from .. import units
 from ..report.model import Report
 from ..report.sections import CompileGraphs, Distributed, GraphBreak, TorchTrace
-from . import compile_table, ranks, remedy_table
+from . import attribution, compile_table, ranks, remedy_table
 from .base import Renderer
 
 
@@ -94,8 +94,52 @@ def _figures(report: Report) -> list[tuple[str, str, str]]:
             units.pair(units.nbytes, m.eager_peak_bytes, m.compiled_peak_bytes),
             _esc(m.method),
         ),
+        *(
+            [
+                (
+                    "memory growth",
+                    _esc(attribution.memory_summary(m.attribution)),
+                    _esc(_method(m.attribution)),
+                )
+            ]
+            if m.attribution is not None
+            else []
+        ),
         ("numerics", _numerics(n.passed, n.max_abs_err), "vs eager, judged against fp64"),
+        *(
+            [("numerics drift", _esc(attribution.drift_summary(n.drift)), _esc(_method(n.drift)))]
+            if n.drift
+            else []
+        ),
     ]
+
+
+def _method(rec: object) -> str:
+    return getattr(rec, "method", None) or ""
+
+
+def _attribution(report: Report) -> list[str]:
+    """The graphs holding the extra memory and the modules where numbers drift, with their notes."""
+    out: list[str] = []
+    a, d = report.memory.attribution, report.numerics.drift
+    for title, headers, rows, notes in (
+        (
+            attribution.MEMORY_TITLE,
+            attribution.MEMORY_HEADERS,
+            attribution.memory_rows(a),
+            attribution.memory_notes(a),
+        ),
+        (
+            attribution.DRIFT_TITLE,
+            attribution.DRIFT_HEADERS,
+            attribution.drift_rows(d),
+            attribution.drift_notes(d, report.fixes),
+        ),
+    ):
+        if rows:
+            out += _table(title, headers, [[_esc(c) for c in row] for row in rows])
+            out += [""] + [f"- {_esc(line)}" for line in notes]
+    return out
 
 
 def _break_item(f: GraphBreak) -> str:
@@ -224,6 +268,7 @@ class MarkdownRenderer(Renderer):
         out += _breaks(report.graph_breaks.unique, self.top)
         out += _tried(report)
         out += _compile_table(report.compile.graphs, self.top)
+        out += _attribution(report)
         out += _remedy_table(report)
         events = report.recompiles.events
         if events:

@@ -18,7 +18,7 @@ from ..report.sections import (
     TorchTrace,
     Verdict,
 )
-from . import compile_table, ranks, remedy_table
+from . import attribution, compile_table, ranks, remedy_table
 from .base import Renderer
 
 
@@ -86,11 +86,17 @@ def _figures(report: Report) -> list[list[str]]:
             "peak memory eager / compiled",
             units.pair(units.nbytes, m.eager_peak_bytes, m.compiled_peak_bytes),
         ],
+        *(
+            [["memory growth", attribution.memory_summary(m.attribution)]]
+            if m.attribution is not None
+            else []
+        ),
         [
             "numerics",
             units.numerics_status(n.passed)
             + ("" if n.passed is None else f" (max abs err {units.sci(n.max_abs_err)})"),
         ],
+        *([["numerics drift", attribution.drift_summary(n.drift)]] if n.drift else []),
         *phases.figure_rows(report),  # a probe's own section's row (Phase.row)
     ]
 
@@ -134,6 +140,7 @@ class TerminalRenderer(Renderer):
                 lines.append(f"  … and {len(findings) - limit} more")
         lines += _tried_lines(report)
         lines += _compile_table_lines(report.compile.graphs, limit)
+        lines += _attribution_lines(report)
         lines += _remedy_lines(report)
         events = report.recompiles.events
         if events:
@@ -145,6 +152,29 @@ class TerminalRenderer(Renderer):
         for e in report.errors:
             lines.append(f"ERROR in phase {e['phase']}: {e['message']}")
         return "\n".join(lines)
+
+
+def _attribution_lines(report: Report) -> list[str]:
+    """The graphs that hold the compiled call's extra memory, and the modules where numbers drift."""
+    out: list[str] = []
+    for title, headers, rows, notes in (
+        (
+            attribution.MEMORY_TITLE,
+            attribution.MEMORY_HEADERS,
+            attribution.memory_rows(report.memory.attribution, basename=True),
+            attribution.memory_notes(report.memory.attribution, method=False),
+        ),
+        (
+            attribution.DRIFT_TITLE,
+            attribution.DRIFT_HEADERS,
+            attribution.drift_rows(report.numerics.drift, basename=True),
+            attribution.drift_notes(report.numerics.drift, report.fixes, method=False),
+        ),
+    ):
+        if rows:
+            out += ["", f"{title}:", tabulate(rows, headers=headers, tablefmt="simple")]
+            out += [f"  {line}" for line in notes]
+    return out
 
 
 def _remedy_lines(report: Report) -> list[str]:

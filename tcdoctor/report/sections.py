@@ -22,6 +22,7 @@ from typing import Any
 
 from .. import units
 from . import runtime_processes
+from .attribution import DriftOrigin, MemoryAttribution
 from .record import Record
 from .rules import break_even, cold_warm_ratio, faster_than_eager, guard_share, slower_than_eager
 
@@ -289,7 +290,7 @@ class Guards(Record):
 class Memory(Record):
     """Peak memory of one eager and one compiled call, and of the compile (probes/memory.py)."""
 
-    OMIT_NONE = ("not_measured",)
+    OMIT_NONE = ("not_measured", "attribution")
 
     eager_peak_bytes: int | None = None
     compiled_peak_bytes: int | None = None
@@ -300,13 +301,14 @@ class Memory(Record):
     eager: dict[str, Any] | None = None
     compiled: dict[str, Any] | None = None
     not_measured: str | None = None
+    attribution: MemoryAttribution | None = None  # where the growth is (report/attribution.py)
 
 
 @dataclass
 class Numerics(Record):
     """Compiled vs eager against an fp64 reference, output by output (probes/numerics.py)."""
 
-    OMIT_NONE = ("not_measured",)
+    OMIT_NONE = ("not_measured", "drift")
 
     passed: bool | None = None
     max_abs_err: float | None = None
@@ -323,6 +325,7 @@ class Numerics(Record):
     state: str | None = None
     method: str | None = None
     not_measured: str | None = None
+    drift: DriftOrigin | None = None  # where the numbers drift (report/attribution.py)
 
 
 @dataclass

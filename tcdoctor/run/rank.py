@@ -176,7 +176,10 @@ def run(spec: dict, sink: Any, options: Any) -> int:
         "profile": (
             "not run in distributed analyses: the profiler phase sizes its chunks from time measured on "
             "each rank, so ranks would make different numbers of calls"
-        )
+        ),
+        # issue 36: each runs only where its own rank's figures call for it, so ranks could diverge
+        "memory_graphs": "not run in distributed analyses: ranks could make different numbers of calls",
+        "drift": "not run in distributed analyses: ranks could make different numbers of calls",
     }
     runner = PhaseRunner(workload, options, sink, before_compile=rank.line_up, rebuild=rebuild)
     ok = runner.run(process, skip=skip)

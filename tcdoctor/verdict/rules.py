@@ -22,6 +22,11 @@ RULES: dict[str, float] = {
     # LSTM's: 49.1 µs and 79.0 µs): it pays, or not, only when the whole range clears what the loss
     # per call needs
     "gain_bound_spread": 1.6,
+    # the compiled call's peak above eager's by more than this share of eager's peak AND by more than
+    # memory_growth_min_bytes: the report then splits the compiled peak by graph (probes/memory_graphs.py);
+    # below either, one line and nothing profiled (a few allocations differ on every model)
+    "memory_growth_fraction": 0.10,
+    "memory_growth_min_bytes": 1024 * 1024,
 }
 
 HORIZONS = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import break_gain, compile_joins, runtime_processes
+from .. import attribution, break_gain, compile_joins, runtime_processes
 from ..sections import GUARDS_BY_REMOVAL
 
 
@@ -35,3 +35,4 @@ def derive(data: dict) -> None:
         )
         data["compile"]["graphs"] = dict(graphs, rows=rows, time_scale=scale)
     break_gain.attach(data)
+    attribution.attach_memory(data)  # each growing graph joined with its user line (issue 36)

@@ -1,0 +1,90 @@
+"""Where the compiled call's memory grows (probes/memory_graphs.py) and where its numbers drift
+(probes/drift.py): the report's records, and the parent's join of the per-graph bytes with the cold
+compile's per-frame table (the user file and line each graph starts at).
+
+Torch-free, like everything the parent imports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .record import Record
+
+
+@dataclass
+class MemoryAttribution(Record):
+    """The compiled peak above eager's, split by compiled graph (`graphs`, largest first: compile_id,
+    bytes, own_peak_bytes, function, file, line), with the compile-time working set beside the
+    steady-state growth per call. `grew` False: below the threshold, nothing was profiled."""
+
+    OMIT_NONE = ("not_measured", "scale", "largest")
+
+    grew: bool | None = None
+    growth_bytes: int | None = None  # steady-state growth per call: compiled peak - eager peak
+    threshold: str | None = None
+    compile_working_set_bytes: int | None = None  # RSS growth during the compiling first call
+    graphs: list[dict] = field(default_factory=list)
+    outside_regions_bytes: int | None = None
+    profiled_peak_bytes: int | None = None
+    scale: float | None = None
+    largest: dict[str, Any] | None = None
+    method: str | None = None
+    not_measured: str | None = None
+
+
+@dataclass
+class DriftOrigin(Record):
+    """The deepest module whose own compiled output drifts while its inputs were exact.
+
+    `origin`: qualified name, class, class_file, class_line, err_vs_fp64 (compiled), eager_err_vs_fp64,
+    tol; `path`: the modules descended through, each with its error relative to tolerance.
+    `bisector`: PyTorch's CompilerBisector on the origin alone in a fresh process (verdict, backend,
+    subsystem, command) or `not_run` (why). The tried fix "compile around it" is a row of the report's
+    fixes (kind disable_module). `checked` False: numerics passed with margin, nothing was run."""
+
+    OMIT_NONE = ("not_measured", "origin", "bisector", "fp64_unavailable_why")
+
+    checked: bool | None = None
+    reason: str | None = None
+    origin: dict[str, Any] | None = None
+    path: list[dict] = field(default_factory=list)
+    modules_compared: int | None = None
+    skipped: list[str] = field(
+        default_factory=list
+    )  # recorded modules not compared (no tensor input)
+    fp64_unavailable_why: str | None = None
+    bisector: dict[str, Any] | None = None
+    method: str | None = None
+    not_measured: str | None = None
+
+
+def attach_memory(data: dict) -> None:
+    """Join each attributed graph with the cold compile's row of the same compile id (function,
+    file, line: where the graph's frame starts), and set the compile-time working set beside the
+    steady-state growth. Runs after every fill (`phases.derive`)."""
+    mem = data.get("memory") or {}
+    attr = mem.get("attribution")
+    if not attr:
+        return
+    attr["compile_working_set_bytes"] = mem.get("compile_peak_bytes")
+    rows = {
+        r.get("compile_id"): r
+        for r in ((data.get("compile") or {}).get("graphs") or {}).get("rows", [])
+    }
+    graphs = []
+    for g in attr.get("graphs") or []:
+        row = rows.get(g.get("compile_id")) or {}
+        user = row.get("user_frame") or {}
+        graphs.append(
+            dict(
+                g,
+                function=row.get("function"),
+                file=user.get("file") or row.get("file"),
+                line=user.get("line") or row.get("line"),
+            )
+        )
+    attr["graphs"] = graphs
+    if graphs:
+        attr["largest"] = graphs[0]

@@ -1,0 +1,133 @@
+"""Drift localisation (issue 36 item 1): the submodule whose computation Inductor rounds differently
+is named as the drift's origin, its parents are not, in two analyses (one in this process, one
+through the command line's child process and JSON); a model whose numerics pass with margin gets
+one line and compiles nothing more."""
+
+import importlib
+import json
+import sys
+
+import pytest
+import torch
+from conftest import ONE_PROCESS, ROOT
+
+import tcdoctor
+from tcdoctor.probes import drift
+from tcdoctor.render.html import HtmlRenderer
+from tcdoctor.render.markdown import MarkdownRenderer
+from tcdoctor.render.terminal import TerminalRenderer
+from tcdoctor.report.model import Report
+
+sys.path.insert(0, f"{ROOT}/tests/targets")
+drift_sum = importlib.import_module("drift_sum")
+TARGET = f"{ROOT}/tests/targets/drift_sum.py:build"
+
+
+@pytest.fixture(scope="module")
+def in_process():
+    return tcdoctor.analyze(drift_sum.build(), budget_s=0.1, profile_budget_s=0.1)
+
+
+@pytest.fixture(scope="module")
+def from_cli(tmp_path_factory):
+    from conftest import run_cli
+
+    cwd = tmp_path_factory.mktemp("drift_cli")
+    code, out, err = run_cli(
+        cwd,
+        "analyze",
+        TARGET,
+        *ONE_PROCESS,
+        "--budget",
+        "0.1",
+        "--profile-budget",
+        "0.1",
+        "--json",
+        "r.json",
+        "--html",
+        "",
+        timeout=900,
+    )
+    assert (cwd / "r.json").exists(), err[-3000:]
+    return Report.from_dict(json.loads((cwd / "r.json").read_text())), out
+
+
+def _assert_origin(rep):
+    n = rep.numerics
+    assert n.passed is False
+    d = n.drift
+    assert d.checked is True and d.reason == "numerics failed"
+    o = d.origin
+    assert o["name"] == "block.total" and o["class"] == "Total"
+    assert o["class_file"].endswith("drift_sum.py") and o["class_line"] > 0
+    # compiled is much further from fp64 than eager, and eager's error is given for scale
+    assert o["err_vs_fp64"] > 3 * o["eager_err_vs_fp64"] > 0
+    names = [p["name"] for p in d.path]
+    assert names == ["", "block", "block.total"]  # parents on the path, the origin last
+    assert d.modules_compared == 5  # model, block, block.shift, block.total, head
+
+
+def test_the_rounding_submodule_is_named_in_process(in_process):
+    _assert_origin(in_process)
+    # no target file to rebuild it from in a fresh process: the bisector says why it did not run
+    assert "in-process API" in in_process.numerics.drift.bisector["not_run"]
+
+
+def test_the_rounding_submodule_is_named_from_the_command_line(from_cli):
+    rep, out = from_cli
+    _assert_origin(rep)
+    assert "numerics drift" in out and "origin block.total (Total)" in out
+    # compiling around it is a tried fix, measured in a fresh process, and its numerics pass
+    (row,) = [r for r in rep.fixes if r.kind == "disable_module"]
+    assert row.fix.startswith("Total.forward = torch.compiler.disable(Total.forward)")
+    assert row.after["numerics_passed"] is True and row.outcome == "helps"
+    assert "compile around it, tried: Total.forward" in out
+    # PyTorch's bisector, on that module alone in a fresh process, blames Inductor, with its command
+    b = rep.numerics.drift.bisector
+    assert b["backend"] == "inductor" and b.get("subsystem"), b
+    assert (
+        b["command"].startswith("python -m tcdoctor.probes.bisect_module ")
+        and "block.total" in b["command"]
+    )
+    assert "rerun it: python -m tcdoctor.probes.bisect_module" in out
+
+
+def test_every_renderer_names_the_origin_not_its_parents(in_process):
+    term = TerminalRenderer().render(in_process)
+    row = next(line for line in term.splitlines() if line.startswith("numerics drift"))
+    assert "block.total" in row and "origin block " not in row
+    assert "Where the numbers drift:" in term
+    md = MarkdownRenderer().render(in_process)
+    assert "### Where the numbers drift" in md and "block.total" in md
+    html = HtmlRenderer().render(in_process)
+    assert "Where the numbers drift" in html and "block.total" in html
+
+
+def test_numerics_with_margin_search_nothing(monkeypatch):
+    def never(*_a, **_k):
+        raise AssertionError("searched a model whose numerics passed with margin")
+
+    monkeypatch.setattr(drift, "localise", never)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.Tanh())
+    rep = tcdoctor.analyze(
+        model, (torch.randn(4, 16),), backend="eager", budget_s=0.1, profile_budget_s=0.1
+    )
+    d = rep.numerics.drift
+    assert rep.numerics.passed is True and d.checked is False and d.origin is None
+    term = TerminalRenderer().render(rep)
+    assert sum("numerics drift" in line for line in term.splitlines()) == 1
+    assert "Where the numbers drift" not in term
+
+
+def test_needed_is_failure_or_within_twice_the_tolerance():
+    assert drift.needed({"passed": False}) == "numerics failed"
+    near = {
+        "passed": True,
+        "outputs": [{"path": "out", "max_abs_err": 6e-5, "tol": 1e-4, "within_allclose": False}],
+    }
+    assert "within 2x" in drift.needed(near)
+    far = {
+        "passed": True,
+        "outputs": [{"path": "out", "max_abs_err": 1e-6, "tol": 1e-4, "within_allclose": True}],
+    }
+    assert drift.needed(far) is None
