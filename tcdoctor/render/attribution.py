@@ -127,7 +127,7 @@ def drift_notes(d: DriftOrigin | None, fixes: Any = (), method: bool = True) -> 
     out = []
     for row in fixes or ():
         if row.kind == "disable_module":
-            summary = units.fix_summary(row)
+            summary = row.summary
             out.append(
                 f"compile around it, tried: {row.fix}: {row.outcome}"
                 + (f" ({summary})" if summary else "")
