@@ -95,7 +95,8 @@ def test_training_ways_compared_on_fresh_copies(tmp_path):
     rep, _ = analyze(
         tmp_path,
         "train_adam.py:build",
-        *("--backend", "aot_eager", "--budget", "1", *NO_TIMING_PROCESSES),
+        # no tried fixes: the training ways are under test (the fixes run in the warm process)
+        *("--backend", "aot_eager", "--budget", "1", "--no-fixes", *NO_TIMING_PROCESSES),
     )
     rows = {r["name"]: r for r in rep["strategies"]["training"]}
     assert list(rows) == ["eager", "step", "model", "optimizer"]
@@ -127,7 +128,7 @@ def test_training_analysis_leaves_the_users_model_and_optimizer_untouched():
     spec = importlib.import_module("train_adam").build()
     before = copy.deepcopy(spec.model.state_dict())
     opt_before = copy.deepcopy(spec.optimizer.state_dict())
-    rep = tcdoctor.analyze(spec, backend="aot_eager", budget_s=0.2)
+    rep = tcdoctor.analyze(spec, backend="aot_eager", budget_s=0.2, profile_budget_s=0.2)
     assert rep.runtime.samples >= 10
     for k, v in spec.model.state_dict().items():
         assert torch.equal(v, before[k]), k
@@ -136,7 +137,10 @@ def test_training_analysis_leaves_the_users_model_and_optimizer_untouched():
 
 @pytest.mark.inductor
 def test_regions_recommend_the_clean_child_only(tmp_path):
-    rep, _ = analyze(tmp_path, "regions.py:build", "--budget", "1.5", *NO_TIMING_PROCESSES)
+    # no tried fixes (nor the backend ablation, which they include): the regions are under test
+    rep, _ = analyze(
+        tmp_path, "regions.py:build", "--budget", "1.5", "--no-fixes", *NO_TIMING_PROCESSES
+    )
     reg = rep["strategies"]["regions"]
     assert (
         reg["automatic"] is True and rep["graph_breaks"]["count"] >= RULES["regional_auto_breaks"]
