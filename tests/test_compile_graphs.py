@@ -358,7 +358,7 @@ def test_every_renderer_shows_the_frames_that_take_most_of_the_cold_time():
 def test_cli_reports_one_row_per_compiled_frame_with_runs_from_the_warm_profile(tmp_path):
     import json
 
-    from conftest import run_cli
+    from conftest import NO_TIMING_PROCESSES, run_cli
 
     from tcdoctor.render import compile_table
 
@@ -367,6 +367,7 @@ def test_cli_reports_one_row_per_compiled_frame_with_runs_from_the_warm_profile(
         "analyze",
         f"{TARGET}:build",
         *("--backend", "aot_eager", "--budget", "0.3", "--threads", "1", "--no-fixes", "-q"),
+        *NO_TIMING_PROCESSES,  # the warm process's rows and profile; no timing-only process
         *("--json", "r.json", "--md", "r.md", "--html", ""),
     )
     assert rc == 0, err

@@ -9,23 +9,13 @@ import json
 import os
 
 import pytest
-from conftest import ONE_PROCESS, ROOT
+from conftest import CHEAP, ROOT
 from consistency import contradictions
 
 from tcdoctor.report.model import Report
 
 REAL = os.path.join(ROOT, "tests", "targets", "real")
-FAST = (
-    "--backend",
-    "aot_eager",
-    "--budget",
-    "0.3",
-    "--threads",
-    "1",
-    *ONE_PROCESS,
-    "--quiet",
-)
-FAST += ("--no-submodules", "--json", "r.json")
+FAST = (*CHEAP, "--json", "r.json")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
@@ -37,8 +27,11 @@ def _analyze(cli, tmp_path, target: str, *extra: str) -> Report:
     return rep
 
 
-def test_lstm_a_fix_that_removes_the_break_decides_only_if_it_pays(cli, tmp_path):
-    rep = _analyze(cli, tmp_path, "lstm_lm.py:build")
+def test_lstm_a_fix_that_removes_the_break_decides_only_if_it_pays(shared_analysis):
+    # the analysis test_real_models.py's LSTM test reads too (conftest.shared_analysis: run once)
+    data, _ = shared_analysis(os.path.join(REAL, "lstm_lm.py:build"), *CHEAP)
+    rep = Report.from_dict(data)
+    assert contradictions(rep) == [], rep.verdict.reasons
     (fix,) = [r for r in rep.fixes if r.name == "allow_rnn"]
     assert fix.after and fix.after.get("graph_breaks") == 0  # the break goes away with it
     rules = dict(rep.verdict.rules)

@@ -10,7 +10,7 @@ import json
 import os
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import NO_TIMING_PROCESSES, ROOT, run_cli
 
 from tcdoctor import units
 from tcdoctor.experiments.specs import ConfigFix, DynamicSpec, ModeSpec, TrainWaySpec
@@ -41,7 +41,8 @@ def report(tmp_path_factory):
     target = os.path.join(ROOT, "tests", "targets", "cache_reuse.py") + ":build"
     code, out, err = run_cli(
         cwd, "analyze", target, "--threads", "1", "--budget", "0.3",
-        "--fix-budget", "300", "--json", "r.json", "--html", "", "-q", timeout=600,
+        "--fix-budget", "300", *NO_TIMING_PROCESSES, "--json", "r.json", "--html", "", "-q",
+        timeout=600,
     )  # fmt: skip
     assert code == 0, out[-3000:] + err[-3000:]
     return json.loads((cwd / "r.json").read_text())

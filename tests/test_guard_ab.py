@@ -16,7 +16,7 @@ import time
 
 import pytest
 import torch
-from conftest import ROOT
+from conftest import NO_TIMING_PROCESSES, ROOT
 
 from tcdoctor.probes import guard_ab
 from tcdoctor.report.sections import GUARDS_BY_PROFILER, GUARDS_BY_REMOVAL, guard_cost
@@ -128,6 +128,7 @@ def test_guard_cost_of_an_hf_model_with_kwargs_matches_the_a_b_by_hand(cli, tmp_
         "--profile-budget",
         "2",
         "--no-fixes",
+        *NO_TIMING_PROCESSES,  # the A/B is the warm process's; no timing-only process
         "-q",
         "--html",
         "",

@@ -17,24 +17,13 @@ import sys
 
 import pytest
 import torch
-from conftest import ONE_PROCESS, ROOT
+from conftest import CHEAP, ROOT
 from real_reference import pytorch_counts
 
 import tcdoctor
 
 REAL = os.path.join(ROOT, "tests", "targets", "real")
-FAST = (
-    "--threads",
-    "1",
-    "--backend",
-    "aot_eager",
-    "--budget",
-    "0.3",
-    *ONE_PROCESS,
-    "--no-submodules",
-    "--json",
-    "r.json",
-)
+FAST = (*CHEAP, "--json", "r.json")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 pytest.importorskip("transformers")
@@ -126,8 +115,9 @@ def test_break_inside_torch_transformer_is_located_at_the_users_call(cli, tmp_pa
     assert "is_causal=True" in text and "keep the value a tensor" not in text
 
 
-def test_lstm_language_model_numerics_and_break_in_its_own_file(cli, tmp_path):
-    rep = analyze(cli, tmp_path, "lstm_lm")
+def test_lstm_language_model_numerics_and_break_in_its_own_file(shared_analysis):
+    # the analysis test_evidence.py's LSTM test reads too (conftest.shared_analysis: run once)
+    rep, _ = shared_analysis(f"{target('lstm_lm')}:build", *CHEAP)
     assert rep["numerics"]["passed"] is True
     assert rep["numerics"]["tensors_compared"] == 3  # log-probs, (h, c)
     assert all(f["file"] == target("lstm_lm") for f in rep["graph_breaks"]["unique"])
@@ -155,7 +145,9 @@ def test_autocast_runs_every_call_in_bf16_and_judges_with_its_tolerance():
 
 @pytest.mark.inductor
 def test_bert_training_step_with_dropout_has_no_false_numerics_failure_and_no_negative_figure():
-    rep = tcdoctor.analyze(load_build("bert_train")(), budget_s=0.5, fallback_random=True)
+    rep = tcdoctor.analyze(
+        load_build("bert_train")(), budget_s=0.5, profile_budget_s=0.2, fallback_random=True
+    )
     n = rep.numerics
     assert n.rng["stochastic"] is True and n.rng["fallback_random"] is True, n.rng
     assert n.passed is True, n

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ONE_PROCESS, ROOT
+from conftest import NO_TIMING_PROCESSES, ONE_PROCESS, ROOT
 
 FAST = ["--threads", "1", "--backend", "eager", "--budget", "0.2"]
 REQUIRED = [
@@ -68,6 +68,7 @@ def inject_report(tmp_path_factory):
             "analyze",
             f"{ROOT}/tests/targets/inject.py:build",
             *FAST,
+            *NO_TIMING_PROCESSES,  # the warm process's figures are in the report; no timing-only one
             "--json",
             "r.json",
             "--html",
@@ -253,7 +254,11 @@ def test_repr_html_is_a_fragment_for_jupyter(inject_report):
 
 def test_trace_dir_gets_chrome_traces(cli, tmp_path):
     rc, out, err = cli(
-        "analyze", f"{ROOT}/samples/mlp.py:build", *FAST, "--trace", "traces", "--html", ""
+        "analyze",
+        f"{ROOT}/samples/mlp.py:build",
+        *FAST,
+        *NO_TIMING_PROCESSES,  # the warm process's profiler writes the traces
+        *("--trace", "traces", "--html", ""),
     )
     assert rc == 0, err
     for side in ("eager", "compiled"):

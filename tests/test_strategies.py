@@ -7,7 +7,7 @@ import sys
 
 import pytest
 import torch
-from conftest import ONE_PROCESS, ROOT
+from conftest import CHEAP, NO_TIMING_PROCESSES, ONE_PROCESS, ROOT, sample
 
 import tcdoctor
 from tcdoctor.report.sections import StrategyRow
@@ -40,8 +40,12 @@ def analyze(tmp_path, target, *args, timeout=600):
     return json.loads((tmp_path / "r.json").read_text()), p.stdout
 
 
-def test_dynamic_shapes_recommend_dynamic_over_static_naming_the_dimension(tmp_path):
-    rep, out = analyze(tmp_path, "seq_len.py:build", "--backend", "aot_eager", "--budget", "1")
+# the same analysis as test_tried.py's shape fixes read (conftest.shared_analysis: run once)
+SEQ_LEN = (sample("seq_len.py") + ":build", *CHEAP, "--budget", "0.5")
+
+
+def test_dynamic_shapes_recommend_dynamic_over_static_naming_the_dimension(shared_analysis):
+    rep, out = shared_analysis(*SEQ_LEN)
     rows = {r["name"]: r for r in rep["strategies"]["dynamic"]}
     assert set(rows) == {"static", "automatic", "dynamic", "marked"}
     limit = rep["recompiles"]["limit"]
@@ -75,6 +79,7 @@ def test_no_training_ways_runs_no_way_child_and_says_so(tmp_path):
         tmp_path,
         "train_adam.py:build",
         *("--backend", "aot_eager", "--budget", "0.3", "--no-fixes", "--no-training-ways"),
+        *ONE_PROCESS,
     )
     assert not [p for p in rep["strategies"]["planned"] if p["kind"] == "train"]
     assert not [k for k in rep["phases"] if k.startswith("strategy:train:")]
@@ -87,7 +92,12 @@ def test_no_training_ways_runs_no_way_child_and_says_so(tmp_path):
 
 
 def test_training_ways_compared_on_fresh_copies(tmp_path):
-    rep, _ = analyze(tmp_path, "train_adam.py:build", "--backend", "aot_eager", "--budget", "1")
+    rep, _ = analyze(
+        tmp_path,
+        "train_adam.py:build",
+        # no tried fixes: the training ways are under test (the fixes run in the warm process)
+        *("--backend", "aot_eager", "--budget", "1", "--no-fixes", *NO_TIMING_PROCESSES),
+    )
     rows = {r["name"]: r for r in rep["strategies"]["training"]}
     assert list(rows) == ["eager", "step", "model", "optimizer"]
     assert all(r["median_s"] and r["median_s"] > 0 for r in rows.values())
@@ -118,7 +128,7 @@ def test_training_analysis_leaves_the_users_model_and_optimizer_untouched():
     spec = importlib.import_module("train_adam").build()
     before = copy.deepcopy(spec.model.state_dict())
     opt_before = copy.deepcopy(spec.optimizer.state_dict())
-    rep = tcdoctor.analyze(spec, backend="aot_eager", budget_s=0.2)
+    rep = tcdoctor.analyze(spec, backend="aot_eager", budget_s=0.2, profile_budget_s=0.2)
     assert rep.runtime.samples >= 10
     for k, v in spec.model.state_dict().items():
         assert torch.equal(v, before[k]), k
@@ -127,7 +137,10 @@ def test_training_analysis_leaves_the_users_model_and_optimizer_untouched():
 
 @pytest.mark.inductor
 def test_regions_recommend_the_clean_child_only(tmp_path):
-    rep, _ = analyze(tmp_path, "regions.py:build", "--budget", "1.5")
+    # no tried fixes (nor the backend ablation, which they include): the regions are under test
+    rep, _ = analyze(
+        tmp_path, "regions.py:build", "--budget", "1.5", "--no-fixes", *NO_TIMING_PROCESSES
+    )
     reg = rep["strategies"]["regions"]
     assert (
         reg["automatic"] is True and rep["graph_breaks"]["count"] >= RULES["regional_auto_breaks"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import ONE_PROCESS, sample
+from conftest import CHEAP, ONE_PROCESS, sample
 
 import tcdoctor
 from tcdoctor.experiments import fixes as tried
@@ -16,23 +16,9 @@ from tcdoctor.report.model import Report
 from tcdoctor.report.sections import StrategyRow
 from tcdoctor.verdict import tried as judged
 
-CHEAP = (
-    "--threads",
-    "1",
-    "--backend",
-    "aot_eager",
-    "--budget",
-    "0.3",
-    *ONE_PROCESS,
-    "--no-submodules",
-    "--quiet",
-    "--json",
-    "r.json",
-)
-
 
 def _analyze(cli, tmp_path, target, *extra):
-    rc, out, err = cli("analyze", target, *CHEAP, *extra)
+    rc, out, err = cli("analyze", target, *CHEAP, *extra, "--json", "r.json")
     assert rc == 0, out + err
     return json.loads((tmp_path / "r.json").read_text())
 
@@ -301,8 +287,10 @@ def test_the_guard_stance_fix_runs_and_is_reset_after():
     assert eval_frame._stance.skip_guard_eval_unsafe is False  # reset after the fix ran
 
 
-def test_shape_fixes_cite_the_dynamic_strategy_rows_and_reach_the_advice(cli, tmp_path):
-    rep = _analyze(cli, tmp_path, sample("seq_len.py") + ":build", "--budget", "0.5")
+def test_shape_fixes_cite_the_dynamic_strategy_rows_and_reach_the_advice(shared_analysis):
+    from test_strategies import SEQ_LEN  # the analysis test_strategies.py reads: run once
+
+    rep, _ = shared_analysis(*SEQ_LEN)
     rows = {f["name"]: f for f in rep["fixes"] if f["kind"] == "dynamic"}
     assert set(rows) == {"marked", "dynamic"} and all(
         r["source"] == "strategies.dynamic" for r in rows.values()

@@ -23,7 +23,7 @@ def build():
     config = BertConfig(
         vocab_size=128,
         hidden_size=32,
-        num_hidden_layers=2,
+        num_hidden_layers=1,  # one encoder layer: dropout, keyword inputs and AdamW all show
         num_attention_heads=2,
         intermediate_size=64,
         max_position_embeddings=64,
