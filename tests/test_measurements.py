@@ -30,6 +30,9 @@ def overhead_report(tmp_path_factory):
             "1",
             "--budget",
             "3",
+            "--processes",  # cold and warm: the processes these tests read
+            "1",
+            "--no-fixes",  # no test here reads a tried fix
             "--json",
             "r.json",
             "--html",
