@@ -9,16 +9,26 @@ import time
 import pytest
 
 from tcdoctor.errors import EXIT_USAGE, EXIT_USER_CODE, TargetError, UserCodeError
+from tcdoctor.options import Options
 from tcdoctor.run import process
 from tcdoctor.run.process import ChildProcess
+from tcdoctor.run.spec import ChildSpec
 
 DUMP_ENV = "import json, os, sys; json.dump(dict(os.environ), open(sys.argv[1], 'w'))"
+SPEC = ChildSpec(
+    target="t.py:build",
+    role="cold",
+    options=Options(backend="eager"),
+    cache_dir="/cache",
+    events_path="/x/cold.events",
+    stacks_path="/x/cold.stacks",
+)
 
 
 def start(tmp_path, code, *args, **kw):
     return ChildProcess(
         [sys.executable, "-c", code, *args],
-        {"role": "test", "n": 1},
+        SPEC,
         str(tmp_path / "spec.json"),
         str(tmp_path / "child.log"),
         **kw,
@@ -38,7 +48,8 @@ def test_spec_is_written_and_the_environment_is_set(tmp_path, monkeypatch):
         extra_env={"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
     )
     assert child.exit_code() == 0
-    assert json.loads((tmp_path / "spec.json").read_text()) == {"role": "test", "n": 1}
+    assert json.loads((tmp_path / "spec.json").read_text()) == SPEC.to_dict()
+    assert ChildSpec.read(str(tmp_path / "spec.json")) == SPEC
     env = json.loads(out.read_text())
     assert env["PYTHONPATH"] == process.PACKAGE_PARENT + os.pathsep + "/elsewhere"
     assert os.path.isdir(os.path.join(process.PACKAGE_PARENT, "tcdoctor"))

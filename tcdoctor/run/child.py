@@ -1,4 +1,4 @@
-"""Child process entry: `python -m tcdoctor.run.child SPEC.json`.
+"""Child process entry: `python -m tcdoctor.run.child SPEC.json` (a ChildSpec, run/spec.py).
 
 Sets the inductor cache dir and thread count before torch compiles anything, arms
 faulthandler so a hang or crash leaves the stack behind, then runs a PhaseRunner. Exits with
@@ -14,8 +14,10 @@ import sys
 import time
 import warnings
 
+from ..errors import EXIT_INTERNAL
 from ..experiments.specs import Spec
 from ..units import WARM_PROCESS_CACHE
+from .spec import ChildSpec, ChildSpecError
 
 WAIT_POLL_S = 0.01
 # The warm child waits for its go signal while the cold child times its calls: a 10 ms poll woke it
@@ -43,32 +45,32 @@ def _wait_for(path: str, timeout_s: float | None, poll_s: float = WAIT_POLL_S) -
 
 
 def main(spec_path: str) -> int:
-    with open(spec_path) as fh:
-        spec = json.load(fh)
-    if (
-        spec["role"] == "rank"
-    ):  # one rank of a distributed analysis (run/rank.py): file names carry its RANK
+    try:
+        spec = ChildSpec.read(spec_path)
+    except ChildSpecError as exc:  # parent and child disagree: tcdoctor's bug, in one line
+        print(f"tcdoctor: {exc}", file=sys.stderr)
+        return EXIT_INTERNAL
+    if spec.role == "rank":  # one rank of a distributed analysis (run/rank.py): files per RANK
         from .rank import per_rank
 
         spec = per_rank(spec)
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = spec["cache_dir"]
-    stacks = open(spec["stacks_path"], "w")  # noqa: SIM115 - must outlive this function for faulthandler
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = spec.cache_dir
+    stacks = open(spec.stacks_path, "w")  # noqa: SIM115 - must outlive this function for faulthandler
     faulthandler.enable(file=stacks, all_threads=False)
-    if spec.get("dump_after_s"):
-        faulthandler.dump_traceback_later(spec["dump_after_s"], exit=False, file=stacks)
+    if spec.dump_after_s:
+        faulthandler.dump_traceback_later(spec.dump_after_s, exit=False, file=stacks)
     warnings.filterwarnings("ignore", message=".*NumPy.*")
 
-    from ..options import Options
     from .stream import FileSink
 
-    sink = FileSink(spec["events_path"])
-    options = Options.from_dict(spec["options"])
+    sink = FileSink(spec.events_path)
+    options = spec.options
     import torch
 
     # else as the user's own process: OMP_NUM_THREADS or torch's default
     if options.threads is not None:
         torch.set_num_threads(options.threads)  # before any compile: a later change recompiles
-    if spec["role"] == "rank":
+    if spec.role == "rank":
         from .rank import run as run_rank
 
         return run_rank(spec, sink, options)
@@ -76,11 +78,12 @@ def main(spec_path: str) -> int:
     from .runner import PhaseRunner
 
     per_call_s, go = None, {}
-    if spec["role"] == "warm":
-        with open(spec["ready_path"] + ".tmp", "w") as fh:
+    if spec.warm:
+        ready = spec.warm.ready_path
+        with open(ready + ".tmp", "w") as fh:
             json.dump({"imported": True}, fh)
-        os.replace(spec["ready_path"] + ".tmp", spec["ready_path"])
-        go = _wait_for(spec["go_path"], None, GO_POLL_S)
+        os.replace(ready + ".tmp", ready)
+        go = _wait_for(spec.warm.go_path, None, GO_POLL_S)
         if not go or not go.get("run"):
             sink({"event": "end", "ok": True, "skipped": True})
             return 0
@@ -88,20 +91,19 @@ def main(spec_path: str) -> int:
 
     from .runner import load_target  # imports torch: only once faulthandler is armed
 
-    loaded = load_target(spec["target"], sink)
+    loaded = load_target(spec.target, sink)
     if isinstance(loaded, int):
         return loaded
     workload, rebuild = loaded
-    if spec["role"] == "strategy":
-        _run_strategy(
-            Spec.from_dict(spec["strategy"]), workload, options, sink, spec.get("cache_start")
-        )
+    if spec.strategy:
+        _run_strategy(spec.strategy.spec, workload, options, sink, spec.strategy.cache_start)
         sink({"event": "end", "ok": True})
         return 0
     before_compile = None
-    if spec.get("wait_for"):
-        before_compile = lambda: _wait_for(spec["wait_for"], 120.0)  # noqa: E731 - keep the cold compile uncontended
-    process = {"warm": WARM, "timing": TIMING}.get(spec["role"], COLD)
+    if spec.wait_for:
+        ready = spec.wait_for
+        before_compile = lambda: _wait_for(ready, 120.0)  # noqa: E731 - keep the cold compile uncontended
+    process = {"warm": WARM, "timing": TIMING}.get(spec.role, COLD)
     runner = PhaseRunner(
         workload,
         options,
@@ -111,9 +113,9 @@ def main(spec_path: str) -> int:
         rebuild=rebuild,
         bare=process == TIMING,
     )
-    runner.timing_process = spec.get("timing_process") or {}
+    runner.timing_process = spec.timing.to_dict() if spec.timing else {}
     ok = runner.run(process)
-    if ok and spec["role"] == "cold" and "compile" in runner.results:
+    if ok and spec.role == "cold" and "compile" in runner.results:
         from ..experiments import compile_remedies, strategies
         from ..experiments import fixes as tried
         from ..verdict.rules import RULES

@@ -42,6 +42,7 @@ from .process import (
     stopped_at,
     timed_out_message,
 )
+from .spec import RANK_PLACEHOLDER, ChildSpec, RankLaunch
 from .stream import read_events
 
 TERM_GRACE_S = 5.0
@@ -68,7 +69,8 @@ def torchrun_command(options: Options, spec_path: str) -> list[str]:
 
 
 class Launch(ChildProcess):
-    """One torchrun launch: its spec, its ranks' files, how it ended."""
+    """One torchrun launch: its spec (one ChildSpec every rank reads, run/spec.py), its ranks'
+    files, how it ended."""
 
     def __init__(
         self,
@@ -83,26 +85,27 @@ class Launch(ChildProcess):
         self.dir = os.path.join(workdir, name)
         os.makedirs(self.dir, exist_ok=True)
         remaining = deadline - time.monotonic()
-        spec = {
-            "target": target,
-            "role": "rank",
-            "process": name,
-            "options": options.to_dict(),
-            "cache_dir": os.path.join(workdir, "cache", "rank{rank}"),
-            "events_path": os.path.join(self.dir, "rank{rank}.events"),
-            "stacks_path": os.path.join(self.dir, "rank{rank}.stacks"),
-            "pid_path": os.path.join(self.dir, "rank{rank}.pid"),
-            "dump_after_s": stack_dump_after(deadline, margin_s=3.0, min_left_s=5),
-            "distributed": {
-                "backend": options.dist_backend,
-                "timeout_s": options.pg_timeout_s,
-                "deadline_unix": time.time() + max(1.0, remaining - 2.0),
-            },
-        }
+        rank_file = os.path.join(self.dir, f"rank{RANK_PLACEHOLDER}")  # each rank fills in its RANK
+        self.spec = ChildSpec(
+            target=target,
+            role="rank",
+            options=options,
+            cache_dir=os.path.join(workdir, "cache", f"rank{RANK_PLACEHOLDER}"),
+            events_path=rank_file + ".events",
+            stacks_path=rank_file + ".stacks",
+            dump_after_s=stack_dump_after(deadline, margin_s=3.0, min_left_s=5),
+            distributed=RankLaunch(
+                process=name,
+                backend=options.dist_backend,
+                timeout_s=options.pg_timeout_s,
+                deadline_unix=time.time() + max(1.0, remaining - 2.0),
+                pid_path=rank_file + ".pid",
+            ),
+        )
         spec_path = os.path.join(self.dir, "spec.json")
         super().__init__(
             torchrun_command(options, spec_path),
-            spec,
+            self.spec,
             spec_path,
             os.path.join(self.dir, "torchrun.log"),
             trace_dir=os.path.join(trace_dir, name) if trace_dir else None,

@@ -46,6 +46,7 @@ from .process import (
     timed_out_message,
 )
 from .progress import Progress
+from .spec import ChildSpec, ExperimentRun, TimingProcess, WarmHandshake
 from .stream import read_events
 
 
@@ -62,28 +63,37 @@ class Child(ChildProcess):
         deadline: float,
         tag: str | None = None,
         extra_env: dict[str, str] | None = None,
-        **extra: object,
+        *,
+        wait_for: str | None = None,
+        warm: WarmHandshake | None = None,
+        timing: TimingProcess | None = None,
+        strategy: ExperimentRun | None = None,
     ):
         """`extra_env`: variables set in the child's environment before it starts (a tried fix that lives
-        there: tried.allocator_fixes); `extra`: more spec entries for its role."""
+        there: tried.allocator_fixes). The rest are its role's own ChildSpec fields (run/spec.py),
+        each given for its role only: the cold child's `wait_for`, the warm child's `warm`, a timing
+        child's `timing`, a strategy child's `strategy`."""
         self.role, self.options = role, options
         self.paths = {
             k: os.path.join(workdir, f"{tag or role}.{k}")
             for k in ("events", "stacks", "log", "spec")
         }
-        spec = {
-            "target": target,
-            "role": role,
-            "options": options.to_dict(),
-            "cache_dir": cache_dir,
-            "events_path": self.paths["events"],
-            "stacks_path": self.paths["stacks"],
-            "dump_after_s": stack_dump_after(deadline, margin_s=1.5, min_left_s=3),
-            **extra,
-        }
+        self.spec = ChildSpec(
+            target=target,
+            role=role,
+            options=options,
+            cache_dir=cache_dir,
+            events_path=self.paths["events"],
+            stacks_path=self.paths["stacks"],
+            dump_after_s=stack_dump_after(deadline, margin_s=1.5, min_left_s=3),
+            wait_for=wait_for,
+            warm=warm,
+            timing=timing,
+            strategy=strategy,
+        )
         super().__init__(
             child_command(self.paths["spec"]),
-            spec,
+            self.spec,
             self.paths["spec"],
             self.paths["log"],
             cache_dir=cache_dir,
@@ -319,11 +329,11 @@ class _Experiments:
             self.deadline,
             tag=f"timing-{i}",
             extra_env=dict(MALLOC_PINNED) if pinned else None,
-            timing_process={
-                "why": why,
-                "env": PINNED_ENV_LABEL if pinned else "as launched",
-                "process": extra_name(i),
-            },
+            timing=TimingProcess(
+                why=why,
+                env=PINNED_ENV_LABEL if pinned else "as launched",
+                process=extra_name(i),
+            ),
         )
         child.wait(self.deadline, tick=self.prog.tick if self.prog.enabled else None)
         t_events, _ = child.finish()
@@ -378,8 +388,7 @@ class _Experiments:
             self.deadline,
             tag=f"strategy-{i}",
             extra_env=spec.child_env,
-            strategy=spec.to_dict(),
-            cache_start=cache_start,
+            strategy=ExperimentRun(spec, cache_start),
         )
         child.wait(self.deadline, tick=self.prog.tick if self.prog.enabled else None)
         s_events, s_failure = child.finish()
@@ -416,7 +425,7 @@ def analyze_target(
     try:
         warm = (
             Child(
-                "warm", target, options, workdir, cache_dir, deadline, ready_path=ready, go_path=go
+                "warm", target, options, workdir, cache_dir, deadline, warm=WarmHandshake(ready, go)
             )
             if options.warm
             else None

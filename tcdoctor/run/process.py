@@ -3,18 +3,17 @@ killed, and how it ended in the report's words.
 
 Every analysis process runs apart from the parent (`python -m tcdoctor.run.child SPEC` for a
 single-process child, torchrun for a distributed launch) so a crash, hang or OOM costs only the
-phase it was in. Each reads its instructions from a spec file and streams its phase events to a
-file of its own (run/stream.py); the parent never imports torch. `ChildProcess` is the one way
-to start and stop such a process: spec file, environment, own session (so one killpg stops
-everything it started), deadline, process-group kill. The functions below read what a child
-left behind (its events, its faulthandler stack dump, its log) and word each failure once, so a
-single-process child and a rank of a distributed launch report a timeout, a crash, an OOM kill
-or an exit code in the same words.
+phase it was in. Each reads its instructions from a spec file (a ChildSpec, run/spec.py) and
+streams its phase events to a file of its own (run/stream.py); the parent never imports torch.
+`ChildProcess` is the one way to start and stop such a process: spec file, environment, own
+session (so one killpg stops everything it started), deadline, process-group kill. The functions
+below read what a child left behind (its events, its faulthandler stack dump, its log) and word
+each failure once, so a single-process child and a rank of a distributed launch report a timeout,
+a crash, an OOM kill or an exit code in the same words.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -31,8 +30,8 @@ from ..errors import (
     TcdoctorError,
     UserCodeError,
 )
-from ..report.files import write_atomic
 from ..target.userframes import deepest_user_frame, where_str
+from .spec import ChildSpec
 
 POLL_S = 0.02  # how often the parent checks on running children
 PROGRESS_EVERY_S = (
@@ -60,12 +59,12 @@ def stack_dump_after(deadline: float, margin_s: float, min_left_s: float) -> flo
 
 
 class ChildProcess:
-    """A started child: its spec file, its log (stdout and stderr), its process group."""
+    """A started child: its spec file (a ChildSpec), its log (stdout and stderr), its process group."""
 
     def __init__(
         self,
         command: list[str],
-        spec: dict,
+        spec: ChildSpec,
         spec_path: str,
         log_path: str,
         *,
@@ -75,7 +74,7 @@ class ChildProcess:
         extra_env: dict[str, str] | None = None,
         term_grace_s: float = 0.0,
     ):
-        """`spec` is written to `spec_path` before the start (the child reads it first).
+        """`spec` (run/spec.py) is written to `spec_path` before the start (the child reads it first).
 
         Environment: the parent's, plus `extra_env` (a tried fix that lives there:
         tried.allocator_fixes), unbuffered output, this package first on PYTHONPATH,
@@ -87,7 +86,7 @@ class ChildProcess:
 
         `term_grace_s`: on a kill, SIGTERM first and this long to stop (torchrun stops its workers
         then); 0 kills at once."""
-        write_atomic(spec_path, json.dumps(spec))
+        spec.write(spec_path)
         env = {**os.environ, **(extra_env or {}), "PYTHONUNBUFFERED": "1"}
         if cache_dir is not None:
             env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir

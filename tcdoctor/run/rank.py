@@ -12,7 +12,8 @@ PhaseRunner, with three additions:
   its phase: ranks in different phases (one rank's compile failed, so it skips timing) stop
   agreeing and decide alone, instead of pairing unrelated collectives;
 - DDPOptimizer's own log record is captured (`probes/ddp.py`) and reported with the phases.
-File names carry the rank (RANK from torchrun): rank{R}.events, rank{R}.stacks, cache/rank{R}.
+File names carry the rank (RANK from torchrun): rank{R}.events, rank{R}.stacks, cache/rank{R};
+what the rank reads is its ChildSpec (run/spec.py), the launch's own entries in `distributed`.
 """
 
 from __future__ import annotations
@@ -22,21 +23,18 @@ import os
 import time
 from typing import Any
 
+from .spec import ChildSpec, RankLaunch
+
 DEFAULT_TIMEOUT_S = 1800.0  # torch.distributed's default process-group timeout (default_pg_timeout)
 
 
-def per_rank(spec: dict) -> dict:
-    """The spec with {rank} filled in from torchrun's RANK."""
-    rank = os.environ.get("RANK", "0")
-    out = dict(spec)
-    for key in ("events_path", "stacks_path", "cache_dir", "pid_path"):
-        if isinstance(out.get(key), str):
-            out[key] = out[key].format(rank=rank)
-    return out
+def per_rank(spec: ChildSpec) -> ChildSpec:
+    """The spec with its paths' {rank} filled in from torchrun's RANK (ChildSpec.for_rank)."""
+    return spec.for_rank(os.environ.get("RANK", "0"))
 
 
 class Rank:
-    def __init__(self, spec: dict, sink: Any):
+    def __init__(self, launch: RankLaunch, sink: Any):
         import torch
         import torch.distributed as dist
 
@@ -44,14 +42,13 @@ class Rank:
         self.rank = int(os.environ.get("RANK", "0"))
         self.world_size = int(os.environ.get("WORLD_SIZE", "1"))
         self.local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-        d = spec["distributed"]
-        self.backend = d.get("backend") or ("nccl" if torch.cuda.is_available() else "gloo")
+        self.backend = launch.backend or ("nccl" if torch.cuda.is_available() else "gloo")
         if self.backend == "nccl":
             torch.cuda.set_device(self.local_rank)
-        left = max(5.0, d["deadline_unix"] - time.time())
-        timeout = datetime.timedelta(seconds=min(d.get("timeout_s") or DEFAULT_TIMEOUT_S, left))
-        if spec.get("pid_path"):
-            with open(spec["pid_path"], "w") as fh:
+        left = max(5.0, launch.deadline_unix - time.time())
+        timeout = datetime.timedelta(seconds=min(launch.timeout_s or DEFAULT_TIMEOUT_S, left))
+        if launch.pid_path:
+            with open(launch.pid_path, "w") as fh:
                 fh.write(str(os.getpid()))
         dist.init_process_group(self.backend, timeout=timeout)
         self.group = (
@@ -144,14 +141,16 @@ def _phase_tag(phase: str) -> int:
     return sum((i + 1) * ord(c) for i, c in enumerate(phase)) % 1_000_003
 
 
-def run(spec: dict, sink: Any, options: Any) -> int:
+def run(spec: ChildSpec, sink: Any, options: Any) -> int:
     """The rank's whole life: process group, load, phases, DDP summary, teardown."""
+    launch = spec.distributed
+    assert launch is not None  # ChildSpec gives every rank spec its launch
     from ..report.phases import COLD, WARM
     from .runner import PhaseRunner, load_target
 
     sink({"event": "start", "phase": "rank"})
     try:
-        rank = Rank(spec, sink)
+        rank = Rank(launch, sink)
     except Exception as exc:  # noqa: BLE001 - rendezvous or backend failure: say so, fatal
         from ..target.userframes import describe_exception
 
@@ -167,11 +166,11 @@ def run(spec: dict, sink: Any, options: Any) -> int:
         return 70
     rank.install()
     sink = rank.sink
-    loaded = load_target(spec["target"], sink)
+    loaded = load_target(spec.target, sink)
     if isinstance(loaded, int):
         return loaded
     workload, rebuild = loaded
-    process = WARM if spec.get("process") == "warm" else COLD
+    process = WARM if launch.process == "warm" else COLD
     skip = {
         "profile": (
             "not run in distributed analyses: the profiler phase sizes its chunks from time measured on "

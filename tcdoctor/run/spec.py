@@ -1,0 +1,244 @@
+"""The child spec: what the parent tells one analysis process, as one typed record.
+
+The parent builds a `ChildSpec` (run/launcher.py for the cold, warm, timing and strategy children;
+run/distributed.py for the ranks of a torchrun launch), `ChildProcess` (run/process.py) writes it to
+the child's spec file before the start, and the child (run/child.py, run/rank.py) reads it back with
+`ChildSpec.read` and reads its attributes. Not to be confused with experiments/specs.py's `Spec`:
+that is one experiment to run (a compile strategy, a fix, an ablation backend); a strategy child's
+ChildSpec carries one, in `strategy.spec`.
+
+What every process reads sits on `ChildSpec` itself (target, options, cache dir, event and stack
+files, when to dump its stacks). What one role reads is a nested record, given for that role and
+None for every other (checked when the spec is made, so a parent cannot hand a child an entry it
+ignores): the cold child's `wait_for`, the warm child's `warm` (WarmHandshake), a timing-only
+child's `timing` (TimingProcess), a strategy child's `strategy` (ExperimentRun), a rank's
+`distributed` (RankLaunch).
+
+Wire format: `to_dict()` / `from_dict()`, JSON-ready. It is internal (the parent and its children
+are always the same tcdoctor), so it carries no version; `from_dict` refuses a key it does not
+know, a required one missing and a record that is not an object, each with one line
+(ChildSpecError), so a parent and a child that disagree stop at the child's start instead of
+running on a silent default. Torch-free: the parent imports it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from ..experiments.specs import Spec
+from ..options import Options
+from ..report.files import write_atomic
+
+ROLES = ("cold", "warm", "timing", "strategy", "rank")
+RANK_PLACEHOLDER = "{rank}"  # in a rank spec's paths: each rank fills in its RANK (`for_rank`)
+
+
+class ChildSpecError(ValueError):
+    """A child spec that cannot be read: an unknown or missing field, a field of another role."""
+
+
+def _fields(cls: type, d: Any, where: str) -> dict[str, Any]:
+    """The constructor arguments of dataclass `cls` in its dict `d`: every key a field of `cls`,
+    every field without a default present. `where` names the record in the error."""
+    if not isinstance(d, Mapping):
+        raise ChildSpecError(f"{where}: expected an object, got {type(d).__name__}")
+    names = [f.name for f in dataclasses.fields(cls)]
+    unknown = sorted(set(d) - set(names))
+    if unknown:
+        raise ChildSpecError(
+            f"{where}: unknown field(s) {', '.join(map(repr, unknown))} "
+            f"(its fields: {', '.join(names)})"
+        )
+    missing = [
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.name not in d
+        and f.default is dataclasses.MISSING
+        and f.default_factory is dataclasses.MISSING
+    ]
+    if missing:
+        raise ChildSpecError(f"{where}: missing field(s) {', '.join(map(repr, missing))}")
+    return dict(d)
+
+
+class _Record:
+    """A nested record of plain JSON values: to_dict is its fields, from_dict checks the keys."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str) -> Any:
+        return cls(**_fields(cls, d, where))
+
+
+@dataclasses.dataclass(frozen=True)
+class WarmHandshake(_Record):
+    """The warm child's two signal files (run/launcher.py's analyze_target, read by run/child.py).
+
+    The warm child starts with the cold one so that its `import torch` overlaps the cold child's;
+    it writes `ready_path` once imported (the cold child compiles only then, uncontended), then
+    waits for the parent to write `go_path` (whether to run, the compiled call's time, the
+    experiments it runs after its own phases)."""
+
+    ready_path: str  # written by the warm child once torch is imported; the cold child waits on it
+    go_path: str  # written by the parent once the cold child is done; the warm child waits on it
+
+
+@dataclasses.dataclass(frozen=True)
+class TimingProcess(_Record):
+    """A timing-only child's identity (run/launcher.py's extra_timing), kept in its runtime record
+    as it is (probes/timing.py): which extra process it is, why it runs, its environment."""
+
+    why: str  # why this process runs (runtime_processes: spread, undecided, pinned allocator)
+    env: str  # its environment in the report's words: "as launched", or the pinned allocator's
+    process: str  # its name in the report (runtime_processes.extra_name)
+
+
+@dataclasses.dataclass(frozen=True)
+class ExperimentRun:
+    """What a strategy child runs (run/launcher.py's _Experiments, read by run/child.py)."""
+
+    spec: Spec  # the experiment (experiments/specs.py): a strategy, a fix, an ablation backend
+    cache_start: str  # what its inductor cache held at its start ("empty", a copy), kept in its row
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"spec": self.spec.to_dict(), "cache_start": self.cache_start}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str) -> ExperimentRun:
+        kw = _fields(cls, d, where)
+        try:
+            kw["spec"] = Spec.from_dict(kw["spec"])
+        except ValueError as exc:
+            raise ChildSpecError(f"{where}: {exc}") from None
+        return cls(**kw)
+
+
+@dataclasses.dataclass(frozen=True)
+class RankLaunch(_Record):
+    """One rank's part of a torchrun launch (run/distributed.py's Launch, read by run/rank.py).
+    Every rank of a launch reads the same spec file; its paths hold RANK_PLACEHOLDER."""
+
+    process: str  # which launch: "cold" (an empty cache per rank) or "warm" (the same cache again)
+    deadline_unix: float  # wall-clock time by which the rank's collectives must give up
+    backend: str | None = None  # --dist-backend; None: nccl on CUDA, else gloo
+    timeout_s: float | None = None  # --pg-timeout; None: torch's default (capped by the deadline)
+    pid_path: str | None = None  # where the rank writes its pid (the parent kills stragglers by it)
+
+    LAUNCHES: ClassVar[tuple[str, ...]] = ("cold", "warm")
+
+    def __post_init__(self) -> None:
+        if self.process not in self.LAUNCHES:
+            raise ChildSpecError(
+                f"rank launch: unknown process {self.process!r} (one of {', '.join(self.LAUNCHES)})"
+            )
+
+
+# the role-specific fields: each given for its role only, and (but for wait_for) always for it
+_RECORDS: dict[str, type] = {
+    "warm": WarmHandshake,
+    "timing": TimingProcess,
+    "strategy": ExperimentRun,
+    "distributed": RankLaunch,
+}
+_ROLE_OF = {
+    "wait_for": "cold",
+    "warm": "warm",
+    "timing": "timing",
+    "strategy": "strategy",
+    "distributed": "rank",
+}
+_OPTIONAL_FOR_ROLE = ("wait_for",)
+
+
+@dataclasses.dataclass(frozen=True)
+class ChildSpec:
+    """What one analysis process is told: written by the parent, read once by the child at start."""
+
+    target: str  # `path.py:function` (every role loads it)
+    role: str  # one of ROLES: which phases the child runs (run/child.py, run/rank.py for "rank")
+    options: Options  # the analysis options, as the parent parsed them
+    cache_dir: str  # the child's TORCHINDUCTOR_CACHE_DIR (set again by the child before compiling)
+    events_path: str  # where the child streams its phase events (run/stream.py)
+    stacks_path: str  # faulthandler's file: a crash or a hang leaves the stacks here
+    dump_after_s: float | None = None  # dump the stacks this long after start (None: never)
+    wait_for: str | None = None  # cold only: the warm child's ready file, awaited before compiling
+    warm: WarmHandshake | None = None  # warm only: its ready and go files
+    timing: TimingProcess | None = None  # timing only: which extra timing process it is, and why
+    strategy: ExperimentRun | None = None  # strategy only: the experiment and its cache's start
+    distributed: RankLaunch | None = None  # rank only: the launch and its process group's limits
+
+    def __post_init__(self) -> None:
+        """A known role, given its own record and no other role's."""
+        if self.role not in ROLES:
+            raise ChildSpecError(
+                f"child spec: unknown role {self.role!r} (one of {', '.join(ROLES)})"
+            )
+        for name, role in _ROLE_OF.items():
+            given = getattr(self, name) is not None
+            if given and self.role != role:
+                raise ChildSpecError(
+                    f"child spec: field {name!r} is for the {role} role, not {self.role!r}"
+                )
+            if not given and self.role == role and name not in _OPTIONAL_FOR_ROLE:
+                raise ChildSpecError(f"child spec: the {role} role needs field {name!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape: every field, records as objects, the options as Options.to_dict."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = value.to_dict() if hasattr(value, "to_dict") else value
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Any) -> ChildSpec:
+        """The spec `d` describes; ChildSpecError (one line) for an unknown or missing field, a
+        record that is not an object, or options that Options refuses."""
+        kw = _fields(cls, d, "child spec")
+        try:
+            if not isinstance(kw["options"], Mapping):
+                raise ValueError(f"expected an object, got {type(kw['options']).__name__}")
+            kw["options"] = Options.from_dict(kw["options"])
+        except ValueError as exc:
+            raise ChildSpecError(f"child spec's options: {exc}") from None
+        for name, record in _RECORDS.items():
+            if kw.get(name) is not None:
+                kw[name] = record.from_dict(kw[name], f"child spec's {name}")
+        return cls(**kw)
+
+    def write(self, path: str) -> None:
+        """Write it to `path` atomically (the child never reads half a file)."""
+        write_atomic(path, json.dumps(self.to_dict()))
+
+    @classmethod
+    def read(cls, path: str) -> ChildSpec:
+        """The spec in file `path`; ChildSpecError when it is not JSON or not a spec."""
+        try:
+            with open(path, encoding="utf-8") as fh:
+                d = json.load(fh)
+        except (OSError, ValueError) as exc:
+            raise ChildSpecError(f"child spec {path}: cannot be read: {exc}") from None
+        return cls.from_dict(d)
+
+    def for_rank(self, rank: str | int) -> ChildSpec:
+        """A rank spec with RANK_PLACEHOLDER filled in: its cache dir, event, stack and pid files
+        are one per rank (cache/rank{R}, rank{R}.events, ...), from the one file every rank reads."""
+
+        def fill(path: str | None) -> str | None:
+            return path.replace(RANK_PLACEHOLDER, str(rank)) if path else path
+
+        launch = self.distributed
+        return dataclasses.replace(
+            self,
+            cache_dir=fill(self.cache_dir),
+            events_path=fill(self.events_path),
+            stacks_path=fill(self.stacks_path),
+            distributed=dataclasses.replace(launch, pid_path=fill(launch.pid_path))
+            if launch
+            else None,
+        )
