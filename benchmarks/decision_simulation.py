@@ -18,7 +18,7 @@ import statistics
 
 from tcdoctor import stats
 from tcdoctor.report import runtime_processes as rp
-from tcdoctor.verdict.rules import RULES
+from tcdoctor.verdict.thresholds import RULES
 
 M = RULES["min_speedup"]
 

@@ -325,7 +325,7 @@ class Options:
             show_default=True,
         ),
     )
-    fixes: bool = _option(  # the fixes and the backend ablation are tcdoctor/experiments/tried.py
+    fixes: bool = _option(  # the fixes and the backend ablation are tcdoctor/experiments/fixes.py
         True,
         Flag(
             "--fixes/--no-fixes",

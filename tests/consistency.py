@@ -12,7 +12,7 @@ from tcdoctor.report.compile_joins import frame_time
 from tcdoctor.report.model import Report
 from tcdoctor.verdict.decision import best_way
 from tcdoctor.verdict.figures import Figures
-from tcdoctor.verdict.rules import RULES
+from tcdoctor.verdict.thresholds import RULES
 
 
 def contradictions(report: Report) -> list[str]:

@@ -27,7 +27,7 @@ from tcdoctor.report.model import Report
 from tcdoctor.verdict import judge
 from tcdoctor.verdict.decision import decision
 from tcdoctor.verdict.figures import Figures
-from tcdoctor.verdict.rules import RULES
+from tcdoctor.verdict.thresholds import RULES
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LLAMA = os.path.join(HERE, "targets", "real", "llama_layers.py")

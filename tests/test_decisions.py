@@ -18,7 +18,7 @@ from tcdoctor.report.model import Report
 from tcdoctor.report.sections import GraphBreak
 from tcdoctor.verdict.decision import decision
 from tcdoctor.verdict.figures import Figures
-from tcdoctor.verdict.rules import RULES
+from tcdoctor.verdict.thresholds import RULES
 
 M = RULES["min_speedup"]
 

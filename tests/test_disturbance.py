@@ -15,7 +15,7 @@ import pytest
 from conftest import ROOT, sample
 
 from tcdoctor.report.model import Report
-from tcdoctor.verdict.rules import RULES
+from tcdoctor.verdict.thresholds import RULES
 
 BURN = "import time\nt = time.time()\nwhile time.time() - t < 4.0:\n    pass\n"
 

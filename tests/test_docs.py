@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 
 from tcdoctor.cli import main
-from tcdoctor.verdict.rules import RULES
+from tcdoctor.verdict.thresholds import RULES
 
 ROOT = Path(__file__).resolve().parent.parent
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")

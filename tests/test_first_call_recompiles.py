@@ -20,7 +20,7 @@ from tcdoctor.probes.graph_breaks import _is_entry, function_at
 from tcdoctor.report.model import Report
 from tcdoctor.verdict.decision import decision
 from tcdoctor.verdict.figures import Figures
-from tcdoctor.verdict.rules import RULES
+from tcdoctor.verdict.thresholds import RULES
 
 TARGET = os.path.join(ROOT, "tests", "targets", "real", "nms_loop.py")
 FAST = ("--backend", "eager", "--budget", "0.2", "--threads", "1", *ONE_PROCESS)

@@ -7,7 +7,7 @@ its gradients, a far faster) step.
 
 Both sides run with glibc's malloc thresholds pinned: the eager step's temporaries page-fault or
 not depending on the heap's history (issue 27: 26–62 ms in nine by-hand processes), and this test
-is about tcdoctor's own effect, not that regime (test_processes.py covers regimes). Margin ±25%:
+is about tcdoctor's own effect, not that regime (test_runtime_processes.py covers regimes). Margin ±25%:
 per-call medians of separate processes on a shared 2-core machine; a lost `.grad` is 300× off.
 """
 

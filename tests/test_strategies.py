@@ -12,7 +12,7 @@ from conftest import CHEAP, NO_TIMING_PROCESSES, ONE_PROCESS, ROOT, sample
 import tcdoctor
 from tcdoctor.report.sections import StrategyRow
 from tcdoctor.verdict.recommend import trade
-from tcdoctor.verdict.rules import RULES
+from tcdoctor.verdict.thresholds import RULES
 
 
 def analyze(tmp_path, target, *args, timeout=600):

@@ -8,13 +8,13 @@ import pytest
 from conftest import CHEAP, ONE_PROCESS, sample
 
 import tcdoctor
-from tcdoctor.experiments import fixes as tried
+from tcdoctor.experiments import fixes
 from tcdoctor.experiments.specs import FixSpec, StanceFix
 from tcdoctor.probes import break_cost
 from tcdoctor.report import break_gain
 from tcdoctor.report.model import Report
 from tcdoctor.report.sections import StrategyRow
-from tcdoctor.verdict import tried as judged
+from tcdoctor.verdict import tried
 
 
 def _analyze(cli, tmp_path, target, *extra):
@@ -166,7 +166,7 @@ def test_a_tried_fix_replaces_the_bound_with_what_it_measured():
             ],
         }
     )
-    judged.attach_gains(report)
+    tried.attach_gains(report)
     b2, b1 = report.graph_breaks.unique  # ranked by gain: B1's measured 43 µs < B2's bound
     assert (b1.id, b1.gain_source, b2.id) == ("B1", "tried", "B2")
     assert b1.gain_s_per_call == pytest.approx(4e-3 * (1 - 0.92 / 0.93))
@@ -206,7 +206,7 @@ def test_a_tried_fix_replaces_the_bound_with_what_it_measured():
     ],
 )
 def test_outcome_words_match_the_figures(before, after, outcome):
-    assert tried._outcome(before, after, None)[0] == outcome
+    assert fixes._outcome(before, after, None)[0] == outcome
 
 
 def test_a_slower_layer_is_named_first():
@@ -228,11 +228,9 @@ def test_a_slower_layer_is_named_first():
         },
     ]
     rows = [StrategyRow.from_dict(r) for r in rows]
-    assert judged.ablation_layer(report, rows).layer.startswith(
-        "already 0.60× with backend='eager'"
-    )
+    assert tried.ablation_layer(report, rows).layer.startswith("already 0.60× with backend='eager'")
     rows[0].speedup_ci = [0.98, 1.05]
-    assert "backend='aot_eager'" in judged.ablation_layer(report, rows).layer
+    assert "backend='aot_eager'" in tried.ablation_layer(report, rows).layer
 
 
 class _Opts:
@@ -244,28 +242,28 @@ def test_drifting_numerics_plan_the_harness_settings_and_judge_them_on_numerics(
         "numerics": {"passed": False, "rng": {"stochastic": False}},
         "runtime": {"speedup": 1.3, "speedup_ci": [1.25, 1.35]},
     }
-    names = [s.name for s in tried.plan(results, _Opts(), 1.02) if isinstance(s, FixSpec)]
+    names = [s.name for s in fixes.plan(results, _Opts(), 1.02) if isinstance(s, FixSpec)]
     assert names == ["emulate_precision_casts"]
     # a random model that fails was compared under fallback_random already: not a fix to try again
     results["numerics"]["rng"].update(stochastic=True, fallback_random=True)
-    names = [s.name for s in tried.plan(results, _Opts(), 1.02) if isinstance(s, FixSpec)]
+    names = [s.name for s in fixes.plan(results, _Opts(), 1.02) if isinstance(s, FixSpec)]
     assert names == ["emulate_precision_casts"]
-    before = tried.before_figures(results)
+    before = fixes.before_figures(results)
     assert (
-        tried._outcome(
+        fixes._outcome(
             before, {"numerics_passed": True, "speedup": 1.1, "speedup_ci": [1.0, 1.2]}, None
         )[0]
         == "helps"
     )
     assert (
-        tried._outcome(before, {"numerics_passed": False, "max_abs_err": 0.1}, None)[0]
+        fixes._outcome(before, {"numerics_passed": False, "max_abs_err": 0.1}, None)[0]
         == "no effect"
     )
 
 
 def test_guard_stance_is_planned_only_above_the_rule_and_says_it_is_unsafe():
-    assert tried.plan_stance(0.1, 0.2, {}) == []
-    (spec,) = tried.plan_stance(0.35, 0.2, {})
+    assert fixes.plan_stance(0.1, 0.2, {}) == []
+    (spec,) = fixes.plan_stance(0.35, 0.2, {})
     assert spec.line.startswith('torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)')
     assert "unsafe when inputs change" in StanceFix.note
 
@@ -278,8 +276,8 @@ def test_the_guard_stance_fix_runs_and_is_reset_after():
     from tcdoctor.target.workload import coerce
 
     w = coerce(importlib.import_module("tiny_add").build())
-    spec = tried.plan_stance(0.5, 0.2, {"speedup": 0.5, "speedup_ci": [0.45, 0.55]})[0]
-    row = tried.run(spec, w, Options(backend="eager", budget_s=0.2))
+    spec = fixes.plan_stance(0.5, 0.2, {"speedup": 0.5, "speedup_ci": [0.45, 0.55]})[0]
+    row = fixes.run(spec, w, Options(backend="eager", budget_s=0.2))
     assert row["outcome"] in ("helps", "no effect", "slower") and row["after"]["speedup_ci"], row
     assert "unsafe when inputs change" in row["why"]
     from torch._dynamo import eval_frame
@@ -306,10 +304,10 @@ def test_heavy_page_faults_plan_pinned_malloc_thresholds_in_the_environment(monk
 
     from tcdoctor.report.sections import FixRow
 
-    for k in tried.MALLOC_PINNED:
+    for k in fixes.MALLOC_PINNED:
         monkeypatch.delenv(k, raising=False)
     before = {"speedup": 0.96, "faults_per_call": 2206.0}
-    planned = tried.allocator_fixes(before)
+    planned = fixes.allocator_fixes(before)
     if platform.libc_ver()[0] != "glibc":
         assert planned == []
         return
@@ -319,16 +317,16 @@ def test_heavy_page_faults_plan_pinned_malloc_thresholds_in_the_environment(monk
         "MALLOC_TRIM_THRESHOLD_": "1073741824",
     }
     assert spec.line.startswith("MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824")
-    assert tried.allocator_fixes({**before, "faults_per_call": 255.0}) == []
-    assert tried.allocator_fixes({**before, "faults_per_call": None}) == []
-    for k, v in tried.MALLOC_PINNED.items():  # already pinned: nothing to try
+    assert fixes.allocator_fixes({**before, "faults_per_call": 255.0}) == []
+    assert fixes.allocator_fixes({**before, "faults_per_call": None}) == []
+    for k, v in fixes.MALLOC_PINNED.items():  # already pinned: nothing to try
         monkeypatch.setenv(k, v)
-    assert tried.allocator_fixes(before) == []
+    assert fixes.allocator_fixes(before) == []
     row = FixRow(kind="env", before=before, after={"speedup": 1.05, "faults_per_call": 0.4})
     assert row.summary.startswith("2,206 page faults per compiled call → 0, 0.96× → 1.05×")
     # the row as the JSON stores it, read back into a report: the advice carries the same figures
     report = Report.from_dict({"fixes": [{**row.to_dict(), "fix": "MALLOC_…", "outcome": "helps"}]})
-    (a,) = judged.advice(report)
+    (a,) = tried.advice(report)
     assert "2,206 page faults per compiled call → 0" in a.text and a.text.startswith(
         "Tried `MALLOC_…`"
     )

@@ -4,7 +4,7 @@ from tcdoctor.report.model import Report
 from tcdoctor.report.sections import GraphBreak, Recompile
 from tcdoctor.verdict.advice import graph_break_advice
 from tcdoctor.verdict.recommend import recommend
-from tcdoctor.verdict.rules import RULES
+from tcdoctor.verdict.thresholds import RULES
 
 
 def _train_row(name, speedup, lo, passed, err=None):

@@ -31,7 +31,7 @@ import torch
 
 from ..options import Options
 from ..probes import calls, first_call
-from ..verdict.rules import RULES
+from ..verdict.thresholds import RULES
 from .pair import fresh_copies, main_pair, timed_pair
 from .specs import PortableCacheSpec, RegionalCompileSpec, Spec
 

@@ -25,7 +25,7 @@ from ..probes import (
 )
 from ..target.pristine import Pristine, reset_rng_state
 from ..target.workload import CallArgs
-from ..verdict.rules import RULES
+from ..verdict.thresholds import RULES
 
 
 def caller(spec: Any, device: torch.device) -> Callable[[Any, CallArgs], Any]:

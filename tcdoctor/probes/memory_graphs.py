@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 import torch
 
-from ..verdict.rules import RULES
+from ..verdict.thresholds import RULES
 from .break_cost import REGION
 
 OUTSIDE = "outside compiled regions"

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..stats import median_ci
 from .sections import Distributed
 
-if TYPE_CHECKING:  # report.py imports this module: the class is for annotations only
+if TYPE_CHECKING:  # report/model.py imports this module: the class is for annotations only
     from .model import Report
 
 SKEW_WARN_FRACTION = 0.25  # a skew above this share of the process-group timeout gets advice

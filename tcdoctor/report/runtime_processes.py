@@ -18,7 +18,7 @@ headline is decided on are those launched as the user launches the script and no
   the verdict, --min-speedup for `check`) is undecided, one more bare process runs, up to
   `--processes` (the cap). Looking repeatedly is paid for with Pocock's boundary: every look uses
   the same nominal level, POCOCK[looks], so that the chance any look claims a side when the speedup
-  sits on a threshold stays about 5% (simulated in tests/test_processes.py). The report says how
+  sits on a threshold stays about 5% (simulated in tests/test_runtime_processes.py). The report says how
   many processes ran and why they stopped: decided, the cap, or the time budget.
 - **Allocator regimes are decided apart** (`regimes`): when processes fall in two allocator regimes
   (a side faulting ≥ HEAVY_FAULTS_PER_CALL pages per call in one and not in another), each regime

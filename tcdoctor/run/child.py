@@ -116,13 +116,12 @@ def main(spec_path: str) -> int:
     runner.timing_process = spec.timing.to_dict() if spec.timing else {}
     ok = runner.run(process)
     if ok and spec.role == "cold" and "compile" in runner.results:
-        from ..experiments import compile_remedies, strategies
-        from ..experiments import fixes as tried
-        from ..verdict.rules import RULES
+        from ..experiments import compile_remedies, fixes, strategies
+        from ..verdict.thresholds import RULES
 
         breaks = (runner.results.get("graph_breaks") or {}).get("graph_breaks", {}).get("count")
         planned = strategies.plan(workload, options, breaks, int(RULES["regional_auto_breaks"]))
-        planned += tried.plan(runner.results, options, RULES["min_speedup"])
+        planned += fixes.plan(runner.results, options, RULES["min_speedup"])
         remedies, remedies_not_tried = compile_remedies.plan(workload, options, runner.results)
         planned += remedies  # after the fixes: the fix budget goes to the ablation first
         sink(

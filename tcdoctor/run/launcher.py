@@ -139,7 +139,7 @@ def _stance_fix(events: list[dict], options: Options) -> list[Spec]:
     from ..experiments.fixes import before_figures, plan_stance
     from ..report.rules import guard_share
     from ..report.sections import guard_cost
-    from ..verdict.rules import RULES
+    from ..verdict.thresholds import RULES
 
     profile, runtime = done(events, "profile") or {}, done(events, "runtime") or {}
     cost = guard_cost(profile)  # by removal where exact (probes/guard_ab.py), else the profiler's
@@ -252,7 +252,7 @@ class _Experiments:
         pinned: a probe of the other allocator regime, never decided on (pinned_why). One done event
         joins their results and the sequence (how many, at which level, why they stopped)."""
         from ..report import runtime_processes as rp
-        from ..verdict.rules import RULES
+        from ..verdict.thresholds import RULES
 
         first = [
             rp.row(name, rp.AS_LAUNCHED, r)

@@ -18,7 +18,7 @@ from .decision import decision
 from .distributed import extend_verdict
 from .figures import Figures
 from .recommend import recommend
-from .rules import HORIZONS, RULES
+from .thresholds import HORIZONS, RULES
 
 if TYPE_CHECKING:
     from ..report.model import Report

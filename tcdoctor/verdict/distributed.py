@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ..report.distributed import SKEW_WARN_FRACTION
 from ..report.sections import Advice, Distributed
 
-if TYPE_CHECKING:  # report.py imports this module: the class is for annotations only
+if TYPE_CHECKING:  # report/model.py imports this module: the class is for annotations only
     from ..report.model import Report
 TOPIC = "distributed"
 REASON_PREFIX = "Distributed: "

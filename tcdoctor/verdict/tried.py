@@ -24,7 +24,7 @@ def from_strategies(report: Report) -> list[FixRow]:
     st = report.strategies
     out = []
     from .recommend import main_shape_row, trade
-    from .rules import RULES
+    from .thresholds import RULES
 
     dyn = {r.name: r for r in st.dynamic or []}
     base = main_shape_row(list(dyn.values())) or dyn.get("static")

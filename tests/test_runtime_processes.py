@@ -18,7 +18,7 @@ from tcdoctor.report.model import Report
 from tcdoctor.report.sections import StrategyRow
 from tcdoctor.verdict.figures import Figures
 from tcdoctor.verdict.recommend import main_shape_row, trade
-from tcdoctor.verdict.rules import RULES
+from tcdoctor.verdict.thresholds import RULES
 
 
 def _timing(
