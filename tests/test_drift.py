@@ -12,6 +12,7 @@ import torch
 from conftest import ONE_PROCESS, ROOT
 
 import tcdoctor
+from tcdoctor import units
 from tcdoctor.probes import drift
 from tcdoctor.render.html import HtmlRenderer
 from tcdoctor.render.markdown import MarkdownRenderer
@@ -90,6 +91,17 @@ def test_the_rounding_submodule_is_named_from_the_command_line(from_cli):
         and "block.total" in b["command"]
     )
     assert "rerun it: python -m tcdoctor.probes.bisect_module" in out
+    # the headline names the origin and the tried fix with the fix row's own figures
+    (reason,) = rep.verdict.reasons
+    assert (
+        rep.verdict.decision == "dont-compile"
+        and "The drift starts in `block.total` (Total, " in reason
+    )
+    passes = "numerics pass" if row.after["numerics_passed"] else "numerics still fail"
+    assert (
+        f"compiled around it (tried): {passes}, {units.ratio(row.after['speedup'], row.after['speedup_ci'])}"
+        in reason
+    )
 
 
 def test_every_renderer_names_the_origin_not_its_parents(in_process):

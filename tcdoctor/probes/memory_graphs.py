@@ -47,11 +47,12 @@ METHOD = (
 
 
 def grew(memory: dict) -> tuple[bool, int | None]:
-    """(compiled peak above eager's by more than the RULES threshold, the growth in bytes)."""
+    """(compiled peak above eager's by more than the RULES threshold, the growth in bytes: 0 when
+    compiled peaks at or below eager, never negative; the memory section has both peaks)."""
     e, c = memory.get("eager_peak_bytes"), memory.get("compiled_peak_bytes")
     if e is None or c is None:
         return False, None
-    growth = int(c) - int(e)
+    growth = max(0, int(c) - int(e))
     limit = max(RULES["memory_growth_min_bytes"], RULES["memory_growth_fraction"] * e)
     return growth > limit, growth
 

@@ -38,9 +38,7 @@ def memory_summary(a: MemoryAttribution | None) -> str:
     if not a.grew:
         g = a.growth_bytes
         if g == 0:
-            return "none (compiled peak equal to eager's)"
-        if g is not None and g < 0:
-            return f"none (compiled peak {units.nbytes(-g)} below eager's)"
+            return "none (compiled peaks at or below eager's)"
         return f"none above the threshold ({units.nbytes(g)} per call)"
     if a.not_measured:
         return f"{units.nbytes(a.growth_bytes)} per call; by graph: not measured ({a.not_measured})"

@@ -22,7 +22,7 @@ class MemoryAttribution(Record):
     OMIT_NONE = ("not_measured", "scale", "largest")
 
     grew: bool | None = None
-    growth_bytes: int | None = None  # steady-state growth per call: compiled peak - eager peak
+    growth_bytes: int | None = None  # steady-state growth per call: compiled peak - eager peak, ≥ 0
     threshold: str | None = None
     compile_working_set_bytes: int | None = None  # RSS growth during the compiling first call
     graphs: list[dict] = field(default_factory=list)

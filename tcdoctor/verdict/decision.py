@@ -56,6 +56,7 @@ def decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
             + (f" (max abs error {units.sci(err)} vs eager)" if err is not None else "")
             + (f" on {', '.join(failed[:3])}" if failed else "")
             + "."
+            + _drift_origin(fig)
         ]
     if fig.speedup is None:
         why = fig.speed_not_measured or "no runtime figures"
@@ -112,6 +113,32 @@ def _remedy_reason(fig: Figures, remedy: RemedyRow, cold_calls: int) -> str:
         f"Pays back after {cold_calls:,} calls cold; after {remedy.steps_to_repay:,} with "
         f"{remedy.title}, {fig.remedy_speed_cost(remedy)}: `{remedy.line}`."
     )
+
+
+def _drift_origin(fig: Figures) -> str:
+    """' The drift starts in `block.total` (Total, drift_sum.py:22): 1 off fp64 compiled, 0.0494
+    eager; compiled around it (tried): numerics pass, 0.36× (95% CI …) vs eager.' ('' when no
+    module was named); the fix's own figures, so the headline and the fixes table agree."""
+    o = fig.drift_origin
+    if not o:
+        return ""
+    text = (
+        f" The drift starts in `{o.get('name')}` ({o.get('class')}, "
+        f"{units.file_line(o.get('class_file'), o.get('class_line'))}): "
+        f"{units.sci(o.get('err_vs_fp64'))} off fp64 compiled, "
+        f"{units.sci(o.get('eager_err_vs_fp64'))} eager"
+    )
+    around = next((r for r in fig.tried_fixes if r.kind == "disable_module" and r.after), None)
+    if around is not None:
+        a = around.after or {}
+        passes = {True: "numerics pass", False: "numerics still fail"}.get(
+            a.get("numerics_passed"), "numerics not compared"
+        )
+        text += (
+            f"; compiled around it (tried): {passes}, "
+            f"{units.ratio(a.get('speedup'), a.get('speedup_ci'))} vs eager"
+        )
+    return text + "."
 
 
 def _eager_parts(fig: Figures) -> str:

@@ -46,6 +46,9 @@ class Figures:
     numerics_max_abs_err: float | None = None
     numerics_failed_outputs: tuple[str, ...] = ()
     numerics_not_measured: str | None = None  # why, when numerics_passed is None
+    drift_origin: dict | None = (
+        None  # the module the drift starts in (report.numerics.drift.origin)
+    )
     guard_fraction: float | None = None  # guard evaluation / compiled median
     guard_s: float | None = None  # guard evaluation per call
     guard_count: int | None = None
@@ -103,6 +106,7 @@ class Figures:
             numerics_passed=n.passed,
             numerics_max_abs_err=n.max_abs_err,
             numerics_failed_outputs=tuple(n.failed_outputs or ()),
+            drift_origin=n.drift.origin if n.drift is not None else None,
             numerics_not_measured=n.not_measured,
             guard_fraction=g.overhead_fraction,
             guard_s=g.overhead_s_per_call,
