@@ -24,6 +24,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator, Mapping
 
+from ..report.record import required_fields
+
 PHASE_PREFIX = "strategy:"  # an experiment child's phase is named PHASE_PREFIX + its spec's key
 
 # concrete class by (the dict's "kind", its fix's "kind" or None); filled as classes are defined
@@ -99,13 +101,7 @@ class Spec(abc.ABC):
         if not issubclass(found, cls):
             raise ValueError(f"spec {d!r} is a {found.__name__}, not a {cls.__name__}")
         values = found.field_values(d)
-        missing = [
-            f.name
-            for f in dataclasses.fields(found)
-            if f.name not in values
-            and f.default is dataclasses.MISSING
-            and f.default_factory is dataclasses.MISSING
-        ]
+        missing = [name for name in required_fields(found) if name not in values]
         if missing:
             raise ValueError(f"{found.__name__} spec {d!r} lacks {', '.join(missing)}")
         return found(**values)

@@ -32,6 +32,17 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
+
+def required_fields(cls: type) -> list[str]:
+    """The fields of dataclass `cls` that have no default: what a dict must hold to build one (the
+    one test, for the child spec (run/spec.py) and the experiment specs (experiments/specs.py))."""
+    return [
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
+
+
 R = TypeVar("R", bound="Record")
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 from ..experiments.specs import Spec
 from ..options import Options
 from ..report.files import write_atomic
+from ..report.record import required_fields
 
 ROLES = ("cold", "warm", "timing", "strategy", "rank")
 RANK_PLACEHOLDER = "{rank}"  # in a rank spec's paths: each rank fills in its RANK (`for_rank`)
@@ -52,13 +53,7 @@ def _fields(cls: type, d: Any, where: str) -> dict[str, Any]:
             f"{where}: unknown field(s) {', '.join(map(repr, unknown))} "
             f"(its fields: {', '.join(names)})"
         )
-    missing = [
-        f.name
-        for f in dataclasses.fields(cls)
-        if f.name not in d
-        and f.default is dataclasses.MISSING
-        and f.default_factory is dataclasses.MISSING
-    ]
+    missing = [name for name in required_fields(cls) if name not in d]
     if missing:
         raise ChildSpecError(f"{where}: missing field(s) {', '.join(map(repr, missing))}")
     return dict(d)
