@@ -31,6 +31,11 @@ def sample(name: str) -> str:
     return os.path.join(SAMPLES, name)
 
 
+def plain_env() -> dict:
+    """This environment less GitHub Actions' variables (a test run on GitHub writes no summary)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+
+
 def run_cli(cwd, *args, timeout=300, env=None):
     """The real CLI in a subprocess run in `cwd` (`env`: its whole environment, default this
     process's); returns (exit code, stdout, stderr)."""

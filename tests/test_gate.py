@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ONE_PROCESS, ROOT, run_cli
+from conftest import ONE_PROCESS, ROOT, plain_env, run_cli
 from junitparser import JUnitXml
 
 from tcdoctor.render.github import GitHubAnnotations, command, escape_data, escape_property
@@ -50,11 +50,6 @@ def marked_line(marker: str) -> int:
     lines = (TARGETS / "gate_model.py").read_text().splitlines()
     (n,) = [i for i, s in enumerate(lines, 1) if s.rstrip().endswith(f"# gate: {marker}")]
     return n
-
-
-def plain_env() -> dict:
-    """This environment less GitHub Actions' variables (a test run on GitHub writes no summary)."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
 
 
 def github_env(tmp_path, **extra) -> dict:

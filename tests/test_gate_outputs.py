@@ -4,12 +4,11 @@ exit path with per-target testcase ids, the annotations cap, flags a saved repor
 `diff`'s regressions and exit code. One real analysis only: `build()` raising (exit 3)."""
 
 import json
-import os
 import pathlib
 import re
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, plain_env, run_cli
 from junitparser import JUnitXml
 
 from tcdoctor.render.github import GitHubAnnotations
@@ -19,10 +18,6 @@ from tcdoctor.report.sections import GraphBreak
 
 SAVED = pathlib.Path(ROOT) / "tests" / "data" / "schema1_two_breaks.json"
 BAD = pathlib.Path(ROOT) / "tests" / "targets" / "bad.py"
-
-
-def plain_env() -> dict:
-    return {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
 
 
 def github_env(tmp_path, **extra) -> dict:

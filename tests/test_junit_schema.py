@@ -5,21 +5,16 @@ reads (tests/data/junit-jenkins.xsd: the constraints of the xUnit plugin's junit
 no attribute it does not name) and read back by junitparser with the tests, failures and errors the
 run had. One real analysis (the raising target, eager backend, stops at build())."""
 
-import os
 import pathlib
 
 import pytest
 import xmlschema
-from conftest import ROOT, run_cli
+from conftest import ROOT, plain_env, run_cli
 from junitparser import JUnitXml
 
 SAVED = pathlib.Path(ROOT) / "tests" / "data" / "schema1_two_breaks.json"
 BAD = pathlib.Path(ROOT) / "tests" / "targets" / "bad.py"
 SCHEMA = xmlschema.XMLSchema(str(pathlib.Path(ROOT) / "tests" / "data" / "junit-jenkins.xsd"))
-
-
-def plain_env() -> dict:
-    return {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
 
 
 def literal_sweep(folder: pathlib.Path) -> None:

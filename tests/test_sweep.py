@@ -14,7 +14,7 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, plain_env, run_cli
 from test_reports import CHROMIUM, chromium  # the report tests' headless-browser helper
 
 SWEEP_TARGETS = os.path.join("tests", "targets", "sweep")
@@ -492,7 +492,7 @@ def test_a_target_that_timed_out_before_any_figure_has_no_verdict(tmp_path):
 
 def test_check_sweep_writes_junit_json_and_the_summary(tmp_path):
     _literal_sweep(tmp_path)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    env = plain_env()
     env.update(GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"))
     rc, stdout, err = run_cli(
         tmp_path, "check", "--sweep", "sw", "--min-pass-rate", "0.9",
