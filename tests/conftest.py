@@ -1,8 +1,12 @@
 import copy
+import fcntl
 import functools
+import hashlib
 import json
 import os
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -58,22 +62,70 @@ def cli(tmp_path):
     return functools.partial(run_cli, tmp_path)
 
 
+# -- two test workers on two cores, timing tests alone -----------------------------------------
+# The README's test command runs two pytest-xdist workers (`-n 2`, whole files per worker): most
+# tests wait on one single-threaded child at a time, so the second core was idle. A test whose
+# assertions rest on wall-clock time (a speedup, a guard cost in µs, a process not excluded as
+# disturbed, a time limit) is marked `timing` and runs with no other test beside it: it takes the
+# machine exclusively, every other test takes it shared. A turnstile lock in front keeps a waiting
+# timing test from being starved by the other worker's stream of shared holders. Without xdist
+# (one file while you work) nothing is locked.
+
+
+def _run_dir() -> Path | None:
+    """A directory this xdist run's workers share (None outside xdist)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not run:
+        return None
+    d = Path(tempfile.gettempdir()) / f"tcdoctor-tests-{run}"
+    d.mkdir(exist_ok=True)
+    return d
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Hold the machine (exclusively for a `timing` test, shared otherwise) through the test's
+    setup, call and teardown, module-scoped fixtures included."""
+    d = _run_dir()
+    if d is None:
+        yield
+        return
+    alone = item.get_closest_marker("timing") is not None
+    with open(d / "turnstile", "a") as turnstile, open(d / "machine", "a") as machine:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        fcntl.flock(machine, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        if not alone:
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(machine, fcntl.LOCK_UN)
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session")
 def shared_analysis(tmp_path_factory):
     """`analyze(target, *options)` → (the JSON report as a dict, stdout): one real `tcdoctor analyze`
-    per distinct (target, options) in the whole session, however many tests (in any file) read it.
-    Each call returns its own deep copy, so a test may change what it got. A run that fails fails
-    every test that asks for it, with its output."""
+    per distinct (target, options) in the whole test run, however many tests (in any file, on
+    either xdist worker) read it: the first asker runs it under a file lock, later ones read its
+    files. Each call returns its own deep copy, so a test may change what it got. A run that fails
+    fails every test that asks for it, with its output."""
     runs: dict[tuple[str, ...], tuple[dict, str]] = {}
+    shared = _run_dir() or tmp_path_factory.mktemp("shared-analyses")
 
     def analyze(target: str, *options: str, timeout: int = 600) -> tuple[dict, str]:
         key = (target, *options)
         if key not in runs:
-            cwd = tmp_path_factory.mktemp("shared-analysis")
-            args = ("analyze", target, *options, "--json", "r.json", "--html", "")
-            rc, out, err = run_cli(cwd, *args, timeout=timeout)
-            assert rc == 0, out[-3000:] + err[-3000:]
-            runs[key] = (json.loads((cwd / "r.json").read_text()), out)
+            cwd = shared / hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+            cwd.mkdir(exist_ok=True)
+            with open(cwd / "lock", "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if not (cwd / "out.txt").exists():
+                    args = ("analyze", target, *options, "--json", "r.json", "--html", "")
+                    rc, out, err = run_cli(cwd, *args, timeout=timeout)
+                    assert rc == 0, out[-3000:] + err[-3000:]
+                    (cwd / "out.txt").write_text(out)
+            runs[key] = (json.loads((cwd / "r.json").read_text()), (cwd / "out.txt").read_text())
         return copy.deepcopy(runs[key])
 
     return analyze

@@ -168,6 +168,7 @@ def test_an_error_in_the_first_call_propagates_and_state_is_kept():
     assert _dynamo_state() == before
 
 
+@pytest.mark.timing
 def test_it_takes_about_a_second_on_a_small_model():
     assert_compiles(Clean(), torch.randn(4, 8))  # warm: Dynamo's first use in a process costs more
     t0 = time.perf_counter()

@@ -232,6 +232,7 @@ def _assert_rows_and_sum(result: dict, low: float) -> None:
     assert low <= check["coverage"] <= 1.05, check
 
 
+@pytest.mark.timing
 def test_real_aot_eager_rows_and_sum_match_the_first_call():
     result, compiled, x = _cold_first_call("aot_eager")
     _assert_rows_and_sum(result, low=0.7)
@@ -251,6 +252,7 @@ def test_real_aot_eager_rows_and_sum_match_the_first_call():
     assert all(r["warm_s"] and r["warm_s"] > 0 for r in joined)
 
 
+@pytest.mark.timing
 @pytest.mark.inductor
 def test_real_inductor_rows_sum_to_the_first_calls_compile_part(tmp_path, monkeypatch):
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
@@ -355,6 +357,7 @@ def test_every_renderer_shows_the_frames_that_take_most_of_the_cold_time():
         assert compile_table.TITLE not in renderer.render(bare)
 
 
+@pytest.mark.timing
 def test_cli_reports_one_row_per_compiled_frame_with_runs_from_the_warm_profile(tmp_path):
     import json
 

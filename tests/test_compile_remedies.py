@@ -284,6 +284,7 @@ def llama(tmp_path_factory):
     return out, Report.load(str(out / "r.json")), stdout, stderr
 
 
+@pytest.mark.timing
 def test_regional_compilation_cuts_the_cold_first_call(llama):
     _, rep, _, _ = llama
     rows = {r.name: r for r in rep.compile.remedies.rows}
@@ -295,6 +296,7 @@ def test_regional_compilation_cuts_the_cold_first_call(llama):
     assert regional.numerics_passed is True
 
 
+@pytest.mark.timing
 def test_a_portable_cache_cuts_the_cold_first_call(llama):
     _, rep, _, _ = llama
     portable = {r.name: r for r in rep.compile.remedies.rows}["portable_cache"]
@@ -306,6 +308,7 @@ def test_a_portable_cache_cuts_the_cold_first_call(llama):
     assert "C++" in portable.note  # on CPU the kernels are compiled again: said, not hidden
 
 
+@pytest.mark.timing
 def test_the_run_reports_remedies_everywhere_and_consistently(llama):
     out, rep, stdout, stderr = llama
     assert contradictions(rep) == []
@@ -325,6 +328,7 @@ def test_the_run_reports_remedies_everywhere_and_consistently(llama):
     assert all(r["method"] for r in saved["compile"]["remedies"]["rows"])
 
 
+@pytest.mark.timing
 def test_check_with_compile_remedies_names_the_remedy_it_used(llama):
     from conftest import run_cli
 

@@ -17,6 +17,9 @@ from conftest import ROOT, sample
 from tcdoctor.report.model import Report
 from tcdoctor.verdict.thresholds import RULES
 
+# every test here times real calls: under xdist, none runs beside another test (conftest)
+pytestmark = pytest.mark.timing
+
 BURN = "import time\nt = time.time()\nwhile time.time() - t < 4.0:\n    pass\n"
 
 

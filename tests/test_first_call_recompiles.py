@@ -73,6 +73,7 @@ def nms(tmp_path_factory):
     return data, Report.load(path), _by_hand(tmp, "build")
 
 
+@pytest.mark.timing
 def test_recompiles_inside_the_first_call_are_counted(nms):
     data, report, by_hand = nms
     (first,) = by_hand  # one call
@@ -91,6 +92,7 @@ def test_recompiles_inside_the_first_call_are_counted(nms):
     assert Figures.from_report(report).recompiles == 2
 
 
+@pytest.mark.timing
 def test_the_skipped_entry_frame_is_named(nms):
     data, report, _ = nms
     (skip,) = [f for f in data["graph_breaks"]["unique"] if f["frame_skipped"]]

@@ -135,6 +135,7 @@ def test_junit_drops_characters_xml_cannot_hold(tmp_path):
 # GitHub Actions
 
 
+@pytest.mark.timing
 def test_analyze_on_github_writes_the_summary_and_annotates_each_break_at_its_line(base):
     out, stdout = base
     summary = (out / "summary.md").read_text()
@@ -150,6 +151,7 @@ def test_analyze_on_github_writes_the_summary_and_annotates_each_break_at_its_li
     assert not annotations(stdout, "error", "")  # analyze judges no thresholds
 
 
+@pytest.mark.timing
 def test_check_on_github_adds_its_table_and_an_error_per_failed_check(base, tmp_path):
     out, _ = base
     env = github_env(tmp_path)
@@ -193,6 +195,7 @@ def test_a_break_outside_the_workspace_keeps_its_location_in_the_message(tmp_pat
 # Regressions against a baseline
 
 
+@pytest.mark.timing
 def test_check_baseline_fails_on_a_gained_break_and_passes_unchanged(base, tmp_path):
     out, _ = base
     old = str(out / "base.json")

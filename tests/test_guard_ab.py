@@ -107,6 +107,7 @@ def _by_hand(call, seconds=3.0):
     return statistics.median(w) - statistics.median(wo), (diffs[12], diffs[487])
 
 
+@pytest.mark.timing
 def test_guard_cost_of_an_hf_model_with_kwargs_matches_the_a_b_by_hand(cli, tmp_path):
     """The analysis's guard cost (the warm process's A/B, one cache entry) against the same A/B
     written by hand in this process, once just before the analysis and once just after it.

@@ -21,6 +21,9 @@ import sys
 
 import pytest
 
+# every test here times real calls: under xdist, none runs beside another test (conftest)
+pytestmark = pytest.mark.timing
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = os.path.join(ROOT, "benchmarks", "opt_step_by_hand.py") + ":build"
 ARGS = ("--backend", "aot_eager", "--threads", "1")

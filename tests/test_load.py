@@ -44,6 +44,7 @@ def window(seconds: float) -> load.Window:
     return load.snapshot().since(before)
 
 
+@pytest.mark.timing
 @needs_proc
 def test_snapshot_is_cheap_and_own_cpu_is_not_counted_as_others():
     n = 2000
@@ -63,6 +64,7 @@ def test_snapshot_is_cheap_and_own_cpu_is_not_counted_as_others():
     assert w.other_cores < quiet + 0.5, (w, quiet)
 
 
+@pytest.mark.timing
 @needs_proc
 def test_busy_children_read_as_other_cores_well_above_the_quiet_figure():
     quiet = window(0.5).other_cores
@@ -98,6 +100,7 @@ def _work():
     return sum(range(300))
 
 
+@pytest.mark.timing
 @needs_proc
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: a busy child is half of it")
 def test_timing_under_a_busy_process_reports_and_reruns_loaded_pairs():

@@ -47,6 +47,7 @@ def overhead_report(tmp_path_factory):
     return json.loads((d / "r.json").read_text())
 
 
+@pytest.mark.timing
 @pytest.mark.inductor
 def test_python_loop_model_is_faster_compiled_with_ci_above_one(overhead_report):
     rt = overhead_report["runtime"]
@@ -58,6 +59,7 @@ def test_python_loop_model_is_faster_compiled_with_ci_above_one(overhead_report)
     assert rt["recompiles_during_timing"] == 0 and not rt["still_compiling"]
 
 
+@pytest.mark.timing
 @pytest.mark.inductor
 def test_cold_and_warm_compile_with_phases_and_cache_hits(overhead_report):
     c = overhead_report["compile"]
@@ -70,6 +72,7 @@ def test_cold_and_warm_compile_with_phases_and_cache_hits(overhead_report):
     assert c["native_compile_s"] and c["native_compile_s"] > 0
 
 
+@pytest.mark.timing
 @pytest.mark.inductor
 def test_break_even_follows_the_measured_figures(overhead_report):
     v, rt, c = overhead_report["verdict"], overhead_report["runtime"], overhead_report["compile"]
@@ -88,6 +91,7 @@ def test_break_even_follows_the_measured_figures(overhead_report):
     assert g["overhead_s_per_call"] >= 0 and g["profiler_overhead_s_per_call"] > 0
 
 
+@pytest.mark.timing
 @pytest.mark.inductor
 def test_tiny_add_is_slower_compiled_and_guard_overhead_is_the_stated_cause():
     import importlib

@@ -8,6 +8,7 @@ import copy
 import os
 import sys
 
+import pytest
 import torch
 from conftest import ONE_PROCESS
 
@@ -241,6 +242,7 @@ def by_hand_median_s(calls: int) -> float:
     return float(p.stdout.split()[-1])
 
 
+@pytest.mark.timing
 def test_opt_step_eager_median_matches_a_by_hand_timing(cli, tmp_path, monkeypatch):
     """PyTorch's "Compiling the optimizer" recipe: tcdoctor's eager median per step is that of
     opt.step() on the original object (before issue 19: 0.05 ms measured vs 15 ms by hand).

@@ -45,6 +45,7 @@ def _measure(fn, inputs, budget_s):
         )
 
 
+@pytest.mark.timing
 def test_event_heavy_model_stays_within_the_time_budget_and_still_has_guard_cost():
     torch._dynamo.reset()
     r = _measure(ManyTinyOps(), (torch.randn(64),), budget_s=0.6)
@@ -63,6 +64,7 @@ def test_event_heavy_model_stays_within_the_time_budget_and_still_has_guard_cost
     assert f"{r['calls_profiled']} calls" in r["method"] and "0.6 s budget" in r["method"]
 
 
+@pytest.mark.timing
 def test_guard_cost_grows_with_guard_count():
     costs = {}
     for n in (1, 80):

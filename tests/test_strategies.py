@@ -91,6 +91,7 @@ def test_no_training_ways_runs_no_way_child_and_says_so(tmp_path):
     assert "--no-training-ways" in note["why"] and "not measured (--no-training-ways" in out
 
 
+@pytest.mark.timing
 def test_training_ways_compared_on_fresh_copies(tmp_path):
     rep, _ = analyze(
         tmp_path,
@@ -135,6 +136,7 @@ def test_training_analysis_leaves_the_users_model_and_optimizer_untouched():
     assert spec.optimizer.state_dict()["state"] == opt_before["state"] == {}
 
 
+@pytest.mark.timing
 @pytest.mark.inductor
 def test_regions_recommend_the_clean_child_only(tmp_path):
     # no tried fixes (nor the backend ablation, which they include): the regions are under test

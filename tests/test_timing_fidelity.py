@@ -28,6 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 
+@pytest.mark.timing
 def test_timing_path_adds_no_per_call_cost(monkeypatch):
     import smallconv
 
@@ -126,6 +127,9 @@ def test_heavy_page_faults_are_reported_and_pinned_malloc_is_tried_in_a_fresh_pr
         "--budget",
         "0.5",
         *ONE_PROCESS,
+        # the env fix child runs after the ablation children whatever they took (wall-time budget)
+        "--fix-budget",
+        "600",
         "--quiet",
         "--json",
         "r.json",
@@ -145,6 +149,7 @@ def test_heavy_page_faults_are_reported_and_pinned_malloc_is_tried_in_a_fresh_pr
     assert any("page faults per compiled call" in a["text"] for a in rep["verdict"]["advice"])
 
 
+@pytest.mark.timing
 def test_call_path_costs_no_more_than_the_call_on_a_real_model():
     """tcdoctor's per-call path (no_grad, kwargs) vs the same eager HF GPT-2 call under a held no_grad.
 

@@ -57,6 +57,7 @@ def test_no_fixes_skips_them(cli, tmp_path):
     assert rep["fixes"] == [] and rep["ablation"] is None
 
 
+@pytest.mark.timing
 @pytest.mark.inductor
 def test_breaks_are_ranked_by_what_they_cost_per_call():
     import importlib
@@ -74,6 +75,7 @@ def test_breaks_are_ranked_by_what_they_cost_per_call():
     assert gains == sorted(gains, reverse=True)
 
 
+@pytest.mark.timing
 @pytest.mark.inductor
 def test_ablation_puts_the_loss_of_a_tiny_model_on_dynamo(cli, tmp_path):
     rc, out, err = cli(
