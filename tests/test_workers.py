@@ -1,0 +1,69 @@
+"""The two-worker test run (tests/conftest.py): a `timing` test runs with no other test beside it,
+and the files holding timing tests go first. Checked on a planted suite of sleeping tests run with
+`-n 2`, each recording when it ran."""
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from conftest import ROOT
+
+TEST = """
+import time
+import pytest
+
+def _ran(tag):
+    start = time.time()
+    time.sleep(0.5)
+    with open({log!r}, "a") as f:
+        f.write(f"{{tag}} {{start}} {{time.time()}}\\n")
+
+def test_1():
+    _ran("{name}")
+
+def test_2():
+    _ran("{name}")
+"""
+TIMING = """
+@pytest.mark.timing
+def test_timed():
+    _ran("{name}-timing")
+"""
+
+
+def test_a_timing_test_runs_alone_and_timing_files_go_first(tmp_path):
+    pytest.importorskip("xdist")
+    shutil.copy(f"{ROOT}/tests/conftest.py", tmp_path)
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\naddopts = --dist loadfile -p no:cacheprovider\nmarkers = timing: alone\n"
+    )
+    log = str(tmp_path / "ran.log")
+    for name in "abcd":
+        body = TEST.format(log=log, name=name) + (TIMING.format(name=name) if name in "bd" else "")
+        (tmp_path / f"test_{name}.py").write_text(textwrap.dedent(body))
+    p = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "2", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        # its own run: never this run's lock (a planted timing test would wait on this very test)
+        env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
+    )
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    ran = [(tag, float(s), float(e)) for tag, s, e in (ln.split() for ln in open(log))]
+    assert len(ran) == 10
+    timed = [r for r in ran if r[0].endswith("-timing")]
+    assert len(timed) == 2
+    for tag, start, end in timed:
+        beside = [o for o in ran if o[0] != tag and o[1] < end and o[2] > start]
+        assert beside == [], (tag, beside)
+    # the plain tests of the files without a timing test start after both timing tests ended
+    last_timed = max(end for _, _, end in timed)
+    assert all(start >= last_timed for tag, start, _ in ran if tag in ("a", "c")), ran
+    # and two tests did run side by side (the control: the lock does not serialise everything)
+    plain = [r for r in ran if not r[0].endswith("-timing")]
+    assert any(o[1] < r[2] and o[2] > r[1] for r in plain for o in plain if o is not r)
