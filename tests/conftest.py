@@ -1,4 +1,3 @@
-import copy
 import fcntl
 import functools
 import hashlib
@@ -72,6 +71,7 @@ def cli(tmp_path):
 # (one file while you work) nothing is locked.
 
 
+@functools.cache
 def _run_dir() -> Path | None:
     """A directory this xdist run's workers share (None outside xdist)."""
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
@@ -86,7 +86,7 @@ def pytest_collection_modifyitems(config, items):
     """Under xdist, the files holding timing tests go first (otherwise in their order): while they
     run, the workers hand the machine to each other; the rest then runs two at a time to the end,
     and no timing test waits at the end for a long file on the other worker."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    if _run_dir() is not None:
         timing_files = {item.path for item in items if item.get_closest_marker("timing")}
         items.sort(key=lambda item: item.path not in timing_files)  # stable
 
@@ -117,24 +117,20 @@ def shared_analysis(tmp_path_factory):
     """`analyze(target, *options)` → (the JSON report as a dict, stdout): one real `tcdoctor analyze`
     per distinct (target, options) in the whole test run, however many tests (in any file, on
     either xdist worker) read it: the first asker runs it under a file lock, later ones read its
-    files. Each call returns its own deep copy, so a test may change what it got. A run that fails
-    fails every test that asks for it, with its output."""
-    runs: dict[tuple[str, ...], tuple[dict, str]] = {}
+    files. Each call parses the saved report afresh, so a test may change what it got. A run that
+    fails fails every test that asks for it, with its output."""
     shared = _run_dir() or tmp_path_factory.mktemp("shared-analyses")
 
     def analyze(target: str, *options: str, timeout: int = 600) -> tuple[dict, str]:
-        key = (target, *options)
-        if key not in runs:
-            cwd = shared / hashlib.sha256(repr(key).encode()).hexdigest()[:16]
-            cwd.mkdir(exist_ok=True)
-            with open(cwd / "lock", "a") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)
-                if not (cwd / "out.txt").exists():
-                    args = ("analyze", target, *options, "--json", "r.json", "--html", "")
-                    rc, out, err = run_cli(cwd, *args, timeout=timeout)
-                    assert rc == 0, out[-3000:] + err[-3000:]
-                    (cwd / "out.txt").write_text(out)
-            runs[key] = (json.loads((cwd / "r.json").read_text()), (cwd / "out.txt").read_text())
-        return copy.deepcopy(runs[key])
+        cwd = shared / hashlib.sha256(repr((target, *options)).encode()).hexdigest()[:16]
+        cwd.mkdir(exist_ok=True)
+        with open(cwd / "lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (cwd / "out.txt").exists():
+                args = ("analyze", target, *options, "--json", "r.json", "--html", "")
+                rc, out, err = run_cli(cwd, *args, timeout=timeout)
+                assert rc == 0, out[-3000:] + err[-3000:]
+                (cwd / "out.txt").write_text(out)
+        return json.loads((cwd / "r.json").read_text()), (cwd / "out.txt").read_text()
 
     return analyze
