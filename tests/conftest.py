@@ -5,6 +5,7 @@ import json
 import os
 import sys
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
@@ -62,18 +63,25 @@ def cli(tmp_path):
 
 
 # -- two test workers on two cores, timing tests alone -----------------------------------------
-# The README's test command runs two pytest-xdist workers (`-n 2`, whole files per worker): most
-# tests wait on one single-threaded child at a time, so the second core was idle. A test whose
-# assertions rest on wall-clock time (a speedup, a guard cost in µs, a process not excluded as
-# disturbed, a time limit) is marked `timing` and runs with no other test beside it: it takes the
-# machine exclusively, every other test takes it shared. A turnstile lock in front keeps a waiting
-# timing test from being starved by the other worker's stream of shared holders. Without xdist
-# (one file while you work) nothing is locked.
+# The README's test command runs two pytest-xdist workers (`-n 2`): most tests wait on one
+# single-threaded child at a time, so the second core was idle. A test whose assertions rest on
+# wall-clock time (a speedup, a guard cost in µs, a process not excluded as disturbed, a time limit)
+# is marked `timing` and runs with no other test beside it: it takes the machine exclusively, every
+# other test takes it shared. A turnstile lock in front keeps a waiting timing test from being
+# starved by the other worker's stream of shared holders.
+#
+# Scheduling: every timing test is in one work unit, handed out first (TimingFirst below), so one
+# worker runs them back to back and keeps the machine from the first to the last (the other worker
+# pauses once, not once per timing test, and never starts a long test in a gap between two of
+# them); every other test goes with its file (`--dist loadfile`), so a module's fixtures run once.
+# No module fixture serves both a timing and a plain test (it would run on both workers). Without
+# xdist (one file while you work) nothing is locked or regrouped.
 
 
 @functools.cache
 def _run_dir() -> Path | None:
-    """A directory this xdist run's workers share (None outside xdist)."""
+    """A directory this xdist run's processes share (None outside xdist): named by the run's id,
+    which the controller fixes (pytest_configure) and hands to its workers."""
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     if not run:
         return None
@@ -82,34 +90,77 @@ def _run_dir() -> Path | None:
     return d
 
 
+def _timing(item) -> bool:
+    return item is not None and item.get_closest_marker("timing") is not None
+
+
+def pytest_configure(config):
+    """The xdist controller names the run (its workers get the same id) so that it finds the list
+    of timing tests the workers write at collection."""
+    controller = getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput")
+    if controller and getattr(config.option, "dist", None) == "loadfile":
+        config.option.testrunuid = config.option.testrunuid or uuid.uuid4().hex
+        os.environ["PYTEST_XDIST_TESTRUNUID"] = config.option.testrunuid
+
+
 def pytest_collection_modifyitems(config, items):
-    """Under xdist, the files holding timing tests go first (otherwise in their order): while they
-    run, the workers hand the machine to each other; the rest then runs two at a time to the end,
-    and no timing test waits at the end for a long file on the other worker."""
-    if _run_dir() is not None:
-        timing_files = {item.path for item in items if item.get_closest_marker("timing")}
-        items.sort(key=lambda item: item.path not in timing_files)  # stable
+    """Under xdist, the timing tests first (their work unit is handed out before any other), and
+    their ids where the controller reads them."""
+    d = _run_dir()
+    if d is not None:
+        items.sort(key=lambda item: not _timing(item))  # stable: otherwise in collection order
+        ids = "".join(item.nodeid + "\n" for item in items if _timing(item))
+        tmp = d / f"timing.{os.getpid()}"
+        tmp.write_text(ids)
+        tmp.replace(d / "timing")  # both workers write the same list
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile`, except that the timing tests are one work unit of their own."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class TimingFirst(LoadFileScheduling):
+        timing: set[str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.timing is None:  # first asked once every worker has collected
+                self.timing = set((_run_dir() / "timing").read_text().splitlines())
+            return "timing" if nodeid in self.timing else super()._split_scope(nodeid)
+
+    return TimingFirst(config, log)
+
+
+_held: list = []  # the lock files while this worker holds the machine across timing tests
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """Hold the machine (exclusively for a `timing` test, shared otherwise) through the test's
-    setup, call and teardown, module-scoped fixtures included."""
+    setup, call and teardown, module-scoped fixtures included. A timing test followed by another
+    keeps it exclusively: the other worker cannot start a test in between."""
     d = _run_dir()
     if d is None:
         yield
         return
-    alone = item.get_closest_marker("timing") is not None
-    with open(d / "turnstile", "a") as turnstile, open(d / "machine", "a") as machine:
+    alone = _timing(item)
+    if not _held:
+        turnstile, machine = open(d / "turnstile", "a"), open(d / "machine", "a")
         fcntl.flock(turnstile, fcntl.LOCK_EX)
         fcntl.flock(machine, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
         if not alone:
             fcntl.flock(turnstile, fcntl.LOCK_UN)
-        try:
-            yield
-        finally:
-            fcntl.flock(machine, fcntl.LOCK_UN)
-            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        _held.extend((turnstile, machine))
+    try:
+        yield
+    finally:
+        if not (alone and _timing(nextitem)):
+            for f in reversed(_held):
+                fcntl.flock(f, fcntl.LOCK_UN)
+                f.close()
+            _held.clear()
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
-"""The two-worker test run (tests/conftest.py): a `timing` test runs with no other test beside it,
-and the files holding timing tests go first. Checked on a planted suite of sleeping tests run with
-`-n 2`, each recording when it ran."""
+"""The two-worker test run (tests/conftest.py): the timing tests run on one worker, back to back,
+with no other test beside any of them or in a gap between two; other tests run side by side.
+Checked on a planted suite of sleeping tests run with `-n 2`, each recording when and where it
+ran."""
 
 import os
 import shutil
@@ -12,6 +13,7 @@ import pytest
 from conftest import ROOT
 
 TEST = """
+import os
 import time
 import pytest
 
@@ -19,7 +21,7 @@ def _ran(tag):
     start = time.time()
     time.sleep(0.5)
     with open({log!r}, "a") as f:
-        f.write(f"{{tag}} {{start}} {{time.time()}}\\n")
+        f.write(f"{{tag}} {{start}} {{time.time()}} {{os.environ['PYTEST_XDIST_WORKER']}}\\n")
 
 def test_1():
     _ran("{name}")
@@ -34,7 +36,7 @@ def test_timed():
 """
 
 
-def test_a_timing_test_runs_alone_and_timing_files_go_first(tmp_path):
+def test_timing_tests_run_back_to_back_on_one_worker_and_alone(tmp_path):
     pytest.importorskip("xdist")
     shutil.copy(f"{ROOT}/tests/conftest.py", tmp_path)
     (tmp_path / "pytest.ini").write_text(
@@ -54,15 +56,14 @@ def test_a_timing_test_runs_alone_and_timing_files_go_first(tmp_path):
         env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
     )
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    ran = [(tag, float(s), float(e)) for tag, s, e in (ln.split() for ln in open(log))]
+    ran = [(tag, float(s), float(e), w) for tag, s, e, w in (ln.split() for ln in open(log))]
     assert len(ran) == 10
     timed = [r for r in ran if r[0].endswith("-timing")]
-    assert len(timed) == 2
-    for tag, start, end in timed:
-        beside = [o for o in ran if o[0] != tag and o[1] < end and o[2] > start]
-        assert beside == [], (tag, beside)
-    # the files holding a timing test are handed out first: one to each worker
-    assert {tag[0] for tag, _, _ in sorted(ran, key=lambda r: r[1])[:2]} == {"b", "d"}, ran
-    # and two tests did run side by side (the control: the lock does not serialise everything)
     plain = [r for r in ran if not r[0].endswith("-timing")]
-    assert any(o[1] < r[2] and o[2] > r[1] for r in plain for o in plain if o is not r)
+    assert len(timed) == 2 and len({r[3] for r in timed}) == 1, timed  # one worker runs them
+    # from the first timing test's start to the last one's end, no other test runs
+    start, end = min(r[1] for r in timed), max(r[2] for r in timed)
+    beside = [r for r in plain if r[1] < end and r[2] > start]
+    assert beside == [], (start, end, beside)
+    # and two tests did run side by side (the control: the lock does not serialise everything)
+    assert any(o[1] < r[2] and o[2] > r[1] for r in plain for o in plain if o is not r), ran
