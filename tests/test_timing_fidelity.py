@@ -130,7 +130,7 @@ def test_heavy_page_faults_are_reported_and_pinned_malloc_is_tried_in_a_fresh_pr
         "--budget",
         "0.5",
         *ONE_PROCESS,
-        # the env fix child runs after the ablation children whatever they took (wall-time budget)
+        # the env fix child runs however long the cold first call was (the default budget is 4× it)
         "--fix-budget",
         "600",
         "--quiet",
