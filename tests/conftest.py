@@ -3,6 +3,7 @@ import functools
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 import uuid
@@ -78,15 +79,19 @@ def cli(tmp_path):
 # xdist (one file while you work) nothing is locked or regrouped.
 
 
-@functools.cache
-def _run_dir() -> Path | None:
-    """A directory this xdist run's processes share (None outside xdist): named by the run's id,
+def _run_path() -> Path | None:
+    """Where this xdist run's processes share files (None outside xdist): named by the run's id,
     which the controller fixes (pytest_configure) and hands to its workers."""
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-    if not run:
-        return None
-    d = Path(tempfile.gettempdir()) / f"tcdoctor-tests-{run}"
-    d.mkdir(exist_ok=True)
+    return Path(tempfile.gettempdir()) / f"tcdoctor-tests-{run}" if run else None
+
+
+@functools.cache
+def _run_dir() -> Path | None:
+    """The run's shared directory, made on first use (None outside xdist)."""
+    d = _run_path()
+    if d is not None:
+        d.mkdir(exist_ok=True)
     return d
 
 
@@ -94,13 +99,25 @@ def _timing(item) -> bool:
     return item is not None and item.get_closest_marker("timing") is not None
 
 
+def _controller(config) -> bool:
+    """Whether this process is the controller of an xdist run with workers (`-n`)."""
+    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
+
+
 def pytest_configure(config):
     """The xdist controller names the run (its workers get the same id) so that it finds the list
     of timing tests the workers write at collection."""
-    controller = getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput")
-    if controller and getattr(config.option, "dist", None) == "loadfile":
+    if _controller(config) and getattr(config.option, "dist", None) == "loadfile":
         config.option.testrunuid = config.option.testrunuid or uuid.uuid4().hex
         os.environ["PYTEST_XDIST_TESTRUNUID"] = config.option.testrunuid
+
+
+def pytest_unconfigure(config):
+    """The controller removes the run's shared directory (locks, the timing list, shared analyses)
+    once its workers are gone."""
+    d = _run_path()
+    if _controller(config) and d is not None:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -117,7 +134,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """`--dist loadfile`, except that the timing tests are one work unit of their own."""
+    """`--dist loadfile`, except that the timing tests are one work unit of their own, dealt first."""
     if config.getoption("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
@@ -129,6 +146,12 @@ def pytest_xdist_make_scheduler(config, log):
             if self.timing is None:  # first asked once every worker has collected
                 self.timing = set((_run_dir() / "timing").read_text().splitlines())
             return "timing" if nodeid in self.timing else super()._split_scope(nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            # xdist deals the largest units first; the timing unit goes before every other
+            if "timing" in self.workqueue:
+                self.workqueue.move_to_end("timing", last=False)
+            super()._assign_work_unit(node)
 
     return TimingFirst(config, log)
 
