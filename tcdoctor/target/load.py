@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import difflib
 import importlib.util
 import os
 import sys
@@ -28,14 +29,61 @@ def precheck(target: str) -> tuple[str, str]:
     try:
         with open(path, "rb") as fh:
             source = fh.read()
-        ast.parse(source, filename=path)
+        tree = ast.parse(source, filename=path)
     except SyntaxError as exc:
         raise TargetError(f"syntax error in {path} line {exc.lineno}: {exc.msg}") from None
     except (OSError, ValueError) as exc:
         raise TargetError(f"cannot read {path}: {exc}") from None
     if not func.isidentifier():
         raise TargetError(f"not a function name: {func!r}")
+    if not _may_bind(tree, func):  # a typo answered now, not after the module's `import torch`
+        defs = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        raise TargetError(_no_function(path, func, defs))
     return os.path.abspath(path), func
+
+
+# calls through which a module can bind a name that no statement names
+_DYNAMIC = {"globals", "locals", "vars", "exec", "eval", "setattr", "__import__"}
+
+
+def _may_bind(tree: ast.Module, name: str) -> bool:
+    """Whether running the module could give it the attribute `name`, judged from its parse and
+    erring towards yes: the name appears anywhere (a def, a class, an assignment, an import, any
+    use, an attribute, a string), or the module binds names a parse cannot follow (a star import,
+    a module `__getattr__`, globals()/exec/setattr and kin). Dunder names are always possible
+    (every module has `__doc__`)."""
+    if name.startswith("__") and name.endswith("__"):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name in (name, "__getattr__"):
+                return True
+        elif isinstance(node, ast.alias):
+            if node.name == "*" or (node.asname or node.name).split(".")[0] == name:
+                return True
+        elif isinstance(node, ast.Call):
+            f = node.func
+            if (f.id if isinstance(f, ast.Name) else getattr(f, "attr", None)) in _DYNAMIC:
+                return True
+        elif isinstance(node, ast.Name) and node.id == name:
+            return True
+        elif isinstance(node, ast.Attribute) and node.attr in (name, "__class__", "__dict__"):
+            return True
+        elif isinstance(node, ast.Constant) and node.value == name:
+            return True
+        elif name in (getattr(node, "names", None) or ()) or name in (
+            getattr(node, "name", None),
+            getattr(node, "rest", None),
+        ):
+            return True  # global/nonlocal, except ... as, match captures
+    return False
+
+
+def _no_function(path: str, func: str, names: list[str]) -> str:
+    """The one line for a target function that is not there, with the closest names if any."""
+    near = difflib.get_close_matches(func, names, n=3, cutoff=0.75)
+    hint = f" (did you mean {', '.join(map(repr, near))}?)" if near else ""
+    return f"{os.path.basename(path)} has no function {func!r}{hint}"
 
 
 def load(target: str) -> Workload:
@@ -69,7 +117,8 @@ def load_with_rebuild(target: str) -> tuple[Workload, Callable[[], Workload]]:
         ) from None
     fn = getattr(module, func, None)
     if fn is None:
-        raise TargetError(f"{os.path.basename(path)} has no function {func!r}")
+        names = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")]
+        raise TargetError(_no_function(path, func, names))
     if not callable(fn):
         raise TargetError(
             f"{func} in {os.path.basename(path)} is a {type(fn).__name__}, not a function"
