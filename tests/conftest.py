@@ -121,11 +121,10 @@ def pytest_unconfigure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Under xdist, the timing tests first (their work unit is handed out before any other), and
-    their ids where the controller reads them."""
+    """Under xdist, the timing tests' ids where the controller's scheduler reads them (TimingFirst
+    makes them one work unit and deals it first)."""
     d = _run_dir()
     if d is not None:
-        items.sort(key=lambda item: not _timing(item))  # stable: otherwise in collection order
         ids = "".join(item.nodeid + "\n" for item in items if _timing(item))
         tmp = d / f"timing.{os.getpid()}"
         tmp.write_text(ids)
