@@ -6,6 +6,7 @@ itself as HTML in Jupyter. The hook lives here, at the top, so the report data n
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import Any
 
@@ -54,8 +55,10 @@ def analyze(
 def _workload(
     model: Any, inputs: Any, kwargs: dict | None, variants: tuple, compile_kwargs: dict | None
 ) -> Workload | TrainStep:
+    """The Workload or TrainStep to analyse. A given one is copied (shallow: the same model) so that
+    `variants` and `compile_kwargs`, and whatever the analysis sets on it, never change the caller's."""
     workload = (
-        model
+        copy.copy(model)
         if isinstance(model, (Workload, TrainStep))
         else coerce((model, () if inputs is None else inputs, kwargs or {}))
     )

@@ -13,10 +13,10 @@ import click
 from .errors import (
     EXIT_CHECK_FAILED,
     EXIT_CODES_HELP,
-    EXIT_INCOMPLETE,
     EXIT_INTERNAL,
     EXIT_OUTPUT_CLOSED,
     TcdoctorError,
+    UsageError,
 )
 from .options import CliParam, Options, Switch, TurnsOff, cli_params
 
@@ -70,12 +70,15 @@ def _write_outputs(
     html_path: str | None,
     md_path: str | None,
     summary: str | None = None,
+    patches: bool = False,
 ) -> None:
     """Write the report files (render/write.py), then print `summary` and where the files are:
-    files first, so a closed stdout (`| head`) never costs a report."""
-    from .render.write import write_report
+    files first, so a closed stdout (`| head`) never costs a report. `patches`: also the verified
+    source patches, as tcdoctor-patches.diff beside the JSON report."""
+    from .render.write import patches_path, write_report
 
-    written = write_report(report, json_path, html_path, md_path)
+    diff = patches_path(json_path, html_path) if patches else None
+    written = write_report(report, json_path, html_path, md_path, diff)
     if summary is not None:
         click.echo(summary)
     for label, p in written:
@@ -238,7 +241,7 @@ def analyze(
 
     report, code = _run_analysis(target, Options.from_cli(analysis), quiet, expected_calls)
     summary = TerminalRenderer().render(report) + "\n"
-    _write_outputs(report, json_path or None, html_path or None, md_path, summary)
+    _write_outputs(report, json_path or None, html_path or None, md_path, summary, patches=True)
     _github_outputs(report, annotations=not no_annotations)
     sys.exit(code)
 
@@ -285,6 +288,62 @@ def report(
 
         rep = with_verdict(rep, expected_calls=expected_calls)
     _write_outputs(rep, json_path, html_path, md_path, TerminalRenderer().render(rep))
+
+
+@main.command(
+    help="The verified source patches for graph breaks in your code: run (or load) an analysis and "
+    "print their diffs; --apply writes the safe ones (--unsafe: all), only to files unchanged since "
+    "the analysis.\n\n" + EXIT_CODES_HELP
+)
+@click.argument("target", required=False)
+@click.option(
+    "--report",
+    "report_path",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Use a saved JSON report instead of running TARGET.",
+)
+@click.option(
+    "--diff/--apply",
+    "diff_only",
+    default=True,
+    show_default=True,
+    help="Print the diffs (default) or write the patches.",
+)
+@click.option(
+    "--unsafe", is_flag=True, help="With --apply, also write patches whose safety class is unsafe."
+)
+@analysis_options
+@_one_line_errors
+def fix(
+    target: str | None,
+    report_path: str | None,
+    diff_only: bool,
+    unsafe: bool,
+    quiet: bool,
+    expected_calls: int | None,
+    **analysis: Any,
+) -> None:
+    from . import fix as fixing
+
+    if bool(target) == bool(report_path):
+        raise UsageError("give TARGET or --report saved.json, not both and not neither")
+    if report_path:
+        rep = _load(report_path)
+    else:
+        rep, _ = _run_analysis(target, Options.from_cli(analysis), quiet, expected_calls)
+    fixing.require_patches(rep)
+    outcomes = fixing.apply(rep, write=not diff_only, unsafe=unsafe)
+    if not outcomes:
+        click.echo("no verified patch (the report lists what was tried and why)")
+        return
+    if diff_only:
+        click.echo(fixing.diffs(rep), nl=False)
+    for o in outcomes:
+        if o.action != "shown":
+            click.echo(
+                f"{o.action}: {o.path} ({o.rule}, {o.safety})" + (f": {o.why}" if o.why else "")
+            )
 
 
 @main.command(
@@ -430,15 +489,7 @@ def check(
                 gate, target, report_path, quiet, expected_calls, baseline_path, allow_mismatch, kw
             )
     except TcdoctorError as exc:
-        named = kw.get("sweep_dir") or target or report_path
-        if exc.exit_code == EXIT_INCOMPLETE:  # no report at all: the analysis did not complete
-            from .report.check import CheckResult
-
-            why = CheckResult(
-                "analysis complete", "no report", "no failed phase", False, exc.message
-            )
-            sys.exit(gate.finish([why], target=named))
-        gate.not_judged(exc, named)
+        gate.not_judged(exc, kw.get("sweep_dir") or target or report_path)
         raise
     sys.exit(code)
 

@@ -20,8 +20,9 @@ EXIT_CODES_HELP = (
     "(missing file, syntax error, missing function, wrong return type); 3 the user's code "
     "failed before anything could be measured (build() or eager forward raised); "
     "4 report written but incomplete (compile error, crash, hang/timeout, OOM); "
-    "70 internal tcdoctor error; 141 standard output closed early (e.g. `| head`), the report "
-    "files having been written before anything was printed."
+    "70 internal tcdoctor error (or a rank could not join the process group); 141 standard "
+    "output closed early (e.g. `| head`), the report files having been written before anything "
+    "was printed."
 )
 
 
@@ -62,6 +63,5 @@ class ReportError(TcdoctorError, ValueError):
 
 class ChildFailed(TcdoctorError):
     """An analysis child process failed before any report could be written: it died while starting
-    (exit 2), a rank could not join the process group (3); 4 when nothing more specific applies."""
-
-    exit_code_default = EXIT_INCOMPLETE
+    (exit 2), a rank could not join the process group (70: tcdoctor's setup or the environment,
+    not the user's code). Always raised with its exit code."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import statistics
@@ -181,8 +182,10 @@ def t_cdf(t: float, df: float) -> float:
     return 1.0 - tail if t >= 0 else tail
 
 
+@functools.lru_cache(maxsize=1024)
 def t_quantile(p: float, df: float) -> float:
-    """The p quantile (0 < p < 1) of Student's t with `df` degrees of freedom, by bisection."""
+    """The p quantile (0 < p < 1) of Student's t with `df` degrees of freedom, by bisection
+    (remembered: the same few levels and degrees of freedom are asked for again and again)."""
     if not 0 < p < 1 or df <= 0:
         raise ValueError("need 0 < p < 1 and df > 0")
     if p < 0.5:
@@ -244,3 +247,28 @@ def welch_log_ratio(
     one = t_quantile(level, df) * se
     two = t_quantile(1 - (1 - level) / 2, df) * se
     return math.exp(diff), math.exp(diff + one), math.exp(diff - two), math.exp(diff + two)
+
+
+def normal_quantile(p: float) -> float:
+    """The p quantile (0 < p < 1) of the standard normal distribution."""
+    return statistics.NormalDist().inv_cdf(p)
+
+
+def pooled_log_sd(groups: Sequence[Sequence[float]]) -> tuple[float, int] | None:
+    """(sd, degrees of freedom) of the logs of positive ratios, the spread pooled within `groups`
+    (one-way analysis of variance: N − k degrees of freedom, one group: the sample SD with n − 1);
+    None when that leaves no degree of freedom."""
+    logs = [[math.log(x) for x in g] for g in groups if g]
+    df = sum(len(g) for g in logs) - len(logs)
+    if df < 1:
+        return None
+    ss = sum(sum((y - statistics.fmean(g)) ** 2 for y in g) for g in logs)
+    return math.sqrt(ss / df), df
+
+
+def log_sd_of_ci(ci: Sequence[float] | None, level: float = 0.95) -> float:
+    """The log-scale standard error a two-sided `level` interval of a positive ratio implies
+    (half its log width over the normal quantile); 0 when there is no usable interval."""
+    if not ci or ci[0] is None or ci[1] is None or not 0 < ci[0] < ci[1]:
+        return 0.0
+    return math.log(ci[1] / ci[0]) / (2 * normal_quantile(1 - (1 - level) / 2))

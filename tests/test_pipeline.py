@@ -142,7 +142,7 @@ def test_every_fatal_record_maps_to_its_error_in_one_place():
     assert type(err) is UserCodeError and err.exit_code == 3
     assert err.message.startswith("rank 1: ValueError: x (at ") and "m.py:7" in err.message
     err = fatal_event_error(fatal("rank", 70, "gloo down"), rank=0)
-    assert type(err) is ChildFailed and err.exit_code == 3
+    assert type(err) is ChildFailed and err.exit_code == 70  # not the user's code (exit 3)
     assert err.message == "rank 0: could not join the process group: gloo down"
 
 

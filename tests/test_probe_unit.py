@@ -44,7 +44,7 @@ TOY = Phase(
     frozenset({IN_PROCESS}),
     ("toy_count",),
     measure=f"{__name__}:phase_toy",
-    order=125,  # after numerics, before recompiles (last)
+    order=125,  # after numerics (120), before recompiles (130)
     record=ToyCount,
     row=lambda rec: ("toy parameters", units.count(rec.parameters)),
 )

@@ -26,12 +26,14 @@ import os
 import platform
 import re
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .. import units
+from ..report.rules import ACROSS_WORDS, apart
 from .specs import (
     AblationSpec,
     ConfigFix,
+    ConfigSetFix,
     DisableModuleFix,
     EnvFix,
     FixSpec,
@@ -40,7 +42,22 @@ from .specs import (
     StanceFix,
 )
 
-CONFIG_HINT = re.compile(r"torch\._dynamo\.config\.(\w+)\s*=\s*True")
+if TYPE_CHECKING:
+    from ..report.sections import FixRow
+
+# the forms PyTorch's hints name a boolean switch in: "`torch._dynamo.config.X = True`",
+# "Set `torch._dynamo.config.X` to True" (GB0293), "Change `torch._dynamo.config.X` to `True`" (GB0231)
+CONFIG_HINT = re.compile(
+    r"torch\._dynamo\.config\.(\w+)\s*=\s*True"
+    r"|(?:[Ss]et|[Cc]hange)\s+`?torch\._dynamo\.config\.(\w+)`?\s+to\s+`?True"
+)
+# set-valued switches: print → reorderable_logging_functions (GB0059), a Logger method →
+# ignore_logging_functions (GB0291); the member is read from the break's explanation/context
+SET_HINT = re.compile(
+    r"torch\._dynamo\.config\.(reorderable_logging_functions|ignore_logging_functions)"
+)
+PRINTED = re.compile(r"builtin (?:operator )?`(print)`")
+LOGGER_METHOD = re.compile(r"method: <Logger [^>]*>\.(\w+)")
 ABLATION_BACKENDS = ("eager", "aot_eager")
 # glibc returns big freed blocks to the OS, and faults them in again on the next call, as its dynamic
 # mmap/trim thresholds decide from the heap's history: the same model can page-fault thousands of times
@@ -68,6 +85,12 @@ def before_figures(results: dict) -> dict:
         "numerics_passed": (results.get("numerics") or {}).get("passed"),
         "first_call_s": (results.get("compile") or {}).get("first_call_s"),
         "faults_per_call": (rt.get("compiled") or {}).get("minor_faults_per_call"),
+        # every break site (file, function, reason, line): a source patch must add none
+        "sites": [
+            {k: f.get(k) for k in ("file", "function", "reason", "line")}
+            for f in ((results.get("graph_breaks") or {}).get("graph_breaks") or {}).get("unique")
+            or []
+        ],
     }
 
 
@@ -101,7 +124,7 @@ def config_fixes(findings: list[dict]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for f in findings:
         texts = list(f.get("hints") or []) + [f.get("full_reason") or ""]
-        names = {m.group(1) for t in texts for m in CONFIG_HINT.finditer(t)}
+        names = {m.group(1) or m.group(2) for t in texts for m in CONFIG_HINT.finditer(t)}
         if f.get("origin") == "step" and "backward" in (f.get("reason") or "").lower():
             names.add("compiled_autograd")
         for name in sorted(names):
@@ -111,8 +134,32 @@ def config_fixes(findings: list[dict]) -> dict[str, list[str]]:
     return out
 
 
-def plan(results: dict, options: Any, min_speedup: float) -> list[Spec]:
-    """Fix and ablation children to run after the main analysis (in the cold child, from its results)."""
+def set_fixes(findings: list[dict]) -> dict[tuple[str, str], list[str]]:
+    """(set-valued switch, member) named by the findings' hints, with the findings each addresses:
+    `print` for reorderable_logging_functions, `logging.Logger.<method>` for ignore_logging_functions."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for f in findings:
+        text = "\n".join(list(f.get("hints") or []) + [f.get("full_reason") or ""])
+        for m in SET_HINT.finditer(text):
+            if m.group(1) == "reorderable_logging_functions":
+                found = PRINTED.search(text)
+                member = found.group(1) if found else None
+            else:
+                found = LOGGER_METHOD.search(text)
+                member = f"logging.Logger.{found.group(1)}" if found else None
+            if member:
+                ids = out.setdefault((m.group(1), member), [])
+                if f.get("id") and f["id"] not in ids:
+                    ids.append(f["id"])
+    return out
+
+
+def plan(
+    results: dict, options: Any, min_speedup: float, patch_specs: list[Spec] | None = None
+) -> list[Spec]:
+    """Fix and ablation children to run after the main analysis (in the cold child, from its results).
+    Config switches come first (one line, though process-wide), then the source patches planned for
+    the breaks in the user's own code (`patch_specs`, experiments/patches.py)."""
     if not getattr(options, "fixes", True):
         return []
     before = before_figures(results)
@@ -121,6 +168,11 @@ def plan(results: dict, options: Any, min_speedup: float) -> list[Spec]:
         ConfigFix(name, addresses=ids, before=before)
         for name, ids in config_fixes(findings).items()
     ]
+    out += [
+        ConfigSetFix(name, member=member, addresses=ids, before=before)
+        for (name, member), ids in set_fixes(findings).items()
+    ]
+    out += list(patch_specs or [])
     out += numerics_fixes(results, options, before)
     ci = before["speedup_ci"] or [None, None]
     not_faster = ci[0] is not None and ci[0] <= min_speedup
@@ -222,9 +274,48 @@ def _count_word(before: int, after: int) -> str:
     return "adds graph breaks" if after > before else "no effect"
 
 
-def _outcome(before: dict, after: dict, cheap: dict | None) -> tuple[str, str]:
+def _speed_change(
+    before: dict, after: dict, decision_ci: Sequence[float] | None
+) -> tuple[str | None, str]:
+    """('faster' / 'slower' / 'noise' / None, the words): the speed with the fix against without.
+
+    With the row's decision interval (the parent's, rules.row_decision_interval: the spread
+    between processes in it, the candidate rows counted) the claim rests on that interval, and a
+    row whose own process's interval clears the one before while its decision interval does not is
+    'noise', said so. Without one (in the child, which has not seen the other processes yet, or a
+    row saved before the rule), on the row's own interval, as the progress line shows it."""
+    b_ci, a_ci = before.get("speedup_ci"), after.get("speedup_ci")
+    own = apart(a_ci, b_ci)
+    if decision_ci is None:
+        return {"above": "faster", "below": "slower"}.get(own or ""), (
+            "significantly faster than without it (the 95% CIs do not overlap)"
+            if own == "above"
+            else "significantly slower than without it"
+            if own == "below"
+            else "speed not significantly different"
+        )
+    across = f"{units.span(decision_ci)} {ACROSS_WORDS}"
+    before_text = f"{units.span(b_ci)} before" if units.span(b_ci) else "no interval before"
+    side = apart(decision_ci, b_ci)
+    if side:
+        word = "faster" if side == "above" else "slower"
+        return word, f"significantly {word} than without it ({across}, {side} the {before_text})"
+    if own:
+        return "noise", (
+            f"{'faster' if own == 'above' else 'slower'} in its own process "
+            f"({units.ci(a_ci)} against the {before_text}), but within the noise between "
+            f"processes ({across})"
+        )
+    return None, f"speed within the noise between processes ({across}, against the {before_text})"
+
+
+def _outcome(
+    before: dict, after: dict, cheap: dict | None, decision_ci: Sequence[float] | None = None
+) -> tuple[str, str]:
     """The outcome word and why. "helps" only for a significant speed gain (or, for a numerics
-    fix, a check that passes with it); a fix that only changes a count says what it changed."""
+    fix, a check that passes with it); a fix that only changes a count says what it changed.
+    `decision_ci`: the row's decision interval, once the parent has made it (`reword`); a speed
+    difference its own process shows but that interval does not is "within the noise"."""
     if before.get("numerics_passed") is False:  # a numerics fix: judged on numerics first
         if after.get("numerics_passed") is True:
             speed = units.ratio(after.get("speedup"), after.get("speedup_ci"))
@@ -239,16 +330,8 @@ def _outcome(before: dict, after: dict, cheap: dict | None) -> tuple[str, str]:
             "breaks numerics",
             f"compiled outputs drift (max abs error {after.get('max_abs_err')})",
         )
-    b_ci, a_ci = before.get("speedup_ci") or [None, None], after.get("speedup_ci") or [None, None]
-    faster = a_ci[0] is not None and b_ci[1] is not None and a_ci[0] > b_ci[1]
-    slower = a_ci[1] is not None and b_ci[0] is not None and a_ci[1] < b_ci[0]
-    speed = (
-        "significantly faster than without it (the 95% CIs do not overlap)"
-        if faster
-        else "significantly slower than without it"
-        if slower
-        else "speed not significantly different"
-    )
+    claim, speed = _speed_change(before, after, decision_ci)
+    faster, slower = claim == "faster", claim == "slower"
     change = _breaks_change(before, after, cheap)
     counts = f"graph breaks {change[0]} → {change[1]}" if change else ""
     if change and change[1] > change[0]:
@@ -260,7 +343,43 @@ def _outcome(before: dict, after: dict, cheap: dict | None) -> tuple[str, str]:
         return f"{gone}, no speed gain" if not slower else f"{gone}, slower", f"{counts}; {speed}"
     if slower:
         return "slower", speed
+    if claim == "noise":
+        return "within the noise", f"{speed}; no break removed"
     return "no effect", f"{speed} and no break removed"
+
+
+def reword(row: FixRow) -> None:
+    """In the parent, once the row has its decision interval (verdict/tried.py): its outcome word
+    and why judged on that interval. The child worded them from its own process's interval (the
+    only one it had); what `run` added after those words (the spec's note) is kept."""
+    if not row.measured or row.decision_method is None:
+        return
+    before, after = row.before or {}, row.after or {}
+    old = _outcome(before, after, row.cheap)[1]
+    word, why = _outcome(before, after, row.cheap, row.decision_ci)
+    text = row.why or ""
+    row.outcome = word
+    row.why = text.replace(old, why, 1) if old in text else why + (f"; {text}" if text else "")
+
+
+def after_figures(real: dict) -> dict:
+    """A fix row's figures with the fix applied, from its `pair.main_pair` row."""
+    return {
+        "graph_breaks": real["graph_breaks"],
+        "recompiles": None,
+        "speedup": real["speedup"],
+        "speedup_ci": real["speedup_ci"],
+        "numerics_passed": real.get("numerics_passed"),
+        "first_call_s": real["first_call_s"],
+        "median_s": real.get("median_s"),
+        "eager_median_s": real.get("eager_median_s"),
+        "max_abs_err": real.get("max_abs_err"),
+        "faults_per_call": real.get("faults_per_call"),
+        "samples": real.get("samples"),
+        "calls_per_sample": real.get("calls_per_sample"),
+        # its child starts from a copy of the main cache: which of its graphs were hits
+        "cache": real.get("cache"),
+    }
 
 
 def run_ablation(spec: AblationSpec, workload: Any, options: Any) -> dict:
@@ -319,22 +438,7 @@ def run(spec: FixSpec, workload: Any, options: Any) -> dict:
         )
         row["seconds"] = time.perf_counter() - t0
         return row
-    after = {
-        "graph_breaks": real["graph_breaks"],
-        "recompiles": None,
-        "speedup": real["speedup"],
-        "speedup_ci": real["speedup_ci"],
-        "numerics_passed": real.get("numerics_passed"),
-        "first_call_s": real["first_call_s"],
-        "median_s": real.get("median_s"),
-        "eager_median_s": real.get("eager_median_s"),
-        "max_abs_err": real.get("max_abs_err"),
-        "faults_per_call": real.get("faults_per_call"),
-        "samples": real.get("samples"),
-        "calls_per_sample": real.get("calls_per_sample"),
-        # its child starts from a copy of the main cache: which of its graphs were hits
-        "cache": real.get("cache"),
-    }
+    after = after_figures(real)
     row["after"] = after
     row["outcome"], row["why"] = _outcome(before, after, row.get("cheap"))
     if spec.note:

@@ -532,3 +532,81 @@ class DisableModuleFix(FixSpec):
                 del cls.forward
             else:
                 cls.forward = original
+
+
+@dataclass(frozen=True)
+class PatchFix(FixSpec):
+    """A source patch for a graph break in the user's own file (experiments/rewrite.py plans it,
+    experiments/patches.py applies it to a copy of the target's folder and proves it in this fresh
+    child). Planned from the break's site (`file`, `at_line`, PyTorch's `gb_type`/`gb_id`); `family`,
+    `rule`, `safety` and `title` are the planned rewrite's, repeated here so the plan, the progress
+    line and an untried row can name it without re-planning. `target` is the analysis's own
+    `path.py:function`, loaded again from the copy."""
+
+    fix_kind: ClassVar[str] = "patch"
+    target: str = ""
+    file: str = ""
+    at_line: int = 0
+    gb_type: str = ""
+    gb_id: str | None = None
+    family: str = ""
+    rule: str = ""
+    safety: str = ""
+    title: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"patch:{self.name}"
+
+    @property
+    def label(self) -> str:
+        return f"patch {self.name}"
+
+    @property
+    def line(self) -> str:
+        return f"the source patch for {self.name} ({self.rule} {self.family}, {self.safety})"
+
+
+# what a set-valued switch's member names, resolved in the child (never eval'd)
+def _member(expr: str) -> Any:
+    import builtins
+    import logging
+
+    if expr.startswith("logging.Logger."):
+        return getattr(logging.Logger, expr.rpartition(".")[2])
+    return getattr(builtins, expr)
+
+
+@dataclass(frozen=True)
+class ConfigSetFix(FixSpec):
+    """A set-valued `torch._dynamo.config` switch a break's hint names: `print` added to
+    `reorderable_logging_functions` (its output moves after the compiled graph's work) or a Logger
+    method to `ignore_logging_functions` (the call is dropped in compiled code). `member` is
+    `print` (a builtin) or `logging.Logger.<method>`."""
+
+    fix_kind: ClassVar[str] = "config_set"
+    cheap_first: ClassVar[bool] = True
+    note: ClassVar[str | None] = (
+        "process-wide: it applies to every compiled function in the process"
+    )
+    member: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"fix:{self.name}:{self.member}"
+
+    @property
+    def line(self) -> str:
+        return f"torch._dynamo.config.{self.name}.add({self.member})"
+
+    @contextlib.contextmanager
+    def applied(self) -> Iterator[None]:
+        import torch
+
+        current = getattr(torch._dynamo.config, self.name, None)
+        if not isinstance(current, set):
+            raise ValueError(
+                f"torch._dynamo.config.{self.name} is not a set in torch {torch.__version__}"
+            )
+        with torch._dynamo.config.patch(**{self.name: current | {_member(self.member)}}):
+            yield

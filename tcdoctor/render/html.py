@@ -20,7 +20,7 @@ from markupsafe import Markup
 from .. import units
 from ..report.model import Report
 from ..report.sections import CompileTime, Distributed, TorchTrace
-from . import attribution, charts, compile_table, ranks, remedy_table
+from . import attribution, charts, compile_table, patches, ranks, remedy_table
 from .base import Renderer
 
 SCRIPT = """
@@ -190,6 +190,21 @@ def _remedy_table(report: Report) -> dict[str, Any] | None:
     }
 
 
+def _patches(report: Report) -> list[dict[str, Any]]:
+    """Each source patch's heading, checks, measured figures, note and diff (render/patches.py)."""
+    return [
+        {
+            "heading": patches.heading(row),
+            "verified": bool(row.patch is not None and row.patch.verified),
+            "checks": patches.check_lines(row),
+            "measured": patches.measured(row),
+            "note": row.patch.note if row.patch is not None else None,
+            "diff": patches.diff_of(row),
+        }
+        for row in patches.patch_rows(report)
+    ]
+
+
 def _ranks(sec: Distributed | None) -> dict[str, Any] | None:
     """The rank table (render/ranks.py's text), the slowest rank per phase and how each figure
     was measured, as text for the template (distributed.html.j2 escapes it)."""
@@ -255,5 +270,7 @@ class HtmlRenderer(Renderer):
                 compile_table=_compile_table(report.compile),
                 attribution=_attribution(report),
                 remedy_table=_remedy_table(report),
+                other_fixes=patches.other_rows(report),
+                patches=_patches(report),
             )
         )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from .. import units
 from ..report.model import Report
 from ..report.sections import CompileGraphs, Distributed, GraphBreak, TorchTrace
-from . import attribution, compile_table, ranks, remedy_table
+from . import attribution, compile_table, patches, ranks, remedy_table
 from .base import Renderer
 
 
@@ -167,14 +167,23 @@ def _breaks(findings: list[GraphBreak], top: int) -> list[str]:
 
 def _tried(report: Report) -> list[str]:
     out: list[str] = []
-    if report.fixes:
+    rows = patches.other_rows(report)
+    if rows:
         out += ["", "### Tried (no source edit)", ""]
-        for row in report.fixes:
+        for row in rows:
             summary = row.summary
             out.append(
                 f"- {_code(row.fix)}: **{_esc(row.outcome)}**"
                 + (f" ({_esc(summary)})" if summary else "")
             )
+    for row in patches.patch_rows(report):
+        out += ["", f"### Source patch {_esc(patches.heading(row))}", ""]
+        out += [f"- {_esc(line)}" for line in patches.check_lines(row)]
+        out.append(f"- measured: {_esc(patches.measured(row))}")
+        if row.patch is not None and row.patch.note:
+            out.append(f"- note: {_esc(row.patch.note)}")
+        fence = "````" if "```" in patches.diff_of(row) else "```"
+        out += ["", fence + "diff", patches.diff_of(row), fence]
     layer = report.ablation.layer if report.ablation else None
     if layer:
         out += ["", f"**Which layer:** {_esc(layer)}"]

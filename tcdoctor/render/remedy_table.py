@@ -78,7 +78,7 @@ def rows(report: Report) -> list[list[str]]:
                 r.title,
                 units.seconds(r.startup_s),
                 units.seconds(r.load_s) if r.load_s is not None else "",
-                units.ratio(r.speedup, r.speedup_ci),
+                r.vs_eager(),  # with its decision interval, where the report made one
                 _calls(break_even(r.startup_s, r.eager_median_s, r.median_s)),
                 r.line or units.NA,
             ]

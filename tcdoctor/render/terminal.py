@@ -18,7 +18,7 @@ from ..report.sections import (
     TorchTrace,
     Verdict,
 )
-from . import attribution, compile_table, ranks, remedy_table
+from . import attribution, compile_table, patches, ranks, remedy_table
 from .base import Renderer
 
 
@@ -231,7 +231,7 @@ def _timed_table(rows: list[StrategyRow]) -> str:
                 r.name,
                 "—" if r.baseline else units.first_call(r.first_call_s, r.first_call_cache),
                 units.seconds(r.median_s),
-                units.ratio(r.speedup, r.speedup_ci),
+                r.vs_eager(),  # with its decision interval, where the report made one
                 units.nbytes(r.peak_bytes),
                 r.note or ("" if r.numerics_passed is not False else "numerics FAIL"),
             ]
@@ -269,7 +269,7 @@ def _regions_table(reg: Regions) -> str:
                 {True: "yes", False: "NO", None: "-"}[r.fullgraph],
                 units.seconds(r.eager_median_s),
                 units.seconds(r.median_s),
-                units.ratio(r.speedup, r.speedup_ci),
+                r.vs_eager(),  # with its decision interval, where the report made one
             ]
             for r in reg.regions
         ],
@@ -307,11 +307,19 @@ def _strategy_lines(report: Report) -> list[str]:
 def _tried_lines(report: Report) -> list[str]:
     """Fixes tried in fresh processes (before → after), and which layer a loss comes from."""
     out: list[str] = []
-    if report.fixes:
+    rows = patches.other_rows(report)
+    if rows:
         out += ["", "Tried (no source edit):"]
-        for row in report.fixes:
+        for row in rows:
             summary = row.summary
             out.append(f"  {row.fix}: {row.outcome}" + (f" ({summary})" if summary else ""))
+    for row in patches.patch_rows(report):
+        out += ["", f"Source patch {patches.heading(row)}"]
+        out += [f"  {line}" for line in patches.check_lines(row)]
+        out.append(f"  measured: {patches.measured(row)}")
+        if row.patch is not None and row.patch.note:
+            out.append(f"  note: {row.patch.note}")
+        out += [f"    {line}" for line in patches.diff_of(row).splitlines()]
     layer = report.ablation.layer if report.ablation else None
     if layer:
         out += ["", f"Which layer: {layer}"]

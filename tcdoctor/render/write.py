@@ -41,11 +41,32 @@ def write_all(files: Sequence[tuple[str, Callable[[], str]]], what: str = "outpu
 
 
 def write_report(
-    report: Report, json: str | None = None, html: str | None = None, md: str | None = None
+    report: Report,
+    json: str | None = None,
+    html: str | None = None,
+    md: str | None = None,
+    patches: str | None = None,
 ) -> list[tuple[str, str]]:
-    """The report files a path is given for; (label, path) of each written, e.g. ('JSON report', p)."""
+    """The report files a path is given for; (label, path) of each written, e.g. ('JSON report', p).
+    `patches`: where tcdoctor-patches.diff goes, written only when a source patch was verified."""
     renderers = {"json": report.to_json, "html": _html(report, html), "md": _markdown(report)}
-    return _write_formats(renderers, {"json": json, "html": html, "md": md}, "report", "output")
+    written = _write_formats(renderers, {"json": json, "html": html, "md": md}, "report", "output")
+    if patches:
+        from .patches import diff_file
+
+        text = diff_file(report)
+        if text is not None:
+            write_text(patches, text)
+            written.append(("Verified patches", patches))
+    return written
+
+
+def patches_path(json: str | None, html: str | None) -> str:
+    """tcdoctor-patches.diff beside the JSON report (or the HTML one, or here)."""
+    from .patches import DIFF_NAME
+
+    beside = json or html
+    return os.path.join(os.path.dirname(os.path.abspath(beside)) if beside else ".", DIFF_NAME)
 
 
 def write_sweep(

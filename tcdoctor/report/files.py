@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 
 
 def write_atomic(path: str, text: str) -> None:
@@ -30,13 +30,12 @@ def write_atomic(path: str, text: str) -> None:
             fh.write(text)
         return
     folder, name = os.path.split(real)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    fd, tmp = _create_beside(folder, name)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 is not what a plain open() gives
         os.replace(tmp, real)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -44,7 +43,17 @@ def write_atomic(path: str, text: str) -> None:
         raise
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def _create_beside(folder: str, name: str) -> tuple[int, str]:
+    """A new, uniquely named temporary file in `folder`, open for writing, and its path. Created
+    with mode 0o666 as a plain open() creates a file: the system takes the process umask off
+    itself, so the umask is never read or changed here (os.umask would set it process-wide for a
+    moment, under every other thread: a notebook's). Not tempfile.mkstemp: its 0600 is not what
+    the user's own files get."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = os.path.join(folder, f".{name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {os.path.join(folder, name)}")

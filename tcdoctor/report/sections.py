@@ -24,7 +24,15 @@ from .. import units
 from . import runtime_processes
 from .attribution import DriftOrigin, MemoryAttribution
 from .record import Record
-from .rules import break_even, cold_warm_ratio, faster_than_eager, guard_share, slower_than_eager
+from .rules import (
+    ACROSS_WORDS,
+    break_even,
+    cold_warm_ratio,
+    faster_than_eager,
+    guard_share,
+    row_interval,
+    slower_than_eager,
+)
 
 GUARDS_BY_REMOVAL = "removal"  # A/B: calls timed with and without guard evaluation
 GUARDS_BY_PROFILER = "profiler"  # 'TorchDynamo Cache Lookup' events
@@ -62,6 +70,27 @@ def guard_cost(profile: dict) -> dict:
 
 def _ci(ci: list | tuple | None) -> tuple[float | None, float | None]:
     return (ci[0], ci[1]) if ci else (None, None)
+
+
+def _vs_eager(
+    speedup: float | None,
+    own_ci: list | None,
+    decision_ci: list | None,
+    decision_method: str | None,
+    word: str = "",
+) -> str:
+    """'1.30× faster (95% CI 1.25–1.35; 1.09–1.55× with the spread between processes)': a row's
+    speed as its process measured it, and the decision interval its claims rest on
+    (rules.row_decision_interval) where that differs; as before for a row without one."""
+    text = units.ratio(speedup, own_ci, word)
+    if decision_method is None or speedup is None or (decision_ci or None) == (own_ci or None):
+        return text
+    across = (
+        f"{units.span(decision_ci)} {ACROSS_WORDS}"
+        if decision_ci
+        else "not judged across processes"
+    )
+    return text[:-1] + f"; {across})" if text.endswith(")") else f"{text} ({across})"
 
 
 # ------------------------------------------------------------------------------------- sections
@@ -538,6 +567,8 @@ class StrategyRow(Record):
         "cache",
         "cache_start",
         "source",
+        "decision_ci",
+        "decision_method",
     )
 
     name: str | None = None
@@ -567,13 +598,29 @@ class StrategyRow(Record):
     limit_hit: bool | None = None
     shapes: list[dict] | None = None
     changing_dims: list[str] | None = None
+    # what its claims rest on: the speedup with the spread between processes, corrected for the
+    # candidate rows (rules.row_decision_interval; set at assembly by verdict/tried.py)
+    decision_ci: list[float] | None = None
+    decision_method: str | None = None
+
+    @property
+    def decision_interval(self) -> tuple[float | None, float | None]:
+        """The interval every claim about the row rests on (rules.row_interval)."""
+        return _ci(row_interval(self.speedup_ci, self.decision_ci, self.decision_method))
 
     def significantly_faster(self, rules: dict) -> bool:
-        return faster_than_eager(_ci(self.speedup_ci)[0], rules["min_speedup"])
+        """Faster than eager by its decision interval (the one rule: rules.faster_than_eager)."""
+        return faster_than_eager(self.decision_interval[0], rules["min_speedup"])
 
     @property
     def significantly_slower(self) -> bool:
-        return slower_than_eager(_ci(self.speedup_ci)[1])
+        return slower_than_eager(self.decision_interval[1])
+
+    def vs_eager(self, word: str = "") -> str:
+        """'1.30× (95% CI 1.25–1.35; 1.09–1.55× with the spread between processes)'."""
+        return _vs_eager(
+            self.speedup, self.speedup_ci, self.decision_ci, self.decision_method, word
+        )
 
     @property
     def first_call_cache(self) -> str | None:
@@ -703,11 +750,47 @@ class Strategies(Record):
 
 
 @dataclass
+class Patch(Record):
+    """A source patch for a graph break in the user's own file (experiments/rewrite.py plans it,
+    experiments/patches.py proves it on a copy): where, which rule and safety class, the diff, and
+    each check of the proof. `verified` only when every check passed."""
+
+    rule: str | None = None  # TCD101 ...
+    family: str | None = (
+        None  # leftover-graph-break / guard-logging / guard-check / tensor-cond / custom-op
+    )
+    safety: str | None = None  # safe (behaviour unchanged eager and compiled) / unsafe
+    title: str | None = None
+    note: str | None = None  # what the user must know (what compiled runs skip, ...)
+    file: str | None = None  # relative to the target's folder, as the diff names it
+    line: int | None = None
+    sha256: str | None = None  # of the file the patch was planned on (`tcdoctor fix` checks it)
+    diff: str | None = (
+        None  # unified, a/ b/ paths: `git apply` / `patch -p1` from the target's folder
+    )
+    observed: dict[str, Any] | None = (
+        None  # what the line read and produced eagerly (a custom op's fake)
+    )
+    checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {passed, detail}
+    verified: bool = False
+    failed: list[str] = field(default_factory=list)  # the checks that failed
+
+
+@dataclass
 class FixRow(Record):
     """A fix that needs no source edit, tried in a fresh process or read off a strategy row
     (tcdoctor/experiments/fixes.py, judged in tcdoctor/verdict/tried.py): the figures it addresses before and after, and what that showed."""
 
-    OMIT_NONE = ("cheap", "seconds", "source", "spec", "cache_start")
+    OMIT_NONE = (
+        "cheap",
+        "seconds",
+        "source",
+        "spec",
+        "cache_start",
+        "patch",
+        "decision_ci",
+        "decision_method",
+    )
 
     name: str | None = None
     kind: str | None = (
@@ -726,6 +809,11 @@ class FixRow(Record):
     cache_start: str | None = (
         None  # what its child's inductor cache held at start (run/launcher.py)
     )
+    # the speedup after the fix with the spread between processes, corrected for the candidate
+    # rows (rules.row_decision_interval; set at assembly by verdict/tried.py)
+    decision_ci: list[float] | None = None
+    decision_method: str | None = None
+    patch: Patch | None = None  # a source patch's plan and proof (kind "patch")
 
     @property
     def summary(self) -> str:
@@ -745,9 +833,7 @@ class FixRow(Record):
                 f"{units.grouped(before_f)} page faults per compiled call → {units.grouped(after_f)}"
             )
         if b.get("speedup") is not None and a.get("speedup") is not None:
-            parts.append(
-                f"{units.ratio(b['speedup'])} → {units.ratio(a['speedup'], a.get('speedup_ci'))}"
-            )
+            parts.append(f"{units.ratio(b['speedup'])} → {self.vs_eager()}")
         state = units.cache_state(a.get("cache"))
         if state and a.get("first_call_s") is not None:
             where = " in the warm process" if self.cache_start == units.WARM_PROCESS_CACHE else ""
@@ -759,10 +845,24 @@ class FixRow(Record):
         """Run with the real backend in a fresh process: its speed after the fix is a measurement."""
         return self.source is None and (self.after or {}).get("speedup") is not None
 
+    @property
+    def decision_interval(self) -> tuple[float | None, float | None]:
+        """The interval every claim about the speed after the fix rests on (rules.row_interval)."""
+        own = (self.after or {}).get("speedup_ci")
+        return _ci(row_interval(own, self.decision_ci, self.decision_method))
+
     def significantly_faster(self, rules: dict) -> bool:
-        """With the fix applied, compiled is significantly faster than eager (the one rule)."""
-        ci = _ci((self.after or {}).get("speedup_ci"))
-        return self.measured and faster_than_eager(ci[0], rules["min_speedup"])
+        """With the fix applied, compiled is significantly faster than eager by the row's decision
+        interval (the one rule: rules.faster_than_eager)."""
+        return self.measured and faster_than_eager(self.decision_interval[0], rules["min_speedup"])
+
+    def vs_eager(self, word: str = "") -> str:
+        """The speed after the fix: '1.30× (95% CI 1.25–1.35; 1.09–1.55× with the spread between
+        processes)'."""
+        a = self.after or {}
+        return _vs_eager(
+            a.get("speedup"), a.get("speedup_ci"), self.decision_ci, self.decision_method, word
+        )
 
     @property
     def gain_fraction(self) -> float | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 
+from ..experiments import fixes
 from ..experiments.specs import DYNAMIC_SETTINGS, REMEDY_SETTINGS, Spec
 from ..report import phases
 from ..report.model import SCHEMA_VERSION, Report
@@ -74,9 +75,11 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
     _remedies(data, done, rows, strategy_failures)
 
     phases.derive(data)
+    # every phase that did not finish says why, those that fill part of another phase's section
+    # (no sections of their own: memory_graphs, drift) included
     for phase in phases.PHASES:
         st = data["phases"].get(phase.name)
-        if phase.sections and not (st and st["status"] == "ok"):
+        if not (st and st["status"] == "ok"):
             phase.not_measured(data, phase.sections, _why(phase.name, st, data["errors"]))
     report = Report.from_dict(data)
     _tried(report, done, rows)
@@ -95,8 +98,13 @@ def _experiment_rows(done: dict[str, dict]) -> dict[str, list[dict]]:
 
 
 def _tried(report: Report, done: dict, rows: dict[str, list[dict]]) -> None:
-    """Fix and ablation rows: from their children, then the shape/region fixes the strategy rows show."""
+    """Fix and ablation rows: from their children, then the shape/region fixes the strategy rows show.
+    First every row measured in one process gets its decision interval (the spread between the
+    headline's processes in it: verdict/tried.py), and each fix's outcome is worded from it."""
     report.fixes = [FixRow.from_dict(v) for v in rows.get("fixes", [])]
+    tried.attach_decision_intervals(report)
+    for row in report.fixes:
+        fixes.reword(row)
     report.fixes += tried.from_strategies(report)
     report.fixes_not_tried = [  # a remedy the budget left out is said in compile.remedies
         n

@@ -116,12 +116,16 @@ def main(spec_path: str) -> int:
     runner.timing_process = spec.timing.to_dict() if spec.timing else {}
     ok = runner.run(process)
     if ok and spec.role == "cold" and "compile" in runner.results:
-        from ..experiments import compile_remedies, fixes, strategies
+        from ..experiments import compile_remedies, fixes, patches, strategies
         from ..verdict.thresholds import RULES
 
         breaks = (runner.results.get("graph_breaks") or {}).get("graph_breaks", {}).get("count")
         planned = strategies.plan(workload, options, breaks, int(RULES["regional_auto_breaks"]))
-        planned += fixes.plan(runner.results, options, RULES["min_speedup"])
+        patch_specs, no_patch = [], []
+        if options.fixes:
+            before = fixes.before_figures(runner.results)
+            patch_specs, no_patch = patches.plan(runner.results, spec.target, before)
+        planned += fixes.plan(runner.results, options, RULES["min_speedup"], patch_specs)
         remedies, remedies_not_tried = compile_remedies.plan(workload, options, runner.results)
         planned += remedies  # after the fixes: the fix budget goes to the ablation first
         sink(
@@ -131,6 +135,7 @@ def main(spec_path: str) -> int:
                 "data": {
                     "strategies": [s.to_dict() for s in planned],
                     "remedies_not_tried": remedies_not_tried,
+                    "patches_not_planned": no_patch,
                 },
             }
         )

@@ -475,6 +475,8 @@ def analyze_target(
         run = _Experiments(target, options, workdir, cache_dir, deadline, prog)
         events += run.extra_timing(events, thresholds)
         planned = (done(events, "plan") or {}).get("strategies", [])
+        # breaks in the user's code with no mechanical patch: listed with why, no child
+        not_tried += (done(events, "plan") or {}).get("patches_not_planned") or []
         plan = [s for s in map(Spec.from_dict, planned) if s.phase not in handled]
         plan += _stance_fix(events, options)
         if any(isinstance(s, FixSpec) for s in plan):  # the bootstrap only where a fix is judged

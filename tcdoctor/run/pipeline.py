@@ -91,7 +91,7 @@ def check_backend(name: str) -> None:
 
 
 def _in_process(workload: Workload | TrainStep, opts: Options) -> Report:
-    """The in-process analysis (report/phases.py IN_PROCESS) with its own inductor cache folder;
+    """The in-process analysis (the IN_PROCESS phases of report/phases/) with its own inductor cache folder;
     Dynamo's state, the thread count and TORCHINDUCTOR_CACHE_DIR are put back afterwards."""
     import torch
 

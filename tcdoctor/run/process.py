@@ -23,6 +23,7 @@ import time
 from typing import Callable
 
 from ..errors import (
+    EXIT_INTERNAL,
     EXIT_USAGE,
     EXIT_USER_CODE,
     ChildFailed,
@@ -250,16 +251,16 @@ def fatal_event_error(events: list[dict], rank: int | None = None) -> TcdoctorEr
     """The error a child's fatal record stands for, or None when its events hold none: the one
     mapping from a fatal record to an error, for a single-process child, a rank (named by `rank`)
     and the in-process analysis alike. A rank that could not join the process group (its 'rank'
-    phase, before any of the analysis's) is ChildFailed, exit 3; any other fatal record is
-    `fatal_error` of its message, where the user's code stood, and its exit code."""
+    phase, before any of the analysis's and before the user's code) is ChildFailed, exit 70 as the
+    rank itself exits: tcdoctor's setup or the environment failed, not the user's code; any other
+    fatal record is `fatal_error` of its message, where the user's code stood, and its exit code."""
     fatal = next((ev for ev in events if ev.get("fatal")), None)
     if fatal is None:
         return None
     err = fatal.get("error") or {}
     who = f"rank {rank}: " if rank is not None else ""
     if fatal.get("phase") == "rank":
-        return ChildFailed(
-            f"{who}could not join the process group: {err.get('message')}", EXIT_USER_CODE
-        )
+        message = f"{who}could not join the process group: {err.get('message')}"
+        return ChildFailed(message, EXIT_INTERNAL)
     where = where_str(err.get("where"))
     return fatal_error(f"{who}{err.get('message')}{where}", fatal.get("exit_code"))

@@ -23,6 +23,7 @@ import os
 import time
 from typing import Any
 
+from ..errors import EXIT_INTERNAL
 from .spec import ChildSpec, RankLaunch
 
 DEFAULT_TIMEOUT_S = 1800.0  # torch.distributed's default process-group timeout (default_pg_timeout)
@@ -154,16 +155,17 @@ def run(spec: ChildSpec, sink: Any, options: Any) -> int:
     except Exception as exc:  # noqa: BLE001 - rendezvous or backend failure: say so, fatal
         from ..target.userframes import describe_exception
 
+        # not the user's code (none has run yet): tcdoctor's setup or the environment failed
         sink(
             {
                 "event": "failed",
                 "phase": "rank",
                 "error": describe_exception(exc),
                 "fatal": True,
-                "exit_code": 70,
+                "exit_code": EXIT_INTERNAL,
             }
         )
-        return 70
+        return EXIT_INTERNAL
     rank.install()
     sink = rank.sink
     loaded = load_target(spec.target, sink)

@@ -9,10 +9,13 @@ phases (`report.phases.order`), applies the skip reasons, catches each failure (
 ends the process), and streams the events.
 
 The cold child runs: environment → eager → graph_breaks → compile → cache_artifacts → runtime →
-numerics → recompiles (last: a hang in the user's variants loses nothing measured). The warm child
-(fresh process, same inductor cache) runs: compile_warm → runtime_warm → memory → profile. The
-in-process API runs the cold child's phases but cache_artifacts, and memory and profile. Later phases that need an
-earlier one's result are skipped with the reason, never faked.
+numerics → recompiles → drift (recompiles after everything measured on the compiled model: a hang in
+the user's variants loses none of it; drift, when numerics call for it, compiles parts of the model
+after the recompile sequence). The warm child (fresh process, same inductor cache) runs:
+compile_warm → runtime_warm → memory → memory_graphs → profile. The in-process API runs the cold
+child's phases but cache_artifacts, and memory, memory_graphs and profile (`report.phases.order`
+gives each process's list). Later phases that need an earlier one's result are skipped with the
+reason, never faked.
 
 State: every subject is a fresh copy of what build() returned (`pristine.Pristine`), so no phase
 sees a model that an earlier phase has already run: the eager reference call and the compiled

@@ -214,12 +214,9 @@ def _run_one(
         saved = Report.load(paths["json"])
     except TcdoctorError as exc:
         return sw.failed_row(target, exc.exit_code, exc.message, time.monotonic() - started)
-    except KeyboardInterrupt:
-        raise
     except Exception as exc:  # noqa: BLE001 - a tcdoctor bug on one target is that row, not the end
-        return sw.failed_row(
-            target, EXIT_INTERNAL, f"internal error: {type(exc).__name__}: {exc}", None
-        )
+        reason = f"internal error: {type(exc).__name__}: {exc}"
+        return sw.failed_row(target, EXIT_INTERNAL, reason, time.monotonic() - started)
     return sw.row_from_report(target, saved, code, time.monotonic() - started, folder)
 
 

@@ -7,19 +7,16 @@ their side (a call-site argument, compiling around it, the training ways), never
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from .. import units
 from ..report.sections import (
     Advice,
+    FixRow,
     GraphBreak,
     Recompile,
 )
 from .figures import Figures
-
-if TYPE_CHECKING:
-    pass
-
 
 # Breaks inside code the user does not own, with what they can change at their call site instead.
 # Keyed by the library function the break happens in; each entry was checked on torch 2.13.
@@ -44,7 +41,9 @@ def _own_code_fix(f: GraphBreak) -> str:
     return "see the linked explanation"
 
 
-def _foreign_code_fix(f: GraphBreak, ways_measured: bool = True) -> str:
+def _foreign_code_fix(
+    f: GraphBreak, ways_measured: bool = True, regions_measured: bool = False
+) -> str:
     """What the user can do from their side about a break in code they did not write."""
     site = f.site or {}
     known = CALL_SITE_FIXES.get(site.get("function") or "")
@@ -73,15 +72,23 @@ def _foreign_code_fix(f: GraphBreak, ways_measured: bool = True) -> str:
             "compile the model and `optimizer.step` separately (PyTorch's optimizer recipe) instead of one "
             "function around both"
         )
+    regions = (
+        "regional compilation: measured, see the regions recommendation"
+        if regions_measured
+        else "regional compilation, `--submodules`"
+    )
     options.append(
         f"compile around it: `torch.compiler.disable` on the submodule that calls into {lib}, or compile "
-        "only the submodules that trace cleanly (regional compilation, `--submodules`)"
+        f"only the submodules that trace cleanly ({regions})"
     )
     return "; or ".join(options)
 
 
-def graph_break_advice(f: GraphBreak, ways_measured: bool = True) -> str:
-    """`ways_measured`: the training-way rows (model only, optimizer only) exist to point at."""
+def graph_break_advice(
+    f: GraphBreak, ways_measured: bool = True, regions_measured: bool = False
+) -> str:
+    """`ways_measured`: the training-way rows (model only, optimizer only) exist to point at;
+    `regions_measured`: so do the regional-compilation rows."""
     where = f.where
     code = f" (`{f.code}`)" if f.code else ""
     extra = ""
@@ -99,7 +106,8 @@ def graph_break_advice(f: GraphBreak, ways_measured: bool = True) -> str:
     hint = f" PyTorch's hint, for that code's authors: {f.hints[0]}" if f.hints else ""
     return (
         f"Graph break inside {f.origin_text or 'code you did not write'}: {at}, reached from {where}{code}{times}: "
-        f"{f.reason}. From your side: {_foreign_code_fix(f, ways_measured)}.{extra}{hint}"
+        f"{f.reason}. From your side: {_foreign_code_fix(f, ways_measured, regions_measured)}."
+        f"{extra}{hint}"
     )
 
 
@@ -144,7 +152,7 @@ def advise_graph_breaks(fig: Figures, rules: dict) -> list[Advice]:
     return [
         advice_item(
             "graph break",
-            graph_break_advice(f, fig.training_ways_measured),
+            graph_break_advice(f, fig.training_ways_measured, fig.regions_measured),
             f"graph_breaks.unique: {f.reason} at {f.file}:{f.line}",
         )
         for f in fig.break_findings
@@ -152,10 +160,17 @@ def advise_graph_breaks(fig: Figures, rules: dict) -> list[Advice]:
 
 
 def advise_recompiles(fig: Figures, rules: dict) -> list[Advice]:
-    return [
-        advice_item("recompile", recompile_advice(ev), f"recompiles.events: {ev.reason}")
-        for ev in fig.recompile_events
-    ]
+    """Each recompile's fix; where it is a dynamic-shape setting, what the measured dynamic-shape
+    rows showed (they are tried fixes already, never advice to try)."""
+    shapes = [r for r in fig.fix_rows if r.kind == "dynamic"]
+    measured = "; ".join(f"`{r.fix}`: {r.outcome}" for r in shapes)
+    out = []
+    for ev in fig.recompile_events:
+        text = recompile_advice(ev)
+        if measured and "mark_dynamic" in text:
+            text += f" Measured (the dynamic-shape rows): {measured}; see Tried."
+        out.append(advice_item("recompile", text, f"recompiles.events: {ev.reason}"))
+    return out
 
 
 def advise_recompile_limit(fig: Figures, rules: dict) -> list[Advice]:
@@ -169,17 +184,53 @@ def advise_recompile_limit(fig: Figures, rules: dict) -> list[Advice]:
     return [advice_item("recompile limit", text, "recompiles.limit_hit = true")]
 
 
+def _tried_text(row: FixRow) -> str:
+    """'tried in a fresh process: `line`: no effect (1.02× → 1.01×)'."""
+    summary = row.summary
+    return f"tried in a fresh process: `{row.fix}`: {row.outcome}" + (
+        f" ({summary})" if summary else ""
+    )
+
+
+def _not_tried_why(fig: Figures, fix_kind: str) -> str | None:
+    """Why a planned fix of this kind was left untried (the fix budget), or None."""
+    for nt in fig.fixes_not_tried:
+        if ((nt.get("spec") or {}).get("fix") or {}).get("kind") == fix_kind:
+            return str(nt.get("why") or "not tried")
+    return None
+
+
 def advise_guards(fig: Figures, rules: dict) -> list[Advice]:
+    """Guard overhead: the stance that skips guard checks, cited from its tried row when the
+    analysis tried it; on CUDA, CUDA graphs unless they are the analysed mode already."""
     if fig.guard_fraction is None or fig.guard_fraction <= rules["guard_overhead_fraction"]:
         return []
-    if (fig.device or "cpu").startswith("cuda"):
+    stance = next((r for r in fig.fix_rows if r.kind == "stance"), None)
+    untried = _not_tried_why(fig, "stance")
+    if stance is not None:
+        skip = f"skipping guard checks was {_tried_text(stance)}" + (
+            ": apply it once all shapes are warmed up (unsafe if inputs change)"
+            if stance.outcome == "helps"
+            else ""
+        )
+    else:
+        skip = (
+            "torch.compiler.set_stance('default', skip_guard_eval_unsafe=True) skips "
+            "guard checks once all shapes are warmed up (unsafe if inputs change)"
+            + (f"; not tried: {untried}" if untried else "")
+        )
+    ro = next((w for w in fig.ways if w.label == "compile with mode='reduce-overhead'"), None)
+    if (fig.device or "cpu").startswith("cuda") and (fig.mode or "").startswith("reduce-overhead"):
+        fix = f"CUDA graphs are this analysis's mode already; {skip}, or batch more work per call"
+    elif (fig.device or "cpu").startswith("cuda") and ro is not None:
+        fix = (
+            f"mode='reduce-overhead' (CUDA graphs) was measured: "
+            f"{units.ratio(ro.row.speedup, ro.row.speedup_ci)} vs eager (see the mode table); {skip}"
+        )
+    elif (fig.device or "cpu").startswith("cuda"):
         fix = 'use mode="reduce-overhead" (CUDA graphs) to skip per-call overhead'
     else:
-        fix = (
-            "on CPU, torch.compiler.set_stance('default', skip_guard_eval_unsafe=True) skips "
-            "guard checks once all shapes are warmed up (unsafe if inputs change), or batch "
-            "more work per call"
-        )
+        fix = f"on CPU, {skip}, or batch more work per call"
     text = (
         f"Guard evaluation costs {units.seconds(fig.guard_s)} per call, "
         f"{units.percent(fig.guard_fraction)} of a compiled call ({fig.guard_count} guards). "
@@ -188,20 +239,181 @@ def advise_guards(fig: Figures, rules: dict) -> list[Advice]:
     return [advice_item("guard overhead", text, "guards.overhead_fraction")]
 
 
+# probes/numerics.TOL's tolerance for float16 / bfloat16 (and autocast to them): an output judged at
+# it was computed in low precision (the drift origin records its tolerance, not its dtype)
+LOW_PRECISION_TOL = 1e-2
+CHECK_FP64 = "Check the failing outputs against the fp64 reference"
+LOOK_LOW = "look for reductions in low precision"
+RETRY = "retry with backend='aot_eager' to tell Dynamo/AOT problems from Inductor ones"
+BELOW_INDUCTOR = ("eager", "aot_eager")  # the backends the ablation runs below the real one
+
+
 def advise_numerics(fig: Figures, rules: dict) -> list[Advice]:
+    """Drifting outputs. With a localised drift: compile around its module (the tried fix's
+    figures, or why it was not tried) and what the search found there (the precision, the op
+    PyTorch's bisector blames). Which layer drifts, from the backends the analysis already ran
+    (never a suggestion to run one of them again); without a localised module, where to look."""
     if fig.numerics_passed is not False:
         return []
     err = fig.numerics_max_abs_err
     err_txt = f" (max abs error {units.sci(err)})" if err is not None else ""
-    text = (
-        f"Compiled outputs drift from eager beyond tolerance{err_txt}. Check the failing "
-        "outputs against the fp64 reference, look for reductions in low precision, and retry "
-        "with backend='aot_eager' to tell Dynamo/AOT problems from Inductor ones."
+    head = f"Compiled outputs drift from eager beyond tolerance{err_txt}."
+    layer = _drift_layer(fig)
+    o = fig.drift_origin or {}
+    if not o.get("name"):
+        if layer is None:  # no backend below the real one ran: retrying with one tells them apart
+            text = f"{head} {CHECK_FP64}, {LOOK_LOW}, and {RETRY}{_ablation_untried(fig)}."
+        else:
+            text = f"{head} {CHECK_FP64} and {LOOK_LOW}. {layer}"
+        return [advice_item("numerics", text, "numerics.passed = false")]
+    parts = [head, _around_origin(fig, o, rules), *_drift_found(fig, o)]
+    parts.append(layer or f"{RETRY[0].upper()}{RETRY[1:]}{_ablation_untried(fig)}.")
+    return [advice_item("numerics", " ".join(parts), "numerics.drift.origin")]
+
+
+def _around_origin(fig: Figures, o: dict, rules: dict) -> str:
+    """'Compile around `mixer` (`Mixer`, mixer.py:12), where the drift starts: …' with the tried
+    DisableModuleFix row's outcome, or why it was not tried. The line is one the user writes in
+    their own code, whoever wrote the module."""
+    name, cls = o["name"], o.get("class") or "TheModule"
+    rows = [r for r in fig.fix_rows if r.kind == "disable_module"]
+    row = next((r for r in rows if r.name == name), rows[0] if rows else None)
+    # the line experiments/specs.DisableModuleFix writes (the row's own line when it was tried)
+    line = (row.fix if row is not None and row.fix else None) or (
+        f"{cls}.forward = torch.compiler.disable({cls}.forward)  # {name} runs eagerly"
     )
-    return [advice_item("numerics", text, "numerics.passed = false")]
+    where = units.file_line(o.get("class_file"), o.get("class_line"))
+    text = (
+        f"Compile around `{name}` (`{cls}`, {where}), where the drift starts: one line in your own "
+        f"code before compiling, `{line}` (every {cls} then runs eagerly inside the compiled model)."
+    )
+    if row is not None:
+        return f"{text} {_around_outcome(row, rules)}"
+    why = _not_tried_why(fig, "disable_module")
+    if why is not None:
+        return f"{text} Not tried: {why}."
+    if not fig.fixes_enabled:
+        return f"{text} Not tried: the analysis ran with --no-fixes."
+    return f"{text} Not tried in this analysis."
+
+
+def _around_outcome(row: FixRow, rules: dict) -> str:
+    """What compiling around the module did, from its fix row (before and after, each paired
+    against eager in its own process)."""
+    a, b = row.after or {}, row.before or {}
+    if not a:
+        return f"Tried in a fresh process: it {row.outcome or 'did not finish'}" + (
+            f" ({row.why})." if row.why else "."
+        )
+    speed = units.ratio(a.get("speedup"), a.get("speedup_ci"))
+    without = f" ({units.ratio(b.get('speedup'))} without it)" if b.get("speedup") else ""
+    passed = a.get("numerics_passed")
+    if passed is False:
+        err = a.get("max_abs_err")
+        return (
+            "Tried in a fresh process: numerics still fail with it"
+            + (f" (max abs error {units.sci(err)})" if err is not None else "")
+            + f", {speed} vs eager: the drift does not come from this module alone."
+        )
+    checked = "numerics pass with it" if passed else "numerics not compared with it"
+    judged = (
+        "significantly faster than eager: apply it"
+        if row.significantly_faster(rules)
+        else "not measurably faster than eager"
+    )
+    return f"Tried in a fresh process: {checked}, {speed} vs eager{without}: {judged}."
+
+
+def _drift_found(fig: Figures, o: dict) -> list[str]:
+    """What the drift search recorded at the origin beyond its name: the precision it computes in
+    (a recorded dtype, or the low-precision tolerance it was judged at) and the op or pass PyTorch's
+    CompilerBisector blames on it alone."""
+    out = []
+    dtype = o.get("dtype")
+    if dtype:
+        out.append(f"Its output is {dtype}.")
+    elif o.get("tol") == LOW_PRECISION_TOL:
+        out.append(
+            f"Its output is low precision (judged at the float16/bfloat16 tolerance, "
+            f"{LOW_PRECISION_TOL:g})."
+        )
+    b = fig.drift_bisector or {}
+    if b.get("backend"):
+        out.append(f"PyTorch's CompilerBisector, on it alone, blames {b.get('verdict')}.")
+    elif b.get("verdict"):
+        out.append(f"PyTorch's CompilerBisector, on it alone: {b['verdict']}.")
+    return out
+
+
+def _drift_layer(fig: Figures) -> str | None:
+    """Which layer drifts, from the backends this analysis ran: its own backend when that is
+    eager / aot_eager, else the ablation's rows. None when neither ran aot_eager or eager."""
+    if fig.backend in BELOW_INDUCTOR:
+        where = "Dynamo" if fig.backend == "eager" else "Dynamo or AOTAutograd"
+        return (
+            f"This analysis compiled with backend={fig.backend!r} itself: the drift is in {where}, "
+            "not Inductor."
+        )
+    rows = {r.backend: r for r in fig.ablation_rows if r.backend in BELOW_INDUCTOR}
+    if not rows:
+        return None
+    eager, aot = rows.get("eager"), rows.get("aot_eager")
+    real = fig.backend or "inductor"  # the ablation runs only below another backend
+    if eager is not None and eager.numerics_passed is False:
+        return (
+            "The backend ablation already ran backend='eager': it drifts too, so the loss is in "
+            "Dynamo, not Inductor."
+        )
+    if aot is not None and aot.numerics_passed is False:
+        return (
+            "The backend ablation already ran backend='aot_eager': it drifts too"
+            + (" (backend='eager' does not)" if eager is not None and eager.numerics_passed else "")
+            + ", so the loss is in AOTAutograd"
+            + ("" if eager is not None and eager.numerics_passed else " or Dynamo")
+            + ", not Inductor."
+        )
+    if aot is not None and aot.numerics_passed:
+        return (
+            "The backend ablation already ran backend='aot_eager': it does not drift, so the loss "
+            f"is in {'Inductor' if real == 'inductor' else f'the {real} backend'}."
+        )
+    ran = " and ".join(f"backend={b!r}" for b in rows)
+    return f"The backend ablation already ran {ran}, but compared no numerics with it."
+
+
+def _ablation_untried(fig: Figures) -> str:
+    """' (the backend ablation did not run: …)' when the analysis planned it and left it, or ran
+    with --no-fixes ('' otherwise)."""
+    for nt in fig.fixes_not_tried:
+        spec = nt.get("spec") or {}
+        if spec.get("kind") == "ablation" and spec.get("backend") == "aot_eager":
+            return f" (the backend ablation was planned, not run: {nt.get('why')})"
+    if not fig.fixes_enabled:
+        return " (the analysis ran with --no-fixes: no backend ablation)"
+    return ""
+
+
+def _remedy_text(fig: Figures, name: str) -> str | None:
+    """'regional compilation (12 × Block), measured in a fresh process: first result after 1.20 s,
+    repaid after 310 calls, same speed within the CI (…): `line`' (None when not measured)."""
+    r = next((r for r in fig.remedies if r.name == name), None)
+    if r is None:
+        return None
+    repaid = (
+        f"repaid after {r.steps_to_repay:,} calls"
+        if r.steps_to_repay is not None
+        else "never repaid (not faster than eager)"
+    )
+    fails = ", its numerics fail" if r.numerics_passed is False else ""
+    return (
+        f"{r.title}, measured in a fresh process: first result after {units.seconds(r.startup_s)}, "
+        f"{repaid}, {fig.remedy_speed_cost(r)}{fails}: `{r.line}`"
+    )
 
 
 def advise_compile_time(fig: Figures, rules: dict) -> list[Advice]:
+    """A long or cache-sensitive compile: keep the cache, compile less; a remedy the analysis
+    measured is cited with its figures instead of suggested."""
     ratio = fig.cold_warm_ratio
     if ratio is not None and ratio >= rules["cold_warm_ratio"]:
         text = (
@@ -210,11 +422,16 @@ def advise_compile_time(fig: Figures, rules: dict) -> list[Advice]:
             "(or ship the cache with torch.compiler.save_cache_artifacts / "
             "load_cache_artifacts) so restarts pay the warm cost."
         )
+        shipped = _remedy_text(fig, "portable_cache")
+        text += f" {shipped[0].upper()}{shipped[1:]}." if shipped else ""
         return [advice_item("compile time", text, "compile.cold_s / compile.warm_s")]
     if fig.cold_s and fig.cold_s > rules["compile_seconds_warn"]:
-        text = (
-            f"The first call compiles for {units.seconds(fig.cold_s)}. Consider compiling only "
-            "the hot submodules (regional compilation) and keeping the inductor cache."
+        regional = _remedy_text(fig, "regional")
+        text = f"The first call compiles for {units.seconds(fig.cold_s)}. " + (
+            f"{regional[0].upper()}{regional[1:]}; keep the inductor cache too."
+            if regional
+            else "Consider compiling only the hot submodules (regional compilation) and keeping "
+            "the inductor cache."
         )
         return [advice_item("compile time", text, "compile.cold_s")]
     return []

@@ -6,7 +6,10 @@ compile              significantly faster (95% CI of the speedup above RULES["mi
                      eagerly; or the analysed way is not faster but another measured way (a mode, a
                      training way) is, and the reason names it.
 compile-after-fixes  a fix the user can make pays, by the evidence: one tried in a fresh process made
-                     compiled significantly faster than eager (the line is named), or the bounded gain
+                     compiled significantly faster than eager by its decision interval (its own
+                     noise, the spread between the headline's processes, Bonferroni over the rows
+                     that could earn it: report/rules.row_decision_interval; the line is named),
+                     or the bounded gain
                      of the breaks in their own code exceeds what compiled must gain; or compiled is
                      faster but frames of theirs run eagerly.
 dont-compile         the compiled model fails or drifts numerically; or nothing measured or bounded
@@ -19,8 +22,6 @@ together with the advice rules and the recommendations.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .. import units
 from ..report.sections import (
     FixRow,
@@ -28,9 +29,6 @@ from ..report.sections import (
     RemedyRow,
 )
 from .figures import Figures, Way
-
-if TYPE_CHECKING:
-    pass
 
 
 def decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
@@ -99,8 +97,8 @@ def decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
     best = best_way(fig, rules)
     if best and best.row.speedup and best.row.speedup > (fig.speedup or 0):
         reasons.append(
-            f"Fastest measured way: {best.label}, {units.ratio(best.row.speedup, best.row.speedup_ci)} "
-            "vs eager (see the strategy table)."
+            f"Fastest measured way: {best.label}, {best.row.vs_eager()} vs eager (see the strategy "
+            "table)."
         )
     reasons += _remaining(fig)
     return "compile", reasons
@@ -134,10 +132,7 @@ def _drift_origin(fig: Figures) -> str:
         passes = {True: "numerics pass", False: "numerics still fail"}.get(
             a.get("numerics_passed"), "numerics not compared"
         )
-        text += (
-            f"; compiled around it (tried): {passes}, "
-            f"{units.ratio(a.get('speedup'), a.get('speedup_ci'))} vs eager"
-        )
+        text += f"; compiled around it (tried): {passes}, {around.vs_eager()} vs eager"
     return text + "."
 
 
@@ -226,11 +221,16 @@ def _gain_kind(findings: list[GraphBreak]) -> str:
 
 
 def best_way(fig: Figures, rules: dict) -> Way | None:
+    """The fastest other way of compiling that is faster than eager by its decision interval
+    (`Way.usable`), numerics not failing, repaid within the horizon."""
     usable = [w for w in fig.ways if w.usable(rules)]
     return max(usable, key=lambda w: w.row.speedup or 0.0) if usable else None
 
 
 def _best_fix(fig: Figures, rules: dict) -> FixRow | None:
+    """The fastest tried fix that makes compiled faster than eager by its decision interval
+    (`FixRow.significantly_faster`: the spread between processes in it, the candidates counted),
+    numerics not failing."""
     good = [
         r
         for r in fig.tried_fixes
@@ -248,16 +248,15 @@ def _not_faster(fig: Figures, rules: dict) -> tuple[str, list[str]]:
         head += fig.sequence_text
     fix = _best_fix(fig, rules)
     if fix is not None:
-        after = fix.after or {}
         return "compile-after-fixes", [
             f"{head}; with `{fix.fix}` (tried in a separate process) it is "
-            f"{units.ratio(after.get('speedup'), after.get('speedup_ci'), 'faster')}: apply it."
+            f"{fix.vs_eager('faster')}: apply it."
         ]
     way = best_way(fig, rules)
     if way is not None:
         r = way.row
         return "compile", [
-            f"{head}, but {way.label} is {units.ratio(r.speedup, r.speedup_ci, 'faster')}, "
+            f"{head}, but {way.label} is {r.vs_eager('faster')}, "
             f"repaid after {r.steps_to_repay:,} calls: {way.label}."
         ]
     mine = [f for f in fig.break_findings if f.users]

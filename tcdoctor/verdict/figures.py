@@ -60,6 +60,13 @@ class Figures:
     recompile_events: tuple[Recompile, ...] = ()
     training_ways_measured: bool = False  # rows for the model alone / optimizer alone exist
     tried_fixes: tuple[FixRow, ...] = ()  # fixes run with the real backend in a fresh process
+    fix_rows: tuple[FixRow, ...] = ()  # every row of report.fixes, measured or not
+    fixes_not_tried: tuple[dict, ...] = ()  # planned, left untried: {"spec", "why"}
+    fixes_enabled: bool = True  # False: --no-fixes (no fix, no backend ablation)
+    backend: str | None = None  # the analysis's own backend (options.backend)
+    ablation_rows: tuple[StrategyRow, ...] = ()  # eager / aot_eager / the real backend
+    drift_bisector: dict | None = None  # CompilerBisector on the drift origin, alone
+    regions_measured: bool = False  # regional compilation rows exist (strategies.regions)
     ways: tuple[Way, ...] = ()  # other measured ways of compiling (modes, training ways)
     ablation_layer: str | None = None  # where the loss comes from, when the ablation ran
     remedies: tuple[RemedyRow, ...] = ()  # compile-time remedies measured in fresh processes
@@ -122,6 +129,13 @@ class Figures:
                 for r in report.strategies.training
             ),
             tried_fixes=tuple(r for r in report.fixes or [] if r.measured),
+            fix_rows=tuple(report.fixes or ()),
+            fixes_not_tried=tuple(report.fixes_not_tried or ()),
+            fixes_enabled=(report.options or {}).get("fixes", True) is not False,
+            backend=(report.options or {}).get("backend"),
+            ablation_rows=tuple(report.ablation.rows) if report.ablation else (),
+            drift_bisector=n.drift.bisector if n.drift is not None else None,
+            regions_measured=bool(report.strategies.regions and report.strategies.regions.regions),
             ways=tuple(other_ways(report)),
             ablation_layer=report.ablation.layer if report.ablation else None,
             remedies=tuple(c.remedies.measured) if c.remedies else (),
@@ -175,23 +189,23 @@ class Figures:
     def remedy_speed_cost(self, row: RemedyRow) -> str:
         """What the remedy does to speed next to the main analysis (each paired against eager in
         its own process, so speedups are compared, not medians across processes)."""
-        ci = row.speedup_ci or [None, None]
+        ci = row.decision_interval  # its own noise and the spread between processes
         if row.speedup is None or self.speedup is None:
             return "speed not compared"
         if row.name == "portable_cache":  # the cold compile's own graphs, loaded: no speed to lose
             return (
-                f"the same compiled code ({units.ratio(row.speedup, row.speedup_ci)} vs eager in "
+                f"the same compiled code ({row.vs_eager()} vs eager in "
                 f"its own process, {units.ratio(self.speedup)} in the main analysis)"
             )
         if ci[1] is not None and self.ci_low is not None and ci[1] < self.ci_low:
             cost = 1.0 - row.speedup / self.speedup
             return (
-                f"{units.percent(cost)} slower per call ({units.ratio(row.speedup, row.speedup_ci)} "
+                f"{units.percent(cost)} slower per call ({row.vs_eager()} "
                 f"vs eager instead of {units.ratio(self.speedup)})"
             )
         if ci[0] is not None and self.ci_high is not None and ci[0] > self.ci_high:
-            return f"faster ({units.ratio(row.speedup, row.speedup_ci)} vs eager)"
-        return f"same speed within the CI ({units.ratio(row.speedup, row.speedup_ci)} vs eager)"
+            return f"faster ({row.vs_eager()} vs eager)"
+        return f"same speed within the CI ({row.vs_eager()} vs eager)"
 
     @property
     def cold_warm_ratio(self) -> float | None:
@@ -256,7 +270,8 @@ class Way:
     row: StrategyRow
 
     def usable(self, rules: dict) -> bool:
-        """Significantly faster than eager, numerics not failing, compile time repaid in the horizon."""
+        """Significantly faster than eager by its decision interval (StrategyRow.significantly_faster:
+        the spread between processes in it), numerics not failing, compile time repaid in the horizon."""
         r, horizon = self.row, rules["expected_calls"]
         repaid = r.steps_to_repay is not None and r.steps_to_repay <= horizon
         return r.significantly_faster(rules) and r.numerics_passed is not False and repaid

@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
-
 RULES: dict[str, float] = {
     "min_speedup": 1.02,  # lower bound of the speedup's 95% CI must exceed this to count as faster
     "expected_calls": 100_000,  # default horizon for break-even (--expected-calls)

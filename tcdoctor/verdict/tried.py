@@ -1,8 +1,24 @@
-"""Judging what was tried, in the parent: the shape and region fixes read off the strategy rows,
+"""Judging what was tried, in the parent: each row's decision interval (the spread between
+processes, the candidate rows counted), the shape and region fixes read off the strategy rows,
 what fixing each break gains (measured by a tried fix, replacing the profile's bound), the layer a
 loss comes from (the backend ablation), and one advice line per tried fix so nobody tries it again.
 
 Running the fixes is `experiments/fixes.py`'s job (in the child); this module only reads rows.
+
+**Decision intervals** (`attach_decision_intervals`). A fix, mode, training way, region or
+compile-time remedy is timed in one process; the headline in several (report/runtime_processes.py).
+Each such row gets `decision_ci` and `decision_method` (rules.row_decision_interval: its own noise
+and the headline's spread between processes, Bonferroni over the rows that could earn the same
+claim), and every claim about it reads that interval (sections' `significantly_faster`,
+`decision_interval`). It is computed here, once, when the report is assembled (run/assemble.py,
+before the verdict), because it needs the whole report (the headline's processes and the number of
+candidates), which no row's property can see, and because it is stored: the renderers and
+`tcdoctor report` read it from the JSON without recomputing anything, and the report stays
+torch-free. The families are the rows one decision chooses among: the measured fixes with the other
+ways of compiling (modes, training ways: either may turn a headline that is not faster into "apply
+it" or "compile another way"), the regions, the remedies. The main analysis's own row keeps the
+headline's decision interval (its own figures are the cold process's). A row of a report saved
+before this existed has none and is judged on its own interval, as it was (rules.row_interval).
 """
 
 from __future__ import annotations
@@ -10,6 +26,9 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from .. import stats
+from ..report import runtime_processes
+from ..report.rules import row_decision_interval
 from ..report.sections import Ablation, Advice, FixRow, StrategyRow
 
 if TYPE_CHECKING:
@@ -17,6 +36,73 @@ if TYPE_CHECKING:
 
 
 # -- in the parent ------------------------------------------------------------------------------
+
+MAIN_ROW = "main analysis"
+
+
+def process_spread(report: Report) -> tuple[tuple[float, int] | None, int]:
+    """((sd, df) of the headline's processes' log speedups, or None when none was measured; how
+    many processes): the processes the headline was decided on, pooled within allocator regimes
+    when it was decided apart in two."""
+    rt = report.runtime
+    rows = runtime_processes.decided_on(rt.processes)
+    if rt.undecided_why or len(rows) < 2:  # one process (or one per regime): no spread
+        return None, len(rows)
+    if rt.regimes:
+        groups = [
+            [r["speedup"] for r in rows if r["process"] in (g.get("processes") or [])]
+            for g in rt.regimes
+        ]
+    else:
+        groups = [[r["speedup"] for r in rows]]
+    return stats.pooled_log_sd(groups), len(rows)
+
+
+def attach_decision_intervals(report: Report) -> None:
+    """Every fix and strategy row measured in one process gets its decision interval (see the
+    module docstring); rows without a speedup get none."""
+    from .figures import other_ways
+
+    spread, n = process_spread(report)
+    fixes = [r for r in report.fixes or [] if r.measured]
+    ways = [w.row for w in other_ways(report)]
+    st = report.strategies
+    taken = {id(r) for r in ways}
+    modes_training = [r for r in (st.modes or []) + (st.training or []) if id(r) not in taken]
+    remedies = report.compile.remedies.rows if report.compile.remedies else []
+    regions = st.regions.regions if st.regions else []
+    families: list[tuple[list, list]] = [
+        (fixes + ways, fixes + ways + modes_training),  # (candidates, rows judged with them)
+        (regions, regions),
+        (remedies, remedies),
+        (st.dynamic or [], st.dynamic or []),
+    ]
+    rt = report.runtime
+    for candidates, rows in families:
+        k = sum(1 for r in candidates if _speedup(r) is not None)
+        for r in rows:
+            if isinstance(r, StrategyRow) and r.baseline:
+                continue  # eager itself: nothing compiled, nothing to judge
+            if isinstance(r, StrategyRow) and r.source == MAIN_ROW:
+                if r.speedup is not None:  # the cold process's figures; decided as the headline
+                    r.decision_ci = None if rt.undecided_why else rt.speedup_ci
+                    r.decision_method = (
+                        "the main analysis: the headline's decision interval across processes "
+                        "(runtime.speedup_ci); the row's own figures are the cold process's"
+                        + (f" (not decided: {rt.undecided_why})" if rt.undecided_why else "")
+                    )
+                continue
+            speedup = _speedup(r)
+            if speedup is None:
+                continue
+            own = (r.after or {}).get("speedup_ci") if isinstance(r, FixRow) else r.speedup_ci
+            r.decision_ci, r.decision_method = row_decision_interval(
+                speedup, own, spread, k, processes=n
+            )
+
+
+def _speedup(row: FixRow | StrategyRow) -> float | None:
+    return (row.after or {}).get("speedup") if isinstance(row, FixRow) else row.speedup
 
 
 def from_strategies(report: Report) -> list[FixRow]:

@@ -59,8 +59,9 @@ def not_measured(data: dict, sections: tuple[str, ...], why: str) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class Phase:
-    """One measurement: `order` places it among the others (environment 10 … recompiles 130, last on
-    purpose: a hang in the user's variants loses nothing measured); `fill` defaults to `put(*sections)`;
+    """One measurement: `order` places it among the others (environment 10 … recompiles 130, after
+    everything measured on the compiled model, so a hang in the user's variants loses none of it;
+    then drift 135, which compiles parts of the model); `fill` defaults to `put(*sections)`;
     `fatal`: its failure ends the process (the eager reference call: nothing can be compared without
     it); `row`: the (label, text) line the terminal's key-figure table shows for a section the
     `Report` has no field of its own for (`section` reads it typed, as `record`)."""

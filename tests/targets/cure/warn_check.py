@@ -15,7 +15,7 @@ class Model(nn.Module):
     def forward(self, x):
         h = self.a(x)
         if torch.isnan(h).any():
-            warnings.warn("NaN in hidden state")
+            warnings.warn("NaN in hidden state", stacklevel=2)
         return self.b(torch.relu(h))
 
 

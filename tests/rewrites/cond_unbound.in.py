@@ -1,0 +1,7 @@
+import torch
+
+
+def pick(x):
+    if x.sum().item() > 0:
+        y = x * 2
+    return x

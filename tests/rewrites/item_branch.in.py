@@ -1,0 +1,24 @@
+"""A branch on a Python number read from a tensor with .item(): the graph breaks at the branch."""
+
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(32, 32)
+        self.b = nn.Linear(32, 32)
+
+    def forward(self, x):
+        h = self.a(x)
+        if h.sum().item() > 0:
+            h = h * 2
+        else:
+            h = h - 1
+        return self.b(h)
+
+
+def build():
+    torch.manual_seed(0)
+    return Model().eval(), (torch.randn(8, 32),)

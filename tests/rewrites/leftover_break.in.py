@@ -1,0 +1,21 @@
+"""A torch._dynamo.graph_break() left from debugging: the graph splits for nothing."""
+
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(32, 32)
+        self.b = nn.Linear(32, 32)
+
+    def forward(self, x):
+        h = torch.relu(self.a(x))
+        torch._dynamo.graph_break()
+        return self.b(h)
+
+
+def build():
+    torch.manual_seed(0)
+    return Model().eval(), (torch.randn(8, 32),)

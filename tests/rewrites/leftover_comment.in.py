@@ -1,0 +1,10 @@
+import torch
+from torch import _dynamo
+
+
+def step(x, w):
+    y = x @ w
+    # debugging: see the matmul's graph alone
+    _dynamo.graph_break()
+    # the activation
+    return torch.tanh(y)  # keep

@@ -1,0 +1,10 @@
+import warnings
+
+import torch
+
+
+def normalise(x):
+    norm = x.norm(dim=-1, keepdim=True)
+    if not torch.compiler.is_compiling():
+        warnings.warn(f"mean norm {norm.mean()}", RuntimeWarning, stacklevel=2)
+    return x / norm
