@@ -209,6 +209,10 @@ def test_a_row_clear_in_its_process_but_not_across_processes_is_within_the_noise
     row = _row([0.95, 1.32], outcome="helps", why=child_why)
     fixes.reword(row)  # in the parent, at assembly
     assert row.outcome == "within the noise" and row.why.endswith("; unsafe when inputs change")
+    # an outcome the child did not word from the speed (a patch that failed its checks) stays
+    failed = _row([0.95, 1.32], outcome="fails verification", why="failed: no new break")
+    fixes.reword(failed)
+    assert (failed.outcome, failed.why) == ("fails verification", "failed: no new break")
     assert not row.significantly_faster(RULES)
     assert "1.12× (95% CI 1.10–1.14; 0.95–1.32× with the spread between processes)" in row.summary
     # a row saved before the rule (no decision interval) is judged as it was
@@ -266,10 +270,16 @@ def test_assembly_gives_every_row_measured_in_one_process_its_decision_interval(
     one = Report.from_dict(
         {
             "runtime": {"speedup": 1.0, "speedup_ci": [0.98, 1.02]},
-            "strategies": {"modes": [{"name": "max-autotune", **_timing(1.3)}]},
+            "strategies": {
+                "modes": [
+                    {"name": "default", "source": "main analysis", **_timing(1.01)},
+                    {"name": "max-autotune", **_timing(1.3)},
+                ]
+            },
         }
     )
     tried.attach_decision_intervals(one)
-    (mode,) = one.strategies.modes
+    main, mode = one.strategies.modes
     assert "assumed: the headline timed one process" in mode.decision_method
     assert not mode.significantly_faster(RULES)  # 1.3× in one process, 17% assumed spread
+    assert main.decision_ci == [0.98, 1.02]  # the main analysis is decided as the headline is

@@ -351,15 +351,52 @@ def _outcome(
 def reword(row: FixRow) -> None:
     """In the parent, once the row has its decision interval (verdict/tried.py): its outcome word
     and why judged on that interval. The child worded them from its own process's interval (the
-    only one it had); what `run` added after those words (the spec's note) is kept."""
+    only one it had); what `run` added after those words (the spec's note) is kept. A row whose
+    outcome is not those words (a source patch that failed its verification) is left as it is."""
     if not row.measured or row.decision_method is None:
         return
+    if row.patch is not None:
+        return _reword_patch(row)
     before, after = row.before or {}, row.after or {}
-    old = _outcome(before, after, row.cheap)[1]
-    word, why = _outcome(before, after, row.cheap, row.decision_ci)
+    old_word, old = _outcome(before, after, row.cheap)
     text = row.why or ""
-    row.outcome = word
-    row.why = text.replace(old, why, 1) if old in text else why + (f"; {text}" if text else "")
+    if row.outcome != old_word or old not in text:
+        return
+    row.outcome, why = _outcome(before, after, row.cheap, row.decision_ci)
+    row.why = text.replace(old, why, 1)
+
+
+def judge_patch(row: dict | FixRow, checks: dict, speed: tuple[str, str]) -> None:
+    """A source patch's "not slower" check from the speed words (`_outcome`'s judgement), then
+    `verified` (every check passed) and the row's outcome and why: 'fails verification' with the
+    checks that failed, else the outcome words themselves. Used in the child (its own process's
+    interval) and again in the parent (`reword`, the decision interval)."""
+    word, why = speed
+    slower = word == "slower" or word.endswith(", slower")
+    checks["not slower"] = {
+        "passed": not slower,
+        "detail": f"compiled with the patch vs without: {why}",
+    }
+    failed = [name for name, c in checks.items() if not c["passed"]]
+    patch = row["patch"] if isinstance(row, dict) else row.patch
+    if isinstance(patch, dict):
+        patch.update(verified=not failed, failed=failed)
+    else:
+        patch.verified, patch.failed = not failed, failed
+    outcome, text = (
+        ("fails verification", "failed: " + ", ".join(failed) + f"; {why}") if failed else speed
+    )
+    if isinstance(row, dict):
+        row.update(outcome=outcome, why=text)
+    else:
+        row.outcome, row.why = outcome, text
+
+
+def _reword_patch(row: FixRow) -> None:
+    """A source patch re-judged on its decision interval: "not slower", verified, the words."""
+    assert row.patch is not None
+    before, after = row.before or {}, row.after or {}
+    judge_patch(row, row.patch.checks, _outcome(before, after, row.cheap, row.decision_ci))
 
 
 def after_figures(real: dict) -> dict:

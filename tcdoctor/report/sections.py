@@ -854,7 +854,17 @@ class FixRow(Record):
     def significantly_faster(self, rules: dict) -> bool:
         """With the fix applied, compiled is significantly faster than eager by the row's decision
         interval (the one rule: rules.faster_than_eager)."""
-        return self.measured and faster_than_eager(self.decision_interval[0], rules["min_speedup"])
+        return (
+            self.measured
+            and self.applicable
+            and faster_than_eager(self.decision_interval[0], rules["min_speedup"])
+        )
+
+    @property
+    def applicable(self) -> bool:
+        """A fix a user may apply: any tried switch, but a source patch only once verified (a
+        patch that failed its proof earns no "apply it" and no measured gain)."""
+        return self.patch is None or self.patch.verified
 
     def vs_eager(self, word: str = "") -> str:
         """The speed after the fix: '1.30× (95% CI 1.25–1.35; 1.09–1.55× with the spread between
@@ -869,7 +879,7 @@ class FixRow(Record):
         """Share of a compiled call the fix saves, from the speedups before and after (each paired
         against eager in its own process, so process-to-process speed differences cancel); ≥ 0."""
         b, a = (self.before or {}).get("speedup"), (self.after or {}).get("speedup")
-        if not self.measured or not b or not a:
+        if not self.measured or not self.applicable or not b or not a:
             return None
         return max(0.0, 1.0 - b / a)
 
