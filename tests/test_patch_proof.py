@@ -51,7 +51,7 @@ def target(tmp_path):
 def _prove(target: str, monkeypatch, new_lines: str) -> dict:
     from tcdoctor.target.load import load_with_rebuild
 
-    monkeypatch.setattr(patches.rewrite, "plan", _planted(new_lines))
+    monkeypatch.setattr(rewrite, "plan", _planted(new_lines))
     w, _ = load_with_rebuild(target + ":build")
     site = {"file": target, "function": "forward", "reason": "Failed to trace builtin operator"}
     spec = PatchFix(

@@ -50,10 +50,12 @@ import sys
 import tempfile
 import time
 import warnings
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from . import rewrite
 from .specs import PatchFix
+
+if TYPE_CHECKING:
+    from . import rewrite
 
 # folders never copied with the target's folder: VCS data, caches, virtual environments
 SKIP_DIRS = {
@@ -77,6 +79,14 @@ BRANCH_TRIES = 12  # generated inputs tried until both branches of a rewritten `
 # -- plan (torch-free) --------------------------------------------------------------------------
 
 
+def _rewrite() -> Any:
+    """experiments/rewrite.py, imported only where a break in the user's code is patched: libcst
+    takes ~0.13 s to import, which an analysis with no such break never pays."""
+    from . import rewrite
+
+    return rewrite
+
+
 def user_sites(results: dict) -> list[dict]:
     """The graph breaks whose site is the user's own file, one per (file, line)."""
     gb = (results.get("graph_breaks") or {}).get("graph_breaks") or {}
@@ -97,6 +107,7 @@ def _name(path: str, line: int, root: str) -> str:
 
 
 def _site(finding: dict) -> rewrite.Site:
+    rewrite = _rewrite()
     return rewrite.Site(
         line=int(finding["line"]), gb_type=finding.get("reason") or "", gb_id=finding.get("gb_id")
     )
@@ -105,6 +116,7 @@ def _site(finding: dict) -> rewrite.Site:
 def _provisional(source: str, site: rewrite.Site) -> rewrite.Rewrite | rewrite.NoRewrite:
     """The rewrite as planned before any eager call: a custom op's shapes are not known yet, so its
     title comes from placeholder shapes (the child plans it again from what the call produced)."""
+    rewrite = _rewrite()
     planned = rewrite.plan(source, site)
     need = rewrite.needs_observation(source, site)
     if isinstance(planned, rewrite.NoRewrite) and need:
@@ -117,6 +129,7 @@ def _provisional(source: str, site: rewrite.Site) -> rewrite.Rewrite | rewrite.N
 def plan(results: dict, target: str, before: dict) -> tuple[list[PatchFix], list[dict]]:
     """Patch children for the breaks in the user's own files, and (as `fixes_not_tried` records)
     the breaks that get none, each with its reason."""
+    rewrite = _rewrite()
     root = os.path.dirname(os.path.abspath(target.rpartition(":")[0]))
     specs: list[PatchFix] = []
     none: list[dict] = []
@@ -530,6 +543,8 @@ def _prove(spec: PatchFix, w: Any, options: Any, row: dict, tmp: str) -> None:
     from ..probes import calls
     from ..target.load import load_with_rebuild
     from .pair import fresh_copies
+
+    rewrite = _rewrite()
 
     path, func = spec.target.rpartition(":")[0], spec.target.rpartition(":")[2]
     root = os.path.dirname(os.path.abspath(path))
