@@ -85,12 +85,6 @@ def before_figures(results: dict) -> dict:
         "numerics_passed": (results.get("numerics") or {}).get("passed"),
         "first_call_s": (results.get("compile") or {}).get("first_call_s"),
         "faults_per_call": (rt.get("compiled") or {}).get("minor_faults_per_call"),
-        # every break site (file, function, reason, line): a source patch must add none
-        "sites": [
-            {k: f.get(k) for k in ("file", "function", "reason", "line")}
-            for f in ((results.get("graph_breaks") or {}).get("graph_breaks") or {}).get("unique")
-            or []
-        ],
     }
 
 

@@ -133,6 +133,9 @@ def plan(results: dict, target: str, before: dict) -> tuple[list[PatchFix], list
     root = os.path.dirname(os.path.abspath(target.rpartition(":")[0]))
     specs: list[PatchFix] = []
     none: list[dict] = []
+    # every break site before (file, function, reason, line): a patch must add none
+    unique = ((results.get("graph_breaks") or {}).get("graph_breaks") or {}).get("unique") or []
+    sites = [{k: f.get(k) for k in ("file", "function", "reason", "line")} for f in unique]
     for f in user_sites(results):
         path = os.path.abspath(f["file"])
         name = _name(path, int(f["line"]), root)
@@ -144,7 +147,7 @@ def plan(results: dict, target: str, before: dict) -> tuple[list[PatchFix], list
             gb_type=f.get("reason") or "",
             gb_id=f.get("gb_id"),
             addresses=[f["id"]] if f.get("id") else [],
-            before=dict(before),
+            before={**before, "sites": sites},
         )
         if os.path.relpath(path, root).startswith(os.pardir):
             why = "no patch tried: the file is outside the target's folder, which is what is copied"
@@ -186,6 +189,7 @@ def _mirror(root: str, dest: str) -> None:
             d
             for d in dirs
             if d not in SKIP_DIRS
+            and d not in ("site-packages", "dist-packages")
             and not os.path.isfile(os.path.join(here, d, "pyvenv.cfg"))
             and not d.endswith(".egg-info")
         ]
@@ -206,12 +210,17 @@ def _mirror(root: str, dest: str) -> None:
 
 
 def _drop_user_modules(root: str) -> None:
-    """Forget the user's modules imported from `root`, so the copy's are imported instead."""
+    """Forget the user's modules imported from `root`, so the copy's are imported instead: only
+    the user's own files (a virtual environment, site-packages or tcdoctor itself inside the
+    target's folder stay imported, as the mirror leaves them out)."""
+    from ..target.userframes import is_user_file
+
     prefix = os.path.realpath(root) + os.sep
     for name, mod in list(sys.modules.items()):
         path = getattr(mod, "__file__", None)
-        if path and os.path.realpath(path).startswith(prefix):
-            del sys.modules[name]
+        if path and os.path.realpath(path).startswith(prefix) and is_user_file(path):
+            if not set(os.path.relpath(path, root).split(os.sep)) & SKIP_DIRS:
+                del sys.modules[name]
     with contextlib.suppress(ValueError):
         sys.path.remove(root)
 
