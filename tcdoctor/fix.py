@@ -49,7 +49,10 @@ def _replan(row: FixRow, source: str) -> str | None:
     fix, patch = (row.spec or {}).get("fix") or {}, row.patch
     assert patch is not None
     site = rewrite.Site(
-        line=int(fix.get("at_line") or 0), gb_type=fix.get("gb_type") or "", gb_id=fix.get("gb_id")
+        line=int(fix.get("at_line") or 0),
+        gb_type=fix.get("gb_type") or "",
+        gb_id=fix.get("gb_id"),
+        file=fix.get("file"),
     )
     planned = rewrite.plan(source, site, patch.observed)
     if isinstance(planned, rewrite.NoRewrite):

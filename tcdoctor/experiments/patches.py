@@ -109,7 +109,10 @@ def _name(path: str, line: int, root: str) -> str:
 def _site(finding: dict) -> rewrite.Site:
     rewrite = _rewrite()
     return rewrite.Site(
-        line=int(finding["line"]), gb_type=finding.get("reason") or "", gb_id=finding.get("gb_id")
+        line=int(finding["line"]),
+        gb_type=finding.get("reason") or "",
+        gb_id=finding.get("gb_id"),
+        file=finding.get("file"),
     )
 
 
@@ -559,7 +562,7 @@ def _prove(spec: PatchFix, w: Any, options: Any, row: dict, tmp: str) -> None:
     root = os.path.dirname(os.path.abspath(path))
     with open(spec.file, encoding="utf-8") as fh:
         source = fh.read()
-    site = rewrite.Site(line=spec.at_line, gb_type=spec.gb_type, gb_id=spec.gb_id)
+    site = rewrite.Site(line=spec.at_line, gb_type=spec.gb_type, gb_id=spec.gb_id, file=spec.file)
     device = calls.detect(w.model, w.call_args)
     fresh_o = fresh_copies(w, device)
     observed, op_args = None, ()
