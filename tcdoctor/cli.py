@@ -26,13 +26,16 @@ if TYPE_CHECKING:
 
 
 CHECK_EXIT_CODES_HELP = (
-    "Exit codes: 0 every check passed; 1 a check failed (an incomplete analysis fails its "
+    "Exit codes: 0 every check passed (with --inconclusive pass, also when some were "
+    "inconclusive); 1 a check failed (an incomplete analysis fails its "
     "'analysis complete' check: `check` never exits 4); 2 usage or target error, or a check that "
     "could not be judged (a missing file, a bad target, an analysis option a saved --report was "
     "not measured with, a --baseline of another target/backend/mode/device without "
     "--allow-mismatch, an incomplete baseline); 3 the user's code failed before anything could be "
-    "measured; 70 internal tcdoctor error; 141 standard output closed early. --junit is written "
-    "on exits 0 to 3 once the command line is parsed."
+    "measured; 5 none failed but one was inconclusive (its interval straddles the threshold, or a "
+    "--require-verdict met a cant-tell verdict) with --inconclusive fail, the default; 70 internal "
+    "tcdoctor error; 141 standard output closed early. Worst first: 2, then 1, then 5. --junit is "
+    "written on exits 0 to 3 and 5 once the command line is parsed."
 )
 
 
@@ -397,7 +400,33 @@ def fix(
     "--require-verdict",
     type=click.Choice(["compile", "compile-after-fixes"]),
     default=None,
-    help="Verdict must be at least this good.",
+    help="Verdict must be at least this good (a cant-tell verdict, the speed undecided, is "
+    "inconclusive).",
+)
+@click.option(
+    "--inconclusive",
+    type=click.Choice(["fail", "pass"]),
+    default="fail",
+    show_default=True,
+    help="How a check whose interval straddles its threshold (INCONCLUSIVE, a JUnit skipped, a "
+    "GitHub warning) counts: fail exits 5 (its own code; a failed check still exits 1), pass "
+    "exits 0.",
+)
+@click.option(
+    "--known-breaks",
+    default=None,
+    metavar="FILE",
+    help="Accepted graph breaks (TOML or JSON, docs/api.md): fail on a break not listed, or on a "
+    "listed one that no longer occurs (stale).",
+)
+@click.option(
+    "--allow-stale", is_flag=True, help="With --known-breaks: a stale entry does not fail."
+)
+@click.option(
+    "--update-known-breaks",
+    is_flag=True,
+    help="With --known-breaks: rewrite FILE from this report first (reasons kept; new entries get "
+    "a TODO reason to edit).",
 )
 @click.option(
     "--baseline",
@@ -476,11 +505,12 @@ def check(
     json_path: str | None,
     html_path: str | None,
     no_annotations: bool,
+    inconclusive: str,
     **kw: Any,
 ) -> None:
     links = {"report": report_path, "sweep": kw.get("sweep_dir"), "baseline": baseline_path}
     links.update(json=json_path, html=html_path)
-    gate = _Gate(junit_path, links, annotations=not no_annotations)
+    gate = _Gate(junit_path, links, annotations=not no_annotations, inconclusive=inconclusive)
     try:
         if kw.get("sweep_dir"):
             code = _check_sweep(gate, target, report_path, expected_calls, allow_mismatch, kw)
@@ -543,6 +573,7 @@ def _check_sweep(
         kw["min_pass_rate"],
         kw["no_new_slower_than_eager"],
     )
+    results = gate.counted(results)
 
     def write_files() -> list[tuple[str, str]]:
         from .render.write import write_sweep
@@ -616,6 +647,7 @@ def _check_report(
         env = environment_differences(rep, baseline)
         notes += [env] if env else []
     note = "\n".join(notes) or None
+    results = gate.counted(results)
 
     def write_files() -> list[tuple[str, str]]:
         from .render.write import write_report
@@ -662,12 +694,27 @@ class _Gate:
     """Where a gate's results go, for `check` and `check --sweep` alike: the JUnit file first (as
     the report files: a closed stdout never costs one), the files `write_files` writes, the terminal
     lines, then on GitHub Actions the step summary and the annotations. `not_judged` writes the
-    same outputs for a gate that ended in an error before judging (exit 2 or 3)."""
+    same outputs for a gate that ended in an error before judging (exit 2 or 3). `inconclusive`:
+    how an inconclusive check counts (`--inconclusive fail|pass`), said in its reason (`counted`)
+    and applied to the exit code."""
 
-    def __init__(self, junit_path: str | None, links: dict[str, str | None], annotations: bool):
+    def __init__(
+        self,
+        junit_path: str | None,
+        links: dict[str, str | None],
+        annotations: bool,
+        inconclusive: str = "fail",
+    ):
         self.junit_path = junit_path
         self.links = {k: v for k, v in links.items() if v}
         self.annotations = annotations
+        self.inconclusive = inconclusive
+
+    def counted(self, results: list[CheckResult]) -> list[CheckResult]:
+        """The results, each inconclusive one's reason saying how this gate counts it."""
+        from .report.check import counted
+
+        return counted(results, self.inconclusive)
 
     def finish(
         self,
@@ -700,7 +747,7 @@ class _Gate:
             if self.annotations
             else None,
         )
-        return gate_exit_code(results)
+        return gate_exit_code(results, self.inconclusive)
 
     def not_judged(self, exc: TcdoctorError, target: str | None) -> None:
         """The JUnit file (one testcase with the error), the step summary and one ::error for a

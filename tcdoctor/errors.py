@@ -12,6 +12,7 @@ EXIT_CHECK_FAILED = 1  # `check`: at least one threshold failed
 EXIT_USAGE = 2  # bad command line or bad target (missing file/function, wrong return type)
 EXIT_USER_CODE = 3  # the user's code failed before anything could be measured
 EXIT_INCOMPLETE = 4  # report written, but a phase failed (compile error, crash, timeout, OOM)
+EXIT_INCONCLUSIVE = 5  # `check`: none failed, one inconclusive (its interval straddles the limit)
 EXIT_INTERNAL = 70  # a bug in tcdoctor itself (one line; TCDOCTOR_DEBUG=1 shows the traceback)
 EXIT_OUTPUT_CLOSED = 141  # stdout closed early (`| head`): the report files were written first
 
@@ -20,6 +21,7 @@ EXIT_CODES_HELP = (
     "(missing file, syntax error, missing function, wrong return type); 3 the user's code "
     "failed before anything could be measured (build() or eager forward raised); "
     "4 report written but incomplete (compile error, crash, hang/timeout, OOM); "
+    "5 a `check` was inconclusive (an interval straddles its threshold) and none failed; "
     "70 internal tcdoctor error (or a rank could not join the process group); 141 standard "
     "output closed early (e.g. `| head`), the report files having been written before anything "
     "was printed."

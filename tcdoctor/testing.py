@@ -59,16 +59,26 @@ def assert_compiles(
     *inputs: Any,
     kwargs: dict | None = None,
     variants: Sequence[Any] = (),
-    max_graph_breaks: int = 0,
+    max_graph_breaks: int | None = None,
     max_recompiles: int = 0,
     backend: Any = "eager",
     compile_kwargs: dict | None = None,
+    known_breaks: str | os.PathLike | None = None,
+    allow_stale: bool = False,
+    update_known_breaks: bool = False,
 ) -> CompileRecord:
     """Compile `model` with `torch.compile(model, backend=backend, **compile_kwargs)`, call it on
     `inputs` (and `kwargs`), then on each variant; raise AssertionError naming each graph break
     (file:line, reason, PyTorch's hint) and each recompile (the failing guard) when there are more
-    than allowed, or when a variant raised. Returns what it saw."""
+    than allowed, or when a variant raised. Returns what it saw.
+
+    `max_graph_breaks` defaults to 0, or to no limit when `known_breaks` is given: the graph breaks
+    are then judged against that file (report/known_breaks.py: a break not listed, or more times,
+    fails; a listed one that no longer occurs fails unless `allow_stale`). `update_known_breaks`
+    rewrites the file from this run first (reasons kept, new entries with a placeholder reason)."""
     __tracebackhide__ = True  # pytest shows the test's line, not this function's
+    if known_breaks is None and (allow_stale or update_known_breaks):
+        raise ValueError("allow_stale and update_known_breaks need known_breaks")
     import torch
 
     from .probes import dynamo_state, recompiles
@@ -94,10 +104,27 @@ def assert_compiles(
         )
         unimplemented = dynamo_state.counters_of("unimplemented")
     record = _record(breaks_log, unimplemented, sequence)
+    if max_graph_breaks is None:
+        max_graph_breaks = 0 if known_breaks is None else len(record.graph_breaks)
     failures = _failures(record, max_graph_breaks, max_recompiles)
+    known = None
+    if known_breaks is not None:
+        known = _known(record, os.fspath(known_breaks), update_known_breaks)
+        if known.failed(allow_stale):
+            failures.append(f"graph breaks against known breaks: {known.summary(allow_stale)}")
     if failures:
-        raise AssertionError(_message(label, backend, record, failures))
+        raise AssertionError(_message(label, backend, record, failures, known, allow_stale))
     return record
+
+
+def _known(record: CompileRecord, path: str, update: bool) -> Any:
+    """The run's breaks against the known-breaks file (rewritten from them first with `update`)."""
+    from .report import known_breaks as kb
+
+    if update:
+        entries = kb.load(path) if os.path.exists(path) else []
+        kb.write(path, kb.updated(entries, record.graph_breaks, path))
+    return kb.compare(kb.load(path), record.graph_breaks, path)
 
 
 def _record(breaks_log: Any, unimplemented: dict, sequence: dict) -> CompileRecord:
@@ -155,8 +182,17 @@ def _break_lines(f: dict) -> list[str]:
     return lines
 
 
-def _message(label: str, backend: Any, record: CompileRecord, failures: list[str]) -> str:
+def _message(
+    label: str,
+    backend: Any,
+    record: CompileRecord,
+    failures: list[str],
+    known: Any = None,
+    allow_stale: bool = False,
+) -> str:
     lines = [f"torch.compile({label}, backend={backend!r}): " + ", ".join(failures)]
+    if known is not None:  # the new and stale ones first, then every break as below
+        lines += known.lines(allow_stale)
     for f in record.graph_breaks:
         lines += _break_lines(f)
     for r in record.recompiles:

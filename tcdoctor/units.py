@@ -19,6 +19,7 @@ DECISION_TEXT = {
     "compile": "Compile it",
     "compile-after-fixes": "Compile it after these fixes",
     "dont-compile": "Don't compile it (yet)",
+    "cant-tell": "Can't tell yet",
 }
 
 
@@ -215,7 +216,8 @@ def numerics_status(passed: Any) -> str:
 
 
 def decision_text(decision: Any) -> str:
-    """The verdict as a heading: 'Compile it', …; 'no verdict' when there is none."""
+    """The verdict as a heading: 'Compile it', …, "Can't tell yet" (cant-tell: the speed undecided
+    at this precision); 'no verdict' when there is none."""
     return DECISION_TEXT.get(decision, decision or "no verdict")
 
 

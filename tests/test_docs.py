@@ -27,6 +27,7 @@ OTHER_TOOLS = {
     "ruff": {"--check"},
     "torchrun": {"--standalone", "--nproc-per-node"},
     "tlparse": {"--all-ranks-html"},
+    "pytest (tcdoctor's plugin)": {"--tcdoctor-update-known-breaks"},
     "PyTorch's benchmarks/dynamo runner": {"--total-partitions", "--partition-id"},
     "SLURM's sbatch": {
         "--array",

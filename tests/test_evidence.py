@@ -38,7 +38,8 @@ def test_lstm_a_fix_that_removes_the_break_decides_only_if_it_pays(shared_analys
     if rep.verdict.decision == "compile-after-fixes":
         assert fix.significantly_faster(rules) and "allow_rnn" in rep.verdict.reasons[0]
     elif not rep.runtime.significantly_faster(rules):
-        assert rep.verdict.decision == "dont-compile"
+        # slower: don't compile; an interval that straddles the threshold: can't tell yet
+        assert rep.verdict.decision in ("dont-compile", "cant-tell")
         assert any(
             "Tried `torch._dynamo.config.allow_rnn = True`" in r for r in rep.verdict.reasons
         )
@@ -77,7 +78,7 @@ def test_gpt2_amp_step_breaks_are_not_the_users_and_the_headline_agrees_with_the
     # a custom train_step: only the whole step is compiled, and the table says what was not measured
     assert "not measured" in train["text"] or train["choice"] != "eager"
     if train["choice"] == "eager":
-        assert rep.verdict.decision == "dont-compile"
+        assert rep.verdict.decision in ("dont-compile", "cant-tell")
 
 
 def test_checkpointed_training_never_asks_the_user_to_fix_pytorchs_breaks(cli, tmp_path):

@@ -22,6 +22,7 @@ LAYERS = [  # top to bottom: module prefixes
         "tcdoctor.cli",
         "tcdoctor.api",
         "tcdoctor.testing",
+        "tcdoctor.pytest_plugin",
         "tcdoctor.fix",
         "tcdoctor.sweep",
         "tcdoctor.__main__",

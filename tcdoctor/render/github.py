@@ -2,7 +2,8 @@
 
 When `GITHUB_ACTIONS=true`, `analyze` and `check` print one annotation per finding on stdout, where
 the runner reads workflow commands: `::warning file=F,line=L,title=T::message` for each graph break
-and each recompile, `::error title=T::message` for each failed check. A finding in a file under the
+and each recompile, `::error title=T::message` for each failed check, `::warning` for each
+inconclusive one (its interval straddles the limit: not shown failing, not shown passing). A finding in a file under the
 workspace (`GITHUB_WORKSPACE`, else the current folder) is located by its path relative to it, so
 the annotation lands on that line of the pull request's diff; one elsewhere (a library, a folder
 outside the checkout) keeps its location in the message instead. The Markdown report (with the
@@ -133,6 +134,10 @@ class GitHubAnnotations(Renderer):
             if r.passed:
                 continue
             file, line = self._located(r.file, r.line)
+            if r.inconclusive and not r.error:
+                title = f"tcdoctor check inconclusive: {r.name}"
+                out.append(command("warning", r.reason, file=file, line=line, title=title))
+                continue
             title = f"tcdoctor check {'error' if r.error else 'failed'}: {r.name}"
             out.append(command("error", r.reason, file=file, line=line, title=title))
         return out
@@ -148,7 +153,7 @@ class GitHubAnnotations(Renderer):
         return "\n".join(capped(self._checks()))
 
 
-_ICON = {"PASS": "✅", "FAIL": "❌", "ERROR": "⚠️"}
+_ICON = {"PASS": "✅", "FAIL": "❌", "ERROR": "⚠️", "INCONCLUSIVE": "❔"}
 
 
 def checks_markdown(results: Sequence[CheckResult], note: str | None = None) -> str:

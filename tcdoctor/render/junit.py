@@ -6,7 +6,11 @@ The layout is the common denominator those readers accept (the Jenkins/Ant JUnit
 links; each check a `<testcase name=... classname=...>` whose `<system-out>` says the figure it was
 judged on and the limit; a failed check has a `<failure message=...>` with the reason (and, for
 graph breaks and recompiles, each finding on its own line), a check that could not be judged an
-`<error message=...>` (a tool problem: an unusable baseline, a missing file, `build()` raising).
+`<error message=...>` (a tool problem: an unusable baseline, a missing file, `build()` raising),
+an inconclusive check (its interval straddles the limit) a `<skipped message=...>` with the reason
+(how `--inconclusive` counts it included), counted in the suite's `skipped`, neither a failure nor
+a pass: readers show it apart, and the gate's exit code (5, or 0 with `--inconclusive pass`) says
+how CI took it.
 
 Pitfalls: readers key a test's history by classname + name (Jenkins), so the classname comes from
 the target (`tcdoctor.check.models.mymodel.build` for `models/mymodel.py:build`, relative to the
@@ -142,11 +146,14 @@ class JUnitRenderer(Renderer):
         self, title: str, target: str | None, props: dict[str, str], cls: str | None = None
     ) -> str:
         cls = cls or classname(target, self.root)
-        failures = str(sum(not r.passed and not r.error for r in self.results))
+        failures = str(sum(r.failed for r in self.results))
         errors = str(sum(r.error for r in self.results))
+        skipped = str(sum(r.inconclusive and not r.error for r in self.results))
         counts = {"tests": str(len(self.results)), "failures": failures, "errors": errors}
         root = ET.Element("testsuites", {"name": "tcdoctor check", **counts, "time": "0"})
-        suite = ET.SubElement(root, "testsuite", {"name": _text(title), **counts, "skipped": "0"})
+        suite = ET.SubElement(
+            root, "testsuite", {"name": _text(title), **counts, "skipped": skipped}
+        )
         suite.set("time", "0")
         file = self._suite_file(target)
         if file:
@@ -163,6 +170,11 @@ class JUnitRenderer(Renderer):
                     case, "error", {"message": _text(r.reason), "type": "not judged"}
                 )
                 err.text = _text(f"{r.name}: {r.reason}")
+            elif r.inconclusive:
+                skip = ET.SubElement(
+                    case, "skipped", {"message": _text(r.reason), "type": "inconclusive"}
+                )
+                skip.text = _text(f"{r.name}: {r.reason}")
             elif not r.passed:
                 failure = ET.SubElement(
                     case, "failure", {"message": _text(r.reason), "type": "check failed"}

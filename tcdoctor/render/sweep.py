@@ -92,7 +92,7 @@ def _break_even(row: SweepRow) -> str:
 
 def _sort_values(row: SweepRow) -> list[Any]:
     """What each column sorts by ('' sorts last): numbers where the column is a figure."""
-    order = {"compile": 0, "compile-after-fixes": 1, "dont-compile": 2}
+    order = {"compile": 0, "compile-after-fixes": 1, "cant-tell": 2, "dont-compile": 3}
     return [
         row.target,
         row.status,

@@ -5,10 +5,16 @@ against a baseline report (`baseline_checks`; `tcdoctor diff` judges its regress
 code, `regressions`). Every output of `check` and `check --sweep` (the terminal lines, the JUnit XML,
 the GitHub step summary and annotations) reads the same `CheckResult`s, so a check is worded once.
 
-A result is one of three: passed, failed (the figure is outside its limit, or the new report lacks
-it), or an error (it could not be judged: a baseline that is incomplete or lacks the figure, a bad
-command line, a target that cannot be loaded), which is a tool problem, not a verdict on the model:
-JUnit gets an `<error>`, not a `<failure>`, and the gate exits 2 (`gate_exit_code`).
+A result is one of four: passed, failed (the figure is outside its limit, or the new report lacks
+it), inconclusive (the figure's interval straddles the limit: `--min-speedup X` passes when the lower
+bound is ≥ X, fails when the upper bound is < X, and is inconclusive otherwise; `--max-slowdown`
+likewise on the two one-sided bounds of the change; `--require-verdict` on a "cant-tell" verdict), or
+an error (it could not be judged: a baseline that is incomplete or lacks the figure, a bad command
+line, a target that cannot be loaded), which is a tool problem, not a verdict on the model: JUnit
+gets an `<error>`, not a `<failure>`, and the gate exits 2 (`gate_exit_code`). An inconclusive check
+is a JUnit `<skipped>`, a GitHub warning (not an error), and exits 5 unless `--inconclusive pass`
+(exit 0); a failed check anywhere still exits 1. A figure with no interval (a count, the cold
+compile time, the memory ratio) is never inconclusive.
 
 Pitfalls: an unmeasured figure fails its check (a gate must not pass on missing evidence); a
 regression in speed is a one-sided Welch test on the two reports' per-process speedups, never two
@@ -20,11 +26,12 @@ fails `--max-new-graph-breaks 0`.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from .. import stats, units
-from ..errors import EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE
+from ..errors import EXIT_CHECK_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE, UsageError
 from .diff import introduced_breaks
 from .model import Report
 from .runtime_processes import decided_on
@@ -37,6 +44,9 @@ CHECK_KEYS = (
     "max_memory_ratio",
     "require_numerics",
     "require_verdict",
+    "known_breaks",
+    "allow_stale",
+    "update_known_breaks",
 )
 BASELINE_KEYS = (
     "max_new_graph_breaks",
@@ -45,6 +55,9 @@ BASELINE_KEYS = (
     "max_compile_growth",
 )
 _ORDER = {"dont-compile": 0, "compile-after-fixes": 1, "compile": 2}
+# the verdict's speed undecided: it neither meets nor misses a --require-verdict (inconclusive)
+CANT_TELL = "cant-tell"
+INCONCLUSIVE_POLICIES = ("fail", "pass")  # `check --inconclusive`: how an inconclusive one counts
 
 
 @dataclass(frozen=True)
@@ -52,10 +65,11 @@ class CheckResult:
     """One check: what was judged (`figure`, formatted, `units.NA` when missing), against which
     `limit`, whether it passed, and `reason`, the one line that says both (printed after the name).
 
-    `error`: the check could not be judged (a tool or input problem; never passed). `details`: one
-    line per finding behind the figure (each graph break: file:line and reason), for the outputs
-    that have room. `file`/`line`: where the finding is (the first graph break, the first
-    recompile), as the report has it; renderers make it relative to the workspace."""
+    `error`: the check could not be judged (a tool or input problem; never passed). `inconclusive`:
+    the figure's interval straddles the limit (never passed; not failed either: `failed` is False).
+    `details`: one line per finding behind the figure (each graph break: file:line and reason), for
+    the outputs that have room. `file`/`line`: where the finding is (the first graph break, the
+    first recompile), as the report has it; renderers make it relative to the workspace."""
 
     name: str
     figure: str
@@ -66,11 +80,21 @@ class CheckResult:
     details: tuple[str, ...] = ()
     file: str | None = None
     line: int | None = None
+    inconclusive: bool = False
 
     @property
     def status(self) -> str:
-        """PASS, FAIL or ERROR: the word the terminal line starts with."""
-        return "ERROR" if self.error else ("PASS" if self.passed else "FAIL")
+        """PASS, FAIL, INCONCLUSIVE or ERROR: the word the terminal line starts with."""
+        if self.error:
+            return "ERROR"
+        if self.inconclusive:
+            return "INCONCLUSIVE"
+        return "PASS" if self.passed else "FAIL"
+
+    @property
+    def failed(self) -> bool:
+        """Judged and outside its limit (not an error, not inconclusive)."""
+        return not self.passed and not self.error and not self.inconclusive
 
 
 def error_result(name: str, message: str) -> CheckResult:
@@ -78,11 +102,31 @@ def error_result(name: str, message: str) -> CheckResult:
     return CheckResult(name, units.NA, "", False, message, error=True)
 
 
-def gate_exit_code(results: list[CheckResult]) -> int:
-    """2 when a check could not be judged (an error), else 1 when one failed, else 0."""
+def gate_exit_code(results: list[CheckResult], inconclusive: str = "fail") -> int:
+    """2 when a check could not be judged (an error), else 1 when one failed, else 5 when one was
+    inconclusive and `inconclusive` is "fail" (`--inconclusive fail`, the default: its own code, so
+    CI tells "not shown either way" from "failed"), else 0 (`--inconclusive pass` included)."""
     if any(r.error for r in results):
         return EXIT_USAGE
-    return EXIT_CHECK_FAILED if any(not r.passed for r in results) else EXIT_OK
+    if any(r.failed for r in results):
+        return EXIT_CHECK_FAILED
+    if inconclusive == "fail" and any(r.inconclusive for r in results):
+        return EXIT_INCONCLUSIVE
+    return EXIT_OK
+
+
+def counted(results: list[CheckResult], inconclusive: str = "fail") -> list[CheckResult]:
+    """The results with each inconclusive one's reason saying how the gate counts it: '…; counted
+    as a failure (--inconclusive fail)' or '…; counted as a pass (--inconclusive pass)'."""
+    if inconclusive not in INCONCLUSIVE_POLICIES:
+        raise ValueError(f"--inconclusive takes fail or pass, not {inconclusive!r}")
+    how = "a failure" if inconclusive == "fail" else "a pass"
+    return [
+        replace(r, reason=f"{r.reason}; counted as {how} (--inconclusive {inconclusive})")
+        if r.inconclusive
+        else r
+        for r in results
+    ]
 
 
 def gate_lines(results: list[CheckResult], note: str | None = None) -> list[str]:
@@ -91,17 +135,23 @@ def gate_lines(results: list[CheckResult], note: str | None = None) -> list[str]
     lines = [note] if note else []
     for r in results:
         lines.append(f"{r.status:<4}  {r.name}: {r.reason}")
-        if not r.passed and not r.error:
+        if r.failed:
             lines += [f"        {d}" for d in r.details]
     lines.append(count_line(results))
     return lines
 
 
 def count_line(results: list[CheckResult]) -> str:
-    failed = sum(not r.passed and not r.error for r in results)
+    """'3 passed, 1 failed', with ', 1 inconclusive' and ', 1 error(s)' when there are any."""
+    failed = sum(r.failed for r in results)
     errors = sum(r.error for r in results)
-    passed = len(results) - failed - errors
-    return f"{passed} passed, {failed} failed" + (f", {errors} error(s)" if errors else "")
+    unsure = sum(r.inconclusive and not r.error for r in results)
+    passed = len(results) - failed - errors - unsure
+    return (
+        f"{passed} passed, {failed} failed"
+        + (f", {unsure} inconclusive" if unsure else "")
+        + (f", {errors} error(s)" if errors else "")
+    )
 
 
 def _judged(name: str, value: Any, bound: Any, le: bool, show: Callable = str) -> CheckResult:
@@ -123,8 +173,14 @@ def run_checks(
     require_numerics: bool = False,
     require_verdict: str | None = None,
     compile_remedies: bool = False,
+    known_breaks: str | None = None,
+    allow_stale: bool = False,
+    update_known_breaks: bool = False,
 ) -> list[CheckResult]:
     """The thresholds given (None: not checked), in a fixed order; a failed phase always fails.
+
+    `known_breaks`: the graph breaks judged against that file (report/known_breaks.py);
+    `update_known_breaks` rewrites it from this report first (reasons kept).
 
     `compile_remedies`: --max-compile-seconds judges the best measured way to start (the cold
     whole model, or a remedy tried in a fresh process) and names the one it used."""
@@ -138,13 +194,8 @@ def run_checks(
         out.append(_graph_breaks(report, max_graph_breaks))
     if max_recompiles is not None:
         out.append(_recompiles(report, max_recompiles))
-    limit(
-        "speedup (95% CI lower bound)",
-        report.runtime.ci_low,
-        min_speedup,
-        False,
-        lambda v: f"{v:.3f}×",
-    )
+    if min_speedup is not None:
+        out.append(_min_speedup(report, min_speedup))
     if compile_remedies and max_compile_seconds is not None:
         out.append(_best_start(report, max_compile_seconds))
     else:
@@ -158,19 +209,14 @@ def run_checks(
         True,
         lambda v: f"{v:.2f}",
     )
+    if known_breaks is not None:
+        out.append(_known_breaks(report, known_breaks, allow_stale, update_known_breaks))
+    elif allow_stale or update_known_breaks:
+        raise UsageError("--allow-stale and --update-known-breaks need --known-breaks FILE")
     if require_numerics:
         out.append(_numerics(report))
     if require_verdict:
-        d = report.verdict.decision
-        out.append(
-            CheckResult(
-                "verdict",
-                str(d),
-                f"at least {require_verdict}",
-                d is not None and _ORDER.get(d, -1) >= _ORDER[require_verdict],
-                f"{d} (at least {require_verdict} required)",
-            )
-        )
+        out.append(_verdict(report, require_verdict))
     if report.errors:
         out.append(
             CheckResult(
@@ -182,6 +228,66 @@ def run_checks(
             )
         )
     return out
+
+
+def _level(level: float | None) -> str:
+    """'95%', or the interval's own level ('98.2%': the headline's Pocock level)."""
+    return f"{level * 100:.3g}%" if level and round(level, 4) != 0.95 else "95%"
+
+
+def _after(report: Report, bound: float) -> str:
+    """'after 6 processes (the cap: --processes 6)': how many processes the headline's interval
+    rests on and why no more were timed."""
+    rt = report.runtime
+    seq = rt.sequence or {}
+    n = seq.get("timed") or len(decided_on(rt.processes)) or 1
+    what = f"after {n} process{'' if n == 1 else 'es'}"
+    stopped, cap = seq.get("stopped"), seq.get("cap")
+    if stopped == "cap":
+        return f"{what} (the cap: --processes {cap})"
+    if stopped == "budget":
+        return f"{what} (the time budget ran out before the cap of {cap})"
+    if stopped == "decided":
+        if any(abs(t - bound) < 1e-9 for t in seq.get("thresholds") or ()):
+            return f"{what} (each allocator regime answered; the headline's interval spans both)"
+        return (
+            f"{what} (they stopped once the verdict's question was answered: {bound:g}× was not "
+            f"a threshold they were timed for; `check TARGET --min-speedup {bound:g}` times "
+            "until it is answered)"
+        )
+    asked = (report.options or {}).get("processes")
+    return f"{what} (" + (
+        f"--processes {asked}: too few for sequential looks, none added)"
+        if asked
+        else "no sequence of processes recorded)"
+    )
+
+
+def _min_speedup(report: Report, bound: float) -> CheckResult:
+    """--min-speedup X on the headline's decision interval: passed when its lower bound is ≥ X (as
+    the verdict's "faster"), failed when its upper bound is < X, inconclusive when it straddles X
+    (the reason says after how many processes and why no more were timed). A report without the
+    upper bound is judged on the lower bound alone (pass or fail)."""
+    rt = report.runtime
+    r = _judged("speedup (95% CI lower bound)", rt.ci_low, bound, False, lambda v: f"{v:.3f}×")
+    lo, hi = rt.ci_low, rt.ci_high
+    if r.passed or lo is None or hi is None or hi < bound:
+        return r
+    interval = f"{_level(rt.ci_level)} CI {lo:.3f}–{hi:.3f}×"
+    reason = f"{interval} straddles {bound:g}× {_after(report, bound)}"
+    return replace(r, figure=interval, reason=reason, inconclusive=True)
+
+
+def _verdict(report: Report, required: str) -> CheckResult:
+    """--require-verdict: the decision at least `required`; a "cant-tell" verdict (the speed
+    undecided at this precision) is inconclusive, neither meeting nor missing it."""
+    d = report.verdict.decision
+    limit = f"at least {required}"
+    if d == CANT_TELL:
+        reason = f"{d} ({units.decision_text(d)}: the speed is undecided; {limit} required)"
+        return CheckResult("verdict", d, limit, False, reason, inconclusive=True)
+    ok = d is not None and _ORDER.get(d, -1) >= _ORDER[required]
+    return CheckResult("verdict", str(d), limit, ok, f"{d} ({limit} required)")
 
 
 def _graph_breaks(report: Report, bound: int) -> CheckResult:
@@ -205,6 +311,35 @@ def _recompiles(report: Report, bound: int) -> CheckResult:
     first = events[0] if events else None
     return replace(
         r, details=details, file=first.file if first else None, line=first.line if first else None
+    )
+
+
+def _known_breaks(report: Report, path: str, allow_stale: bool, update: bool) -> CheckResult:
+    """The report's graph breaks (the user's and libraries' alike) against a known-breaks file: a
+    new break fails, a stale entry fails unless allowed. With `update`, the file is rewritten from
+    the report first (reasons kept, new entries with the placeholder reason) and judged after."""
+    from . import known_breaks as kb
+
+    name = "known graph breaks"
+    if report.graph_breaks.count is None:
+        return CheckResult(name, units.NA, path, False, f"{units.NA}: graph breaks not measured")
+    findings = report.graph_breaks.unique
+    if update:
+        entries = kb.load(path) if os.path.exists(path) else []
+        kb.write(path, kb.updated(entries, findings, path))
+    cmp = kb.compare(kb.load(path), findings, path)
+    failed = cmp.failed(allow_stale)
+    reason = ("updated; " if update else "") + cmp.summary(allow_stale)
+    first = cmp.new[0].breaks[0] if cmp.new else None
+    return CheckResult(
+        name,
+        f"{len(cmp.new)} new, {len(cmp.stale)} stale",
+        f"0 new, 0 stale{' (stale allowed)' if allow_stale else ''}",
+        not failed,
+        reason,
+        details=tuple(cmp.lines(allow_stale)),
+        file=first.file if first else None,
+        line=first.line if first else None,
     )
 
 
@@ -317,7 +452,7 @@ def regressions(before: Report, after: Report) -> list[CheckResult]:
     for key, judge in (
         ("max_new_graph_breaks", _new_breaks),
         ("max_new_recompiles", _new_recompiles),
-        ("max_slowdown", _slowdown),
+        ("max_slowdown", lambda a, b, p: _slowdown(a, b, p, three=False)),  # shown slower, or not
     ):
         what, read = BASELINE_NEEDS[key]
         if read(before) is None or read(after) is None:
@@ -361,13 +496,16 @@ def _new_recompiles(new: Report, old: Report, bound: int) -> CheckResult:
     return CheckResult(name, figure, limit, b - a <= bound, f"{figure} ({limit} required)")
 
 
-def _slowdown(new: Report, old: Report, pct: float) -> CheckResult:
-    """A one-sided Welch test on the two reports' per-process log speedups (the processes each
+def _slowdown(new: Report, old: Report, pct: float, three: bool = True) -> CheckResult:
+    """One-sided Welch tests on the two reports' per-process log speedups (the processes each
     headline was decided on): fails when the new speedup is shown slower than the baseline's by
-    more than `pct` (the upper 95% confidence bound of new/old below 1 − pct/100). At a true
+    more than `pct` (the upper 95% confidence bound of new/old below 1 − pct/100), passes when it
+    is shown not slower by more than `pct` (the lower 95% bound at or above it), and is
+    inconclusive between (the 90% interval those two bounds make straddles 1 − pct/100). At a true
     slowdown of exactly `pct` it fails 5% of the time; beyond, more often (tests/test_gate.py).
-    Reports with fewer than two processes each are judged on their intervals: the new one's upper
-    bound under (1 − pct/100) × the baseline's lower bound."""
+    `three=False` (`tcdoctor diff`'s "shown slower at all"): passes whenever it does not fail.
+    Reports with fewer than two processes each are judged on their intervals
+    (`_slowdown_by_intervals`)."""
     name, limit = "slowdown (vs baseline)", f"≤ {pct:g}% slower"
     a, b = new.runtime, old.runtime
     missing = _missing(name, limit, a.speedup, b.speedup)
@@ -376,23 +514,37 @@ def _slowdown(new: Report, old: Report, pct: float) -> CheckResult:
     xs = [r["speedup"] for r in decided_on(a.processes)]
     ys = [r["speedup"] for r in decided_on(b.processes)]
     if len(xs) < 2 or len(ys) < 2:
-        return _slowdown_by_intervals(new, old, pct)
+        return _slowdown_by_intervals(new, old, pct, three)
     change, upper, lo, hi = stats.welch_log_ratio(xs, ys)
+    lower = change * change / upper  # the one-sided lower bound: the upper mirrored in log space
     figure = f"{change - 1:+.1%} (95% CI {lo - 1:+.1%} to {hi - 1:+.1%})"
     counts = (
         f"; note: {len(xs)} processes against the baseline's {len(ys)}"
         if len(xs) != len(ys)
         else ""
     )
-    passed = upper >= 1 - pct / 100
+    margin = 1 - pct / 100
+    shown = f"new {units.ratio(a.speedup)}, baseline {units.ratio(b.speedup)}"
+    if three and margin <= upper and lower < margin:
+        interval = f"90% CI {lower - 1:+.1%} to {upper - 1:+.1%}"
+        reason = (
+            f"{interval} straddles {-pct:g}% after {len(xs)} + {len(ys)} processes (new + "
+            f"baseline): {shown}, neither shown slower by more than {pct:g}% nor shown within "
+            f"it (one-sided Welch tests on the log speedups, 95% each){counts}"
+        )
+        return CheckResult(name, interval, limit, False, reason, inconclusive=True)
+    passed = upper >= margin
     reason = (
-        f"{figure}: new {units.ratio(a.speedup)}, baseline {units.ratio(b.speedup)}, one-sided "
+        f"{figure}: {shown}, one-sided "
         f"Welch test on {len(xs)} + {len(ys)} processes' log speedups ({limit} required){counts}"
     )
     return CheckResult(name, figure, limit, passed, reason)
 
 
-def _slowdown_by_intervals(new: Report, old: Report, pct: float) -> CheckResult:
+def _slowdown_by_intervals(new: Report, old: Report, pct: float, three: bool = True) -> CheckResult:
+    """Fewer than two processes in a report: fails when the new interval's upper bound is under
+    (1 − pct/100) × the baseline's lower bound, passes when its lower bound is at or above
+    (1 − pct/100) × the baseline's upper bound, inconclusive between (`three`)."""
     name, limit = "slowdown (vs baseline)", f"≤ {pct:g}% slower"
     a, b = new.runtime, old.runtime
     missing = _missing(name, limit, a.ci_high, b.ci_low)
@@ -401,8 +553,14 @@ def _slowdown_by_intervals(new: Report, old: Report, pct: float) -> CheckResult:
     cis = f"new {units.ci(a.speedup_ci)}×, baseline {units.ci(b.speedup_ci)}×"
     gap = 1 - a.ci_high / b.ci_low if b.ci_low else 0.0  # the least slowdown both CIs allow
     figure = f"at least {units.percent(gap)} slower" if gap > 0 else "not shown slower"
-    passed = a.ci_high >= (1 - pct / 100) * b.ci_low
+    margin = 1 - pct / 100
+    passed = a.ci_high >= margin * b.ci_low
     why = "fewer than two processes in a report: judged on the two intervals"
+    within = a.ci_low is not None and b.ci_high is not None and a.ci_low >= margin * b.ci_high
+    if three and passed and not within:
+        figure = f"{figure}, not shown within {pct:g}%"
+        reason = f"{figure}: the two intervals straddle {-pct:g}% ({cis}; {limit} required; {why})"
+        return CheckResult(name, figure, limit, False, reason, inconclusive=True)
     return CheckResult(name, figure, limit, passed, f"{figure} ({cis}; {limit} required; {why})")
 
 

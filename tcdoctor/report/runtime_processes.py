@@ -7,8 +7,9 @@ a bare process calls the object build() returned as a plain script does). The pr
 headline is decided on are those launched as the user launches the script and not disturbed:
 
 - **Decision interval** (`speedup_ci`): a confidence interval of the typical process's speedup,
-  the geometric mean (stats.log_mean_ci: Student's t on the processes' log speedups, n − 1 degrees
-  of freedom, the logs' spread taken as at least the processes' own paired noise). The verdict,
+  the geometric mean (Student's t on the processes' log speedups, n − 1 degrees of freedom, never
+  narrower than the processes' own paired noise with the normal quantile: that noise is known from
+  hundreds of pairs, stats.known_floor_half_width). The verdict,
   `check --min-speedup` and the break-even decide on it (`claim`).
 - **Prediction interval** (`prediction_interval`): where one more process of the script may land
   (stats.prediction_interval, √(n + 1) times wider), widened to hold every process's own paired
@@ -17,24 +18,41 @@ headline is decided on are those launched as the user launches the script and no
   MIN_LOOK processes; while the decision at the thresholds in play (1.0 and RULES' min_speedup for
   the verdict, --min-speedup for `check`) is undecided, one more bare process runs, up to
   `--processes` (the cap). Looking repeatedly is paid for with Pocock's boundary: every look uses
-  the same nominal level, POCOCK[looks], so that the chance any look claims a side when the speedup
-  sits on a threshold stays about 5% (simulated in tests/test_runtime_processes.py). The report says how
-  many processes ran and why they stopped: decided, the cap, or the time budget.
+  the same nominal level, look_level(cap), for looks at MIN_LOOK..cap processes (not equally spaced
+  in information; t at each look: T_POCOCK, computed by benchmarks/pocock_t_levels.py; the
+  normal-theory constant is computed by stats.pocock_constant), so that the chance any look claims a
+  side when the speedup sits on a threshold stays 5% (simulated through the launcher's loop in
+  tests/test_regimes_load.py). The report says how many processes ran, at which counts it looked,
+  and why they stopped: decided, the cap, or the time budget.
 - **Allocator regimes are decided apart** (`regimes`): when processes fall in two allocator regimes
   (a side faulting ≥ HEAVY_FAULTS_PER_CALL pages per call in one and not in another), each regime
-  gets its speedup and interval from the spread pooled within regimes (one-way analysis of
-  variance: N − k degrees of freedom), and the decision says whether compiled is faster in every
+  is decided on at least MIN_PER_REGIME of its own processes: its speedup and interval from the
+  spread pooled within the regimes that have two or more (one-way analysis of variance: N − k
+  degrees of freedom). A regime of one process borrows no spread: it is undecided with the reason
+  (`undecided_why`) and the launcher asks for another process. The decision says whether compiled is faster in every
   regime, in some, or in none. The decision interval is the envelope of the regimes' intervals, so
   "faster" means faster in every regime. A process run in an environment the user did not launch
   (glibc's thresholds pinned, `pinned_why`) is a probe of the other regime, listed and never in the
   headline.
+- **Two modes within a regime** (`modes`): sorted by speedup, neighbouring processes of one
+  regime MODE_GAP apart split it; the interval is not split, and ci_method says it spans two modes.
 - **A disturbed process is excluded, with its reason** (`disturbed`): eager is the same code in
-  every process, a control. A process whose eager median lies outside the other processes' by more
-  than DISTURBED_RATIO while its timing saw load (other programs' CPU time, probes/load.py) is
-  listed with its figures and `excluded`, and does not count towards the processes decided on.
+  every process, a control, and load only slows it. A process whose eager median lies above
+  DISTURBED_RATIO times every other process's of its regime while load was seen in its pairs (a
+  share of its kept pairs still loaded, or the median round loaded: probes/timing.py, per pair, never
+  the maximum round) is listed with its figures and `excluded`, does not count towards the processes
+  decided on, and is replaced by a process that names it (the launcher).
+- **Sustained load** (`load`, `under_load`): the loaded pairs of the processes decided on; when most
+  pairs of every process were loaded, nothing stands out to exclude and the figures are not a quiet
+  machine's: undecided, and `undecided_why` (which the verdict's headline shows) says
+  "timed under load: N of M pairs loaded".
 
 Pitfalls. Few processes know the spread poorly: with three, t(2) at Pocock's level is 7.3, so a
-model whose processes disagree by 10% needs more processes to decide, honestly. One process
+model whose processes disagree by 10% needs more processes to decide, honestly. Two regimes of two
+processes each pool 2 degrees of freedom and rarely decide. The regimes' pooled spread assumes the
+same spread in both. A look repeated at the same count after an exclusion swapped a process is not in
+the Pocock design (rare). The load rule cannot see contention that takes no CPU time (memory
+bandwidth of another program's threads on other cores). One process
 (`--processes 1`, the in-process API) gives that process's own interval, and the report says it
 does not cover process-to-process spread.
 
@@ -65,14 +83,26 @@ ORDINALS = ("third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "
 # The first decision is taken at this many processes (cold, warm and one bare process: two give t(1)
 # = 12.7, which decides nothing); then one more process per look while undecided, up to the cap.
 MIN_LOOK = 3
-# Pocock's nominal two-sided level per look for K equally spaced looks at an overall 5% (Pocock
-# 1977, table 1): every look is held to the same stricter level.
-POCOCK = {1: 0.05, 2: 0.0294, 3: 0.0221, 4: 0.0182, 5: 0.0158, 6: 0.0142, 7: 0.0132, 8: 0.0123}
-# A process's eager median this many times above (or below) every other process's, while its
-# timing saw other programs' load, is a disturbed process (eager is the same code in every process).
+# The chance, over all looks, that the sequence claims a side when the speedup sits on a threshold.
+ALPHA = 0.05
+# An allocator regime is decided on at least this many of its own processes (its own spread).
+MIN_PER_REGIME = 2
+# A process's eager median this many times above every other process's of its regime, while load
+# was seen in its pairs, is a disturbed process (eager is the same code in every process; load
+# only slows it).
 DISTURBED_RATIO = 1.5
-# Other programs using this many cores on average during a process's timing is load (probes/load.py)
+# Load seen in a process's pairs: at least this share of its kept pairs still loaded after reruns
+# (probes/timing.py: a round is loaded when others took half a core and a clock tick), or the
+# median round's other programs at LOAD_CORES. The maximum over rounds is not load: quiet ~20 ms
+# rounds read 0.47–0.53 of a core from /proc/stat's 10 ms ticks alone.
+DISTURBED_LOADED_SHARE = 0.1
 LOAD_CORES = 0.5
+# A process timed under sustained load: most of its kept pairs loaded (or the median round loaded).
+SUSTAINED_SHARE = 0.5
+# Two modes within one regime: sorted, two neighbouring processes' speedups this many times apart.
+# Processes spread 5-10% (log SD) between them; a 1.4x gap is 3.4 SDs at 10%: among six processes
+# of one mode it appears well under 1% of the time. The recipe's modes are 1.45-1.6 and 2.7-3.0.
+MODE_GAP = 1.4
 
 
 def extra_name(i: int) -> str:
@@ -85,9 +115,37 @@ def looks(cap: int) -> int:
     return max(1, cap - MIN_LOOK + 1)
 
 
+def look_schedule(cap: int) -> tuple[int, ...]:
+    """The processes decided on at each look a cap allows: MIN_LOOK, MIN_LOOK + 1, …, cap."""
+    return tuple(range(MIN_LOOK, cap + 1)) if cap >= MIN_LOOK else (max(cap, 1),)
+
+
+# Pocock's rule with Student's t at each look: the per-look confidence level for looks at MIN_LOOK,
+# MIN_LOOK + 1, …, cap processes (df = n − 1 at n) so that all the looks together claim a side of a
+# threshold the speedup sits on ALPHA of the time. Computed once by benchmarks/pocock_t_levels.py
+# (4,000,000 simulated runs per cap, ±0.0002); one look is exactly 95%. The normal-theory constant
+# for the same looks (stats.pocock_constant, computed) gives 97.8% at cap 6, which with t errs 5.8%.
+T_POCOCK = {
+    3: 0.95, 4: 0.9694, 5: 0.9771, 6: 0.9812, 7: 0.9839,
+    8: 0.9856, 9: 0.9870, 10: 0.9880, 11: 0.9888, 12: 0.9894,
+}  # fmt: skip
+
+
 def look_level(cap: int) -> float:
-    """The confidence level every look uses so the looks together err about 5% of the time."""
-    return 1.0 - POCOCK[min(looks(cap), max(POCOCK))]
+    """The confidence level every look uses so the looks together err ALPHA of the time, for looks
+    at MIN_LOOK..cap processes (T_POCOCK; information grows with the processes, so these looks are
+    not equally spaced, and the spread is estimated, so t, not z). Beyond the table: the
+    normal-theory level computed for those looks (stats.pocock_level), its error scaled by the
+    table's t-to-z ratio at its largest cap. A sequence that stops earlier (decided, the time
+    budget) or replaces a disturbed process looks at a subset of these counts: its error is at
+    most ALPHA."""
+    if cap < MIN_LOOK:
+        return 1 - ALPHA
+    if cap in T_POCOCK:
+        return T_POCOCK[cap]
+    top = max(T_POCOCK)
+    ratio = (1 - T_POCOCK[top]) / (1 - stats.pocock_level(look_schedule(top), ALPHA))
+    return 1 - (1 - stats.pocock_level(look_schedule(cap), ALPHA)) * ratio
 
 
 def timed(results: dict[str, dict | None]) -> list[tuple[str, str, dict]]:
@@ -150,13 +208,24 @@ def _load(result: dict) -> dict:
 
 
 def load_seen(load: dict) -> bool:
-    """Other programs took CPU during the timing: pairs rerun or still loaded, or half a core at
-    times in the pairs kept."""
+    """Other programs took CPU during the timing: pairs rerun or kept still loaded (what the report
+    names; judging a process reads `loaded_share`)."""
     return bool(load) and (
-        (load.get("loaded_pairs") or 0) > 0
-        or (load.get("retimed_pairs") or 0) > 0
-        or (load.get("other_cores_max") or 0.0) >= LOAD_CORES
+        (load.get("loaded_pairs") or 0) > 0 or (load.get("retimed_pairs") or 0) > 0
     )
+
+
+def loaded_share(r: dict) -> float:
+    """The share of a process row's kept pairs still loaded after reruns, per pair, from its
+    `load` (probes/timing.py) and `samples` (its kept pairs); the median round's other programs at
+    LOAD_CORES or more count as every pair loaded. 0 where load was not measured."""
+    load = r.get("load") or {}
+    if not load or "not_measured" in load:
+        return 0.0
+    if (load.get("other_cores_median") or 0.0) >= LOAD_CORES:
+        return 1.0
+    pairs = r.get("samples") or 0
+    return min(1.0, (load.get("loaded_pairs") or 0) / pairs) if pairs else 0.0
 
 
 def row(name: str, env: str, result: dict) -> dict:
@@ -180,35 +249,121 @@ def row(name: str, env: str, result: dict) -> dict:
 
 
 def disturbed(r: dict, others: list[dict]) -> str | None:
-    """Why process `r` is excluded as disturbed, or None: its eager median lies outside every other
-    process's by more than DISTURBED_RATIO while its timing saw load. Needs two others."""
+    """Why process `r` is excluded as disturbed, or None. Load only slows: its eager median must lie
+    above DISTURBED_RATIO times every other process's of its allocator regime (`others`; two at
+    least), and load must be seen in its pairs (`loaded_share` at DISTURBED_LOADED_SHARE). A faster
+    eager, or a slower one in quiet pairs, is data (an allocator regime looks like that)."""
     eager = r.get("eager_median_s")
     theirs = [o["eager_median_s"] for o in others if o.get("eager_median_s")]
-    if not eager or len(theirs) < 2 or not load_seen(r.get("load") or {}):
+    if not eager or len(theirs) < 2 or loaded_share(r) < DISTURBED_LOADED_SHARE:
         return None
     lo, hi = min(theirs), max(theirs)
-    if lo / DISTURBED_RATIO <= eager <= hi * DISTURBED_RATIO:
+    if eager <= hi * DISTURBED_RATIO:
         return None
-    load = r["load"]
+    load = r.get("load") or {}
     return (
         f"disturbed: eager took {eager * 1e3:.3g} ms per call against {lo * 1e3:.3g}–"
-        f"{hi * 1e3:.3g} ms in the other processes while other programs used up to "
-        f"{load.get('other_cores_max') or 0.0:.1f} core(s) (eager is the same code in every process)"
+        f"{hi * 1e3:.3g} ms in the other processes of its allocator regime while "
+        f"{load.get('loaded_pairs') or 0} of its {r.get('samples') or 0} pairs ran under load "
+        f"(other programs' median {load.get('other_cores_median') or 0.0:.2f} core(s); eager is "
+        "the same code in every process and load only slows it)"
     )
 
 
 def classify(rows: list[dict]) -> list[dict]:
     """Mark probes (an environment the user did not launch) and disturbed processes on `rows`;
-    return the rows the headline is decided on."""
+    return the rows the headline is decided on. A process is judged against the others of its own
+    allocator regime (a process without fault counts against every other)."""
     for r in rows:
         if r["env"] != AS_LAUNCHED:
             r["probe"] = "an environment you did not launch: a probe of the other allocator regime"
     launched = [r for r in rows if not r.get("probe")]
     for r in launched:
-        why = disturbed(r, [o for o in launched if o is not r])
+        peers = [
+            o
+            for o in launched
+            if o is not r and (None in (o["regime"], r["regime"]) or o["regime"] == r["regime"])
+        ]
+        why = disturbed(r, peers)
         if why:
             r["excluded"] = why
     return [r for r in launched if not r.get("excluded")]
+
+
+def replaces(rows: list[dict], replaced: set[str]) -> str | None:
+    """The name of an excluded process (in `rows`) that no process has replaced yet (`replaced`)."""
+    return next(
+        (r["process"] for r in rows if r.get("excluded") and r["process"] not in replaced), None
+    )
+
+
+def replacement_why(name: str) -> str:
+    """Why a timing-only process runs in place of an excluded one."""
+    return (
+        f"one more fresh process, as a plain script runs the call: it replaces the {name} process, "
+        "excluded as disturbed"
+    )
+
+
+def under_load(counted: list[dict]) -> dict | None:
+    """The load on the processes decided on, per pair: {"loaded_pairs", "pairs",
+    "processes_loaded" (most pairs loaded: SUSTAINED_SHARE), "processes", "sustained" (every
+    process loaded), "text"}; None when no kept pair was loaded."""
+    measured = [r for r in counted if (r.get("load") or {}) and "not_measured" not in r["load"]]
+    loaded = sum((r["load"].get("loaded_pairs") or 0) for r in measured)
+    if not measured or (not loaded and not any(loaded_share(r) for r in measured)):
+        return None
+    pairs = sum(r.get("samples") or 0 for r in measured)
+    k = sum(loaded_share(r) >= SUSTAINED_SHARE for r in measured)
+    sustained = k == len(counted)
+    text = f"timed under load: {loaded} of {pairs} pairs loaded" + (
+        f", most pairs in every process ({k} of {len(counted)}): other programs took the cores the "
+        "timing needed, so the figures are not what a quiet machine gives (can't tell)"
+        if sustained
+        else f" ({k} of {len(counted)} process(es) with most pairs loaded)"
+    )
+    return {
+        "loaded_pairs": loaded,
+        "pairs": pairs,
+        "processes_loaded": k,
+        "processes": len(counted),
+        "sustained": sustained,
+        "text": text,
+    }
+
+
+def modes(members: list[dict]) -> list[dict] | None:
+    """Two modes within one regime, by the gap rule: sorted by speedup, the widest step between
+    neighbouring processes is at least MODE_GAP times: [{"processes", "speedup"} below the gap,
+    the same above]. None otherwise."""
+    ranked = sorted(members, key=lambda r: r["speedup"])
+    if len(ranked) < 2:
+        return None
+    gap, i = max(
+        (b["speedup"] / a["speedup"], i) for i, (a, b) in enumerate(zip(ranked, ranked[1:]))
+    )
+    if gap < MODE_GAP:
+        return None
+    return [
+        {
+            "processes": [r["process"] for r in side],
+            "speedup": stats.geometric_mean([r["speedup"] for r in side]),
+        }
+        for side in (ranked[: i + 1], ranked[i + 1 :])
+    ]
+
+
+def modes_text(found: list[dict]) -> str:
+    """'the interval spans two modes (… regime): 1.52× (cold, third) and 2.85× (warm, fourth)'."""
+    parts = []
+    for m in found:
+        where = f" in the {m['regime']} regime" if m.get("regime") else ""
+        sides = [f"{x['speedup']:.2f}× ({', '.join(x['processes'])})" for x in m["modes"]]
+        parts.append(
+            f"the interval spans two modes{where} (a gap of at least {MODE_GAP:g}× between "
+            f"neighbouring processes): {' and '.join(sides)}"
+        )
+    return "; ".join(parts)
 
 
 def _noise_sd(r: dict) -> float:
@@ -229,20 +384,24 @@ def _groups(rows: list[dict]) -> dict[str | None, list[dict]]:
 def _group_intervals(
     by: dict[str | None, list[dict]], level: float
 ) -> dict[str | None, list[float] | None]:
-    """Each group's confidence interval of its typical speedup, from the spread pooled within
-    groups (N − k degrees of freedom); None for every group when that leaves none."""
+    """Each group's confidence interval of its typical speedup, decided on its own processes: None
+    for a group of fewer than MIN_PER_REGIME (a lone process never borrows another regime's
+    spread). The spread is pooled within the groups that have two or more (N − k degrees of
+    freedom, each group's own deviations from its own mean) and taken as at least the group's own
+    processes' paired noise, known from their hundreds of pairs: the normal quantile for that
+    floor, Student's t for the estimate (stats.known_floor_half_width)."""
     logs = {g: [math.log(r["speedup"]) for r in rs] for g, rs in by.items()}
-    n = sum(len(v) for v in logs.values())
-    df = n - len(logs)
+    own = {g: v for g, v in logs.items() if len(v) >= MIN_PER_REGIME}
+    df = sum(len(v) for v in own.values()) - len(own)
     if df < 1:
         return {g: None for g in by}
-    ss = sum(sum((y - statistics.fmean(v)) ** 2 for y in v) for v in logs.values())
-    noise = math.sqrt(statistics.fmean(_noise_sd(r) ** 2 for rs in by.values() for r in rs))
-    sd = max(math.sqrt(ss / df), noise)
-    t = stats.t_quantile(1 - (1 - level) / 2, df)
-    out: dict[str | None, list[float] | None] = {}
-    for g, v in logs.items():
-        m, half = statistics.fmean(v), t * sd / math.sqrt(len(v))
+    ss = sum(sum((y - statistics.fmean(v)) ** 2 for y in v) for v in own.values())
+    sd = math.sqrt(ss / df)
+    out: dict[str | None, list[float] | None] = {g: None for g in by}
+    for g, v in own.items():
+        noise = math.sqrt(statistics.fmean(_noise_sd(r) ** 2 for r in by[g]))
+        half = stats.known_floor_half_width(sd, df, noise, level) / math.sqrt(len(v))
+        m = statistics.fmean(v)
         out[g] = [math.exp(m - half), math.exp(m + half)]
     return out
 
@@ -273,10 +432,13 @@ def decided(
 ) -> bool:
     """Whether the processes `rows` (already classified) answer every question in play: the
     verdict's (`claim` is not 'undecided', in every regime) and each of `thresholds` (check's
-    --min-speedup)."""
+    --min-speedup). Never while a regime has fewer than MIN_PER_REGIME processes or every process
+    was timed under sustained load (`under_load`)."""
     by = _groups(rows)
     cis = _group_intervals(by, level) if len(rows) >= 2 else {}
     if not cis or any(ci is None for ci in cis.values()):
+        return False
+    if (under_load(rows) or {}).get("sustained"):
         return False
     return all(
         claim(ci, min_speedup) != "undecided" and all(answers(ci, t) for t in thresholds)
@@ -293,6 +455,13 @@ def combine(processes: list[tuple[str, str, dict]], seq: dict | None = None) -> 
     speeds = [r["speedup"] for r in counted]
     level = (seq or {}).get("level") or 0.95
     out: dict[str, Any] = {"processes": rows, "spread": [min(speeds), max(speeds)]}
+    why: list[str] = []  # why the processes cannot decide, whatever the interval says
+    load = under_load(counted)
+    if load:
+        out["load"] = load
+        if load["sustained"]:
+            why.append(load["text"])
+    by: dict[str | None, list[dict]] = {}
     if len(counted) == 1:
         out["speedup"], out["speedup_ci"] = speeds[0], list(counted[0]["speedup_ci"])
     else:
@@ -301,13 +470,23 @@ def combine(processes: list[tuple[str, str, dict]], seq: dict | None = None) -> 
         out["speedup"] = stats.geometric_mean(speeds)
         if len(by) > 1:
             out["regimes"] = _regimes(by, cis)
-        known = [ci for ci in cis.values() if ci is not None]
-        if len(known) == len(cis):
-            out["speedup_ci"] = [min(c[0] for c in known), max(c[1] for c in known)]
-        else:  # one process per regime: no spread within regimes to decide on; the pooled one
-            _, lo, hi = stats.log_mean_ci(speeds, level, max(map(_noise_sd, counted)))
-            out["speedup_ci"] = [lo, hi]
-            out["undecided_why"] = "one process in each allocator regime: no spread within a regime"
+        # a group that cannot be decided shows its processes' own intervals, and decides nothing
+        shown = [ci or _own_envelope(by[g]) for g, ci in cis.items()]
+        out["speedup_ci"] = [min(c[0] for c in shown), max(c[1] for c in shown)]
+        lone = [(g, rs) for g, rs in by.items() if cis[g] is None]
+        if lone:
+            why.append(
+                "; ".join(f"one process in the {g} regime ({rs[0]['process']})" for g, rs in lone)
+                + f": a regime is decided on at least {MIN_PER_REGIME} of its own processes, "
+                "never on another regime's spread"
+            )
+        found = [
+            {"regime": g if len(by) > 1 else None, "modes": m}
+            for g, rs in by.items()
+            if (m := modes(rs))
+        ]
+        if found:
+            out["modes"] = found
         _, lo, hi = stats.prediction_interval(speeds)
         # another run may land where a seen one did, with its own noise, and anywhere the typical
         # speedup may be
@@ -315,6 +494,8 @@ def combine(processes: list[tuple[str, str, dict]], seq: dict | None = None) -> 
             min(lo, out["speedup_ci"][0], *(r["speedup_ci"][0] for r in counted)),
             max(hi, out["speedup_ci"][1], *(r["speedup_ci"][1] for r in counted)),
         ]
+    if why:
+        out["undecided_why"] = "; ".join(why)
     if len(counted) > 1:  # the level the decision interval was taken at (Pocock's, per look)
         out["ci_level"] = level
     if seq:
@@ -322,33 +503,53 @@ def combine(processes: list[tuple[str, str, dict]], seq: dict | None = None) -> 
     out["across_method"] = _method(rows, counted, bool(out.get("regimes")), seq)
     out["ci_method"] = (
         f"{level:.1%} confidence interval of the typical (geometric-mean) speedup of {len(counted)} "
-        f"processes (log scale, Student's t, {len(counted) - len(out.get('regimes') or [1])} "
-        "degree(s) of freedom"
-        + (", spread pooled within allocator regimes" if out.get("regimes") else "")
+        f"processes (log scale, Student's t, {_df(by)} degree(s) of freedom, the normal quantile "
+        "for the processes' own paired noise where that is wider"
         + (
-            f"; Pocock's level for {seq['looks']} looks, 95% over all"
+            ", spread pooled within allocator regimes, each regime decided on its own processes"
+            if out.get("regimes")
+            else ""
+        )
+        + (
+            f"; Pocock's level for looks at {_looks_text(seq)} processes, {1 - ALPHA:.0%} over all"
             if seq and seq.get("looks", 1) > 1
             else ""
         )
         + ")"
+        + (f"; {modes_text(out['modes'])}" if out.get("modes") else "")
         if len(counted) > 1
         else "percentile bootstrap over one process's paired rounds, 1000 resamples"
     )
     return out
 
 
+def _own_envelope(members: list[dict]) -> list[float]:
+    """The envelope of processes' own paired intervals (what a group that cannot decide shows)."""
+    return [min(m["speedup_ci"][0] for m in members), max(m["speedup_ci"][1] for m in members)]
+
+
+def _df(by: dict[str | None, list[dict]]) -> int:
+    """Degrees of freedom of the spread pooled within the groups of two or more processes."""
+    own = [rs for rs in by.values() if len(rs) >= MIN_PER_REGIME]
+    return sum(len(rs) for rs in own) - len(own)
+
+
+def _looks_text(seq: dict) -> str:
+    """'3, 4, 5 and 6' (the counts a cap's looks are at)."""
+    ns = [str(n) for n in look_schedule(seq.get("cap") or MIN_LOOK)]
+    return ns[0] if len(ns) == 1 else ", ".join(ns[:-1]) + " and " + ns[-1]
+
+
 def _regimes(
     by: dict[str | None, list[dict]], cis: dict[str | None, list[float] | None]
 ) -> list[dict]:
     """Each allocator regime's figures, page-faulting first; `decided` False where the regime's
-    interval is only its processes' own (no spread within regimes to decide on)."""
+    interval is only its processes' own (fewer than MIN_PER_REGIME processes of its own); `modes`
+    where its processes fall in two (the gap rule)."""
     groups = []
     for name in (FAULTING, NOT_FAULTING):
         members = by[name]
-        ci = cis.get(name) or [
-            min(m["speedup_ci"][0] for m in members),
-            max(m["speedup_ci"][1] for m in members),
-        ]
+        ci = cis.get(name) or _own_envelope(members)
         groups.append(
             {
                 "regime": name,
@@ -360,6 +561,7 @@ def _regimes(
                 "compiled_faults_per_call": max(
                     m["compiled_faults_per_call"] or 0 for m in members
                 ),
+                **({"modes": found} if (found := modes(members)) else {}),
             }
         )
     return groups
@@ -406,6 +608,9 @@ def _method(rows: list[dict], counted: list[dict], regimes: bool, seq: dict | No
     for r in counted:
         if load_seen(r.get("load") or {}):
             text += f"; load seen in the {r['process']} process: {units.load(r)}"
+    load = under_load(counted)
+    if load:
+        text += f"; {load['text']}"
     if regimes:
         text += (
             f"; the processes fell in two allocator regimes (a side taking ≥ {HEAVY_FAULTS_PER_CALL} "

@@ -126,6 +126,8 @@ class Runtime(Record):
         "prediction_interval",
         "sequence",
         "undecided_why",
+        "load",
+        "modes",
     )
 
     # the cold process's own timing; `speedup` and `speedup_ci` are across processes
@@ -150,6 +152,12 @@ class Runtime(Record):
     # how many processes timed and why they stopped (runtime_processes.decided, run/launcher.py)
     sequence: dict[str, Any] | None = None
     undecided_why: str | None = None  # why the processes cannot decide, whatever the interval
+    # the load on the processes decided on, per pair (runtime_processes.under_load): loaded_pairs,
+    # pairs, processes_loaded, processes, sustained, text ("timed under load: N of M pairs loaded")
+    load: dict[str, Any] | None = None
+    # two modes within a regime (runtime_processes.modes): [{"regime", "modes": [{processes,
+    # speedup}, …]}]
+    modes: list[dict] | None = None
     warmup_calls: int | None = None
     wall_s: float | None = None
     recompiles_during_timing: int | None = None
@@ -901,7 +909,9 @@ class Advice(Record):
 
 @dataclass
 class Verdict(Record):
-    """The decision, its reasons and the advice (tcdoctor/verdict/)."""
+    """The decision, its reasons and the advice (tcdoctor/verdict/). `decision` is one of
+    "compile", "compile-after-fixes", "dont-compile" and "cant-tell" (Can't tell yet: the speed
+    undecided at this precision), or null when there is none."""
 
     decision: str | None = None
     reasons: list[str] = field(default_factory=list)

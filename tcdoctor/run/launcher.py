@@ -269,18 +269,24 @@ class _Experiments:
                 extra, rp.SPREAD_WHY, False
             ):
                 break
+        replaced: set[str] = set()  # excluded processes a later one was started for
+        looked: list[int] = []  # the processes decided on at each look taken
         while cap >= rp.MIN_LOOK:
             rows = first + [rp.row(r["process"], rp.AS_LAUNCHED, r) for r in extra]
             counted = rp.classify(rows)
-            if len(counted) >= min(rp.MIN_LOOK, cap) and rp.decided(
-                counted, thresholds, RULES["min_speedup"], level
-            ):
-                stopped = "decided"
-                break
+            if len(counted) >= min(rp.MIN_LOOK, cap):
+                looked.append(len(counted))
+                if rp.decided(counted, thresholds, RULES["min_speedup"], level):
+                    stopped = "decided"
+                    break
             excluded = len(rows) - len(counted)
             if len(counted) >= cap or len(rows) >= cap + min(excluded, 2) or tries >= cap + 2:
                 break
             why = rp.SPREAD_WHY if len(counted) < rp.MIN_LOOK else rp.UNDECIDED_WHY
+            gone = rp.replaces(rows, replaced)
+            if gone:  # an excluded process is replaced, and the replacement says whom it replaces
+                why = rp.replacement_why(gone)
+                replaced.add(gone)
             tries += 1  # a process that fails is left out, and counts here
             if not self._timing_child(extra, why, pinned=False):
                 stopped = "budget"
@@ -297,6 +303,7 @@ class _Experiments:
                 "thresholds": sorted({1.0, RULES["min_speedup"], *thresholds}),
                 "timed": timed,
                 "stopped": stopped,
+                "looks_at": looked,
             }
             if cap >= rp.MIN_LOOK
             else None

@@ -462,7 +462,7 @@ ADVICE_RULES: tuple[Callable[[Figures, dict], list[Advice]], ...] = (
 def numerics_caveat(fig: Figures, verdict: str) -> list[str]:
     """A verdict to compile says so when it stands without a numerics check (a gate's
     `--require-numerics` fails then)."""
-    if verdict == "dont-compile" or fig.numerics_passed is not None:
+    if verdict in ("dont-compile", "cant-tell") or fig.numerics_passed is not None:
         return []
     why = fig.numerics_not_measured or "no output could be compared"
     return [f"Numerics were not checked: {why}."]

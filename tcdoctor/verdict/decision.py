@@ -15,6 +15,9 @@ compile-after-fixes  a fix the user can make pays, by the evidence: one tried in
 dont-compile         the compiled model fails or drifts numerically; or nothing measured or bounded
                      pays (the reasons name each tried fix and what it did, and who owns each break
                      that remains); or it never pays back its compile time.
+cant-tell            "Can't tell yet": nothing else decides and the speed interval is undecided (it
+                     straddles a threshold: "can't tell at this precision"), in every allocator
+                     regime where the processes fell in two; never "don't compile" on no evidence.
 
 `decision(figures, rules)` is pure (tests drive it with literal Figures); `verdict.decide` puts it
 together with the advice rules and the recommendations.
@@ -23,6 +26,7 @@ together with the advice rules and the recommendations.
 from __future__ import annotations
 
 from .. import units
+from ..report.runtime_processes import LOAD_CORES, regime_claim
 from ..report.sections import (
     FixRow,
     GraphBreak,
@@ -32,7 +36,31 @@ from .figures import Figures, Way
 
 
 def decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
-    """compile / compile-after-fixes / dont-compile, and the reasons, from the figures alone.
+    """compile / compile-after-fixes / dont-compile / cant-tell, and the reasons, from the figures
+    alone (`_decision`), then what the threads did on a loaded machine (`thread_reason`)."""
+    verdict, reasons = _decision(fig, rules)
+    extra = thread_reason(fig)
+    return verdict, reasons + ([extra] if extra else [])
+
+
+def thread_reason(fig: Figures) -> str | None:
+    """When the threads asked for exceed the cores other programs left free (their median load
+    over the counted processes, rounded), what that does and what to do; None otherwise."""
+    if not fig.threads or not fig.cpu_count or fig.others_cores is None:
+        return None
+    free = max(1, fig.cpu_count - round(fig.others_cores))
+    if fig.others_cores < LOAD_CORES or fig.threads <= free:  # a loaded round's load
+        return None
+    return (
+        f"Timed with {fig.threads} thread(s) while other programs used {fig.others_cores:.1f} of "
+        f"{fig.cpu_count} core(s) (median round): only {free} core(s) were free, so OpenMP threads "
+        f"waited on each other and every figure above is slower and noisier than on a quiet "
+        f"machine; analyse again with --threads {free}, or on a quiet machine."
+    )
+
+
+def _decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
+    """The decision and its reasons from the figures alone.
 
     One decision over every measured way: the main analysis, the fixes tried in fresh processes,
     the other ways of compiling (modes, training ways, regions), and the breaks' owners. "After
@@ -246,6 +274,7 @@ def _not_faster(fig: Figures, rules: dict) -> tuple[str, list[str]]:
     head = f"Compiled is {fig.claim_text(rules)}: {fig.speed_text}"
     if fig.claim(rules) == "undecided" and fig.sequence:
         head += fig.sequence_text
+    head += f"; {fig.undecided_why}" if fig.undecided_why else ""  # runtime_processes.combine
     fix = _best_fix(fig, rules)
     if fix is not None:
         return "compile-after-fixes", [
@@ -279,7 +308,18 @@ def _not_faster(fig: Figures, rules: dict) -> tuple[str, list[str]]:
         reasons.append(f"Which layer: {fig.ablation_layer}.")
     if fig.significantly_slower and fig.guard_fraction is not None:
         reasons.append(guard_reason(fig))
-    return "dont-compile", reasons
+    return ("cant-tell" if _cant_tell(fig, rules) else "dont-compile"), reasons
+
+
+def _cant_tell(fig: Figures, rules: dict) -> bool:
+    """The speed is undecided at this precision: the interval straddles a threshold (in some
+    allocator regime, when the processes fell in two), so no side is shown. Regimes that each
+    decide but disagree (faster in one, slower in the other) are decided: not faster everywhere."""
+    if fig.claim(rules) != "undecided":
+        return False
+    if fig.regimes and not fig.undecided_why:
+        return any(regime_claim(g, rules["min_speedup"]) == "undecided" for g in fig.regimes)
+    return True
 
 
 def _needed_gain(fig: Figures, rules: dict) -> tuple[float, float] | None:

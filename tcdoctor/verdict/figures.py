@@ -3,6 +3,7 @@ and the other measured ways of compiling the headline must agree with (`Way`, `o
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -72,6 +73,9 @@ class Figures:
     remedies: tuple[RemedyRow, ...] = ()  # compile-time remedies measured in fresh processes
     regimes: tuple[dict, ...] = ()  # each regime's figures and decision interval
     undecided_why: str | None = None  # why the processes cannot decide, whatever the interval
+    threads: int | None = None  # torch threads in the analysis processes (environment)
+    cpu_count: int | None = None
+    others_cores: float | None = None  # other programs' median load over the decided-on processes
     prediction: tuple[float, float] | None = None  # what another run may see (never decides)
     sequence: dict | None = None  # how many processes timed and why they stopped
     probe_text: str = ""  # the other allocator regime's probe (glibc's thresholds pinned), if run
@@ -87,6 +91,7 @@ class Figures:
             report.recompiles,
             report.numerics,
         )
+        env = report.environment or {}
         failed = next(
             (
                 str(e.get("message"))
@@ -141,6 +146,9 @@ class Figures:
             remedies=tuple(c.remedies.measured) if c.remedies else (),
             regimes=tuple(rt.regimes or ()),
             undecided_why=rt.undecided_why,
+            threads=env.get("threads") if isinstance(env.get("threads"), int) else None,
+            cpu_count=env.get("cpu_count") if isinstance(env.get("cpu_count"), int) else None,
+            others_cores=_others_cores(rt.processes),
             prediction=tuple(rt.prediction_interval) if rt.prediction_interval else None,
             sequence=rt.sequence,
             probe_text=units.probes(rt.processes),
@@ -292,6 +300,18 @@ def other_ways(report: Report) -> list[Way]:
         if r.source != main and not r.note and r.speedup is not None
     ]
     return out
+
+
+def _others_cores(processes: list[dict] | None) -> float | None:
+    """Other programs' load while the counted processes timed: the median over those processes of
+    each one's median round (probes/timing.py's `other_cores_median`), in cores."""
+    loads = [
+        (p.get("load") or {}).get("other_cores_median")
+        for p in processes or []
+        if not p.get("excluded") and not p.get("probe")
+    ]
+    loads = [x for x in loads if isinstance(x, (int, float))]
+    return statistics.median(loads) if loads else None
 
 
 def _medians_where(processes: list[dict] | None) -> str:

@@ -1,0 +1,248 @@
+"""Three honest answers (issue 43, items 1 and 7), on saved reports and literal figures, no model
+runs: a threshold whose interval straddles it is INCONCLUSIVE (its own line, exit 5, a JUnit
+`<skipped>` valid for Jenkins, a step-summary row and a GitHub warning; `--inconclusive pass`
+exits 0), pass and fail unchanged; an undecided verdict is "cant-tell", "Can't tell yet" in every
+format, valid against the report schema and read back as written."""
+
+import json
+import pathlib
+
+import jsonschema
+import pytest
+import xmlschema
+from conftest import ROOT, plain_env, run_cli
+from junitparser import JUnitXml
+
+from tcdoctor import units
+from tcdoctor.errors import EXIT_CHECK_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE
+from tcdoctor.report.check import CheckResult, counted, gate_exit_code, run_checks
+from tcdoctor.report.model import Report, shipped_schema_text
+
+SAVED = pathlib.Path(ROOT) / "tests" / "data" / "schema1_two_breaks.json"
+JENKINS = xmlschema.XMLSchema(str(pathlib.Path(ROOT) / "tests" / "data" / "junit-jenkins.xsd"))
+SEQUENCE = {"cap": 6, "looks": [3, 4, 5, 6], "level": 0.982, "thresholds": [1.0, 1.02, 1.05]}
+LINE = (
+    "INCONCLUSIVE  speedup (95% CI lower bound): 98.2% CI 1.010–1.110× straddles 1.05× after 6 "
+    "processes (the cap: --processes 6); counted as a failure (--inconclusive fail)"
+)
+
+
+def saved(tmp_path, ci, name="r.json", **seq) -> str:
+    """SAVED with the headline interval `ci` at 98.2%, timed by 6 processes up to the cap."""
+    data = json.loads(SAVED.read_text())
+    data["runtime"].update(
+        speedup=sum(ci) / 2,
+        speedup_ci=list(ci),
+        ci_level=0.982,
+        sequence={**SEQUENCE, "timed": 6, "stopped": "cap", **seq},
+    )
+    (tmp_path / name).write_text(json.dumps(data))
+    return str(tmp_path / name)
+
+
+def run(cwd, *args, env=None):
+    return run_cli(cwd, *args, timeout=300, env=plain_env() if env is None else env)
+
+
+def github_env(tmp_path) -> dict:
+    env = plain_env()
+    env.update(
+        GITHUB_ACTIONS="true",
+        GITHUB_WORKSPACE=str(tmp_path),
+        GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"),
+    )
+    return env
+
+
+def gate_lines(out: str) -> list[str]:
+    return [s for s in out.splitlines() if s.startswith(("PASS  ", "FAIL  ", "INCONCLUSIVE  "))]
+
+
+# 1. The gate's three outcomes
+
+
+def test_a_straddling_interval_is_inconclusive_with_its_line_exit_junit_and_summary(tmp_path):
+    report = saved(tmp_path, (1.01, 1.11))
+    args = ["check", "--report", report, "--min-speedup", "1.05", "--max-graph-breaks", "5"]
+    code, out, err = run(tmp_path, *args, "--junit", "j.xml", env=github_env(tmp_path))
+    assert code == EXIT_INCONCLUSIVE == 5, out + err
+    assert gate_lines(out) == ["PASS  graph breaks: 2 (≤ 5 required)", LINE]
+    assert "1 passed, 0 failed, 1 inconclusive" in out
+    # JUnit: a <skipped> with the reason, valid where Jenkins reads it, counted as skipped
+    JENKINS.validate(str(tmp_path / "j.xml"))
+    (suite,) = list(JUnitXml.fromfile(str(tmp_path / "j.xml")))
+    assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (2, 0, 0, 1)
+    speed = next(c for c in suite if c.name == "speedup (95% CI lower bound)")
+    (result,) = speed.result
+    assert result._tag == "skipped" and result.message == LINE.split(": ", 1)[1]
+    assert all(c.is_passed for c in suite if c.name == "graph breaks")
+    # GitHub: a warning (never an error), and its row in the step summary's table
+    warned = [s for s in out.splitlines() if s.startswith("::warning title=tcdoctor check inc")]
+    assert len(warned) == 1 and "straddles 1.05×" in warned[0]
+    assert not [s for s in out.splitlines() if s.startswith("::error")]
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary.startswith("## tcdoctor check: 1 passed, 0 failed, 1 inconclusive")
+    assert "| ❔ | speedup (95% CI lower bound) | 98.2% CI 1.010–1.110× | ≥ 1.05 |" in summary
+
+
+def test_inconclusive_pass_exits_0_and_says_how_it_counted(tmp_path):
+    report = saved(tmp_path, (1.01, 1.11))
+    args = ["check", "--report", report, "--min-speedup", "1.05", "--junit", "j.xml"]
+    code, out, err = run(tmp_path, *args, "--inconclusive", "pass")
+    assert code == EXIT_OK, out + err
+    (line,) = gate_lines(out)
+    assert line == LINE.replace("a failure (--inconclusive fail)", "a pass (--inconclusive pass)")
+    JENKINS.validate(str(tmp_path / "j.xml"))
+    assert next(iter(JUnitXml.fromfile(str(tmp_path / "j.xml")))).skipped == 1
+    # the default, said in the help
+    _, help_text, _ = run(tmp_path, "check", "--help")
+    flat = " ".join(help_text.split())
+    assert "--inconclusive [fail|pass]" in flat and "5 none failed but one was inconclusive" in flat
+    assert "[default: fail]" in flat.split("--inconclusive [fail|pass]")[1].split(" --")[0]
+
+
+@pytest.mark.parametrize(
+    "ci, code, line",
+    [
+        # pass: the lower bound at or above X, as before
+        ((1.06, 1.2), 0, "PASS  speedup (95% CI lower bound): 1.060× (≥ 1.05 required)"),
+        # fail: the whole interval below X, as before
+        ((0.9, 1.04), 1, "FAIL  speedup (95% CI lower bound): 0.900× (≥ 1.05 required)"),
+    ],
+)
+def test_pass_and_fail_are_unchanged(tmp_path, ci, code, line):
+    report = saved(tmp_path, ci)
+    for policy in ("fail", "pass"):
+        rc, out, err = run(
+            tmp_path, "check", "--report", report, "--min-speedup", "1.05", "--inconclusive", policy
+        )
+        assert rc == code and gate_lines(out) == [line], out + err
+
+
+def test_a_failure_beside_an_inconclusive_exits_1_and_an_error_2():
+    ok = CheckResult("a", "1", "≤ 1", True, "1")
+    bad = CheckResult("b", "2", "≤ 1", False, "2")
+    unsure = CheckResult("c", "x", "≥ 1", False, "x", inconclusive=True)
+    broken = CheckResult("d", "x", "", False, "x", error=True)
+    assert unsure.status == "INCONCLUSIVE" and not unsure.failed and bad.failed
+    assert gate_exit_code([ok, unsure]) == EXIT_INCONCLUSIVE
+    assert gate_exit_code([ok, unsure], "pass") == EXIT_OK
+    assert gate_exit_code([unsure, bad], "pass") == gate_exit_code([unsure, bad]) == 1
+    assert gate_exit_code([unsure, bad, broken]) == EXIT_USAGE
+    assert gate_exit_code([ok]) == EXIT_OK and EXIT_CHECK_FAILED == 1
+    (said,) = counted([unsure])
+    assert said.reason == "x; counted as a failure (--inconclusive fail)"
+    assert counted([ok], "pass") == [ok]
+
+
+def test_why_the_processes_stopped_is_in_the_line(tmp_path):
+    def reason(**seq) -> str:
+        (r,) = run_checks(Report.load(saved(tmp_path, (1.01, 1.11), **seq)), min_speedup=1.05)
+        assert r.inconclusive
+        return r.reason
+
+    assert reason().endswith("after 6 processes (the cap: --processes 6)")
+    assert reason(stopped="budget", timed=4).endswith(
+        "after 4 processes (the time budget ran out before the cap of 6)"
+    )
+    asked_less = reason(stopped="decided", timed=3, thresholds=[1.0, 1.02])
+    assert "after 3 processes (they stopped once the verdict's question was answered" in asked_less
+    assert "`check TARGET --min-speedup 1.05` times until it is answered" in asked_less
+
+
+def test_an_interval_without_its_upper_bound_stays_pass_or_fail():
+    rep = Report.load(str(SAVED))
+    rep.runtime.speedup_ci = [1.01, None]
+    (r,) = run_checks(rep, min_speedup=1.05)
+    assert r.status == "FAIL" and not r.inconclusive
+
+
+# 2. "Can't tell yet": its own decision
+
+
+def cant_tell_report(tmp_path) -> Report:
+    from tcdoctor.verdict import with_verdict
+
+    return with_verdict(Report.load(saved(tmp_path, (1.01, 1.11))))
+
+
+def test_an_undecided_verdict_is_cant_tell_in_every_format(tmp_path):
+    from tcdoctor.render.html import HtmlRenderer
+    from tcdoctor.render.markdown import MarkdownRenderer
+    from tcdoctor.render.terminal import TerminalRenderer
+
+    rep = cant_tell_report(tmp_path)
+    assert rep.verdict.decision == "cant-tell"
+    assert "can't tell at this precision" in rep.verdict.reasons[0]
+    assert units.decision_text("cant-tell") == "Can't tell yet"
+    assert "VERDICT: Can't tell yet" in TerminalRenderer().render(rep)
+    assert "## tcdoctor: Can't tell yet" in MarkdownRenderer().render(rep)
+    html = HtmlRenderer().render(rep)
+    assert '<div class="verdict cant-tell">' in html and "Can&#39;t tell yet" in html
+    assert ".tcd .cant-tell{" in html  # the heading has its own style
+    for text in (TerminalRenderer().render(rep), MarkdownRenderer().render(rep), html):
+        assert "compile it (yet)" not in text.lower()
+    # the control: the same report with an interval wholly below 1.02 is "Don't compile it (yet)"
+    from tcdoctor.verdict import with_verdict
+
+    below = with_verdict(Report.load(saved(tmp_path, (0.9, 0.99), name="below.json")))
+    assert below.verdict.decision == "dont-compile"
+
+
+def test_cant_tell_validates_against_the_schema_and_round_trips(tmp_path):
+    rep = cant_tell_report(tmp_path)
+    data = json.loads(rep.to_json())
+    jsonschema.Draft202012Validator(json.loads(shipped_schema_text())).validate(data)
+    assert '"cant-tell"' in json.loads(shipped_schema_text())["$defs"]["Verdict"]["description"]
+    path = tmp_path / "again.json"
+    path.write_text(rep.to_json())
+    again = Report.load(str(path))
+    assert again.verdict.decision == "cant-tell" and again.to_json() == rep.to_json()
+
+
+def test_require_verdict_on_cant_tell_is_inconclusive(tmp_path):
+    rep = cant_tell_report(tmp_path)
+    path = tmp_path / "cant.json"
+    path.write_text(rep.to_json())
+    code, out, err = run(tmp_path, "check", "--report", str(path), "--require-verdict", "compile")
+    assert code == EXIT_INCONCLUSIVE, out + err
+    (line,) = gate_lines(out)
+    assert line.startswith("INCONCLUSIVE  verdict: cant-tell (Can't tell yet: the speed is undec")
+    # the control: a dont-compile verdict fails it
+    below = saved(tmp_path, (0.5, 0.6), name="below.json")
+    code, out, _ = run(tmp_path, "check", "--report", below, "--require-verdict", "compile")
+    assert code == 1 and gate_lines(out)[0].startswith("FAIL  verdict: compile-after-fixes")
+
+
+def test_the_sweep_overview_names_cant_tell():
+    from tcdoctor.render.sweep import SweepTerminalRenderer, _sort_values
+    from tcdoctor.report.sweep import Sweep, SweepRow
+
+    rows = [
+        SweepRow(target="a.py:build", slug="a", exit_code=0, verdict="cant-tell",
+                 graph_breaks=0, recompiles=0, speedup=1.03, speedup_ci=[0.98, 1.09]),
+        SweepRow(target="b.py:build", slug="b", exit_code=0, verdict="dont-compile",
+                 graph_breaks=0, recompiles=0, speedup=0.8, speedup_ci=[0.7, 0.9]),
+    ]  # fmt: skip
+    sweep = Sweep(options={}, targets=[r.target for r in rows], rows=rows)
+    shown = SweepTerminalRenderer().render(sweep)
+    assert "Can't tell yet: 1" in shown and "Don't compile it (yet): 1" in shown
+    assert _sort_values(rows[0])[3] < _sort_values(rows[1])[3]
+
+
+def test_threads_beyond_the_free_cores_are_named_with_what_to_do():
+    """Two threads on two cores with another program taking one: the reasons say OpenMP threads
+    waited on each other and name --threads 1; on a quiet machine (or one thread) nothing is said."""
+    from dataclasses import replace
+
+    from tcdoctor.verdict.decision import decision, thread_reason
+    from tcdoctor.verdict.figures import Figures
+    from tcdoctor.verdict.thresholds import RULES
+
+    loaded = Figures(speedup=1.0, ci_low=0.5, ci_high=2.0, threads=2, cpu_count=2, others_cores=0.9)
+    text = thread_reason(loaded)
+    assert text and "OpenMP threads" in text and "--threads 1" in text
+    assert text in decision(loaded, dict(RULES))[1]
+    assert thread_reason(replace(loaded, others_cores=0.2)) is None  # quiet: no claim
+    assert thread_reason(replace(loaded, threads=1)) is None  # one thread fits the free core
+    assert thread_reason(replace(loaded, cpu_count=8)) is None  # cores to spare
