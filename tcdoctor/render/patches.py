@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import units
-
 if TYPE_CHECKING:
     from ..report.model import Report
     from ..report.sections import FixRow
@@ -106,6 +104,5 @@ def diff_file(report: Report) -> str | None:
     for r in chosen:
         p = r.patch
         assert p is not None
-        speed = units.ratio((r.after or {}).get("speedup"), (r.after or {}).get("speedup_ci"))
-        lines.append(f"# {p.rule} {p.safety}: {p.title} (compiled {speed})")
+        lines.append(f"# {p.rule} {p.safety}: {p.title} (compiled {r.vs_eager()} vs eager)")
     return "\n".join(lines) + "\n" + "".join(diff_of(r) + "\n" for r in chosen)
