@@ -626,6 +626,11 @@ def _check_report(
         if baseline is not None and not allow_mismatch:  # before the analysis: fail at once
             _refuse_mismatch(baseline_mismatch(baseline, target, opts.to_dict()), baseline_path)
         gate_speedup = (thresholds["min_speedup"],) if thresholds["min_speedup"] is not None else ()
+        if baseline is not None:  # --max-slowdown: the loop also times until the Welch test decides
+            from .report.check import slowdown_question
+
+            question = slowdown_question(baseline, regressions["max_slowdown"])
+            gate_speedup += (question,) if question else ()
         rep, _ = _run_analysis(target, opts, quiet, expected_calls, gate_speedup)
     # --compile-remedies as typed: judge --max-compile-seconds on the best measured remedy (a saved
     # report analysed with remedies is still judged on its cold start unless the flag is given)

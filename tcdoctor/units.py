@@ -110,6 +110,7 @@ def stopped(seq: Any) -> str:
         "decided": "stopped once the interval decided",
         "cap": "the cap was reached undecided",
         "budget": "the time budget ran out undecided",
+        "futile": "stopped: more processes would not decide",
     }.get(seq.get("stopped") or "", str(seq.get("stopped")))
     return f"{seq.get('timed')} process(es) timed: {why} (cap {seq.get('cap')}, --processes)"
 

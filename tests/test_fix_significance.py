@@ -77,7 +77,9 @@ def _analysis(true: float, fix_speedups: list[float], rng: random.Random) -> Rep
         {"event": "done", "phase": phase, "data": _process(true, rng)}
         for phase in ("runtime", "runtime_warm")
     ]
-    events += _Canned(true, rng).extra_timing(events)
+    # fixes are planned: the launcher times at least SPREAD_FOR_ROWS processes before stopping early
+    spread_for = rp.SPREAD_FOR_ROWS if fix_speedups else 0
+    events += _Canned(true, rng).extra_timing(events, (), spread_for)
     events.append({"event": "done", "phase": "numerics", "data": {"passed": True}})
     across = _across_processes(events)
     for i, s in enumerate(fix_speedups):
@@ -135,7 +137,10 @@ def test_no_effect_fixes_on_the_threshold_stay_within_the_family_wise_level():
 
 
 def test_a_fix_with_a_true_30_percent_gain_is_still_recommended():
-    """(b) One fix with a true 1.3× effect over a headline at 1.0×: named in at least 80%."""
+    """(b) One fix with a true 1.3× effect over a headline at 1.0×: named in at least 80%. Issue
+    43 item 2 ends an equal headline's sequence early ("the same", or more processes would not
+    decide); with fixes planned the launcher still times SPREAD_FOR_ROWS processes first, so the
+    spread the row is judged with keeps 4 degrees of freedom (with 3 processes: about 70%)."""
     new, old = _rates(1.0, [1.3], seed=3)
     print(f"\none fix at 1.3×, 'apply it': {new:.1%} (one-process rule: {old:.1%})")
     assert new >= 0.8

@@ -100,7 +100,9 @@ def test_tiny_add_is_slower_compiled_and_guard_overhead_is_the_stated_cause():
     rep = tcdoctor.analyze(w, budget_s=1.5)
     rt = rep.runtime
     assert rt.speedup_ci[1] < 1.0, rt
-    assert rep.verdict.decision == "dont-compile"
+    # timed under sustained load (a busy host), the answer widens to "can't tell" (issue 43 item 4)
+    sustained = (rt.load or {}).get("sustained")
+    assert rep.verdict.decision == ("cant-tell" if sustained else "dont-compile"), rt.load
     # by removal (one cache entry) the guards of `x + 1` cost well under a µs, and a negative
     # difference of medians is shown as 0; the profiler's figure, kept beside it, is above 0
     assert rep.guards.overhead_s_per_call >= 0 and rep.guards.count > 0

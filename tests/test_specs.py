@@ -10,12 +10,14 @@ from tcdoctor.experiments import specs
 from tcdoctor.experiments.specs import (
     AblationSpec,
     ConfigFix,
+    ConfigSetFix,
     DisableModuleFix,
     DynamicSpec,
     EnvFix,
     FixSpec,
     InductorConfigFix,
     ModeSpec,
+    PatchFix,
     PortableCacheSpec,
     RegionalCompileSpec,
     RegionsSpec,
@@ -118,6 +120,46 @@ EXAMPLES = [
         "fix: block.total",
     ),
     (
+        {
+            "kind": "fix",
+            "fix": {
+                "kind": "config_set",
+                "name": "reorderable_logging_functions",
+                "value": True,
+                "member": "print",
+            },
+            "addresses": ["B1"],
+            "before": BEFORE,
+        },
+        ConfigSetFix,
+        "fix:reorderable_logging_functions:print",
+        "fix: reorderable_logging_functions",
+    ),
+    (
+        {
+            "kind": "fix",
+            "fix": {
+                "kind": "patch",
+                "name": "m.py:15",
+                "value": True,
+                "target": "/w/m.py:build",
+                "file": "/w/m.py",
+                "at_line": 15,
+                "gb_type": "Failed to trace builtin operator",
+                "gb_id": "GB0059",
+                "family": "guard-logging",
+                "rule": "TCD102",
+                "safety": "unsafe",
+                "title": "guard the print() at line 15",
+            },
+            "addresses": ["B1"],
+            "before": BEFORE,
+        },
+        PatchFix,
+        "patch:m.py:15",
+        "patch m.py:15",
+    ),
+    (
         {"kind": "ablation", "backend": "aot_eager"},
         AblationSpec,
         "ablation:aot_eager",
@@ -188,6 +230,8 @@ def test_fix_lines_are_what_a_user_writes():
         "  # in the environment the process starts with",
         StanceFix: 'torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)  # after warm-up',
         DisableModuleFix: "Total.forward = torch.compiler.disable(Total.forward)  # block.total runs eagerly",
+        ConfigSetFix: "torch._dynamo.config.reorderable_logging_functions.add(print)",
+        PatchFix: "the source patch for m.py:15 (TCD102 guard-logging, unsafe)",
     }
 
 
@@ -196,6 +240,8 @@ def test_what_the_parent_asks_a_spec():
     budgeted = {cls for cls, s in by_class.items() if s.uses_fix_budget}
     assert budgeted == {
         ConfigFix,
+        ConfigSetFix,
+        PatchFix,
         InductorConfigFix,
         EnvFix,
         StanceFix,
@@ -216,6 +262,7 @@ def test_what_the_parent_asks_a_spec():
     # what needs nothing at process start and is not compared cold runs in the warm process
     assert {cls for cls, s in by_class.items() if s.shares_process} == {
         ConfigFix,
+        ConfigSetFix,
         InductorConfigFix,
         StanceFix,
         AblationSpec,

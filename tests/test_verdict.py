@@ -174,7 +174,8 @@ def test_faster_repaid_and_clean_is_compile():
 )
 def test_faster_means_ci_lower_bound_at_least_min_speedup(ci_low, faster):
     # the same comparison as check --min-speedup (report/rules.faster_than_eager): at or above
-    d, reasons = decision(fig(speedup=1.05, ci_low=ci_low, ci_high=1.08), dict(RULES))
+    # (the high end past the ±10% equivalence margin: 1.08 would be "the same", issue 43 item 2)
+    d, reasons = decision(fig(speedup=1.05, ci_low=ci_low, ci_high=1.12), dict(RULES))
     assert (d == "compile") is faster
     if not faster:
         # an interval straddling min_speedup is undecided: "Can't tell yet" (issue 43 item 7)

@@ -133,6 +133,8 @@ def set_fixes(findings: list[dict]) -> dict[tuple[str, str], list[str]]:
     `print` for reorderable_logging_functions, `logging.Logger.<method>` for ignore_logging_functions."""
     out: dict[tuple[str, str], list[str]] = {}
     for f in findings:
+        if f.get("origin") != "user":  # the logging module's own frames (Logger._log, findCaller)
+            continue
         text = "\n".join(list(f.get("hints") or []) + [f.get("full_reason") or ""])
         for m in SET_HINT.finditer(text):
             if m.group(1) == "reorderable_logging_functions":
@@ -140,7 +142,8 @@ def set_fixes(findings: list[dict]) -> dict[tuple[str, str], list[str]]:
                 member = found.group(1) if found else None
             else:
                 found = LOGGER_METHOD.search(text)
-                member = f"logging.Logger.{found.group(1)}" if found else None
+                public = found and not found.group(1).startswith("_")
+                member = f"logging.Logger.{found.group(1)}" if public else None
             if member:
                 ids = out.setdefault((m.group(1), member), [])
                 if f.get("id") and f["id"] not in ids:

@@ -586,6 +586,7 @@ class ConfigSetFix(FixSpec):
 
     fix_kind: ClassVar[str] = "config_set"
     cheap_first: ClassVar[bool] = True
+    shares_process: ClassVar[bool] = True  # a config patch in the block: nothing at process start
     note: ClassVar[str | None] = (
         "process-wide: it applies to every compiled function in the process"
     )

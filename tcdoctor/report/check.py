@@ -18,7 +18,13 @@ compile time, the memory ratio) is never inconclusive.
 
 Pitfalls: an unmeasured figure fails its check (a gate must not pass on missing evidence); a
 regression in speed is a one-sided Welch test on the two reports' per-process speedups, never two
-medians or two intervals' overlap (timings on shared machines swing by tens of percent); the cold
+medians or two intervals' overlap (timings on shared machines swing by tens of percent), printed
+with the one-sided bound it was judged on and that bound's level (the new run's per-look level:
+`check TARGET` adds processes while the comparison is undecided, `SlowdownQuestion`), compared
+within allocator regime (`compare_processes`: a changed regime mix is inconclusive, never a
+regression), and told apart from the compiled time itself getting slower (`_compiled_slower`,
+where device, torch and threads match: "compiled got slower" is not "compile's advantage
+shrank", which an eager improvement alone also causes); the cold
 compile time is one sample, so `--max-compile-growth` wants a margin; graph breaks are compared by identity (report/diff.py's `break_key`), not by count, so a
 break moved from one line to another is one new break, and a model that trades a break for another
 fails `--max-new-graph-breaks 0`.
@@ -27,6 +33,7 @@ fails `--max-new-graph-breaks 0`.
 from __future__ import annotations
 
 import os
+import statistics
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
@@ -34,7 +41,7 @@ from .. import stats, units
 from ..errors import EXIT_CHECK_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE, UsageError
 from .diff import introduced_breaks
 from .model import Report
-from .runtime_processes import decided_on
+from .runtime_processes import MIN_PER_REGIME, decided_on
 
 CHECK_KEYS = (
     "max_graph_breaks",
@@ -247,6 +254,8 @@ def _after(report: Report, bound: float) -> str:
         return f"{what} (the cap: --processes {cap})"
     if stopped == "budget":
         return f"{what} (the time budget ran out before the cap of {cap})"
+    if stopped == "futile":
+        return f"{what} (stopped: more processes would not decide, cap {cap})"
     if stopped == "decided":
         if any(abs(t - bound) < 1e-9 for t in seq.get("thresholds") or ()):
             return f"{what} (each allocator regime answered; the headline's interval spans both)"
@@ -436,6 +445,8 @@ def baseline_checks(
             lacking += [] if k in lacking else [k]
         else:
             out.append(r)
+            if k == "max_slowdown" and (c := _compiled_slower(new, old, v)) is not None:
+                out.append(c)
     if lacking:
         what = ", ".join(f"the {BASELINE_NEEDS[k][0]} ({_flag(k)})" for k in lacking)
         out.append(
@@ -497,48 +508,251 @@ def _new_recompiles(new: Report, old: Report, bound: int) -> CheckResult:
 
 
 def _slowdown(new: Report, old: Report, pct: float, three: bool = True) -> CheckResult:
-    """One-sided Welch tests on the two reports' per-process log speedups (the processes each
-    headline was decided on): fails when the new speedup is shown slower than the baseline's by
-    more than `pct` (the upper 95% confidence bound of new/old below 1 − pct/100), passes when it
-    is shown not slower by more than `pct` (the lower 95% bound at or above it), and is
-    inconclusive between (the 90% interval those two bounds make straddles 1 − pct/100). At a true
-    slowdown of exactly `pct` it fails 5% of the time; beyond, more often (tests/test_gate.py).
-    `three=False` (`tcdoctor diff`'s "shown slower at all"): passes whenever it does not fail.
-    Reports with fewer than two processes each are judged on their intervals
-    (`_slowdown_by_intervals`)."""
+    """Has compile's advantage shrunk by more than `pct`? One-sided Welch tests on the two
+    reports' per-process log speedups (the processes each headline was decided on), within each
+    allocator regime both reports have at least two processes of (`compare_processes`): fails when
+    new/old is shown below 1 − pct/100 (its one-sided upper bound below it), passes when shown at or
+    above it (its one-sided lower bound), inconclusive between. The bound printed is the one tested,
+    at its level (`slowdown_level`: the new run's per-look level, its processes having been added
+    while the question was undecided). `three=False` (`tcdoctor diff`'s "shown slower at all"):
+    passes whenever it does not fail. Reports with fewer than two processes each are judged on
+    their intervals (`_slowdown_by_intervals`)."""
     name, limit = "slowdown (vs baseline)", f"≤ {pct:g}% slower"
     a, b = new.runtime, old.runtime
     missing = _missing(name, limit, a.speedup, b.speedup)
     if missing:
         return missing
-    xs = [r["speedup"] for r in decided_on(a.processes)]
-    ys = [r["speedup"] for r in decided_on(b.processes)]
+    xs, ys = decided_on(a.processes), decided_on(b.processes)
     if len(xs) < 2 or len(ys) < 2:
         return _slowdown_by_intervals(new, old, pct, three)
-    change, upper, lo, hi = stats.welch_log_ratio(xs, ys)
-    lower = change * change / upper  # the one-sided lower bound: the upper mirrored in log space
-    figure = f"{change - 1:+.1%} (95% CI {lo - 1:+.1%} to {hi - 1:+.1%})"
-    counts = (
-        f"; note: {len(xs)} processes against the baseline's {len(ys)}"
-        if len(xs) != len(ys)
-        else ""
-    )
-    margin = 1 - pct / 100
     shown = f"new {units.ratio(a.speedup)}, baseline {units.ratio(b.speedup)}"
-    if three and margin <= upper and lower < margin:
-        interval = f"90% CI {lower - 1:+.1%} to {upper - 1:+.1%}"
-        reason = (
-            f"{interval} straddles {-pct:g}% after {len(xs)} + {len(ys)} processes (new + "
-            f"baseline): {shown}, neither shown slower by more than {pct:g}% nor shown within "
-            f"it (one-sided Welch tests on the log speedups, 95% each){counts}"
-        )
-        return CheckResult(name, interval, limit, False, reason, inconclusive=True)
-    passed = upper >= margin
-    reason = (
-        f"{figure}: {shown}, one-sided "
-        f"Welch test on {len(xs)} + {len(ys)} processes' log speedups ({limit} required){counts}"
+    cmp = compare_processes(xs, ys, _speed, pct, slowdown_level(new), three)
+    return _compared(name, limit, cmp, pct, SPEEDUP_WORDS, shown, new)
+
+
+def _compiled_slower(new: Report, old: Report, pct: float) -> CheckResult | None:
+    """Did compiled itself get slower by more than `pct`? The same one-sided Welch tests on the
+    processes' log compiled speeds (1 / compiled median), within regime; judged only where the two
+    reports' device, torch version and threads are known and equal (else the time is another
+    machine's) and both have at least two processes decided on. None where not judged."""
+    env_new, env_old = new.environment or {}, old.environment or {}
+    if any(env_new.get(k) is None or env_new.get(k) != env_old.get(k) for k in SAME_MACHINE_KEYS):
+        return None
+    xs = [r for r in decided_on(new.runtime.processes) if r.get("compiled_median_s")]
+    ys = [r for r in decided_on(old.runtime.processes) if r.get("compiled_median_s")]
+    if len(xs) < 2 or len(ys) < 2:
+        return None
+    name, limit = "compiled time (vs baseline)", f"≤ {pct:g}% slower"
+    per_call = (
+        f"compiled per call {units.seconds(statistics.median(r['compiled_median_s'] for r in xs))}"
+        f" against {units.seconds(statistics.median(r['compiled_median_s'] for r in ys))} "
+        "(the processes' medians)"
     )
-    return CheckResult(name, figure, limit, passed, reason)
+    cmp = compare_processes(xs, ys, _compiled_speed, pct, slowdown_level(new), True)
+    return _compared(name, limit, cmp, pct, COMPILED_WORDS, per_call, new)
+
+
+# (failed, passed, inconclusive, not shown (tcdoctor diff's pass), measure) for each regression
+# check's reason
+SPEEDUP_WORDS = (
+    "compile's advantage shrank",
+    "compile's advantage did not shrink",
+    "compile's advantage: can't tell whether it shrank",
+    "compile's advantage not shown to shrink",
+    "log speedups",
+)
+COMPILED_WORDS = (
+    "compiled got slower",
+    "compiled did not get slower",
+    "compiled: can't tell whether it got slower",
+    "compiled not shown slower",
+    "log compiled speeds (1 / compiled median)",
+)
+# what must match for compiled times of two reports to be compared (the same machine's times)
+SAME_MACHINE_KEYS = ("device", "torch", "threads")
+
+
+def _speed(r: dict) -> float:
+    return r["speedup"]
+
+
+def _compiled_speed(r: dict) -> float:
+    return 1.0 / r["compiled_median_s"]
+
+
+def slowdown_level(new: Report) -> float:
+    """The one-sided level of the regression bounds: the new run's per-look level when its
+    processes were added one look at a time (Pocock's, `runtime.ci_level`: the loop looked at the
+    question after each process, so each look is held to it), else 95%."""
+    seq = new.runtime.sequence or {}
+    level = new.runtime.ci_level
+    return level if level and (seq.get("looks") or 1) > 1 else 0.95
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One comparison of two reports' processes (`compare_processes`): `outcome` failed, passed
+    or inconclusive; `parts`: (regime or None, change new/old, one-sided lower, one-sided upper,
+    new processes, baseline processes) per regime compared; `level`: each bound's one-sided level;
+    `left_out`: why a regime (or every one) was not compared; `three`: an inconclusive outcome
+    allowed (else "not shown slower" passes)."""
+
+    outcome: str
+    parts: tuple[tuple[str | None, float, float, float, int, int], ...]
+    level: float
+    left_out: str = ""
+    three: bool = True
+
+
+def _by_regime(rows: list[dict]) -> dict[str | None, list[dict]]:
+    by: dict[str | None, list[dict]] = {}
+    for r in rows:
+        by.setdefault(r.get("regime"), []).append(r)
+    if len(by) > 1 and None in by:  # a process without fault counts joins no regime
+        by.pop(None)
+    return by
+
+
+def _regimes_text(by: dict[str | None, list[dict]]) -> str:
+    return ", ".join(f"{len(rs)} {g}" for g, rs in by.items())
+
+
+def compare_processes(
+    new: list[dict],
+    old: list[dict],
+    value: Callable[[dict], float],
+    pct: float,
+    level: float,
+    three: bool = True,
+) -> Comparison:
+    """new/old of `value` over two sets of process rows, within allocator regime: one Welch test
+    when both sets are one regime (or fault counts are missing on a side), else one per regime both
+    sets have at least MIN_PER_REGIME processes in, each at level 1 − (1 − `level`) / k for k
+    regimes compared (Bonferroni: together they err no more than one would). Fails when any
+    regime's one-sided upper bound lies below 1 − pct/100, passes when every lower bound lies at
+    or above it, inconclusive otherwise, and inconclusive (`left_out` says why) when no regime
+    has enough processes on both sides: a changed regime mix is not a regression."""
+    margin = 1 - pct / 100
+    bn, bo = _by_regime(new), _by_regime(old)
+    if (len(bn) == 1 and len(bo) == 1 and bn.keys() == bo.keys()) or None in bn or None in bo:
+        groups: list[tuple[str | None, list[dict], list[dict]]] = [(None, new, old)]
+        left_out = ""
+    else:
+        groups = [
+            (g, bn[g], bo[g])
+            for g in sorted(set(bn) & set(bo))
+            if len(bn[g]) >= MIN_PER_REGIME and len(bo[g]) >= MIN_PER_REGIME
+        ]
+        left_out = (
+            f"the processes fell in other allocator regimes (new: {_regimes_text(bn)}; "
+            f"baseline: {_regimes_text(bo)}), compared within a regime where both have at least "
+            f"{MIN_PER_REGIME} processes"
+        )
+        if not groups:
+            why = f"{left_out}, and none has: not compared (a changed regime is not a regression)"
+            return Comparison("inconclusive", (), level, why, three)
+    each = 1 - (1 - level) / len(groups)
+    parts = []
+    for g, xs, ys in groups:
+        change, upper, _, _ = stats.welch_log_ratio(
+            [value(r) for r in xs], [value(r) for r in ys], each
+        )
+        parts.append((g, change, change * change / upper, upper, len(xs), len(ys)))
+    if any(p[3] < margin for p in parts):
+        outcome = "failed"
+    elif not three or all(p[2] >= margin for p in parts):
+        outcome = "passed"
+    else:
+        outcome = "inconclusive"
+    return Comparison(outcome, tuple(parts), each, left_out, three)
+
+
+def _bound(cmp: Comparison, part: tuple, margin: float) -> str:
+    """'-24.6% (one-sided 98.1% upper bound -18.2%)': the change and the bound it was judged on."""
+    g, change, lower, upper, _, _ = part
+    lv = f"one-sided {_level(cmp.level)}"
+    if upper < margin or not cmp.three:
+        b = f"{lv} upper bound {upper - 1:+.1%}"
+    elif lower >= margin:
+        b = f"{lv} lower bound {lower - 1:+.1%}"
+    else:
+        b = f"{lv} bounds {lower - 1:+.1%} and {upper - 1:+.1%}"
+    return f"{g + ': ' if g else ''}{change - 1:+.1%} ({b})"
+
+
+def _stopped(new: Report) -> str:
+    """Why the new run timed no more processes, for an inconclusive regression."""
+    seq = new.runtime.sequence or {}
+    return {
+        "cap": f"; the new run reached its cap (--processes {seq.get('cap')})",
+        "budget": "; the new run's time budget ran out before its cap",
+        "decided": "; the new run stopped once its questions were answered",
+    }.get(seq.get("stopped") or "", "")
+
+
+def _compared(
+    name: str,
+    limit: str,
+    cmp: Comparison,
+    pct: float,
+    words: tuple[str, str, str, str, str],
+    shown: str,
+    new: Report,
+) -> CheckResult:
+    """A regression check's result from its comparison, worded by `words` (SPEEDUP_WORDS,
+    COMPILED_WORDS): the figure is the change with the bound tested and its level, per regime."""
+    failed, passed, unsure, not_shown, measure = words
+    by = f" by more than {pct:g}%" if pct else ""
+    if not cmp.parts:
+        reason = f"{unsure}{by}: {cmp.left_out}; {shown}"
+        return CheckResult(name, "not compared", limit, False, reason, inconclusive=True)
+    margin = 1 - pct / 100
+    figure = "; ".join(_bound(cmp, p, margin) for p in cmp.parts)
+    n = " and ".join(f"{p[4]} + {p[5]}" for p in cmp.parts)
+    tests = "tests" if len(cmp.parts) > 1 else "test"
+    how = (
+        f"one-sided Welch {tests} on {n} processes' {measure} (new + baseline"
+        + (", within each allocator regime" if cmp.parts[0][0] else "")
+        + ")"
+    )
+    regimes = f"; {cmp.left_out}" if cmp.left_out else ""
+    if cmp.outcome == "inconclusive":
+        reason = (
+            f"{unsure}{by}: {figure} straddle {-pct:g}% ({how}{_stopped(new)}): {shown}{regimes}"
+        )
+        return CheckResult(name, figure, limit, False, reason, inconclusive=True)
+    word = failed if cmp.outcome == "failed" else (passed if cmp.three else not_shown)
+    reason = f"{word}{by}: {figure} ({limit} required; {how}): {shown}{regimes}"
+    return CheckResult(name, figure, limit, cmp.outcome == "passed", reason)
+
+
+@dataclass(frozen=True)
+class SlowdownQuestion:
+    """`check TARGET --baseline B --max-slowdown PCT` asked of the process loop (run/launcher.py):
+    the new run keeps adding processes, up to its cap, while `answered` is False, that is while
+    the Welch comparison with the baseline's processes (`compare_processes`, at the loop's
+    per-look level) straddles 1 − PCT/100. Passed to the analysis among its `thresholds`."""
+
+    baseline: tuple[dict, ...]
+    pct: float
+
+    def answered(self, rows: list[dict], level: float) -> bool:
+        if len(rows) < 2:
+            return False
+        cmp = compare_processes(list(rows), list(self.baseline), _speed, self.pct, level)
+        return cmp.outcome != "inconclusive"
+
+    @property
+    def text(self) -> str:
+        return f"--max-slowdown {self.pct:g} against the baseline's {len(self.baseline)} processes"
+
+
+def slowdown_question(old: Report, pct: float | None) -> SlowdownQuestion | None:
+    """The loop's regression question, where the baseline has two processes to compare with."""
+    rows = decided_on(old.runtime.processes)
+    if pct is None or len(rows) < 2 or old.errors:
+        return None
+    return SlowdownQuestion(tuple(rows), pct)
 
 
 def _slowdown_by_intervals(new: Report, old: Report, pct: float, three: bool = True) -> CheckResult:

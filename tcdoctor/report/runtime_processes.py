@@ -14,16 +14,25 @@ headline is decided on are those launched as the user launches the script and no
 - **Prediction interval** (`prediction_interval`): where one more process of the script may land
   (stats.prediction_interval, √(n + 1) times wider), widened to hold every process's own paired
   interval. Shown, labelled as such; nothing decides on it.
-- **Processes until the question is answered** (`decided`, run/launcher.py): the first look is at
-  MIN_LOOK processes; while the decision at the thresholds in play (1.0 and RULES' min_speedup for
-  the verdict, --min-speedup for `check`) is undecided, one more bare process runs, up to
-  `--processes` (the cap). Looking repeatedly is paid for with Pocock's boundary: every look uses
+- **"The same" is an equivalence answer** (`claim`, `equivalent`): two one-sided tests at
+  EQUIVALENCE_MARGIN (RULES' equivalence_margin, ±10%): the decision interval within
+  [1/margin, margin] is "no difference that matters (±10%)"; the band is the margin, never
+  min_speedup. An interval wholly above 1 and below min_speedup (where min_speedup exceeds the
+  margin) is 'below': faster than eager, not by the bar.
+- **Processes until the questions in play are answered** (`progress`, run/launcher.py): the first
+  look is at MIN_LOOK processes; while a question in play is unanswered and within reach (the
+  verdict's claim until it is faster or slower, while the interval at the cap could give another
+  decided claim; each --min-speedup of `check` until the interval lies on one side of it), one more
+  bare process runs, up to `--processes` (the cap). The futility stop: a question is out of reach
+  when, even if every process left to the cap landed at the current mean with the current spread,
+  the interval at the cap would still not answer it; when nothing in play is within reach the
+  sequence stops "futile" ("stopped: more processes would not decide"). Looking repeatedly is paid for with Pocock's boundary: every look uses
   the same nominal level, look_level(cap), for looks at MIN_LOOK..cap processes (not equally spaced
   in information; t at each look: T_POCOCK, computed by benchmarks/pocock_t_levels.py; the
   normal-theory constant is computed by stats.pocock_constant), so that the chance any look claims a
   side when the speedup sits on a threshold stays 5% (simulated through the launcher's loop in
   tests/test_regimes_load.py). The report says how many processes ran, at which counts it looked,
-  and why they stopped: decided, the cap, or the time budget.
+  and why they stopped: decided, futile, the cap, or the time budget.
 - **Allocator regimes are decided apart** (`regimes`): when processes fall in two allocator regimes
   (a side faulting ≥ HEAVY_FAULTS_PER_CALL pages per call in one and not in another), each regime
   is decided on at least MIN_PER_REGIME of its own processes: its speedup and interval from the
@@ -83,6 +92,12 @@ ORDINALS = ("third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "
 # The first decision is taken at this many processes (cold, warm and one bare process: two give t(1)
 # = 12.7, which decides nothing); then one more process per look while undecided, up to the cap.
 MIN_LOOK = 3
+# Processes the headline times at least (the cap allowing) before an early stop ("the same", or
+# more processes would not decide) when tried fixes will be judged with its spread between
+# processes (rules.row_decision_interval): with three, the spread rests on 2 degrees of freedom and a
+# fix with a true 1.3× gain over an equal headline is named about 70% of the time; with five
+# (4 degrees of freedom), over 80% (tests/test_fix_significance.py).
+SPREAD_FOR_ROWS = 5
 # The chance, over all looks, that the sequence claims a side when the speedup sits on a threshold.
 ALPHA = 0.05
 # An allocator regime is decided on at least this many of its own processes (its own spread).
@@ -99,6 +114,14 @@ DISTURBED_LOADED_SHARE = 0.1
 LOAD_CORES = 0.5
 # A process timed under sustained load: most of its kept pairs loaded (or the median round loaded).
 SUSTAINED_SHARE = 0.5
+# "No difference that matters": the decision interval within [1/EQUIVALENCE_MARGIN,
+# EQUIVALENCE_MARGIN] (two one-sided tests, `equivalent`). RULES' equivalence_margin
+# (verdict/thresholds.py; report/ imports nothing above it, so the default lives here and
+# tests/test_equivalence.py checks the two agree). ±10% is what the cap reaches at typical spread:
+# simulated through the launcher's loop (benchmarks/equivalence_simulation.py), a truly equal model
+# is called the same 99% of the time at 2% spread between processes and about half at 5%, where
+# ±2% (the old band, min_speedup itself) was reached 5% and 0.3% of the time.
+EQUIVALENCE_MARGIN = 1.10
 # Two modes within one regime: sorted, two neighbouring processes' speedups this many times apart.
 # Processes spread 5-10% (log SD) between them; a 1.4x gap is 3.4 SDs at 10%: among six processes
 # of one mode it appears well under 1% of the time. The recipe's modes are 1.45-1.6 and 2.7-3.0.
@@ -382,14 +405,16 @@ def _groups(rows: list[dict]) -> dict[str | None, list[dict]]:
 
 
 def _group_intervals(
-    by: dict[str | None, list[dict]], level: float
+    by: dict[str | None, list[dict]], level: float, extra: int = 0
 ) -> dict[str | None, list[float] | None]:
     """Each group's confidence interval of its typical speedup, decided on its own processes: None
     for a group of fewer than MIN_PER_REGIME (a lone process never borrows another regime's
     spread). The spread is pooled within the groups that have two or more (N − k degrees of
     freedom, each group's own deviations from its own mean) and taken as at least the group's own
     processes' paired noise, known from their hundreds of pairs: the normal quantile for that
-    floor, Student's t for the estimate (stats.known_floor_half_width)."""
+    floor, Student's t for the estimate (stats.known_floor_half_width). `extra`: the interval
+    projected as if `extra` more processes of each group landed at its current mean with the
+    current spread (`progress`'s futility rule): the count and the degrees of freedom grow."""
     logs = {g: [math.log(r["speedup"]) for r in rs] for g, rs in by.items()}
     own = {g: v for g, v in logs.items() if len(v) >= MIN_PER_REGIME}
     df = sum(len(v) for v in own.values()) - len(own)
@@ -400,16 +425,22 @@ def _group_intervals(
     out: dict[str | None, list[float] | None] = {g: None for g in by}
     for g, v in own.items():
         noise = math.sqrt(statistics.fmean(_noise_sd(r) ** 2 for r in by[g]))
-        half = stats.known_floor_half_width(sd, df, noise, level) / math.sqrt(len(v))
+        half = stats.known_floor_half_width(sd, df + extra, noise, level) / math.sqrt(
+            len(v) + extra
+        )
         m = statistics.fmean(v)
         out[g] = [math.exp(m - half), math.exp(m + half)]
     return out
 
 
-def claim(ci: Sequence[float] | None, min_speedup: float) -> str:
+def claim(
+    ci: Sequence[float] | None, min_speedup: float, margin: float = EQUIVALENCE_MARGIN
+) -> str:
     """Where a decision interval puts compiled against eager: 'faster' (low ≥ min_speedup),
-    'slower' (high < 1), 'same' (within [1/min_speedup, min_speedup]: no difference that matters),
-    or 'undecided' (the interval straddles a threshold)."""
+    'slower' (high < 1), 'same' (`equivalent`: within [1/margin, margin], no difference that
+    matters), 'below' (faster than eager but wholly below min_speedup, a difference that matters:
+    only where min_speedup exceeds the margin), or 'undecided' (the interval straddles a
+    threshold). The band is the equivalence margin, never min_speedup."""
     if not ci or ci[0] is None or ci[1] is None:
         return "undecided"
     lo, hi = ci
@@ -417,9 +448,38 @@ def claim(ci: Sequence[float] | None, min_speedup: float) -> str:
         return "faster"
     if slower_than_eager(hi):
         return "slower"
-    if lo >= 1 / min_speedup and hi <= min_speedup:
+    if equivalent(ci, margin):
         return "same"
+    if lo >= 1 and hi < min_speedup:
+        return "below"
     return "undecided"
+
+
+def equivalent(ci: Sequence[float] | None, margin: float = EQUIVALENCE_MARGIN) -> bool:
+    """Two one-sided tests (TOST) on the decision interval: its low end at or above 1/margin and
+    its high end at or below margin, so compiled is neither more than `margin` slower nor more than
+    `margin` faster. Each end of the two-sided interval at level L is a one-sided test at (1 − L)/2:
+    at Pocock's level for the looks (ALPHA over all), each side errs at most ALPHA/2 (a conservative
+    TOST: the (1 − 2α) interval with α = 2.5%)."""
+    return (
+        bool(ci)
+        and ci[0] is not None
+        and ci[1] is not None
+        and (ci[0] >= 1 / margin and ci[1] <= margin)
+    )
+
+
+def no_difference_text(ci: Sequence[float] | None, margin: float = EQUIVALENCE_MARGIN) -> str:
+    """What an interval says of a difference: 'no difference that matters (±10%)' when it lies
+    within the margin; 'no difference larger than 0.93–1.12×' when it holds 1 but reaches past the
+    margin (no side shown, and no equivalence either); '' otherwise."""
+    if not ci or ci[0] is None or ci[1] is None:
+        return ""
+    if equivalent(ci, margin):
+        return f"no difference that matters (±{units.percent(margin - 1)})"
+    if ci[0] <= 1 <= ci[1]:
+        return f"no difference larger than {ci[0]:.2f}–{ci[1]:.2f}×"
+    return ""
 
 
 def answers(ci: Sequence[float] | None, threshold: float) -> bool:
@@ -427,11 +487,38 @@ def answers(ci: Sequence[float] | None, threshold: float) -> bool:
     return bool(ci) and ci[0] is not None and (ci[0] >= threshold or ci[1] < threshold)
 
 
-def decided(
-    rows: list[dict], thresholds: Sequence[float], min_speedup: float, level: float
+def _in_play(
+    ci: Sequence[float],
+    reach: Sequence[float] | None,
+    thresholds: Sequence[float],
+    min_speedup: float,
+    margin: float,
 ) -> bool:
-    """Whether the processes `rows` (already classified) answer every question in play: the
-    verdict's (`claim` is not 'undecided', in every regime) and each of `thresholds` (check's
+    """Whether a question in play is unanswered by interval `ci` and would be answered by `reach`
+    (the interval projected to the cap; None: not yet decidable, more processes may decide it).
+    The verdict's question is its claim: until it is 'faster' or 'slower' it is in play while the
+    projected claim is decided and another ("the same" may still sharpen into faster or slower;
+    faster than eager but not by min_speedup changes nothing). Each gate threshold (check's
+    --min-speedup) is in play while unanswered and answered by the projection."""
+    if reach is None:
+        return True
+    now = claim(ci, min_speedup, margin)
+    if now not in ("faster", "slower"):
+        then = claim(reach, min_speedup, margin)
+        if then != "undecided" and then != now:
+            return True
+    return any(not answers(ci, t) and answers(reach, t) for t in thresholds)
+
+
+def decided(
+    rows: list[dict],
+    thresholds: Sequence[float],
+    min_speedup: float,
+    level: float,
+    margin: float = EQUIVALENCE_MARGIN,
+) -> bool:
+    """Whether the processes `rows` (already classified) answer what is asked: the verdict's claim
+    (`claim` is not 'undecided', in every regime) and each of `thresholds` (check's
     --min-speedup). Never while a regime has fewer than MIN_PER_REGIME processes or every process
     was timed under sustained load (`under_load`)."""
     by = _groups(rows)
@@ -441,9 +528,44 @@ def decided(
     if (under_load(rows) or {}).get("sustained"):
         return False
     return all(
-        claim(ci, min_speedup) != "undecided" and all(answers(ci, t) for t in thresholds)
+        claim(ci, min_speedup, margin) != "undecided" and all(answers(ci, t) for t in thresholds)
         for ci in cis.values()
     )
+
+
+def progress(
+    rows: list[dict],
+    thresholds: Sequence[float],
+    min_speedup: float,
+    level: float,
+    cap: int,
+    margin: float = EQUIVALENCE_MARGIN,
+) -> str:
+    """What the launcher does after a look at the processes `rows` (already classified): 'more'
+    while some question in play (`_in_play`: the verdict's claim until it is faster or slower,
+    each gate threshold) is unanswered and could still be answered by the cap; otherwise
+    'decided' (the verdict's claim and every gate threshold answered: `decided`) or 'futile'.
+
+    The futility rule: a question is out of reach when, even if every process left to the cap
+    landed at the current mean with the current spread (the mean kept, the spread's degrees of
+    freedom and the count grown to the cap, each regime as if every remaining process were its
+    own), the interval at the cap at this level would still not answer it. A question answered, or
+    out of reach, no longer keeps the loop going. At the cap (no process left) nothing is futile:
+    the sequence stops there for the cap."""
+    by = _groups(rows)
+    cis = _group_intervals(by, level) if len(rows) >= 2 else {}
+    if not cis or any(ci is None for ci in cis.values()):
+        return "more"
+    if (under_load(rows) or {}).get("sustained"):
+        return "more"
+    answered = decided(rows, thresholds, min_speedup, level, margin)
+    left = cap - len(rows)
+    if left <= 0:  # at the cap: decided, or the cap stops it as the cap
+        return "decided" if answered else "more"
+    reach = _group_intervals(by, level, extra=left)
+    if any(_in_play(ci, reach[g], thresholds, min_speedup, margin) for g, ci in cis.items()):
+        return "more"
+    return "decided" if answered else "futile"
 
 
 def combine(processes: list[tuple[str, str, dict]], seq: dict | None = None) -> dict[str, Any]:
@@ -567,10 +689,12 @@ def _regimes(
     return groups
 
 
-def regime_claim(group: dict, min_speedup: float) -> str:
+def regime_claim(group: dict, min_speedup: float, margin: float = EQUIVALENCE_MARGIN) -> str:
     """One regime's `claim` ('undecided' where its interval decides nothing)."""
     return (
-        claim(group.get("speedup_ci"), min_speedup) if group.get("decided", True) else "undecided"
+        claim(group.get("speedup_ci"), min_speedup, margin)
+        if group.get("decided", True)
+        else "undecided"
     )
 
 
@@ -579,15 +703,16 @@ def overall_claim(
     regimes: list[dict] | None,
     undecided_why: str | None,
     min_speedup: float,
+    margin: float = EQUIVALENCE_MARGIN,
 ) -> str:
     """The headline's claim: in every allocator regime when the processes fell in two (a claim
     only where all regimes agree), 'undecided' when the processes cannot decide."""
     if undecided_why:
         return "undecided"
     if regimes:
-        claims = {regime_claim(g, min_speedup) for g in regimes}
+        claims = {regime_claim(g, min_speedup, margin) for g in regimes}
         return claims.pop() if len(claims) == 1 else "undecided"
-    return claim(ci, min_speedup)
+    return claim(ci, min_speedup, margin)
 
 
 def _method(rows: list[dict], counted: list[dict], regimes: bool, seq: dict | None) -> str:

@@ -177,10 +177,15 @@ class Runtime(Record):
         return self.claim(rules) == "faster"
 
     def claim(self, rules: dict) -> str:
-        """faster / slower / same / undecided, from the decision interval (in every allocator
-        regime when the processes fell in two: runtime_processes.claim)."""
+        """faster / slower / same / below / undecided, from the decision interval (in every
+        allocator regime when the processes fell in two: runtime_processes.claim; "same" within
+        RULES' equivalence_margin)."""
         return runtime_processes.overall_claim(
-            self.speedup_ci, self.regimes, self.undecided_why, rules["min_speedup"]
+            self.speedup_ci,
+            self.regimes,
+            self.undecided_why,
+            rules["min_speedup"],
+            rules.get("equivalence_margin", runtime_processes.EQUIVALENCE_MARGIN),
         )
 
     @property

@@ -243,14 +243,19 @@ class _Experiments:
         self.target, self.options, self.workdir = target, options, workdir
         self.cache_dir, self.deadline, self.prog = cache_dir, deadline, prog
 
-    def extra_timing(self, events: list[dict], thresholds: tuple[float, ...] = ()) -> list[dict]:
-        """Bare timing-only processes while the headline is undecided (runtime_processes.decided):
+    def extra_timing(
+        self, events: list[dict], thresholds: tuple[float, ...] = (), spread_for: int = 0
+    ) -> list[dict]:
+        """Bare timing-only processes while a question in play is undecided and within reach
+        (runtime_processes.progress: decided, or stopped as futile):
         the first look once MIN_LOOK processes have timed (the cold and warm ones count), then one
         more per look up to `--processes` (the cap), within the deadline; a process excluded as
         disturbed is replaced once. Each runs as a plain script calls the model, against the main
         cache. Then, when every process page-faulted heavily, one more with glibc's thresholds
         pinned: a probe of the other allocator regime, never decided on (pinned_why). One done event
-        joins their results and the sequence (how many, at which level, why they stopped)."""
+        joins their results and the sequence (how many, at which level, why they stopped).
+        `spread_for`: processes to time at least (the cap allowing) before stopping early, because
+        tried fixes will be judged with the spread between them (runtime_processes.SPREAD_FOR_ROWS)."""
         from ..report import runtime_processes as rp
         from ..verdict.thresholds import RULES
 
@@ -262,6 +267,10 @@ class _Experiments:
         if not first:
             return []  # nothing timed the main row: another process would fail the same way
         cap, level = self.options.processes, rp.look_level(self.options.processes)
+        # a number is a speedup a gate judges; anything else a question with `answered(rows,
+        # level)` (check --baseline --max-slowdown: report/check.py's SlowdownQuestion)
+        asked = [t for t in thresholds if not isinstance(t, (int, float))]
+        thresholds = tuple(t for t in thresholds if isinstance(t, (int, float)))
         extra: list[dict] = []
         started, stopped, tries = time.monotonic(), "cap", len(first)
         while cap < rp.MIN_LOOK:  # too few to decide: the processes asked for, no looks
@@ -276,8 +285,20 @@ class _Experiments:
             counted = rp.classify(rows)
             if len(counted) >= min(rp.MIN_LOOK, cap):
                 looked.append(len(counted))
-                if rp.decided(counted, thresholds, RULES["min_speedup"], level):
-                    stopped = "decided"
+                step = rp.progress(
+                    counted,
+                    thresholds,
+                    RULES["min_speedup"],
+                    level,
+                    cap,
+                    RULES.get("equivalence_margin", rp.EQUIVALENCE_MARGIN),
+                )
+                if step != "more" and not all(q.answered(counted, level) for q in asked):
+                    step = "more"  # check --max-slowdown's comparison is still open
+                if step != "more" and len(counted) < min(spread_for, cap):
+                    step = "more"  # tried fixes are judged with this spread: enough to judge
+                if step != "more":  # every question in play answered, or out of reach (futile)
+                    stopped = step
                     break
             excluded = len(rows) - len(counted)
             if len(counted) >= cap or len(rows) >= cap + min(excluded, 2) or tries >= cap + 2:
@@ -301,6 +322,8 @@ class _Experiments:
                 "looks": rp.looks(cap),
                 "level": level,
                 "thresholds": sorted({1.0, RULES["min_speedup"], *thresholds}),
+                **({"questions": [q.text for q in asked]} if asked else {}),
+                "margin": RULES.get("equivalence_margin", rp.EQUIVALENCE_MARGIN),
                 "timed": timed,
                 "stopped": stopped,
                 "looks_at": looked,
@@ -480,8 +503,11 @@ def analyze_target(
             events += measured(warm_events)
             handled, fix_spent, not_tried = _warm_experiments(warm_events, warm_failure)
         run = _Experiments(target, options, workdir, cache_dir, deadline, prog)
-        events += run.extra_timing(events, thresholds)
         planned = (done(events, "plan") or {}).get("strategies", [])
+        fixes_planned = any(isinstance(Spec.from_dict(d), FixSpec) for d in planned)
+        from ..report.runtime_processes import SPREAD_FOR_ROWS
+
+        events += run.extra_timing(events, thresholds, SPREAD_FOR_ROWS if fixes_planned else 0)
         # breaks in the user's code with no mechanical patch: listed with why, no child
         not_tried += (done(events, "plan") or {}).get("patches_not_planned") or []
         plan = [s for s in map(Spec.from_dict, planned) if s.phase not in handled]

@@ -18,6 +18,7 @@ the parent first saw its start event (up to one poll late). Never imports torch:
 from __future__ import annotations
 
 import shutil
+import sys
 import time
 from typing import IO, Any, Callable
 
@@ -195,7 +196,7 @@ class Progress:
     ):
         self.enabled = enabled
         self.file = file
-        self.tty = (file or click.get_text_stream("stderr")).isatty() if tty is None else tty
+        self.tty = (file or sys.stderr).isatty() if tty is None else tty
         self.clock = clock
         self.width = width
         self._seen: dict[str, int] = {}

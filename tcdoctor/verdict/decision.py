@@ -26,7 +26,7 @@ together with the advice rules and the recommendations.
 from __future__ import annotations
 
 from .. import units
-from ..report.runtime_processes import LOAD_CORES, regime_claim
+from ..report.runtime_processes import EQUIVALENCE_MARGIN, LOAD_CORES, regime_claim
 from ..report.sections import (
     FixRow,
     GraphBreak,
@@ -308,7 +308,17 @@ def _not_faster(fig: Figures, rules: dict) -> tuple[str, list[str]]:
         reasons.append(f"Which layer: {fig.ablation_layer}.")
     if fig.significantly_slower and fig.guard_fraction is not None:
         reasons.append(guard_reason(fig))
-    return ("cant-tell" if _cant_tell(fig, rules) else "dont-compile"), reasons
+    if not _cant_tell(fig, rules):
+        return "dont-compile", reasons
+    horizon = int(rules["expected_calls"])
+    if not fig.unrepayable(horizon):
+        return "cant-tell", reasons
+    first = min(x for x in (fig.cold_s, fig.warm_s) if x is not None)
+    return "dont-compile", reasons + [
+        f"Whatever the speed: the first call's {units.seconds(first)} is more than "
+        f"{horizon:,} eager calls take ({units.seconds(horizon * (fig.eager_s or 0.0))}), so not "
+        "even an infinitely fast compiled call repays it within the expected calls."
+    ]
 
 
 def _cant_tell(fig: Figures, rules: dict) -> bool:
@@ -318,7 +328,10 @@ def _cant_tell(fig: Figures, rules: dict) -> bool:
     if fig.claim(rules) != "undecided":
         return False
     if fig.regimes and not fig.undecided_why:
-        return any(regime_claim(g, rules["min_speedup"]) == "undecided" for g in fig.regimes)
+        margin = rules.get("equivalence_margin", EQUIVALENCE_MARGIN)
+        return any(
+            regime_claim(g, rules["min_speedup"], margin) == "undecided" for g in fig.regimes
+        )
     return True
 
 

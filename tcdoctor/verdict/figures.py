@@ -9,7 +9,12 @@ from typing import TYPE_CHECKING
 
 from .. import units
 from ..report.rules import break_even, cold_warm_ratio
-from ..report.runtime_processes import least_favourable, overall_claim
+from ..report.runtime_processes import (
+    EQUIVALENCE_MARGIN,
+    least_favourable,
+    no_difference_text,
+    overall_claim,
+)
 from ..report.sections import (
     FixRow,
     GraphBreak,
@@ -158,7 +163,11 @@ class Figures:
     def claim(self, rules: dict) -> str:
         """faster / slower / same / undecided: the report's `Runtime.claim`, the same rule."""
         return overall_claim(
-            (self.ci_low, self.ci_high), self.regimes, self.undecided_why, rules["min_speedup"]
+            (self.ci_low, self.ci_high),
+            self.regimes,
+            self.undecided_why,
+            rules["min_speedup"],
+            rules.get("equivalence_margin", EQUIVALENCE_MARGIN),
         )
 
     def significantly_faster(self, rules: dict) -> bool:
@@ -176,6 +185,13 @@ class Figures:
     @property
     def break_even_warm(self) -> dict | None:
         return break_even(self.warm_s, self.eager_s, self.compiled_s)
+
+    def unrepayable(self, horizon: int) -> bool:
+        """Not even an infinitely fast compiled call repays the compile within `horizon` calls: the
+        saving per call is at most eager's whole call, so a first call (the warm one, the least a
+        process pays) longer than `horizon` eager calls is never repaid, whatever the speedup."""
+        first = min(x for x in (self.cold_s, self.warm_s, float("inf")) if x is not None)
+        return bool(self.eager_s) and first != float("inf") and first > horizon * self.eager_s
 
     def never_repaid(self, horizon: int) -> bool:
         """Faster per call, but neither the cold nor the warm compile is repaid within horizon."""
@@ -254,14 +270,20 @@ class Figures:
         claim = self.claim(rules)
         if claim == "slower":
             return "slower than eager"
-        if claim == "same":
-            return f"the same speed as eager (within {units.percent(rules['min_speedup'] - 1)})"
+        ci = (self.ci_low, self.ci_high)
+        margin = rules.get("equivalence_margin", EQUIVALENCE_MARGIN)
+        if claim == "same":  # two one-sided tests at the margin (runtime_processes.equivalent)
+            return f"the same speed as eager: {no_difference_text(ci, margin)}"
+        if claim == "below":
+            return f"faster than eager, but not by {rules['min_speedup']:g}×"
         if self.regimes:
             return "not faster in every allocator regime"
         stop = (self.sequence or {}).get("stopped")
-        if stop in ("cap", "budget"):
-            return "not measurably faster than eager: can't tell at this precision"
-        return "not measurably faster than eager"
+        text = "not measurably faster than eager"
+        if stop in ("cap", "budget", "futile"):
+            text += ": can't tell at this precision"
+        nd = no_difference_text(ci, margin)  # 'no difference larger than a–b' where it holds 1
+        return text + (f", {nd}" if nd else "")
 
     @property
     def sequence_text(self) -> str:
