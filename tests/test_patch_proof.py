@@ -48,10 +48,10 @@ def target(tmp_path):
     return str(folder / "print_stat.py")
 
 
-def _prove(target: str, monkeypatch, new_lines: str) -> dict:
+def _run(target: str) -> dict:
+    """The print's break of the copy at `target`, proven in this process as a patch child does."""
     from tcdoctor.target.load import load_with_rebuild
 
-    monkeypatch.setattr(rewrite, "plan", _planted(new_lines))
     w, _ = load_with_rebuild(target + ":build")
     site = {"file": target, "function": "forward", "reason": "Failed to trace builtin operator"}
     spec = PatchFix(
@@ -60,9 +60,15 @@ def _prove(target: str, monkeypatch, new_lines: str) -> dict:
         file=target,
         at_line=15,
         gb_type=site["reason"],
+        gb_id="GB0059",
         before={"graph_breaks": 1, "sites": [{**site, "line": 15}]},
     )
     return patches.run(spec, w, Options(backend="eager", budget_s=0.2, threads=1))
+
+
+def _prove(target: str, monkeypatch, new_lines: str) -> dict:
+    monkeypatch.setattr(rewrite, "plan", _planted(new_lines))
+    return _run(target)
 
 
 @pytest.mark.parametrize(
@@ -94,20 +100,7 @@ def test_a_planted_wrong_patch_is_caught_by_the_check_it_breaks(
 
 def test_the_right_patch_passes_the_same_proof(target):
     """The control: the real rewrite of the same break, proven the same way, is verified."""
-    from tcdoctor.target.load import load_with_rebuild
-
-    w, _ = load_with_rebuild(target + ":build")
-    site = {"file": target, "function": "forward", "reason": "Failed to trace builtin operator"}
-    spec = PatchFix(
-        name="print_stat.py:15",
-        target=target + ":build",
-        file=target,
-        at_line=15,
-        gb_type=site["reason"],
-        gb_id="GB0059",
-        before={"graph_breaks": 1, "sites": [{**site, "line": 15}]},
-    )
-    row = patches.run(spec, w, Options(backend="eager", budget_s=0.2, threads=1))
+    row = _run(target)
     assert row["patch"]["verified"] is True, row["patch"]["checks"]
     assert row["patch"]["rule"] == "TCD102"
 
