@@ -1,6 +1,7 @@
 """Source patches for graph breaks (tcdoctor/experiments/rewrite.py), torchfix's layout: each case is
-tests/rewrites/NAME.in.py (plain user code) with its break site in cases.json, and either
-NAME.out.py (the exact patched source) or an expected NoRewrite reason. Fast and torch-free: nothing
+plain user code, tests/rewrites/NAME.in.py (or, for the cure corpus's models, the model itself,
+tests/targets/cure/NAME.py: one file, never a copy that could drift), with its break site in
+cases.json, and either NAME.out.py (the exact patched source) or an expected NoRewrite reason. Fast and torch-free: nothing
 here imports torch (whether the patches compile away the breaks is the proof's job, in a child)."""
 
 import json
@@ -34,8 +35,14 @@ def _site(name: str) -> Site:
     return Site(case["line"], case["gb_type"], case.get("gb_id"), file=f"{name}.py")
 
 
+def _input(name: str) -> pathlib.Path:
+    """The case's user code: the corpus model of that name, else tests/rewrites/NAME.in.py."""
+    model = CORPUS / f"{name}.py"
+    return model if model.exists() else CASES_DIR / f"{name}.in.py"
+
+
 def _source(name: str) -> str:
-    return (CASES_DIR / f"{name}.in.py").read_text()
+    return _input(name).read_text()
 
 
 def _plan(name: str) -> Rewrite | NoRewrite:
@@ -43,8 +50,12 @@ def _plan(name: str) -> Rewrite | NoRewrite:
 
 
 def test_cases_are_complete():
-    """Every .in.py has a case; a case has either an .out.py or an expected reason, never both."""
+    """Every input (an .in.py or a corpus model) has a case and every case an input; a case has
+    either an .out.py or an expected reason, never both."""
     inputs = {p.name.removesuffix(".in.py") for p in CASES_DIR.glob("*.in.py")}
+    corpus = {p.stem for p in CORPUS.glob("*.py")}
+    assert not inputs & corpus, "a corpus model is its own case: no .in.py copy"
+    inputs |= corpus
     outputs = {p.name.removesuffix(".out.py") for p in CASES_DIR.glob("*.out.py")}
     assert inputs == set(CASES)
     assert outputs <= inputs
@@ -55,9 +66,9 @@ def test_cases_are_complete():
 
 
 def test_corpus_models_are_cases():
-    """The cure corpus's models are cases, copied byte for byte (regenerate the .out.py if not)."""
+    """Every model of the cure corpus is a case, read from the corpus itself."""
     for model in sorted(CORPUS.glob("*.py")):
-        assert (CASES_DIR / f"{model.stem}.in.py").read_text() == model.read_text(), model.name
+        assert model.stem in CASES and _input(model.stem) == model, model.name
 
 
 @pytest.mark.parametrize("name", POSITIVE)
