@@ -363,11 +363,11 @@ def reword(row: FixRow) -> None:
     row.why = text.replace(old, why, 1)
 
 
-def judge_patch(row: dict | FixRow, checks: dict, speed: tuple[str, str]) -> None:
-    """A source patch's "not slower" check from the speed words (`_outcome`'s judgement), then
-    `verified` (every check passed) and the row's outcome and why: 'fails verification' with the
-    checks that failed, else the outcome words themselves. Used in the child (its own process's
-    interval) and again in the parent (`reword`, the decision interval)."""
+def judge_patch(checks: dict, speed: tuple[str, str]) -> tuple[list[str], str, str]:
+    """A source patch's "not slower" check (set in `checks`) from the speed words (`_outcome`'s
+    judgement), then (the checks that failed, the outcome, why): 'fails verification' naming them,
+    else the outcome words themselves; verified means none failed. Used in the child (its own
+    process's interval) and again in the parent (`reword`, the decision interval)."""
     word, why = speed
     slower = word == "slower" or word.endswith(", slower")
     checks["not slower"] = {
@@ -375,25 +375,18 @@ def judge_patch(row: dict | FixRow, checks: dict, speed: tuple[str, str]) -> Non
         "detail": f"compiled with the patch vs without: {why}",
     }
     failed = [name for name, c in checks.items() if not c["passed"]]
-    patch = row["patch"] if isinstance(row, dict) else row.patch
-    if isinstance(patch, dict):
-        patch.update(verified=not failed, failed=failed)
-    else:
-        patch.verified, patch.failed = not failed, failed
-    outcome, text = (
-        ("fails verification", "failed: " + ", ".join(failed) + f"; {why}") if failed else speed
-    )
-    if isinstance(row, dict):
-        row.update(outcome=outcome, why=text)
-    else:
-        row.outcome, row.why = outcome, text
+    if failed:
+        return failed, "fails verification", "failed: " + ", ".join(failed) + f"; {why}"
+    return failed, word, why
 
 
 def _reword_patch(row: FixRow) -> None:
     """A source patch re-judged on its decision interval: "not slower", verified, the words."""
-    assert row.patch is not None
-    before, after = row.before or {}, row.after or {}
-    judge_patch(row, row.patch.checks, _outcome(before, after, row.cheap, row.decision_ci))
+    p = row.patch
+    assert p is not None
+    speed = _outcome(row.before or {}, row.after or {}, row.cheap, row.decision_ci)
+    p.failed, row.outcome, row.why = judge_patch(p.checks, speed)
+    p.verified = not p.failed
 
 
 def after_figures(real: dict) -> dict:

@@ -689,4 +689,6 @@ def _measure(spec: PatchFix, pw: Any, options: Any, row: dict, tmp: str, root: s
             else ""
         ),
     }
-    fixes.judge_patch(row, checks, fixes._outcome(before, after, row["cheap"]))
+    failed, outcome, why = fixes.judge_patch(checks, fixes._outcome(before, after, row["cheap"]))
+    row["patch"].update(verified=not failed, failed=failed)
+    row.update(outcome=outcome, why=why)

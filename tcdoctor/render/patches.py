@@ -92,8 +92,10 @@ def diff_file(report: Report) -> str | None:
     if not by_file:
         return None
     lines = [HEADER, f"# {report.target}"]
-    chosen = chosen_rows(report)
-    for (path, rows), best in zip(by_file.items(), chosen):
+    chosen = []
+    for path, rows in by_file.items():
+        best = _best(rows)
+        chosen.append(best)
         left = [r for r in rows if r is not best]
         if left:
             at = ", ".join(f"line {r.patch.line}" for r in left if r.patch is not None)

@@ -503,10 +503,10 @@ def analyze_target(
             events += measured(warm_events)
             handled, fix_spent, not_tried = _warm_experiments(warm_events, warm_failure)
         run = _Experiments(target, options, workdir, cache_dir, deadline, prog)
-        planned = (done(events, "plan") or {}).get("strategies", [])
-        fixes_planned = any(isinstance(Spec.from_dict(d), FixSpec) for d in planned)
         from ..report.runtime_processes import SPREAD_FOR_ROWS
 
+        planned = (done(events, "plan") or {}).get("strategies", [])
+        fixes_planned = any(isinstance(Spec.from_dict(d), FixSpec) for d in planned)
         events += run.extra_timing(events, thresholds, SPREAD_FOR_ROWS if fixes_planned else 0)
         # breaks in the user's code with no mechanical patch: listed with why, no child
         not_tried += (done(events, "plan") or {}).get("patches_not_planned") or []
