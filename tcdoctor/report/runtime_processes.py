@@ -391,8 +391,7 @@ def modes_text(found: list[dict]) -> str:
 
 def _noise_sd(r: dict) -> float:
     """One process's own measurement noise on the log scale, from its paired 95% interval."""
-    lo, hi = r["speedup_ci"]
-    return math.log(hi / lo) / (2 * 1.96) if lo and hi and hi > lo > 0 else 0.0
+    return stats.log_sd_of_ci(r["speedup_ci"])
 
 
 def _groups(rows: list[dict]) -> dict[str | None, list[dict]]:
