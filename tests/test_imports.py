@@ -34,7 +34,14 @@ LAYERS = [  # top to bottom: module prefixes
     ("tcdoctor.target",),
     ("tcdoctor.verdict", "tcdoctor.render"),
     ("tcdoctor.report",),
-    ("tcdoctor.units", "tcdoctor.stats", "tcdoctor.errors", "tcdoctor.options", "tcdoctor.version"),
+    (
+        "tcdoctor.units",
+        "tcdoctor.stats",
+        "tcdoctor.errors",
+        "tcdoctor.options",
+        "tcdoctor.version",
+        "tcdoctor.pysource",
+    ),
 ]
 CORE = [
     "tcdoctor.verdict",

@@ -23,7 +23,6 @@ must be compiled as the user would compile it: a frame of tcdoctor's own around 
 
 from __future__ import annotations
 
-import ast
 import functools
 import json
 import linecache
@@ -34,6 +33,7 @@ from typing import Any
 import torch
 import torch._dynamo
 
+from .. import pysource
 from ..target.userframes import (
     ORIGINS,
     deepest_user_frame,
@@ -204,25 +204,9 @@ _SKIPPED_CONTEXT = re.compile(r"frame skipped: (?P<name>\S+) \((?P<file>.+?) lin
 def _functions(filename: str) -> tuple[tuple[int, int, int, str], ...]:
     """(first line incl. decorators, def line, end line, qualified name) of each function in a file."""
     try:
-        tree = ast.parse("".join(linecache.getlines(filename)))
+        return pysource.functions("".join(linecache.getlines(filename)))
     except (SyntaxError, ValueError):
         return ()
-    out: list[tuple[int, int, int, str]] = []
-
-    def walk(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                q = prefix + child.name
-                first = min([child.lineno] + [d.lineno for d in child.decorator_list])
-                out.append((first, child.lineno, child.end_lineno or child.lineno, q))
-                walk(child, q + ".<locals>.")
-            elif isinstance(child, ast.ClassDef):
-                walk(child, prefix + child.name + ".")
-            else:
-                walk(child, prefix)
-
-    walk(tree, "")
-    return tuple(out)
 
 
 def function_at(filename: str, line: int, name: str | None, first_line: bool) -> dict | None:

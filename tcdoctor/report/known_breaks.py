@@ -37,7 +37,6 @@ entries as stale.
 
 from __future__ import annotations
 
-import ast
 import functools
 import json
 import os
@@ -46,6 +45,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
+from .. import pysource
 from ..errors import UsageError
 
 VERSION = 1
@@ -460,26 +460,12 @@ def _bare(name: str | None) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def _functions(file: str, mtime: float) -> tuple[tuple[int, int, str], ...]:
-    """(first line, last line, qualified name) of every function in a source file."""
-    del mtime  # the cache key: a file edited in the same process is read again
+def _functions(file: str, mtime: float) -> tuple[tuple[int, int, int, str], ...]:
+    """pysource.functions of a source file (`mtime`: the cache key, so a file edited in the same
+    process is read again)."""
+    del mtime
     with open(file, encoding="utf-8") as fh:
-        tree = ast.parse(fh.read())
-    out = []
-
-    def walk(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                first = min([child.lineno] + [d.lineno for d in child.decorator_list])
-                out.append((first, child.end_lineno or child.lineno, prefix + child.name))
-                walk(child, prefix + child.name + ".<locals>.")
-            elif isinstance(child, ast.ClassDef):
-                walk(child, prefix + child.name + ".")
-            else:
-                walk(child, prefix)
-
-    walk(tree, "")
-    return tuple(out)
+        return pysource.functions(fh.read())
 
 
 def qualname(file: str | None, line: int | None, name: str | None) -> str | None:
@@ -491,8 +477,8 @@ def qualname(file: str | None, line: int | None, name: str | None) -> str | None
         fns = _functions(file, os.path.getmtime(file))
     except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
         return None
-    inner = [f for f in fns if f[0] <= line <= f[1] and f[2].rsplit(".", 1)[-1] == name]
-    return max(inner, key=lambda f: f[0])[2] if inner else None
+    inner = [f for f in fns if f[0] <= line <= f[2] and f[3].rsplit(".", 1)[-1] == name]
+    return max(inner, key=lambda f: f[0])[3] if inner else None
 
 
 def where(file: str | None, line: int | None) -> str:
