@@ -12,6 +12,7 @@ import random
 import re
 
 import pytest
+from test_regimes_load import _launch
 
 from tcdoctor import stats
 from tcdoctor.report import runtime_processes as rp
@@ -55,30 +56,11 @@ def _report(results: list[dict], seq: dict | None = None, env: dict | None = Non
     )
 
 
-def _launch(monkeypatch, cap: int, results: list[dict], thresholds=()) -> dict:
-    """The launcher's extra_timing with canned processes: results[:2] are the cold and warm
-    processes, the rest what each timing-only child would time; its data."""
-    from tcdoctor.options import Options
-    from tcdoctor.run.launcher import _Experiments
-    from tcdoctor.run.progress import Progress
-
-    def child(self, extra, why, pinned):
-        extra.append(dict(results[2 + len(extra)], process=rp.extra_name(len(extra)), why=why))
-        return True
-
-    monkeypatch.setattr(_Experiments, "_timing_child", child)
-    run = _Experiments("t.py:build", Options(processes=cap), "/tmp", "/tmp", 1e18, Progress(False))
-    events = [
-        {"event": "done", "phase": phase, "data": r}
-        for phase, r in zip(("runtime", "runtime_warm"), results[:2])
-    ]
-    (ev,) = run.extra_timing(events, thresholds)
-    return ev["data"]
-
-
 def _analysed(monkeypatch, results: list[dict], cap: int, thresholds=()) -> Report:
     """A new run's report as `check TARGET` makes it: the loop, then the across-process figures."""
-    data = _launch(monkeypatch, cap, results, thresholds)
+    data, _ = _launch(
+        monkeypatch, cap, results, thresholds
+    )  # the loop, as test_regimes_load runs it
     return _report(results[:2] + data["processes"], data["sequence"])
 
 
@@ -192,8 +174,8 @@ def test_max_slowdown_keeps_the_loop_going_until_its_question_is_answered(monkey
     # a clear 2× speedup: the verdict's question is answered at the first look
     speeds = [1.74, 1.92, 1.66, 1.86, 1.8, 1.79]
     procs = [_proc(s) for s in speeds]
-    alone = _launch(monkeypatch, 6, procs)
-    asked = _launch(monkeypatch, 6, procs, (q,))
+    alone, _ = _launch(monkeypatch, 6, procs)
+    asked, _ = _launch(monkeypatch, 6, procs, (q,))
     assert alone["sequence"]["timed"] == 3
     assert asked["sequence"]["timed"] > 3
     assert asked["sequence"]["questions"] == [
