@@ -1,4 +1,5 @@
-"""Python API for notebooks and tests: `tcdoctor.analyze(model, inputs) -> Report`.
+"""Python API for notebooks and tests: `tcdoctor.analyze(model, inputs) -> Report`, and
+`check(report, **limits)`, the gate's checks (tcdoctor/gate) as `tcdoctor check` judges them.
 
 Importing it (as `import tcdoctor` does, lazily) also installs the notebook hook: a Report renders
 itself as HTML in Jupyter. The hook lives here, at the top, so the report data never imports a renderer.
@@ -11,6 +12,7 @@ import dataclasses
 from typing import Any
 
 from .errors import OptionError
+from .gate import check as check  # the gate in Python, as `tcdoctor check` judges
 from .options import Options
 from .report.model import Report
 from .target.workload import TrainStep, Workload, coerce

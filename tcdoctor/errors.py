@@ -27,6 +27,19 @@ EXIT_CODES_HELP = (
     "was printed."
 )
 
+CHECK_EXIT_CODES_HELP = (
+    "Exit codes: 0 every check passed (with --inconclusive pass, also when some were "
+    "inconclusive); 1 a check failed (an incomplete analysis fails its "
+    "'analysis complete' check: `check` never exits 4); 2 usage or target error, or a check that "
+    "could not be judged (a missing file, a bad target, an analysis option a saved --report was "
+    "not measured with, a --baseline of another target/backend/mode/device without "
+    "--allow-mismatch, an incomplete baseline); 3 the user's code failed before anything could be "
+    "measured; 5 none failed but one was inconclusive (its interval straddles the threshold, or a "
+    "--require-verdict met a cant-tell verdict) with --inconclusive fail, the default; 70 internal "
+    "tcdoctor error; 141 standard output closed early. Worst first: 2, then 1, then 5. --junit is "
+    "written on exits 0 to 3 and 5 once the command line is parsed."
+)
+
 
 class TcdoctorError(Exception):
     """An expected failure with a one-line message and an exit code; never shown as a traceback."""

@@ -165,6 +165,15 @@ def test_readme_commands_are_what_ci_runs():
     assert "torch==2.13.0" in text and "unpinned" in text  # the pin and why
 
 
+def test_contributing_maps_every_test_file_to_a_package():
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    table = text[text.index("### Which tests cover which package") :].split("\n## ")[0]
+    named = set(re.findall(r"`(test_\w+)`", table))
+    files = {p.stem for p in (ROOT / "tests").glob("test_*.py")}
+    assert files - named == set(), "add these test files to CONTRIBUTING.md's map"
+    assert named - files == set(), "CONTRIBUTING.md's map names test files that do not exist"
+
+
 def _anchor(heading: str) -> str:
     """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")

@@ -46,6 +46,9 @@ def from_cli(tmp_path_factory):
         # time, and the disable_module row asserted below comes second in the plan)
         "--fix-budget",
         "900",
+        # a cold first call over 60 s (a busy machine) would try the cold-start remedies, two more
+        # cold compiles in children of their own; no test here reads them
+        "--no-compile-remedies",
         "--json",
         "r.json",
         "--html",

@@ -3,7 +3,9 @@
 
 Three analyses in all (eager backend, one thread, no fixes), shared by the module's tests: the
 model of tests/targets/gate_model.py as on main (analysed once by `analyze`, with GitHub Actions'
-environment, and once by `check --baseline`), and after a change that gained one graph break.
+environment, and once by `check --baseline`), and after a change that gained one graph break. They
+run with the `timing` tests (the baseline's --max-slowdown); `check --report` on GitHub reads the
+saved report of the same model (tests/data, conftest.saved_report) and runs with the others.
 """
 
 import json
@@ -15,7 +17,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ONE_PROCESS, ROOT, plain_env, run_cli
+from conftest import ONE_PROCESS, ROOT, plain_env, run_cli, saved_report
 from junitparser import JUnitXml
 
 from tcdoctor.render.github import GitHubAnnotations, command, escape_data, escape_property
@@ -151,11 +153,9 @@ def test_analyze_on_github_writes_the_summary_and_annotates_each_break_at_its_li
     assert not annotations(stdout, "error", "")  # analyze judges no thresholds
 
 
-@pytest.mark.timing
-def test_check_on_github_adds_its_table_and_an_error_per_failed_check(base, tmp_path):
-    out, _ = base
+def test_check_on_github_adds_its_table_and_an_error_per_failed_check(tmp_path):
     env = github_env(tmp_path)
-    args = ["check", "--report", str(out / "base.json"), "--max-graph-breaks", "0"]
+    args = ["check", "--report", str(saved_report("gate_base")), "--max-graph-breaks", "0"]
     code, stdout, stderr = run(tmp_path, *args, "--max-recompiles", "99", env=env)
     assert code == 1, stderr
     errors = annotations(stdout, "error", "tcdoctor check failed%3A graph breaks")

@@ -25,6 +25,7 @@ LAYERS = [  # top to bottom: module prefixes
         "tcdoctor.pytest_plugin",
         "tcdoctor.fix",
         "tcdoctor.sweep",
+        "tcdoctor.gate",
         "tcdoctor.__main__",
         "tcdoctor",
     ),

@@ -2,7 +2,7 @@
 one mapping from a child's fatal record to an error, and one atomic writer (render/write.py).
 
 Cheap on purpose: the eager or aot_eager backend, one analysis process (`--no-warm --processes 1`),
-one thread. `--expected-calls 1` makes the verdict deterministic (no compile pays back over one
+one thread, no tried fixes. `--expected-calls 1` makes the verdict deterministic (no compile pays back over one
 call), so the three ways of asking can be held to the same verdict, not just the same counts."""
 
 import json
@@ -17,8 +17,15 @@ from tcdoctor.errors import TargetError, TcdoctorError, UserCodeError
 BAD = os.path.join(ROOT, "tests", "targets", "bad.py")
 BREAKS = os.path.join(ROOT, "tests", "targets", "sweep", "graph_break.py") + ":build"
 DIST = os.path.join(ROOT, "tests", "targets", "dist.py")
-CHEAP = {"backend": "eager", "threads": 1, "budget_s": 0.1, "warm": False, "processes": 1}
-CHEAP_FLAGS = ["--backend", "eager", "--threads", "1", "--budget", "0.1", *ONE_PROCESS]
+# no tried fixes: the print() break's source patch would be proved in a child of its own in each of
+# the three ways of asking, and no test here reads a fix
+CHEAP = {
+    "backend": "eager", "threads": 1, "budget_s": 0.1, "warm": False, "processes": 1,
+    "fixes": False,
+}  # fmt: skip
+CHEAP_FLAGS = [
+    "--backend", "eager", "--threads", "1", "--budget", "0.1", *ONE_PROCESS, "--no-fixes",
+]  # fmt: skip
 
 
 def _figures(rep: dict) -> dict:

@@ -116,6 +116,21 @@ def test_an_inconclusive_regression_prints_both_one_sided_bounds_it_tested():
     assert lo < -10 <= hi and "straddle -10%" in r.reason
 
 
+def test_an_inconclusive_check_against_a_small_baseline_says_the_baseline_bounds_it():
+    """Against a 3-process baseline the power is what its 2 degrees of freedom allow
+    (test_power_and_false_alarms_of_max_slowdown_through_the_loop: about 62% for a true 20%
+    slowdown at 5% spread); an inconclusive result says so, and one against 6 processes does not."""
+    new = _report([_proc(s) for s in (1.7, 1.9, 1.8)])  # about -10%: straddles the margin
+    small = _report([_proc(s) for s in (2.0, 2.1, 1.9)])
+    (r, _) = baseline_checks(new, small, max_slowdown=10)
+    assert r.status == "INCONCLUSIVE"
+    assert "the baseline has 3 process(es) decided on" in r.reason
+    assert f"timed {rp.BASELINE_PROCESSES_FOR_POWER} or more processes" in r.reason
+    large = _report([_proc(s) for s in (2.0, 2.1, 1.9, 2.05, 1.95, 2.0)])
+    (r, _) = baseline_checks(new, large, max_slowdown=10)
+    assert r.status == "INCONCLUSIVE" and "the baseline has" not in r.reason
+
+
 # -- compiled got slower, or compile's advantage shrank ---------------------------------------
 
 

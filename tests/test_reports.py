@@ -1,4 +1,7 @@
-"""Report round trip and renderers: JSON keys, re-rendering, Markdown, check, diff, safe HTML in Chromium."""
+"""Report round trip and renderers: JSON keys, re-rendering, Markdown, check, diff, safe HTML in Chromium.
+
+What `analyze` writes (its JSON's keys, its schema, its Markdown drawn again from its JSON) is read
+from a fresh analysis; what draws or judges a report reads the saved one (tests/data)."""
 
 import json
 import os
@@ -8,9 +11,13 @@ import subprocess
 import sys
 
 import pytest
-from conftest import NO_TIMING_PROCESSES, ONE_PROCESS, ROOT
+from conftest import NO_TIMING_PROCESSES, ONE_PROCESS, ROOT, run_cli, saved_report
 
 FAST = ["--threads", "1", "--backend", "eager", "--budget", "0.2"]
+# a model whose print() carries HTML and script text, with one graph break; the warm process's
+# figures are in its report, and no timing-only process runs (tests/data/make_reports.py saves it)
+INJECT = f"{ROOT}/tests/targets/inject.py:build"
+INJECT_OPTIONS = (*FAST, *NO_TIMING_PROCESSES)
 REQUIRED = [
     "schema_version",
     "target",
@@ -57,31 +64,23 @@ def dig(d, dotted):
 
 @pytest.fixture(scope="module")
 def inject_report(tmp_path_factory):
-    import sys
-
+    """A fresh analysis of tests/targets/inject.py: for the tests of what `analyze` writes."""
     d = tmp_path_factory.mktemp("inject")
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tcdoctor",
-            "analyze",
-            f"{ROOT}/tests/targets/inject.py:build",
-            *FAST,
-            *NO_TIMING_PROCESSES,  # the warm process's figures are in the report; no timing-only one
-            "--json",
-            "r.json",
-            "--html",
-            "r.html",
-            "--md",
-            "r.md",
-        ],
-        cwd=d,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert p.returncode == 0, p.stderr
+    args = ("--json", "r.json", "--html", "r.html", "--md", "r.md")
+    rc, _, err = run_cli(d, "analyze", INJECT, *INJECT_OPTIONS, *args)
+    assert rc == 0, err
+    return d
+
+
+@pytest.fixture(scope="module")
+def saved_inject(tmp_path_factory):
+    """The saved report of the same target (tests/data/make_reports.py), drawn again by `tcdoctor
+    report` into r.html and r.md beside it: for the tests of what draws a report, not of the
+    analysis that wrote it."""
+    d = tmp_path_factory.mktemp("saved_inject")
+    shutil.copy(saved_report("inject"), d / "r.json")
+    rc, _, err = run_cli(d, "report", "r.json", "--html", "r.html", "--md", "r.md")
+    assert rc == 0, err
     return d
 
 
@@ -99,8 +98,8 @@ def test_json_has_every_documented_key(inject_report):
     )
 
 
-def test_html_escapes_user_strings(inject_report):
-    html = (inject_report / "r.html").read_text()
+def test_html_escapes_user_strings(saved_inject):
+    html = (saved_inject / "r.html").read_text()
     assert "&lt;script&gt;document.title=" in html
     assert "<script>document.title" not in html and "<img src=x" not in html
     assert len(re.findall(r"<script\b", html)) == 1  # ours only
@@ -129,8 +128,8 @@ def test_rerender_from_json_matches(cli, inject_report, tmp_path):
     assert "VERDICT" in out
 
 
-def test_markdown_is_escaped_and_says_how_made(inject_report):
-    md = (inject_report / "r.md").read_text()
+def test_markdown_is_escaped_and_says_how_made(saved_inject):
+    md = (saved_inject / "r.md").read_text()
     assert md.startswith("## tcdoctor: ")
     outside_code = re.sub(r"`[^`]*`", "", md)
     assert (
@@ -140,8 +139,8 @@ def test_markdown_is_escaped_and_says_how_made(inject_report):
     assert "| speedup |" in md
 
 
-def test_check_gate_fails_and_passes(cli, inject_report, tmp_path):
-    shutil.copy(inject_report / "r.json", tmp_path / "saved.json")
+def test_check_gate_fails_and_passes(cli, saved_inject, tmp_path):
+    shutil.copy(saved_inject / "r.json", tmp_path / "saved.json")
     rc, out, _ = cli("check", "--report", "saved.json", "--max-graph-breaks", "0")
     assert rc == 1 and "FAIL  graph breaks: 1" in out
     rc, out, _ = cli(
@@ -157,12 +156,12 @@ def test_check_gate_fails_and_passes(cli, inject_report, tmp_path):
     assert rc == 0 and "3 passed, 0 failed" in out
 
 
-def test_diff_reports_fixed_break(cli, inject_report, tmp_path):
-    after = json.loads((inject_report / "r.json").read_text())
+def test_diff_reports_fixed_break(cli, saved_inject, tmp_path):
+    after = json.loads((saved_inject / "r.json").read_text())
     after["graph_breaks"]["unique"] = []
     after["graph_breaks"]["count"] = 0
     (tmp_path / "after.json").write_text(json.dumps(after))
-    shutil.copy(inject_report / "r.json", tmp_path / "before.json")
+    shutil.copy(saved_inject / "r.json", tmp_path / "before.json")
     rc, out, err = cli("diff", "before.json", "after.json")
     assert rc == 0, err
     assert "Graph breaks fixed: 1" in out and "Graph breaks introduced: 0" in out
@@ -208,7 +207,7 @@ def chromium(page, tmp_path):
     CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
 )
 def test_html_in_headless_chromium_renders_offline_and_runs_no_injected_script(
-    inject_report, tmp_path
+    saved_inject, tmp_path
 ):
     # control: a page that does fetch is caught, so the check below can fail
     control = tmp_path / "control.html"
@@ -218,18 +217,18 @@ def test_html_in_headless_chromium_renders_offline_and_runs_no_injected_script(
     _, requested = chromium(control, tmp_path)
     assert any(u.startswith("http://127.0.0.1:9/") for u in requested), requested
 
-    dom, requested = chromium(inject_report / "r.html", tmp_path)
+    dom, requested = chromium(saved_inject / "r.html", tmp_path)
     assert "<title>tcdoctor:" in dom
     assert "PWNED" not in re.search(r"<title>(.*?)</title>", dom, re.S).group(1)
     assert "Graph breaks" in dom and "<svg" in dom and "Don" in dom or "Compile" in dom
     assert requested == set()
 
 
-def test_hundreds_of_graph_breaks_stay_usable(inject_report):
+def test_hundreds_of_graph_breaks_stay_usable(saved_inject):
     from tcdoctor.render.html import HtmlRenderer
     from tcdoctor.report.model import Report
 
-    data = json.loads((inject_report / "r.json").read_text())
+    data = json.loads((saved_inject / "r.json").read_text())
     base = data["graph_breaks"]["unique"][0]
     data["graph_breaks"]["unique"] = [
         dict(base, line=i, code=f"op_{i}(x)  # <b>{i}</b>") for i in range(300)
@@ -244,10 +243,10 @@ def test_hundreds_of_graph_breaks_stay_usable(inject_report):
     assert len(html) < 2_000_000
 
 
-def test_repr_html_is_a_fragment_for_jupyter(inject_report):
+def test_repr_html_is_a_fragment_for_jupyter(saved_inject):
     from tcdoctor import Report  # the package's Report: importing it installs the notebook hook
 
-    frag = Report.load(str(inject_report / "r.json"))._repr_html_()
+    frag = Report.load(str(saved_inject / "r.json"))._repr_html_()
     assert frag.lstrip().startswith("<style>") and "<html" not in frag and "<script" not in frag
     assert "&lt;script&gt;" in frag
 

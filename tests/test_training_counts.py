@@ -3,7 +3,9 @@
 Each case runs the real CLI (the main analysis: `graphs` from the graph_breaks phase, `graph_breaks`,
 the compile phase's frames and guards) and, in a fresh process with no tcdoctor code on the compiled
 path, the same step or forward written by hand and compiled whole, read from PyTorch's own
-graph-break log, `counters` and CompilationMetrics. Before the fix, tcdoctor's standard step nested
+graph-break log, `counters` and CompilationMetrics. The step by hand is the closure PyTorch's recipes
+write (tests/targets/closure_step.py), with Adam and with SGD; the report states that form
+(`strategies.step_form`), and the user's own `train_step` as given. Before the fix, tcdoctor's standard step nested
 the step one frame deeper than the hand-written one, and Dynamo logged the first break (`zero_grad`)
 twice: 5 breaks for PyTorch's 4 on samples/train_adam.py.
 """
@@ -54,6 +56,11 @@ def bf16():
     return dataclasses.replace(train_adam.build(), autocast=torch.bfloat16)
 
 
+def sgd():
+    s = train_adam.build()
+    return dataclasses.replace(s, optimizer=torch.optim.SGD(s.model.parameters(), lr=0.01))
+
+
 def my_step(model, opt, inputs, targets):
     opt.zero_grad(set_to_none=True)
     loss = nn.functional.mse_loss(model(*inputs), targets)
@@ -87,10 +94,13 @@ def keywords():
 REFERENCE = """
 import importlib.util, json, os, sys
 import torch
+import real_reference
 from real_reference import capture_graph_breaks, dynamo_figures
 
 path, name, how = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, os.path.dirname(path))
+sys.path.append(os.path.join(os.path.dirname(real_reference.__file__), "targets"))
+from closure_step import recipe_step
 spec = importlib.util.spec_from_file_location("target", path)
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
@@ -105,26 +115,9 @@ if how == "infer":
         torch.compile(model, backend="eager")(*args, **kwargs)
 elif how == "custom":
     torch.compile(mod.my_step, backend="eager")(built.model, built.optimizer, built.inputs, built.targets)
-else:
-    model, opt, loss_fn, (x,), y = built.model, built.optimizer, built.loss_fn, built.inputs, built.targets
-
-    def step(x):
-        opt.zero_grad(set_to_none=True)
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss.detach()
-
-    def autocast_step(x):
-        opt.zero_grad(set_to_none=True)
-        with torch.autocast("cpu", dtype=built.autocast):
-            loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss.detach()
-
-    fn = step if built.autocast is None else autocast_step
-    torch.compile(fn, backend="eager")(x)
+else:  # the closure PyTorch's recipes write (tests/targets/closure_step.py)
+    step = recipe_step(built.model, built.optimizer, built.loss_fn, built.targets, built.autocast)
+    torch.compile(step, backend="eager")(*built.inputs)
 
 print(json.dumps(dynamo_figures(records)))
 """
@@ -169,12 +162,14 @@ def tcdoctor_counts(target: str, cwd) -> dict:
         "graphs": rep["graphs"]["count"],
         "frames": rep["compile"]["frames_compiled"],
         "guards": rep["guards"]["count"],
+        "step_form": rep["strategies"].get("step_form"),
     }
 
 
 CASES = [  # (target function, how it is written by hand, the breaks PyTorch logs for it)
     ("plain", "step", 4),  # zero_grad, backward, optimizer's _use_grad twice
     ("bf16", "step", 4),  # the same, the forward and loss under autocast
+    ("sgd", "step", 4),  # the same step with SGD
     ("custom", "custom", 4),  # the user's own train_step, compiled as the user would
     ("keywords", "infer", 1),  # model(**kwargs): the print
 ]
@@ -188,10 +183,15 @@ def test_counts_equal_the_same_code_compiled_by_hand(targets, tmp_path, name, ho
     got = tcdoctor_counts(f"{path}:{name}", tmp_path)
     for key in ("records", "kinds", "graph_break_counter", "graphs", "frames"):
         assert got[key] == ref[key], (key, got, ref)
+    form = {"step": "step(*inputs, **kwargs) closing over", "custom": "your own my_step("}.get(how)
+    assert (got["step_form"] or "").startswith(form or "") and (form is None) == (
+        got["step_form"] is None
+    ), got
     if how != "step":  # nothing of tcdoctor's around the model or the user's step: the same guards
         assert got["guards"] == ref["guards"], (got, ref)
-    else:  # the standard step takes the inputs as a tuple and a dict (by hand: `step(x)`), and Dynamo
-        # guards their structure: TYPE_MATCH + LENGTH_CHECK, TYPE_MATCH + DICT_LENGTH; nothing more
+    else:  # the closure takes the inputs as `*inputs, **kwargs` (by hand: `step(x)`), and Dynamo
+        # guards their structure: at most TYPE_MATCH + LENGTH_CHECK, TYPE_MATCH + DICT_LENGTH (measured
+        # with torch 2.13: 2 more, 3 under autocast); nothing more
         assert 0 <= got["guards"] - ref["guards"] <= 4, (got, ref)
 
 
@@ -207,11 +207,14 @@ def test_two_breaks_sample_equals_torch_compile_by_hand(tmp_path):
 # The training ways as strategies.run_train compiles them (training.subjects), against the same way by
 # hand: the whole step, torch.compile(model) in an eager step, opt.step alone (the recipe's function).
 WAY = """
-import json, sys
+import json, os, sys
 import torch
 sys.path.insert(0, {samples!r})
 import train_adam
+import real_reference
 from real_reference import capture_graph_breaks, dynamo_figures
+sys.path.append(os.path.join(os.path.dirname(real_reference.__file__), "targets"))
+from closure_step import recipe_step
 
 who, way = sys.argv[1], sys.argv[2]
 records = capture_graph_breaks()
@@ -228,13 +231,6 @@ else:
     def opt_step():
         opt.step()
 
-    def step(x):
-        opt.zero_grad(set_to_none=True)
-        loss = loss_fn(forward(x), y)
-        loss.backward()
-        opt.step()
-        return loss.detach()
-
     def eager_step(x):
         opt.zero_grad(set_to_none=True)
         loss = loss_fn(forward(x), y)
@@ -243,6 +239,7 @@ else:
         return loss.detach()
 
     compiled_opt_step = torch.compile(opt_step, backend="eager")
+    step = recipe_step(model, opt, loss_fn, y)  # the closure PyTorch's recipes write
     (torch.compile(step, backend="eager") if way == "step" else eager_step)(x)
 print(json.dumps(dynamo_figures(records)))
 """

@@ -1,13 +1,14 @@
-"""The two-worker test run (tests/conftest.py): the timing tests run on one worker, back to back,
-with no other test beside any of them or in a gap between two; other tests run side by side.
-Checked on a planted suite of sleeping tests run with `-n 2`, each recording when and where it
-ran; the run's shared directory is removed when it ends."""
+"""The README's test command (tests/conftest.py): the timing tests run first, in a pytest run of
+their own without workers, one after another and before any other test; the others then run side
+by side on two pytest-xdist workers, which share a directory (shared analyses) removed when the run
+ends. Checked on a planted suite of sleeping tests run with the README's own pytest commands, each
+test recording when and where it ran."""
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
 
 import pytest
@@ -22,14 +23,16 @@ import pytest
 def _ran(tag):
     start = time.time()
     time.sleep(0.5)
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    shared = os.path.join(tempfile.gettempdir(), "tcdoctor-tests-" + run) if run else "-"
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "-")
     with open({log!r}, "a") as f:
-        shared = os.path.join(tempfile.gettempdir(), "tcdoctor-tests-" + os.environ["PYTEST_XDIST_TESTRUNUID"])
-        f.write(f"{{tag}} {{start}} {{time.time()}} {{os.environ['PYTEST_XDIST_WORKER']}} {{os.path.isdir(shared)}}\\n")
+        f.write(f"{{tag}} {{start}} {{time.time()}} {{worker}} {{shared}} {{os.path.isdir(shared)}}\\n")
 
-def test_1():
+def test_1(shared_analysis):
     _ran("{name}")
 
-def test_2():
+def test_2(shared_analysis):
     _ran("{name}")
 """
 TIMING = """
@@ -37,6 +40,14 @@ TIMING = """
 def test_timed():
     _ran("{name}-timing")
 """
+
+
+def readme_pytest_commands() -> list[list[str]]:
+    """The pytest commands of the README's test command, with this interpreter, on folder `.`."""
+    readme = open(f"{ROOT}/README.md", encoding="utf-8").read().splitlines()
+    (line,) = [s for s in readme if s.startswith("    python3 -m venv") and "pytest" in s]
+    steps = [shlex.split(step) for step in line.split(" && ") if " -m pytest " in step]
+    return [[sys.executable, *step[1:-1], "."] for step in steps if step[-1] == "tests"]
 
 
 def test_timing_tests_run_back_to_back_on_one_worker_and_alone(tmp_path):
@@ -49,29 +60,23 @@ def test_timing_tests_run_back_to_back_on_one_worker_and_alone(tmp_path):
     for name in "abcd":
         body = TEST.format(log=log, name=name) + (TIMING.format(name=name) if name in "bd" else "")
         (tmp_path / f"test_{name}.py").write_text(textwrap.dedent(body))
-    run = f"workers-{os.getpid()}"
-    p = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-n", "2", "--testrunuid", run, "."],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        # its own run: never this run's lock (a planted timing test would wait on this very test)
-        env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
-    )
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}  # its own run
+    commands = readme_pytest_commands()
+    assert len(commands) == 2 and "-n" not in commands[0], commands  # timing first, no workers
+    for cmd in commands:
+        p = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     rows = [ln.split() for ln in open(log)]
-    ran = [(tag, float(s), float(e), w) for tag, s, e, w, _ in rows]
-    assert len(ran) == 10
-    # the run's shared directory (locks, the timing list) is there while it runs, gone after
-    assert {shared for *_, shared in rows} == {"True"}, rows
-    assert not os.path.exists(os.path.join(tempfile.gettempdir(), f"tcdoctor-tests-{run}"))
+    ran = [(tag, float(s), float(e), w) for tag, s, e, w, *_ in rows]
+    assert len(ran) == 10  # every test once: `timing`, then `not timing`
     timed = [r for r in ran if r[0].endswith("-timing")]
     plain = [r for r in ran if not r[0].endswith("-timing")]
-    assert len(timed) == 2 and len({r[3] for r in timed}) == 1, timed  # one worker runs them
-    # from the first timing test's start to the last one's end, no other test runs
-    start, end = min(r[1] for r in timed), max(r[2] for r in timed)
-    beside = [r for r in plain if r[1] < end and r[2] > start]
-    assert beside == [], (start, end, beside)
-    # and two tests did run side by side (the control: the lock does not serialise everything)
+    assert len(timed) == 2 and {r[3] for r in timed} == {"-"}, timed  # no worker beside them
+    assert max(r[2] for r in timed) <= min(r[1] for r in plain), ran  # all before any other
+    assert {r[3] for r in plain} == {"gw0", "gw1"}, plain
+    # the workers' shared directory is there while they run, gone after
+    shared = {(path, there) for tag, *_, path, there in rows if not tag.endswith("-timing")}
+    ((folder, there),) = shared  # one folder for both workers
+    assert there == "True" and not os.path.exists(folder), rows
+    # and two tests did run side by side (the control: the second run is not one after another)
     assert any(o[1] < r[2] and o[2] > r[1] for r in plain for o in plain if o is not r), ran

@@ -8,13 +8,13 @@ remedy is not wanted (`compile_remedies.wanted`) or the child has no inductor ca
 from __future__ import annotations
 
 import os
-from typing import Any
 
+from ..probes.context import PhaseContext
 from ..report.phases import Skip
 from . import compile_remedies
 
 
-def phase_cache_artifacts(ctx: Any) -> dict:
+def phase_cache_artifacts(ctx: PhaseContext) -> dict:
     """ctx: the run.runner.PhaseRunner."""
     ctx.need_compiled()
     first = (ctx.results.get("compile") or {}).get("first_call_s")

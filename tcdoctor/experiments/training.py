@@ -10,8 +10,18 @@ optimizer steps the copy's parameters): no way trains the model another way meas
 ``autocast`` the forward and the loss run under ``torch.autocast`` and backward outside it, as
 PyTorch's AMP recipe does.
 
-Compiled whole, the step must compile exactly as the step a user writes by hand, or tcdoctor's
-own code is counted and timed as the user's. Two pitfalls, both measured on samples/train_adam.py:
+Compiled whole, the step is the function PyTorch's recipes write: ``step(*inputs, **kwargs)``
+closing over the model, the optimizer, the loss function and the targets (``closure_step``,
+``autocast_closure_step``), or the user's own ``train_step`` as given; the report states which
+(``TrainStep.step_form``). Written so, the counts are the ones a user's closure gets: on
+samples/train_adam.py 3 graphs and 4 breaks, on the DDP MLP (2 gloo ranks) 4 and 7 per rank, with
+SGD and with Adam, equal to PyTorch's counters for the same closure compiled by hand
+(tests/test_training_counts.py, tests/test_ddp_mlp_counts.py). Passing the model and optimizer as
+arguments counts the same; a no-argument step over module globals counts fewer because Dynamo
+compiles less of it (TrainStep.step_form says why).
+
+It must compile exactly as the step a user writes by hand, or tcdoctor's own code is counted and
+timed as the user's. Two pitfalls, both measured on samples/train_adam.py:
 - A context manager Dynamo does not support (``contextlib.nullcontext``, an ``ExitStack``, a
   ``@contextmanager`` generator) breaks the graph inside the compiled region. The step bodies
   here are plain code; the only context manager is ``torch.autocast``, which Dynamo traces.
@@ -20,10 +30,10 @@ own code is counted and timed as the user's. Two pitfalls, both measured on samp
   and once more when the callee runs as a frame of its own. Wrapping the step in a method called
   ``zero_grad``'s break twice (5 breaks where PyTorch logs 4 for the same step by hand). So
   ``StepRunner.step`` is a frame Dynamo skips (``skip_code``: the frame runs as Python, the
-  frames it calls are compiled as usual), and the first frame Dynamo compiles is the step body
-  itself (``plain_step``, ``autocast_step``) or the user's own ``train_step``, as when the user
-  compiles it by hand. Argument passing differs from a hand-written closure, so guard counts may
-  differ by a few; graphs and breaks are the same (tests/test_training_counts.py).
+  frames it calls are compiled as usual), and the first frame Dynamo compiles is the closure
+  itself or the user's own ``train_step``, as when the user compiles it by hand. The closure takes
+  the inputs as ``*inputs, **kwargs`` (by hand: ``step(x)``), so Dynamo guards the tuple's and the
+  dict's structure too: a guard count may differ by a few; graphs and breaks are the same.
 """
 
 from __future__ import annotations
@@ -49,41 +59,43 @@ class Subject:
 WAYS = ("eager", "model", "step", "optimizer")
 
 
-def plain_step(
+def closure_step(
+    model: Any, opt: Any, opt_step: Callable[[], Any], loss_fn: Callable, targets: Any
+) -> Callable[..., Any]:
+    """The step as PyTorch's recipes write it: a function of the inputs closing over the model, the
+    optimizer, the loss function and the targets (TrainStep.step_form). Its frame is the first one
+    Dynamo compiles when the step is compiled whole."""
+
+    def step(*inputs: Any, **kwargs: Any) -> Any:
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(model(*inputs, **kwargs), targets)
+        loss.backward()
+        opt_step()
+        return loss.detach()
+
+    return step
+
+
+def autocast_closure_step(
     model: Any,
     opt: Any,
     opt_step: Callable[[], Any],
     loss_fn: Callable,
-    inputs: tuple,
-    kwargs: dict,
-    targets: Any,
-) -> Any:
-    """One step as written by hand; the first frame Dynamo compiles when the step is compiled whole."""
-    opt.zero_grad(set_to_none=True)
-    loss = loss_fn(model(*inputs, **kwargs), targets)
-    loss.backward()
-    opt_step()
-    return loss.detach()
-
-
-def autocast_step(
-    model: Any,
-    opt: Any,
-    opt_step: Callable[[], Any],
-    loss_fn: Callable,
-    inputs: tuple,
-    kwargs: dict,
     targets: Any,
     device_type: str,
     dtype: Any,
-) -> Any:
-    """`plain_step` with the forward and loss under torch.autocast (AMP recipe: backward outside)."""
-    opt.zero_grad(set_to_none=True)
-    with torch.autocast(device_type, dtype=dtype):
-        loss = loss_fn(model(*inputs, **kwargs), targets)
-    loss.backward()
-    opt_step()
-    return loss.detach()
+) -> Callable[..., Any]:
+    """`closure_step` with the forward and loss under torch.autocast (AMP recipe: backward outside)."""
+
+    def step(*inputs: Any, **kwargs: Any) -> Any:
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast(device_type, dtype=dtype):
+            loss = loss_fn(model(*inputs, **kwargs), targets)
+        loss.backward()
+        opt_step()
+        return loss.detach()
+
+    return step
 
 
 def opt_step_of(opt: Any) -> Callable[[], None]:
@@ -129,22 +141,31 @@ class StepRunner:
         self.forward = (
             build(self.model, backend, mode, spec.compile_kwargs) if way == "model" else self.model
         )
-        self.opt_step = self.optimizer.step if self.optimizer is not None else (lambda: None)
+        self.body = None if spec.train_step is not None else self._closure(way, backend, mode)
+
+    def _closure(self, way: str, backend: str, mode: str | None) -> Callable[..., Any]:
+        """The default step written as a closure over this copy's model (compiled for 'model'),
+        optimizer (its step compiled alone for 'optimizer'), loss function and targets."""
+        from ..probes.first_call import build
+
+        s = self.spec
+        opt_step = self.optimizer.step
         if way == "optimizer":
-            self.opt_step = build(opt_step_of(self.optimizer), backend, mode, spec.compile_kwargs)
+            opt_step = build(opt_step_of(self.optimizer), backend, mode, s.compile_kwargs)
+        parts = (self.forward, self.optimizer, opt_step, s.loss_fn, s.targets)
+        if s.autocast is None:
+            return closure_step(*parts)
+        return autocast_closure_step(*parts, s.device_type, s.autocast)
 
     def step(self, *inputs: Any, **kwargs: Any) -> Any:
         """Not compiled itself (see the module docstring): it calls the frame that is."""
+        if self.body is not None:
+            return self.body(*inputs, **kwargs)
         s = self.spec
-        if s.train_step is not None:
-            if s.autocast is None:
-                return s.train_step(self.forward, self.optimizer, inputs, s.targets)
-            with torch.autocast(s.device_type, dtype=s.autocast):
-                return s.train_step(self.forward, self.optimizer, inputs, s.targets)
-        args = (self.forward, self.optimizer, self.opt_step, s.loss_fn, inputs, kwargs, s.targets)
         if s.autocast is None:
-            return plain_step(*args)
-        return autocast_step(*args, s.device_type, s.autocast)
+            return s.train_step(self.forward, self.optimizer, inputs, s.targets)
+        with torch.autocast(s.device_type, dtype=s.autocast):
+            return s.train_step(self.forward, self.optimizer, inputs, s.targets)
 
     def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
         return self.step(*inputs, **kwargs)

@@ -17,15 +17,14 @@ skipped ("the compiled model is not available"), never timing a half-made callab
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..report import counts
 from ..target.pristine import reset_rng_state
 from . import compile_graphs, dynamo_state, graph_breaks, guards, outputs
+from .context import PhaseContext
 from .first_call import first_call
 
 
-def phase_compile(ctx: Any) -> dict:
+def phase_compile(ctx: PhaseContext) -> dict:
     """The compile phase (ctx: the run.runner.PhaseRunner): a fresh copy compiled, its first call
     measured with Dynamo's logs captured (which region each break ends, the counts this compile
     makes), the compile time frame by frame, the guards; then the copy timing, memory and profile
@@ -63,7 +62,7 @@ def phase_compile(ctx: Any) -> dict:
     return data
 
 
-def phase_compile_warm(ctx: Any) -> dict:
+def phase_compile_warm(ctx: PhaseContext) -> dict:
     """The warm process's first call against the cold one's inductor cache (ctx: the runner); its
     copies are checked first, as the cold child's are."""
     ctx.compiled = None

@@ -44,6 +44,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from ..target.pristine import reset_rng_state
+from .context import PhaseContext
 from .first_call import build
 from .numerics import compare_leaf, to_fp64
 
@@ -73,7 +74,7 @@ def needed(numerics: dict) -> str | None:
     return None
 
 
-def phase_drift(ctx: Any) -> dict:
+def phase_drift(ctx: PhaseContext) -> dict:
     """The phase (run/runner.py's PhaseRunner as `ctx`): runs the search only when `needed`."""
     numerics = ctx.results.get("numerics")
     if numerics is None:

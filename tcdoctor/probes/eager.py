@@ -11,21 +11,20 @@ because of that is said so (`NoGradError`), with the one-line fix, instead of th
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
 from ..report.phases import PhaseError
 from ..target.pristine import reset_rng_state
 from ..target.userframes import describe_exception
 from . import calls, outputs
+from .context import PhaseContext
 
 
 class NoGradError(PhaseError):
     """The eager call failed only because tcdoctor ran it under torch.no_grad()."""
 
 
-def phase_eager(ctx: Any) -> dict:
+def phase_eager(ctx: PhaseContext) -> dict:
     ctx.check_copies()
     checked = ctx.take_checked()
     if checked is not None:  # the fidelity check made this very call: fresh copy, RNG reset
@@ -46,10 +45,11 @@ def phase_eager(ctx: Any) -> dict:
         "first_call_s": wall,
         "outputs": len(ctx.eager_out),
         "tensor_outputs": outputs.tensor_leaves(ctx.eager_out),
+        "step_form": getattr(ctx.workload, "step_form", None),  # strategies.step_form
     }
 
 
-def _no_grad_explains(ctx: Any, exc: Exception) -> NoGradError | None:
+def _no_grad_explains(ctx: PhaseContext, exc: Exception) -> NoGradError | None:
     """If the call works with gradients on, the failure is tcdoctor's no_grad default: say so."""
     if ctx.workload.grad:
         return None

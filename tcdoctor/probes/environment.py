@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import os
 import platform
-from typing import Any
 
 import torch
 
 from ..target.userframes import python_version
+from .context import PhaseContext
 from .recompiles import describe_call, describe_variant
 
 
@@ -30,7 +30,7 @@ def threads_source(threads: int | None, in_child: bool) -> str:
     return "torch's default in a fresh process" if in_child else "this process's own setting"
 
 
-def phase_environment(ctx: Any) -> dict:
+def phase_environment(ctx: PhaseContext) -> dict:
     ctx.check_copies()
     w, device = ctx.workload, ctx.device
     dname = (

@@ -44,6 +44,7 @@ from ..target.userframes import (
 )
 from ..target.workload import CallArgs, as_inputs
 from . import dynamo_state
+from .context import PhaseContext
 from .dynamo_state import _Collector
 
 _HEADER = re.compile(
@@ -447,7 +448,7 @@ def break_sites(collector: _Collector) -> list[dict]:
     return out
 
 
-def phase_graph_breaks(ctx: Any) -> dict:
+def phase_graph_breaks(ctx: PhaseContext) -> dict:
     """The graph_breaks phase: explain() on a fresh copy, RNG reset (ctx: the run.runner.PhaseRunner)."""
     from ..target.pristine import reset_rng_state
 

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import torch
 
+from .context import PhaseContext
 from .rss import RssPeak
 
 
@@ -73,7 +74,7 @@ def measure(eager: Callable[[], Any], compiled: Callable[[], Any], device: torch
     }
 
 
-def phase_memory(ctx: Any) -> dict:
+def phase_memory(ctx: PhaseContext) -> dict:
     """The memory phase: one eager and one compiled call (ctx: the run.runner.PhaseRunner)."""
     ctx.need_compiled()
     return measure(ctx.eager_fn, ctx.compiled_fn, ctx.device)

@@ -34,6 +34,7 @@ import torch
 
 from ..verdict.thresholds import RULES
 from .break_cost import REGION
+from .context import PhaseContext
 
 OUTSIDE = "outside compiled regions"
 
@@ -64,7 +65,7 @@ def _threshold_text() -> str:
     )
 
 
-def phase_memory_graphs(ctx: Any) -> dict:
+def phase_memory_graphs(ctx: PhaseContext) -> dict:
     """The phase (ctx: run/runner.py's PhaseRunner), right after the memory phase in its process."""
     memory = ctx.results.get("memory")
     if memory is None:

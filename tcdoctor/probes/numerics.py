@@ -40,6 +40,7 @@ import torch.utils._pytree as pytree
 
 from ..report.phases import Skip
 from . import randomness
+from .context import PhaseContext
 from .outputs import (
     SCALARS,
     STATE,
@@ -416,7 +417,7 @@ TRAIN_REFERENCE_WHY = (
 )
 
 
-def phase_numerics(ctx: Any) -> dict:
+def phase_numerics(ctx: PhaseContext) -> dict:
     """The numerics phase (ctx: the run.runner.PhaseRunner): the eager phase's snapshot against the
     compile phase's, an fp64 copy's output as the reference; a random model's compiled side is
     compiled again with fallback_random when asked (probes/randomness.py), else not compared."""
@@ -444,7 +445,7 @@ def phase_numerics(ctx: Any) -> dict:
     return data
 
 
-def _fp64_run(ctx: Any, model64: Any, cast: Callable[[Any], Any]) -> Any:
+def _fp64_run(ctx: PhaseContext, model64: Any, cast: Callable[[Any], Any]) -> Any:
     from ..target.pristine import reset_rng_state
 
     reset_rng_state()
@@ -453,7 +454,7 @@ def _fp64_run(ctx: Any, model64: Any, cast: Callable[[Any], Any]) -> Any:
         return model64(*cast(ca.args), **cast(ca.kwargs))
 
 
-def _fallback_random_out(ctx: Any, rng: dict) -> Leaves:
+def _fallback_random_out(ctx: PhaseContext, rng: dict) -> Leaves:
     def compiled_on_fresh_copy() -> list:
         subject = ctx.fresh()
         return ctx.call_and_snapshot(subject, ctx.torch_compile(subject))

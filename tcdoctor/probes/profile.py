@@ -46,6 +46,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
 from . import break_cost, compile_graphs
+from .context import PhaseContext
 from .guards import CACHE_LOOKUP, CALL_MARK
 from .guards import cost as guard_cost
 from .guards import ns_per_call as guard_ns_per_call
@@ -272,7 +273,7 @@ def _measure(
     }
 
 
-def phase_profile(ctx: Any) -> dict:
+def phase_profile(ctx: PhaseContext) -> dict:
     """The profile phase (ctx: the run.runner.PhaseRunner): the profiler over eager and compiled
     calls, then the guard cost by removing the guards (probes/guard_ab.py), after the profiler and
     outside every other timed figure."""

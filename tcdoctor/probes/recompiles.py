@@ -25,6 +25,7 @@ from ..target.userframes import is_user_file
 from ..target.workload import CallArgs, is_state_change
 from . import dynamo_state
 from .calls import iter_tensors
+from .context import PhaseContext
 from .first_call import function_name
 
 _LIMIT = re.compile(r"recompile_limit|cache_size_limit")
@@ -223,7 +224,7 @@ SEQUENCE_AGAIN = (
 )
 
 
-def phase_recompiles(ctx: Any) -> dict:
+def phase_recompiles(ctx: PhaseContext) -> dict:
     """The recompiles phase (ctx: the run.runner.PhaseRunner): the variants, fed in order to the
     copy whose first call the compile phase made; started again from a fresh copy's first call only
     when a later phase reset Dynamo or compiled entries of its own."""

@@ -47,6 +47,7 @@ from typing import Any, Callable
 
 from .. import stats
 from . import dynamo_state, load
+from .context import PhaseContext
 
 TARGET_SAMPLE_S = 0.002  # one sample batches calls until it lasts about this long
 # A round runs one side's samples back to back for about this long (at most MAX_ROUND_SAMPLES)
@@ -381,7 +382,7 @@ def _stop_text(stopped: str, question: Question | None, budget_s: float, pairs: 
     return f"; the CI had not answered against {question.describe()} by the {budget_s:g} s ceiling"
 
 
-def phase_runtime(ctx: Any) -> dict:
+def phase_runtime(ctx: PhaseContext) -> dict:
     """The runtime phase, and runtime_warm (the same timing in the warm process, right after its
     first call: a second process's figure for the headline speedup, report/runtime_processes.py).
     ctx: the run.runner.PhaseRunner; eager is its eager subject, compiled its timed copy."""
@@ -401,7 +402,7 @@ def phase_runtime(ctx: Any) -> dict:
     return data
 
 
-def phase_runtime_extra(ctx: Any) -> dict:
+def phase_runtime_extra(ctx: PhaseContext) -> dict:
     """A timing-only process's timing (run/launcher.py starts them until --processes have timed,
     and one with glibc's thresholds pinned when every process page-faulted), as a plain script
     runs: the object build() returned, compiled, its first call against the main cache, then

@@ -1,11 +1,12 @@
 """The renderer protocol: options go to the constructor, `render(report)` returns the whole text.
 
 Each output format is one `Renderer` subclass in a module of its own (terminal.py, markdown.py,
-html.py) that renders every section itself, the distributed rank table included, so a format's
-whole look is read in one file; what the formats share is text, not layout (units.py's figures,
-ranks.py's rank cells). The options are the constructor's (`TerminalRenderer(limit=5)`,
-`HtmlRenderer(fragment=True)`), so a caller configures a renderer once and every call to
-`render` takes the report alone.
+html.py). A section with rows and tables is described once (report/layout.py's `Section`, built
+by figures.py, breaks.py, patches.py, compile_table.py, remedy_table.py, strategies.py, ranks.py,
+measured.py or a phase's `Phase.layout`) and each format draws that description its own way (`terminal.draw`, `markdown.draw`,
+templates/section.html.j2); units.py writes every figure. The options are the constructor's
+(`TerminalRenderer(limit=5)`, `HtmlRenderer(fragment=True)`), so a caller configures a renderer
+once and every call to `render` takes the report alone.
 """
 
 from __future__ import annotations

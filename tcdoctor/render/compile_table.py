@@ -1,14 +1,13 @@
-"""The "Where the compile time goes" table's text, shared by the renderers: its headers, each
-frame's cells and the lines under it (the check and the method). Each format lays the table out
-itself (how many rows, escaping); every figure is written by units.py.
+"""The "Where the compile time goes" section, described once (report/layout.py) for every format:
+its headers, each frame's cells and the lines under it (the check and the method). Each format draws
+the description (how many rows, escaping, file names shortened); every figure is written by units.py.
 """
 
 from __future__ import annotations
 
-import os
-
 from .. import units
 from ..report.compile_joins import frame_time
+from ..report.layout import Note, Section, Table, Text, where
 from ..report.sections import CompileGraphs
 
 TITLE = "Where the compile time goes"
@@ -25,25 +24,33 @@ HEADERS = (
 UNUSED = "never runs in steady state"
 
 
-def _where(file: str | None, line: int | None, basename: bool) -> str:
-    if not file:
-        return units.NA
-    return f"{os.path.basename(file) if basename else file}:{line}"
+def section(graphs: CompileGraphs | None) -> Section | None:
+    """Every compiled frame of the cold first call, largest first, the check and the method."""
+    if not graphs or not graphs.rows:
+        return None
+    table = Table(
+        HEADERS, [cells(r) for r in graphs.rows], more=lambda shown: rest_line(graphs, shown)
+    )
+    return Section(TITLE, tables=(table,), notes=_check_notes(graphs), method=graphs.method or "")
 
 
-def _function(row: dict, basename: bool) -> str:
+def _function(row: dict) -> Text:
     """The frame's function; for code that is not the user's, its owner and the user's line that
     led there."""
     name = row.get("function") or units.NA
     if not row.get("origin") or row["origin"] == "user":
-        return name
+        return Text(name)
     user = row.get("user_frame")
-    called = f", from {_where(user['file'], user['line'], basename)}" if user else ""
-    return f"{name} ({row.get('owner') or row['origin']}{called})"
+    at = where(user["file"], user["line"]) if user else None
+    owner = row.get("owner") or row["origin"]
+    return Text(
+        f"{name} ({owner}" + (f", from {at}" if at else "") + ")",
+        f"{name} ({owner}" + (f", from {at.short}" if at else "") + ")",
+    )
 
 
-def cells(row: dict, basename: bool = False) -> list[str]:
-    """One frame's cells, in HEADERS order; `basename` shortens the file to its name (terminal).
+def cells(row: dict) -> list[str]:
+    """One frame's cells, in HEADERS order (a file's `Text` carries the terminal's short form).
 
     time/call is the frame's own time: its region's median per call without the regions nested in
     it (a resume frame runs inside the region of the frame whose graph broke), so the rows do not
@@ -51,8 +58,8 @@ def cells(row: dict, basename: bool = False) -> list[str]:
     """
     return [
         row.get("compile_id") or units.NA,
-        _function(row, basename),
-        _where(row.get("file"), row.get("line"), basename),
+        _function(row),
+        where(row.get("file"), row.get("line")),
         units.count(row.get("ops")),
         units.seconds(row.get("cold_s")),
         units.seconds(row.get("warm_s")),
@@ -77,24 +84,34 @@ TIME_PER_CALL = (
 
 
 def check_lines(graphs: CompileGraphs, method: bool = True) -> list[str]:
-    """The check (the rows' sum beside the first call's compile part), what time/call is, and
-    what the table leaves out; `method=False` leaves out what time/call is (the terminal shows
-    figures, the method stays in JSON, HTML and Markdown)."""
+    """The lines under the table as text; `method=False` leaves out what time/call is (the
+    terminal shows figures, the method stays in JSON, HTML and Markdown)."""
+    return [n.text for n in _check_notes(graphs) if method or not n.how]
+
+
+def _check_notes(graphs: CompileGraphs) -> tuple[Note, ...]:
+    """The check (the rows' sum beside the first call's compile part), what time/call is (a `how`
+    line), and what the table leaves out."""
     c = graphs.check or {}
     out = [
-        f"frames sum to {units.seconds(c.get('rows_cold_s'))} of the first call's "
-        f"{units.seconds(c.get('first_call_compile_s'))} compile time "
-        f"(first call − eager call; coverage {units.percent(c.get('coverage'))})",
-    ] + ([TIME_PER_CALL] if method else [])
-    line = scale_line(graphs.time_scale) if method else None
+        Note(
+            f"frames sum to {units.seconds(c.get('rows_cold_s'))} of the first call's "
+            f"{units.seconds(c.get('first_call_compile_s'))} compile time "
+            f"(first call − eager call; coverage {units.percent(c.get('coverage'))})"
+        ),
+        Note(TIME_PER_CALL, how=True),
+    ]
+    line = scale_line(graphs.time_scale)
     if line:
-        out.append(line)
+        out.append(Note(line, how=True))
     if graphs.regions_not_in_table:
         out.append(
-            "compiled after the first call and run in steady state (not in the table): "
-            + ", ".join(graphs.regions_not_in_table)
+            Note(
+                "compiled after the first call and run in steady state (not in the table): "
+                + ", ".join(graphs.regions_not_in_table)
+            )
         )
-    return out
+    return tuple(out)
 
 
 def scale_line(scale: dict | None) -> str | None:

@@ -18,10 +18,12 @@ import jinja2
 from markupsafe import Markup
 
 from .. import units
+from ..report import phases
 from ..report.model import Report
 from ..report.sections import CompileTime, Distributed, TorchTrace
-from . import attribution, charts, compile_table, patches, ranks, remedy_table
+from . import breaks, charts, compile_table, figures, measured, patches, ranks, remedy_table
 from .base import Renderer
+from .strategies import sections as strategy_sections
 
 SCRIPT = """
 document.querySelectorAll('input.filter').forEach(function (box) {
@@ -98,14 +100,14 @@ def _blank(value: Any) -> Any:
 
 def _phase_bars(c: CompileTime) -> dict[str, dict[str, float]]:
     bars = {}
-    for label, phases, total in (
+    for label, parts, total in (
         ("cold", c.phases, c.cold_s),
         ("warm", c.warm_phases, c.warm_s),
     ):
-        if not phases or total is None:
+        if not parts or total is None:
             continue
         keys = ["dynamo_s", "aot_autograd_s", "inductor_lowering_s", "codegen_and_cpp_or_triton_s"]
-        row = {k: max(0.0, phases[k]) for k in keys if phases.get(k) is not None}
+        row = {k: max(0.0, parts[k]) for k in keys if parts.get(k) is not None}
         row["outside_compiler_s"] = max(0.0, total - sum(row.values()))
         bars[label] = row
     return bars
@@ -135,87 +137,13 @@ def _charts(report: Report) -> dict[str, Any]:
     return ch
 
 
-def _compile_table(c: CompileTime) -> dict[str, Any] | None:
-    """Every compiled frame of the cold first call, largest first, as text for the template."""
-    graphs = c.graphs
-    if not graphs or not graphs.rows:
-        return None
-    return {
-        "title": compile_table.TITLE,
-        "headers": compile_table.HEADERS,
-        "rows": [compile_table.cells(r) for r in graphs.rows],
-        "notes": compile_table.check_lines(graphs),
-        "method": graphs.method,
-    }
-
-
-def _attribution(report: Report) -> list[dict[str, Any]]:
-    """The memory growth and the numerics drift, each its summary line, table and notes."""
-    a, d = report.memory.attribution, report.numerics.drift
-    out = []
-    if a is not None:  # a report made before the attribution existed re-renders unchanged
-        out.append(
-            {
-                "title": attribution.MEMORY_TITLE,
-                "summary": attribution.memory_summary(a),
-                "headers": attribution.MEMORY_HEADERS,
-                "rows": attribution.memory_rows(a),
-                "notes": attribution.memory_notes(a),
-            }
-        )
-    if d is not None:
-        out.append(
-            {
-                "title": attribution.DRIFT_TITLE,
-                "summary": attribution.drift_summary(d),
-                "headers": attribution.DRIFT_HEADERS,
-                "rows": attribution.drift_rows(d),
-                "notes": attribution.drift_notes(d, report.fixes),
-            }
-        )
-    return out
-
-
-def _remedy_table(report: Report) -> dict[str, Any] | None:
-    """Cold, warm and each tried remedy's first call and speed, with its chart, for the template."""
-    if not remedy_table.shown(report):
-        line = remedy_table.skipped_line(report)
-        return {"skipped": line} if line else None
-    return {
-        "title": remedy_table.TITLE,
-        "headers": remedy_table.HEADERS,
-        "rows": remedy_table.rows(report),
-        "notes": remedy_table.notes(report),
-        "chart": charts.first_calls(remedy_table.bars(report)),
-    }
-
-
-def _patches(report: Report) -> list[dict[str, Any]]:
-    """Each source patch's heading, checks, measured figures, note and diff (render/patches.py)."""
-    return [
-        {
-            "heading": patches.heading(row),
-            "verified": bool(row.patch is not None and row.patch.verified),
-            "checks": patches.check_lines(row),
-            "measured": patches.measured(row),
-            "note": row.patch.note if row.patch is not None else None,
-            "diff": patches.diff_of(row),
-        }
-        for row in patches.patch_rows(report)
-    ]
-
-
 def _ranks(sec: Distributed | None) -> dict[str, Any] | None:
     """The rank table (render/ranks.py's text), the slowest rank per phase and how each figure
     was measured, as text for the template (distributed.html.j2 escapes it)."""
     if not sec:
         return None
     return {
-        "count": len(sec.ranks),
-        "world_size": str(sec.world_size),
-        "headers": ranks.HEADERS,
-        "rows": ranks.rows(sec),
-        "summary": ranks.summary_lines(sec),
+        "section": ranks.section(sec),
         "slowest": [
             (
                 p,
@@ -262,15 +190,20 @@ class HtmlRenderer(Renderer):
                 r=report,
                 v=report.verdict,
                 charts=_charts(report),
+                figures=figures.section(report),
                 fragment=self.fragment,
                 script=Markup(SCRIPT),
                 script_hash=digest,
                 ranks=_ranks(report.distributed),
                 trace=_trace(report.torch_trace, self.base_dir),
-                compile_table=_compile_table(report.compile),
-                attribution=_attribution(report),
-                remedy_table=_remedy_table(report),
-                other_fixes=patches.other_rows(report),
-                patches=_patches(report),
+                compile_table=compile_table.section(report.compile.graphs),
+                remedy_table=remedy_table.section(report),
+                remedy_skipped=remedy_table.skipped_line(report),
+                remedy_chart=charts.first_calls(remedy_table.bars(report)),
+                phase_sections=phases.layouts(report),
+                strategies=strategy_sections(report),
+                tried=patches.sections(report),
+                recompiles=breaks.recompiles_section(report.recompiles),
+                m=measured.sections(report),
             )
         )

@@ -1,15 +1,20 @@
-"""Markdown for GitHub issue text: verdict, key table, top breaks, the rest in <details>."""
+"""Markdown for GitHub issue text: verdict, key table, every section drawn from its description
+(report/layout.py), the advice in <details>."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .. import units
+from ..report import phases
+from ..report.layout import Section, Table
 from ..report.model import Report
-from ..report.sections import CompileGraphs, Distributed, GraphBreak, TorchTrace
-from . import attribution, compile_table, patches, ranks, remedy_table
+from ..report.sections import TorchTrace
+from . import breaks, compile_table, figures, measured, patches, ranks, remedy_table
 from .base import Renderer
+from .strategies import sections as strategy_sections
 
 
 def _esc(text: object) -> str:
@@ -25,218 +30,70 @@ def _code(text: object) -> str:
     return f"`{s}`" if s else ""
 
 
-def _numerics(passed: object, err: object) -> str:
-    status = units.numerics_status(passed)
-    if passed is None:
-        return status
-    return (f"**{status}**" if passed is False else status) + f", max abs err {units.sci(err)}"
-
-
-def _figures(report: Report) -> list[tuple[str, str, str]]:
-    """The key-figure table: figure, value (units.py's text), how it was measured."""
-    rt, c, m, n, v = report.runtime, report.compile, report.memory, report.numerics, report.verdict
-    limit_hit = " (limit hit!)" if report.recompiles.limit_hit else ""
-    be = units.calls(v.break_even_calls) if v.break_even_calls else "n/a (not faster)"
+def _header(headers: list[str] | tuple[str, ...]) -> list[str]:
+    """A Markdown table's header and rule (an empty header is one space: '| |')."""
     return [
-        (
-            "graphs / graph breaks",
-            units.pair(units.count, report.graphs.count, report.graph_breaks.count),
-            "your compile's first call: PyTorch's counters + graph-break log"
-            if report.graphs.source
-            else "torch._dynamo.explain + graph-break log, one call",
-        ),
-        (
-            "recompiles",
-            units.count(report.recompiles.count) + limit_hit,
-            "CompilationMetrics over inputs then each variant",
-        ),
-        ("guards", units.count(report.guards.count), "CompilationMetrics.guard_count"),
-        (
-            "guard overhead / call",
-            units.seconds(report.guards.overhead_s_per_call),
-            "calls with and without guard evaluation (skip_guard_eval_unsafe); profiler "
-            f"'TorchDynamo Cache Lookup': {units.seconds(report.guards.profiler_overhead_s_per_call)}"
-            if report.guards.by_removal
-            else "profiler 'TorchDynamo Cache Lookup'",
-        ),
-        (
-            "eager / compiled median",
-            units.pair(units.seconds, rt.eager.median_s, rt.compiled.median_s),
-            _esc(rt.method),
-        ),
-        (
-            "speedup",
-            units.ratio(rt.speedup, rt.speedup_ci, level=rt.ci_level)
-            + (f"; {units.another_run(rt.prediction_interval)}" if rt.prediction_interval else "")
-            + (f"; {units.processes(rt.processes)}" if rt.processes else "")
-            + (f"; {units.stopped(rt.sequence)}" if rt.sequence else ""),
-            _esc(rt.across_method) if rt.across_method else "ratio of medians, paired bootstrap CI",
-        ),
-        *(
-            [
-                (
-                    "allocator regimes",
-                    _esc(units.regimes(rt.regimes, rt.ci_level)),
-                    "minor page faults per call",
-                )
-            ]
-            if rt.regimes
-            else []
-        ),
-        (
-            "compile cold / warm",
-            units.pair(units.seconds, c.cold_s, c.warm_s),
-            "first call; warm = fresh process, same cache dir",
-        ),
-        ("break-even", be, "(cold compile − eager call) / saving per call"),
-        (
-            "peak memory eager / compiled",
-            units.pair(units.nbytes, m.eager_peak_bytes, m.compiled_peak_bytes),
-            _esc(m.method),
-        ),
-        *(
-            [
-                (
-                    "memory growth",
-                    _esc(attribution.memory_summary(m.attribution)),
-                    _esc(_method(m.attribution)),
-                )
-            ]
-            if m.attribution is not None
-            else []
-        ),
-        ("numerics", _numerics(n.passed, n.max_abs_err), "vs eager, judged against fp64"),
-        *(
-            [("numerics drift", _esc(attribution.drift_summary(n.drift)), _esc(_method(n.drift)))]
-            if n.drift
-            else []
-        ),
+        "|" + "|".join(f" {h} " if h else " " for h in headers) + "|",
+        "|" + "---|" * len(headers),
     ]
 
 
-def _method(rec: object) -> str:
-    return getattr(rec, "method", None) or ""
+def _cell(text: str, code: bool) -> str:
+    """A table cell: code in backticks (its '|' escaped: GitHub splits cells on it even inside
+    code), else escaped text."""
+    return (_code(text).replace("|", "\\|") if text else "") if code else _esc(text)
 
 
-def _attribution(report: Report) -> list[str]:
-    """The graphs holding the extra memory and the modules where numbers drift, with their notes."""
-    out: list[str] = []
-    a, d = report.memory.attribution, report.numerics.drift
-    for title, headers, rows, notes in (
-        (
-            attribution.MEMORY_TITLE,
-            attribution.MEMORY_HEADERS,
-            attribution.memory_rows(a),
-            attribution.memory_notes(a),
-        ),
-        (
-            attribution.DRIFT_TITLE,
-            attribution.DRIFT_HEADERS,
-            attribution.drift_rows(d),
-            attribution.drift_notes(d, report.fixes),
-        ),
-    ):
-        if rows:
-            out += _table(title, headers, [[_esc(c) for c in row] for row in rows])
-            out += [""] + [f"- {_esc(line)}" for line in notes]
-    return out
+def _rows(sec: Section) -> list[str]:
+    """A section's key-figure rows as a table: figure, value, how measured (escaped)."""
+    return _header(["figure", "value", "how measured"]) + [
+        f"| {_esc(r.label)} | {_esc(r.value)} | {_esc(r.how)} |" for r in sec.rows
+    ]
 
 
-def _break_item(f: GraphBreak) -> str:
-    cost = f.gain_text
-    return (
-        f"- **{_esc(f.reason)}** at {_code(str(f.file) + ':' + str(f.line))} {_code(f.code)}"
-        + (f" ×{f.occurrences}" if f.occurrences > 1 else "")
-        + (f" ({_esc(f.skipped_text)})" if f.frame_skipped else "")
-        + _esc(f.site_text)
-        + (f" — {_esc(cost)}" if cost else "")
-    )
-
-
-def _breaks(findings: list[GraphBreak], top: int) -> list[str]:
-    """The top breaks as a list, the rest folded into <details>."""
-    if not findings:
+def draw(sec: Section | None, top: int | None = None, fold: bool = False) -> list[str]:
+    """A section's description (report/layout.py) as Markdown: a heading, its rows and tables
+    (escaped; a table that can say '… and N more' cut at `top` rows, or with `fold` its other
+    rows folded into <details>), every line under them, how it was measured, and its diff,
+    fenced."""
+    if sec is None or sec.empty:
         return []
-    items = [_break_item(f) for f in findings]
-    out = ["", f"### Graph breaks ({len(findings)} unique)", ""] + items[:top]
-    if len(findings) > top:
-        out += ["", f"<details><summary>{len(findings) - top} more</summary>", ""]
-        out += items[top:] + ["", "</details>"]
-    return out
+    out = ["", f"### {_esc(sec.title)}" + (f" ({_esc(sec.detail)})" if sec.detail else "")]
+    out += ["", *_rows(sec)] if sec.rows else []
+    more, folded = None, []
+    for t in sec.tables:
+        cut = top if t.more is not None and top is not None else len(t.rows)
+        out += ["", *_table(t, t.rows[:cut])] if t.rows else []
+        if fold and t.rows[cut:]:
+            folded += ["", f"<details><summary>{len(t.rows) - cut} more</summary>", ""]
+            folded += [*_table(t, t.rows[cut:]), "", "</details>"]
+        elif t.more is not None:
+            more = t.more(cut)
+    out += folded + (["", _esc(more)] if more else [])
+    lines = [f"- {_esc(n.text)}" for n in sec.notes]
+    lines += [f"- how: {_esc(sec.method)}"] if sec.method else []
+    return out + (["", *lines] if lines else []) + _fenced(sec.diff)
 
 
-def _tried(report: Report) -> list[str]:
-    out: list[str] = []
-    rows = patches.other_rows(report)
-    if rows:
-        out += ["", "### Tried (no source edit)", ""]
-        for row in rows:
-            summary = row.summary
-            out.append(
-                f"- {_code(row.fix)}: **{_esc(row.outcome)}**"
-                + (f" ({_esc(summary)})" if summary else "")
-            )
-    for row in patches.patch_rows(report):
-        out += ["", f"### Source patch {_esc(patches.heading(row))}", ""]
-        out += [f"- {_esc(line)}" for line in patches.check_lines(row)]
-        out.append(f"- measured: {_esc(patches.measured(row))}")
-        if row.patch is not None and row.patch.note:
-            out.append(f"- note: {_esc(row.patch.note)}")
-        fence = "````" if "```" in patches.diff_of(row) else "```"
-        out += ["", fence + "diff", patches.diff_of(row), fence]
-    layer = report.ablation.layer if report.ablation else None
-    if layer:
-        out += ["", f"**Which layer:** {_esc(layer)}"]
-    return out
+def _table(t: Table, rows: Sequence[Sequence[str]]) -> list[str]:
+    """A table's header and these of its rows."""
+    return _header(t.headers) + [
+        "| " + " | ".join(_cell(c, i in t.code) for i, c in enumerate(row)) + " |" for row in rows
+    ]
 
 
-def _table(title: str, headers: list[str], rows: list[list[str]]) -> list[str]:
-    """A titled Markdown table of cells already escaped."""
-    lines = ["", f"### {title}", "", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    return lines + ["| " + " | ".join(cells) + " |" for cells in rows]
+def _fenced(diff: str) -> list[str]:
+    """A diff as a fenced block (a longer fence when the diff holds one)."""
+    if not diff:
+        return []
+    fence = "````" if "```" in diff else "```"
+    return ["", fence + "diff", diff, fence]
 
 
 def _remedy_table(report: Report) -> list[str]:
-    """Cold, warm and each tried remedy's first call and speed, and the lines under them."""
-    if not remedy_table.shown(report):
-        line = remedy_table.skipped_line(report)
-        return ["", _esc(line)] if line else []
-    rows = [
-        [_esc(c) for c in row[:-1]] + [_code(row[-1]) if row[-1] else ""]
-        for row in remedy_table.rows(report)
-    ]
-    return (
-        _table(remedy_table.TITLE, remedy_table.HEADERS, rows)
-        + [""]
-        + [f"- {_esc(line)}" for line in remedy_table.notes(report)]
-    )
-
-
-def _compile_table(graphs: CompileGraphs | None, top: int) -> list[str]:
-    """The `top` frames that took most of the cold compile time, the check and the method."""
-    if not graphs or not graphs.rows:
-        return []
-    rows = [[_esc(c) for c in compile_table.cells(r)] for r in graphs.rows[:top]]
-    out = _table(compile_table.TITLE, compile_table.HEADERS, rows)
-    rest = compile_table.rest_line(graphs, top)
-    out += [""] + ([_esc(rest), ""] if rest else [])
-    out += [f"- {_esc(line)}" for line in compile_table.check_lines(graphs)]
-    return out + [f"- how: {_esc(graphs.method)}"]
-
-
-def _ranks(sec: Distributed | None) -> list[str]:
-    """A distributed run's rank table and the lines under it (render/ranks.py's text, escaped)."""
-    if not sec:
-        return []
-    out = [
-        "",
-        f"### Ranks ({len(sec.ranks)} of {sec.world_size})",
-        "",
-        "| " + " | ".join(ranks.HEADERS[:-1]) + " | |",
-        "|" + "---|" * len(ranks.HEADERS),
-    ]
-    out += ["| " + " | ".join(_esc(c) for c in row) + " |" for row in ranks.rows(sec)]
-    return out + [""] + [f"- {_esc(line)}" for line in ranks.summary_lines(sec)]
+    """Cold, warm and each tried remedy's first call and speed; or why none was tried."""
+    line = remedy_table.skipped_line(report)
+    return ["", _esc(line)] if line else draw(remedy_table.section(report))
 
 
 def _trace(tt: TorchTrace | None) -> list[str]:
@@ -272,27 +129,22 @@ class MarkdownRenderer(Renderer):
         v = report.verdict
         out = [f"## tcdoctor: {_esc(units.decision_text(v.decision))}", ""]
         out += [f"- {_esc(r)}" for r in v.reasons]
-        out += ["", "| figure | value | how measured |", "|---|---|---|"]
-        out += [f"| {a} | {b} | {c} |" for a, b, c in _figures(report)]
-        out += _breaks(report.graph_breaks.unique, self.top)
-        out += _tried(report)
-        out += _compile_table(report.compile.graphs, self.top)
-        out += _attribution(report)
+        out += ["", *_rows(figures.section(report))]
+        out += draw(breaks.section(report.graph_breaks.unique), self.top, fold=True)
+        for sec in patches.sections(report):
+            out += draw(sec)
+        out += draw(compile_table.section(report.compile.graphs), self.top)
         out += _remedy_table(report)
-        events = report.recompiles.events
-        if events:
-            out += ["", "### Recompiles", ""] + [
-                f"- {_code(e.function)} on {_esc(e.variant)}: {_code(e.reason)}" for e in events
-            ]
-        recs = v.recommendations or {}
-        if recs:
-            out += ["", "### Compile strategies", ""] + [
-                f"- **{_esc(k)}**: {_esc(r['text'])}" for k, r in recs.items()
-            ]
-        if v.advice:
-            out += ["", "<details><summary>Advice</summary>", ""]
-            out += [f"- {_esc(a.text)}" for a in v.advice] + ["", "</details>"]
-        out += _ranks(report.distributed)
+        for sec in phases.layouts(report):
+            out += draw(sec)
+        out += draw(breaks.recompiles_section(report.recompiles))
+        for sec in strategy_sections(report):
+            out += draw(sec)
+        advice = draw(measured.advice_section(v))
+        out += (
+            ["", "<details><summary>Advice</summary>", *advice, "", "</details>"] if advice else []
+        )
+        out += draw(ranks.section(report.distributed))
         out += _trace(report.torch_trace)
         for e in report.errors:
             out.append(f"\n> **Error in {_esc(e['phase'])}:** {_esc(e['message'])}")

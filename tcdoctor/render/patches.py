@@ -1,6 +1,8 @@
-"""The source patches of a report (fix rows of kind "patch", experiments/patches.py) as text every
-renderer shows: one heading per patch (where, rule, safety, verified or what failed), its checks,
-what it measured, the note the user must know, and its unified diff; and the patch file written
+"""The fixes a report tried, described once for every format (report/layout.py): the "Tried" table
+of the fixes that need no source edit (and those planned but not tried), one section per source
+patch (fix rows of kind "patch", experiments/patches.py: a heading with where, rule, safety,
+verified or what failed; its checks, what it measured, the note the user must know, and its
+unified diff), and "Which layer" (the backend ablation); and the patch file written
 beside the report (`tcdoctor-patches.diff`: verified patches only, one per file, applies with
 `git apply` or `patch -p1` from the target's folder).
 
@@ -10,7 +12,11 @@ the diff file holds the best verified patch of each file, and says so when it le
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
+
+from .. import units
+from ..report.layout import Note, Section, Table
 
 if TYPE_CHECKING:
     from ..report.model import Report
@@ -108,3 +114,121 @@ def diff_file(report: Report) -> str | None:
         assert p is not None
         lines.append(f"# {p.rule} {p.safety}: {p.title} (compiled {r.vs_eager()} vs eager)")
     return "\n".join(lines) + "\n" + "".join(diff_of(r) + "\n" for r in chosen)
+
+
+TRIED_HEADERS = ("fix", "addresses", "outcome", "before → after", "why")
+HOW_FIXES = (
+    "a config switch first with backend='eager' (does the break go away?), and with the real "
+    "backend only if it did. Shape and region fixes are the strategy rows below, not compiled again."
+)
+HOW_PATCHES = (
+    "each patch was applied to a copy of the target's folder (never your file) and proven in a "
+    "fresh process: graph breaks counted as PyTorch counts them (fewer, none new), the patched "
+    "copy's eager outputs against the original's (and its printed output, warnings and log "
+    "records where the patch guards them; a branch rewrite on inputs taking each branch; a "
+    "custom op with torch.library.opcheck), compiled numerics by the numerics rule, and speed "
+    "against eager; verified only when every check holds. The verified ones are in "
+    f"{DIFF_NAME} beside the report."
+)
+
+
+def _how_fixes(report: Report) -> str:
+    """How the fixes without a source edit were run (which process, which cache)."""
+    if any(r.cache_start for r in report.fixes or []):
+        where = (
+            "each fix ran with the real backend (paired timing vs eager, numerics, compile) in a "
+            "process other than the main analysis's: in the warm process after its own "
+            "measurements when nothing it needs is set at process start, else in a fresh process "
+            "of its own started from a copy of the main cache"
+        )
+    else:
+        where = (
+            "each fix ran in a fresh process with the real backend (paired timing vs eager, "
+            "numerics, compile)"
+        )
+    return f"{where}; {HOW_FIXES}"
+
+
+def _not_tried(report: Report) -> tuple[Note, ...]:
+    """The fixes planned but not tried, and why (named as the plan names them)."""
+    out = []
+    for nt in report.fixes_not_tried or []:
+        spec = nt.get("spec") or {}
+        name = (spec.get("fix") or {}).get("name") or spec.get("backend")
+        out.append(Note(f"not tried: {name}: {nt.get('why')}"))
+    return tuple(out)
+
+
+def tried_section(report: Report) -> Section | None:
+    """The fixes tried without a source edit (fix, what it addresses, outcome, before → after,
+    why) and those planned but not tried; None when there are neither."""
+    rows = other_rows(report)
+    table = Table(
+        TRIED_HEADERS,
+        [
+            [r.fix or "", ", ".join(r.addresses), r.outcome or "", r.summary, r.why or ""]
+            for r in rows
+        ],
+        code=(0,),
+        detail=(1, 4),
+    )
+    sec = Section(
+        "Tried (no source edit)",
+        tables=(table,),
+        notes=_not_tried(report),
+        method=_how_fixes(report) if rows else "",
+    )
+    return None if sec.empty else sec
+
+
+def patch_sections(report: Report) -> list[Section]:
+    """One section per source patch: its checks, what it measured, its note and its diff; how
+    the patches were proven is said once, under the last."""
+    out = []
+    for row in patch_rows(report):
+        note = row.patch.note if row.patch is not None else None
+        lines = [*check_lines(row), f"measured: {measured(row)}"] + (
+            [f"note: {note}"] if note else []
+        )
+        out.append(
+            Section(
+                f"Source patch {heading(row)}",
+                notes=tuple(Note(x) for x in lines),
+                diff=diff_of(row),
+            )
+        )
+    if out:
+        out[-1] = replace(out[-1], method=HOW_PATCHES)
+    return out
+
+
+def layer_section(report: Report) -> Section | None:
+    """Which layer a loss or a failure comes from: each backend's speed, numerics and graph
+    breaks (the ablation), and the layer it points to."""
+    ab = report.ablation
+    if ab is None:
+        return None
+    table = Table(
+        ("backend", "source", "vs eager", "numerics", "graph breaks"),
+        [
+            [
+                x.backend or "",
+                x.source or "",
+                units.ratio(x.speedup, x.speedup_ci),
+                units.numerics_status(x.numerics_passed),
+                units.count(x.graph_breaks),
+            ]
+            for x in ab.rows
+        ],
+        code=(0,),
+        detail=(1,),
+    )
+    return Section(
+        "Which layer", tables=(table,), notes=(Note(f"→ {ab.layer}"),) if ab.layer else ()
+    )
+
+
+def sections(report: Report) -> list[Section]:
+    """Everything tried, in the order every format shows it: the fixes, the patches, the layer."""
+    out = [tried_section(report), *patch_sections(report), layer_section(report)]
+    return [s for s in out if s is not None]

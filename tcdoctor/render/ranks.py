@@ -7,6 +7,7 @@ escaped there); nothing here knows a format. The figures are units.py's text, as
 from __future__ import annotations
 
 from .. import units
+from ..report.layout import Section, Table, notes
 from ..report.sections import Distributed, RankRow
 
 HEADERS = [
@@ -44,6 +45,18 @@ def _status(r: RankRow, sec: Distributed) -> str:
     if slow:
         marks.append("slowest: " + ", ".join(slow))
     return "; ".join(marks)
+
+
+def section(sec: Distributed | None) -> Section | None:
+    """A distributed run's rank table and the lines under it, for every format."""
+    if not sec:
+        return None
+    return Section(
+        "Ranks",
+        detail=f"{len(sec.ranks)} of {sec.world_size}",
+        tables=(Table(HEADERS, rows(sec)),),
+        notes=notes(summary_lines(sec)),
+    )
 
 
 def rows(sec: Distributed) -> list[list[str]]:

@@ -1,12 +1,14 @@
 """The "Cutting the cold start" table's text, shared by the renderers: the whole model cold and
 with a warm local cache (the main analysis), beside each remedy tried in a fresh process
 (compile.remedies), with the lines under it (what was not tried and why, the other settings, how
-it was measured). Each format lays it out itself; every figure is written by units.py.
+it was measured), described once (report/layout.py) for every format; every figure is written by
+units.py.
 """
 
 from __future__ import annotations
 
 from .. import units
+from ..report.layout import Note, Section, Table
 from ..report.model import Report
 from ..report.rules import break_even
 from ..report.sections import RemedyRow
@@ -47,6 +49,13 @@ def _short(row: RemedyRow) -> str:
     if row.name == "regional":
         return f"regional ({row.blocks} × {row.block})"
     return {"portable_cache": "portable cache (load + first call)"}.get(row.name or "", row.title)
+
+
+def section(report: Report) -> Section | None:
+    """The table of a run that tried remedies (or was asked to), and the lines under it."""
+    if not shown(report):
+        return None
+    return Section(TITLE, tables=(Table(HEADERS, rows(report), code=(5,)),), notes=_notes(report))
 
 
 def rows(report: Report) -> list[list[str]]:
@@ -93,12 +102,12 @@ HOW = (
 )
 
 
-def notes(report: Report, method: bool = True) -> list[str]:
+def _notes(report: Report) -> tuple[Note, ...]:
     """What was not tried and why, failures, the settings named, and how the rows were measured
-    (`method=False`: not how, for the terminal, which shows figures)."""
+    (a `how` line: the terminal, which shows figures, leaves it out)."""
     rem = report.compile.remedies
     if rem is None:
-        return []
+        return ()
     out = [f"not tried: {n.get('remedy')}: {n.get('why')}" for n in rem.not_tried]
     out += [f"failed: {f.get('strategy')}: {f.get('message')}" for f in rem.failed]
     out += [f"{r.title}: {r.note}" for r in rem.rows if r.note]
@@ -109,6 +118,4 @@ def notes(report: Report, method: bool = True) -> list[str]:
             f"{units.seconds(art.get('save_s'))} after the cold first call (not in any timed figure)"
         )
     out += [f"other setting {s.get('setting')}: {s.get('why')}" for s in rem.settings]
-    if rem.rows and method:
-        out.append(HOW)
-    return out
+    return (*(Note(line) for line in out), *((Note(HOW, how=True),) if rem.rows else ()))

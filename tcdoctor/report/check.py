@@ -1,9 +1,12 @@
 """Thresholds for `tcdoctor check`: each is a typed `CheckResult` with the figure it was judged on.
 
-Two kinds of check: absolute thresholds on one report (`run_checks`), and regressions of a report
-against a baseline report (`baseline_checks`; `tcdoctor diff` judges its regressions by the same
-code, `regressions`). Every output of `check` and `check --sweep` (the terminal lines, the JUnit XML,
-the GitHub step summary and annotations) reads the same `CheckResult`s, so a check is worded once.
+Each check is one entry of the table `CHECKS` (at the end): its limit's keyword and flag, what it
+judges and how (`Check`). Two kinds are judged here: absolute thresholds on one report
+(`run_checks`), and regressions of a report against a baseline report (`baseline_checks`;
+`tcdoctor diff` judges its regressions by the same code, `regressions`); a sweep's are declared
+here and judged by report/sweep.py. tcdoctor/gate/ makes `check`'s flags, refusals and outputs from
+the table. Every output of `check` and `check --sweep` (the terminal lines, the JUnit XML, the
+GitHub step summary and annotations) reads the same `CheckResult`s, so a check is worded once.
 
 A result is one of four: passed, failed (the figure is outside its limit, or the new report lacks
 it), inconclusive (the figure's interval straddles the limit: `--min-speedup X` passes when the lower
@@ -35,32 +38,22 @@ from __future__ import annotations
 import os
 import statistics
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .. import stats, units
-from ..errors import EXIT_CHECK_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE, UsageError
-from .diff import introduced_breaks
-from .model import Report
-from .runtime_processes import MIN_PER_REGIME, decided_on
+from ..errors import (
+    EXIT_CHECK_FAILED,
+    EXIT_INCONCLUSIVE,
+    EXIT_OK,
+    EXIT_USAGE,
+    OptionError,
+    UsageError,
+)
+from .runtime_processes import MIN_PER_REGIME, decided_on, small_baseline_why
 
-CHECK_KEYS = (
-    "max_graph_breaks",
-    "max_recompiles",
-    "min_speedup",
-    "max_compile_seconds",
-    "max_memory_ratio",
-    "require_numerics",
-    "require_verdict",
-    "known_breaks",
-    "allow_stale",
-    "update_known_breaks",
-)
-BASELINE_KEYS = (
-    "max_new_graph_breaks",
-    "max_new_recompiles",
-    "max_slowdown",
-    "max_compile_growth",
-)
+if TYPE_CHECKING:  # the table is read where `check` is built: the report classes load on use
+    from .model import Report
+
 _ORDER = {"dont-compile": 0, "compile-after-fixes": 1, "compile": 2}
 # the verdict's speed undecided: it neither meets nor misses a --require-verdict (inconclusive)
 CANT_TELL = "cant-tell"
@@ -102,6 +95,126 @@ class CheckResult:
     def failed(self) -> bool:
         """Judged and outside its limit (not an error, not inconclusive)."""
         return not self.passed and not self.error and not self.inconclusive
+
+
+# The gate's table: every check of `tcdoctor check` is one `Check` in `CHECKS` (at the end of this
+# module), from which tcdoctor/gate/ makes its click option, its keyword here (`run_checks`,
+# `baseline_checks`), `check --sweep`'s refusals and its rows in every output.
+
+REPORT, BASELINE, SWEEP = "report", "baseline", "sweep"  # what a check judges
+# how a limit is typed on the command line: a count (int ≥ 0), a number (float ≥ 0), a share
+# (float 0-1), a switch (given or not), a choice (one of `choices`), a path (text)
+LIMIT_KINDS = ("count", "number", "share", "switch", "choice", "path")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One gate check, declared once: its limit's keyword (`key`; the flag is `--key-with-dashes`)
+    and how the flag is typed (`kind` in LIMIT_KINDS, `help`, `metavar`, `choices`), what it
+    judges (`scope`: one report, a report against a baseline, a sweep's overview), and how.
+
+    How: `judge(report, value, **uses)` returns the CheckResult (or several) for the limit
+    `value`, the other limits named in `uses` passed by keyword; a baseline check's is
+    `judge(new, baseline, value)`. Without a `judge`, a report check is `_judged`:
+    `reads(report)` against `value`, at most it when `at_most` (else at least), the figure
+    written by `show`, the check called `name`. A baseline check's `reads` is what the baseline
+    must have (`figure`, in words: "the baseline lacks the speedup (--max-slowdown)"). A sweep
+    check's `judge` is None: the overview's own `report.sweep.check` judges it (report/sweep.py
+    imports this module).
+
+    `part_of`: this flag only modifies another check's (`--allow-stale` of `--known-breaks`): not
+    judged alone, refused without that one. `asks(value, baseline)`: the question `check TARGET`
+    hands the analysis's timing loop, which keeps timing processes until it is answered (a
+    speedup threshold, a `SlowdownQuestion`; None: none). Pitfall: a `kind` "switch" is given
+    when True, and a limit of None or False is not checked at all."""
+
+    key: str
+    kind: str
+    scope: str = REPORT
+    help: str | None = None
+    metavar: str | None = None
+    choices: tuple[str, ...] = ()
+    judge: Callable[..., CheckResult | list[CheckResult]] | None = None
+    uses: tuple[str, ...] = ()
+    name: str = ""
+    reads: Callable[[Report], Any] | None = None
+    at_most: bool = True
+    show: Callable[[Any], str] = str
+    figure: str = ""
+    part_of: str | None = None
+    asks: Callable[[Any, Report | None], Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in LIMIT_KINDS or self.scope not in (REPORT, BASELINE, SWEEP):
+            raise ValueError(f"check {self.key}: kind {self.kind!r}, scope {self.scope!r}")
+        if self.scope == REPORT and self.part_of is None and not (self.judge or self.reads):
+            raise ValueError(f"check {self.key}: a report check needs a judge or what it reads")
+
+    @property
+    def spelling(self) -> str:
+        """The flag, `--max-graph-breaks`."""
+        return "--" + self.key.replace("_", "-")
+
+    def judged(self, subject: Any, value: Any, limits: dict[str, Any]) -> list[CheckResult]:
+        """This check's results on `subject` for the limit `value` (`limits`: all those given)."""
+        if self.judge is None:
+            figure = self.reads(subject)  # type: ignore[misc]
+            return [_judged(self.name, figure, value, self.at_most, self.show)]
+        if self.scope == BASELINE:
+            found = self.judge(subject, limits["baseline"], value)
+        else:
+            found = self.judge(subject, value, **{k: limits.get(k) for k in self.uses})
+        return [found] if isinstance(found, CheckResult) else list(found)
+
+
+def questions(limits: dict[str, Any], baseline: Report | None) -> tuple[Any, ...]:
+    """What the checks given ask of the timing loop (`Check.asks`), in the table's order."""
+    asked = (c.asks(limits[c.key], baseline) for c in CHECKS if c.asks and given(limits.get(c.key)))
+    return tuple(q for q in asked if q is not None)
+
+
+def checks(scope: str | None = None) -> list[Check]:
+    """The table's checks (of one `scope`), in its order: that of the results and of --help."""
+    return [c for c in CHECKS if scope is None or c.scope == scope]
+
+
+def entry(key: str) -> Check:
+    """The check whose limit is `key`."""
+    return next(c for c in CHECKS if c.key == key)
+
+
+def given(value: Any) -> bool:
+    """A limit is given: neither None nor False (an unset switch)."""
+    return value is not None and value is not False
+
+
+def _entries(scope: str, limits: dict[str, Any]) -> list[Check]:
+    """The `scope`'s checks. A limit of no check there is an OptionError (a ValueError) naming the
+    known ones; a `part_of` limit given without its check's a UsageError naming both flags."""
+    mine = checks(scope)
+    keys = {c.key for c in mine} | {"compile_remedies", "baseline"}
+    unknown = [k for k in limits if k not in keys]
+    if unknown:
+        raise OptionError(
+            f"no {scope} check takes {', '.join(unknown)} "
+            f"(limits: {', '.join(c.key for c in mine)})"
+        )
+    for c in mine:
+        parts = [p for p in mine if p.part_of == c.key]
+        if not given(limits.get(c.key)) and any(given(limits.get(p.key)) for p in parts):
+            meta = f" {c.metavar}" if c.metavar else ""
+            names = " and ".join(p.spelling for p in parts)
+            raise UsageError(f"{names} need {c.spelling}{meta}")
+    return mine
+
+
+def _judge_all(scope: str, subject: Any, limits: dict[str, Any]) -> list[CheckResult]:
+    """Every `scope` check whose limit is given, judged in the table's order."""
+    out: list[CheckResult] = []
+    for c in _entries(scope, limits):
+        if c.part_of is None and given(limits.get(c.key)):
+            out += c.judged(subject, limits[c.key], limits)
+    return out
 
 
 def error_result(name: str, message: str) -> CheckResult:
@@ -170,60 +283,16 @@ def _judged(name: str, value: Any, bound: Any, le: bool, show: Callable = str) -
     return CheckResult(name, figure, limit, bool(ok), f"{figure} ({limit} required)")
 
 
-def run_checks(
-    report: Report,
-    max_graph_breaks: int | None = None,
-    max_recompiles: int | None = None,
-    min_speedup: float | None = None,
-    max_compile_seconds: float | None = None,
-    max_memory_ratio: float | None = None,
-    require_numerics: bool = False,
-    require_verdict: str | None = None,
-    compile_remedies: bool = False,
-    known_breaks: str | None = None,
-    allow_stale: bool = False,
-    update_known_breaks: bool = False,
-) -> list[CheckResult]:
-    """The thresholds given (None: not checked), in a fixed order; a failed phase always fails.
+def run_checks(report: Report, compile_remedies: bool = False, **limits: Any) -> list[CheckResult]:
+    """The report's checks whose limit is given (the keyword of each REPORT entry of `CHECKS`;
+    None or False: not checked), in the table's order; a failed phase always fails.
 
     `known_breaks`: the graph breaks judged against that file (report/known_breaks.py);
     `update_known_breaks` rewrites it from this report first (reasons kept).
 
     `compile_remedies`: --max-compile-seconds judges the best measured way to start (the cold
     whole model, or a remedy tried in a fresh process) and names the one it used."""
-    out: list[CheckResult] = []
-
-    def limit(name: str, value: Any, bound: Any, le: bool, show: Callable = str) -> None:
-        if bound is not None:
-            out.append(_judged(name, value, bound, le, show))
-
-    if max_graph_breaks is not None:
-        out.append(_graph_breaks(report, max_graph_breaks))
-    if max_recompiles is not None:
-        out.append(_recompiles(report, max_recompiles))
-    if min_speedup is not None:
-        out.append(_min_speedup(report, min_speedup))
-    if compile_remedies and max_compile_seconds is not None:
-        out.append(_best_start(report, max_compile_seconds))
-    else:
-        limit(
-            "cold compile seconds", report.compile.cold_s, max_compile_seconds, True, units.seconds
-        )
-    limit(
-        "memory ratio compiled/eager",
-        report.memory.ratio,
-        max_memory_ratio,
-        True,
-        lambda v: f"{v:.2f}",
-    )
-    if known_breaks is not None:
-        out.append(_known_breaks(report, known_breaks, allow_stale, update_known_breaks))
-    elif allow_stale or update_known_breaks:
-        raise UsageError("--allow-stale and --update-known-breaks need --known-breaks FILE")
-    if require_numerics:
-        out.append(_numerics(report))
-    if require_verdict:
-        out.append(_verdict(report, require_verdict))
+    out = _judge_all(REPORT, report, {**limits, "compile_remedies": compile_remedies})
     if report.errors:
         out.append(
             CheckResult(
@@ -323,12 +392,16 @@ def _recompiles(report: Report, bound: int) -> CheckResult:
     )
 
 
-def _known_breaks(report: Report, path: str, allow_stale: bool, update: bool) -> CheckResult:
+def _known_breaks(
+    report: Report, path: str, allow_stale: bool = False, update_known_breaks: bool = False
+) -> CheckResult:
     """The report's graph breaks (the user's and libraries' alike) against a known-breaks file: a
-    new break fails, a stale entry fails unless allowed. With `update`, the file is rewritten from
-    the report first (reasons kept, new entries with the placeholder reason) and judged after."""
+    new break fails, a stale entry fails unless allowed. With `update_known_breaks`, the file is
+    rewritten from the report first (reasons kept, new entries with the placeholder reason) and
+    judged after."""
     from . import known_breaks as kb
 
+    update = bool(update_known_breaks)
     name = "known graph breaks"
     if report.graph_breaks.count is None:
         return CheckResult(name, units.NA, path, False, f"{units.NA}: graph breaks not measured")
@@ -352,7 +425,8 @@ def _known_breaks(report: Report, path: str, allow_stale: bool, update: bool) ->
     )
 
 
-def _numerics(report: Report) -> CheckResult:
+def _numerics(report: Report, required: bool = True) -> CheckResult:
+    """--require-numerics: the numerics check passed (`required` is the switch, always True here)."""
     p = report.numerics.passed
     figure = units.numerics_status(p)
     reason = figure
@@ -387,68 +461,47 @@ def _best_start(report: Report, bound: float) -> CheckResult:
     )
 
 
+def _compile_seconds(report: Report, bound: float, compile_remedies: bool = False) -> CheckResult:
+    """--max-compile-seconds: the cold first call, or with `compile_remedies` the best measured
+    way to start (`_best_start`)."""
+    if compile_remedies:
+        return _best_start(report, bound)
+    return _judged("cold compile seconds", report.compile.cold_s, bound, True, units.seconds)
+
+
 # Regressions against a baseline report (`check --baseline old.json`).
 
 
-# What each regression limit needs the baseline to have: (the figure in words, how to read it).
-BASELINE_NEEDS: dict[str, tuple[str, Callable[[Report], Any]]] = {
-    "max_new_graph_breaks": ("graph breaks", lambda r: r.graph_breaks.count),
-    "max_new_recompiles": ("recompiles", lambda r: r.recompiles.count),
-    "max_slowdown": ("speedup", lambda r: r.runtime.speedup),
-    "max_compile_growth": ("cold compile time", lambda r: r.compile.cold_s),
-}
 BASELINE_CHECK = "baseline usable"
 
 
-def _flag(key: str) -> str:
-    return "--" + key.replace("_", "-")
-
-
-def baseline_checks(
-    new: Report,
-    old: Report,
-    max_new_graph_breaks: int | None = None,
-    max_new_recompiles: int | None = None,
-    max_slowdown: float | None = None,
-    max_compile_growth: float | None = None,
-) -> list[CheckResult]:
-    """`new` judged against `old`, one result per limit given (None: not checked).
+def baseline_checks(new: Report, old: Report, **limits: Any) -> list[CheckResult]:
+    """`new` judged against `old`, one result per limit given (the keyword of each BASELINE entry
+    of `CHECKS`; None: not checked).
 
     A baseline with failed phases judges nothing: one error result says so. A baseline that lacks
-    the figure a limit needs: that limit is not judged, and one error result names every figure
-    missing and the limit that needed it. Neither is a failed check: the model was not judged."""
-    limits = {
-        "max_new_graph_breaks": max_new_graph_breaks,
-        "max_new_recompiles": max_new_recompiles,
-        "max_slowdown": max_slowdown,
-        "max_compile_growth": max_compile_growth,
-    }
-    given = {k: v for k, v in limits.items() if v is not None}
-    if not given:
+    the figure a limit needs (its entry's `reads`): that limit is not judged, and one error result
+    names every figure missing and the limit that needed it. Neither is a failed check: the model
+    was not judged."""
+    entries = _entries(BASELINE, limits)
+    asked = [(c, limits[c.key]) for c in entries if given(limits.get(c.key))]
+    if not asked:
         return []
     if old.errors:
         phases = "; ".join(f"{e.get('phase')}: {e.get('message')}" for e in old.errors[:3])
         more = f" (+{len(old.errors) - 3} more)" if len(old.errors) > 3 else ""
         why = f"the baseline is incomplete ({len(old.errors)} phase(s) failed: {phases}{more})"
         return [error_result(BASELINE_CHECK, f"{why}; no regression judged against it")]
-    lacking = [k for k in given if BASELINE_NEEDS[k][1](old) is None]
-    judge = {
-        "max_new_graph_breaks": _new_breaks,
-        "max_new_recompiles": _new_recompiles,
-        "max_slowdown": _slowdown,
-        "max_compile_growth": _compile_growth,
-    }
+    lacking = [c for c, _ in asked if c.reads is not None and c.reads(old) is None]
     out = []
-    for k, v in given.items():
-        r = None if k in lacking else judge[k](new, old, v)
-        if r is None or r.error:  # the baseline lacks what this limit reads (e.g. its CI)
-            lacking += [] if k in lacking else [k]
+    for c, v in asked:
+        found = [] if c in lacking else c.judged(new, v, {"baseline": old})
+        if not found or found[0].error:  # the baseline lacks what this limit reads (e.g. its CI)
+            lacking += [] if c in lacking else [c]
         else:
-            out.append(r)
-            if k == "max_slowdown" and (c := _compiled_slower(new, old, v)) is not None:
-                out.append(c)
+            out += found
     if lacking:
-        what = ", ".join(f"the {BASELINE_NEEDS[k][0]} ({_flag(k)})" for k in lacking)
+        what = ", ".join(f"the {c.figure} ({c.spelling})" for c in lacking)
         out.append(
             error_result(BASELINE_CHECK, f"the baseline lacks {what}: not judged against it")
         )
@@ -465,7 +518,7 @@ def regressions(before: Report, after: Report) -> list[CheckResult]:
         ("max_new_recompiles", _new_recompiles),
         ("max_slowdown", lambda a, b, p: _slowdown(a, b, p, three=False)),  # shown slower, or not
     ):
-        what, read = BASELINE_NEEDS[key]
+        what, read = entry(key).figure, entry(key).reads
         if read(before) is None or read(after) is None:
             which = "before" if read(before) is None else "after"
             out.append(error_result(what, f"{units.NA} {which}: not judged"))
@@ -489,6 +542,8 @@ def _new_breaks(new: Report, old: Report, bound: int) -> CheckResult:
     missing = _missing(name, limit, new.graph_breaks.count, old.graph_breaks.count)
     if missing:
         return missing
+    from .diff import introduced_breaks
+
     introduced = introduced_breaks(old, new)
     figure = f"{len(introduced)} new"
     shown = "; ".join(f"{b.where} {b.reason}" for b in introduced[:3])
@@ -527,7 +582,9 @@ def _slowdown(new: Report, old: Report, pct: float, three: bool = True) -> Check
         return _slowdown_by_intervals(new, old, pct, three)
     shown = f"new {units.ratio(a.speedup)}, baseline {units.ratio(b.speedup)}"
     cmp = compare_processes(xs, ys, _speed, pct, slowdown_level(new), three)
-    return _compared(name, limit, cmp, pct, SPEEDUP_WORDS, shown, new)
+    result = _compared(name, limit, cmp, pct, SPEEDUP_WORDS, shown, new)
+    small = small_baseline_why(len(ys)) if result.inconclusive else ""
+    return replace(result, reason=f"{result.reason}; {small}") if small else result
 
 
 def _compiled_slower(new: Report, old: Report, pct: float) -> CheckResult | None:
@@ -848,3 +905,122 @@ def baseline_mismatch(
     if device is not None and old_device != device:
         out.append(f"device {old_device} → {device}")
     return out
+
+
+def _slowdowns(new: Report, old: Report, pct: float) -> list[CheckResult]:
+    """--max-slowdown: compile's advantage (`_slowdown`), then compiled itself where comparable
+    (`_compiled_slower`)."""
+    r = _slowdown(new, old, pct)
+    c = None if r.error else _compiled_slower(new, old, pct)
+    return [r] + ([c] if c is not None else [])
+
+
+CHECKS: tuple[Check, ...] = (
+    Check(
+        "min_pass_rate",
+        "share",
+        SWEEP,
+        "With --sweep: share of targets analysed without an error (0-1).",
+    ),
+    Check(
+        "no_new_slower_than_eager",
+        "switch",
+        SWEEP,
+        "With --sweep: fail if a model is slower than eager (CI below 1x) and was not before.",
+    ),
+    Check("max_graph_breaks", "count", judge=_graph_breaks),
+    Check("max_recompiles", "count", judge=_recompiles),
+    Check(
+        "min_speedup",
+        "number",
+        help="Lower bound of the speedup's 95% CI must reach this.",
+        judge=_min_speedup,
+        asks=lambda bound, _: bound,
+    ),
+    Check(
+        "max_compile_seconds",
+        "number",
+        help="Cold first-call compile time (with --compile-remedies: the best measured remedy's).",
+        judge=_compile_seconds,
+        uses=("compile_remedies",),
+    ),
+    Check(
+        "max_memory_ratio",
+        "number",
+        help="Compiled peak / eager peak.",
+        name="memory ratio compiled/eager",
+        reads=lambda r: r.memory.ratio,
+        show=lambda v: f"{v:.2f}",
+    ),
+    Check(
+        "known_breaks",
+        "path",
+        help="Accepted graph breaks (TOML or JSON, docs/api.md): fail on a break not listed, or "
+        "on a listed one that no longer occurs (stale).",
+        metavar="FILE",
+        judge=_known_breaks,
+        uses=("allow_stale", "update_known_breaks"),
+    ),
+    Check(
+        "allow_stale",
+        "switch",
+        help="With --known-breaks: a stale entry does not fail.",
+        part_of="known_breaks",
+    ),
+    Check(
+        "update_known_breaks",
+        "switch",
+        help="With --known-breaks: rewrite FILE from this report first (reasons kept; new "
+        "entries get a TODO reason to edit).",
+        part_of="known_breaks",
+    ),
+    Check("require_numerics", "switch", help="Numerics check must pass.", judge=_numerics),
+    Check(
+        "require_verdict",
+        "choice",
+        help="Verdict must be at least this good (a cant-tell verdict, the speed undecided, is "
+        "inconclusive).",
+        choices=("compile", "compile-after-fixes"),
+        judge=_verdict,
+    ),
+    Check(
+        "max_new_graph_breaks",
+        "count",
+        BASELINE,
+        "Graph breaks not in the baseline (by location and reason, not count).",
+        judge=_new_breaks,
+        reads=lambda r: r.graph_breaks.count,
+        figure="graph breaks",
+    ),
+    Check(
+        "max_new_recompiles",
+        "count",
+        BASELINE,
+        "Recompiles more than the baseline's.",
+        judge=_new_recompiles,
+        reads=lambda r: r.recompiles.count,
+        figure="recompiles",
+    ),
+    Check(
+        "max_slowdown",
+        "number",
+        BASELINE,
+        "Fail when the speedup is shown slower than the baseline's by more than PCT% (one-sided "
+        "Welch test on the two reports' per-process speedups, 95%).",
+        metavar="PCT",
+        judge=_slowdowns,
+        asks=lambda pct, baseline: slowdown_question(baseline, pct) if baseline else None,
+        reads=lambda r: r.runtime.speedup,
+        figure="speedup",
+    ),
+    Check(
+        "max_compile_growth",
+        "number",
+        BASELINE,
+        "Fail when the cold compile grew by more than PCT% over the baseline's.",
+        metavar="PCT",
+        judge=_compile_growth,
+        reads=lambda r: r.compile.cold_s,
+        figure="cold compile time",
+    ),
+)

@@ -39,7 +39,7 @@ SCHEMA_VERSION = 1
 
 @dataclass
 class Report(Record):
-    """One analysis: typed sections (tcdoctor/report/sections.py), saved and loaded as JSON.
+    """One analysis: typed sections (tcdoctor/report/sections/), saved and loaded as JSON.
 
     `assemble` builds it from the children's phase events; the verdict, `check`, `diff` and every
     renderer read its attributes. A section that was not measured says why in `not_measured`.

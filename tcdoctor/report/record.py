@@ -1,7 +1,7 @@
 """The base of every report section: a typed dataclass read from and written to JSON field by field,
 the JSON Schema its fields' annotations make, and the check of a loaded file against that schema.
 
-One source: a section's fields and their annotations (tcdoctor/report/sections.py). `from_dict`
+One source: a section's fields and their annotations (tcdoctor/report/sections/). `from_dict`
 reads them, `to_dict` writes them, `json_schema` describes them, and `mismatch` checks a file against
 that description, so the published schema (`tcdoctor schema`) and what `Report.load` accepts cannot
 drift apart.

@@ -98,6 +98,14 @@ MIN_LOOK = 3
 # fix with a true 1.3× gain over an equal headline is named about 70% of the time; with five
 # (4 degrees of freedom), over 80% (tests/test_fix_significance.py).
 SPREAD_FOR_ROWS = 5
+# A regression check (check --baseline --max-slowdown) compares this run's processes with the
+# baseline's by Welch's test on the log speedups; the baseline's spread between processes rests on
+# its own processes alone, and this run's cannot add to it. Simulated through the loop with the
+# check's own comparison (benchmarks/regression_power.py, 5% spread, 1% within, cap 6, 400 trials
+# a cell): a true 20% slowdown at a 10% margin fails 62% of the time against a baseline of 3
+# processes (a run that stopped at its first look), 82% against 4, 90% against 5, 94% against 6;
+# false alarms at the margin 2.0-4.5% at every size.
+BASELINE_PROCESSES_FOR_POWER = 5
 # The chance, over all looks, that the sequence claims a side when the speedup sits on a threshold.
 ALPHA = 0.05
 # An allocator regime is decided on at least this many of its own processes (its own spread).
@@ -760,3 +768,18 @@ def least_favourable(rows: list[dict]) -> dict | None:
     lucky process never shortens it (probes and disturbed processes are not decided on)."""
     timed_ = decided_on(rows)
     return min(timed_, key=lambda r: r["speedup"]) if timed_ else None
+
+
+def small_baseline_why(baseline_processes: int) -> str:
+    """Why a regression check against a baseline of `baseline_processes` processes can stay
+    inconclusive where a larger one would decide ('' when it has BASELINE_PROCESSES_FOR_POWER)."""
+    n = baseline_processes
+    if n >= BASELINE_PROCESSES_FOR_POWER:
+        return ""
+    return (
+        f"the baseline has {n} process(es) decided on: its spread between processes rests on "
+        f"{n - 1} degree(s) of freedom, which processes of this run cannot add to (against 3, a "
+        f"20% slowdown at 5% spread fails a 10% margin about 62% of the time; against "
+        f"{BASELINE_PROCESSES_FOR_POWER} or more, 90% or more): a baseline saved from a run that "
+        f"timed {BASELINE_PROCESSES_FOR_POWER} or more processes decides more often"
+    )

@@ -168,6 +168,7 @@ def _strategies(data: dict, done: dict, rows: dict[str, list[dict]], failures: l
             "baseline": True,
             "note": "baseline: nothing compiled",
         }
+        out["step_form"] = (done.get("eager") or {}).get("step_form")
         out["training"] = [eager, main_row(data, "step", "main analysis")] + rows.get(
             "training", []
         )

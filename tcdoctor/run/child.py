@@ -22,9 +22,10 @@ from .spec import ChildSpec, ChildSpecError
 WAIT_POLL_S = 0.01
 # The warm child waits for its go signal while the cold child times its calls: a 10 ms poll woke it
 # 100 times a second, and each wake-up preempted the timed threads (25 of the cold process's pairs
-# were rerun under load on a quiet machine, against 0-4 in the other processes). 0.2 s costs the
-# warm start at most that, and wakes it 5 times a second.
-GO_POLL_S = 0.2
+# were rerun under load on a quiet machine, against 0-4 in the other processes). 1 s costs the
+# warm start at most that (the parent sends go as the cold child exits), and wakes it once a second
+# (tests/test_own_load.py).
+GO_POLL_S = 1.0
 
 
 def _wait_for(path: str, timeout_s: float | None, poll_s: float = WAIT_POLL_S) -> dict | None:

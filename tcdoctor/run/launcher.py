@@ -32,18 +32,20 @@ from ..report.model import Report
 from .assemble import assemble
 from .process import (
     OUTPUT_TAIL_CHARS,
-    POLL_S,
     PROGRESS_EVERY_S,
+    TIMED_PROGRESS_EVERY_S,
     ChildProcess,
     child_command,
     done,
     exited_message,
     fatal_event_error,
     finished,
+    last_started,
     measured,
     stack_dump_after,
     stopped_at,
     timed_out_message,
+    wait_exit,
 )
 from .progress import Progress
 from .spec import ChildSpec, ExperimentRun, TimingProcess, WarmHandshake
@@ -74,6 +76,8 @@ class Child(ChildProcess):
         each given for its role only: the cold child's `wait_for`, the warm child's `warm`, a timing
         child's `timing`, a strategy child's `strategy`."""
         self.role, self.options = role, options
+        self._events: list[dict] = []
+        self._events_size = -1
         self.paths = {
             k: os.path.join(workdir, f"{tag or role}.{k}")
             for k in ("events", "stacks", "log", "spec")
@@ -104,7 +108,15 @@ class Child(ChildProcess):
         )
 
     def events(self) -> list[dict]:
-        return read_events(self.paths["events"])
+        """Its events so far, a new list each call; the file is parsed again only when it grew
+        (progress asks often, and parsing every event each time costs the parent CPU)."""
+        try:
+            size = os.stat(self.paths["events"]).st_size
+        except OSError:
+            size = -1
+        if size != self._events_size:
+            self._events, self._events_size = read_events(self.paths["events"]), size
+        return list(self._events)
 
     def finish(self) -> tuple[list[dict], dict | None]:
         """Its events, plus a failure record if it died without finishing."""
@@ -127,11 +139,22 @@ def _touch(path: str, payload: dict) -> None:
     write_atomic(path, json.dumps(payload))  # the child never reads half a file
 
 
-def _show(prog: Progress, cold: Child, warm: Child | None) -> None:
-    prog.feed("cold", cold.events())
-    if warm:
-        prog.feed("warm", warm.events())
+# Phases in which a process times calls: the parent wakes less often while one runs (process.py)
+TIMED_PHASES = ("runtime", "runtime_warm")
+
+
+def _show(prog: Progress, cold: Child, warm: Child | None) -> float:
+    """Feed and redraw the progress; the seconds until the next redraw (longer while a child
+    times calls: TIMED_PROGRESS_EVERY_S)."""
+    timed = False
+    for name, child in (("cold", cold), ("warm", warm)):
+        if child:
+            events = child.events()
+            prog.feed(name, events)
+            phase = last_started(events) or ""
+            timed = timed or phase in TIMED_PHASES or phase.startswith(PHASE_PREFIX)
     prog.tick()
+    return TIMED_PROGRESS_EVERY_S if timed else PROGRESS_EVERY_S
 
 
 def _stance_fix(events: list[dict], options: Options) -> list[Spec]:
@@ -467,8 +490,7 @@ def analyze_target(
         next_progress = 0.0
         while cold.running() or (warm and warm.running()):
             if prog.enabled and time.monotonic() >= next_progress:
-                _show(prog, cold, warm)
-                next_progress = time.monotonic() + PROGRESS_EVERY_S
+                next_progress = time.monotonic() + _show(prog, cold, warm)
             if time.monotonic() > deadline:
                 for c in (cold, warm):
                     if c and c.running():
@@ -479,7 +501,9 @@ def analyze_target(
             if warm and not go_sent and not cold.running():
                 _touch(go, _go_signal(cold.events(), options))
                 go_sent = True
-            time.sleep(POLL_S)
+            # no poll: block until a child exits, the next redraw or the deadline
+            wake = min(deadline, next_progress) if prog.enabled else deadline
+            wait_exit([c for c in (cold, warm) if c and c.running()], wake - time.monotonic())
 
         events, failure = cold.finish()
         prog.feed("cold", events)

@@ -14,8 +14,10 @@ a crash, an OOM kill or an exit code in the same words.
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -34,10 +36,13 @@ from ..errors import (
 from ..target.userframes import deepest_user_frame, where_str
 from .spec import ChildSpec
 
-POLL_S = 0.02  # how often the parent checks on running children
-PROGRESS_EVERY_S = (
-    0.2  # how often the parent re-reads event files for progress (only when it is shown)
-)
+# How often the parent checks on running children where it cannot block until one exits (no
+# pidfd: not Linux); on Linux it blocks (wait_exit) and wakes only on an exit or its next duty.
+POLL_S = 0.02
+PROGRESS_EVERY_S = 0.2  # how often the parent re-reads event files for progress (when it is shown)
+# ... and while a child times calls: each wake-up of the parent takes a core from a timed thread
+# (the timed process runs as many threads as it was given cores)
+TIMED_PROGRESS_EVERY_S = 1.0
 OUTPUT_TAIL_CHARS = 2000  # the most of a child's own output a failure record carries
 
 # The folder that holds this package: put first on the child's PYTHONPATH so the child imports
@@ -130,20 +135,18 @@ class ChildProcess:
         self,
         deadline: float,
         tick: Callable[[], None] | None = None,
-        every_s: float = PROGRESS_EVERY_S,
+        every_s: float = TIMED_PROGRESS_EVERY_S,
     ) -> None:
-        """Block until it exits or the deadline passes (then kill it as timed out); call `tick` every `every_s`."""
-        while True:
+        """Block until it exits or the deadline passes (then kill it as timed out); call `tick`
+        every `every_s` (the child times calls for most of its life: TIMED_PROGRESS_EVERY_S)."""
+        while self.running():
             left = deadline - time.monotonic()
-            try:
-                self.proc.wait(timeout=max(0.0, min(left, every_s) if tick else left))
+            if left <= 0:
+                self.kill(timed_out=True)
                 return
-            except subprocess.TimeoutExpired:
-                if time.monotonic() >= deadline:
-                    self.kill(timed_out=True)
-                    return
-                if tick:
-                    tick()
+            wait_exit([self], min(left, every_s) if tick else left)
+            if tick and self.running():
+                tick()
 
     def exit_code(self) -> int:
         """Wait for the exit and close the log: the exit code (negative: the signal that killed it)."""
@@ -154,6 +157,40 @@ class ChildProcess:
     def log_tail(self, lines: int) -> str:
         """The last `lines` lines of its output."""
         return tail(self.log_path, lines)
+
+
+def wait_exit(children: list[ChildProcess], timeout_s: float) -> None:
+    """Block until one of `children` exits or `timeout_s` passes, with no wake-up in between.
+
+    Method: a pidfd per child (Linux 5.3+: os.pidfd_open), readable once the child exits, and one
+    poll() on them all. Popen.wait(timeout) instead sleeps and re-checks every few to 50 ms, and a
+    sleep loop wakes at its period: each wake-up of the parent takes a core from a child's timed
+    threads. A child that already exited (reaped: no pid left) returns at once. Where there is no
+    pidfd, it sleeps POLL_S (or less) once: the caller's loop is then a poll."""
+    if not children:
+        return
+    fds: list[int] = []
+    try:
+        for child in children:
+            fds.append(os.pidfd_open(child.proc.pid))
+    except ProcessLookupError:  # gone already: nothing to wait for
+        timeout_s = 0.0
+    except (AttributeError, OSError):  # no pidfd here
+        _close(fds)
+        time.sleep(max(0.0, min(timeout_s, POLL_S)))
+        return
+    try:
+        poller = select.poll()
+        for fd in fds:
+            poller.register(fd, select.POLLIN)
+        poller.poll(max(0, math.ceil(timeout_s * 1000)))
+    finally:
+        _close(fds)
+
+
+def _close(fds: list[int]) -> None:
+    for fd in fds:
+        os.close(fd)
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:

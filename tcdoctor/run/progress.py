@@ -2,8 +2,9 @@
 
 Method: the launcher polls each child's event file (JSON lines, `run/stream.py`) and feeds the full
 list here with the child's name; only events not seen before are shown. A `done` event carries the
-phase's own `seconds` and `data`, from which one headline figure is taken (formatted by
-`units.py`, as the summary formats it). Strategy children are announced by the launcher
+phase's own `seconds` and `data`, from which one headline figure is taken: the phase's declaration
+says which (`Phase.headline`, with its `label`, in report/phases/; formatted by `units.py`, as the
+summary formats it). Strategy children are announced by the launcher
 (`strategy 2/4: dynamic=True`, its spec's label), and their figure comes from their `done` event.
 
 Two outputs: on a TTY one line rewritten in place (carriage return), showing the running phase and its
@@ -26,95 +27,12 @@ import click
 
 from .. import units
 from ..experiments.specs import PHASE_PREFIX, Spec
-from ..report.sections import GUARDS_BY_REMOVAL, guard_cost
+from ..report import phases
+from ..report.phases.phase import plural
 
-LABELS = {
-    "load": "load target",
-    "environment": "environment",
-    "eager": "eager call",
-    "graph_breaks": "graph breaks",
-    "compile": "compile (cold)",
-    "runtime": "timing",
-    "runtime_warm": "timing (warm process)",
-    "runtime_extra": "timing (timing-only process)",
-    "numerics": "numerics",
-    "recompiles": "recompiles",
-    "compile_warm": "warm compile",
-    "memory": "memory",
-    "profile": "profile",
-}
+# Events that are no phase of the registry: the target's load (the child's, before any phase).
+LOAD_LABEL = "load target"
 HIDDEN = ("plan", "cache_artifacts")  # bookkeeping, not a phase the user waits for
-
-
-def _n(count: Any, word: str) -> str:
-    return f"{count} {word}" + ("" if count == 1 else "s")
-
-
-def _environment(d: dict) -> str | None:
-    dev, torch_v, threads = d.get("device"), d.get("torch"), d.get("threads")
-    parts = [
-        dev,
-        f"torch {torch_v}" if torch_v else None,
-        units.threads(d) if threads is not None else None,
-    ]
-    return ", ".join(p for p in parts if p) or None
-
-
-def _graph_breaks(d: dict) -> str | None:
-    breaks, graphs = units.get(d, "graph_breaks.count"), units.get(d, "graphs.count")
-    if breaks is None and graphs is None:
-        return None
-    parts = [
-        _n(breaks, "break") if breaks is not None else None,
-        _n(graphs, "graph") if graphs is not None else None,
-    ]
-    skipped = units.get(d, "graph_breaks.skipped_frames")
-    if skipped:
-        parts.append(_n(skipped, "skipped frame"))
-    return ", ".join(p for p in parts if p)
-
-
-def _compile(d: dict) -> str | None:
-    first, guards = d.get("first_call_s"), units.get(d, "guards.count")
-    if first is None:
-        return None
-    return f"first call {units.seconds(first)}" + (
-        f", {_n(guards, 'guard')}" if guards is not None else ""
-    )
-
-
-def _numerics(d: dict) -> str | None:
-    if d.get("not_measured"):
-        random = (d.get("rng") or {}).get("stochastic")
-        return "not measured" + (" (random model: --fallback-random compares)" if random else "")
-    verdict = {True: "passed", False: "FAILED", None: "not judged"}.get(
-        d.get("passed"), "not judged"
-    )
-    err = d.get("max_abs_err")
-    return verdict + (f" (max abs err {units.sci(err)})" if err is not None else "")
-
-
-def _recompiles(d: dict) -> str | None:
-    count = d.get("count")
-    if count is None:
-        return None
-    return str(count) + (
-        " (recompile limit hit: later calls run eagerly)" if d.get("limit_hit") else ""
-    )
-
-
-def _memory(d: dict) -> str | None:
-    e, c = d.get("eager_peak_bytes"), d.get("compiled_peak_bytes")
-    if e is None and c is None:
-        return None
-    return f"peak {units.nbytes(e)} eager, {units.nbytes(c)} compiled"
-
-
-def _profile(d: dict) -> str | None:
-    g = guard_cost(d)
-    guard = g["overhead_s_per_call"]
-    how = " (guards removed)" if g["overhead_source"] == GUARDS_BY_REMOVAL else ""
-    return f"guards {units.seconds(guard)}/call{how}" if guard is not None else None
 
 
 def _strategy(d: dict) -> str | None:
@@ -133,46 +51,19 @@ def _strategy(d: dict) -> str | None:
         return speed + (f", {load}first call {units.seconds(first)}" if first is not None else "")
     if d.get("compiles") is not None:
         hit = ", recompile limit hit" if d.get("limit_hit") else ""
-        return f"{_n(d['compiles'], 'compile')}, {units.seconds(d.get('compile_s'))} compiling{hit}"
+        return f"{plural(d['compiles'], 'compile')}, {units.seconds(d.get('compile_s'))} compiling{hit}"
     if isinstance(d.get("regions"), list):
-        return _n(len(d["regions"]), "region")
+        return plural(len(d["regions"]), "region")
     return None
 
 
-def _eager(d: dict) -> str | None:
-    first = d.get("first_call_s")
-    return f"first call {units.seconds(first)}" if first is not None else None
-
-
-def _runtime(d: dict) -> str | None:
-    return units.ratio(d["speedup"], d.get("speedup_ci")) if d.get("speedup") is not None else None
-
-
-def _warm(d: dict) -> str | None:
-    return units.seconds(d["warm_s"]) if d.get("warm_s") is not None else None
-
-
-HEADLINES: dict[str, Callable[[dict], str | None]] = {
-    "environment": _environment,
-    "eager": _eager,
-    "graph_breaks": _graph_breaks,
-    "compile": _compile,
-    "runtime": _runtime,
-    "runtime_warm": _runtime,
-    "runtime_extra": _runtime,
-    "numerics": _numerics,
-    "recompiles": _recompiles,
-    "compile_warm": _warm,
-    "memory": _memory,
-    "profile": _profile,
-}
-
-
 def headline(phase: str, data: Any) -> str | None:
-    """The one figure a finished phase is summed up by; None when its data lacks it."""
+    """The one figure a finished phase is summed up by (its declaration's `Phase.headline`, or a
+    strategy row's); None when its data lacks it."""
     if not isinstance(data, dict):
         return None
-    fn = _strategy if phase.startswith(PHASE_PREFIX) else HEADLINES.get(phase)
+    declared = phases.BY_NAME.get(phase)
+    fn = _strategy if phase.startswith(PHASE_PREFIX) else declared and declared.headline
     try:
         return fn(data) if fn else None
     except (
@@ -251,7 +142,8 @@ class Progress:
                 return self._labels[source]
             # run in the warm process after its own phases (Spec.shares_process)
             return f"{(ev or {}).get('label') or phase} ({source} process)"
-        label = LABELS.get(phase, phase)
+        declared = phases.BY_NAME.get(phase)
+        label = LOAD_LABEL if phase == "load" else (declared and declared.label) or phase
         return f"{label} ({source} process)" if phase == "load" and source != "cold" else label
 
     def _event(self, source: str, ev: dict) -> None:

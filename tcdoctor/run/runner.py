@@ -70,7 +70,9 @@ def _measure_of(name: str) -> Callable[["PhaseRunner"], dict]:
 
 
 class PhaseRunner:
-    """The driver (`run`) and the context every phase's measure takes: what the phases share.
+    """The driver (`run`) and the context every phase's measure takes: what the phases share. The
+    probes see it as `probes/context.PhaseContext` (a Protocol it satisfies, member for member:
+    a member added here that a probe reads is added there too; tests/test_adding_a_probe.py checks).
 
     State: `workload`, `options`, `device`, `sync`, `label`, `pristine`, `results` (earlier
     phases' result dicts), `per_call_s`, `eager_subject`, `eager_out` / `compiled_out` (the

@@ -7,9 +7,10 @@ those sections when it did not finish.
 
 The table is found, not written: every module of this package that defines `PHASES` (a tuple of
 `phase.Phase` declarations) is imported, and the phases are sorted by their `order`. Adding a probe
-is its measure (`probes/NAME.py`), its declaration and record (`report/phases/NAME.py`, or the
-record in `report/sections.py`), and the renderers; nothing else. `register` adds a declaration from
-outside the package (a test, a plugin) to this process only: children import the package's modules.
+is its measure (`probes/NAME.py`) and its declaration (`report/phases/NAME.py`: its record, progress
+headline, key-figure row and section layout, all drawn by every format); nothing else. `register`
+adds a declaration from outside the package (a test, a plugin) to this process only: children
+import the package's modules.
 
 Processes: "cold" is the first child (empty inductor cache), "warm" a second fresh child on the
 same cache, "timing" a timing-only child, "in_process" the Python API's single process.
@@ -20,10 +21,13 @@ imports torch; the declarations name their measure by path, imported only in the
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import pkgutil
+from collections.abc import Iterator
 from typing import Any
 
+from ..layout import Row, Section
 from .derive import derive
 from .phase import COLD, IN_PROCESS, MAIN, TIMING, WARM, Phase, PhaseError, Skip, put
 
@@ -41,9 +45,11 @@ __all__ = [
     "Skip",
     "derive",
     "figure_rows",
+    "layouts",
     "order",
     "put",
     "register",
+    "registering",
     "section",
 ]
 
@@ -81,6 +87,18 @@ def register(*added: Phase) -> None:
 register(*_declared())
 
 
+@contextlib.contextmanager
+def registering(*added: Phase) -> Iterator[None]:
+    """`register` for a while (a test, a notebook): the table as it was comes back on exit."""
+    global PHASES, BY_NAME, SECTIONS
+    saved = PHASES, BY_NAME, SECTIONS
+    try:
+        register(*added)
+        yield
+    finally:
+        PHASES, BY_NAME, SECTIONS = saved
+
+
 def order(process: str) -> tuple[str, ...]:
     """The phases a process runs, in order."""
     return tuple(p.name for p in PHASES if process in p.processes)
@@ -96,13 +114,33 @@ def section(report: Any, name: str) -> Any:
     return record.from_dict(raw) if record is not None and isinstance(raw, dict) else raw
 
 
-def figure_rows(report: Any) -> list[list[str]]:
-    """The key-figure rows of phases that declare one (`Phase.row`), for sections they filled."""
+def _filled(report: Any, p: Phase) -> Any:
+    """What the phase's row and layout read: its `reads(report)`, else its (first) section as the
+    report holds it, typed; None when it has none."""
+    if p.reads is not None:
+        return p.reads(report)
+    return section(report, p.sections[0]) if p.sections else None
+
+
+def figure_rows(report: Any) -> list[Row]:
+    """The key-figure rows of phases that declare one (`Phase.row`), for sections they filled;
+    every format's key-figure table shows them."""
     rows = []
     for p in PHASES:
-        if p.row is None or not p.sections or section(report, p.sections[0]) is None:
-            continue
-        row = p.row(section(report, p.sections[0]))
+        rec = _filled(report, p)
+        row = p.row(rec) if p.row is not None and rec is not None else None
         if row is not None:
-            rows.append(list(row))
+            rows.append(Row(*row))
     return rows
+
+
+def layouts(report: Any) -> list[Section]:
+    """The sections phases lay out themselves (`Phase.layout`), for sections they filled, in
+    phase order; every format draws them."""
+    out = []
+    for p in PHASES:
+        rec = _filled(report, p)
+        sec = p.layout(rec) if p.layout is not None and rec is not None else None
+        if sec is not None:
+            out.append(sec)
+    return out

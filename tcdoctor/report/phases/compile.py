@@ -4,9 +4,10 @@ remedy) and the warm process's first call against the same inductor cache."""
 
 from __future__ import annotations
 
+from ... import units
 from .. import compile_joins, counts
 from ..sections import CompileTime
-from .phase import COLD, MAIN, WARM, Phase
+from .phase import COLD, MAIN, WARM, Phase, plural
 
 
 def _fill_compile(data: dict, c: dict) -> None:
@@ -55,6 +56,20 @@ def _warm_not_measured(data: dict, sections: tuple[str, ...], why: str) -> None:
         data["compile"]["warm_not_measured"] = why
 
 
+def _headline(d: dict) -> str | None:
+    """'first call 1.2 s, 87 guards'."""
+    first, guards = d.get("first_call_s"), units.get(d, "guards.count")
+    if first is None:
+        return None
+    return f"first call {units.seconds(first)}" + (
+        f", {plural(guards, 'guard')}" if guards is not None else ""
+    )
+
+
+def _warm_headline(d: dict) -> str | None:
+    return units.seconds(d["warm_s"]) if d.get("warm_s") is not None else None
+
+
 PHASES = (
     Phase(
         "compile",
@@ -64,6 +79,8 @@ PHASES = (
         order=40,
         fill=_fill_compile,
         record=CompileTime,
+        label="compile (cold)",
+        headline=_headline,
     ),
     Phase(
         "cache_artifacts",
@@ -81,5 +98,7 @@ PHASES = (
         order=60,
         fill=_fill_compile_warm,
         not_measured=_warm_not_measured,
+        label="warm compile",
+        headline=_warm_headline,
     ),
 )

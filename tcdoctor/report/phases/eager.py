@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from ... import units
 from .phase import MAIN, Phase, keep_nothing
+
+
+def _headline(d: dict) -> str | None:
+    first = d.get("first_call_s")
+    return f"first call {units.seconds(first)}" if first is not None else None
+
 
 PHASES = (
     Phase(
@@ -13,5 +20,7 @@ PHASES = (
         order=20,
         fill=keep_nothing,
         fatal=True,
+        label="eager call",
+        headline=_headline,
     ),
 )

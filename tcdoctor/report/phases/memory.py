@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from ... import units
 from ..sections import Memory
 from .phase import IN_PROCESS, WARM, Phase
 
 
 def _fill(data: dict, m: dict) -> None:
     data["memory"].update(m)  # beside the compile phase's compile_peak_bytes
+
+
+def _headline(d: dict) -> str | None:
+    e, c = d.get("eager_peak_bytes"), d.get("compiled_peak_bytes")
+    if e is None and c is None:
+        return None
+    return f"peak {units.nbytes(e)} eager, {units.nbytes(c)} compiled"
 
 
 PHASES = (
@@ -19,5 +27,7 @@ PHASES = (
         order=100,
         fill=_fill,
         record=Memory,
+        label="memory",
+        headline=_headline,
     ),
 )

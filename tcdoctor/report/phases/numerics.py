@@ -2,8 +2,22 @@
 
 from __future__ import annotations
 
+from ... import units
 from ..sections import Numerics
 from .phase import MAIN, Phase
+
+
+def _headline(d: dict) -> str | None:
+    """'passed (max abs err 1.2e-07)', 'FAILED …', or why it was not measured."""
+    if d.get("not_measured"):
+        random = (d.get("rng") or {}).get("stochastic")
+        return "not measured" + (" (random model: --fallback-random compares)" if random else "")
+    verdict = {True: "passed", False: "FAILED", None: "not judged"}.get(
+        d.get("passed"), "not judged"
+    )
+    err = d.get("max_abs_err")
+    return verdict + (f" (max abs err {units.sci(err)})" if err is not None else "")
+
 
 PHASES = (
     Phase(
@@ -13,5 +27,7 @@ PHASES = (
         measure="tcdoctor.probes.numerics:phase_numerics",
         order=120,
         record=Numerics,
+        label="numerics",
+        headline=_headline,
     ),
 )

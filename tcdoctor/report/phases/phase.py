@@ -19,6 +19,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
+from ..layout import Section
+
 COLD, WARM, IN_PROCESS, TIMING = "cold", "warm", "in_process", "timing"
 MAIN = frozenset({COLD, IN_PROCESS})  # the cold child, or the Python API's single process
 
@@ -35,6 +37,11 @@ class PhaseError(Exception):
     def __init__(self, message: str, where: dict | None):
         super().__init__(message)
         self.message, self.where = message, where
+
+
+def plural(count: Any, word: str) -> str:
+    """'1 break', '3 breaks': a count and its noun, for a progress headline."""
+    return f"{count} {word}" + ("" if count == 1 else "s")
 
 
 def put(*sections: str) -> Fill:
@@ -63,8 +70,16 @@ class Phase:
     everything measured on the compiled model, so a hang in the user's variants loses none of it;
     then drift 135, which compiles parts of the model); `fill` defaults to `put(*sections)`;
     `fatal`: its failure ends the process (the eager reference call: nothing can be compared without
-    it); `row`: the (label, text) line the terminal's key-figure table shows for a section the
-    `Report` has no field of its own for (`section` reads it typed, as `record`)."""
+    it). What it shows lives here too, and reaches every format: `label`, its name on the progress
+    line (the phase's name when empty); `headline(data)`, the one figure the progress line shows
+    when it finishes (its `done` event's data; None when the data lacks it); `row(record)`, the
+    (label, text) or (label, text, how) line the key-figure table of every format shows for a
+    section the `Report` has no field of its own for (`section` reads it typed, as `record`);
+    `layout(record)`, that section's own description (report/layout.py: rows, tables, lines),
+    drawn by every format; `reads(report)`, what `row` and `layout` are given instead of its
+    own section, for a phase that fills part of another's (memory_graphs: `memory.attribution`;
+    drift: the whole report, its lines naming a tried fix), None when the report has none of it;
+    `not_measured`, how its sections say why it did not finish."""
 
     name: str
     processes: frozenset[str]
@@ -77,7 +92,11 @@ class Phase:
     record: type | None = None  # the Record its (first) section is read as
     not_measured: Callable[[dict, tuple[str, ...], str], None] = not_measured
     fatal: bool = False
-    row: Callable[[Any], tuple[str, str] | None] | None = None
+    row: Callable[[Any], tuple[str, ...] | None] | None = None
+    label: str = ""
+    headline: Callable[[dict], str | None] | None = None
+    layout: Callable[[Any], Section | None] | None = None
+    reads: Callable[[Any], Any] | None = None
 
     def __post_init__(self) -> None:
         if self.fill is None:

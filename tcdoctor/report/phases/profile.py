@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+from ... import units
 from .. import compile_joins
-from ..sections import guard_cost
+from ..sections import GUARDS_BY_REMOVAL, guard_cost
 from .phase import IN_PROCESS, WARM, Phase
 
 
@@ -24,6 +25,14 @@ def _fill(data: dict, p: dict) -> None:
         )
 
 
+def _headline(d: dict) -> str | None:
+    """Guard evaluation per call, and how it was measured."""
+    g = guard_cost(d)
+    guard = g["overhead_s_per_call"]
+    how = " (guards removed)" if g["overhead_source"] == GUARDS_BY_REMOVAL else ""
+    return f"guards {units.seconds(guard)}/call{how}" if guard is not None else None
+
+
 PHASES = (
     Phase(
         "profile",
@@ -32,5 +41,7 @@ PHASES = (
         measure="tcdoctor.probes.profile:phase_profile",
         order=110,
         fill=_fill,
+        label="profile",
+        headline=_headline,
     ),
 )

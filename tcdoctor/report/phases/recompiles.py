@@ -15,6 +15,15 @@ def _fill(data: dict, r: dict) -> None:
     data["compile"]["recompile_time_s"] = r["recompile_time_s"]
 
 
+def _headline(d: dict) -> str | None:
+    count = d.get("count")
+    if count is None:
+        return None
+    return str(count) + (
+        " (recompile limit hit: later calls run eagerly)" if d.get("limit_hit") else ""
+    )
+
+
 PHASES = (
     Phase(
         "recompiles",
@@ -24,5 +33,7 @@ PHASES = (
         order=130,
         fill=_fill,
         record=Recompiles,
+        label="recompiles",
+        headline=_headline,
     ),
 )

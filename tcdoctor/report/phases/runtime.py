@@ -4,6 +4,7 @@ run/launcher.py); `derive` joins them into the headline speedup (report/runtime_
 
 from __future__ import annotations
 
+from ... import units
 from ..sections import Runtime
 from .phase import MAIN, TIMING, WARM, Fill, Phase
 
@@ -24,6 +25,11 @@ def _fill_runtime(data: dict, r: dict) -> None:
     _keep_timed("runtime")(data, r)
 
 
+def _headline(d: dict) -> str | None:
+    """The process's speedup with its CI."""
+    return units.ratio(d["speedup"], d.get("speedup_ci")) if d.get("speedup") is not None else None
+
+
 PHASES = (
     Phase(
         "runtime",
@@ -33,6 +39,8 @@ PHASES = (
         order=70,
         fill=_fill_runtime,
         record=Runtime,
+        label="timing",
+        headline=_headline,
     ),
     Phase(
         "runtime_warm",
@@ -41,6 +49,8 @@ PHASES = (
         measure="tcdoctor.probes.timing:phase_runtime",
         order=80,
         fill=_keep_timed("runtime_warm"),
+        label="timing (warm process)",
+        headline=_headline,
     ),
     Phase(
         "runtime_extra",
@@ -49,5 +59,7 @@ PHASES = (
         measure="tcdoctor.probes.timing:phase_runtime_extra",
         order=90,
         fill=_keep_timed("runtime_extra"),
+        label="timing (timing-only process)",
+        headline=_headline,
     ),
 )

@@ -1,0 +1,176 @@
+"""The options of `analyze` and `check` as declarations (`Param`, described without click), in
+--help order: an analysis option's from its Options field (tcdoctor/options.py), a check's from
+its entry in the gate's table (report/check.py `CHECKS`), and `check`'s own (what is judged, the
+baseline, where the results go). cli.py turns each into a click option, the only place that does.
+
+Pitfalls: an analysis option's value reaches `Options` as the string typed (kind "text"), so that
+`Options` checks it by its declared kind as it checks the Python API's (one line and exit 2); a
+check's limit is typed by click (a count `IntRange(0)`, a share `FloatRange(0, 1)`, ...), whose
+bad value is click's usage error (exit 2). The table is read when a command is built:
+`cli.check_command()` builds `check` again after a check is added to it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import click
+
+from ..options import Switch, TurnsOff, cli_params
+from ..report.check import BASELINE, REPORT, SWEEP, Check, checks
+
+
+class Param(NamedTuple):
+    """One option of a command. `kind`: "flag" (given or not), "pair" (`--x/--no-x`), "text",
+    "choice" (one of `choices`), or a kind of number: "count" (int ≥ 0), "calls" (int ≥ 1),
+    "number" (float ≥ 0), "share" (float 0-1)."""
+
+    spelling: str
+    name: str
+    kind: str
+    help: str | None = None
+    metavar: str | None = None
+    default: Any = None
+    show_default: bool = False
+    choices: tuple[str, ...] = ()
+    short: str | None = None
+
+
+def _analysis_param(spelling: str, name: str, kind: Any, help: str, default: Any, show: bool):
+    if isinstance(kind, TurnsOff):
+        return Param(spelling, name, "flag", help)
+    if isinstance(kind, Switch):
+        return Param(spelling, name, "pair", help, default=default, show_default=show)
+    text = None if default is None else str(default)
+    return Param(spelling, name, "text", help, kind.metavar, text, show)
+
+
+# the options of `analyze` and `check` that are the command line's own, not the analysis's
+# (tcdoctor/options.py says why), each listed in --help after the analysis option named here
+_CLI_ONLY_AFTER = {
+    "trace_dir": Param(
+        "--expected-calls",
+        "expected_calls",
+        "calls",
+        "Calls the model will serve (break-even horizon).",
+    ),
+    "fix_budget_s": Param(
+        "--quiet", "quiet", "flag", "No progress on stderr while the analysis runs.", short="-q"
+    ),
+}
+
+
+def analysis_params() -> list[Param]:
+    """Every Options field's flags, and the command line's own among them."""
+    out = []
+    for p in cli_params():
+        f = p.flag
+        out.append(_analysis_param(f.spelling, p.name, f.kind, f.help, p.default, f.show_default))
+        if p.name in _CLI_ONLY_AFTER:
+            out.append(_CLI_ONLY_AFTER[p.name])
+    return out
+
+
+NO_ANNOTATIONS = Param(
+    "--no-annotations",
+    "no_annotations",
+    "flag",
+    "On GitHub Actions (GITHUB_ACTIONS=true), print no ::warning/::error annotations (the step "
+    "summary is still written).",
+)
+
+
+def check_param(c: Check) -> Param:
+    """A check's option, from its table entry."""
+    kind = "flag" if c.kind == "switch" else "text" if c.kind == "path" else c.kind
+    return Param(c.spelling, c.key, kind, c.help, c.metavar, choices=c.choices)
+
+
+def _out(spelling: str, name: str, help: str) -> Param:
+    return Param(spelling, name, "text", help, "PATH")
+
+
+def check_params() -> list[Param]:
+    """`check`'s own options, in --help order: what is judged (--sweep, --report), each check of
+    the table in its order, the baseline, and where the results go."""
+    return [
+        Param(
+            "--sweep",
+            "sweep_dir",
+            "text",
+            "Gate on a sweep's overview (DIR or DIR/sweep.json) instead of one report.",
+        ),
+        *[check_param(c) for c in checks(SWEEP)],
+        Param(
+            "--report",
+            "report_path",
+            "text",
+            "Check a saved JSON report instead of running TARGET (analysis options it was not "
+            "measured with are refused; --expected-calls recomputes its verdict).",
+        ),
+        *[check_param(c) for c in checks(REPORT)],
+        Param(
+            "--inconclusive",
+            "inconclusive",
+            "choice",
+            "How a check whose interval straddles its threshold (INCONCLUSIVE, a JUnit skipped, a "
+            "GitHub warning) counts: fail exits 5 (its own code; a failed check still exits 1), "
+            "pass exits 0.",
+            default="fail",
+            show_default=True,
+            choices=("fail", "pass"),
+        ),
+        Param(
+            "--baseline",
+            "baseline_path",
+            "text",
+            "A saved JSON report (e.g. from main) to judge regressions against, with --max-new-*; "
+            "with --sweep, an earlier sweep (DIR or sweep.json) to judge 'newly' against.",
+        ),
+        Param(
+            "--allow-mismatch",
+            "allow_mismatch",
+            "flag",
+            "Judge against a --baseline of another target, backend, mode or device anyway "
+            "(noted); without it such a baseline is refused (exit 2).",
+        ),
+        *[check_param(c) for c in checks(BASELINE)],
+        _out(
+            "--junit",
+            "junit_path",
+            "Write the checks as JUnit XML here (one testcase per check; also on exit 2 and 3, as "
+            "one testcase with the error).",
+        ),
+        _out(
+            "--json",
+            "json_path",
+            "Also save the report checked here (e.g. as the next run's --baseline); with --sweep, "
+            "the overview judged.",
+        ),
+        _out(
+            "--html",
+            "html_path",
+            "Also write the HTML report here (with --sweep: the overview's page).",
+        ),
+        NO_ANNOTATIONS,
+    ]
+
+
+def typed(names: Sequence[str]) -> list[str]:
+    """The parameters of the running command typed on its command line (not at their default)."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    return [n for n in names if ctx.get_parameter_source(n) not in (None, ParameterSource.DEFAULT)]
+
+
+def analysis_flags(names: Sequence[str]) -> str:
+    """The flags of these parameters, as typed: '--backend, --no-warm'."""
+    by_name = {p.name: p.flag.spelling for p in cli_params()}
+    return ", ".join(by_name.get(n, "--" + n.replace("_", "-")) for n in names)
+
+
+def flag_list(cs: Sequence[Check], last: str = ", ") -> str:
+    """The checks' flags, '--a, --b' (or with `last` ' or ': '--a, --b or --c')."""
+    flags = [c.spelling for c in cs]
+    return last.join([", ".join(flags[:-1]), flags[-1]]) if len(flags) > 1 else "".join(flags)

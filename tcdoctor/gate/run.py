@@ -1,0 +1,203 @@
+"""`tcdoctor check`: one report (a TARGET analysed, or `--report saved.json`), optionally against
+a `--baseline`, or a sweep's overview (`--sweep DIR`), judged by the gate's table (report/check.py
+`CHECKS`) and written by `Gate` (outputs.py).
+
+Method: the limits are split by the table's scopes (a report's, a baseline's, a sweep's); what a
+combination cannot honour is refused before any analysis runs, one line and exit 2 (a sweep's
+limit without --sweep, a report's with it, an analysis option beside --sweep or beside a saved
+report measured otherwise, a regression limit without --baseline and the reverse, a baseline of
+another measurement without --allow-mismatch). Pitfalls: `check TARGET` with a baseline refuses a
+mismatched one before the analysis (its device is known only after, so that is compared again);
+--min-speedup and --max-slowdown are handed to the analysis as questions its timing loop must
+answer, so the processes it times decide them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import TcdoctorError
+from ..options import Options, cli_params
+from ..report.check import BASELINE, REPORT, SWEEP, checks, given
+from ..report.model import Report
+from .flags import analysis_flags, flag_list, typed
+from .outputs import Gate
+from .saved import load_saved
+
+
+def run_check(**kw: Any) -> int:
+    """`tcdoctor check` from its parsed command line (`kw`: click's values by parameter name: the
+    table's limits, the analysis options and `check`'s own); the exit code. A gate that ends in an
+    error still writes its outputs (`Gate.not_judged`)."""
+    links = {"report": kw["report_path"], "sweep": kw["sweep_dir"]}
+    links.update(baseline=kw["baseline_path"], json=kw.pop("json_path"), html=kw.pop("html_path"))
+    annotations = not kw.pop("no_annotations")
+    gate = Gate(kw.pop("junit_path"), links, annotations, kw.pop("inconclusive"))
+    judged = kw["sweep_dir"] or kw["target"] or kw["report_path"]
+    try:
+        return _check_sweep(gate, kw) if kw["sweep_dir"] else _check_report(gate, kw)
+    except TcdoctorError as exc:
+        gate.not_judged(exc, judged)
+        raise
+
+
+def _limits(scope: str, kw: dict[str, Any]) -> dict[str, Any]:
+    """The `scope`'s limits, taken out of the command line's values."""
+    return {c.key: kw.pop(c.key) for c in checks(scope)}
+
+
+def _any(limits: dict[str, Any]) -> bool:
+    return any(given(v) for v in limits.values())
+
+
+def _check_sweep(gate: Gate, kw: dict[str, Any]) -> int:
+    """`check --sweep DIR`: the sweep's thresholds, written as a report's checks are."""
+    from ..render.github import GitHubAnnotations, sweep_step_summary
+    from ..render.junit import JUnitRenderer
+    from ..sweep import check_sweep_dir
+
+    sweep_dir, limits = kw.pop("sweep_dir"), _limits(SWEEP, kw)
+    report_given = [kw.pop("target"), kw.pop("report_path")]
+    if any(report_given) or _any(_limits(REPORT, kw)) or _any(_limits(BASELINE, kw)):
+        raise TcdoctorError(
+            f"--sweep DIR takes the sweep's thresholds ({flag_list(checks(SWEEP))}), not a "
+            "TARGET, --report or a report's thresholds"
+        )
+    names = typed([p.name for p in cli_params()])
+    names += [k for k in ("expected_calls", "allow_mismatch") if kw[k]]
+    if names:
+        raise TcdoctorError(
+            f"{analysis_flags(names)}: --sweep DIR judges a finished sweep, which these options "
+            "cannot change (give them to `tcdoctor sweep`)"
+        )
+    overview, results = check_sweep_dir(sweep_dir, gate.links.get("baseline"), **limits)
+    results = gate.counted(results)
+
+    def write_files() -> list[tuple[str, str]]:
+        from ..render.write import write_sweep
+
+        return write_sweep(overview, gate.links.get("json"), gate.links.get("html"))
+
+    return gate.finish(
+        results,
+        junit=lambda: JUnitRenderer(results, gate.links).render_sweep(overview, sweep_dir),
+        write_files=write_files,
+        summary=lambda: sweep_step_summary(overview, results, None),
+        annotations=lambda: GitHubAnnotations(results).render_checks(),
+    )
+
+
+def _check_report(gate: Gate, kw: dict[str, Any]) -> int:
+    """`check TARGET` or `check --report saved.json`: the thresholds, then the regressions."""
+    from ..report.check import baseline_mismatch, run_checks
+
+    if _any(_limits(SWEEP, kw)):
+        raise TcdoctorError(f"{flag_list(checks(SWEEP))} need --sweep DIR")
+    target, report_path, quiet = kw.pop("target"), kw.pop("report_path"), kw.pop("quiet")
+    expected_calls, baseline_path = kw.pop("expected_calls"), kw.pop("baseline_path")
+    allow_mismatch = kw.pop("allow_mismatch")
+    kw.pop("sweep_dir")
+    thresholds, regressions = _limits(REPORT, kw), _limits(BASELINE, kw)
+    if bool(target) == bool(report_path):
+        raise TcdoctorError("give either TARGET or --report saved.json")
+    baseline = _baseline(baseline_path, regressions)
+    if allow_mismatch and baseline is None:
+        raise TcdoctorError("--allow-mismatch is about a --baseline: give one")
+    if baseline is None and not _any(thresholds):
+        raise TcdoctorError("no thresholds given (see --help)")
+    opts = Options.from_cli(kw)  # checked even where a saved report makes them unused
+    if report_path:
+        rep = load_saved(report_path, expected_calls, _typed_options(opts))
+    else:
+        if baseline is not None and not allow_mismatch:  # before the analysis: fail at once
+            _refuse_mismatch(baseline_mismatch(baseline, target, opts.to_dict()), baseline_path)
+        limits = {**thresholds, **regressions}
+        rep = _analyse(target, opts, quiet, expected_calls, limits, baseline)
+    # --compile-remedies as typed: judge --max-compile-seconds on the best measured remedy (a saved
+    # report analysed with remedies is still judged on its cold start unless the flag is given)
+    results = run_checks(rep, compile_remedies=opts.compile_remedies is True, **thresholds)
+    notes = []
+    if baseline is not None:
+        from ..report.check import baseline_checks, environment_differences
+
+        device = rep.environment.get("device")
+        mismatch = baseline_mismatch(baseline, rep.target, rep.options, device)
+        if not allow_mismatch:
+            _refuse_mismatch(mismatch, baseline_path)
+        elif mismatch:
+            notes.append(
+                "note: judged against a baseline of another measurement (--allow-mismatch): "
+                + "; ".join(mismatch)
+            )
+        results += baseline_checks(rep, baseline, **regressions)
+        env = environment_differences(rep, baseline)
+        notes += [env] if env else []
+    return _finish_report(gate, rep, results, "\n".join(notes) or None)
+
+
+def _typed_options(opts: Options) -> dict[str, Any]:
+    """The analysis options typed on the command line, each as the report records it."""
+    fields = {p.name: p.field for p in cli_params()}
+    mine = opts.to_dict()
+    return {n: mine.get(fields[n]) for n in typed(list(fields))}
+
+
+def _analyse(
+    target: str | None,
+    opts: Options,
+    quiet: bool,
+    expected_calls: int | None,
+    limits: dict[str, Any],
+    baseline: Report | None,
+) -> Report:
+    """`check TARGET`'s analysis (run/pipeline.py), with progress unless --quiet. What the checks
+    given ask of its timing loop (`report.check.questions`: --min-speedup's threshold,
+    --max-slowdown's Welch comparison with the baseline's processes) is handed to it, so the
+    processes it times decide them."""
+    from ..report.check import questions
+    from ..run.pipeline import analyze
+
+    asked = questions(limits, baseline)
+    rep, _ = analyze(
+        target, opts, expected_calls=expected_calls, thresholds=asked, progress=not quiet
+    )
+    return rep
+
+
+def _finish_report(gate: Gate, rep: Report, results: list, note: str | None) -> int:
+    """A report's results through every output of the gate, the report files included."""
+    from ..render.github import GitHubAnnotations, step_summary
+    from ..render.junit import JUnitRenderer
+
+    results = gate.counted(results)
+
+    def write_files() -> list[tuple[str, str]]:
+        from ..render.write import write_report
+
+        return write_report(rep, gate.links.get("json"), gate.links.get("html"))
+
+    return gate.finish(
+        results,
+        note,
+        junit=lambda: JUnitRenderer(results, gate.links).render(rep),
+        write_files=write_files,
+        summary=lambda: step_summary(rep, results, note),
+        annotations=lambda: GitHubAnnotations(results).render(rep),
+    )
+
+
+def _refuse_mismatch(mismatch: list[str], baseline_path: str | None) -> None:
+    if mismatch:
+        raise TcdoctorError(
+            f"--baseline {baseline_path} is another measurement ({'; '.join(mismatch)}): "
+            "give --allow-mismatch to judge against it anyway"
+        )
+
+
+def _baseline(path: str | None, regressions: dict[str, Any]) -> Report | None:
+    """The baseline report, loaded before any analysis runs (a wrong path fails at once)."""
+    given = [c for c in checks(BASELINE) if regressions.get(c.key) is not None]
+    if given and not path:
+        raise TcdoctorError(f"{flag_list(given)}: a regression limit needs --baseline old.json")
+    if path and not given:
+        raise TcdoctorError(f"--baseline needs a limit: {flag_list(checks(BASELINE), ' or ')}")
+    return load_saved(path) if path else None

@@ -1,0 +1,138 @@
+"""The key-figure table, described once (report/layout.py) for every format: one `Row` per figure,
+its label, its value (units.py's text) and how it was measured. The terminal shows label and value,
+the Markdown and the HTML the three; a phase's own row (`Phase.row`) comes last in all of them.
+"""
+
+from __future__ import annotations
+
+from .. import units
+from ..report import phases
+from ..report.layout import Row, Section
+from ..report.model import Report
+from ..report.sections import Verdict
+
+TITLE = "Key figures"
+
+
+def decided(v: Verdict) -> bool:
+    """A report saved before the verdict ran (or with it stripped) has an empty Verdict."""
+    return v.decision is not None
+
+
+def _break_even(v: Verdict) -> str:
+    if v.break_even_calls:
+        return units.calls(v.break_even_calls)
+    return "never (compiled not faster)" if decided(v) else units.NA
+
+
+def _method(rec: object) -> str:
+    return getattr(rec, "method", None) or ""
+
+
+def section(report: Report) -> Section:
+    """Every key figure of the report, in the order the formats show them."""
+    return Section(TITLE, rows=(*_counts(report), *_speed(report), *_cost(report)))
+
+
+def _counts(report: Report) -> list[Row]:
+    """Graphs and breaks, recompiles, guards and their cost per call."""
+    gb, rc, gu = report.graph_breaks, report.recompiles, report.guards
+    frac = gu.overhead_fraction
+    return [
+        Row(
+            "graphs / graph breaks",
+            units.pair(units.count, report.graphs.count, gb.count)
+            + (f" ({gb.skipped_frames} skipped frame(s))" if gb.skipped_frames else ""),
+            "your compile's first call: PyTorch's counters + graph-break log"
+            if report.graphs.source
+            else "torch._dynamo.explain + graph-break log, one call",
+        ),
+        Row(
+            "recompiles",
+            units.count(rc.count)
+            + ("  RECOMPILE LIMIT HIT: running eagerly" if rc.limit_hit else ""),
+            "CompilationMetrics over inputs then each variant",
+        ),
+        Row("guards (first call)", units.count(gu.count), "CompilationMetrics.guard_count"),
+        Row(
+            "guard overhead / call",
+            units.seconds(gu.overhead_s_per_call)
+            + (
+                f" ({units.percent(frac)} of a compiled call"
+                + (" timed in the same samples" if gu.by_removal else "")
+                + ")"
+                if frac is not None
+                else ""
+            )
+            + (
+                f", guards removed (profiler: {units.seconds(gu.profiler_overhead_s_per_call)})"
+                if gu.by_removal
+                else ""
+            ),
+            "calls with and without guard evaluation (skip_guard_eval_unsafe)"
+            if gu.by_removal
+            else "profiler 'TorchDynamo Cache Lookup'",
+        ),
+    ]
+
+
+def _speed(report: Report) -> list[Row]:
+    """Eager and compiled per call, the speedup across processes, the allocator regimes."""
+    rt = report.runtime
+    return [
+        Row("eager median / call", units.seconds(rt.eager.median_s), rt.method or ""),
+        Row("compiled median / call", units.seconds(rt.compiled.median_s)),
+        Row(
+            "speedup",
+            units.ratio(rt.speedup, rt.speedup_ci, level=rt.ci_level)
+            + (f"; {units.another_run(rt.prediction_interval)}" if rt.prediction_interval else "")
+            + (
+                f", across {len(rt.processes)} processes: {units.processes(rt.processes)}"
+                if rt.processes and len(rt.processes) > 1
+                else (f", {rt.samples} paired samples" if rt.samples else "")
+            ),
+            rt.across_method or "ratio of medians, paired bootstrap CI",
+        ),
+        *([Row("processes", units.stopped(rt.sequence))] if rt.sequence else []),
+        *(
+            [
+                Row(
+                    "allocator regimes",
+                    units.regimes(rt.regimes, rt.ci_level),
+                    "minor page faults per call",
+                )
+            ]
+            if rt.regimes
+            else []
+        ),
+    ]
+
+
+def _cost(report: Report) -> list[Row]:
+    """Compile time and break-even, memory, numerics, then the phases' own rows (memory growth,
+    numerics drift: report/phases/memory_graphs.py, drift.py)."""
+    c, m, n = report.compile, report.memory, report.numerics
+    return [
+        Row(
+            "compile: cold / warm",
+            units.pair(units.seconds, c.cold_s, c.warm_s),
+            "first call; warm = fresh process, same cache dir",
+        ),
+        Row(
+            "break-even (cold)",
+            _break_even(report.verdict),
+            "(cold compile − eager call) / saving per call",
+        ),
+        Row(
+            "peak memory eager / compiled",
+            units.pair(units.nbytes, m.eager_peak_bytes, m.compiled_peak_bytes),
+            m.method or "",
+        ),
+        Row(
+            "numerics",
+            units.numerics_status(n.passed)
+            + ("" if n.passed is None else f" (max abs err {units.sci(n.max_abs_err)})"),
+            "vs eager, judged against fp64",
+        ),
+        *phases.figure_rows(report),  # a phase's own row (Phase.row)
+    ]

@@ -1,0 +1,142 @@
+"""The compile strategies tried beside the main analysis, described once (report/layout.py) for
+every format: the modes, the training ways, the shape settings and the regions, each a table
+with the recommendation under it, and the strategies that failed or were not measured.
+Every figure is written by units.py; a row's speed with its decision interval (`vs_eager`).
+"""
+
+from __future__ import annotations
+
+from .. import units
+from ..report.layout import Note, Section, Table, Text
+from ..report.model import Report
+from ..report.sections import Regions, StrategyRow
+
+TIMED_HEADERS = (
+    "",
+    "first call",
+    "median / call",
+    "vs eager",
+    "peak memory",
+    "graph breaks",
+    "numerics",
+    "note",
+)
+TRAINING_HOW = (
+    "eager: as written · model: torch.compile(model) · step: the whole step compiled · "
+    "optimizer: only optimizer.step compiled. Each way on a fresh copy of the model and "
+    "optimizer, timed paired against an eager copy."
+)
+
+
+def _numerics(passed: bool | None) -> str:
+    return {True: "pass", False: "FAIL"}.get(passed, "—")  # type: ignore[arg-type]
+
+
+def _named(name: str | None, source: object) -> Text:
+    """A row's name, and (not in the terminal) where it comes from."""
+    name = name or units.NA
+    return Text(f"{name} ({source})", name) if source else Text(name)
+
+
+def _timed(rows: list[StrategyRow]) -> Table:
+    """Modes or training ways: each row timed paired against eager."""
+    return Table(
+        TIMED_HEADERS,
+        [
+            [
+                _named(r.name, r.source),
+                "—" if r.baseline else units.first_call(r.first_call_s, r.first_call_cache),
+                units.seconds(r.median_s),
+                r.vs_eager(),  # with its decision interval, where the report made one
+                units.nbytes(r.peak_bytes),
+                units.count(r.graph_breaks),
+                _numerics(r.numerics_passed),
+                r.note or "",
+            ]
+            for r in rows
+        ],
+        detail=(5,),  # graph breaks: the terminal stays narrow
+    )
+
+
+def _dynamic(rows: list[StrategyRow]) -> Table:
+    """One row per shape setting, one column per input shape (its compiled median, its speed)."""
+    shapes = rows[0].shapes or []
+    return Table(
+        (
+            "",
+            "compiles",
+            "compile time",
+            "recompile limit",
+            *(str(s.get("inputs")) for s in shapes),
+        ),
+        [
+            [
+                _named(r.name, (r.extra or {}).get("compile_kwargs")),
+                units.count(r.compiles),
+                units.seconds(r.compile_s),
+                "HIT" if r.limit_hit else "ok",
+                *(
+                    f"{units.seconds(s.get('median_s'))} ({units.ratio(s.get('speedup'))} vs eager)"
+                    for s in r.shapes or []
+                ),
+            ]
+            for r in rows
+        ],
+    )
+
+
+def _regions(reg: Regions) -> Table:
+    def fullgraph(r) -> str:
+        if r.fullgraph:
+            return "yes"
+        return f"NO: {r.why}" if r.fullgraph is False else (r.note or "-")
+
+    return Table(
+        ("region", "module", "calls/forward", "fullgraph", "eager", "compiled", "speedup"),
+        [
+            [
+                r.name,
+                r.module,
+                units.count(r.calls_per_forward),
+                fullgraph(r),
+                units.seconds(r.eager_median_s),
+                units.seconds(r.median_s),
+                r.vs_eager(),  # with its decision interval, where the report made one
+            ]
+            for r in reg.regions
+        ],
+        code=(0,),
+        detail=(2,),  # calls/forward: the terminal stays narrow
+    )
+
+
+def sections(report: Report) -> list[Section]:
+    """Each kind of strategy tried, with its recommendation; then those that did not finish."""
+    st, recs = report.strategies, report.verdict.recommendations or {}
+
+    def one(title: str, table: Table, key: str, how: str = "") -> Section:
+        rec = (recs.get(key) or {}).get("text")
+        notes = ((Note(f"→ {rec}"),) if rec else ()) + ((Note(how, how=True),) if how else ())
+        return Section(title, tables=(table,), notes=notes)
+
+    out = []
+    if st.modes:
+        out.append(one("Modes", _timed(st.modes), "mode"))
+    if st.training:
+        sec = one("Training step", _timed(st.training), "training", TRAINING_HOW)
+        form = (Note(f"compiled whole: {st.step_form}"),) if st.step_form else ()
+        out.append(Section(sec.title, tables=sec.tables, notes=form + sec.notes))
+    if st.dynamic:
+        how = (st.dynamic[0].extra or {}).get("method") or ""
+        out.append(one("Dynamic shapes", _dynamic(st.dynamic), "dynamic", how))
+    reg = st.regions
+    if reg:
+        auto = ", tried because the model breaks a lot" if reg.automatic else ""
+        title = f"Regions (depth {reg.depth}{auto})"
+        out.append(one(title, _regions(reg), "regions", reg.method or ""))
+    lines = [f"strategy {f['strategy']} failed: {f['message']}" for f in st.failed]
+    lines += [f"strategy {f['strategy']}: not measured ({f['why']})" for f in st.not_run]
+    if lines:
+        out.append(Section("Strategies not measured", notes=tuple(Note(x) for x in lines)))
+    return out

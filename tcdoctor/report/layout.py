@@ -1,0 +1,115 @@
+"""A report section's layout, described once: its title, its rows (label, value, how measured), its
+tables (headers and rows of cells), and the lines under them. Torch-free, format-free.
+
+Every format draws the same description: the terminal (`render/terminal.py`: a tabulate table,
+file names without their folders, no method lines), the Markdown (`render/markdown.py`: escaped
+cells, Markdown tables, every line) and the HTML (`templates/section.html.j2`, which iterates it).
+A section's builder (render/figures.py, breaks.py, patches.py, compile_table.py, remedy_table.py,
+strategies.py, ranks.py, measured.py, or a phase's own `Phase.layout` in report/phases/, as
+memory_graphs.py and drift.py) says what it shows once; a row added there shows in
+all three. Each figure is still written by `units.py`.
+
+Pitfalls: a cell or line that names a file carries its short form for the terminal (`Text`), so
+the builder, not the drawer, decides what may be shortened; a line that says how a figure was
+measured is a `Note(..., how=True)`: the terminal leaves it out (it shows figures; the method stays
+in the JSON, Markdown and HTML).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from .. import units
+
+
+class Text(str):
+    """A cell or line, with the shorter form the terminal prints (file names without folders)."""
+
+    short: str
+
+    def __new__(cls, full: str, short: str | None = None) -> Text:
+        text = super().__new__(cls, full)
+        text.short = full if short is None else short
+        return text
+
+
+def where(file: str | None, line: int | None) -> Text:
+    """'path/to/file.py:12', the terminal's form 'file.py:12' (a file's line, in every table)."""
+    if not file:
+        return Text(units.NA)
+    at = f":{line}" if line is not None else ""
+    return Text(f"{file}{at}", f"{os.path.basename(file)}{at}")
+
+
+def short(text: str) -> str:
+    """The terminal's form of a cell or line: its `Text.short`, else the text itself."""
+    return getattr(text, "short", text)
+
+
+@dataclass(frozen=True)
+class Row:
+    """A key figure: its label, its value (units.py's text), how it was measured."""
+
+    label: str
+    value: str
+    how: str = ""
+
+
+@dataclass(frozen=True)
+class Note:
+    """A line under a section's tables; `how`: it says how the figures were measured."""
+
+    text: str
+    how: bool = False
+
+
+@dataclass(frozen=True)
+class Table:
+    """Headers and rows of cells (text); `code`: the columns (0-based) that hold code or a path,
+    shown as code where a format can; `detail`: the columns the terminal leaves out (it stays
+    narrow; the Markdown and HTML show them); `more`: the '… and N more' line when only the first
+    `shown` rows are drawn (a format that draws them all never asks)."""
+
+    headers: Sequence[str]
+    rows: Sequence[Sequence[str]]
+    code: tuple[int, ...] = ()
+    detail: tuple[int, ...] = ()
+    more: Callable[[int], str | None] | None = None
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of the report as every format draws it.
+
+    `title`: its heading; `detail`: what the Markdown and HTML heading adds in parentheses
+    ("2 of 2"); `summary`: its one-line figure (the HTML heading says it; the key-figure table
+    carries it as a `Row`); `rows`, `tables`, `notes`: what it shows, in that order; `method`:
+    how it was measured, as one line (Markdown "how: …", HTML "How: …"; not the terminal);
+    `diff`: a unified diff drawn as it is, last (the terminal indents it, the Markdown fences
+    it, the HTML puts it in a <pre>)."""
+
+    title: str
+    detail: str = ""
+    summary: str = ""
+    rows: tuple[Row, ...] = ()
+    tables: tuple[Table, ...] = ()
+    notes: tuple[Note, ...] = ()
+    method: str = ""
+    diff: str = ""
+
+    def with_row(self, row: Row) -> Section:
+        """This section with one more key-figure row (a phase's own row, a test's planted one)."""
+        return replace(self, rows=(*self.rows, row))
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to draw: no rows, no table rows and no lines."""
+        tables = any(t.rows for t in self.tables)
+        return not (self.rows or tables or self.notes or self.method or self.diff)
+
+
+def notes(lines: Sequence[str], how: bool = False) -> tuple[Note, ...]:
+    """Lines as notes, all of one kind."""
+    return tuple(Note(line, how) for line in lines)

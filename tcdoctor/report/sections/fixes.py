@@ -1,0 +1,159 @@
+"""The fixes tried in fresh processes: a source patch (`Patch`), each fix's row (`FixRow`) and which
+layer a loss comes from (`Ablation`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ... import units
+from ..record import Record
+from ..rules import (
+    faster_than_eager,
+    row_interval,
+)
+from .runtime import ci_bounds, vs_eager
+from .strategies import StrategyRow
+
+
+@dataclass
+class Patch(Record):
+    """A source patch for a graph break in the user's own file (experiments/rewrite.py plans it,
+    experiments/patches.py proves it on a copy): where, which rule and safety class, the diff, and
+    each check of the proof. `verified` only when every check passed."""
+
+    rule: str | None = None  # TCD101 ...
+    family: str | None = (
+        None  # leftover-graph-break / guard-logging / guard-check / tensor-cond / custom-op
+    )
+    safety: str | None = None  # safe (behaviour unchanged eager and compiled) / unsafe
+    title: str | None = None
+    note: str | None = None  # what the user must know (what compiled runs skip, ...)
+    file: str | None = None  # relative to the target's folder, as the diff names it
+    line: int | None = None
+    sha256: str | None = None  # of the file the patch was planned on (`tcdoctor fix` checks it)
+    diff: str | None = (
+        None  # unified, a/ b/ paths: `git apply` / `patch -p1` from the target's folder
+    )
+    observed: dict[str, Any] | None = (
+        None  # what the line read and produced eagerly (a custom op's fake)
+    )
+    checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {passed, detail}
+    verified: bool = False
+    failed: list[str] = field(default_factory=list)  # the checks that failed
+
+
+@dataclass
+class FixRow(Record):
+    """A fix that needs no source edit, tried in a fresh process or read off a strategy row
+    (tcdoctor/experiments/fixes.py, judged in tcdoctor/verdict/tried.py): the figures it addresses before and after, and what that showed."""
+
+    OMIT_NONE = (
+        "cheap",
+        "seconds",
+        "source",
+        "spec",
+        "cache_start",
+        "patch",
+        "decision_ci",
+        "decision_method",
+    )
+
+    name: str | None = None
+    kind: str | None = (
+        None  # config / stance / env / numerics / compiled_autograd / dynamic / regions
+    )
+    fix: str | None = None  # the line a user would write
+    addresses: list[str] = field(default_factory=list)
+    before: dict[str, Any] = field(default_factory=dict)
+    after: dict[str, Any] | None = None
+    outcome: str | None = None  # helps / no effect / hurts / fails ...
+    why: str | None = None
+    cheap: dict[str, Any] | None = None
+    seconds: float | None = None
+    source: str | None = None
+    spec: dict[str, Any] | None = None
+    cache_start: str | None = (
+        None  # what its child's inductor cache held at start (run/launcher.py)
+    )
+    # the speedup after the fix with the spread between processes, corrected for the candidate
+    # rows (rules.row_decision_interval; set at assembly by verdict/tried.py)
+    decision_ci: list[float] | None = None
+    decision_method: str | None = None
+    patch: Patch | None = None  # a source patch's plan and proof (kind "patch")
+
+    @property
+    def summary(self) -> str:
+        """'1 breaks → 0, 0.24× → 0.91× (95% CI 0.88–0.95)': the figures it addresses, before and after."""
+        b, a = self.before or {}, self.after or {}
+        parts = [
+            f"{b[k]} {unit} → {a[k]}"
+            for k, unit in (("graph_breaks", "breaks"), ("recompiles", "recompiles"))
+            if b.get(k) is not None and a.get(k) is not None
+        ]
+        if self.kind == "env" and b.get("faults_per_call") is not None:
+            before_f, after_f = (
+                x if x is None else round(x)
+                for x in (b["faults_per_call"], a.get("faults_per_call"))
+            )
+            parts.append(
+                f"{units.grouped(before_f)} page faults per compiled call → {units.grouped(after_f)}"
+            )
+        if b.get("speedup") is not None and a.get("speedup") is not None:
+            parts.append(f"{units.ratio(b['speedup'])} → {self.vs_eager()}")
+        state = units.cache_state(a.get("cache"))
+        if state and a.get("first_call_s") is not None:
+            where = " in the warm process" if self.cache_start == units.WARM_PROCESS_CACHE else ""
+            parts.append(f"first call {units.seconds(a['first_call_s'])}, {state}{where}")
+        return ", ".join(parts)
+
+    @property
+    def measured(self) -> bool:
+        """Run with the real backend in a fresh process: its speed after the fix is a measurement."""
+        return self.source is None and (self.after or {}).get("speedup") is not None
+
+    @property
+    def decision_interval(self) -> tuple[float | None, float | None]:
+        """The interval every claim about the speed after the fix rests on (rules.row_interval)."""
+        own = (self.after or {}).get("speedup_ci")
+        return ci_bounds(row_interval(own, self.decision_ci, self.decision_method))
+
+    def significantly_faster(self, rules: dict) -> bool:
+        """With the fix applied, compiled is significantly faster than eager by the row's decision
+        interval (the one rule: rules.faster_than_eager)."""
+        return (
+            self.measured
+            and self.applicable
+            and faster_than_eager(self.decision_interval[0], rules["min_speedup"])
+        )
+
+    @property
+    def applicable(self) -> bool:
+        """A fix a user may apply: any tried switch, but a source patch only once verified (a
+        patch that failed its proof earns no "apply it" and no measured gain)."""
+        return self.patch is None or self.patch.verified
+
+    def vs_eager(self, word: str = "") -> str:
+        """The speed after the fix: '1.30× (95% CI 1.25–1.35; 1.09–1.55× with the spread between
+        processes)'."""
+        a = self.after or {}
+        return vs_eager(
+            a.get("speedup"), a.get("speedup_ci"), self.decision_ci, self.decision_method, word
+        )
+
+    @property
+    def gain_fraction(self) -> float | None:
+        """Share of a compiled call the fix saves, from the speedups before and after (each paired
+        against eager in its own process, so process-to-process speed differences cancel); ≥ 0."""
+        b, a = (self.before or {}).get("speedup"), (self.after or {}).get("speedup")
+        if not self.measured or not self.applicable or not b or not a:
+            return None
+        return max(0.0, 1.0 - b / a)
+
+
+@dataclass
+class Ablation(Record):
+    """eager / aot_eager / the real backend side by side, and the layer a loss or drift is in."""
+
+    rows: list[StrategyRow] = field(default_factory=list)
+    layer: str | None = None

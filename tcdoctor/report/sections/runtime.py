@@ -1,0 +1,145 @@
+"""The speed sections: the timing of one process (`Timing`) and the headline `Runtime` across
+processes; `vs_eager`, the row speed text every timed row (strategies, remedies) shares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ... import units
+from .. import runtime_processes
+from ..record import Record
+from ..rules import (
+    ACROSS_WORDS,
+)
+
+
+def ci_bounds(ci: list | tuple | None) -> tuple[float | None, float | None]:
+    return (ci[0], ci[1]) if ci else (None, None)
+
+
+def vs_eager(
+    speedup: float | None,
+    own_ci: list | None,
+    decision_ci: list | None,
+    decision_method: str | None,
+    word: str = "",
+) -> str:
+    """'1.30× faster (95% CI 1.25–1.35; 1.09–1.55× with the spread between processes)': a row's
+    speed as its process measured it, and the decision interval its claims rest on
+    (rules.row_decision_interval) where that differs; as before for a row without one."""
+    text = units.ratio(speedup, own_ci, word)
+    if decision_method is None or speedup is None or (decision_ci or None) == (own_ci or None):
+        return text
+    across = (
+        f"{units.span(decision_ci)} {ACROSS_WORDS}"
+        if decision_ci
+        else "not judged across processes"
+    )
+    return text[:-1] + f"; {across})" if text.endswith(")") else f"{text} ({across})"
+
+
+@dataclass
+class Timing(Record):
+    """One side of the timed pair: per-call statistics of the interleaved samples."""
+
+    median_s: float | None = None
+    mean_s: float | None = None
+    min_s: float | None = None
+    max_s: float | None = None
+    p10_s: float | None = None
+    p25_s: float | None = None
+    p75_s: float | None = None
+    p90_s: float | None = None
+    samples: int | None = None
+    minor_faults_per_call: float | None = None
+
+
+@dataclass
+class Runtime(Record):
+    """Eager vs compiled, interleaved and paired (probes/timing.py)."""
+
+    OMIT_NONE = (
+        "not_measured",
+        "samples_per_round",
+        "processes",
+        "regimes",
+        "spread",
+        "across_method",
+        "prediction_interval",
+        "sequence",
+        "undecided_why",
+        "load",
+        "modes",
+    )
+
+    # the cold process's own timing; `speedup` and `speedup_ci` are across processes
+    # (report/runtime_processes.py), each process's figures in `processes`
+    eager: Timing = field(default_factory=Timing)
+    compiled: Timing = field(default_factory=Timing)
+    speedup: float | None = None
+    speedup_ci: list[float] | None = None
+    samples: int | None = None
+    ci_level: float | None = None
+    ci_method: str | None = None
+    method: str | None = None
+    budget_s: float | None = None
+    calls_per_sample: int | None = None
+    samples_per_round: int | None = None
+    processes: list[dict] | None = None
+    regimes: list[dict] | None = None
+    spread: list[float] | None = None
+    across_method: str | None = None
+    # what another run of the script may see (nothing decides on it); `speedup_ci` decides
+    prediction_interval: list[float] | None = None
+    # how many processes timed and why they stopped (runtime_processes.decided, run/launcher.py)
+    sequence: dict[str, Any] | None = None
+    undecided_why: str | None = None  # why the processes cannot decide, whatever the interval
+    # the load on the processes decided on, per pair (runtime_processes.under_load): loaded_pairs,
+    # pairs, processes_loaded, processes, sustained, text ("timed under load: N of M pairs loaded")
+    load: dict[str, Any] | None = None
+    # two modes within a regime (runtime_processes.modes): [{"regime", "modes": [{processes,
+    # speedup}, …]}]
+    modes: list[dict] | None = None
+    warmup_calls: int | None = None
+    wall_s: float | None = None
+    recompiles_during_timing: int | None = None
+    still_compiling: bool | None = None
+    raw: dict[str, list[float]] | None = None
+    not_measured: str | None = None
+
+    @property
+    def ci_low(self) -> float | None:
+        return ci_bounds(self.speedup_ci)[0]
+
+    @property
+    def ci_high(self) -> float | None:
+        return ci_bounds(self.speedup_ci)[1]
+
+    def significantly_faster(self, rules: dict) -> bool:
+        return self.claim(rules) == "faster"
+
+    def claim(self, rules: dict) -> str:
+        """faster / slower / same / below / undecided, from the decision interval (in every
+        allocator regime when the processes fell in two: runtime_processes.claim; "same" within
+        RULES' equivalence_margin)."""
+        return runtime_processes.overall_claim(
+            self.speedup_ci,
+            self.regimes,
+            self.undecided_why,
+            rules["min_speedup"],
+            rules.get("equivalence_margin", runtime_processes.EQUIVALENCE_MARGIN),
+        )
+
+    @property
+    def least_favourable_medians(self) -> tuple[float | None, float | None]:
+        """(eager, compiled) medians of the process with the lowest speedup: what per-call gains
+        and the break-even are computed from, so a lucky process never shortens them."""
+        worst = runtime_processes.least_favourable(self.processes or [])
+        if worst is None:
+            return self.eager.median_s, self.compiled.median_s
+        return worst["eager_median_s"], worst["compiled_median_s"]
+
+    @property
+    def significantly_slower(self) -> bool:
+        return self.claim({"min_speedup": 1.0}) == "slower"

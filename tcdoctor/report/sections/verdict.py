@@ -1,0 +1,31 @@
+"""The verdict the report carries: its decision, reasons, break-even and advice (`Verdict`,
+`Advice`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..record import Record
+
+
+@dataclass
+class Advice(Record):
+    topic: str = ""
+    text: str = ""
+    evidence: str = ""
+
+
+@dataclass
+class Verdict(Record):
+    """The decision, its reasons and the advice (tcdoctor/verdict/). `decision` is one of
+    "compile", "compile-after-fixes", "dont-compile" and "cant-tell" (Can't tell yet: the speed
+    undecided at this precision), or null when there is none."""
+
+    decision: str | None = None
+    reasons: list[str] = field(default_factory=list)
+    advice: list[Advice] = field(default_factory=list)
+    recommendations: dict[str, dict] = field(default_factory=dict)
+    break_even_calls: int | None = None
+    break_even: dict[str, Any] = field(default_factory=dict)
+    rules: dict[str, float] = field(default_factory=dict)

@@ -1,0 +1,84 @@
+"""tcdoctor's paired timing equals PyTorch's `blocked_autorange` within ±5%, in one process
+(issue 43 item 9): the equivalence test of benchmarks/fidelity_in_process.py (its docstring has
+the method: blocks of blocked_autorange, tcdoctor, blocked_autorange; a 90% interval of the
+typical per-side ratio inside [1/1.05, 1.05], i.e. two one-sided 5% tests), on a small conv net
+compiled with aot_eager, one thread.
+
+Its power, measured by that script with a bias planted in tcdoctor's timed sample (a test-only
+replacement of probes/timing._batch, nothing in the shipped path), 30 trials on a shared 2-core
+host: a 10% bias fails one comparison 27 of 27 times (every sample, or the compiled side's
+only), no bias 2 of 28 (docs/measuring.md); the test fails only when a second comparison
+confirms the first. A block that did not run quiet (other programs above half a core, by
+tcdoctor's own round rule, or a pair tcdoctor itself saw loaded and reran: under load tcdoctor
+keeps its quieter rounds and blocked_autorange every block, so they differ by design) is dropped
+and another runs; when too few quiet blocks fit the time limit the test is skipped with what it
+saw (outside load can leave it without an answer, never pass or fail it).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+
+import fidelity_in_process as fip  # noqa: E402
+
+
+@pytest.mark.timing
+def test_tcdoctor_timing_equals_blocked_autorange_within_5_percent():
+    """A failed comparison is confirmed by a second one before the test fails: one comparison
+    failed 2 of 28 times with no bias (a noisy block widening the interval) and 27 of 27 with a
+    10% bias, so two in a row fail about 0.5% of the time with none and still every time with a
+    10% bias (the comparisons taken as independent). ~15 s; ~30 s when the first fails."""
+    import torch
+
+    eager, compiled = fip.callables()
+    seen = []
+    for _ in range(2):
+        with torch.no_grad():
+            comp = fip.compare(eager, compiled)
+        answer, sides = fip.verdict(comp)
+        if answer == "can't tell":
+            pytest.skip(
+                f"machine too busy: {comp.dropped} block(s) not quiet (other programs up to "
+                f"{comp.most_others:.2f} cores, or tcdoctor saw loaded pairs); "
+                f"{len(comp.ratios['eager'])} quiet of the {fip.MIN_BLOCKS} needed"
+            )
+        if answer == "pass":
+            return
+        seen.append((sides, comp.ratios))
+    # each side: (typical tcdoctor / blocked_autorange, 90% low, high), twice outside [1/1.05, 1.05]
+    raise AssertionError(f"not shown within ±5% in two comparisons: {seen}")
+
+
+def test_equivalence_rejects_a_10_percent_offset_and_accepts_none():
+    """The decision itself, on fixed ratios (no timing): 1% block-to-block noise around 1.00
+    passes, the same noise around 1.10 fails, and so does a 1.00 centre with 12 times that noise
+    (its 90% interval, 0.92-1.08, too wide to show equivalence)."""
+    noise = [0.99, 1.01, 1.0, 0.985, 1.015, 1.005, 0.995, 1.0]
+    assert fip.equivalent(noise)[0]
+    assert not fip.equivalent([1.10 * r for r in noise])[0]
+    assert not fip.equivalent([1 + 12 * (r - 1) for r in noise])[0]
+
+
+def test_planted_bias_is_test_only_and_undone():
+    """The hook replaces the timed sample only inside its `with`, scales what it returns, and
+    leaves the shipped function in place after."""
+    from tcdoctor.probes import timing
+
+    shipped = timing._batch
+    calls: list[float] = []
+
+    def fn() -> None:
+        calls.append(1.0)
+
+    with fip.planted(1.10, "both", fn):
+        assert timing._batch is not shipped
+        t = timing._batch(fn, 3, lambda: None)
+    assert timing._batch is shipped and len(calls) == 3 and t > 0
+    with fip.planted(1.10, "none", fn):
+        assert timing._batch is shipped

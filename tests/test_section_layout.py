@@ -1,0 +1,321 @@
+"""A section is laid out once (report/layout.py) and every format draws that one description.
+
+One saved report (tests/data/compile_graphs_two_breaks.json: the per-frame compile table, the
+cold-start remedies) is rendered as terminal text, Markdown and HTML; every cell of the compile
+table's description shows in all three (the terminal's file names short, the Markdown's escaped,
+the HTML's escaped by Jinja), and what says how a figure was measured stays out of the terminal
+only. A row, a table row and a line added to the description (here, in the test) show in all
+three formats with no renderer edited. No analysis runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import pytest
+from conftest import ROOT
+from markupsafe import escape
+from test_renderers import _with_remedy
+
+from tcdoctor.render import compile_table, remedy_table
+from tcdoctor.render.html import HtmlRenderer
+from tcdoctor.render.markdown import MarkdownRenderer, _cell, _esc
+from tcdoctor.render.terminal import TerminalRenderer
+from tcdoctor.report.layout import Note, Row, Table, Text, short
+from tcdoctor.report.model import Report
+
+SAVED = os.path.join(ROOT, "tests", "data", "compile_graphs_two_breaks.json")
+
+
+@pytest.fixture
+def report() -> Report:
+    return Report.load(SAVED)
+
+
+def _three(report: Report) -> tuple[str, str, str]:
+    """The report in the three formats, every row of every table shown (limit, top)."""
+    return (
+        TerminalRenderer(limit=100).render(report),
+        MarkdownRenderer(top=100).render(report),
+        HtmlRenderer().render(report),
+    )
+
+
+def test_every_cell_of_one_description_shows_in_all_three_formats(report):
+    sec = compile_table.section(report.compile.graphs)
+    assert sec is not None and sec.tables and len(sec.tables[0].rows) >= 2
+    term, md, page = _three(report)
+    for text in (term, md, page):
+        assert sec.title in text
+    for row in sec.tables[0].rows:
+        for cell in row:
+            assert short(cell) in term, cell
+            assert _esc(cell) in md, cell
+            assert str(escape(cell)) in page, cell
+    # a file's cell: the terminal prints its name only, the files the whole path
+    where = sec.tables[0].rows[0][2]
+    assert isinstance(where, Text) and where.short != str(where)
+    assert str(where) not in term and where.short in term
+    for note in sec.notes:
+        assert (short(note.text) in term) is (not note.how), note
+        assert _esc(note.text) in md and str(escape(note.text)) in page
+    assert sec.method and sec.method not in term
+    assert f"- how: {_esc(sec.method)}" in md and f"How: {escape(sec.method)}" in page
+
+
+def test_a_row_a_table_row_and_a_line_added_to_the_description_show_in_all_three(
+    report, monkeypatch
+):
+    before = _three(report)
+    planted = ("planted figure", "42 widgets", "counted by hand")
+    cells = ["9/9", "plantedfunc", "planted.py:7", "3", "1.00 s", "2.00 s", "1", "5.0 µs"]
+
+    original = compile_table.section
+
+    def with_planted(graphs):
+        sec = original(graphs)
+        table = sec.tables[0]
+        grown = dataclasses.replace(table, rows=[*table.rows, cells])
+        return dataclasses.replace(
+            sec.with_row(Row(*planted)),
+            tables=(grown,),
+            notes=(*sec.notes, Note("a planted line")),
+        )
+
+    monkeypatch.setattr(compile_table, "section", with_planted)  # the one description, grown
+    after = _three(report)
+    for old, new in zip(before, after):
+        for text in ("planted figure", "42 widgets", "plantedfunc", "a planted line"):
+            assert text not in old and text in new, text
+    term, md, page = after
+    assert "counted by hand" not in term  # how a figure was measured: the files, not the terminal
+    assert "| planted figure | 42 widgets | counted by hand |" in md
+    assert '<th>planted figure</th><td>42 widgets</td><td class="how">counted by hand</td>' in page
+    assert "<td>plantedfunc</td>" in page and "| 9/9 | plantedfunc | planted.py:7 |" in md
+
+
+def test_the_remedy_table_how_line_stays_out_of_the_terminal_only():
+    """A second described section: the cold-start remedies, with one remedy row as an Inductor
+    run adds; its rows show in all three, its how line in the Markdown and HTML only."""
+    report = _with_remedy()  # the same saved report, with a remedy row (test_renderers.py's)
+    sec = remedy_table.section(report)
+    how = [n.text for n in sec.notes if n.how]
+    assert how == [remedy_table.HOW]
+    term, md, page = _three(report)
+    for line in how:
+        assert line not in term and _esc(line) in md and str(escape(line)) in page
+    for row in sec.tables[0].rows:
+        assert row[0] in term and _esc(row[0]) in md and str(escape(row[0])) in page
+    code = sec.tables[0].rows[-1][5]  # the code column: code in the Markdown and the HTML
+    assert f"`{code}`" in md and f"<code>{escape(code)}</code>" in page
+
+
+def test_a_table_cut_short_says_how_many_more_in_the_terminal_and_the_markdown(report):
+    sec = compile_table.section(report.compile.graphs)
+    table: Table = sec.tables[0]
+    more = table.more(1)
+    assert more and more.startswith(f"… and {len(table.rows) - 1} more")
+    assert f"  {more}" in TerminalRenderer(limit=1).render(report)
+    assert _esc(more) in MarkdownRenderer(top=1).render(report)
+    assert more not in HtmlRenderer().render(report)  # the HTML draws every row
+
+
+def test_the_key_figures_are_one_description_drawn_by_all_three(report):
+    """The key-figure table: each row's label and value in all three, its how in the files only."""
+    from tcdoctor.render import figures
+
+    sec = figures.section(report)
+    assert len(sec.rows) >= 10
+    term, md, page = _three(report)
+    for row in sec.rows:
+        assert row.label in term and row.value in term, row
+        assert f"| {_esc(row.label)} | {_esc(row.value)} | {_esc(row.how)} |" in md, row
+        assert f"<th>{escape(row.label)}</th><td>{escape(row.value)}</td>" in page, row
+    hows = [r.how for r in sec.rows if len(r.how) > 20]
+    assert hows and not any(how in term for how in hows)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [SAVED, os.path.join(ROOT, "tests", "data", "golden", "distributed_two_ranks.json")],
+)
+def test_every_described_section_of_a_saved_report_shows_in_all_three(path):
+    """Strategies, ranks, the compile and remedy tables: each cell in every format."""
+    from tcdoctor.render import ranks, strategies
+
+    rep = Report.load(path)
+    described = [
+        *strategies.sections(rep),
+        ranks.section(rep.distributed),
+        compile_table.section(rep.compile.graphs),
+        remedy_table.section(rep),
+    ]
+    described = [s for s in described if s is not None]
+    assert described
+    term, md, page = _three(rep)
+    for sec in described:
+        for table in sec.tables:
+            keep = [i for i in range(len(table.headers)) if i not in table.detail]
+            for row in table.rows:
+                for i, cell in enumerate(row):
+                    assert (short(cell) in term) or i not in keep, (sec.title, cell)
+                    in_md = _cell(cell, i in table.code)  # code or escaped text
+                    assert in_md in md and str(escape(cell)) in page, (sec.title, cell)
+        for note in sec.notes:
+            assert _esc(note.text) in md and str(escape(note.text)) in page, note
+
+
+# -- what was tried, the breaks, the recompiles, memory growth and drift: one description each ----
+
+INJECT = os.path.join(ROOT, "tests", "data", "schema1_inject.json")
+
+
+def _cells_in_all_three(sec, term: str, md: str, page: str) -> None:
+    """Every cell of a description in every format (the terminal without its detail columns)."""
+    for table in sec.tables:
+        for row in table.rows:
+            for i, cell in enumerate(row):
+                assert (short(cell) in term) or i in table.detail, (sec.title, cell)
+                assert _cell(cell, i in table.code) in md, (sec.title, cell)
+                assert str(escape(cell)) in page, (sec.title, cell)
+    for note in sec.notes:
+        assert (short(note.text) in term) or note.how, note
+        assert _esc(note.text) in md and str(escape(note.text)) in page, note
+
+
+def test_the_fixes_tried_and_a_source_patch_are_one_description_drawn_by_all_three():
+    """The "Tried" table and a source patch (its checks, what it measured, its diff): each part in
+    every format, the diff indented in the terminal, fenced in the Markdown, a <pre> in the HTML."""
+    from tcdoctor.render import patches
+
+    rep = Report.load(INJECT)
+    described = patches.sections(rep)
+    titles = [s.title for s in described]
+    assert titles[0] == "Tried (no source edit)" and titles[1].startswith("Source patch ")
+    term, md, page = _three(rep)
+    for sec in described:
+        assert short(sec.title) in term and _esc(sec.title) in md
+        _cells_in_all_three(sec, term, md, page)
+    diff = described[1].diff
+    assert diff.startswith("--- a/") and "<script>" in diff  # the injected print, as text
+    assert all(f"    {line}" in term for line in diff.splitlines())
+    assert f"```diff\n{diff}\n```" in md
+    assert f'<pre class="diff">{escape(diff)}</pre>' in page and "<script>document" not in page
+
+
+def test_a_recompile_planted_in_a_saved_report_shows_in_all_three():
+    """The recompiles: one row per event (function and failing guard as code), from one
+    description; the terminal leaves out the compile-time column."""
+    from tcdoctor.render import breaks
+
+    rep = Report.load(INJECT)
+    assert breaks.recompiles_section(rep.recompiles) is None  # none recorded: nothing drawn
+    data = rep.to_dict()
+    data["recompiles"]["events"] = [
+        {
+            "function": "forward",
+            "variant": "variant 1: <b>x</b>",
+            "reason": "x.size()[0] == 8",
+            "compile_s": 0.25,
+        }
+    ]
+    data["recompiles"]["count"] = 1
+    rep = Report.from_dict(data)
+    sec = breaks.recompiles_section(rep.recompiles)
+    assert sec is not None and sec.tables[0].rows[0][3] == "250.00 ms"
+    term, md, page = _three(rep)
+    _cells_in_all_three(sec, term, md, page)
+    assert "250.00 ms" not in term and "| `forward` | variant 1: \\<b\\>x\\</b\\> |" in md
+
+
+def test_the_graph_break_table_folds_in_the_markdown_and_cuts_in_the_terminal():
+    """One description of the breaks: the terminal cuts it at `limit` ('… and N more'), the
+    Markdown folds the rest into <details>; a column empty in every row is left out."""
+    from tcdoctor.render import breaks
+
+    rep = Report.load(os.path.join(ROOT, "tests", "data", "schema1_two_breaks.json"))
+    sec = breaks.section(rep.graph_breaks.unique)
+    assert sec.detail == "2 unique" and list(sec.tables[0].headers) == ["where", "reason", "code"]
+    term, md, page = _three(rep)
+    _cells_in_all_three(sec, term, md, page[: page.index("</body>")])
+    assert sec.tables[0].detail == (2,) and sec.tables[0].code == (0, 2)
+    assert "… and 1 more" in TerminalRenderer(limit=1).render(rep)
+    folded = MarkdownRenderer(top=1).render(rep)
+    start = folded.index("<summary>1 more</summary>")
+    rest = folded[start : folded.index("</details>", start)]
+    assert _esc(sec.tables[0].rows[1][1]) in rest and _esc(sec.tables[0].rows[0][1]) not in rest
+
+
+def test_a_pipe_in_code_does_not_split_a_markdown_cell():
+    assert _cell("a | b", True) == "`a \\| b`" and _cell("a | b", False) == "a \\| b"
+
+
+def test_memory_growth_and_drift_are_laid_out_by_their_phases():
+    """Both phases fill part of another section (memory.attribution, numerics.drift); each lays
+    out its own row and section (`Phase.reads`), and every format draws them."""
+    from tcdoctor.report import phases
+
+    data = Report.load(INJECT).to_dict()
+    data["memory"]["attribution"] = {
+        "grew": True,
+        "growth_bytes": 4096,
+        "threshold": "planted",
+        "compile_working_set_bytes": 1 << 20,
+        "graphs": [
+            {
+                "compile_id": "0/0",
+                "function": "forward",
+                "file": "/p/m.py",
+                "line": 7,
+                "bytes": 4096,
+                "own_peak_bytes": 8192,
+            }
+        ],
+        "largest": {
+            "compile_id": "0/0",
+            "function": "forward",
+            "file": "/p/m.py",
+            "line": 7,
+            "bytes": 4096,
+        },
+        "method": "planted method",
+    }
+    data["numerics"]["drift"] = {
+        "checked": True,
+        "origin": {
+            "name": "block.total",
+            "class": "Total",
+            "err_vs_fp64": 0.5,
+            "eager_err_vs_fp64": 0.01,
+        },
+        "path": [
+            {
+                "name": "block.total",
+                "class": "Total",
+                "class_file": "/p/m.py",
+                "class_line": 3,
+                "ratio": 4.0,
+                "err_vs_fp64": 0.5,
+                "eager_err_vs_fp64": 0.01,
+            }
+        ],
+        "modules_compared": 3,
+        "method": "planted drift method",
+    }
+    rep = Report.from_dict(data)
+    laid = {s.title: s for s in phases.layouts(rep)}
+    assert {"Memory growth by compiled graph", "Where the numbers drift"} <= set(laid)
+    rows = {r.label: r for r in phases.figure_rows(rep)}
+    assert rows["memory growth"].value.startswith("4.0 KiB per call; largest: graph 0/0")
+    assert rows["numerics drift"].value.startswith("origin block.total (Total)")
+    term, md, page = _three(rep)
+    for sec in (laid["Memory growth by compiled graph"], laid["Where the numbers drift"]):
+        assert f"{sec.title}:" in term and f"### {_esc(sec.title)}" in md
+        _cells_in_all_three(sec, term, md, page)
+    assert "m.py:7" in term and "/p/m.py:7" not in term  # the terminal's short file names
+    # a report made before either existed lays out neither
+    bare = Report.load(os.path.join(ROOT, "tests", "data", "schema1_two_breaks.json"))
+    assert not {"Memory growth by compiled graph", "Where the numbers drift"} & {
+        s.title for s in phases.layouts(bare)
+    }
