@@ -418,6 +418,18 @@ class Options:
             show_default=True,
         ),
     )
+    min_processes: int = _option(
+        0,
+        Flag(
+            "--min-processes",
+            "Time at least this many processes before stopping early (the --processes cap "
+            "allowing). A report saved as a regression baseline wants 5: --max-slowdown's test "
+            "knows the baseline's spread only from the baseline's own processes (docs/ci.md). 0: "
+            "stop as soon as every question in play is answered.",
+            IntRange(0, 10),
+            show_default=True,
+        ),
+    )
 
     def __post_init__(self) -> None:
         """Check every option by its declared kind (`check_field`), as the command line does."""

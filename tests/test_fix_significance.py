@@ -78,8 +78,7 @@ def _analysis(true: float, fix_speedups: list[float], rng: random.Random) -> Rep
         for phase in ("runtime", "runtime_warm")
     ]
     # fixes are planned: the launcher times at least SPREAD_FOR_ROWS processes before stopping early
-    spread_for = rp.SPREAD_FOR_ROWS if fix_speedups else 0
-    events += _Canned(true, rng).extra_timing(events, (), spread_for)
+    events += _Canned(true, rng).extra_timing(events, (), bool(fix_speedups))
     events.append({"event": "done", "phase": "numerics", "data": {"passed": True}})
     across = _across_processes(events)
     for i, s in enumerate(fix_speedups):

@@ -198,6 +198,21 @@ def test_reruns_stay_within_their_share_of_the_budget(monkeypatch):
     assert len(sides) == 12
 
 
+def test_a_side_far_slower_than_the_other_keeps_each_pair_short():
+    """k and r are set by the faster side; the slower side's round is capped at MAX_ROUND_S (before,
+    a 20 µs eager against a 21 ms compiled call made 100-call samples: 139 s of timing for a
+    0.2 s budget). Sides within 10× of each other keep the faster side's k and r."""
+    assert timing.sample_sizes(20e-6, 21e-3) == (9, 1)  # a round of 189 ms, not 21 s
+    assert timing.sample_sizes(20e-6, 60e-6) == timing.sample_sizes(20e-6, 20e-6) == (100, 10)
+    for fast, slow in ((1e-7, 5e-3), (20e-6, 21e-3), (1e-3, 0.5), (2e-3, 9e-3)):
+        k, r = timing.sample_sizes(fast, slow)
+        assert k >= 1 and r >= 1 and k * r * slow <= max(timing.MAX_ROUND_S, slow)
+    t0 = time.perf_counter()
+    data = timing.measure(lambda: None, lambda: time.sleep(0.005), lambda: None, 0.2)
+    assert data["samples"] >= timing.MIN_PAIRS
+    assert time.perf_counter() - t0 < 15  # ~10 pairs of rounds ≤ 0.2 s each; before: hours
+
+
 def test_distributed_ranks_rerun_when_any_rank_is_loaded(monkeypatch):
     """Every rerun decision goes through AGREE with "any": a rank that saw no load reruns too."""
     decisions = []

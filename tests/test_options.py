@@ -69,6 +69,7 @@ def test_report_options_keep_their_names_and_order():
         "pg_timeout_s",
         "torch_trace",
         "processes",
+        "min_processes",
     ]
     opts = Options(budget_s=0.5, modes=["default", "max-autotune"], nproc=2)
     assert Options.from_dict({**opts.to_dict(), "in_process": True}) == opts

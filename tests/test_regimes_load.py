@@ -57,7 +57,9 @@ def _report(runtime: dict) -> Report:
     )
 
 
-def _launch(monkeypatch, cap: int, results: list[dict], thresholds=()) -> tuple[dict, list[str]]:
+def _launch(
+    monkeypatch, cap: int, results: list[dict], thresholds=(), min_processes: int = 0
+) -> tuple[dict, list[str]]:
     """The launcher's extra_timing with canned processes: results[:2] are the cold and warm
     processes, the rest what each timing-only child would time; (its data, each child's why)."""
     from tcdoctor.options import Options
@@ -72,7 +74,14 @@ def _launch(monkeypatch, cap: int, results: list[dict], thresholds=()) -> tuple[
         return True
 
     monkeypatch.setattr(_Experiments, "_timing_child", child)
-    run = _Experiments("t.py:build", Options(processes=cap), "/tmp", "/tmp", 1e18, Progress(False))
+    run = _Experiments(
+        "t.py:build",
+        Options(processes=cap, min_processes=min_processes),
+        "/tmp",
+        "/tmp",
+        1e18,
+        Progress(False),
+    )
     events = [
         {"event": "done", "phase": phase, "data": r}
         for phase, r in zip(("runtime", "runtime_warm"), results[:2])

@@ -125,7 +125,7 @@ def test_an_inconclusive_check_against_a_small_baseline_says_the_baseline_bounds
     (r, _) = baseline_checks(new, small, max_slowdown=10)
     assert r.status == "INCONCLUSIVE"
     assert "the baseline has 3 process(es) decided on" in r.reason
-    assert f"timed {rp.BASELINE_PROCESSES_FOR_POWER} or more processes" in r.reason
+    assert f"--min-processes {rp.BASELINE_PROCESSES_FOR_POWER}" in r.reason
     large = _report([_proc(s) for s in (2.0, 2.1, 1.9, 2.05, 1.95, 2.0)])
     (r, _) = baseline_checks(new, large, max_slowdown=10)
     assert r.status == "INCONCLUSIVE" and "the baseline has" not in r.reason
@@ -244,6 +244,20 @@ def test_power_and_false_alarms_of_max_slowdown_through_the_loop(monkeypatch):
     assert alarms <= 0.05
     assert n_power > 3  # processes were added by the loop
     assert 0.5 <= small < 0.8 and small_alarms <= 0.05
+
+
+def test_a_baseline_saved_with_min_processes_5_times_five_and_reaches_the_power(monkeypatch):
+    """`--min-processes 5` (the example workflow's, for the report main saves as the next baseline):
+    a clear speedup answered at the first look still times five processes, and against a baseline
+    of five the power for a true 20% slowdown at 5% spread is at least 80%."""
+    procs = [_proc(s) for s in (1.74, 1.92, 1.66, 1.86, 1.8, 1.79)]
+    plain, _ = _launch(monkeypatch, 6, procs)
+    saved, whys = _launch(monkeypatch, 6, procs, min_processes=5)
+    assert plain["sequence"]["timed"] == 3
+    assert saved["sequence"]["timed"] == 5 and len(whys) == 3
+    power, _, n = _trials(monkeypatch, 0.80, 5, 400, random.Random(5))
+    print(f"\n--max-slowdown 10 against a baseline of 5: true -20% fails {power:.1%} ({n:.2f})")
+    assert power >= 0.80
 
 
 def test_the_within_regime_comparison_errs_no_more_than_one_test_would():

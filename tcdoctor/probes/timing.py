@@ -53,6 +53,10 @@ TARGET_SAMPLE_S = 0.002  # one sample batches calls until it lasts about this lo
 # A round runs one side's samples back to back for about this long (at most MAX_ROUND_SAMPLES)
 ROUND_S = 0.02
 MAX_ROUND_SAMPLES = 10
+# The slower side's round lasts at most about this long: with k set by the faster side, a side
+# 1,000× slower (a compiled call of 21 ms against 20 µs eager) made each sample seconds long, and
+# MIN_PAIRS pairs overran a 0.2 s --budget by minutes
+MAX_ROUND_S = 0.2
 MIN_PAIRS = 10
 MAX_PAIRS = 2000
 FLOOR_S = 0.5  # no row stops sampling before this (or its budget, if smaller)
@@ -162,6 +166,22 @@ def _steady_call_s(fn: Callable[[], Any], sync, context: Context) -> float:
     return min(times)
 
 
+def sample_sizes(fast_s: float, slow_s: float) -> tuple[int, int]:
+    """(k calls per sample, r samples per round) for sides whose calls take `fast_s` and `slow_s`.
+
+    Both sides use the same k and r, set by the faster side: its sample lasts about
+    TARGET_SAMPLE_S and its round about ROUND_S. The slower side's round then lasts (slow/fast)
+    times longer; where that passes MAX_ROUND_S, r shrinks first, then k, so that no pair lasts
+    more than about 2 × MAX_ROUND_S whatever the ratio (sides within about 10× of each other are
+    unaffected)."""
+    k = max(1, min(10_000, math.ceil(TARGET_SAMPLE_S / max(fast_s, 1e-7))))
+    r = max(1, min(MAX_ROUND_SAMPLES, math.ceil(ROUND_S / max(k * fast_s, 1e-7))))
+    r = max(1, min(r, math.floor(MAX_ROUND_S / max(k * slow_s, 1e-9))))
+    if k * slow_s > MAX_ROUND_S:
+        k = max(1, math.floor(MAX_ROUND_S / slow_s))
+    return k, r
+
+
 def warm_up(
     compiled: Callable[[], Any], eager: Callable[[], Any], sync, context: Context = nullcontext
 ) -> dict:
@@ -241,9 +261,9 @@ def measure(
     `question`: stop as soon as the CI answers it (after the floor); None times the whole budget."""
     t_start = time.perf_counter()
     warm = warm_up(compiled, eager, sync, context)
-    est = min(_steady_call_s(eager, sync, context), _steady_call_s(compiled, sync, context))
-    k = int(_agree(max(1, min(10_000, math.ceil(TARGET_SAMPLE_S / max(est, 1e-7)))), "max"))
-    r = int(_agree(max(1, min(MAX_ROUND_SAMPLES, math.ceil(ROUND_S / max(k * est, 1e-7)))), "max"))
+    ests = (_steady_call_s(eager, sync, context), _steady_call_s(compiled, sync, context))
+    est = min(ests)
+    k, r = (int(_agree(n, "max")) for n in sample_sizes(est, max(ests)))
     n_metrics = len(dynamo_state.compilation_metrics())
     e_s: list[float] = []
     c_s: list[float] = []

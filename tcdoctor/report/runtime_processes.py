@@ -780,6 +780,6 @@ def small_baseline_why(baseline_processes: int) -> str:
         f"the baseline has {n} process(es) decided on: its spread between processes rests on "
         f"{n - 1} degree(s) of freedom, which processes of this run cannot add to (against 3, a "
         f"20% slowdown at 5% spread fails a 10% margin about 62% of the time; against "
-        f"{BASELINE_PROCESSES_FOR_POWER} or more, 90% or more): a baseline saved from a run that "
-        f"timed {BASELINE_PROCESSES_FOR_POWER} or more processes decides more often"
+        f"{BASELINE_PROCESSES_FOR_POWER} or more, 90% or more; benchmarks/regression_power.py): "
+        f"save the baseline from a run with --min-processes {BASELINE_PROCESSES_FOR_POWER}"
     )

@@ -267,7 +267,7 @@ class _Experiments:
         self.cache_dir, self.deadline, self.prog = cache_dir, deadline, prog
 
     def extra_timing(
-        self, events: list[dict], thresholds: tuple[float, ...] = (), spread_for: int = 0
+        self, events: list[dict], thresholds: tuple[float, ...] = (), fixes_planned: bool = False
     ) -> list[dict]:
         """Bare timing-only processes while a question in play is undecided and within reach
         (runtime_processes.progress: decided, or stopped as futile):
@@ -277,8 +277,10 @@ class _Experiments:
         cache. Then, when every process page-faulted heavily, one more with glibc's thresholds
         pinned: a probe of the other allocator regime, never decided on (pinned_why). One done event
         joins their results and the sequence (how many, at which level, why they stopped).
-        `spread_for`: processes to time at least (the cap allowing) before stopping early, because
-        tried fixes will be judged with the spread between them (runtime_processes.SPREAD_FOR_ROWS)."""
+        Processes timed at least (the cap allowing) before stopping early: SPREAD_FOR_ROWS when
+        `fixes_planned` (tried fixes are judged with the spread between these processes), and
+        `--min-processes` (a report to be a regression baseline: --max-slowdown knows the
+        baseline's spread only from the baseline's own processes)."""
         from ..report import runtime_processes as rp
         from ..verdict.thresholds import RULES
 
@@ -290,6 +292,7 @@ class _Experiments:
         if not first:
             return []  # nothing timed the main row: another process would fail the same way
         cap, level = self.options.processes, rp.look_level(self.options.processes)
+        spread_for = max(rp.SPREAD_FOR_ROWS if fixes_planned else 0, self.options.min_processes)
         # a number is a speedup a gate judges; anything else a question with `answered(rows,
         # level)` (check --baseline --max-slowdown: report/check.py's SlowdownQuestion)
         asked = [t for t in thresholds if not isinstance(t, (int, float))]
@@ -388,7 +391,12 @@ class _Experiments:
                 process=extra_name(i),
             ),
         )
-        child.wait(self.deadline, tick=self.prog.tick if self.prog.enabled else None)
+
+        def show() -> None:  # its lines as they happen: a neighbour started meanwhile is named
+            self.prog.feed("timing", child.events())
+            self.prog.tick()
+
+        child.wait(self.deadline, tick=show if self.prog.enabled else None)
         t_events, _ = child.finish()
         self.prog.feed("timing", t_events)
         result = done(t_events, EXTRA_PHASE)
@@ -527,11 +535,9 @@ def analyze_target(
             events += measured(warm_events)
             handled, fix_spent, not_tried = _warm_experiments(warm_events, warm_failure)
         run = _Experiments(target, options, workdir, cache_dir, deadline, prog)
-        from ..report.runtime_processes import SPREAD_FOR_ROWS
-
         planned = (done(events, "plan") or {}).get("strategies", [])
         fixes_planned = any(isinstance(Spec.from_dict(d), FixSpec) for d in planned)
-        events += run.extra_timing(events, thresholds, SPREAD_FOR_ROWS if fixes_planned else 0)
+        events += run.extra_timing(events, thresholds, fixes_planned)
         # breaks in the user's code with no mechanical patch: listed with why, no child
         not_tried += (done(events, "plan") or {}).get("patches_not_planned") or []
         plan = [s for s in map(Spec.from_dict, planned) if s.phase not in handled]
