@@ -198,6 +198,14 @@ def test_reruns_stay_within_their_share_of_the_budget(monkeypatch):
     assert len(sides) == 12
 
 
+def test_a_tick_over_a_short_round_is_never_more_cores_than_the_machine_has():
+    # one 10 ms tick of others' CPU inside a 1.6 ms round read 6.1 cores on this 2-core machine
+    w = load.Window(other_cpu_s=0.010, wall_s=0.0016, involuntary=0)
+    assert w.other_cores == os.cpu_count()
+    assert load.Window(other_cpu_s=-0.001, wall_s=0.01, involuntary=0).other_cores == 0.0
+    assert load.Window(other_cpu_s=0.005, wall_s=0.01, involuntary=0).other_cores == 0.5
+
+
 def test_a_side_far_slower_than_the_other_keeps_each_pair_short():
     """k and r are set by the faster side; the slower side's round is capped at MAX_ROUND_S (before,
     a 20 µs eager against a 21 ms compiled call made 100-call samples: 139 s of timing for a

@@ -62,8 +62,12 @@ class Window:
 
     @property
     def other_cores(self) -> float:
-        """How many cores the others used on average during the window (clamped at 0)."""
-        return max(0.0, self.other_cpu_s) / self.wall_s if self.wall_s > 0 else 0.0
+        """How many cores the others used on average during the window, within 0 and the
+        machine's cores: /proc/stat counts in 10 ms ticks, so one tick over a 1.6 ms round read 6.1
+        cores on a 2-core machine (an impossible figure, shown as other_cores_max)."""
+        if self.wall_s <= 0:
+            return 0.0
+        return min(float(os.cpu_count() or 1), max(0.0, self.other_cpu_s) / self.wall_s)
 
 
 @dataclass(frozen=True)
