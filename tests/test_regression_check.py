@@ -7,12 +7,14 @@ driven as tests/test_regimes_load.py drives it."""
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import re
 
 import pytest
-from test_regimes_load import _launch
+from test_regimes_load import FAULTING, _launch, _named
+from test_regimes_load import _proc as _canned_process
 
 from tcdoctor import stats
 from tcdoctor.report import runtime_processes as rp
@@ -25,28 +27,13 @@ from tcdoctor.report.check import (
 )
 from tcdoctor.report.model import Report
 
-NAMES = ("cold", "warm", *rp.ORDINALS)
 ENV = {"device": "cpu", "torch": "2.13.0", "threads": 2}
-FAULTING = (6_200.0, 0.0)
-
-
-def _proc(speedup: float, eager_ms: float = 10.0, faults=(0.0, 0.0), noise=0.0196) -> dict:
-    """One process's timing result (probes/timing.measure's keys), paired interval ±`noise`."""
-    return {
-        "eager": {"median_s": eager_ms * 1e-3, "minor_faults_per_call": faults[0]},
-        "compiled": {"median_s": eager_ms * 1e-3 / speedup, "minor_faults_per_call": faults[1]},
-        "speedup": speedup,
-        "speedup_ci": [speedup * (1 - noise), speedup * (1 + noise)],
-        "samples": 200,
-    }
-
-
-def _named(results: list[dict]) -> list[tuple[str, str, dict]]:
-    return [(NAMES[i], rp.AS_LAUNCHED, r) for i, r in enumerate(results)]
+# test_regimes_load's canned process, with the 1% within-process noise as a 95% half-width
+_proc = functools.partial(_canned_process, noise=0.0196)
 
 
 def _report(results: list[dict], seq: dict | None = None, env: dict | None = None) -> Report:
-    out = rp.combine(_named(results), seq)
+    out = rp.combine(_named(*results), seq)
     return Report.from_dict(
         {
             "runtime": {"eager": {"median_s": 10e-3}, "compiled": {"median_s": 5e-3}, **out},
@@ -197,8 +184,8 @@ def test_max_slowdown_keeps_the_loop_going_until_its_question_is_answered(monkey
         "--max-slowdown 10 against the baseline's 6 processes"
     ]
     level = asked["sequence"]["level"]
-    assert not q.answered([rp.row(n, e, r) for n, e, r in _named(procs[:3])], level)
-    rows = [rp.row(n, e, r) for n, e, r in _named(procs[: asked["sequence"]["timed"]])]
+    assert not q.answered([rp.row(n, e, r) for n, e, r in _named(*procs[:3])], level)
+    rows = [rp.row(n, e, r) for n, e, r in _named(*procs[: asked["sequence"]["timed"]])]
     assert q.answered(rows, level) or asked["sequence"]["stopped"] == "cap"
 
 
