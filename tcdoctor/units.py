@@ -5,7 +5,7 @@ progress lines and every renderer (the HTML template through Jinja filters of th
 Also the one dotted getter over the children's wire-format dicts (`get(event, "error.message")`).
 The lowest layer: imports nothing of tcdoctor's and reads no report record: it formats figures and
 plain dicts; a record's own wording of its fields (`GraphBreak.site_text`, `GraphBreak.gain_text`,
-`FixRow.summary`) is a property of the record (report/sections.py), built from these.
+`FixRow.summary`) is a property of the record (report/sections/), built from these.
 """
 
 from __future__ import annotations

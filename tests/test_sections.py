@@ -1,4 +1,4 @@
-"""The typed report sections (tcdoctor/report/sections.py): JSON round trip, schema-1 files, derived figures.
+"""The typed report sections (tcdoctor/report/sections/): JSON round trip, schema-1 files, derived figures.
 
 `data/schema1_two_breaks.json` is a report written by tcdoctor 0.1 before the sections were typed
 (`tcdoctor analyze samples/two_breaks.py:build --backend aot_eager --modes default,reduce-overhead

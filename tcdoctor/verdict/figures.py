@@ -171,7 +171,7 @@ class Figures:
         )
 
     def significantly_faster(self, rules: dict) -> bool:
-        """The same rule as the report's `Runtime` and every strategy row (report/sections.py)."""
+        """The same rule as the report's `Runtime` and every strategy row (report/sections/runtime.py)."""
         return self.claim(rules) == "faster"
 
     @property
