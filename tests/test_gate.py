@@ -21,9 +21,11 @@ from conftest import ONE_PROCESS, ROOT, plain_env, run_cli, saved_report
 from junitparser import JUnitXml
 
 from tcdoctor.render.github import GitHubAnnotations, command, escape_data, escape_property
-from tcdoctor.report.check import CheckResult, baseline_checks, environment_differences
+from tcdoctor.report.check import baseline_checks
 from tcdoctor.report.diff import introduced_breaks
 from tcdoctor.report.model import Report
+from tcdoctor.report.outcome import CheckResult
+from tcdoctor.report.regression import environment_differences
 from tcdoctor.report.sections import GraphBreak
 
 TARGETS = pathlib.Path(ROOT) / "tests" / "targets"

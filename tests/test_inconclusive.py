@@ -15,8 +15,9 @@ from junitparser import JUnitXml
 
 from tcdoctor import units
 from tcdoctor.errors import EXIT_CHECK_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE
-from tcdoctor.report.check import CheckResult, counted, gate_exit_code, run_checks
+from tcdoctor.report.check import run_checks
 from tcdoctor.report.model import Report, shipped_schema_text
+from tcdoctor.report.outcome import CheckResult, counted, gate_exit_code
 
 SAVED = pathlib.Path(ROOT) / "tests" / "data" / "schema1_two_breaks.json"
 JENKINS = xmlschema.XMLSchema(str(pathlib.Path(ROOT) / "tests" / "data" / "junit-jenkins.xsd"))

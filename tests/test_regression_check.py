@@ -18,14 +18,10 @@ from test_regimes_load import _proc as _canned_process
 
 from tcdoctor import stats
 from tcdoctor.report import runtime_processes as rp
-from tcdoctor.report.check import (
-    baseline_checks,
-    compare_processes,
-    gate_lines,
-    slowdown_level,
-    slowdown_question,
-)
+from tcdoctor.report.check import baseline_checks
 from tcdoctor.report.model import Report
+from tcdoctor.report.outcome import gate_lines
+from tcdoctor.report.regression import compare_processes, slowdown_level, slowdown_question
 
 ENV = {"device": "cpu", "torch": "2.13.0", "threads": 2}
 # test_regimes_load's canned process, with the 1% within-process noise as a 95% half-width

@@ -10,7 +10,7 @@ way a saved report is read, by `report`, `check --report`, `--baseline`, `fix`, 
 
 Adding a check: one `Check` in `CHECKS` (a `judge`, or `reads` with `at_most` for a plain limit on
 one figure); nothing else names it. A sweep's checks are judged by report/sweep.py's `check`, whose
-keywords are the table's (report/sweep.py imports report/check.py, so the table cannot import it).
+keywords are the table's.
 """
 
 from __future__ import annotations
@@ -18,16 +18,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import OptionError, UsageError
-from ..report.check import (
-    BASELINE,
-    REPORT,
-    CheckResult,
-    baseline_checks,
-    checks,
-    counted,
-    gate_exit_code,
-    run_checks,
-)
+from ..report.check import BASELINE, REPORT, baseline_checks, checks, run_checks
+from ..report.outcome import CheckResult, counted, gate_exit_code
 from .saved import load_saved
 
 if TYPE_CHECKING:

@@ -88,7 +88,8 @@ def _check_sweep(gate: Gate, kw: dict[str, Any]) -> int:
 
 def _check_report(gate: Gate, kw: dict[str, Any]) -> int:
     """`check TARGET` or `check --report saved.json`: the thresholds, then the regressions."""
-    from ..report.check import baseline_mismatch, run_checks
+    from ..report.check import run_checks
+    from ..report.regression import baseline_mismatch
 
     if _any(_limits(SWEEP, kw)):
         raise TcdoctorError(f"{flag_list(checks(SWEEP))} need --sweep DIR")
@@ -117,7 +118,8 @@ def _check_report(gate: Gate, kw: dict[str, Any]) -> int:
     results = run_checks(rep, compile_remedies=opts.compile_remedies is True, **thresholds)
     notes = []
     if baseline is not None:
-        from ..report.check import baseline_checks, environment_differences
+        from ..report.check import baseline_checks
+        from ..report.regression import environment_differences
 
         device = rep.environment.get("device")
         mismatch = baseline_mismatch(baseline, rep.target, rep.options, device)

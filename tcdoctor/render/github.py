@@ -23,7 +23,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ..report.check import CheckResult, count_line
+from ..report.outcome import CheckResult, count_line
 from .base import Renderer
 from .markdown import MarkdownRenderer, _esc
 

@@ -5,7 +5,7 @@ graph breaks (probes/graph_breaks.py findings, or a saved report's `graph_breaks
 gives new breaks (not listed, or more occurrences than listed: a gate fails) and stale entries (a
 listed break that no longer occurs, or fewer times: a gate fails unless stale entries are allowed).
 `updated` refreshes the list from a run, keeping each entry's reason. Used by `tcdoctor check
---known-breaks` (report/check.py), `tcdoctor.testing.assert_compiles(known_breaks=...)` and the
+--known-breaks` (report/judges.py), `tcdoctor.testing.assert_compiles(known_breaks=...)` and the
 pytest plugin's `compiles` marker.
 
 The file is TOML (`.toml`; read with the standard library's tomllib, Python 3.11+, else the

@@ -38,9 +38,9 @@ from typing import Any
 
 from .. import units
 from ..errors import EXIT_OK, ReportError
-from .check import CheckResult
 from .encoding import dumps
 from .model import Report
+from .outcome import CheckResult
 from .sections import Record, slower_than_eager
 
 SCHEMA = "tcdoctor-sweep"

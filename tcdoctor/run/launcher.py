@@ -294,7 +294,7 @@ class _Experiments:
         cap, level = self.options.processes, rp.look_level(self.options.processes)
         spread_for = max(rp.SPREAD_FOR_ROWS if fixes_planned else 0, self.options.min_processes)
         # a number is a speedup a gate judges; anything else a question with `answered(rows,
-        # level)` (check --baseline --max-slowdown: report/check.py's SlowdownQuestion)
+        # level)` (check --baseline --max-slowdown: report/regression.py's SlowdownQuestion)
         asked = [t for t in thresholds if not isinstance(t, (int, float))]
         thresholds = tuple(t for t in thresholds if isinstance(t, (int, float)))
         extra: list[dict] = []

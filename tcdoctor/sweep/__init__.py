@@ -49,8 +49,8 @@ from ..errors import (
 from ..options import Options
 from ..render.write import write_report, write_sweep, write_text
 from ..report import sweep as sw
-from ..report.check import CheckResult
 from ..report.model import Report
+from ..report.outcome import CheckResult
 from ..run.pipeline import analyze, echo
 from ..version import __version__
 from .compare import with_baseline

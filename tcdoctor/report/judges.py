@@ -1,0 +1,185 @@
+"""The judges of one report (`check`'s absolute thresholds, `run_checks`): each the `judge` of a
+`Check` in the gate's table (report/check.py `CHECKS`), returning the `CheckResult`
+(report/outcome.py) for its limit.
+
+Method and pitfalls are each judge's: `min_speedup` on the headline's decision interval (passed,
+failed or inconclusive, the reason saying after how many processes and why no more were timed),
+`verdict` (a "cant-tell" verdict is inconclusive), the counts with one detail line per finding,
+`known_breaks` against the allow-list file (report/known_breaks.py), `compile_seconds` on the
+cold first call or the best measured remedy.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from .. import units
+from .outcome import CheckResult, judged, level_text
+from .runtime_processes import decided_on
+
+if TYPE_CHECKING:  # the table is read where `check` is built: the report classes load on use
+    from .model import Report
+
+_ORDER = {"dont-compile": 0, "compile-after-fixes": 1, "compile": 2}
+# the verdict's speed undecided: it neither meets nor misses a --require-verdict (inconclusive)
+CANT_TELL = "cant-tell"
+
+
+def _after(report: Report, bound: float) -> str:
+    """'after 6 processes (the cap: --processes 6)': how many processes the headline's interval
+    rests on and why no more were timed."""
+    rt = report.runtime
+    seq = rt.sequence or {}
+    n = seq.get("timed") or len(decided_on(rt.processes)) or 1
+    what = f"after {n} process{'' if n == 1 else 'es'}"
+    stopped, cap = seq.get("stopped"), seq.get("cap")
+    if stopped == "cap":
+        return f"{what} (the cap: --processes {cap})"
+    if stopped == "budget":
+        return f"{what} (the time budget ran out before the cap of {cap})"
+    if stopped == "futile":
+        return f"{what} (stopped: more processes would not decide, cap {cap})"
+    if stopped == "decided":
+        if any(abs(t - bound) < 1e-9 for t in seq.get("thresholds") or ()):
+            return f"{what} (each allocator regime answered; the headline's interval spans both)"
+        return (
+            f"{what} (they stopped once the verdict's question was answered: {bound:g}× was not "
+            f"a threshold they were timed for; `check TARGET --min-speedup {bound:g}` times "
+            "until it is answered)"
+        )
+    asked = (report.options or {}).get("processes")
+    return f"{what} (" + (
+        f"--processes {asked}: too few for sequential looks, none added)"
+        if asked
+        else "no sequence of processes recorded)"
+    )
+
+
+def min_speedup(report: Report, bound: float) -> CheckResult:
+    """--min-speedup X on the headline's decision interval: passed when its lower bound is ≥ X (as
+    the verdict's "faster"), failed when its upper bound is < X, inconclusive when it straddles X
+    (the reason says after how many processes and why no more were timed). A report without the
+    upper bound is judged on the lower bound alone (pass or fail)."""
+    rt = report.runtime
+    r = judged("speedup (95% CI lower bound)", rt.ci_low, bound, False, lambda v: f"{v:.3f}×")
+    lo, hi = rt.ci_low, rt.ci_high
+    if r.passed or lo is None or hi is None or hi < bound:
+        return r
+    interval = f"{level_text(rt.ci_level)} CI {lo:.3f}–{hi:.3f}×"
+    reason = f"{interval} straddles {bound:g}× {_after(report, bound)}"
+    return replace(r, figure=interval, reason=reason, inconclusive=True)
+
+
+def verdict(report: Report, required: str) -> CheckResult:
+    """--require-verdict: the decision at least `required`; a "cant-tell" verdict (the speed
+    undecided at this precision) is inconclusive, neither meeting nor missing it."""
+    d = report.verdict.decision
+    limit = f"at least {required}"
+    if d == CANT_TELL:
+        reason = f"{d} ({units.decision_text(d)}: the speed is undecided; {limit} required)"
+        return CheckResult("verdict", d, limit, False, reason, inconclusive=True)
+    ok = d is not None and _ORDER.get(d, -1) >= _ORDER[required]
+    return CheckResult("verdict", str(d), limit, ok, f"{d} ({limit} required)")
+
+
+def graph_breaks(report: Report, bound: int) -> CheckResult:
+    """The graph-break count; each unique break one detail line (file:line and reason), the first
+    one's location the result's."""
+    r = judged("graph breaks", report.graph_breaks.count, bound, True)
+    breaks = sorted(report.graph_breaks.unique, key=lambda f: (f.file or "", f.line or 0))
+    details = tuple(f"{f.where} {f.reason}" for f in breaks)
+    first = breaks[0] if breaks else None
+    return replace(
+        r, details=details, file=first.file if first else None, line=first.line if first else None
+    )
+
+
+def recompiles(report: Report, bound: int) -> CheckResult:
+    r = judged("recompiles", report.recompiles.count, bound, True)
+    events = report.recompiles.events
+    details = tuple(
+        f"{e.file or '?'}:{e.line or '?'} {e.function} on {e.variant}: {e.reason}" for e in events
+    )
+    first = events[0] if events else None
+    return replace(
+        r, details=details, file=first.file if first else None, line=first.line if first else None
+    )
+
+
+def known_breaks(
+    report: Report, path: str, allow_stale: bool = False, update_known_breaks: bool = False
+) -> CheckResult:
+    """The report's graph breaks (the user's and libraries' alike) against a known-breaks file: a
+    new break fails, a stale entry fails unless allowed. With `update_known_breaks`, the file is
+    rewritten from the report first (reasons kept, new entries with the placeholder reason) and
+    judged after."""
+    from . import known_breaks as kb
+
+    update = bool(update_known_breaks)
+    name = "known graph breaks"
+    if report.graph_breaks.count is None:
+        return CheckResult(name, units.NA, path, False, f"{units.NA}: graph breaks not measured")
+    findings = report.graph_breaks.unique
+    if update:
+        entries = kb.load(path) if os.path.exists(path) else []
+        kb.write(path, kb.updated(entries, findings, path))
+    cmp = kb.compare(kb.load(path), findings, path)
+    failed = cmp.failed(allow_stale)
+    reason = ("updated; " if update else "") + cmp.summary(allow_stale)
+    first = cmp.new[0].breaks[0] if cmp.new else None
+    return CheckResult(
+        name,
+        f"{len(cmp.new)} new, {len(cmp.stale)} stale",
+        f"0 new, 0 stale{' (stale allowed)' if allow_stale else ''}",
+        not failed,
+        reason,
+        details=tuple(cmp.lines(allow_stale)),
+        file=first.file if first else None,
+        line=first.line if first else None,
+    )
+
+
+def numerics(report: Report, required: bool = True) -> CheckResult:
+    """--require-numerics: the numerics check passed (`required` is the switch, always True here)."""
+    p = report.numerics.passed
+    figure = units.numerics_status(p)
+    reason = figure
+    if p is False:
+        reason += f" (max abs err {units.sci(report.numerics.max_abs_err)})"
+    elif p is None and report.numerics.not_measured:
+        reason += f" ({report.numerics.not_measured})"
+    return CheckResult("numerics", figure, "pass", p is True, reason)
+
+
+def _best_start(report: Report, bound: float) -> CheckResult:
+    """The first call of the best measured way to start a fresh machine: the whole model cold or
+    a remedy (its artifacts' load included), numerics not failing; says which it used."""
+    rem = report.compile.remedies
+    rows = [r for r in (rem.measured if rem else []) if r.numerics_passed is not False]
+    ways = [("the whole model, cold", report.compile.cold_s)] + [
+        (r.title, r.startup_s) for r in rows
+    ]
+    ways = [(label, s) for label, s in ways if s is not None]
+    name, limit = "first call, best measured remedy", f"≤ {bound}"
+    if not ways:
+        return CheckResult(name, units.NA, limit, False, f"{units.NA}, limit {bound}")
+    label, value = min(ways, key=lambda w: w[1])
+    why = (
+        f"; no remedy measured ({'; '.join(str(n.get('why')) for n in rem.not_tried[:2])})"
+        if rem and not rows and rem.not_tried
+        else ("; no remedy measured" if not rows else "")
+    )
+    figure = units.seconds(value)
+    return CheckResult(
+        name, figure, limit, value <= bound, f"{figure} with {label} ({limit} required){why}"
+    )
+
+
+def compile_seconds(report: Report, bound: float, compile_remedies: bool = False) -> CheckResult:
+    """--max-compile-seconds: the cold first call, or with `compile_remedies` the best measured
+    way to start (`_best_start`)."""
+    if compile_remedies:
+        return _best_start(report, bound)
+    return judged("cold compile seconds", report.compile.cold_s, bound, True, units.seconds)
