@@ -33,15 +33,16 @@ SPREADS = (0.02, 0.05, 0.10)
 FACTORS = (0.9, 0.95, 1.0, 1.05, 1.1, 1.2)
 
 
-def _timing(s: float) -> dict:
-    """One process's timing as probes/timing.py reports it (its own 95% interval: 1% within)."""
+def timing(s: float, samples: int | None = 200) -> dict:
+    """One process's timing as probes/timing.py reports it (its own 95% interval: 1% within),
+    from `samples` pairs (None: not said, so the noise floor takes its t quantile)."""
     half = 1.96 * WITHIN
     return {
         "eager": {"median_s": 1e-3},
         "compiled": {"median_s": 1e-3 / s},
         "speedup": s,
         "speedup_ci": [s * math.exp(-half), s * math.exp(half)],
-        "samples": 200,
+        **({"samples": samples} if samples is not None else {}),
     }
 
 
@@ -64,7 +65,7 @@ def run_once(true: float, spread: float, gate: tuple[float, ...], rng: random.Ra
     the verdict's claim, the gate's outcome (when a gate is given) and the processes timed."""
 
     def draw() -> dict:
-        return _timing(true * math.exp(rng.gauss(0, spread) + rng.gauss(0, WITHIN)))
+        return timing(true * math.exp(rng.gauss(0, spread) + rng.gauss(0, WITHIN)))
 
     first = [draw(), draw()]
     events = [

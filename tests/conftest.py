@@ -53,6 +53,19 @@ def plain_env() -> dict:
     return {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
 
 
+def github_env(tmp_path, workspace=None, **extra) -> dict:
+    """This environment as GitHub Actions sets it for a step: the step summary file in
+    `tmp_path`, the workspace `workspace` (default `tmp_path`), plus `extra` variables."""
+    env = plain_env()
+    env.update(
+        GITHUB_ACTIONS="true",
+        GITHUB_WORKSPACE=str(tmp_path if workspace is None else workspace),
+        GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"),
+        **extra,
+    )
+    return env
+
+
 def run_cli(cwd, *args, timeout=300, env=None):
     """The real CLI in a subprocess run in `cwd` (`env`: its whole environment, default this
     process's); returns (exit code, stdout, stderr)."""

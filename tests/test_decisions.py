@@ -6,11 +6,13 @@ bounded gain against the loss with both uncertainties, and the Welch test agains
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import random
 import statistics
 
 import pytest
+from test_regimes_load import _proc as _canned_process
 
 from tcdoctor.report import runtime_processes as rp
 from tcdoctor.report.check import baseline_checks, run_checks
@@ -23,24 +25,8 @@ from tcdoctor.verdict.thresholds import RULES
 M = RULES["min_speedup"]
 
 
-def _proc(
-    speedup: float,
-    eager_ms: float = 10.0,
-    faults: tuple[float, float] = (0.0, 0.0),
-    noise: float = 0.01,
-    load: dict | None = None,
-    **extra,
-) -> dict:
-    """One process's timing result with a paired interval of ±`noise` (about 1.96 σ)."""
-    return {
-        "eager": {"median_s": eager_ms * 1e-3, "minor_faults_per_call": faults[0]},
-        "compiled": {"median_s": eager_ms * 1e-3 / speedup, "minor_faults_per_call": faults[1]},
-        "speedup": speedup,
-        "speedup_ci": [speedup * (1 - noise), speedup * (1 + noise)],
-        "samples": 40,
-        **({"load": load} if load else {}),
-        **extra,
-    }
+# One process's timing result with a paired interval of ±`noise` (about 1.96 σ), 40 samples.
+_proc = functools.partial(_canned_process, noise=0.01, samples=40)
 
 
 def _named(*results: dict, env: str = rp.AS_LAUNCHED) -> list[tuple[str, str, dict]]:

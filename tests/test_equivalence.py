@@ -35,7 +35,7 @@ TRIALS = 2000
 
 def _named(*speeds: float) -> list[tuple[str, str, dict]]:
     names = ("cold", "warm", *rp.ORDINALS)
-    return [(names[i], rp.AS_LAUNCHED, sim._timing(s)) for i, s in enumerate(speeds)]
+    return [(names[i], rp.AS_LAUNCHED, sim.timing(s)) for i, s in enumerate(speeds)]
 
 
 def _rows(*speeds: float) -> list[dict]:
@@ -61,12 +61,12 @@ def _figures(ci: tuple[float, float], seq: dict | None = None) -> Figures:
 def _launch(speeds: list[float], gate: tuple[float, ...] = ()) -> dict:
     """The launcher's loop (cap 6) over canned processes: speeds[:2] are the cold and warm ones."""
     it = iter(speeds[2:])
-    first = [sim._timing(s) for s in speeds[:2]]
+    first = [sim.timing(s) for s in speeds[:2]]
     events = [
         {"event": "done", "phase": phase, "data": r}
         for phase, r in zip(("runtime", "runtime_warm"), first)
     ]
-    (ev,) = sim._Canned(lambda: sim._timing(next(it))).extra_timing(events, gate)
+    (ev,) = sim._Canned(lambda: sim.timing(next(it))).extra_timing(events, gate)
     return ev["data"]
 
 

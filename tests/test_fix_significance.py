@@ -14,10 +14,14 @@ around the true speedup, 5% between processes and 1% within (each process's own 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import os
 import random
+import sys
 
 import pytest
+from conftest import ROOT
 
 from tcdoctor.experiments import fixes
 from tcdoctor.experiments.specs import ConfigFix
@@ -34,20 +38,16 @@ from tcdoctor.verdict.decision import decision
 from tcdoctor.verdict.figures import Figures, Way
 from tcdoctor.verdict.thresholds import RULES
 
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+import equivalence_simulation  # noqa: E402
+
 BETWEEN, WITHIN, CAP, TRIALS = 0.05, 0.01, 6, 1000
 OPTIONS = Options(processes=CAP)
 QUIET = Progress(False)
 
 
-def _timing(s: float) -> dict:
-    """One process's timing as probes/timing.py reports it (its own 95% interval: 1% within)."""
-    half = 1.96 * WITHIN
-    return {
-        "eager": {"median_s": 1e-3},
-        "compiled": {"median_s": 1e-3 / s},
-        "speedup": s,
-        "speedup_ci": [s * math.exp(-half), s * math.exp(half)],
-    }
+# One process's timing as probes/timing.py reports it (1% within), its pair count not said.
+_timing = functools.partial(equivalence_simulation.timing, samples=None)
 
 
 def _process(true: float, rng: random.Random) -> dict:

@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ONE_PROCESS, ROOT, plain_env, run_cli, saved_report
+from conftest import ONE_PROCESS, ROOT, github_env, plain_env, run_cli, saved_report
 from junitparser import JUnitXml
 
 from tcdoctor.render.github import GitHubAnnotations, command, escape_data, escape_property
@@ -56,17 +56,6 @@ def marked_line(marker: str) -> int:
     return n
 
 
-def github_env(tmp_path, **extra) -> dict:
-    env = plain_env()
-    env.update(
-        GITHUB_ACTIONS="true",
-        GITHUB_WORKSPACE=ROOT,
-        GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"),
-        **extra,
-    )
-    return env
-
-
 def run(cwd, *args, env=None, timeout=600):
     """The CLI in a subprocess in `cwd`, outside GitHub Actions unless `env` says otherwise."""
     return run_cli(cwd, *args, timeout=timeout, env=plain_env() if env is None else env)
@@ -78,7 +67,15 @@ def base(tmp_path_factory):
     out = tmp_path_factory.mktemp("gate_base")
     target = str(TARGETS / "gate_base.py") + ":build"
     code, stdout, stderr = run(
-        out, "analyze", target, *CHEAP, "--json", "base.json", "--html", "", env=github_env(out)
+        out,
+        "analyze",
+        target,
+        *CHEAP,
+        "--json",
+        "base.json",
+        "--html",
+        "",
+        env=github_env(out, workspace=ROOT),
     )
     assert code == 0, stderr
     return out, stdout
@@ -156,7 +153,7 @@ def test_analyze_on_github_writes_the_summary_and_annotates_each_break_at_its_li
 
 
 def test_check_on_github_adds_its_table_and_an_error_per_failed_check(tmp_path):
-    env = github_env(tmp_path)
+    env = github_env(tmp_path, workspace=ROOT)
     args = ["check", "--report", str(saved_report("gate_base")), "--max-graph-breaks", "0"]
     code, stdout, stderr = run(tmp_path, *args, "--max-recompiles", "99", env=env)
     assert code == 1, stderr

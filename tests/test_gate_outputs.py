@@ -8,7 +8,7 @@ import pathlib
 import re
 
 import pytest
-from conftest import ROOT, plain_env, run_cli
+from conftest import ROOT, github_env, plain_env, run_cli
 from junitparser import JUnitXml
 
 from tcdoctor.render.github import GitHubAnnotations
@@ -18,17 +18,6 @@ from tcdoctor.report.sections import GraphBreak
 
 SAVED = pathlib.Path(ROOT) / "tests" / "data" / "schema1_two_breaks.json"
 BAD = pathlib.Path(ROOT) / "tests" / "targets" / "bad.py"
-
-
-def github_env(tmp_path, **extra) -> dict:
-    env = plain_env()
-    env.update(
-        GITHUB_ACTIONS="true",
-        GITHUB_WORKSPACE=str(tmp_path),
-        GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"),
-        **extra,
-    )
-    return env
 
 
 def run(cwd, *args, env=None):

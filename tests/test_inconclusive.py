@@ -10,7 +10,7 @@ import pathlib
 import jsonschema
 import pytest
 import xmlschema
-from conftest import ROOT, plain_env, run_cli
+from conftest import ROOT, github_env, plain_env, run_cli
 from junitparser import JUnitXml
 
 from tcdoctor import units
@@ -43,16 +43,6 @@ def saved(tmp_path, ci, name="r.json", **seq) -> str:
 
 def run(cwd, *args, env=None):
     return run_cli(cwd, *args, timeout=300, env=plain_env() if env is None else env)
-
-
-def github_env(tmp_path) -> dict:
-    env = plain_env()
-    env.update(
-        GITHUB_ACTIONS="true",
-        GITHUB_WORKSPACE=str(tmp_path),
-        GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"),
-    )
-    return env
 
 
 def gate_lines(out: str) -> list[str]:

@@ -28,8 +28,10 @@ def _proc(
     noise: float = 0.02,
     load: dict | None = None,
     samples: int = 200,
+    **extra,
 ) -> dict:
-    """One process's timing result (probes/timing.measure's keys), paired interval ±`noise`."""
+    """One process's timing result (probes/timing.measure's keys), paired interval ±`noise`;
+    `extra` keys added as they are."""
     return {
         "eager": {"median_s": eager_ms * 1e-3, "minor_faults_per_call": faults[0]},
         "compiled": {"median_s": eager_ms * 1e-3 / speedup, "minor_faults_per_call": faults[1]},
@@ -37,6 +39,7 @@ def _proc(
         "speedup_ci": [speedup * (1 - noise), speedup * (1 + noise)],
         "samples": samples,
         **({"load": load} if load else {}),
+        **extra,
     }
 
 
