@@ -338,14 +338,15 @@ def test_check_sweep_gates_on_the_overview(swept, tmp_path):
 
 
 def test_check_newly_slower_than_eager_fails_only_on_a_model_that_was_not():
-    from tcdoctor.report.sweep import Sweep, SweepRow, check
+    from tcdoctor.report.check import sweep_checks
+    from tcdoctor.report.sweep import Sweep, SweepRow
     from tcdoctor.sweep.compare import with_baseline
 
     now = Sweep(rows=[SweepRow(target="a.py:f", exit_code=0, speedup=0.5, speedup_ci=[0.4, 0.6]),
                       SweepRow(target="b.py:f", exit_code=0, speedup=0.5, speedup_ci=[0.4, 0.6])])  # fmt: skip
     old = Sweep(rows=[SweepRow(target="a.py:f", exit_code=0, speedup=1.5, speedup_ci=[1.4, 1.6]),
                       SweepRow(target="b.py:f", exit_code=0, speedup=0.5, speedup_ci=[0.45, 0.55])])  # fmt: skip
-    (res,) = check(with_baseline(now, old, "old"), no_new_slower_than_eager=True)
+    (res,) = sweep_checks(with_baseline(now, old, "old"), no_new_slower_than_eager=True)
     assert not res.passed and "a.py:f" in res.reason and "b.py:f" not in res.reason
     kinds = {r.target: [c["kind"] for c in r.changes] for r in now.rows}
     assert kinds == {"a.py:f": ["speedup_slower", "newly_slower_than_eager"], "b.py:f": []}

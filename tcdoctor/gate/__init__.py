@@ -9,8 +9,8 @@ step summary and annotations read the same `CheckResult`s). `load_saved` (saved.
 way a saved report is read, by `report`, `check --report`, `--baseline`, `fix`, `diff` and `merge`.
 
 Adding a check: one `Check` in `CHECKS` (a `judge`, or `reads` with `at_most` for a plain limit on
-one figure); nothing else names it. A sweep's checks are judged by report/sweep.py's `check`, whose
-keywords are the table's.
+one figure); nothing else names it. A sweep's checks are entries too, judged by report/sweep.py's
+`pass_rate` and `no_new_slower_than_eager` through `report.check.sweep_checks`.
 """
 
 from __future__ import annotations

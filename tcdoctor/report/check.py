@@ -5,7 +5,7 @@ Each check is one entry of the table `CHECKS` (at the end): its limit's keyword 
 judges and how (`Check`). Two kinds are judged from here: absolute thresholds on one report
 (`run_checks`; the judges are report/judges.py's), and regressions of a report against a baseline
 report (`baseline_checks`; report/regression.py's; `tcdoctor diff` judges its regressions by the
-same code, `regressions`); a sweep's are declared here and judged by report/sweep.py.
+same code, `regressions`), and thresholds on a sweep's overview (`sweep_checks`; report/sweep.py's).
 tcdoctor/gate/ makes `check`'s flags, refusals and outputs from the table. Every output of `check`
 and `check --sweep` (the terminal lines, the JUnit XML, the GitHub step summary and annotations)
 reads the same `CheckResult`s, so a check is worded once.
@@ -39,6 +39,7 @@ from .regression import (
 
 if TYPE_CHECKING:  # the table is read where `check` is built: the report classes load on use
     from .model import Report
+    from .sweep import Sweep
 
 # The gate's table: every check of `tcdoctor check` is one `Check` in `CHECKS` (at the end of this
 # module), from which tcdoctor/gate/ makes its click option, its keyword here (`run_checks`,
@@ -62,8 +63,7 @@ class Check:
     (report/outcome.py): `reads(report)` against `value`, at most it when `at_most` (else at
     least), the figure written by `show`, the check called `name`. A baseline check's `reads` is
     what the baseline must have (`figure`, in words: "the baseline lacks the speedup
-    (--max-slowdown)"). A sweep check's `judge` is None: the overview's own `report.sweep.check`
-    judges it.
+    (--max-slowdown)"). A sweep check's `judge(overview, value)` is report/sweep.py's.
 
     `part_of`: this flag only modifies another check's (`--allow-stale` of `--known-breaks`): not
     judged alone, refused without that one. `asks(value, baseline)`: the question `check TARGET`
@@ -183,6 +183,24 @@ def run_checks(report: Report, compile_remedies: bool = False, **limits: Any) ->
     return out
 
 
+def _sweep_judge(name: str) -> Callable[[Sweep, Any], CheckResult]:
+    """report/sweep.py's judge `name`, imported when a sweep is judged (it loads the report
+    classes, which building `check`'s flags from this table does not need)."""
+
+    def judge(overview: Sweep, value: Any) -> CheckResult:
+        from . import sweep
+
+        return getattr(sweep, name)(overview, value)
+
+    return judge
+
+
+def sweep_checks(sweep: Sweep, **limits: Any) -> list[CheckResult]:
+    """A sweep overview's checks whose limit is given (the keyword of each SWEEP entry of
+    `CHECKS`), in the table's order (`check --sweep DIR`)."""
+    return _judge_all(SWEEP, sweep, limits)
+
+
 # Regressions against a baseline report (`check --baseline old.json`).
 
 
@@ -247,12 +265,14 @@ CHECKS: tuple[Check, ...] = (
         "share",
         SWEEP,
         "With --sweep: share of targets analysed without an error (0-1).",
+        judge=_sweep_judge("pass_rate"),
     ),
     Check(
         "no_new_slower_than_eager",
         "switch",
         SWEEP,
         "With --sweep: fail if a model is slower than eager (CI below 1x) and was not before.",
+        judge=_sweep_judge("no_new_slower_than_eager"),
     ),
     Check("max_graph_breaks", "count", judge=graph_breaks),
     Check("max_recompiles", "count", judge=recompiles),

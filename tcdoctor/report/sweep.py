@@ -349,57 +349,45 @@ METHOD_CHANGES = (
 # ---------------------------------------------------------------------------- gate
 
 
-def check(
-    sweep: Sweep,
-    min_pass_rate: float | None = None,
-    no_new_slower_than_eager: bool = False,
-) -> list[CheckResult]:
-    """`tcdoctor check --sweep`: each threshold a `CheckResult` (as `check` judges one report), each
-    target behind a failure one detail line.
+def pass_rate(sweep: Sweep, min_pass_rate: float) -> CheckResult:
+    """`check --sweep --min-pass-rate`: the share of targets analysed without an error, each
+    target behind a failure one detail line (the judge of its entry in the gate's table)."""
+    rate = sweep.pass_rate
+    figure, limit = units.percent(rate), f"≥ {units.percent(min_pass_rate)}"
+    return CheckResult(
+        "pass rate",
+        figure,
+        limit,
+        rate is not None and rate >= min_pass_rate,
+        f"{figure} of {len(sweep.rows)} target(s) ({limit} required)"
+        + "".join(f"; {r.target}: {r.status}" for r in sweep.rows if not r.complete),
+        details=tuple(
+            f"{r.target}: {r.status} (exit {r.exit_code}): {r.reason}"
+            for r in sweep.rows
+            if not r.complete
+        ),
+    )
 
-    "Newly slower than eager" reads the rows' changes against the baseline; a sweep without a
-    baseline counts every model slower than eager as new (and says so)."""
-    out = []
-    if min_pass_rate is not None:
-        rate = sweep.pass_rate
-        figure, limit = units.percent(rate), f"≥ {units.percent(min_pass_rate)}"
-        out.append(
-            CheckResult(
-                "pass rate",
-                figure,
-                limit,
-                rate is not None and rate >= min_pass_rate,
-                f"{figure} of {len(sweep.rows)} target(s) ({limit} required)"
-                + "".join(f"; {r.target}: {r.status}" for r in sweep.rows if not r.complete),
-                details=tuple(
-                    f"{r.target}: {r.status} (exit {r.exit_code}): {r.reason}"
-                    for r in sweep.rows
-                    if not r.complete
-                ),
-            )
-        )
-    if no_new_slower_than_eager:
-        if sweep.baseline is None:
-            slow = [r.target for r in sweep.rows if r.slower_than_eager]
-            how = " (no baseline: every model slower than eager counts as new)"
-        else:
-            slow = [
-                r.target
-                for r in sweep.rows
-                if any(
-                    c["kind"] in ("newly_slower_than_eager", "new_target") for c in r.changes or []
-                )
-                and r.slower_than_eager
-            ]
-            how = f" (against {sweep.baseline})"
-        out.append(
-            CheckResult(
-                "no model newly slower than eager",
-                f"{len(slow)} model(s)",
-                "none",
-                not slow,
-                (", ".join(slow) + " slower than eager" if slow else "none") + how,
-                details=tuple(slow),
-            )
-        )
-    return out
+
+def no_new_slower_than_eager(sweep: Sweep, _on: bool = True) -> CheckResult:
+    """`check --sweep --no-new-slower-than-eager`: the rows' changes against the baseline; a sweep
+    without a baseline counts every model slower than eager as new (and says so)."""
+    if sweep.baseline is None:
+        slow = [r.target for r in sweep.rows if r.slower_than_eager]
+        how = " (no baseline: every model slower than eager counts as new)"
+    else:
+        slow = [
+            r.target
+            for r in sweep.rows
+            if any(c["kind"] in ("newly_slower_than_eager", "new_target") for c in r.changes or [])
+            and r.slower_than_eager
+        ]
+        how = f" (against {sweep.baseline})"
+    return CheckResult(
+        "no model newly slower than eager",
+        f"{len(slow)} model(s)",
+        "none",
+        not slow,
+        (", ".join(slow) + " slower than eager" if slow else "none") + how,
+        details=tuple(slow),
+    )

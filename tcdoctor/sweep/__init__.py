@@ -49,6 +49,7 @@ from ..errors import (
 from ..options import Options
 from ..render.write import write_report, write_sweep, write_text
 from ..report import sweep as sw
+from ..report.check import sweep_checks
 from ..report.model import Report
 from ..report.outcome import CheckResult
 from ..run.pipeline import analyze, echo
@@ -355,7 +356,11 @@ def check_sweep_dir(
     overview = load_sweep(sweep_dir)
     if sweep_baseline:
         overview = with_baseline(overview, load_sweep(sweep_baseline), sweep_baseline)
-    results = sw.check(overview, min_pass_rate, no_new_slower_than_eager)
+    results = sweep_checks(
+        overview,
+        min_pass_rate=min_pass_rate,
+        no_new_slower_than_eager=no_new_slower_than_eager,
+    )
     if not results:
         raise UsageError("no sweep thresholds given (--min-pass-rate, --no-new-slower-than-eager)")
     return overview, results
