@@ -279,7 +279,11 @@ CHECKS: tuple[Check, ...] = (
     Check(
         "min_speedup",
         "number",
-        help="Lower bound of the speedup's 95% CI must reach this.",
+        help=(
+            "The speedup's decision interval (the headline's, at its per-look level) must reach "
+            "this: passes when its lower bound does, fails when its upper bound is below, else "
+            "inconclusive."
+        ),
         judge=min_speedup,
         asks=lambda bound, _: bound,
     ),
