@@ -175,6 +175,23 @@ def test_missing_or_odd_figures_leave_the_elapsed_time():
     assert out.getvalue() == "tcdoctor: memory … 250.00 ms\n"
 
 
+def test_each_timing_only_process_shows_its_own_lines():
+    """The timing-only processes feed one source one after another, each from its own first event:
+    the second's lines are shown, not skipped as the first's already seen."""
+    out = io.StringIO()
+    prog = Progress(tty=False, file=out, clock=Clock())
+    for seconds in (0.25, 0.5):
+        prog.new_child("timing")
+        events = [{"event": "start", "phase": "load"}]
+        prog.feed("timing", events)
+        events.append({"event": "done", "phase": "load", "seconds": seconds})
+        prog.feed("timing", events)
+    assert out.getvalue() == (
+        "tcdoctor: load target (timing process) … 250.00 ms\n"
+        "tcdoctor: load target (timing process) … 500.00 ms\n"
+    )
+
+
 FAST = [
     "--threads",
     "1",

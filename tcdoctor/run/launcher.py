@@ -392,6 +392,8 @@ class _Experiments:
             ),
         )
 
+        self.prog.new_child("timing")
+
         def show() -> None:  # its lines as they happen: a neighbour started meanwhile is named
             self.prog.feed("timing", child.events())
             self.prog.tick()

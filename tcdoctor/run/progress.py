@@ -111,6 +111,15 @@ class Progress:
         for ev in new:
             self._event(source, ev)
 
+    def new_child(self, source: str) -> None:
+        """Another child feeds `source` from its own first event (the timing-only processes, one
+        after another under one source): what the previous one showed is forgotten, so its first
+        lines are not taken as seen and its phases are timed from their own start."""
+        self._seen.pop(source, None)
+        for d in (self._started, self._labels_seen):
+            for key in [k for k in d if k[0] == source]:
+                del d[key]
+
     def strategy(self, source: str, index: int, total: int, spec: Spec) -> None:
         """The launcher starts strategy child `index` (1-based) of `total`."""
         if not self.enabled:
