@@ -353,6 +353,6 @@ def test_torch_trace_single_process(tmp_path):
     (log,) = tt["logs"]
     assert log.startswith(str(tmp_path / "trace" / "cold")) and os.path.getsize(log) > 0
     assert tt["command"].startswith("tlparse ") and "--all-ranks-html" not in tt["command"]
-    assert f"to attach to a PyTorch issue: `{log}`" in (tmp_path / "r.md").read_text()
+    assert f"| attach to a PyTorch issue | `{log}` |" in (tmp_path / "r.md").read_text()
     if not tt["tlparse"]:  # tlparse not installed: the one command that would render it
         assert tt["command"] in err

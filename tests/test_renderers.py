@@ -5,6 +5,7 @@ every format. No model runs: a saved single-process report with the two sections
 import copy
 import json
 import os
+import re
 
 import pytest
 from conftest import ROOT
@@ -98,14 +99,18 @@ TORCH_TRACE = {  # as run/tlparse.py `attach` records it, tlparse not installed
 }
 
 
-@pytest.fixture
-def saved() -> dict:
+def with_ranks() -> dict:
     """The saved report's JSON with a two-rank run's sections added."""
     with open(SAVED, encoding="utf-8") as fh:
         data = json.load(fh)
     data["distributed"] = copy.deepcopy(DISTRIBUTED)
     data["torch_trace"] = copy.deepcopy(TORCH_TRACE)
     return data
+
+
+@pytest.fixture
+def saved() -> dict:
+    return with_ranks()
 
 
 # ------------------------------------------------------------------------------ typed sections
@@ -205,10 +210,9 @@ def test_terminal_rank_table(saved):
     )
     assert "slowest: compile" in text and "slowest: runtime" in text
     assert "263.0 µs (242.0 µs–467.0 µs)" in text
-    assert (
-        "\n\nStructured compile logs: /runs/trace; render them with: tlparse /runs/trace/cold -o"
-        in text
-    )
+    assert "\n\nStructured compile log (TORCH_TRACE):\n" in text
+    assert re.search(r"\nlogs +/runs/trace\n", text)
+    assert re.search(r"\nrender it with +tlparse /runs/trace/cold -o", text)
 
 
 def test_markdown_rank_table(saved):
@@ -216,10 +220,11 @@ def test_markdown_rank_table(saved):
     assert "\n### Ranks (2 of 2)\n\n| rank | host | graphs |" in md
     assert "| first call (warm) | step median (95% CI) | peak mem | |\n|---|---|---|" in md
     assert "- compile skew, cold/cold: 273.00 ms (0.0% of the 1800.00 s timeout)" in md
+    assert "\n### Structured compile log (TORCH\\_TRACE)\n" in md
     assert (
-        "Structured compile log (TORCH_TRACE) to attach to a PyTorch issue: "
-        "`/runs/trace/cold/dedicated_log_torch_trace_rank_0_a.log` (and the other ranks' logs in "
-        "`/runs/trace/cold`)\nRender it with `tlparse /runs/trace/cold" in md
+        "\n| attach to a PyTorch issue | `/runs/trace/cold/dedicated_log_torch_trace_rank_0_a.log` |"
+        "\n| the other ranks' logs | `/runs/trace/cold` |\n| render it with | `tlparse /runs/trace/cold"
+        in md
     )
 
 
@@ -231,13 +236,16 @@ def test_html_rank_table_and_tlparse_link(saved, tmp_path):
     assert "<details open><summary>Ranks (2 of 2)</summary>" in page
     assert "<td>&lt;b&gt;node|0&lt;/b&gt;</td>" in page and "<b>node" not in page
     assert "<tr><td>runtime</td><td>1</td><td>480.00 ms</td><td>230.00 ms</td></tr>" in page
-    assert f'<a href="trace/tlparse/index.html">tlparse report</a> (a local file: {index})' in page
+    assert (
+        f'<tr><td>tlparse report</td><td><a href="trace/tlparse/index.html"><code>{index}</code></a>'
+        "</td></tr>" in page
+    )
 
 
 def test_html_says_why_tlparse_did_not_render(saved):
     saved["torch_trace"]["tlparse"] = {"ran": False, "error": "exit <1>"}
     page = HtmlRenderer().render(Report.from_dict(saved))
-    assert "(tlparse failed: exit &lt;1&gt;)" in page
+    assert "<li>tlparse failed: exit &lt;1&gt;</li>" in page
 
 
 @pytest.mark.parametrize("renderer", RENDERERS, ids=lambda r: r.name)
@@ -267,7 +275,7 @@ def test_html_rank_table_and_trace_block_escape_every_string(saved, tlparse):
     assert "<script>alert" not in page
     # host, divergence, phase, method key and value, command, attach, note, tlparse's error
     assert page.count(ESCAPED) == 8 + (tlparse is not None)
-    assert f"<td>{ESCAPED}</td>" in page and f'<p class="how">{ESCAPED}: {ESCAPED}.</p>' in page
+    assert f"<td>{ESCAPED}</td>" in page and f'<li class="how">{ESCAPED}: {ESCAPED}.</li>' in page
 
 
 def test_html_trace_link_is_escaped(saved, tmp_path):
@@ -275,7 +283,7 @@ def test_html_trace_link_is_escaped(saved, tmp_path):
     saved["torch_trace"]["tlparse"] = {"ran": True, "exit_code": 0, "index": str(index)}
     page = HtmlRenderer(base_dir=str(tmp_path)).render(Report.from_dict(saved))
     assert "<script>alert" not in page
-    assert f'<a href="a&#34;&gt;{ESCAPED}/index.html">tlparse report</a>' in page
+    assert f'<a href="a&#34;&gt;{ESCAPED}/index.html"><code>' in page
 
 
 COMPILE_GRAPHS = os.path.join(ROOT, "tests", "data", "compile_graphs_two_breaks.json")

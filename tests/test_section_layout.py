@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 
 import pytest
 from conftest import ROOT
 from markupsafe import escape
-from test_renderers import _with_remedy
+from test_renderers import _with_remedy, with_ranks
 
 from tcdoctor.render import compile_table, remedy_table
 from tcdoctor.render.html import HtmlRenderer
@@ -319,3 +320,169 @@ def test_memory_growth_and_drift_are_laid_out_by_their_phases():
     assert not {"Memory growth by compiled graph", "Where the numbers drift"} & {
         s.title for s in phases.layouts(bare)
     }
+
+
+# -- the structured compile log, the ranks' slowest phases, break-even, graphs, environment ------
+
+
+def _distributed(tlparse: dict | None = None) -> Report:
+    """The saved report with test_renderers.py's two-rank `distributed` and `torch_trace`."""
+    data = with_ranks()
+    data["torch_trace"]["tlparse"] = tlparse
+    return Report.from_dict(data)
+
+
+def test_the_trace_is_one_description_linked_in_the_html_only(tmp_path):
+    """tlparse's report: one cell, a link relative to the HTML's folder (escaped, a quote and an
+    ampersand in the path) in the HTML, the plain path in the Markdown and the terminal; the logs'
+    folder, the log to attach and the other ranks' folder in all three."""
+    from tcdoctor.render import trace
+
+    index = tmp_path / "t&'\"x" / "tlparse" / "index.html"
+    rep = _distributed({"ran": True, "exit_code": 0, "index": str(index)})
+    sec = trace.section(rep.torch_trace, str(tmp_path))
+    cells = {row[0]: row[1] for row in sec.tables[0].rows}
+    assert cells["logs"] == "/runs/trace" and cells["the other ranks' logs"] == "/runs/trace/cold"
+    assert (
+        cells["attach to a PyTorch issue"].endswith("rank_0_a.log")
+        and "render it with" not in cells
+    )
+    link = cells["tlparse report"]
+    assert isinstance(link, Text) and link.href == os.path.join("t&'\"x", "tlparse", "index.html")
+    term = TerminalRenderer().render(rep)
+    md = MarkdownRenderer().render(rep)
+    page = HtmlRenderer(base_dir=str(tmp_path)).render(rep)
+    _cells_in_all_three(sec, term, md, page)
+    assert f'<a href="{escape(link.href)}"><code>{escape(str(index))}</code></a>' in page
+    assert f"| tlparse report | `{index}` |" in md and "](" not in md and "<a " not in md
+    assert str(index) in term and "<a " not in term
+    note = rep.torch_trace.note  # how the trace changes the figures: the files, not the terminal
+    assert (
+        note not in term
+        and f"- {_esc(note)}" in md
+        and f'<li class="how">{escape(note)}</li>' in page
+    )
+
+
+@pytest.mark.parametrize(
+    "tlparse, why",
+    [
+        (None, "tlparse is not installed: pip install 'tcdoctor[tlparse]'"),
+        ({"ran": False, "error": "exit <1>"}, "tlparse failed: exit <1>"),
+    ],
+    ids=["not-installed", "failed"],
+)
+def test_without_tlparse_s_report_every_format_says_the_command_and_why(tlparse, why):
+    from tcdoctor.render import trace
+
+    rep = _distributed(tlparse)
+    sec = trace.section(rep.torch_trace)
+    assert [n.text for n in sec.notes if not n.how] == [why]
+    command = rep.torch_trace.command
+    assert ["render it with", command] in [list(r) for r in sec.tables[0].rows]
+    term, md, page = _three(rep)
+    _cells_in_all_three(sec, term, md, page)
+    assert f"  {why}" in term and f"- {_esc(why)}" in md and f"<li>{escape(why)}</li>" in page
+    assert f"| render it with | `{command}` |" in md and f"<code>{escape(command)}</code>" in page
+
+
+def test_the_ranks_slowest_phases_are_drawn_by_every_format():
+    """The slowest rank per phase: the rank section's second table, its rows from
+    `distributed.slowest` (rank, its time, the fastest rank's time, units.py's text), in all
+    three formats; how each cross-rank figure was measured in the Markdown and HTML only."""
+    from tcdoctor import units
+    from tcdoctor.render import ranks
+
+    rep = _distributed()
+    sec = ranks.section(rep.distributed)
+    slowest = sec.tables[1]
+    assert [list(r) for r in slowest.rows] == [
+        [p, str(s["rank"]), units.seconds(s["seconds"]), units.seconds(s["fastest_s"])]
+        for p, s in rep.distributed.slowest.items()
+    ]
+    assert len(slowest.rows) == 2
+    term, md, page = _three(rep)
+    _cells_in_all_three(sec, term, md, page)
+    for row in slowest.rows:
+        assert re.search(r"\n" + r" +".join(map(re.escape, row)) + r"\n", term), row
+        assert "| " + " | ".join(_esc(c) for c in row) + " |" in md
+        assert "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" in page
+    how = [n.text for n in sec.notes if n.how]
+    assert how == [f"{k}: {v}." for k, v in rep.distributed.method.items()]
+    for line in how:
+        assert line not in term and f"- {_esc(line)}" in md
+        assert f'<li class="how">{escape(line)}</li>' in page
+
+
+BREAK_EVEN = {
+    "cold": {"calls": 1234, "wall_s": 2.5},
+    "warm": {"calls": 56, "wall_s": 0.25},
+    "expected_calls": 1000,
+    "horizons": {"one epoch of 1,000 steps": 1000, "one epoch of 10,000 steps": 10000},
+}
+
+
+def test_break_even_is_one_description_in_the_html_and_the_markdown(report):
+    """Cold and warm calls and wall time, each horizon and the expected calls with whether the
+    cold cache pays back within them, from `verdict.break_even`; the HTML keeps its chart above;
+    the terminal has the key figure only."""
+    from tcdoctor.render import break_even
+
+    report.verdict.break_even = dict(BREAK_EVEN)
+    sec = break_even.section(report)
+    repay, within = sec.tables
+    assert [list(r) for r in repay.rows] == [
+        ["cold cache", "1,234", "2.50 s"],
+        ["warm cache", "56", "250.00 ms"],
+    ]
+    assert [list(r) for r in within.rows] == [
+        ["one epoch of 1,000 steps", "1,000", "no"],
+        ["one epoch of 10,000 steps", "10,000", "yes"],
+        ["your expected calls", "1,000", "no"],
+    ]
+    term, md, page = _three(report)
+    for table in sec.tables:
+        for row in table.rows:
+            assert "| " + " | ".join(_esc(c) for c in row) + " |" in md, row
+            assert "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" in page, row
+    assert f"\n### {sec.title}\n" in md and f"- {_esc(break_even.HOW)}" in md
+    start = page.index(f"<summary>{sec.title}</summary>")
+    assert page.index('aria-label="break-even"', start) < page.index("<table>", start)
+    assert f'<li class="how">{escape(break_even.HOW)}</li>' in page
+    assert "calls to repay compile" not in term and "pays back" not in term
+
+
+def test_no_break_even_says_so_in_the_html_and_the_markdown(report):
+    from tcdoctor.render import break_even
+
+    assert not report.verdict.break_even.get("cold")  # the saved run: compiled is slower
+    sec = break_even.section(report)
+    assert not sec.tables and [n.text for n in sec.notes] == [break_even.NONE]
+    term, md, page = _three(report)
+    assert f"- {_esc(break_even.NONE)}" in md and f"<li>{escape(break_even.NONE)}</li>" in page
+    assert break_even.NONE not in term and 'aria-label="break-even"' not in page
+
+
+def test_the_graphs_and_the_environment_are_described_once(report):
+    """The per-graph table (HTML and Markdown; the terminal has the count) and the environment
+    and phases (the HTML only: the Markdown's footer and the terminal's first line name it)."""
+    from tcdoctor.render import environment, graphs
+
+    per_graph = graphs.section(report.graphs)
+    assert len(per_graph.tables[0].rows) == len(report.graphs.per_graph) == 3
+    env = environment.section(report)
+    labels = [r.label for r in env.rows]
+    assert "torch" in labels and "workload" not in labels
+    assert [f"workload.{k}" for k in report.environment["workload"]] == labels[
+        -len(report.environment["workload"]) :
+    ]
+    assert [r[0] for r in env.tables[0].rows] == list(report.phases)
+    term, md, page = _three(report)
+    for row in per_graph.tables[0].rows:
+        assert "| " + " | ".join(_cell(c, i in (3, 4)) for i, c in enumerate(row)) + " |" in md
+        assert str(escape(row[4])) in page and short(row[4]) not in term
+    for row in env.rows:
+        assert f"<tr><th>{escape(row.label)}</th><td>{escape(row.value)}</td>" in page
+    for row in env.tables[0].rows:
+        assert "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" in page
+    assert env.title in page and env.title not in md and env.title not in term

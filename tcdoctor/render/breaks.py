@@ -34,7 +34,7 @@ def _cells(f: GraphBreak) -> list[str]:
     ]
 
 
-def _more(total: int):
+def more_line(total: int):
     return lambda shown: f"… and {total - shown} more" if total > shown else None
 
 
@@ -49,7 +49,7 @@ def section(findings: list[GraphBreak]) -> Section | None:
         [[r[i] for i in keep] for r in rows],
         code=tuple(k for k, i in enumerate(keep) if i in (0, 2)),
         detail=tuple(k for k, i in enumerate(keep) if i == 2),
-        more=_more(len(rows)),
+        more=more_line(len(rows)),
     )
     return Section("Graph breaks", detail=f"{len(findings)} unique", tables=(table,))
 
@@ -68,7 +68,7 @@ def recompiles_section(rec: Recompiles) -> Section | None:
         ],
         code=(0, 2),
         detail=(3,),
-        more=_more(len(events)),
+        more=more_line(len(events)),
     )
     notes = (
         [

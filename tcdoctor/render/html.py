@@ -1,9 +1,11 @@
 """Self-contained HTML report: Jinja2 with autoescaping, inline CSS/SVG/JS, no external fetches.
 
-Every string is escaped by the templates (report.html.j2, and the rank table, tlparse block and SVG
-charts it includes: distributed.html.j2, charts.html.j2); this module passes them text and numbers,
-never markup. A Content-Security-Policy allows no network access at all and only the one inline script
-whose hash is computed here, so even a string that escaped escaping could not run.
+Every string is escaped by the templates (report.html.j2 and what it includes: the described
+sections drawn by section.html.j2's macros, the ranks and the structured compile log of
+distributed.html.j2, the SVG charts of charts.html.j2); this module passes them text, numbers and
+section descriptions (report/layout.py), never markup; a link's href is a `Text`'s.
+A Content-Security-Policy allows no network access at all and only the one inline script whose
+hash is computed here, so even a string that escaped escaping could not run.
 """
 
 from __future__ import annotations
@@ -20,8 +22,21 @@ from markupsafe import Markup
 from .. import units
 from ..report import phases
 from ..report.model import Report
-from ..report.sections import CompileTime, Distributed, TorchTrace
-from . import breaks, charts, compile_table, figures, measured, patches, ranks, remedy_table
+from ..report.sections import CompileTime
+from . import (
+    break_even,
+    breaks,
+    charts,
+    compile_table,
+    environment,
+    figures,
+    graphs,
+    measured,
+    patches,
+    ranks,
+    remedy_table,
+    trace,
+)
 from .base import Renderer
 from .strategies import sections as strategy_sections
 
@@ -137,40 +152,6 @@ def _charts(report: Report) -> dict[str, Any]:
     return ch
 
 
-def _ranks(sec: Distributed | None) -> dict[str, Any] | None:
-    """The rank table (render/ranks.py's text), the slowest rank per phase and how each figure
-    was measured, as text for the template (distributed.html.j2 escapes it)."""
-    if not sec:
-        return None
-    return {
-        "section": ranks.section(sec),
-        "slowest": [
-            (
-                p,
-                str(s.get("rank")),
-                units.seconds(s.get("seconds")),
-                units.seconds(s.get("fastest_s")),
-            )
-            for p, s in (sec.slowest or {}).items()
-        ],
-        "how": [f"{k}: {v}." for k, v in (sec.method or {}).items()],
-    }
-
-
-def _trace(tt: TorchTrace | None, base_dir: str | None) -> dict[str, Any] | None:
-    """A link to tlparse's report (relative to the HTML file), or the command that would make it."""
-    if not tt:
-        return None
-    return {
-        "link": units.relative_link(tt.index, base_dir),
-        "index": tt.index,
-        "command": tt.command or "",
-        "error": str(tt.tlparse_error) if tt.tlparse_error else None,
-        "attach": tt.attach,
-        "note": tt.note or "",
-    }
-
-
 @dataclass(frozen=True)
 class HtmlRenderer(Renderer):
     """The self-contained HTML page; `fragment` leaves out the document shell and the script (a
@@ -194,8 +175,11 @@ class HtmlRenderer(Renderer):
                 fragment=self.fragment,
                 script=Markup(SCRIPT),
                 script_hash=digest,
-                ranks=_ranks(report.distributed),
-                trace=_trace(report.torch_trace, self.base_dir),
+                ranks=ranks.section(report.distributed),
+                trace=trace.section(report.torch_trace, self.base_dir),
+                break_even=break_even.section(report),
+                graphs=graphs.section(report.graphs),
+                environment=environment.section(report),
                 compile_table=compile_table.section(report.compile.graphs),
                 remedy_table=remedy_table.section(report),
                 remedy_skipped=remedy_table.skipped_line(report),

@@ -1,9 +1,9 @@
 """Markdown for GitHub issue text: verdict, key table, every section drawn from its description
-(report/layout.py), the advice in <details>."""
+(report/layout.py), the advice in <details>; the environment is the one-line footer, not its
+section (the HTML draws that)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -11,8 +11,18 @@ from .. import units
 from ..report import phases
 from ..report.layout import Section, Table
 from ..report.model import Report
-from ..report.sections import TorchTrace
-from . import breaks, compile_table, figures, measured, patches, ranks, remedy_table
+from . import (
+    break_even,
+    breaks,
+    compile_table,
+    figures,
+    graphs,
+    measured,
+    patches,
+    ranks,
+    remedy_table,
+    trace,
+)
 from .base import Renderer
 from .strategies import sections as strategy_sections
 
@@ -96,27 +106,6 @@ def _remedy_table(report: Report) -> list[str]:
     return ["", _esc(line)] if line else draw(remedy_table.section(report))
 
 
-def _trace(tt: TorchTrace | None) -> list[str]:
-    """The structured compile log to attach to a PyTorch issue, and how to render it."""
-    if not tt:
-        return []
-    attach = tt.attach
-    out = [
-        "",
-        f"Structured compile log (TORCH_TRACE) to attach to a PyTorch issue: `{attach}`"
-        + (
-            f" (and the other ranks' logs in `{os.path.dirname(attach)}`)"
-            if len(tt.logs) > 1
-            else ""
-        )
-        if attach
-        else "No structured compile log was written.",
-    ]
-    if not tt.index:
-        out.append(f"Render it with `{tt.command}`")
-    return out
-
-
 @dataclass(frozen=True)
 class MarkdownRenderer(Renderer):
     """Issue-ready Markdown (`--md`); `top` graph breaks are listed, the rest folded away, and
@@ -131,10 +120,11 @@ class MarkdownRenderer(Renderer):
         out += [f"- {_esc(r)}" for r in v.reasons]
         out += ["", *_rows(figures.section(report))]
         out += draw(breaks.section(report.graph_breaks.unique), self.top, fold=True)
+        out += draw(graphs.section(report.graphs), self.top)
         for sec in patches.sections(report):
             out += draw(sec)
         out += draw(compile_table.section(report.compile.graphs), self.top)
-        out += _remedy_table(report)
+        out += _remedy_table(report) + draw(break_even.section(report))
         for sec in phases.layouts(report):
             out += draw(sec)
         out += draw(breaks.recompiles_section(report.recompiles))
@@ -145,7 +135,7 @@ class MarkdownRenderer(Renderer):
             ["", "<details><summary>Advice</summary>", *advice, "", "</details>"] if advice else []
         )
         out += draw(ranks.section(report.distributed))
-        out += _trace(report.torch_trace)
+        out += draw(trace.section(report.torch_trace))
         for e in report.errors:
             out.append(f"\n> **Error in {_esc(e['phase'])}:** {_esc(e['message'])}")
         env = report.environment

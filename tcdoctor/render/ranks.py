@@ -1,13 +1,15 @@
-"""The distributed rank table's text, shared by every format: its headers, its cells, the summary.
+"""A distributed run's ranks, described once (report/layout.py) for every format: the rank table
+(one row per rank), the slowest rank of each phase beside the fastest rank's time, the summary
+lines (process group, compile skews, DDP, divergences, missing ranks) and how each cross-rank
+figure was measured (how lines: not in the terminal).
 
-Each renderer lays these strings out its own way (a tabulate table, a Markdown table, HTML cells,
-escaped there); nothing here knows a format. The figures are units.py's text, as everywhere.
+Nothing here knows a format; the figures are units.py's text, as everywhere.
 """
 
 from __future__ import annotations
 
 from .. import units
-from ..report.layout import Section, Table, notes
+from ..report.layout import Note, Section, Table, notes
 from ..report.sections import Distributed, RankRow
 
 HEADERS = [
@@ -23,6 +25,7 @@ HEADERS = [
     "peak mem",
     "",
 ]
+SLOWEST_HEADERS = ("phase", "slowest rank", "its time", "fastest rank's time")
 
 
 def _step(r: RankRow) -> str:
@@ -48,15 +51,25 @@ def _status(r: RankRow, sec: Distributed) -> str:
 
 
 def section(sec: Distributed | None) -> Section | None:
-    """A distributed run's rank table and the lines under it, for every format."""
+    """A distributed run's rank table, its slowest ranks, the lines under them and how each
+    cross-rank figure was measured, for every format."""
     if not sec:
         return None
+    how = tuple(Note(f"{k}: {v}.", how=True) for k, v in (sec.method or {}).items())
     return Section(
         "Ranks",
         detail=f"{len(sec.ranks)} of {sec.world_size}",
-        tables=(Table(HEADERS, rows(sec)),),
-        notes=notes(summary_lines(sec)),
+        tables=(Table(HEADERS, rows(sec)), Table(SLOWEST_HEADERS, slowest_rows(sec))),
+        notes=notes(summary_lines(sec)) + how,
     )
+
+
+def slowest_rows(sec: Distributed) -> list[list[str]]:
+    """Per phase: the slowest rank, its time and the fastest rank's time."""
+    return [
+        [p, str(s.get("rank")), units.seconds(s.get("seconds")), units.seconds(s.get("fastest_s"))]
+        for p, s in (sec.slowest or {}).items()
+    ]
 
 
 def rows(sec: Distributed) -> list[list[str]]:

@@ -1,4 +1,7 @@
-"""Short terminal summary: verdict, key figures, the top findings, the ranks of a distributed run."""
+"""Short terminal summary: verdict, key figures, the top findings, the ranks of a distributed run,
+the structured compile log. Each section is drawn from its one description (report/layout.py);
+the break-even, per-graph and environment sections are left out (the key figures carry the
+break-even and the graph count; the first line names the environment)."""
 
 from __future__ import annotations
 
@@ -10,8 +13,7 @@ from .. import units
 from ..report import phases
 from ..report.layout import Section, short
 from ..report.model import Report
-from ..report.sections import TorchTrace
-from . import breaks, compile_table, figures, patches, ranks, remedy_table
+from . import breaks, compile_table, figures, patches, ranks, remedy_table, trace
 from .base import Renderer
 from .strategies import sections as strategy_sections
 
@@ -47,7 +49,7 @@ class TerminalRenderer(Renderer):
         for sec in strategy_sections(report):
             lines += draw(sec)
         lines += draw(ranks.section(report.distributed))
-        lines += _trace_lines(report.torch_trace)
+        lines += draw(trace.section(report.torch_trace))
         for e in report.errors:
             lines.append(f"ERROR in phase {e['phase']}: {e['message']}")
         return "\n".join(lines)
@@ -89,12 +91,3 @@ def _remedy_lines(report: Report) -> list[str]:
     """Cold, warm and each tried remedy's first call and speed; or why none was tried."""
     line = remedy_table.skipped_line(report)
     return ["", line] if line else draw(remedy_table.section(report))
-
-
-def _trace_lines(tt: TorchTrace | None) -> list[str]:
-    """Where the structured compile logs are, and tlparse's report of them or the command."""
-    if not tt:
-        return []
-    if tt.index:
-        return ["", f"Structured compile logs: {tt.dir}; tlparse report: {tt.index}"]
-    return ["", f"Structured compile logs: {tt.dir}; render them with: {tt.command}"]

@@ -5,14 +5,19 @@ Every format draws the same description: the terminal (`render/terminal.py`: a t
 file names without their folders, no method lines), the Markdown (`render/markdown.py`: escaped
 cells, Markdown tables, every line) and the HTML (`templates/section.html.j2`, which iterates it).
 A section's builder (render/figures.py, breaks.py, patches.py, compile_table.py, remedy_table.py,
-strategies.py, ranks.py, measured.py, or a phase's own `Phase.layout` in report/phases/, as
-memory_graphs.py and drift.py) says what it shows once; a row added there shows in
-all three. Each figure is still written by `units.py`.
+strategies.py, ranks.py, trace.py (the structured compile log), measured.py, or a phase's own
+`Phase.layout` in report/phases/, as memory_graphs.py and drift.py) says what it shows once; a row
+added there shows in all three. A format may leave a whole section out: the terminal leaves out
+break_even.py's and graphs.py's (its key figures have the break-even and the graph count), and
+the terminal and the Markdown leave out environment.py's (the Markdown's footer names the
+environment in one line). Each figure is still written by `units.py`.
 
 Pitfalls: a cell or line that names a file carries its short form for the terminal (`Text`), so
-the builder, not the drawer, decides what may be shortened; a line that says how a figure was
-measured is a `Note(..., how=True)`: the terminal leaves it out (it shows figures; the method stays
-in the JSON, Markdown and HTML).
+the builder, not the drawer, decides what may be shortened; a `Text` with an `href` (a local file
+the HTML links to, relative to the HTML's folder) is a link in the HTML only: the terminal and the
+Markdown print its text, the path, since a link in a pasted issue would point nowhere; a line that
+says how a figure was measured is a `Note(..., how=True)`: the terminal leaves it out (it shows
+figures; the method stays in the JSON, Markdown and HTML).
 """
 
 from __future__ import annotations
@@ -25,13 +30,17 @@ from .. import units
 
 
 class Text(str):
-    """A cell or line, with the shorter form the terminal prints (file names without folders)."""
+    """A cell or line, with the shorter form the terminal prints (file names without folders) and,
+    for a local file, the link the HTML draws around it (`href`, already relative to the HTML's
+    folder: `units.relative_link`). A str method (`replace`, `+`) returns a plain str: both go."""
 
     short: str
+    href: str | None
 
-    def __new__(cls, full: str, short: str | None = None) -> Text:
+    def __new__(cls, full: str, short: str | None = None, href: str | None = None) -> Text:
         text = super().__new__(cls, full)
         text.short = full if short is None else short
+        text.href = href
         return text
 
 
