@@ -65,7 +65,37 @@ def contradictions(report: Report) -> list[str]:
 
 def parts_over_the_whole(report: Report) -> list[str]:
     """No compiled frame's time per call, nor the frames' sum, exceeds the compiled call's median
-    (each frame runs inside that call: a part is never bigger than the whole)."""
+    (each frame runs inside that call: a part is never bigger than the whole); Inductor's ISA
+    probe is no longer than the cold first call it happened in, nor than the frame that paid it."""
+    return _probe_over_the_first_call(report) + _frames_over_the_call(report)
+
+
+def _probe_over_the_first_call(report: Report) -> list[str]:
+    c = report.compile
+    probe = (c.isa_probe or {}).get("seconds")
+    if probe is None or c.first_call_s is None:
+        return []
+    out = []
+    if probe > c.first_call_s:
+        out.append(
+            f"the ISA probe took {probe:.3f} s, more than the first call's {c.first_call_s:.3f} s"
+        )
+    frame = next(
+        (
+            r
+            for r in (c.graphs.rows if c.graphs else [])
+            if r.get("compile_id") == c.isa_probe.get("frame")
+        ),
+        None,
+    )
+    if frame and frame.get("cold_s") is not None and probe > frame["cold_s"] * (1 + 1e-9):
+        out.append(
+            f"the ISA probe took {probe:.3f} s, more than frame {frame['compile_id']}'s cold compile"
+        )
+    return out
+
+
+def _frames_over_the_call(report: Report) -> list[str]:
     graphs, median = report.compile.graphs, report.runtime.compiled.median_s
     if graphs is None or not median:
         return []

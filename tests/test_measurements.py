@@ -5,6 +5,7 @@ The inductor tests compile for real (tens of seconds each on 2 CPU cores); they 
 
 import json
 import math
+import platform
 
 import pytest
 import torch
@@ -73,6 +74,14 @@ def test_cold_and_warm_compile_with_phases_and_cache_hits(overhead_report):
     assert ph["dynamo_s"] > 0 and ph["codegen_and_cpp_or_triton_s"] > 0
     assert ph["total_compile_s"] <= c["first_call_s"]
     assert c["native_compile_s"] and c["native_compile_s"] > 0
+    # Inductor's one-off CPU ISA probe, read from the cold cache folder: a part of the first
+    # frame's compile, never more than the compile; the warm process (a probed cache) has none
+    if platform.machine() in ("x86_64", "AMD64"):
+        probe = c["isa_probe"]
+        assert probe["builds"] >= 1 and 0 < probe["seconds"] <= ph["total_compile_s"], probe
+        frame = next(r for r in c["graphs"]["rows"] if r["compile_id"] == probe["frame"])
+        assert probe["seconds"] <= frame["cold_s"], (probe, frame)
+        assert probe["seconds"] <= c["cold_s"] - c["warm_s"], probe  # the warm call never pays it
 
 
 @pytest.mark.timing

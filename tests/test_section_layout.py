@@ -74,8 +74,8 @@ def test_a_row_a_table_row_and_a_line_added_to_the_description_show_in_all_three
 
     original = compile_table.section
 
-    def with_planted(graphs):
-        sec = original(graphs)
+    def with_planted(graphs, isa_probe=None):
+        sec = original(graphs, isa_probe)
         table = sec.tables[0]
         grown = dataclasses.replace(table, rows=[*table.rows, cells])
         return dataclasses.replace(

@@ -457,6 +457,15 @@ def test_compile_time_advice(cold, warm, advice):
         assert item.topic == "compile time" and advice in item.text
 
 
+@pytest.mark.parametrize("cold, warm", [(12.0, 1.5), (61.0, None)])
+def test_compile_time_advice_names_the_isa_probe_compiling_less_cannot_cut(cold, warm):
+    (item,) = advise_compile_time(Figures(cold_s=cold, warm_s=warm, isa_probe_s=8.9), dict(RULES))
+    assert "8.90 s of the cold first call is Inductor's one-off CPU ISA probe" in item.text
+    assert "compiling less does not cut it" in item.text
+    (plain,) = advise_compile_time(Figures(cold_s=cold, warm_s=warm), dict(RULES))
+    assert "ISA probe" not in plain.text
+
+
 def test_recompile_limit_advice_only_when_hit():
     assert advise_recompile_limit(Figures(recompile_limit=8), dict(RULES)) == []
     (item,) = advise_recompile_limit(Figures(limit_hit=True, recompile_limit=8), dict(RULES))

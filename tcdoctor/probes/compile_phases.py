@@ -17,9 +17,12 @@ skipped ("the compiled model is not available"), never timing a half-made callab
 
 from __future__ import annotations
 
+import os
+import time
+
 from ..report import counts
 from ..target.pristine import reset_rng_state
-from . import compile_graphs, dynamo_state, graph_breaks, guards, outputs
+from . import compile_graphs, dynamo_state, graph_breaks, guards, isa_probe, outputs
 from .context import PhaseContext
 from .first_call import first_call
 
@@ -37,6 +40,7 @@ def phase_compile(ctx: PhaseContext) -> dict:
     compiled = ctx.torch_compile(subject)
     reset_rng_state()
     n_before = len(dynamo_state.compilation_metrics())
+    began = time.time()  # wall clock, as the cache files' times; before the first call, untimed
     with dynamo_state.dynamo_logs() as logs:
         out, data = first_call(lambda: ctx.call(compiled), ctx.label, ctx.sync)
     data["break_sites"] = graph_breaks.break_sites(logs)  # which compiled region each break ends
@@ -47,6 +51,10 @@ def phase_compile(ctx: PhaseContext) -> dict:
             ctx.results["graph_breaks"], data["counted"]
         )
     ctx.first_call_metrics = dynamo_state.compilation_metrics()[n_before:]
+    if ctx.options.backend == "inductor":  # Inductor's one-off CPU probe, read from its files
+        data["isa_probe"] = isa_probe.measure(
+            os.environ.get("TORCHINDUCTOR_CACHE_DIR"), began, ctx.first_call_metrics
+        )
     data["graphs"] = compile_graphs.probe(  # where the compile time goes, frame by frame
         ctx.first_call_metrics,
         data["first_call_s"],

@@ -24,14 +24,30 @@ HEADERS = (
 UNUSED = "never runs in steady state"
 
 
-def section(graphs: CompileGraphs | None) -> Section | None:
-    """Every compiled frame of the cold first call, largest first, the check and the method."""
+def section(graphs: CompileGraphs | None, isa_probe: dict | None = None) -> Section | None:
+    """Every compiled frame of the cold first call, largest first, the check, which frame paid
+    Inductor's one-off CPU probe (`CompileTime.isa_probe`) and the method."""
     if not graphs or not graphs.rows:
         return None
     table = Table(
         HEADERS, [cells(r) for r in graphs.rows], more=lambda shown: rest_line(graphs, shown)
     )
-    return Section(TITLE, tables=(table,), notes=_check_notes(graphs), method=graphs.method or "")
+    line = probe_line(isa_probe)
+    notes = _check_notes(graphs) + ((Note(line),) if line else ())
+    return Section(TITLE, tables=(table,), notes=notes, method=graphs.method or "")
+
+
+def probe_line(probe: dict | None) -> str | None:
+    """Which frame's cold time holds Inductor's CPU ISA probe, and that a persistent cache folder
+    never pays it again; None when there was no probe to name."""
+    if not probe or probe.get("seconds") is None:
+        return None
+    who = f"frame {probe['frame']}'s" if probe.get("frame") else "the first call's"
+    return (
+        f"{who} cold time includes {units.seconds(probe['seconds'])} of Inductor's CPU ISA probe "
+        f"({units.count(probe.get('builds'))} test builds): paid once per empty cache folder (a "
+        "fresh container, CI), not by your model's graphs; a cache folder that persists pays it once"
+    )
 
 
 def _function(row: dict) -> Text:

@@ -180,7 +180,9 @@ class HtmlRenderer(Renderer):
                 break_even=break_even.section(report),
                 graphs=graphs.section(report.graphs),
                 environment=environment.section(report),
-                compile_table=compile_table.section(report.compile.graphs),
+                compile_table=compile_table.section(
+                    report.compile.graphs, report.compile.isa_probe
+                ),
                 remedy_table=remedy_table.section(report),
                 remedy_skipped=remedy_table.skipped_line(report),
                 remedy_chart=charts.first_calls(remedy_table.bars(report)),

@@ -123,7 +123,9 @@ class MarkdownRenderer(Renderer):
         out += draw(graphs.section(report.graphs), self.top)
         for sec in patches.sections(report):
             out += draw(sec)
-        out += draw(compile_table.section(report.compile.graphs), self.top)
+        out += draw(
+            compile_table.section(report.compile.graphs, report.compile.isa_probe), self.top
+        )
         out += _remedy_table(report) + draw(break_even.section(report))
         for sec in phases.layouts(report):
             out += draw(sec)

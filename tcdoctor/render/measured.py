@@ -138,6 +138,7 @@ def compile_section(c: CompileTime) -> Section:
             "compile_times(): compile_file, summed over jobs; parallel jobs can add up to more "
             "than the wall time",
         ),
+        *_probe_rows(c.isa_probe),
         Row(
             "recompiles triggered by variants",
             units.seconds(c.recompile_time_s),
@@ -145,6 +146,20 @@ def compile_section(c: CompileTime) -> Section:
         ),
     ]
     return Section("Compile time", rows=tuple(rows))
+
+
+def _probe_rows(probe: dict | None) -> tuple[Row, ...]:
+    """Inductor's one-off CPU ISA probe inside the cold first call (inductor reports only)."""
+    if probe is None:
+        return ()
+    label = "of which Inductor's CPU ISA probe"
+    if probe.get("not_measured"):
+        return (Row(label, units.NA, f"not measured: {probe['not_measured']}"),)
+    if probe.get("seconds") is None:
+        return (
+            Row(label, "none", "no probe was built in this compile: " + _text(probe.get("method"))),
+        )
+    return (Row(label, units.seconds(probe["seconds"]), _text(probe.get("method"))),)
 
 
 def guards_section(g: Guards) -> Section:

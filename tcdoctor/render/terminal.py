@@ -41,7 +41,7 @@ class TerminalRenderer(Renderer):
         lines += draw(breaks.section(report.graph_breaks.unique), limit)
         for sec in patches.sections(report):
             lines += draw(sec)
-        lines += draw(compile_table.section(report.compile.graphs), limit)
+        lines += draw(compile_table.section(report.compile.graphs, report.compile.isa_probe), limit)
         lines += _remedy_lines(report)
         for sec in phases.layouts(report):
             lines += draw(sec)

@@ -411,6 +411,18 @@ def _remedy_text(fig: Figures, name: str) -> str | None:
     )
 
 
+def _probe_text(fig: Figures) -> str:
+    """The part of the cold first call that is Inductor's one-off CPU probe, when it was read:
+    compiling less does not cut it, a cache folder that persists does."""
+    if not fig.isa_probe_s or not fig.cold_s:
+        return ""
+    return (
+        f" {units.seconds(fig.isa_probe_s)} of the cold first call is Inductor's one-off CPU "
+        "ISA probe (compile.isa_probe), paid once per empty cache folder: compiling less does "
+        "not cut it; a cache folder that persists does."
+    )
+
+
 def advise_compile_time(fig: Figures, rules: dict) -> list[Advice]:
     """A long or cache-sensitive compile: keep the cache, compile less; a remedy the analysis
     measured is cited with its figures instead of suggested."""
@@ -424,14 +436,19 @@ def advise_compile_time(fig: Figures, rules: dict) -> list[Advice]:
         )
         shipped = _remedy_text(fig, "portable_cache")
         text += f" {shipped[0].upper()}{shipped[1:]}." if shipped else ""
+        text += _probe_text(fig)
         return [advice_item("compile time", text, "compile.cold_s / compile.warm_s")]
     if fig.cold_s and fig.cold_s > rules["compile_seconds_warn"]:
         regional = _remedy_text(fig, "regional")
-        text = f"The first call compiles for {units.seconds(fig.cold_s)}. " + (
-            f"{regional[0].upper()}{regional[1:]}; keep the inductor cache too."
-            if regional
-            else "Consider compiling only the hot submodules (regional compilation) and keeping "
-            "the inductor cache."
+        text = (
+            f"The first call compiles for {units.seconds(fig.cold_s)}. "
+            + (
+                f"{regional[0].upper()}{regional[1:]}; keep the inductor cache too."
+                if regional
+                else "Consider compiling only the hot submodules (regional compilation) and keeping "
+                "the inductor cache."
+            )
+            + _probe_text(fig)
         )
         return [advice_item("compile time", text, "compile.cold_s")]
     return []

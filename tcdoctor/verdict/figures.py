@@ -85,6 +85,7 @@ class Figures:
     sequence: dict | None = None  # how many processes timed and why they stopped
     probe_text: str = ""  # the other allocator regime's probe (glibc's thresholds pinned), if run
     medians_where: str = ""  # which process eager_s/compiled_s come from, when several timed
+    isa_probe_s: float | None = None  # Inductor's one-off CPU ISA probe inside cold_s, if read
 
     @classmethod
     def from_report(cls, report: Report) -> Figures:
@@ -158,6 +159,7 @@ class Figures:
             sequence=rt.sequence,
             probe_text=units.probes(rt.processes),
             medians_where=_medians_where(rt.processes),
+            isa_probe_s=(c.isa_probe or {}).get("seconds"),
         )
 
     def claim(self, rules: dict) -> str:

@@ -81,7 +81,7 @@ class CompileTime(Record):
     """
 
     DERIVED = ("cold_s", "cold_cache")
-    OMIT_NONE = ("not_measured", "warm_not_measured", "graphs", "remedies")
+    OMIT_NONE = ("not_measured", "warm_not_measured", "graphs", "remedies", "isa_probe")
 
     first_call_s: float | None = None
     warm_s: float | None = None
@@ -100,6 +100,8 @@ class CompileTime(Record):
     recompile_time_s: float | None = None
     graphs: CompileGraphs | None = None
     remedies: CompileRemedies | None = None  # tried remedies for the cold start, when planned
+    # Inductor's one-off CPU ISA probe inside the cold first call (probes/isa_probe.py); inductor only
+    isa_probe: dict[str, Any] | None = None
     not_measured: str | None = None
     warm_not_measured: str | None = None
 

@@ -1,0 +1,112 @@
+"""Inductor's CPU vector-ISA probe inside the cold first call: how long it took and which frame's
+compile paid it, read afterwards from the files it left in the process's own (empty) cache folder.
+
+The first time a process compiles C++ kernels into an inductor cache folder, Inductor checks which
+vector instruction sets (AVX-512, AVX2, …) the compiler and CPU support by building one small
+library per candidate set and feature (`torch._inductor.cpu_vec_isa`, `VecISA.check_build` of
+`VecISA._avx_code` and the subclasses' `_avx512_bf16_code`, `_amx_code`, …) and loading it. On a 2-core CI machine that took 8.7–8.9 s, against about
+1.4 s for a small model's own graphs: a fresh process with an empty cache (a new container, CI)
+pays it once; a developer whose cache folder persists (`/tmp/torchinductor_$USER`) paid it once
+and never again. It falls inside the first compiled frame's compile time (CompilationMetrics
+count it there, in the codegen phase), so without this figure the frame table blames the user's
+first frame for a cost of the machine.
+
+Method: after the first call, the cache folder's `.cpp` files whose text is the probe's source are
+the probe's builds; the span runs from the first such source written to the last library built
+(file modification times), so it leaves out the load check of the last library (a short
+subprocess) and is a lower bound. Only files written since the first call began count. Nothing
+runs inside the timed call: the files are read after it.
+
+Pitfalls: the check sources are PyTorch's private attributes: when they are gone the figure is "not
+measured" with why; a compile that built no C++ (a GPU model, `TORCHINDUCTOR_VEC_ISA_OK` set, a
+cache folder already probed) left no probe files and paid nothing: the figure says "none".
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+# file systems that keep whole seconds: a file written in the first call's first second counts
+SLACK_S = 1.0
+METHOD = (
+    "the probe's builds in this process's empty inductor cache folder (VecISA.check_build's "
+    "sources and libraries): from the first source written to the last library built, by file "
+    "times, read after the first call; a lower bound (the last library's load check is left out)"
+)
+
+
+def _sources() -> set[str]:
+    """The C++ sources the ISA checks build (`VecISA._avx_code` and its subclasses' own checks:
+    `_avx512_bf16_code`, `_amx_code`, …), empty when PyTorch's private names are gone."""
+    try:
+        from torch._inductor import cpu_vec_isa
+    except ImportError:
+        return set()
+    base = getattr(cpu_vec_isa, "VecISA", None)
+    classes = [
+        c
+        for c in vars(cpu_vec_isa).values()
+        if isinstance(c, type) and base and issubclass(c, base)
+    ]
+    return {
+        v
+        for c in classes
+        for k, v in vars(c).items()
+        if k.startswith("_") and k.endswith("_code") and isinstance(v, str)
+    }
+
+
+def _builds(folder: str, sources: set[str], since: float) -> list[tuple[float, float]]:
+    """(source written, library built) file times of each probe build written since `since`."""
+    out = []
+    for root, _, names in os.walk(folder):
+        for name in names:
+            if not name.endswith(".cpp") or name.endswith(".main.cpp"):
+                continue
+            cpp = os.path.join(root, name)
+            lib = cpp[: -len(".cpp")] + ".so"
+            try:
+                if os.path.getmtime(cpp) < since - SLACK_S or not os.path.exists(lib):
+                    continue
+                with open(cpp, encoding="utf-8", errors="replace") as f:
+                    if f.read() not in sources:
+                        continue
+                out.append((os.path.getmtime(cpp), os.path.getmtime(lib)))
+            except OSError:
+                continue
+    return out
+
+
+def _frame(metrics: list, start: float) -> str | None:
+    """The compile id of the frame whose compile window (CompilationMetrics' wall-clock start and
+    end) holds the probe's start; None when no window does."""
+    for m in metrics:
+        begin, end = getattr(m, "start_time_us", None), getattr(m, "end_time_us", None)
+        if begin is not None and end is not None and begin / 1e6 <= start <= end / 1e6:
+            return str(getattr(m, "compile_id", "")) or None
+    return None
+
+
+def measure(folder: str | None, since: float, metrics: list) -> dict[str, Any]:
+    """The probe in the cold first call: {"seconds", "builds", "frame", "method"}; "seconds" None
+    with "none" (no probe was built) or "not_measured" (why it cannot be read)."""
+    sources = _sources()
+    if not folder or not os.path.isdir(folder):
+        return {"seconds": None, "not_measured": "no inductor cache folder to read"}
+    if not sources:
+        return {
+            "seconds": None,
+            "not_measured": "PyTorch's private VecISA check sources (torch._inductor.cpu_vec_isa) "
+            "are gone: the probe's builds cannot be told from the model's",
+        }
+    builds = _builds(folder, sources, since)
+    if not builds:
+        return {"seconds": None, "builds": 0, "none": True, "method": METHOD}
+    start, end = min(b[0] for b in builds), max(b[1] for b in builds)
+    return {
+        "seconds": max(0.0, end - start),
+        "builds": len(builds),
+        "frame": _frame(metrics, start),
+        "method": METHOD,
+    }
