@@ -328,6 +328,24 @@ def test_the_section_is_typed_and_written_only_when_measured():
     assert bare.compile.graphs is None and "graphs" not in bare.to_dict()["compile"]
 
 
+def test_the_check_line_never_prints_a_part_larger_than_its_whole():
+    """The frames' timers run inside the first call; its compile part (first call − eager call) is
+    an estimate that an eager call slower than the compiled call's own run leaves short."""
+    from tcdoctor.render.compile_table import sum_line
+
+    over = sum_line({"rows_cold_s": 10.56, "first_call_compile_s": 10.55, "coverage": 1.001})
+    assert over.startswith("frames sum to 10.56 s: all of the first call's compile time")
+    assert (
+        "estimates it at 10.55 s, 10.00 ms short" in over
+        and "of the first call's 10.55" not in over
+    )
+    under = sum_line({"rows_cold_s": 0.645, "first_call_compile_s": 0.659, "coverage": 0.979})
+    assert under == (
+        "frames sum to 645.00 ms of the first call's 659.00 ms compile time "
+        "(first call − eager call; coverage 98%)"
+    )
+
+
 def test_every_renderer_shows_the_frames_that_take_most_of_the_cold_time():
     from tcdoctor.render import compile_table
     from tcdoctor.render.html import HtmlRenderer
