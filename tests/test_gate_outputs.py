@@ -4,6 +4,7 @@ exit path with per-target testcase ids, the annotations cap, flags a saved repor
 `diff`'s regressions and exit code. One real analysis only: `build()` raising (exit 3)."""
 
 import json
+import os
 import pathlib
 import re
 
@@ -142,6 +143,31 @@ def test_junit_and_the_summary_are_written_on_exit_2_and_3(tmp_path, args, code,
         summary.startswith("## tcdoctor check: 0 passed, 0 failed, 1 error(s)") and text in summary
     )
     assert "::error title=tcdoctor check error%3A tcdoctor check::" in out
+
+
+def test_a_rank_that_could_not_join_still_gets_its_junit_error_as_the_docs_say(
+    tmp_path, monkeypatch
+):
+    """Exit 70 has two causes: a rank that could not join the process group is a ChildFailed
+    (tcdoctor's setup or the environment), judged nothing and written as one JUnit error like exit
+    2 and 3; only an internal error (an exception of tcdoctor's own) writes no JUnit file."""
+    from tcdoctor.errors import EXIT_INTERNAL, ChildFailed
+    from tcdoctor.gate.outputs import Gate
+
+    for name in [k for k in os.environ if k.startswith("GITHUB_")]:  # no step summary here
+        monkeypatch.delenv(name)
+    msg = "rank 1: could not join the process group: connection refused"
+    Gate(str(tmp_path / "j.xml"), {}, False).not_judged(
+        ChildFailed(msg, EXIT_INTERNAL), "dist.py:build"
+    )
+    suite = suite_of(tmp_path / "j.xml")
+    (case,) = list(suite)
+    assert (suite.tests, suite.errors) == (1, 1) and msg in case.result[0].message
+    readme = (pathlib.Path(ROOT) / "README.md").read_text()
+    assert "`--junit` is written on every exit but an internal error's 70 and 141" in readme
+    ci = (pathlib.Path(ROOT) / "docs" / "ci.md").read_text()
+    row = next(line for line in ci.splitlines() if line.startswith("| 70 |"))
+    assert "could not join the process group" in row and "one JUnit error" in row
 
 
 def test_an_incomplete_report_fails_analysis_complete_with_exit_1_as_help_and_docs_say(tmp_path):

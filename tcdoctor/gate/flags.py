@@ -138,8 +138,8 @@ def check_params() -> list[Param]:
         _out(
             "--junit",
             "junit_path",
-            "Write the checks as JUnit XML here (one testcase per check; also on exit 2 and 3, as "
-            "one testcase with the error).",
+            "Write the checks as JUnit XML here (one testcase per check; also on exit 2 and 3 and "
+            "when a rank could not join the process group (70), as one testcase with the error).",
         ),
         _out(
             "--json",
