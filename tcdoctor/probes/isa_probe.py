@@ -58,21 +58,25 @@ def _sources() -> set[str]:
 
 
 def _builds(folder: str, sources: set[str], since: float) -> list[tuple[float, float]]:
-    """(source written, library built) file times of each probe build written since `since`."""
+    """(source written, library built) file times of each probe build written since `since`. A
+    file is read only when its size is a check source's: a model's kernels (up to megabytes each,
+    hundreds in a large model) are told apart by one stat."""
+    sizes = {len(s.encode()) for s in sources}
     out = []
     for root, _, names in os.walk(folder):
         for name in names:
-            if not name.endswith(".cpp") or name.endswith(".main.cpp"):
+            if not name.endswith(".cpp"):
                 continue
             cpp = os.path.join(root, name)
             lib = cpp[: -len(".cpp")] + ".so"
             try:
-                if os.path.getmtime(cpp) < since - SLACK_S or not os.path.exists(lib):
+                st = os.stat(cpp)
+                if st.st_mtime < since - SLACK_S or st.st_size not in sizes:
                     continue
                 with open(cpp, encoding="utf-8", errors="replace") as f:
-                    if f.read() not in sources:
+                    if f.read() not in sources or not os.path.exists(lib):
                         continue
-                out.append((os.path.getmtime(cpp), os.path.getmtime(lib)))
+                out.append((st.st_mtime, os.path.getmtime(lib)))
             except OSError:
                 continue
     return out
