@@ -1,6 +1,13 @@
 """tcdoctor's paired timing (probes/timing.measure) against PyTorch's `blocked_autorange` in ONE
 process, alternated, as an equivalence test (issue 43 item 9), and the power of that test.
 
+The models (`callables(model=...)`, `--model`): "smallconv" (benchmarks/smallconv.py, aot_eager: no
+C++ compile), "resnet18" (benchmarks/resnet18.py at 224×224, Inductor: calls of ~50 ms on one thread,
+where a round holds one or two samples and the switch from the other side shows: the compiled
+ResNet-18 read 0.89-0.97× by tcdoctor's rounds before their untimed switch sample, 0.76-0.85× by
+`blocked_autorange`), and "train" (a whole training step of an MLP, zero_grad, forward, loss,
+backward, Adam step, compiled with aot_eager; each side trains its own copy).
+
 The comparison (`compare`). One process, one compiled callable and its eager model, one thread.
 `blocks` times: `blocked_autorange` (min_run_time per side), tcdoctor's `measure` over a short
 budget (whole budget, no stopping rule), `blocked_autorange` again, the sides' order alternating
@@ -23,7 +30,8 @@ in tcdoctor's timing, nothing in the shipped timed path pays for it: `planted(fa
 replaces probes/timing._batch (the one timed sample) for the duration with a wrapper that
 multiplies its result by `factor`, for every sample ("both": a clock reading 10% slow) or for the
 compiled callable's only ("compiled": a per-call cost on the compiled side, i.e. a speedup biased
-by 10%). Trials alternate none / both / compiled, each the whole comparison on the same process's
+by 10%); "old-rounds" puts back the rounds as they were before issue 50 (no untimed switch sample:
+the bias a real model showed, not a planted factor). Trials alternate none / both / compiled, each the whole comparison on the same process's
 callables, and the script prints P(fail) of each among the trials that answered, with its Wilson
 95% interval, how many could not answer, and the seconds a trial took.
 
@@ -37,8 +45,8 @@ until other programs use under half a core.
 With `--confirm` each trial is the test's own rule (tests/test_fidelity_in_process.py): a failed
 comparison is confirmed by a second before the trial counts as failed, so P(fail) is the test's.
 
-Usage: python benchmarks/fidelity_in_process.py [--trials 40] [--blocks 8] [--factor 1.10]
-       [--plants none,both,compiled] [--confirm]
+Usage: python benchmarks/fidelity_in_process.py [--model smallconv|resnet18|train] [--trials 40]
+       [--blocks 8] [--factor 1.10] [--plants none,both,compiled,old-rounds] [--confirm]
 """
 
 from __future__ import annotations
@@ -76,20 +84,74 @@ MAX_S = 16.0
 MIN_BLOCKS = 5  # fewer clean blocks than this: no answer ("can't tell"), the machine is too busy
 
 
-def callables(threads: int = 1) -> tuple[Callable[[], Any], Callable[[], Any]]:
-    """benchmarks/smallconv.py's eval model and its aot_eager compilation (no C++ compile), warmed
-    up; both called with no_grad held by the caller."""
-    import smallconv
+MODELS = ("smallconv", "resnet18", "train")
+# blocks per comparison: ResNet-18's calls are ~25 times smallconv's, so fewer (each ~2.5 s)
+MODEL_BLOCKS = {"smallconv": BLOCKS, "resnet18": MIN_BLOCKS + 1, "train": BLOCKS}
+
+
+def _train_step(seed: int, backend: str | None) -> Callable[[], Any]:
+    """A whole training step of a small MLP (zero_grad, forward, loss, backward, Adam step) on its
+    own copy, compiled whole with `backend` (None: eager)."""
+    import torch
+    from torch import nn
+
+    torch.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 256))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x, y = torch.randn(64, 256), torch.randn(64, 256)
+
+    def step() -> Any:
+        opt.zero_grad(set_to_none=True)
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    return step if backend is None else torch.compile(step, backend=backend)
+
+
+def callables(
+    threads: int = 1, model: str = "smallconv"
+) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """The eager and compiled callables of `model` (MODELS, the module docstring), warmed up; a
+    forward model is called with no_grad held by the caller, the training step holds grad mode
+    itself."""
     import torch
 
     torch.set_num_threads(threads)
-    model, args = smallconv.build()
-    compiled = torch.compile(model, backend="aot_eager")
+    if model == "train":
+        eager, compiled = _train_step(0, None), _train_step(0, "aot_eager")
+        with torch.enable_grad():
+            for _ in range(3):
+                compiled()
+                eager()
+        return _with_grad(eager), _with_grad(compiled)
+    if model == "resnet18":
+        import resnet18
+
+        net, args = resnet18.build()
+        compiled = torch.compile(resnet18.build()[0])
+    else:
+        import smallconv
+
+        net, args = smallconv.build()
+        compiled = torch.compile(net, backend="aot_eager")
     with torch.no_grad():
         for _ in range(3):
             compiled(*args)
-            model(*args)
-    return (lambda: model(*args)), (lambda: compiled(*args))
+            net(*args)
+    return (lambda: net(*args)), (lambda: compiled(*args))
+
+
+def _with_grad(step: Callable[[], Any]) -> Callable[[], Any]:
+    """The step under grad mode, whatever the caller holds (compare's callers hold no_grad)."""
+    import torch
+
+    def call() -> Any:
+        with torch.enable_grad():
+            return step()
+
+    return call
 
 
 def _blocked(eager: Callable, compiled: Callable, first: str) -> dict[str, float]:
@@ -195,6 +257,10 @@ def planted(factor: float, side: str, compiled: Callable) -> Iterator[None]:
     if side == "none":
         yield
         return
+    if side == "old-rounds":
+        with _old_rounds():
+            yield
+        return
 
     def biased(fn, *a, **k):
         t = original(fn, *a, **k)
@@ -205,6 +271,28 @@ def planted(factor: float, side: str, compiled: Callable) -> Iterator[None]:
         yield
     finally:
         timing._batch = original
+
+
+@contextlib.contextmanager
+def _old_rounds() -> Iterator[None]:
+    """Test-only: tcdoctor's rounds as they were before issue 50, without the untimed switch
+    sample (the median of one or two samples was then the switch sample itself)."""
+    from tcdoctor.probes import timing
+
+    shipped = timing._round
+
+    def old(fn, k, r, sync, context, switch=1):
+        before = load.snapshot()
+        times = [timing._batch(fn, k, sync, None, context) for _ in range(r)]
+        after = load.snapshot()
+        window = after.since(before) if before is not None and after is not None else None
+        return timing._Round(statistics.median(times), None, window)
+
+    timing._round = old
+    try:
+        yield
+    finally:
+        timing._round = shipped
 
 
 def _wilson(k: int, n: int) -> tuple[float, float]:
@@ -240,10 +328,13 @@ def _wait_for_a_free_core(others_max: float = 0.5, look_s: float = 2.0) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--trials", type=int, default=40, help="trials per condition")
-    ap.add_argument("--blocks", type=int, default=BLOCKS)
+    ap.add_argument("--blocks", type=int, default=None, help="default: the model's (MODEL_BLOCKS)")
+    ap.add_argument("--model", choices=MODELS, default="smallconv")
     ap.add_argument("--factor", type=float, default=1.10)
     ap.add_argument(
-        "--plants", default="none,both,compiled", help="conditions, comma-separated, alternated"
+        "--plants",
+        default="none,both,compiled",
+        help="conditions, comma-separated, alternated (none, both, compiled, old-rounds)",
     )
     ap.add_argument(
         "--confirm",
@@ -253,7 +344,8 @@ def main() -> None:
     a = ap.parse_args()
     import torch
 
-    eager, compiled = callables()
+    eager, compiled = callables(model=a.model)
+    blocks = a.blocks or MODEL_BLOCKS[a.model]
     conditions = tuple(a.plants.split(","))
     outcomes: dict[str, list[str]] = {c: [] for c in conditions}
     seconds: list[float] = []
@@ -263,10 +355,10 @@ def main() -> None:
             for cond in conditions:
                 t0 = time.perf_counter()
                 with planted(a.factor, cond, compiled):
-                    comp = compare(eager, compiled, a.blocks)
+                    comp = compare(eager, compiled, blocks)
                     answer, row = verdict(comp)
                     if a.confirm and answer == "fail":  # tests/test_fidelity_in_process.py's rule
-                        comp = compare(eager, compiled, a.blocks)
+                        comp = compare(eager, compiled, blocks)
                         answer, row = verdict(comp)
                         answer = "fail" if answer == "fail" else f"first failed, then {answer}"
                 seconds.append(time.perf_counter() - t0)

@@ -30,18 +30,24 @@ import fidelity_in_process as fip  # noqa: E402
 
 
 @pytest.mark.timing
-def test_tcdoctor_timing_equals_blocked_autorange_within_5_percent():
+@pytest.mark.parametrize("model", fip.MODELS)
+def test_tcdoctor_timing_equals_blocked_autorange_within_5_percent(model):
     """A failed comparison is confirmed by a second one before the test fails: one comparison
     failed 2 of 28 times with no bias (a noisy block widening the interval) and 27 of 27 with a
     10% bias, so two in a row fail about 0.5% of the time with none and still every time with a
-    10% bias (the comparisons taken as independent). ~15 s; ~30 s when the first fails."""
+    10% bias (the comparisons taken as independent). ~15 s; ~30 s when the first fails.
+
+    Three models (issue 50): the small conv net; ResNet-18 compiled with Inductor, whose ~50 ms
+    calls on one thread left one sample a round, and whose rounds read the switch from the other
+    side before the untimed switch sample (0.89-0.97× against 0.76-0.85×: this test failed then,
+    `--plants old-rounds` in the benchmark puts those rounds back); a whole training step."""
     import torch
 
-    eager, compiled = fip.callables()
+    eager, compiled = fip.callables(model=model)
     seen = []
     for _ in range(2):
         with torch.no_grad():
-            comp = fip.compare(eager, compiled)
+            comp = fip.compare(eager, compiled, fip.MODEL_BLOCKS[model])
         answer, sides = fip.verdict(comp)
         if answer == "can't tell":
             pytest.skip(

@@ -237,6 +237,30 @@ def test_threads_beyond_the_free_cores_are_named_with_what_to_do():
     assert thread_reason(replace(loaded, others_cores=0.2)) is None  # quiet: no claim
     assert thread_reason(replace(loaded, threads=1)) is None  # one thread fits the free core
     assert thread_reason(replace(loaded, cpu_count=8)) is None  # cores to spare
+    # the machine full (the step's own CPU use and the others'): named; idle cores left: not
+    assert thread_reason(replace(loaded, idle_cores=0.1)) == text
+    assert thread_reason(replace(loaded, idle_cores=1.2)) is None
+
+
+def test_a_gpu_step_on_a_quiet_16_core_machine_gets_no_thread_advice_and_no_load():
+    """Issue 50: 16 threads, one core of others, the step waiting on its GPU (one core busy): 14
+    cores idle, so no thread advice and no process counted as loaded; the same figures without
+    idle cores read (a report from before) keep the old rule."""
+    from dataclasses import replace
+
+    from tcdoctor.report.runtime_processes import loaded_share, under_load
+    from tcdoctor.verdict.decision import thread_reason
+    from tcdoctor.verdict.figures import Figures
+
+    gpu = Figures(speedup=1.0, ci_low=0.9, ci_high=1.1, threads=16, cpu_count=16, others_cores=1.0)
+    assert "--threads 15" in thread_reason(gpu)  # the old reading, no idle figure
+    assert thread_reason(replace(gpu, idle_cores=14.0)) is None
+    quiet = {"other_cores_median": 1.0, "idle_cores_median": 14.0, "loaded_pairs": 0}
+    row = {"process": "cold", "samples": 19, "load": quiet}
+    assert loaded_share(row) == 0.0 and under_load([row]) is None
+    full = {**quiet, "idle_cores_median": 0.2}
+    assert loaded_share({**row, "load": full}) == 1.0
+    assert under_load([{**row, "load": full}])["sustained"]
 
 
 def test_an_undecided_speed_that_could_never_repay_the_compile_is_dont_compile():

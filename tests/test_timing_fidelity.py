@@ -93,9 +93,9 @@ def test_timed_batches_hold_no_grad_instead_of_entering_it_per_call(monkeypatch)
     rt = runner.measure("runtime")
     monkeypatch.undo()
     # eager and compiled samples (samples_per_round of them in each side's round of each pair,
-    # pairs rerun under load included), plus the two size estimates
+    # after its untimed switch sample; pairs rerun under load included), plus the two estimates
     pairs = rt["samples"] + (rt.get("load") or {}).get("retimed_pairs", 0)
-    batches = 2 * pairs * rt["samples_per_round"] + 2
+    batches = 2 * pairs * (rt["samples_per_round"] + 1) + 2
     assert grad_seen == {False}  # every eager timed call ran under no_grad (the compiled
     # wrapper calls the traced graph, not this forward)
     assert rt["calls_per_sample"] >= 10 and calls[0] >= rt["samples"] * rt["calls_per_sample"]

@@ -482,9 +482,16 @@ def test_numerics_advice_only_on_failure():
 def test_mode_advice_when_cuda_graphs_were_skipped():
     assert advise_mode(Figures(mode="reduce-overhead"), dict(RULES)) == []
     assert advise_mode(Figures(mode="max-autotune", cudagraph_skips=1), dict(RULES)) == []
+    # a report from before PyTorch's reasons were read: the count, never a made-up reason
     figs = Figures(mode="reduce-overhead", cudagraph_skips=2, device="cpu")
     (item,) = advise_mode(figs, dict(RULES))
-    assert "had no effect" in item.text and "(2 skip(s) recorded) — on cpu" in item.text
+    assert "(2 skip(s) recorded)" in item.text and "does not hold its reason" in item.text
+    assert "nothing for it to capture" not in item.text and "default mode" not in item.text
+    # with the reasons: PyTorch's words, for any mode that asks for CUDA graphs
+    g = {"graphs": 2, "skipped": 1, "captured": 1, "reasons": [{"reason": "r", "count": 1}]}
+    (item,) = advise_mode(Figures(mode="max-autotune", cudagraphs=g), dict(RULES))
+    assert "1 of 2 compiled graph(s) (1 captured)" in item.text and "«r»" in item.text
+    assert advise_mode(Figures(mode="max-autotune", cudagraphs={**g, "skipped": 0}), {}) == []
 
 
 def test_one_advice_item_per_break_and_per_recompile():

@@ -7,6 +7,7 @@ fixes and the ablation are each one call of it with something changed.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable
 
 import torch
@@ -14,6 +15,7 @@ import torch
 from ..options import Options
 from ..probes import (
     calls,
+    cudagraphs,
     dynamo_state,
     first_call,
     guards,
@@ -60,9 +62,11 @@ def timed_figures(
     sync: Callable[[], None],
     budget_s: float,
     against: float | None = None,
+    held: memory.Held | None = None,
 ) -> tuple[dict, str]:
     """Eager vs compiled on `ca`, paired (timing.measure, until the CI answers `question(against)`
-    or the budget ends): the figures every timed row carries, and how they were measured."""
+    or the budget ends): the figures every timed row carries, and how they were measured. `held`:
+    the compiled copy's held-memory window, closed after its warm-up."""
     rt = timing.measure(
         calls.one_call(eager, ca, w, device),
         calls.one_call(compiled, ca, w, device),
@@ -70,6 +74,8 @@ def timed_figures(
         budget_s,
         calls.batch_context(w),
         question(against),
+        timing.block_calls(device.type),
+        held,
     )
     figures = {
         "eager_median_s": rt["eager"]["median_s"],
@@ -95,44 +101,75 @@ def timed_pair(
     backend: str,
     after_first_call: Callable[[], None] | None = None,
     against: float | None = None,
+    mode: str | None = None,
 ) -> dict:
     """First call (compile), then paired timing and memory of compiled vs eager on the workload's inputs
     (timed until the CI says where the speedup lies against eager, the required speedup and `against`).
 
     `make()` returns (eager callable, compiled callable), each on its own pristine copy; numerics
     compare their first calls with every RNG reset (a random model's only with --fallback-random:
-    probes/numerics.py).
+    probes/numerics.py), each on its own copy of the inputs as they were before any call (a call
+    that changes its inputs in place is judged on them, never fed the other side's changes).
     """
     ca, call, sync = w.call_args, caller(w, device), calls.synchronizer(device)
+    pristine_ca = copy.deepcopy(ca)  # before any call of this row
+
+    def own_inputs() -> Any:
+        return copy.deepcopy(pristine_ca)
+
     eager, compiled = make()
     reset_rng_state()
-    e_out = outputs.snapshot(call(eager, ca))
+    e_ca = own_inputs()
+    e_out = outputs.snapshot(call(eager, e_ca), inputs=(e_ca, pristine_ca))
     dynamo_state.fresh()
     reset_rng_state()
-    with dynamo_state.dynamo_logs() as logs:
-        c_out, first = first_call.first_call(lambda: call(compiled, ca), label, sync)
-    c_out = outputs.snapshot(c_out)
+    held = memory.Held(device).start()  # closed after the compiled copy's warm-up (CUDA)
+    n_before = len(dynamo_state.compilation_metrics())
+    c_ca = own_inputs()
+    with dynamo_state.dynamo_logs() as logs, cudagraphs.capture() as skips:
+        c_out, first = first_call.first_call(lambda: call(compiled, c_ca), label, sync, device)
+    graphs = cudagraphs.summary(
+        mode,
+        skips,
+        cudagraphs.metrics_reasons(dynamo_state.compilation_metrics()[n_before:]),
+        device.type,
+    )
+    c_out = outputs.snapshot(c_out, inputs=(c_ca, pristine_ca))
     if after_first_call:
         after_first_call()
     row = {
         "first_call_s": first["first_call_s"],
+        "first_call_peak_bytes": first["first_call_peak_bytes"],
         "compile_phases": first["phases"],
         "cache": first["cache"],
         "graph_breaks": len(dynamo_state.graph_break_messages(logs)),
         "frames_compiled": first["frames_compiled"],
         "guards": guards.count(first["frames"])["count"],
+        **({"cudagraphs": graphs} if graphs is not None else {}),
     }
-    figures, method = timed_figures(eager, compiled, ca, w, device, sync, budget_s, against)
+    figures, method = timed_figures(eager, compiled, ca, w, device, sync, budget_s, against, held)
     row.update(figures, timing_method=method)
     mem = memory.measure(lambda: call(eager, ca), lambda: call(compiled, ca), device)
     row.update(peak_bytes=mem["compiled_peak_bytes"], eager_peak_bytes=mem["eager_peak_bytes"])
-    rng = randomness.rng_check(backend, lambda: call(make()[0], ca), o.fallback_random)
+    kept = memory.held(
+        device,
+        lambda: lambda e=make()[0]: call(e, ca),
+        lambda: lambda c=make()[1]: call(c, ca),
+        held,
+    )
+    row.update(held_bytes=kept["compiled_held_bytes"], eager_held_bytes=kept["eager_held_bytes"])
+    rng = randomness.rng_check(backend, lambda: call(make()[0], own_inputs()), o.fallback_random)
     why = randomness.random_not_compared(rng)
     if why:
         row.update(numerics_passed=None, max_abs_err=None, numerics_rng=f"not measured: {why}")
         return row
     if rng["fallback_random"]:
-        c_out = randomness.fallback_random_output(lambda: call(make()[1], ca), rng)
+
+        def compiled_again() -> Any:  # a Snapshot: fallback_random_output keeps it as it is
+            again = own_inputs()
+            return outputs.snapshot(call(make()[1], again), inputs=(again, pristine_ca))
+
+        c_out = randomness.fallback_random_output(compiled_again, rng)
     num = numerics.compare(
         e_out, c_out, None, "strategy comparison: compiled vs eager only", w.autocast
     )
@@ -167,9 +204,12 @@ def main_pair(
             backend,
             after_first_call,
             against,
+            mode,
         )
 
     def make() -> tuple[Any, Any]:
         return fresh().model, first_call.build(fresh().model, backend, mode, w.compile_kwargs)
 
-    return timed_pair(make, w, "forward", o.budget_s, device, o, backend, after_first_call, against)
+    return timed_pair(
+        make, w, "forward", o.budget_s, device, o, backend, after_first_call, against, mode
+    )

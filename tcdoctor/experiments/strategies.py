@@ -20,6 +20,7 @@ import torch
 from ..options import Options
 from ..probes import calls, dynamo_state, first_call
 from ..probes.recompiles import describe_call, limit_warnings
+from ..report.sections.compile import cudagraphs_skipped_all
 from ..target.workload import CallArgs, is_state_change
 from . import compile_remedies, fixes, patches
 from .pair import caller, fresh_copies, main_pair, timed_figures, timed_pair
@@ -104,13 +105,14 @@ def tensor_names(ca: CallArgs) -> list[str]:
 
 
 def run_mode(w: Any, o: Options, mode: str) -> dict:
+    """A mode's row. When PyTorch skipped CUDA graphs for every graph of a mode that asks for
+    them, the row's note says so with PyTorch's reason (probes/cudagraphs.py): its figures are
+    measured, but not those of CUDA graphs, and no recommendation names it."""
     row = main_pair(w, o, o.backend, mode)
-    skips = row["cache"].get("cudagraph_skips") or 0
     row["name"] = mode
-    if mode.startswith("reduce-overhead") and skips:
-        row["note"] = (
-            f"no effect here: PyTorch skipped CUDA graphs ({skips} skip(s)); figures are the default mode's"
-        )
+    note = cudagraphs_skipped_all(row.get("cudagraphs"))
+    if note:
+        row["note"] = note
     return row
 
 
@@ -127,6 +129,7 @@ def run_train(w: Any, o: Options, way: str) -> dict:
         device,
         o,
         o.backend,
+        mode=o.mode,
     )
     row["name"] = way
     return row

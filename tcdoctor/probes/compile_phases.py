@@ -22,7 +22,16 @@ import time
 
 from ..report import counts
 from ..target.pristine import reset_rng_state
-from . import compile_graphs, dynamo_state, graph_breaks, guards, isa_probe, outputs
+from . import (
+    compile_graphs,
+    cudagraphs,
+    dynamo_state,
+    graph_breaks,
+    guards,
+    isa_probe,
+    memory,
+    outputs,
+)
 from .context import PhaseContext
 from .first_call import first_call
 
@@ -41,8 +50,9 @@ def phase_compile(ctx: PhaseContext) -> dict:
     reset_rng_state()
     n_before = len(dynamo_state.compilation_metrics())
     began = time.time()  # wall clock, as the cache files' times; before the first call, untimed
-    with dynamo_state.dynamo_logs() as logs:
-        out, data = first_call(lambda: ctx.call(compiled), ctx.label, ctx.sync)
+    own = subject.workload.call_args  # the copy's own inputs, pristine: a call may change them
+    with dynamo_state.dynamo_logs() as logs, cudagraphs.capture() as skips:
+        out, data = first_call(lambda: ctx.call(compiled, own), ctx.label, ctx.sync, ctx.device)
     data["break_sites"] = graph_breaks.break_sites(logs)  # which compiled region each break ends
     # the counts the report shows: this compile's (the user's backend, mode, DDPOptimizer), not explain's
     data["counted"] = graph_breaks.counted(logs)
@@ -51,6 +61,11 @@ def phase_compile(ctx: PhaseContext) -> dict:
             ctx.results["graph_breaks"], data["counted"]
         )
     ctx.first_call_metrics = dynamo_state.compilation_metrics()[n_before:]
+    graphs = cudagraphs.summary(
+        ctx.options.mode, skips, cudagraphs.metrics_reasons(ctx.first_call_metrics), ctx.device.type
+    )
+    if graphs is not None:  # captured vs skipped, PyTorch's reasons (reduce-overhead, max-autotune)
+        data["cudagraphs"] = graphs
     if ctx.options.backend == "inductor":  # Inductor's one-off CPU probe, read from its files
         data["isa_probe"] = isa_probe.measure(
             os.environ.get("TORCHINDUCTOR_CACHE_DIR"), began, ctx.first_call_metrics
@@ -62,7 +77,9 @@ def phase_compile(ctx: PhaseContext) -> dict:
         data["break_sites"],
     )
     # CUDA-graph replays may reuse output buffers; the state is the subject's after its first call
-    ctx.compiled_out = outputs.snapshot(out, subject.fn, ctx.pristine_fn)
+    ctx.compiled_out = outputs.snapshot(
+        out, subject.fn, ctx.pristine_fn, (own, ctx.pristine_inputs())
+    )
     data["guards"] = guards.count(data["frames"])
     ctx.sequence = (subject, compiled)
     ctx.compiled = ctx.torch_compile(ctx.fresh())  # timed copy; reuses the cache entry just made
@@ -81,7 +98,10 @@ def phase_compile_warm(ctx: PhaseContext) -> dict:
     ctx.eager_subject = checked[0] if checked is not None else ctx.fresh()
     reset_rng_state()
     n_before = len(dynamo_state.compilation_metrics())
-    _, data = first_call(lambda: ctx.call(compiled), ctx.label, ctx.sync)
+    # what this copy holds from before its first call to after the timing's warm-up of it
+    # (probes/memory.Held, closed in runtime_warm's warm-up: nothing else runs between)
+    ctx.held = memory.Held(ctx.device).start()
+    _, data = first_call(lambda: ctx.call(compiled), ctx.label, ctx.sync, ctx.device)
     ctx.compiled = compiled
     return {
         "warm_s": data["first_call_s"],

@@ -56,6 +56,11 @@ class PhaseContext(Protocol):
     entries_after_first_call: int  # Dynamo cache entries right after the first call
     dynamo_reset: bool  # a phase reset Dynamo after the first call
     timing_process: dict  # a timing-only process: why it runs, its environment
+    # the compiled copy's held-memory window (probes/memory.Held), opened before its first call
+    held: Any
+    eager_first_call_peak: (
+        dict | None
+    )  # the eager side's first call's peak (memory.first_call_peak)
 
     def fresh(self) -> Subject:
         """A fresh copy of the workload from the pristine snapshot."""
@@ -97,8 +102,12 @@ class PhaseContext(Protocol):
         """The called object on the pristine workload (read, never called)."""
         ...
 
+    def pristine_inputs(self) -> Any:
+        """The call arguments as build() returned them (read, never called with)."""
+        ...
+
     def call_and_snapshot(self, subject: Subject, fn: Any = None) -> list:
-        """One call: its output and the subject's state after it."""
+        """One call on the subject's own inputs: its output, the subject's state and inputs after it."""
         ...
 
     def timing_question(self) -> Any:

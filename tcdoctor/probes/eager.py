@@ -16,7 +16,7 @@ import torch
 from ..report.phases import PhaseError
 from ..target.pristine import reset_rng_state
 from ..target.userframes import describe_exception
-from . import calls, outputs
+from . import calls, memory, outputs
 from .context import PhaseContext
 
 
@@ -29,23 +29,33 @@ def phase_eager(ctx: PhaseContext) -> dict:
     checked = ctx.take_checked()
     if checked is not None:  # the fidelity check made this very call: fresh copy, RNG reset
         ctx.eager_subject, out, wall = checked
+        peak = ctx.eager_first_call_peak or {}
     else:
         ctx.eager_subject = ctx.fresh()
         reset_rng_state()
+        own = ctx.eager_subject.workload.call_args  # the copy's own inputs: pristine until now
         try:
-            out, wall = calls.timed_call(ctx.eager_fn, (), ctx.sync)
+            with memory.first_call_peak(ctx.device) as peak:
+                out, wall = calls.timed_call(ctx.call, (ctx.eager_subject.fn, own), ctx.sync)
         except Exception as exc:
             explained = _no_grad_explains(ctx, exc)
             if explained is None:
                 raise
             raise explained from exc
-    ctx.eager_out = outputs.snapshot(out, ctx.eager_subject.fn, ctx.pristine_fn)
+    ctx.eager_out = outputs.snapshot(
+        out,
+        ctx.eager_subject.fn,
+        ctx.pristine_fn,
+        (ctx.eager_subject.workload.call_args, ctx.pristine_inputs()),
+    )
     ctx.per_call_s = ctx.per_call_s or wall
     return {
         "first_call_s": wall,
         "outputs": len(ctx.eager_out),
         "tensor_outputs": outputs.tensor_leaves(ctx.eager_out),
         "step_form": getattr(ctx.workload, "step_form", None),  # strategies.step_form
+        "first_call_peak_bytes": peak.get("peak_bytes"),
+        "first_call_peak_method": memory.first_call_method(ctx.device),
     }
 
 

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import torch
 
 from ..target.userframes import is_user_file, readable_function
-from . import dynamo_state
+from . import dynamo_state, memory
 from .calls import timed_call
 from .rss import RssPeak
 
@@ -138,11 +138,24 @@ def native_compile_s() -> float | None:
     return float(table["compile_file"]) if "compile_file" in table else None
 
 
-def first_call(call: Callable[[], Any], label: str, sync: Callable[[], None]) -> tuple[Any, dict]:
-    """Make the compiled model's first call from a fresh state; returns its output and the measurements."""
+def first_call(
+    call: Callable[[], Any],
+    label: str,
+    sync: Callable[[], None],
+    device: torch.device | None = None,
+) -> tuple[Any, dict]:
+    """Make the compiled model's first call from a fresh state; returns its output and the
+    measurements. Its memory peak: the device allocator's on CUDA, RSS growth elsewhere
+    (probes/memory.first_call_peak)."""
     n_before = len(dynamo_state.compilation_metrics())
+    device = device if device is not None else torch.device("cpu")
     with RssPeak() as rss:
-        out, wall = timed_call(call, (), sync)
+        if device.type == "cuda":
+            with memory.first_call_peak(device) as peak:
+                out, wall = timed_call(call, (), sync)
+        else:
+            peak = {}
+            out, wall = timed_call(call, (), sync)
     ms = dynamo_state.compilation_metrics()[n_before:]
     breakdown = phase_breakdown(ms)
     frame = breakdown.get("total_compile_s") or 0.0  # within the first call's wall time
@@ -155,6 +168,8 @@ def first_call(call: Callable[[], Any], label: str, sync: Callable[[], None]) ->
         "frames_compiled": len(ms),
         "cache": cache_counters(),
         "peak_rss_delta_bytes": rss.peak_delta,
+        "first_call_peak_bytes": peak.get("peak_bytes", rss.peak_delta),
+        "first_call_peak_method": memory.first_call_method(device),
         "frames": [
             {
                 "compile_id": str(getattr(m, "compile_id", "")),

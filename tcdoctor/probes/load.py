@@ -8,9 +8,11 @@ Method. `snapshot()` reads three counters, none of which spawns anything or walk
 - this process's involuntary context switches, every thread (getrusage's ru_nivcsw: a thread was
   runnable but the scheduler gave its core to another task).
 `Snapshot.since(earlier)` gives a `Window`: `other_cpu_s` = the machine's busy time minus this
-process's, `wall_s`, `involuntary`; `other_cores` = other_cpu_s / wall_s, how many cores the other
-processes used on average. Where /proc/stat or getrusage is missing (macOS, Windows), `snapshot()`
-returns None and `why_not()` says why.
+process's, `own_cpu_s` = this process's, `wall_s`, `involuntary`, `cores` (the machine's, as
+/proc/stat counts them); `other_cores` = other_cpu_s / wall_s, how many cores the other processes
+used on average; `own_cores`, how many this process kept busy (what it needed: a step waiting on a
+GPU keeps about one); `idle_cores`, how many nobody used. Where /proc/stat or getrusage is missing
+(macOS, Windows), `snapshot()` returns None and `why_not()` says why.
 
 Pitfalls.
 - Resolution: /proc/stat counts in clock ticks of 10 ms (USER_HZ 100), truncated at each read, so a
@@ -25,7 +27,10 @@ Pitfalls.
 - A window's figure is an average: a 5 ms burst in a 1 s window reads as 0.005 of a core. A
   disturbance shorter than the window is diluted, not lost.
 - The machine-wide figure cannot say whose core was taken: on a machine with more cores than this
-  process uses, others may run beside it without slowing it. The caller judges that.
+  process uses, others may run beside it without slowing it (16 cores, a GPU-bound step keeping one
+  busy, one core of others: 14 stay idle). `idle_cores` tells: others took a core this process
+  needed only when the machine had no core left idle. The caller judges that
+  (probes/timing.py's `_loaded`).
 """
 
 from __future__ import annotations
@@ -52,6 +57,12 @@ TICKS_PER_S = _ticks_per_s()
 RESOLUTION_S = 1 / TICKS_PER_S if TICKS_PER_S else 0.01
 
 
+def machine_cores() -> int:
+    """The cores /proc/stat's first line adds up: every online core of the machine (not this
+    process's affinity mask, which /proc/stat does not follow)."""
+    return os.cpu_count() or 1
+
+
 @dataclass(frozen=True)
 class Window:
     """What happened between two snapshots."""
@@ -59,15 +70,39 @@ class Window:
     other_cpu_s: float  # CPU time all other processes (and the kernel) took on the machine
     wall_s: float
     involuntary: int  # times a thread of this process was pushed off its core
+    # this process's own CPU time, every thread (None: not read, e.g. a window made by hand)
+    own_cpu_s: float | None = None
+    cores: int = 0  # the machine's cores (0: this machine's, machine_cores())
+
+    @property
+    def machine(self) -> int:
+        return self.cores or machine_cores()
+
+    def _cores(self, cpu_s: float) -> float:
+        """`cpu_s` as cores on average over the window, within 0 and the machine's cores:
+        /proc/stat counts in 10 ms ticks, so one tick over a 1.6 ms round read 6.1 cores on a
+        2-core machine (an impossible figure, shown as other_cores_max)."""
+        if self.wall_s <= 0:
+            return 0.0
+        return min(float(self.machine), max(0.0, cpu_s) / self.wall_s)
 
     @property
     def other_cores(self) -> float:
-        """How many cores the others used on average during the window, within 0 and the
-        machine's cores: /proc/stat counts in 10 ms ticks, so one tick over a 1.6 ms round read 6.1
-        cores on a 2-core machine (an impossible figure, shown as other_cores_max)."""
-        if self.wall_s <= 0:
-            return 0.0
-        return min(float(os.cpu_count() or 1), max(0.0, self.other_cpu_s) / self.wall_s)
+        """How many cores the others used on average during the window."""
+        return self._cores(self.other_cpu_s)
+
+    @property
+    def own_cores(self) -> float | None:
+        """How many cores this process kept busy on average: what it needed (None: not read)."""
+        return None if self.own_cpu_s is None else self._cores(self.own_cpu_s)
+
+    @property
+    def idle_cores(self) -> float | None:
+        """How many cores nobody used on average (None: this process's own time not read)."""
+        own = self.own_cpu_s
+        if own is None:
+            return None
+        return max(0.0, self.machine - self._cores(self.other_cpu_s + own))
 
 
 @dataclass(frozen=True)
@@ -82,6 +117,8 @@ class Snapshot:
             other_cpu_s=(self.busy_s - earlier.busy_s) - (self.own_s - earlier.own_s),
             wall_s=self.wall_s - earlier.wall_s,
             involuntary=self.involuntary - earlier.involuntary,
+            own_cpu_s=self.own_s - earlier.own_s,
+            cores=machine_cores(),
         )
 
 

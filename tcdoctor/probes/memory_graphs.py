@@ -47,20 +47,37 @@ METHOD = (
 )
 
 
-def grew(memory: dict) -> tuple[bool, int | None]:
-    """(compiled peak above eager's by more than the RULES threshold, the growth in bytes: 0 when
-    compiled peaks at or below eager, never negative; the memory section has both peaks)."""
-    e, c = memory.get("eager_peak_bytes"), memory.get("compiled_peak_bytes")
-    if e is None or c is None:
-        return False, None
+def _above(e: int, c: int) -> tuple[bool, int]:
     growth = max(0, int(c) - int(e))
     limit = max(RULES["memory_growth_min_bytes"], RULES["memory_growth_fraction"] * e)
     return growth > limit, growth
 
 
-def _threshold_text() -> str:
+def footprints(memory: dict) -> tuple[int | None, int | None, bool]:
+    """(eager's, compiled's, whether held memory is in them): each side's held bytes plus its steady
+    peak where both sides' held figures were measured (probes/memory.py: a mode that holds a
+    CUDA-graph pool is never smaller than default for a small steady peak), else the peaks."""
+    e, c = memory.get("eager_peak_bytes"), memory.get("compiled_peak_bytes")
+    eh, ch = memory.get("eager_held_bytes"), memory.get("compiled_held_bytes")
+    if e is None or c is None or eh is None or ch is None:
+        return e, c, False
+    return int(e) + int(eh), int(c) + int(ch), True
+
+
+def grew(memory: dict) -> tuple[bool, int | None]:
+    """(compiled's footprint above eager's by more than the RULES threshold, the growth in bytes:
+    0 when compiled holds and peaks at or below eager, never negative). The footprint is held +
+    steady peak (`footprints`), the steady peak alone where held memory was not measured."""
+    e, c, _ = footprints(memory)
+    if e is None or c is None:
+        return False, None
+    return _above(e, c)
+
+
+def _threshold_text(held: bool) -> str:
+    what = "compiled held memory + peak above eager's" if held else "compiled peak above eager's"
     return (
-        f"compiled peak above eager's by more than {RULES['memory_growth_fraction']:.0%} and "
+        f"{what} by more than {RULES['memory_growth_fraction']:.0%} and "
         f"{int(RULES['memory_growth_min_bytes']) // 2**20} MiB (RULES memory_growth_*)"
     )
 
@@ -77,9 +94,20 @@ def phase_memory_graphs(ctx: PhaseContext) -> dict:
 def measure(compiled: Callable[[], Any], memory: dict, device: torch.device) -> dict:
     """The memory phase's result `memory` and one more compiled call when it shows growth."""
     grows, growth = grew(memory)
-    base = {"growth_bytes": growth, "threshold": _threshold_text()}
+    _, _, held = footprints(memory)
+    base = {"growth_bytes": growth, "threshold": _threshold_text(held), "held": held}
     if not grows:
         return dict(base, grew=False, method="not attributed: no growth above the threshold")
+    e, c = memory.get("eager_peak_bytes"), memory.get("compiled_peak_bytes")
+    if not _above(int(e), int(c))[0]:  # the growth is held memory; a call's peak did not grow
+        return dict(
+            base,
+            grew=True,
+            not_measured=(
+                "the growth is memory the compiled side holds between calls "
+                f"({_held_text(memory)}), not a call's peak: no graph to split it by"
+            ),
+        )
     if device.type == "cuda":
         return dict(
             base,
@@ -92,6 +120,17 @@ def measure(compiled: Callable[[], Any], memory: dict, device: torch.device) -> 
         return dict(base, grew=True, not_measured="the profiler's event tree is not available")
     out = attribute(events, regions, memory.get("compiled_peak_bytes"))
     return dict(base, grew=True, **out)
+
+
+def _held_text(memory: dict) -> str:
+    from .. import units
+
+    pool = memory.get("compiled_pool_bytes")
+    text = (
+        f"{units.nbytes(memory.get('compiled_held_bytes'))} held against eager's "
+        f"{units.nbytes(memory.get('eager_held_bytes'))}"
+    )
+    return text + (f", of which CUDA graphs' pools {units.nbytes(pool)}" if pool else "")
 
 
 def _profiled_events(compiled: Callable[[], Any]) -> tuple[list | None, list]:

@@ -49,6 +49,7 @@ from .outputs import (
     NotTaken,
     first_line,
     is_state,
+    mutated,
     snapshot,
     state_tensors,
 )
@@ -252,11 +253,13 @@ def _state_rows(
     compiled: Leaves,
     pristine: Callable[[], Any] | None,
     tol_dtype: torch.dtype | None,
+    inputs_before: dict | None = None,
 ) -> tuple[list[dict], int]:
     """One row per state tensor that either call changed; and how many neither call changed.
 
     A tensor one side left UNCHANGED is compared as its pristine value (`pristine()` gives the
-    callable on a fresh pristine copy, made only then).
+    callable on a fresh pristine copy, made only then; an input's from `inputs_before`, the
+    snapshots' own pristine copies of the inputs a call changed).
     """
     e, c = dict(eager), dict(compiled)
     for side, leaves in (("eager", e), ("compiled", c)):
@@ -288,7 +291,9 @@ def _state_rows(
             continue
         note = None
         if ev is UNCHANGED or cv is UNCHANGED:
-            base = base if base is not None else _pristine_state(pristine)
+            base = (
+                base if base is not None else {**_pristine_state(pristine), **(inputs_before or {})}
+            )
             if path not in base:
                 rows.append(
                     {
@@ -365,7 +370,9 @@ def compare(
         }
     refs = dict(ref) if ref is not None else {}
     outs = [compare_leaf(p, e, c, refs.get(p), tol_dtype) for (p, e), (_, c) in zip(e_out, c_out)]
-    state_rows, unchanged = _state_rows(e_state, c_state, pristine, tol_dtype)
+    before = {**(getattr(eager, "inputs_before", None) or {})}
+    before.update(getattr(compiled, "inputs_before", None) or {})
+    state_rows, unchanged = _state_rows(e_state, c_state, pristine, tol_dtype, before)
     outs += state_rows
     judged = [o for o in outs if o.get("passed") is not None]
     abs_errs = [
@@ -425,6 +432,7 @@ def phase_numerics(ctx: PhaseContext) -> dict:
     if ctx.eager_out is None or ctx.compiled_out is None:
         raise Skip("no eager or compiled output to compare")
     compiled_out = ctx.compiled_out
+    changes = mutated(ctx.eager_out)  # what the call changes in place: named, never "random"
     rng = randomness.rng_check(
         ctx.options.backend,
         lambda: ctx.call_and_snapshot(ctx.fresh()),
@@ -432,7 +440,7 @@ def phase_numerics(ctx: PhaseContext) -> dict:
     )
     why = randomness.random_not_compared(rng)
     if why:
-        return {"rng": rng, "not_measured": why, "state": ctx.pristine.method}
+        return {"rng": rng, "not_measured": why, "state": ctx.pristine.method, "mutates": changes}
     if rng["fallback_random"]:
         compiled_out = _fallback_random_out(ctx, rng)
     if ctx.workload.kind == "train":
@@ -442,6 +450,7 @@ def phase_numerics(ctx: PhaseContext) -> dict:
     data = compare(ctx.eager_out, compiled_out, ref, why, ctx.workload.autocast, ctx.pristine_fn)
     data["rng"] = rng
     data["state"] = ctx.pristine.method
+    data["mutates"] = changes
     return data
 
 
@@ -449,7 +458,9 @@ def _fp64_run(ctx: PhaseContext, model64: Any, cast: Callable[[Any], Any]) -> An
     from ..target.pristine import reset_rng_state
 
     reset_rng_state()
-    ca = ctx.workload.call_args
+    # the inputs as build() returned them, copied: a forward that changes its inputs in place has
+    # changed the original's by now, and must not change the pristine ones
+    ca = copy.deepcopy(ctx.pristine_inputs())
     with torch.no_grad() if not ctx.workload.grad else torch.enable_grad():  # fp64: no autocast
         return model64(*cast(ca.args), **cast(ca.kwargs))
 

@@ -40,9 +40,12 @@ class Snapshot(list):
     """(path, leaf) pairs taken right after one call: output leaves, then state leaves.
 
     `hint` says why a state could not change (an optimizer whose parameters have no `.grad`).
+    `inputs_before`: the pristine value of each input tensor the call changed in place, by path
+    (the other side may have left it as it was: it is then compared against this).
     """
 
     hint: str | None = None
+    inputs_before: dict | None = None
 
 
 class Unchanged:
@@ -129,11 +132,18 @@ def flatten(obj: Any, path: str = "out") -> Leaves:
     return out
 
 
-def snapshot(obj: Any, fn: Any = None, pristine: Callable[[], Any] | None = None) -> Snapshot:
+def snapshot(
+    obj: Any,
+    fn: Any = None,
+    pristine: Callable[[], Any] | None = None,
+    inputs: tuple[Any, Any] | None = None,
+) -> Snapshot:
     """Leaves with tensors detached and cloned: later calls may reuse buffers (CUDA graphs) or mutate caches.
 
     With `fn` (what was called: a model, a bound method, `opt.step`), the state tensors it reaches
-    follow the output leaves (`state_snapshot`). A Snapshot is returned as it is.
+    follow the output leaves (`state_snapshot`); with `inputs` (the call arguments the call was
+    given, and their pristine copy), the input tensors it changed in place (`inputs_snapshot`). A
+    Snapshot is returned as it is.
     """
     if isinstance(obj, Snapshot):
         return obj
@@ -143,7 +153,58 @@ def snapshot(obj: Any, fn: Any = None, pristine: Callable[[], Any] | None = None
     if fn is not None:
         leaves += state_snapshot(fn, pristine)
         leaves.hint = _no_grad_hint(fn)
+    if inputs is not None:
+        found, leaves.inputs_before = inputs_snapshot(*inputs)
+        leaves += found
     return leaves
+
+
+INPUTS = f"{STATE}.inputs"  # path prefix of the input tensors, among the state leaves
+
+
+def _input_tensors(call_args: Any) -> dict[str, torch.Tensor]:
+    """The input tensors of a call's arguments by path ('args[1]', "kwargs['mask']")."""
+    leaves = flatten(tuple(call_args.args), "args") + flatten(dict(call_args.kwargs), "kwargs")
+    return {p: v for p, v in leaves if isinstance(v, torch.Tensor)}
+
+
+def inputs_snapshot(used: Any, pristine: Any) -> tuple[Leaves, dict]:
+    """After a call: each input tensor (`state.inputs.args[1]`) UNCHANGED where it equals its
+    pristine copy, else cloned, and the pristine values of those the call changed. What mutates
+    its inputs is judged on them, as on its state: numerics compares them like state tensors.
+    Never raises: inputs that cannot be read are left out."""
+    try:
+        after, before = _input_tensors(used), _input_tensors(pristine)
+    except Exception:  # noqa: BLE001 - an input structure the walk cannot read
+        return [], {}
+    leaves: Leaves = []
+    changed: dict = {}
+    for path, t in after.items():
+        b = before.get(path)
+        if b is not None and _equal(t.detach(), b.detach()):
+            leaves.append((f"{INPUTS}.{path}", UNCHANGED))
+        else:
+            leaves.append((f"{INPUTS}.{path}", t.detach().clone()))
+            if b is not None:
+                changed[f"{INPUTS}.{path}"] = b.detach().clone()
+    return leaves, changed
+
+
+def mutated(leaves: Leaves) -> dict[str, list[str]]:
+    """What a call changed in place, from its snapshot: {"inputs": ['args[1]'], "state": [...]}
+    (model parameters, buffers, optimizer state: the paths under `state.`)."""
+    inputs = [
+        p[len(INPUTS) + 1 :] for p, v in leaves if p.startswith(INPUTS + ".") and v is not UNCHANGED
+    ]
+    state = [
+        p[len(STATE) + 1 :]
+        for p, v in leaves
+        if is_state(p)
+        and not p.startswith(INPUTS + ".")
+        and p != STATE
+        and isinstance(v, torch.Tensor)
+    ]
+    return {"inputs": inputs, "state": state}
 
 
 def _no_grad_hint(fn: Any) -> str | None:

@@ -1,11 +1,29 @@
 """Steady-state eager vs compiled time in one process: warm-up, then paired rounds until the
 confidence interval answers the row's question, within a floor and a ceiling.
 
-A round runs one side back to back (samples of k calls each, for about ROUND_S) and gives its
-median sample, as a model in service runs one model call after another; switching sides every
-sample made each sample pay the switch (the other side's working set evicted from the caches).
+A round runs one side back to back, as the user's loop runs one model call after another: first
+one untimed sample (the switch: the first calls after the other side ran pay for it, caches and the
+allocator's free lists refilled), then samples of k calls each, for about ROUND_S, and gives its
+median sample. The untimed switch sample matters: with rounds of one or two samples (a call of
+20 ms or more) the median was the switch sample itself, and a ResNet-18 compiled with Inductor on
+one CPU thread read 0.89-0.93× against `blocked_autorange`'s 0.82-0.86× in the same process
+(the first compiled call after an eager one runs faster, the first eager call after a compiled one
+slower); without it, 0.81-0.83× (benchmarks/fidelity_in_process.py --model resnet18).
 Rounds pair up and alternate order (A B, B A, …) so drift and order effects cancel; the speedup is
 a ratio of medians with a paired-bootstrap confidence interval (stats.ratio_of_medians_ci).
+
+A sample is a block of k back-to-back calls with the device synchronised only at its two edges,
+timed with perf_counter around the block: the per-call figure is the block's time / k. On a device
+that runs the work asynchronously (CUDA), the CPU launches call n+1 while the device runs call n,
+as in a training loop; a sync after every call would add the launch work the loop hides to every
+call (a GPT-2 training step read 1.50× that way on an H100, 2.03× in a loop of 20 timed with CUDA
+events). A block there has at least ASYNC_BLOCK_CALLS calls (the loop the benchmark article times
+with CUDA events), so what the sync at its edges still exposes (one call's launch before the device
+starts, the last call's tail) is at most about 1/ASYNC_BLOCK_CALLS of the block; longer calls cap
+it at about MAX_ASYNC_BLOCK_S. On the CPU a call runs synchronously: its blocks stay about
+TARGET_SAMPLE_S long, and a sync per block changes nothing there. This is the figure of a loop;
+a model served one request at a time, synchronised after each, pays the launch work too (not
+measured here).
 
 Pitfall: that interval covers this process only. Another process of the same script can differ by
 more (allocator state, page faults, code placement, neighbours), so the report's headline speedup
@@ -23,11 +41,14 @@ the full 1000-resample one. The row says how many pairs it took and why it stopp
 A disturbed round. When another program takes a core this process's threads need (2 threads on 2
 shared cores), one call can slow 10–60× (a ResNet-18 call of 952 ms against 16 ms); pooled as data,
 such a pair moves the medians and widens the interval. So each round is read between two load
-snapshots (probes/load.py: other processes' CPU time and this process's involuntary context switches),
-taken outside its timed samples. A round is loaded when the others used more than LOADED_OTHER_CORES
-of a core on average during it (and over a clock tick: /proc/stat's resolution), or this
-process's threads were pushed off their cores more than LOADED_SWITCHES_PER_S times a second (and
-more than LOADED_MIN_SWITCHES). A pair with a loaded round is run again, same order, and the new pair
+snapshots (probes/load.py: other processes' CPU time, this process's own, and its involuntary
+context switches), taken outside its timed samples. A round is loaded when the others took cores
+this process needed: they used more than LOADED_OTHER_CORES of a core on average during it (and over
+a clock tick: /proc/stat's resolution) while the machine had less than ROOM_CORES core left idle
+(what this process used, its need, plus the others' filled it: on 2 cores with a busy program
+beside a CPU-bound step, always; on 16 cores with one core of others beside a step that waits on
+its GPU and keeps one core busy, never: 14 stay idle); or this process's threads were pushed off
+their cores more than LOADED_SWITCHES_PER_S times a second (and more than LOADED_MIN_SWITCHES). A pair with a loaded round is run again, same order, and the new pair
 replaces it, within RETIME_SHARE of the row's budget and MAX_RETIMES reruns; pairs still loaded are
 kept, and counted in the result's `load`. Distributed ranks agree on every rerun (any rank loaded).
 
@@ -46,10 +67,15 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .. import stats
+from ..report.runtime_processes import ROOM_CORES
 from . import dynamo_state, load
 from .context import PhaseContext
 
 TARGET_SAMPLE_S = 0.002  # one sample batches calls until it lasts about this long
+# A block on an asynchronous device (CUDA) has at least this many back-to-back calls (the
+# benchmark article's loop of 20 steps timed with CUDA events), unless that passes MAX_ASYNC_BLOCK_S
+ASYNC_BLOCK_CALLS = 20
+MAX_ASYNC_BLOCK_S = 2.0
 # A round runs one side's samples back to back for about this long (at most MAX_ROUND_SAMPLES)
 ROUND_S = 0.02
 MAX_ROUND_SAMPLES = 10
@@ -166,26 +192,48 @@ def _steady_call_s(fn: Callable[[], Any], sync, context: Context) -> float:
     return min(times)
 
 
-def sample_sizes(fast_s: float, slow_s: float) -> tuple[int, int]:
+def block_calls(device_type: str) -> int:
+    """The fewest calls in a timed block on this device type: ASYNC_BLOCK_CALLS where calls
+    return before the device has done their work (every accelerator PyTorch drives: CUDA, XPU,
+    MPS, ...), 1 on the CPU."""
+    return 1 if device_type == "cpu" else ASYNC_BLOCK_CALLS
+
+
+def sample_sizes(fast_s: float, slow_s: float, min_calls: int = 1) -> tuple[int, int]:
     """(k calls per sample, r samples per round) for sides whose calls take `fast_s` and `slow_s`.
 
     Both sides use the same k and r, set by the faster side: its sample lasts about
     TARGET_SAMPLE_S and its round about ROUND_S. The slower side's round then lasts (slow/fast)
     times longer; where that passes MAX_ROUND_S, r shrinks first, then k, so that no pair lasts
     more than about 2 × MAX_ROUND_S whatever the ratio (sides within about 10× of each other are
-    unaffected)."""
-    k = max(1, min(10_000, math.ceil(TARGET_SAMPLE_S / max(fast_s, 1e-7))))
+    unaffected). `min_calls` (block_calls: an asynchronous device's loop) keeps k at least that
+    many, unless the slower side's block would pass MAX_ASYNC_BLOCK_S."""
+    k = max(min_calls, min(10_000, math.ceil(TARGET_SAMPLE_S / max(fast_s, 1e-7))))
     r = max(1, min(MAX_ROUND_SAMPLES, math.ceil(ROUND_S / max(k * fast_s, 1e-7))))
     r = max(1, min(r, math.floor(MAX_ROUND_S / max(k * slow_s, 1e-9))))
     if k * slow_s > MAX_ROUND_S:
-        k = max(1, math.floor(MAX_ROUND_S / slow_s))
+        floor_k = min(min_calls, math.floor(MAX_ASYNC_BLOCK_S / max(slow_s, 1e-9)))
+        k = max(1, floor_k, math.floor(MAX_ROUND_S / slow_s))
     return k, r
 
 
+def switch_calls(k: int, call_s: float) -> int:
+    """Calls in a round's untimed switch sample: one sample's worth (k) on the CPU, where k is
+    about TARGET_SAMPLE_S of calls; about TARGET_SAMPLE_S of calls (at least one) where an
+    asynchronous device's block is longer."""
+    return max(1, min(k, math.ceil(TARGET_SAMPLE_S / max(call_s, 1e-7))))
+
+
 def warm_up(
-    compiled: Callable[[], Any], eager: Callable[[], Any], sync, context: Context = nullcontext
+    compiled: Callable[[], Any],
+    eager: Callable[[], Any],
+    sync,
+    context: Context = nullcontext,
+    held: Any = None,
 ) -> dict:
-    """Call compiled until STABLE_CALLS calls in a row compile nothing; eager gets as many calls."""
+    """Call compiled until STABLE_CALLS calls in a row compile nothing; eager gets as many calls.
+    `held` (probes/memory.Held, opened before the compiled copy's first call) is closed between
+    the two sides' calls: what the compiled copy keeps after its warm-up, eager's calls outside."""
     calls = stable = 0
     with context():
         while _agree(stable < STABLE_CALLS and calls < MAX_WARMUP_CALLS, "any"):
@@ -193,6 +241,8 @@ def warm_up(
             compiled()
             calls += 1
             stable = stable + 1 if len(dynamo_state.compilation_metrics()) == n else 0
+        if held is not None:
+            held.stop()
         for _ in range(calls):
             eager()
         sync()
@@ -212,12 +262,15 @@ class _Round:
     window: load.Window | None  # the load during the round (None: not measured)
 
 
-def _round(fn: Callable[[], Any], k: int, r: int, sync, context: Context) -> _Round:
-    """One side's round: `r` samples of `k` back-to-back calls, run back to back as a model in
-    service runs; the round's figure is its median sample (the first sample after the other side ran
-    carries the switch cost: caches refilled, which a server running one model does not pay).
-    Minor faults per call over the whole round, and the load around it: both read outside the timed
-    samples."""
+def _round(
+    fn: Callable[[], Any], k: int, r: int, sync, context: Context, switch: int = 1
+) -> _Round:
+    """One side's round: an untimed switch sample of `switch` calls (the first calls after the other
+    side ran carry the switch cost: caches and free lists refilled, which a loop running one model
+    does not pay), then `r` samples of `k` back-to-back calls, run back to back as the user's loop
+    runs; the round's figure is its median sample. Minor faults per call over the timed samples,
+    and the load around them: both read outside the timed samples."""
+    _batch(fn, switch, sync, None, context)
     before = load.snapshot()
     f0 = _minor_faults()
     times = [_batch(fn, k, sync, None, context) for _ in range(r)]
@@ -227,22 +280,28 @@ def _round(fn: Callable[[], Any], k: int, r: int, sync, context: Context) -> _Ro
     return _Round(statistics.median(times), faults, window)
 
 
-def _pair(i: int, eager, compiled, k: int, r: int, sync, context: Context) -> tuple[_Round, _Round]:
+def _pair(
+    i: int, eager, compiled, k: int, r: int, sync, context: Context, switch: int = 1
+) -> tuple[_Round, _Round]:
     """Pair `i`: (eager round, compiled round), eager first in even pairs, compiled first in odd."""
     if i % 2 == 0:
-        e = _round(eager, k, r, sync, context)
-        return e, _round(compiled, k, r, sync, context)
-    c = _round(compiled, k, r, sync, context)
-    return _round(eager, k, r, sync, context), c
+        e = _round(eager, k, r, sync, context, switch)
+        return e, _round(compiled, k, r, sync, context, switch)
+    c = _round(compiled, k, r, sync, context, switch)
+    return _round(eager, k, r, sync, context, switch), c
 
 
 def _loaded(w: load.Window | None) -> bool:
-    """Whether a round ran under load (the module docstring; None: not measured, not loaded)."""
+    """Whether a round ran under load (the module docstring; None: not measured, not loaded).
+    A window without this process's own CPU time (made by hand) is judged as if the process needed
+    every core."""
     if w is None:
         return False
     others = w.other_cpu_s > max(LOADED_OTHER_CORES * w.wall_s, LOADED_MIN_OTHER_S)
+    idle = w.idle_cores
+    needed = idle is None or idle < ROOM_CORES  # the others took cores this process needed
     switches = w.involuntary > max(LOADED_MIN_SWITCHES, LOADED_SWITCHES_PER_S * w.wall_s)
-    return others or switches
+    return (others and needed) or switches
 
 
 def _pair_loaded(pair: tuple[_Round, _Round]) -> bool:
@@ -256,14 +315,19 @@ def measure(
     budget_s: float,
     context: Context = nullcontext,
     question: Question | None = None,
+    min_calls: int = 1,
+    held: Any = None,
 ) -> dict:
     """`eager`/`compiled` make one plain call each; `context` is entered once per sample.
-    `question`: stop as soon as the CI answers it (after the floor); None times the whole budget."""
+    `question`: stop as soon as the CI answers it (after the floor); None times the whole budget.
+    `min_calls`: the fewest calls in a block (`block_calls` of the device: an asynchronous device's
+    loop). `held`: closed after the compiled side's warm-up (`warm_up`)."""
     t_start = time.perf_counter()
-    warm = warm_up(compiled, eager, sync, context)
+    warm = warm_up(compiled, eager, sync, context, held)
     ests = (_steady_call_s(eager, sync, context), _steady_call_s(compiled, sync, context))
     est = min(ests)
-    k, r = (int(_agree(n, "max")) for n in sample_sizes(est, max(ests)))
+    k, r = (int(_agree(n, "max")) for n in sample_sizes(est, max(ests), min_calls))
+    switch = int(_agree(switch_calls(k, est), "max"))
     n_metrics = len(dynamo_state.compilation_metrics())
     e_s: list[float] = []
     c_s: list[float] = []
@@ -288,7 +352,7 @@ def measure(
                 stopped = "answered"
                 break
         t0 = time.perf_counter()
-        pair = _pair(len(e_s), eager, compiled, k, r, sync, context)
+        pair = _pair(len(e_s), eager, compiled, k, r, sync, context, switch)
         pair_s = time.perf_counter() - t0
         # a pair with a round under load runs again (same order) and replaces it, within the
         # retime budget; every rank reruns the same pairs (any rank loaded)
@@ -299,7 +363,7 @@ def measure(
             "any",
         ):
             t0 = time.perf_counter()
-            pair = _pair(len(e_s), eager, compiled, k, r, sync, context)
+            pair = _pair(len(e_s), eager, compiled, k, r, sync, context, switch)
             pair_s = time.perf_counter() - t0
             retime_s += pair_s
             retimes += 1
@@ -324,6 +388,7 @@ def measure(
         "samples": len(e_s),
         "calls_per_sample": k,
         "samples_per_round": r,
+        "switch_calls": switch,
         "budget_s": budget_s,
         "timing_s": time.perf_counter() - t_timing,
         "stopped": stopped if len(e_s) < MAX_PAIRS else "max pairs",
@@ -331,9 +396,10 @@ def measure(
         "recompiles_during_timing": len(dynamo_state.compilation_metrics()) - n_metrics,
         "method": (
             f"{warm['warmup_calls']} warm-up calls each; then {len(e_s)} pairs of rounds, eager and "
-            f"compiled, order alternating; in a round one side runs {r} sample(s) of {k} back-to-back "
-            f"call(s) in a row (about {_ms(r * k * est)}, as a model in service runs) and gives its "
-            "median sample"
+            f"compiled, order alternating; in a round one side runs {switch} untimed call(s) (the "
+            f"switch from the other side), then {r} sample(s) of {k} back-to-back call(s) in a row "
+            f"(about {_ms(r * k * est)}, as the user's loop runs), each sample timed between two "
+            f"syncs at its edges{_async_text(min_calls, k)}, and gives its median sample"
             + ("" if context is nullcontext else ", each sample under one held no_grad")
             + _stop_text(stopped, question, budget_s, len(e_s))
             + _load_text(load_data)
@@ -353,25 +419,35 @@ def _load_summary(
 ) -> dict:
     """The `load` of a timing result: how loaded the kept pairs' rounds were, how many pairs were
     rerun and how many kept pairs are still loaded; {"not_measured": why} where load is unreadable."""
-    cores = [w.other_cores for pair in windows for w in pair if w is not None]
+    rounds = [w for pair in windows for w in pair if w is not None]
+    cores = [w.other_cores for w in rounds]
     if start is None or end is None or not cores:
         why = load.why_not() or "no round's load was read"
         return {"not_measured": why}
+    own = [w.own_cores for w in rounds if w.own_cores is not None]
+    idle = [w.idle_cores for w in rounds if w.idle_cores is not None]
     return {
         "other_cores_median": statistics.median(cores),
         "other_cores_max": max(cores),
+        "own_cores_median": statistics.median(own) if own else None,
+        "idle_cores_median": statistics.median(idle) if idle else None,
+        "cores": rounds[0].machine,
         "loaded_pairs": sum(_loaded(e) or _loaded(c) for e, c in windows),
         "retimed_pairs": retimes,
         "involuntary_switches": end.involuntary - start.involuntary,
         "method": (
             "around each round, the CPU time other processes took on the machine (its busy time in "
-            "/proc/stat, 10 ms ticks, minus this process's) and this process's involuntary context "
-            f"switches; a round is loaded above {LOADED_OTHER_CORES:g} of a core on average (and "
-            f"{LOADED_MIN_OTHER_S * 1e3:.3g} ms) or {LOADED_SWITCHES_PER_S} switches a second (and {LOADED_MIN_SWITCHES}); "
+            "/proc/stat, 10 ms ticks, minus this process's), this process's own (what it needed) "
+            "and its involuntary context switches; a round is loaded when the others took cores it "
+            f"needed: above {LOADED_OTHER_CORES:g} of a core on average (and "
+            f"{LOADED_MIN_OTHER_S * 1e3:.3g} ms) while less than {ROOM_CORES:g} of the machine's "
+            f"{rounds[0].machine} core(s) stayed idle; or {LOADED_SWITCHES_PER_S} switches a second "
+            f"(and {LOADED_MIN_SWITCHES}); "
             f"a pair with a loaded round was rerun, same order, and replaced (at most {MAX_RETIMES} "
             f"reruns in {RETIME_SHARE * budget_s:.3g} s, {RETIME_SHARE:.0%} of the budget); "
-            "other_cores_median and _max are over the kept pairs' rounds, loaded_pairs counts "
-            "the kept pairs still loaded, involuntary_switches every switch during timing"
+            "other_cores_median and _max, own_cores_median and idle_cores_median are over the kept "
+            "pairs' rounds, loaded_pairs counts the kept pairs still loaded, involuntary_switches "
+            "every switch during timing"
         ),
     }
 
@@ -380,8 +456,25 @@ def _load_text(data: dict) -> str:
     if "not_measured" in data:
         return f"; load not measured ({data['not_measured']})"
     return (
-        f"; pairs with a round under load (others above {LOADED_OTHER_CORES:g} of a core) rerun: "
-        f"{data['retimed_pairs']} rerun(s), {data['loaded_pairs']} pair(s) kept still loaded"
+        f"; pairs with a round under load (others above {LOADED_OTHER_CORES:g} of a core while no "
+        f"core stayed idle) rerun: {data['retimed_pairs']} rerun(s), {data['loaded_pairs']} pair(s) "
+        "kept still loaded"
+    )
+
+
+def _async_text(min_calls: int, k: int) -> str:
+    """How the blocks suit an asynchronous device (nothing on the CPU)."""
+    if min_calls <= 1:
+        return ""
+    if k >= min_calls:
+        return (
+            f" (an asynchronous device: at least {min_calls} calls a block, the CPU launching call "
+            "n+1 while the device runs call n, as in a loop)"
+        )
+    return (
+        f" (an asynchronous device: {k} call(s) a block, fewer than {min_calls} because a block "
+        f"is capped near {MAX_ASYNC_BLOCK_S:g} s; the launch work the sync at its edges exposes is "
+        f"up to about 1/{k} of it)"
     )
 
 
@@ -406,10 +499,12 @@ def phase_runtime(ctx: PhaseContext) -> dict:
     """The runtime phase, and runtime_warm (the same timing in the warm process, right after its
     first call: a second process's figure for the headline speedup, report/runtime_processes.py).
     ctx: the run.runner.PhaseRunner; eager is its eager subject, compiled its timed copy."""
-    from . import calls
+    from . import calls, memory
 
     ctx.need_compiled()
     w, ca = ctx.workload, ctx.workload.call_args
+    if ctx.held is None:  # the timed copy's first call is the warm-up's first (cold, in-process)
+        ctx.held = memory.Held(ctx.device).start()
     data = measure(
         calls.one_call(ctx.eager_subject.fn, ca, w, ctx.device),
         calls.one_call(ctx.compiled, ca, w, ctx.device),
@@ -417,6 +512,8 @@ def phase_runtime(ctx: PhaseContext) -> dict:
         ctx.options.budget_s,
         calls.batch_context(w),
         ctx.timing_question(),
+        block_calls(ctx.device.type),
+        ctx.held,
     )
     ctx.per_call_s = data["compiled"]["median_s"]
     return data

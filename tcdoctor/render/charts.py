@@ -169,3 +169,42 @@ def break_even(
         ],
         "colors": COLORS,
     }
+
+
+def modes(rows: list[Any], width: int = 640) -> dict[str, Any] | None:
+    """The benchmark article's table as bars, one row per way (eager first): its time per call
+    (left panel) and its memory, held after warm-up plus a steady call's peak (right panel, the
+    held part darker). Rows without a time are left out; None with fewer than two rows."""
+    rows = [r for r in rows if r.median_s is not None]
+    if len(rows) < 2:
+        return None
+    label_w, gap, rh = 130, 30, 26
+    panel = (width - label_w - gap - 10) / 2
+    t_hi = max(r.median_s for r in rows) or 1.0
+    mems = [(r.held_bytes or 0) + (r.peak_bytes or 0) for r in rows]
+    m_hi = max(mems) or 1
+    out = []
+    for i, (r, mem) in enumerate(zip(rows, mems)):
+        t_w = panel * 0.75 * r.median_s / t_hi
+        held_w = panel * 0.75 * (r.held_bytes or 0) / m_hi
+        peak_w = panel * 0.75 * (r.peak_bytes or 0) / m_hi
+        measured = r.held_bytes is not None or r.peak_bytes is not None
+        out.append(
+            {
+                "label": r.name or "",
+                "y": 24 + i * rh,
+                "time_w": max(1.0, t_w),
+                "time": units.seconds(r.median_s),
+                "held_w": held_w,
+                "peak_w": peak_w,
+                "memory": units.nbytes(mem) if measured else units.NA,
+                "color": COLORS["eager"] if r.baseline else COLORS["compiled"],
+            }
+        )
+    return {
+        "width": width,
+        "height": 28 + rh * len(rows),
+        "time_x": label_w,
+        "mem_x": label_w + panel + gap,
+        "rows": out,
+    }

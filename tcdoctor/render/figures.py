@@ -10,6 +10,7 @@ from ..report import phases
 from ..report.layout import Row, Section
 from ..report.model import Report
 from ..report.sections import Verdict
+from ..report.sections.outputs import mutates_text
 
 TITLE = "Key figures"
 
@@ -129,10 +130,24 @@ def _cost(report: Report) -> list[Row]:
             m.method or "",
         ),
         Row(
+            "first-call memory eager / compiled",
+            units.pair(
+                units.nbytes, m.eager_first_call_peak_bytes, m.compiled_first_call_peak_bytes
+            ),
+            m.first_call_method or "",
+        ),
+        Row(
+            "held after warm-up eager / compiled",
+            units.held_pair(m.eager_held_bytes, m.compiled_held_bytes, m.compiled_pool_bytes),
+            m.held_method
+            or (f"not measured: {m.held_not_measured}" if m.held_not_measured else ""),
+        ),
+        Row(
             "numerics",
             units.numerics_status(n.passed)
             + ("" if n.passed is None else f" (max abs err {units.sci(n.max_abs_err)})"),
-            "vs eager, judged against fp64",
+            "vs eager, judged against fp64"
+            + (f"; the call {changes}" if (changes := mutates_text(n.mutates)) else ""),
         ),
         *phases.figure_rows(report),  # a phase's own row (Phase.row)
     ]

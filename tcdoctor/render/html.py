@@ -188,6 +188,14 @@ class HtmlRenderer(Renderer):
                 remedy_chart=charts.first_calls(remedy_table.bars(report)),
                 phase_sections=phases.layouts(report),
                 strategies=strategy_sections(report),
+                strategy_charts={  # the benchmark article's table as bars (render/charts.py)
+                    title: chart
+                    for title, rows in (
+                        ("Modes", report.strategies.modes),
+                        ("Training step", report.strategies.training),
+                    )
+                    if (chart := charts.modes(rows or []))
+                },
                 tried=patches.sections(report),
                 recompiles=breaks.recompiles_section(report.recompiles),
                 m=measured.sections(report),

@@ -17,6 +17,7 @@ from .. import units
 from ..report.layout import Note, Row, Section, Table
 from ..report.model import Report
 from ..report.sections import CompileTime, Guards, Memory, Numerics, Runtime, Verdict
+from ..report.sections.outputs import mutates_text
 
 ADVICE_SHOWN = 200  # a page of hundreds of breaks stays usable; the JSON has every item
 
@@ -139,6 +140,11 @@ def compile_section(c: CompileTime) -> Section:
             "than the wall time",
         ),
         *_probe_rows(c.isa_probe),
+        *(
+            (Row("CUDA graphs", units.cudagraphs(c.cudagraphs), _text(c.cudagraphs.get("method"))),)
+            if c.cudagraphs
+            else ()
+        ),
         Row(
             "recompiles triggered by variants",
             units.seconds(c.recompile_time_s),
@@ -193,11 +199,28 @@ def guards_section(g: Guards) -> Section:
 
 
 def memory_section(m: Memory) -> Section:
-    """The eager and compiled calls' peaks and the compilation's, and how each was measured."""
+    """Each side's first call's peak, steady call's peak and what it holds after warm-up, the
+    compilation's RSS growth, and how each was measured (probes/memory.py)."""
     call, compiling = _text(m.method), _text(m.compile_peak_method)
+    first = _text(m.first_call_method)
+    held = _text(m.held_method) if m.held_method else f"not measured: {_text(m.held_not_measured)}"
+    pool = (
+        f"; of which CUDA graphs' private pools {units.nbytes(m.compiled_pool_bytes)}"
+        if m.compiled_pool_bytes
+        else ""
+    )
     rows = (
+        Row("eager first call peak", units.nbytes(m.eager_first_call_peak_bytes), first),
+        Row("compiled first call peak", units.nbytes(m.compiled_first_call_peak_bytes), first),
         Row("eager call peak", units.nbytes(m.eager_peak_bytes), call),
         Row("compiled call peak", units.nbytes(m.compiled_peak_bytes), call),
+        Row("eager holds after warm-up", units.nbytes(m.eager_held_bytes), held),
+        Row("compiled holds after warm-up", units.nbytes(m.compiled_held_bytes), held + pool),
+        Row(
+            "footprint eager / compiled",
+            units.pair(units.nbytes, m.eager_footprint_bytes, m.compiled_footprint_bytes),
+            "held after warm-up + a steady call's peak: what memory growth is judged on",
+        ),
         Row("during compilation", units.nbytes(m.compile_peak_bytes), compiling),
     )
     return Section("Memory", rows=rows)
@@ -234,6 +257,15 @@ def numerics_section(n: Numerics) -> Section:
         for o in n.outputs or []
     ]
     notes = [Note(f"No fp64 reference: {n.fp64_unavailable_why}")] if n.fp64_unavailable_why else []
+    changes = mutates_text(n.mutates)
+    if changes:
+        notes.insert(
+            0,
+            Note(
+                f"The call {changes}: each side ran on its own pristine copy of the inputs and "
+                "state, and what it changed is compared as its output is"
+            ),
+        )
     if n.outputs:
         notes.append(Note(_text(n.method), how=True))
     if n.rng:

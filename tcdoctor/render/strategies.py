@@ -14,12 +14,19 @@ from ..report.sections import Regions, StrategyRow
 TIMED_HEADERS = (
     "",
     "first call",
+    "first-call memory",
     "median / call",
+    "memory held",
     "vs eager",
     "peak memory",
     "graph breaks",
     "numerics",
     "note",
+)
+MEMORY_HOW = (
+    "first-call memory: the first call's peak (the compile's included); memory held: what the "
+    "side still holds after warm-up, from before its first call (CUDA graphs' pools, workspaces, "
+    "optimizer state, caches); peak memory: a steady call's peak above that (probes/memory.py)"
 )
 TRAINING_HOW = (
     "eager: as written · model: torch.compile(model) · step: the whole step compiled · "
@@ -45,17 +52,19 @@ def _timed(rows: list[StrategyRow]) -> Table:
         [
             [
                 _named(r.name, r.source),
-                "—" if r.baseline else units.first_call(r.first_call_s, r.first_call_cache),
+                units.first_call(r.first_call_s, None if r.baseline else r.first_call_cache),
+                units.nbytes(r.first_call_peak_bytes),
                 units.seconds(r.median_s),
+                units.nbytes(r.held_bytes),
                 r.vs_eager(),  # with its decision interval, where the report made one
                 units.nbytes(r.peak_bytes),
-                units.count(r.graph_breaks),
+                "—" if r.baseline else units.count(r.graph_breaks),
                 _numerics(r.numerics_passed),
-                r.note or "",
+                r.note or (units.cudagraphs(r.cudagraphs) if r.cudagraphs else ""),
             ]
             for r in rows
         ],
-        detail=(5,),  # graph breaks: the terminal stays narrow
+        detail=(6, 7),  # steady peak, graph breaks: the terminal stays narrow
     )
 
 
@@ -122,9 +131,9 @@ def sections(report: Report) -> list[Section]:
 
     out = []
     if st.modes:
-        out.append(one("Modes", _timed(st.modes), "mode"))
+        out.append(one("Modes", _timed(st.modes), "mode", MEMORY_HOW))
     if st.training:
-        sec = one("Training step", _timed(st.training), "training", TRAINING_HOW)
+        sec = one("Training step", _timed(st.training), "training", TRAINING_HOW + " " + MEMORY_HOW)
         form = (Note(f"compiled whole: {st.step_form}"),) if st.step_form else ()
         out.append(Section(sec.title, tables=sec.tables, notes=form + sec.notes))
     if st.dynamic:

@@ -19,10 +19,12 @@ class MemoryAttribution(Record):
     bytes, own_peak_bytes, function, file, line), with the compile-time working set beside the
     steady-state growth per call. `grew` False: below the threshold, nothing was profiled."""
 
-    OMIT_NONE = ("not_measured", "scale", "largest")
+    OMIT_NONE = ("not_measured", "scale", "largest", "held")
 
     grew: bool | None = None
-    growth_bytes: int | None = None  # steady-state growth per call: compiled peak - eager peak, ≥ 0
+    # compiled footprint - eager's, ≥ 0: held memory + steady peak (`held`), else the peaks alone
+    growth_bytes: int | None = None
+    held: bool | None = None  # held memory is in the growth (probes/memory_graphs.footprints)
     threshold: str | None = None
     compile_working_set_bytes: int | None = None  # RSS growth during the compiling first call
     graphs: list[dict] = field(default_factory=list)

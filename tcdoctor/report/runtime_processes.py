@@ -120,6 +120,11 @@ DISTURBED_RATIO = 1.5
 # rounds read 0.47–0.53 of a core from /proc/stat's 10 ms ticks alone.
 DISTURBED_LOADED_SHARE = 0.1
 LOAD_CORES = 0.5
+# ... and only while the machine had less than this many cores idle: other programs slow this process
+# only when they take cores it needs (its own CPU use plus theirs fill the machine). On 16 cores, a
+# step waiting on its GPU keeps one core busy: one core of others beside it leaves 14 idle and is no
+# load (a quiet H100 machine was called "under load" by the others' core alone).
+ROOM_CORES = 1.0
 # A process timed under sustained load: most of its kept pairs loaded (or the median round loaded).
 SUSTAINED_SHARE = 0.5
 # "No difference that matters": the decision interval within [1/EQUIVALENCE_MARGIN,
@@ -246,14 +251,22 @@ def load_seen(load: dict) -> bool:
     )
 
 
+def median_round_loaded(load: dict) -> bool:
+    """The median round's other programs at LOAD_CORES or more while less than ROOM_CORES of the
+    machine stayed idle (a report from before idle cores were read: the others' figure alone)."""
+    idle = load.get("idle_cores_median")
+    needed = not isinstance(idle, (int, float)) or idle < ROOM_CORES
+    return (load.get("other_cores_median") or 0.0) >= LOAD_CORES and needed
+
+
 def loaded_share(r: dict) -> float:
     """The share of a process row's kept pairs still loaded after reruns, per pair, from its
-    `load` (probes/timing.py) and `samples` (its kept pairs); the median round's other programs at
-    LOAD_CORES or more count as every pair loaded. 0 where load was not measured."""
+    `load` (probes/timing.py) and `samples` (its kept pairs); a loaded median round
+    (`median_round_loaded`) counts as every pair loaded. 0 where load was not measured."""
     load = r.get("load") or {}
     if not load or "not_measured" in load:
         return 0.0
-    if (load.get("other_cores_median") or 0.0) >= LOAD_CORES:
+    if median_round_loaded(load):
         return 1.0
     pairs = r.get("samples") or 0
     return min(1.0, (load.get("loaded_pairs") or 0) / pairs) if pairs else 0.0

@@ -18,6 +18,7 @@ from ..report.sections import (
     FixRow,
     StrategyRow,
 )
+from ..report.sections.compile import cudagraphs_skipped_all
 from ..verdict import judge, tried
 from ..version import __version__
 
@@ -131,11 +132,37 @@ def main_row(data: dict, name: str, source: str) -> dict:
         "samples": rt.get("samples"),
         "peak_bytes": m.get("compiled_peak_bytes"),
         "eager_peak_bytes": m.get("eager_peak_bytes"),
+        "first_call_peak_bytes": m.get("compiled_first_call_peak_bytes"),
+        "held_bytes": m.get("compiled_held_bytes"),
+        "eager_held_bytes": m.get("eager_held_bytes"),
         "numerics_passed": n.get("passed"),
         "max_abs_err": n.get("max_abs_err"),
         "graph_breaks": data["graph_breaks"].get("count"),
         "guards": data["guards"].get("count"),
         "cache": c.get("cache"),
+        **({"cudagraphs": c["cudagraphs"]} if c.get("cudagraphs") else {}),
+        **({"note": note} if (note := cudagraphs_skipped_all(c.get("cudagraphs"))) else {}),
+    }
+
+
+def eager_row(data: dict) -> dict:
+    """Eager as the first row of a strategy table (the baseline every row is timed against): the
+    main analysis's eager figures, its first call and memory included (the benchmark article's
+    table has eager's initial step beside each mode's)."""
+    rt, m = data["runtime"], data["memory"]
+    return {
+        "name": "eager",
+        "source": "main analysis",
+        "median_s": (rt.get("eager") or {}).get("median_s"),
+        "eager_median_s": (rt.get("eager") or {}).get("median_s"),
+        "speedup": 1.0 if rt.get("eager") else None,
+        "speedup_ci": None,
+        "first_call_s": data["compile"].get("eager_first_call_s"),
+        "first_call_peak_bytes": m.get("eager_first_call_peak_bytes"),
+        "held_bytes": m.get("eager_held_bytes"),
+        "peak_bytes": m.get("eager_peak_bytes"),
+        "baseline": True,
+        "note": "baseline: nothing compiled",
     }
 
 
@@ -152,24 +179,14 @@ def _strategies(data: dict, done: dict, rows: dict[str, list[dict]], failures: l
         "regions": None,
     }
     if any(Spec.from_dict(p).section == "modes" for p in plan):
-        out["modes"] = [main_row(data, data["options"].get("mode") or "default", "main analysis")]
+        out["modes"] = [
+            eager_row(data),
+            main_row(data, data["options"].get("mode") or "default", "main analysis"),
+        ]
         out["modes"] += rows.get("modes", [])
     if (data["environment"].get("workload") or {}).get("kind") == "train":
-        rt = data["runtime"]
-        eager = {
-            "name": "eager",
-            "source": "main analysis",
-            "median_s": (rt.get("eager") or {}).get("median_s"),
-            "eager_median_s": (rt.get("eager") or {}).get("median_s"),
-            "speedup": 1.0 if rt.get("eager") else None,
-            "speedup_ci": None,
-            "first_call_s": None,
-            "peak_bytes": data["memory"].get("eager_peak_bytes"),
-            "baseline": True,
-            "note": "baseline: nothing compiled",
-        }
         out["step_form"] = (done.get("eager") or {}).get("step_form")
-        out["training"] = [eager, main_row(data, "step", "main analysis")] + rows.get(
+        out["training"] = [eager_row(data), main_row(data, "step", "main analysis")] + rows.get(
             "training", []
         )
         if data["options"].get("training_ways") is False:

@@ -51,7 +51,7 @@ from ..experiments import strategies
 from ..experiments.pair import question
 from ..experiments.training import Subject
 from ..options import Options
-from ..probes import calls, first_call, outputs
+from ..probes import calls, first_call, memory, outputs
 from ..report import phases
 from ..report.phases import PhaseError, Skip
 from ..target.pristine import Pristine, reset_rng_state
@@ -129,6 +129,8 @@ class PhaseRunner:
         self.per_call_s = per_call_hint_s
         self.results: dict[str, dict] = {}
         self.timing_process: dict = {}  # a third timing process: why it runs, its environment
+        self.held: Any = None  # the compiled copy's held-memory window (probes/memory.Held)
+        self.eager_first_call_peak: dict | None = None  # set with the eager side's first call
 
     # -- helpers -------------------------------------------------------------
     def fresh(self) -> Subject:
@@ -160,19 +162,23 @@ class PhaseRunner:
             self.pristine.skip("in-process: the object is yours, and tcdoctor never calls it")
             return
         made: dict[int, tuple[Subject, Any, float]] = {}
+        peaks: dict[int, dict] = {}
 
         def call(w: Any) -> Any:  # as the eager phase calls: RNG reset, timed, its own inputs
             w.device_type = self.device.type
             subject = Subject(w)
             reset_rng_state()
-            made[id(w)] = (
-                subject,
-                *calls.timed_call(self.call, (subject.fn, w.call_args), self.sync),
-            )
+            with memory.first_call_peak(self.device) as peaks[id(w)]:
+                made[id(w)] = (
+                    subject,
+                    *calls.timed_call(self.call, (subject.fn, w.call_args), self.sync),
+                )
             return made[id(w)][1]
 
         dup = self.pristine.verify(self.workload, call)
         self._checked = made.get(id(dup)) if dup is not None else None
+        if self._checked is not None:  # the copy's call is the process's first model call
+            self.eager_first_call_peak = peaks.get(id(dup))
 
     def take_checked(self) -> tuple[Subject, Any, float] | None:
         """The fidelity check's copy, called once, with its output and wall time (once)."""
@@ -198,10 +204,17 @@ class PhaseRunner:
         read, never called, so the snapshot itself serves (a deep copy per phase would only repeat it)."""
         return Subject(self.pristine.peek()).fn
 
+    def pristine_inputs(self) -> Any:
+        """The call arguments as build() returned them (read, never called with)."""
+        return self.pristine.peek().call_args
+
     def call_and_snapshot(self, subject: Subject, fn: Any = None) -> list:
-        """One call of `fn` (default: the subject's own callable): its output and the subject's state after it."""
-        out = self.call(fn if fn is not None else subject.fn)
-        return outputs.snapshot(out, subject.fn, self.pristine_fn)
+        """One call of `fn` (default: the subject's own callable) on the subject's own inputs (a
+        pristine copy of them: a call that changes its inputs in place is judged on them): its
+        output, the subject's state and its inputs after it."""
+        ca = subject.workload.call_args
+        out = self.call(fn if fn is not None else subject.fn, ca)
+        return outputs.snapshot(out, subject.fn, self.pristine_fn, (ca, self.pristine_inputs()))
 
     # -- what the experiments layer gives the probes (probes/ sit below experiments/) ---------------
     @staticmethod

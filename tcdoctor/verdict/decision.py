@@ -26,7 +26,7 @@ together with the advice rules and the recommendations.
 from __future__ import annotations
 
 from .. import units
-from ..report.runtime_processes import EQUIVALENCE_MARGIN, LOAD_CORES, regime_claim
+from ..report.runtime_processes import EQUIVALENCE_MARGIN, LOAD_CORES, ROOM_CORES, regime_claim
 from ..report.sections import (
     FixRow,
     GraphBreak,
@@ -45,11 +45,17 @@ def decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
 
 def thread_reason(fig: Figures) -> str | None:
     """When the threads asked for exceed the cores other programs left free (their median load
-    over the counted processes, rounded), what that does and what to do; None otherwise."""
+    over the counted processes, rounded) and the step needed them (the machine had less than
+    ROOM_CORES idle: the step's own CPU use and the others' filled it), what that does and what to
+    do; None otherwise. A step waiting on its GPU keeps about one core busy: on 16 cores, one core
+    of others leaves 14 idle and its threads wait on nothing (a report without idle cores read:
+    the others' load alone)."""
     if not fig.threads or not fig.cpu_count or fig.others_cores is None:
         return None
     free = max(1, fig.cpu_count - round(fig.others_cores))
     if fig.others_cores < LOAD_CORES or fig.threads <= free:  # a loaded round's load
+        return None
+    if fig.idle_cores is not None and fig.idle_cores >= ROOM_CORES:  # room left: not CPU-bound
         return None
     return (
         f"Timed with {fig.threads} thread(s) while other programs used {fig.others_cores:.1f} of "

@@ -61,6 +61,7 @@ class Figures:
     device: str | None = None
     mode: str | None = None
     cudagraph_skips: int = 0
+    cudagraphs: dict | None = None  # captured vs skipped, PyTorch's reasons (compile.cudagraphs)
     compile_failed_message: str | None = None  # set when compiling raised
     break_findings: tuple[GraphBreak, ...] = ()  # graph_breaks.unique
     recompile_events: tuple[Recompile, ...] = ()
@@ -81,6 +82,7 @@ class Figures:
     threads: int | None = None  # torch threads in the analysis processes (environment)
     cpu_count: int | None = None
     others_cores: float | None = None  # other programs' median load over the decided-on processes
+    idle_cores: float | None = None  # the machine's idle cores, median over those processes
     prediction: tuple[float, float] | None = None  # what another run may see (never decides)
     sequence: dict | None = None  # how many processes timed and why they stopped
     probe_text: str = ""  # the other allocator regime's probe (glibc's thresholds pinned), if run
@@ -132,6 +134,7 @@ class Figures:
             device=(report.environment or {}).get("device"),
             mode=(report.options or {}).get("mode"),
             cudagraph_skips=c.cudagraph_skips,
+            cudagraphs=c.cudagraphs,
             compile_failed_message=failed,
             break_findings=tuple(gb.unique or ()),
             recompile_events=tuple(rc.events or ()),
@@ -154,7 +157,8 @@ class Figures:
             undecided_why=rt.undecided_why,
             threads=env.get("threads") if isinstance(env.get("threads"), int) else None,
             cpu_count=env.get("cpu_count") if isinstance(env.get("cpu_count"), int) else None,
-            others_cores=_others_cores(rt.processes),
+            others_cores=_load_median(rt.processes, "other_cores_median"),
+            idle_cores=_load_median(rt.processes, "idle_cores_median"),
             prediction=tuple(rt.prediction_interval) if rt.prediction_interval else None,
             sequence=rt.sequence,
             probe_text=units.probes(rt.processes),
@@ -326,11 +330,12 @@ def other_ways(report: Report) -> list[Way]:
     return out
 
 
-def _others_cores(processes: list[dict] | None) -> float | None:
-    """Other programs' load while the counted processes timed: the median over those processes of
-    each one's median round (probes/timing.py's `other_cores_median`), in cores."""
+def _load_median(processes: list[dict] | None, key: str) -> float | None:
+    """A load figure while the counted processes timed: the median over those processes of each
+    one's median round (probes/timing.py's `other_cores_median`: other programs' load;
+    `idle_cores_median`: the cores nobody used), in cores."""
     loads = [
-        (p.get("load") or {}).get("other_cores_median")
+        (p.get("load") or {}).get(key)
         for p in processes or []
         if not p.get("excluded") and not p.get("probe")
     ]

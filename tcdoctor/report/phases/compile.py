@@ -22,7 +22,11 @@ def _fill_compile(data: dict, c: dict) -> None:
             counted,
         )
         data["graphs"], data["graph_breaks"] = merged["graphs"], merged["graph_breaks"]
+    peak, method = c.pop("first_call_peak_bytes", None), c.pop("first_call_peak_method", None)
     data["compile"].update(c)
+    if peak is not None:  # the compiled side's first call (probes/memory.first_call_peak)
+        data["memory"]["compiled_first_call_peak_bytes"] = peak
+        data["memory"]["first_call_method"] = method
     data["memory"]["compile_peak_bytes"] = c.get("peak_rss_delta_bytes")
     data["memory"]["compile_peak_method"] = (
         "growth of process RSS during the first (compiling) call, sampled every 2 ms"

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from ... import units
-from .phase import MAIN, Phase, keep_nothing
+from .phase import MAIN, Phase
+
+
+def _fill(data: dict, e: dict) -> None:
+    """The eager side's first call: its time beside the compiled one's, its memory peak beside the
+    memory phase's figures (the strategy tables' eager row reads both)."""
+    data["compile"]["eager_first_call_s"] = e.get("first_call_s")
+    if e.get("first_call_peak_bytes") is not None:
+        data["memory"]["eager_first_call_peak_bytes"] = e["first_call_peak_bytes"]
+        data["memory"]["first_call_method"] = e.get("first_call_peak_method")
 
 
 def _headline(d: dict) -> str | None:
@@ -18,7 +27,7 @@ PHASES = (
         (),
         measure="tcdoctor.probes.eager:phase_eager",
         order=20,
-        fill=keep_nothing,
+        fill=_fill,
         fatal=True,
         label="eager call",
         headline=_headline,

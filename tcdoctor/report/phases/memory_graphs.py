@@ -32,13 +32,16 @@ def summary(a: MemoryAttribution) -> str:
     """One line: no growth, where the growth is, or why it was not measured."""
     if a.not_measured and a.grew is None:
         return f"not measured ({a.not_measured})"
+    per = "held and per call" if a.held else "per call"
     if not a.grew:
         g = a.growth_bytes
         if g == 0:
+            if a.held:
+                return "none (compiled holds and peaks at or below eager's)"
             return "none (compiled peaks at or below eager's)"
-        return f"none above the threshold ({units.nbytes(g)} per call)"
+        return f"none above the threshold ({units.nbytes(g)} {per})"
     if a.not_measured:
-        return f"{units.nbytes(a.growth_bytes)} per call; by graph: not measured ({a.not_measured})"
+        return f"{units.nbytes(a.growth_bytes)} {per}; by graph: not measured ({a.not_measured})"
     big = a.largest
     if not big:
         return f"{units.nbytes(a.growth_bytes)} per call; no compiled graph holds it"

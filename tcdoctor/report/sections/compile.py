@@ -81,9 +81,18 @@ class CompileTime(Record):
     """
 
     DERIVED = ("cold_s", "cold_cache")
-    OMIT_NONE = ("not_measured", "warm_not_measured", "graphs", "remedies", "isa_probe")
+    OMIT_NONE = (
+        "not_measured",
+        "warm_not_measured",
+        "graphs",
+        "remedies",
+        "isa_probe",
+        "eager_first_call_s",
+        "cudagraphs",
+    )
 
     first_call_s: float | None = None
+    eager_first_call_s: float | None = None  # the eager side's first call, for the strategy tables
     warm_s: float | None = None
     phases: dict[str, float] | None = None
     phases_method: str | None = None
@@ -102,6 +111,8 @@ class CompileTime(Record):
     remedies: CompileRemedies | None = None  # tried remedies for the cold start, when planned
     # Inductor's one-off CPU ISA probe inside the cold first call (probes/isa_probe.py); inductor only
     isa_probe: dict[str, Any] | None = None
+    # CUDA graphs captured vs skipped, PyTorch's reasons (probes/cudagraphs.py), modes that ask
+    cudagraphs: dict[str, Any] | None = None
     not_measured: str | None = None
     warm_not_measured: str | None = None
 
@@ -173,3 +184,12 @@ class Guards(Record):
     @property
     def overhead_fraction(self) -> float | None:
         return guard_share(self.overhead_s_per_call, self.call_s)
+
+
+def cudagraphs_skipped_all(graphs: dict | None) -> str | None:
+    """'CUDA graphs skipped for 2 of 2 graph(s): skipping cudagraphs due to …' when PyTorch skipped
+    every graph of a mode that asks for them (probes/cudagraphs.py); None otherwise."""
+    if not graphs or not graphs.get("skipped") or graphs.get("captured"):
+        return None
+    reasons = "; ".join(r["reason"] for r in graphs.get("reasons") or [])
+    return f"CUDA graphs skipped for {graphs['skipped']} of {graphs['graphs']} graph(s): {reasons}"

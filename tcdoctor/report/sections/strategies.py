@@ -39,6 +39,10 @@ class StrategyRow(Record):
         "source",
         "decision_ci",
         "decision_method",
+        "first_call_peak_bytes",
+        "held_bytes",
+        "eager_held_bytes",
+        "cudagraphs",
     )
 
     name: str | None = None
@@ -49,8 +53,13 @@ class StrategyRow(Record):
     speedup: float | None = None
     speedup_ci: list[float] | None = None
     samples: int | None = None
-    peak_bytes: int | None = None
+    peak_bytes: int | None = None  # the compiled steady call's peak (probes/memory.py)
     eager_peak_bytes: int | None = None
+    first_call_peak_bytes: int | None = None  # the compiled first call's peak
+    held_bytes: int | None = None  # what the compiled copy holds after warm-up
+    eager_held_bytes: int | None = None
+    # CUDA graphs captured vs skipped and PyTorch's reasons (probes/cudagraphs.py), modes asking
+    cudagraphs: dict[str, Any] | None = None
     numerics_passed: bool | None = None
     max_abs_err: float | None = None
     graph_breaks: int | None = None
