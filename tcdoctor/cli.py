@@ -180,10 +180,19 @@ def report(
     write_outputs(rep, json_path, html_path, md_path, TerminalRenderer().render(rep))
 
 
+FIX_EXIT_CODES_HELP = (
+    "Exit codes, as ruff's: 0 nothing to change (no verified patch, or every chosen one written); "
+    "1 --diff showed a change, or --apply left a chosen patch unwritten (unsafe without --unsafe, "
+    "a file changed since the analysis); 2 usage or target error (an unknown rule code in "
+    "--select/--ignore, a report made with --no-fixes); 3, 4, 70, 141 as for analyze."
+)
+
+
 @main.command(
     help="The verified source patches for graph breaks in your code: run (or load) an analysis and "
     "print their diffs; --apply writes the safe ones (--unsafe: all), only to files unchanged since "
-    "the analysis.\n\n" + EXIT_CODES_HELP
+    "the analysis. `# tcdoctor: ignore[CODE]` on a line keeps it unpatched (the report lists it); "
+    "`tcdoctor rules` lists the rules.\n\n" + FIX_EXIT_CODES_HELP
 )
 @click.argument("target", required=False)
 @click.option(
@@ -203,6 +212,19 @@ def report(
 @click.option(
     "--unsafe", is_flag=True, help="With --apply, also write patches whose safety class is unsafe."
 )
+@click.option(
+    "--select",
+    multiple=True,
+    metavar="CODES",
+    help="Only the patches of these rules: codes or prefixes, comma-separated or repeated "
+    "(TCD101,TCD104; TCD1 for every TCD1xx).",
+)
+@click.option(
+    "--ignore",
+    multiple=True,
+    metavar="CODES",
+    help="Leave out the patches of these rules (codes or prefixes, as --select).",
+)
 @analysis_options
 @_one_line_errors
 def fix(
@@ -210,6 +232,8 @@ def fix(
     report_path: str | None,
     diff_only: bool,
     unsafe: bool,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
     quiet: bool,
     expected_calls: int | None,
     **analysis: Any,
@@ -219,22 +243,45 @@ def fix(
 
     if bool(target) == bool(report_path):
         raise UsageError("give TARGET or --report saved.json, not both and not neither")
+    chosen, left_out = fixing.codes(select), fixing.codes(ignore)
     if report_path:
         rep = load_saved(report_path)
     else:
         rep, _ = _run_analysis(target, Options.from_cli(analysis), quiet, expected_calls)
     fixing.require_patches(rep)
-    outcomes = fixing.apply(rep, write=not diff_only, unsafe=unsafe)
+    for line in fixing.suppressed(rep):
+        click.echo(f"suppressed: {line}", err=True)
+    outcomes = fixing.apply(rep, not diff_only, unsafe, chosen, left_out)
     if not outcomes:
         click.echo("no verified patch (the report lists what was tried and why)")
         return
     if diff_only:
-        click.echo(fixing.diffs(rep), nl=False)
+        click.echo(fixing.diffs(rep, chosen, left_out), nl=False)
     for o in outcomes:
         if o.action != "shown":
             click.echo(
                 f"{o.action}: {o.path} ({o.rule}, {o.safety})" + (f": {o.why}" if o.why else "")
             )
+    sys.exit(fixing.exit_code(outcomes))
+
+
+@main.command(
+    help="The source-patch rules, with their safety class; `tcdoctor rules CODE` prints a rule's "
+    "page: what it rewrites, when it refuses, how its patch is proven, and an example."
+)
+@click.argument("code", required=False)
+@_one_line_errors
+def rules(code: str | None) -> None:
+    from .experiments.rewrite import pages, registry
+
+    if code is None:
+        click.echo(pages.table(), nl=False)
+        return
+    found = registry.rule(code)
+    if found is None:
+        known = ", ".join(r.code for r in registry.RULES)
+        raise UsageError(f"unknown rule code {code!r}: the rules are {known}")
+    click.echo(pages.page(found), nl=False)
 
 
 def check_command() -> click.Command:

@@ -2,13 +2,20 @@
 
 As ruff does: the diff is the default, nothing is written without `--apply`, and a patch whose
 safety class is "unsafe" (it changes what compiled runs do: a guarded print is skipped, a branch
-becomes torch.cond) is written only with `--unsafe`. Only patches verified by the analysis
-(experiments/patches.py) are ever written, the best one per file (render/patches.py).
+becomes torch.cond) is written only with `--unsafe`. `--select`/`--ignore` keep patches by rule
+code or prefix. The exit code gates CI as ruff's does: 1 when `--diff` shows a change or
+`--apply` leaves a chosen patch unwritten, 0 when there is nothing to change. Only patches
+verified by the analysis (experiments/patches.py) are ever written, the one per file that
+report/sections/fixes.py `choose` chose.
 
-Before writing, the file must be the one the analysis patched: its sha256 equals the one the
-report kept, and the rewrite planned again from it (experiments/rewrite.py, with the shapes the
-analysis observed) gives the same diff the report holds. Otherwise nothing is written for that
+Before writing, the file must be the one the analysis patched: the sha256 of its bytes equals the
+one the report kept, and the rewrite planned again from it (experiments/rewrite/, with the shapes
+the analysis observed) gives the same diff the report holds. Otherwise nothing is written for that
 file, and the line says why (analyse again).
+
+Files are kept byte for byte: the text keeps its line endings and byte-order mark, and the file
+is written in place (its inode: mode, owner, hard links and a symlink's target kept), after a
+backup copy beside it that is put back if the write fails and removed once it succeeded.
 
 Torch-free: it reads the saved report and rewrites text.
 """
@@ -17,14 +24,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 from dataclasses import dataclass
+from typing import Sequence
 
 from .errors import UsageError
 from .experiments import rewrite
-from .render.patches import chosen_rows, diff_of
-from .report.files import write_atomic
+from .render.patches import diff_of
 from .report.model import Report
 from .report.sections import FixRow
+from .report.sections.fixes import choose
 
 
 @dataclass(frozen=True)
@@ -36,6 +45,19 @@ class Outcome:
     safety: str
     action: str  # "written" | "shown" | "refused"
     why: str = ""
+
+
+def codes(values: Sequence[str]) -> tuple[str, ...]:
+    """`--select`/`--ignore` values (each may be comma-separated) as codes or prefixes, each
+    checked against the rules: an unknown one is a usage error (exit 2)."""
+    out = tuple(c.strip().upper() for v in values for c in v.split(",") if c.strip())
+    known = [r.code for r in rewrite.RULES]
+    for c in out:
+        if not any(k.startswith(c) for k in known):
+            raise UsageError(
+                f"unknown rule code {c!r}: the rules are {', '.join(known)} (tcdoctor rules)"
+            )
+    return out
 
 
 def _file_of(row: FixRow) -> str:
@@ -62,10 +84,20 @@ def _replan(row: FixRow, source: str) -> str | None:
     return planned.source
 
 
-def apply(report: Report, write: bool, unsafe: bool) -> list[Outcome]:
+def chosen(report: Report, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> list[FixRow]:
+    return [c.row for c in choose(report.fixes or [], select, ignore)]
+
+
+def apply(
+    report: Report,
+    write: bool,
+    unsafe: bool,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+) -> list[Outcome]:
     """Each chosen verified patch: written (with `write`, safe ones or `unsafe` too), else shown."""
     out = []
-    for row in chosen_rows(report):
+    for row in chosen(report, select, ignore):
         p = row.patch
         assert p is not None
         path, rule, safety = _file_of(row), str(p.rule), str(p.safety)
@@ -79,14 +111,14 @@ def apply(report: Report, write: bool, unsafe: bool) -> list[Outcome]:
         if why:
             out.append(Outcome(path, rule, safety, "refused", why))
             continue
-        with open(path, encoding="utf-8") as fh:
-            patched = _replan(row, fh.read())
+        with open(path, "rb") as fh:
+            patched = _replan(row, fh.read().decode("utf-8"))
         if patched is None:
             out.append(
                 Outcome(path, rule, safety, "refused", "the rewrite no longer gives the diff")
             )
             continue
-        write_atomic(path, patched)
+        write_in_place(path, patched.encode("utf-8"))
         out.append(Outcome(path, rule, safety, "written"))
     return out
 
@@ -96,15 +128,55 @@ def _refusal(row: FixRow, path: str) -> str | None:
     if not path or not os.path.isfile(path):
         return f"{path or 'the file'} is not there: analyse again"
     with open(path, "rb") as fh:
-        digest = hashlib.sha256(fh.read()).hexdigest()
-    if row.patch is None or digest != row.patch.sha256:
+        raw = fh.read()
+    if row.patch is None or hashlib.sha256(raw).hexdigest() != row.patch.sha256:
         return "the file changed since the analysis: analyse again"
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "the file is not UTF-8 text"
     return None
 
 
-def diffs(report: Report) -> str:
+def write_in_place(path: str, data: bytes) -> None:
+    """`data` written into the file at `path` itself: its inode, so its mode, owner and hard links
+    stay, and a symlink's target is what changes. A backup copy beside the real file is made
+    first, put back if the write fails, and removed once the write is synced."""
+    real = os.path.realpath(path)
+    backup = os.path.join(os.path.dirname(real), f".{os.path.basename(real)}.tcdoctor-backup")
+    shutil.copyfile(real, backup)
+    try:
+        with open(real, "r+b") as fh:
+            fh.write(data)
+            fh.truncate()
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        shutil.copyfile(backup, real)  # the old bytes back into the same inode
+        raise
+    os.remove(backup)
+
+
+def diffs(report: Report, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> str:
     """Every chosen verified patch's diff, as one text."""
-    return "".join(diff_of(r) + "\n" for r in chosen_rows(report))
+    return "".join(diff_of(r) + "\n" for r in chosen(report, select, ignore))
+
+
+def suppressed(report: Report) -> list[str]:
+    """The breaks a `# tcdoctor: ignore[...]` comment kept from being patched, one line each."""
+    out = []
+    for nt in report.fixes_not_tried or []:
+        fix = (nt.get("spec") or {}).get("fix") or {}
+        why = str(nt.get("why") or "")
+        if fix.get("kind") == "patch" and why.startswith("suppressed:"):
+            out.append(f"{fix.get('name')}: {why}")
+    return out
+
+
+def exit_code(outcomes: Sequence[Outcome]) -> int:
+    """ruff's: 1 when a change is shown (`--diff`) or a chosen patch was left unwritten
+    (`--apply`), 0 when nothing is left to change."""
+    return 1 if any(o.action in ("shown", "refused") for o in outcomes) else 0
 
 
 def require_patches(report: Report) -> None:

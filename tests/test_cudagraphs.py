@@ -96,6 +96,12 @@ def test_the_advice_quotes_pytorch_and_never_says_the_figures_are_the_default_mo
     assert "«skipping cudagraphs due to mutated inputs (1 instances)»" in text
     assert "1 of 1 compiled graph(s) (0 captured)" in text and "clone" in text
     assert "default mode" not in text and "nothing for it to capture" not in text
+    # a mode row of its own child gets the same advice, named by its mode
+    from tcdoctor.report.sections import StrategyRow
+
+    row = StrategyRow(name="reduce-overhead", cudagraphs=g)
+    (item,) = advise_mode(Figures(mode="default", mode_rows=(row,)), {})
+    assert item.text.startswith("mode='reduce-overhead': PyTorch skipped") and "clone" in item.text
     # a saved report without the reasons: the count, and that the reason is not in it
     old = Figures(mode="reduce-overhead", device="cuda:0", cudagraph_skips=1)
     (item,) = advise_mode(old, {})

@@ -1,27 +1,39 @@
-"""Source patches for graph breaks (tcdoctor/experiments/rewrite.py), torchfix's layout: each case is
+"""Source patches for graph breaks (tcdoctor/experiments/rewrite/), torchfix's layout: each case is
 plain user code, tests/rewrites/NAME.in.py (or, for the cure corpus's models, the model itself,
 tests/targets/cure/NAME.py: one file, never a copy that could drift), with its break site in
-cases.json, and either NAME.out.py (the exact patched source) or an expected NoRewrite reason. Fast and torch-free: nothing
-here imports torch (whether the patches compile away the breaks is the proof's job, in a child)."""
+cases.json, and either NAME.out.py (the exact patched source) or an expected NoRewrite reason.
+Every input the side-effect walk, the logging receivers, the precision of a predicate and the
+shape rules were written for is a case: refused (the call named), or rewritten so the effect
+stays. Fast and torch-free: nothing here imports torch (whether the patches compile away the
+breaks is the proof's job, in a child)."""
 
+import importlib.util
 import json
 import pathlib
 import shutil
 import subprocess
 import sys
 
+import libcst as cst
 import pytest
 from conftest import ROOT
 
 from tcdoctor.experiments.rewrite import (
-    CODES,
+    BranchPayload,
+    Need,
     NoRewrite,
+    OpPayload,
     Rewrite,
     Site,
+    codes,
     needs_observation,
+    pages,
     plan,
+    registry,
+    rule,
     unified_diff,
 )
+from tcdoctor.experiments.rewrite.tensor_cond import predicate
 
 CASES_DIR = pathlib.Path(ROOT) / "tests" / "rewrites"
 CORPUS = pathlib.Path(ROOT) / "tests" / "targets" / "cure"
@@ -62,7 +74,7 @@ def test_cases_are_complete():
     for name, case in CASES.items():
         assert ("reason" in case) == (name not in outputs), name
     families = {CASES[n]["family"] for n in POSITIVE}
-    assert families == set(CODES), "one case or more per family"
+    assert families == set(codes()), "one case or more per family"
 
 
 def test_corpus_models_are_cases():
@@ -77,17 +89,13 @@ def test_plan_writes_the_out_file(name):
     assert isinstance(result, Rewrite), getattr(result, "reason", result)
     case = CASES[name]
     assert result.family == case["family"]
-    assert result.rule == CODES[case["family"]]
-    assert result.safety == ("safe" if case["family"] == "leftover-graph-break" else "unsafe")
-    assert list(result.checks) == case["checks"]
-    assert f"line {case['line']}" in result.title or f"line {_stmt_line(name)}" in result.title
+    assert result.rule == codes()[case["family"]]
+    # a patch's safety: its rule's, lowered by the side-effect walk where the case says so
+    assert result.safety == case.get("safety", rule(result.rule).safety)
+    assert [str(p) for p in result.proofs] == case["checks"]
+    assert f"line {case['line']}" in result.title
     assert result.note
     assert result.source == (CASES_DIR / f"{name}.out.py").read_text()
-
-
-def _stmt_line(name: str) -> int:
-    """The first line of a multi-line statement PyTorch reports one of its inner lines for."""
-    return {"op_fixed_shape": 7}.get(name, CASES[name]["line"])
 
 
 @pytest.mark.parametrize("name", POSITIVE)
@@ -102,6 +110,7 @@ def test_no_rewrite_says_why(name):
     assert isinstance(result, NoRewrite), name
     assert CASES[name]["reason"] in result.reason
     assert result.family == CASES[name]["family"]
+    assert result.suppressed is CASES[name].get("suppressed", False)
     assert "\n" not in result.reason
 
 
@@ -141,17 +150,20 @@ def test_needs_observation_only_for_custom_ops(name):
     if not case.get("needs_observation", case["family"] == "custom-op"):
         assert wanted is None
     else:
-        assert wanted is not None and set(wanted["inputs"]) == set(case["observed"]["inputs"])
+        assert wanted is not None and set(wanted.inputs) == set(case["observed"]["inputs"])
 
 
 def test_needs_observation_names_the_call():
     site = _site("scipy_call")
-    assert needs_observation(_source("scipy_call"), site) == {
-        "line": 16,
-        "function": "forward",
-        "inputs": ["h"],
-        "output": "g",
-    }
+    assert needs_observation(_source("scipy_call"), site) == Need(
+        line=16,
+        function="forward",
+        inputs=("h",),
+        output="g",
+        rule="TCD105",
+        title="wrap the scipy call at line 16 in the custom op "
+        "tcdoctor_patch::scipy_call_forward_l16",
+    )
     result = plan(_source("scipy_call"), site)
     assert isinstance(result, NoRewrite) and result.family == "custom-op"
     assert result.reason == "needs the eager run's shapes"
@@ -160,31 +172,70 @@ def test_needs_observation_names_the_call():
 def test_custom_op_records_the_op():
     result = _plan("scipy_call")
     assert isinstance(result, Rewrite)
-    assert result.op == {
-        "qualname": "tcdoctor_patch::scipy_call_forward_l16",
-        "function": "_tcd_op_l16",
-        "inputs": ["h"],
+    assert result.payload == OpPayload(
+        qualname="tcdoctor_patch::scipy_call_forward_l16",
+        function="_tcd_op_l16",
+        inputs=("h",),
+        shape_rule="scipy.special.expit: same shape as its input",
+    )
+    reduced = _plan("op_reduce")
+    assert isinstance(reduced, Rewrite) and isinstance(reduced.payload, OpPayload)
+    assert reduced.payload.shape_rule == "numpy.median: reduces over axis 1"
+    assert "h.shape[:1] + h.shape[2:]" in reduced.source
+
+
+@pytest.mark.parametrize(
+    "shape, rows, cols",
+    [("(8, 64)", 8, 64), ("(8, 32)", 8, 32)],
+)
+def test_custom_op_refuses_a_shape_its_rule_does_not_give(shape, rows, cols):
+    """The observed call must agree with the shape rule: a reduction observed with the input's
+    own shape is not the rule's (the fake would be wrong on every other input)."""
+    observed = {
+        "inputs": {"h": {"type": "tensor", "shape": [rows, cols], "dtype": "float32"}},
+        "output": {"type": "tensor", "shape": [rows, cols], "dtype": "float32"},
     }
-    assert "fixed shape" not in result.note
-    fixed = _plan("op_fixed_shape")
-    assert isinstance(fixed, Rewrite)
-    assert "fake: fixed shape (8, 4) as observed" in fixed.note
-    assert fixed.op is not None and fixed.op["inputs"] == ["x", "k"]
+    result = plan(_source("op_reduce"), _site("op_reduce"), observed)
+    assert isinstance(result, NoRewrite)
+    assert f"the shape rule (numpy.median: reduces over axis 1) gives ({rows},)" in result.reason
+    assert f"produced {shape}" in result.reason
 
 
 def test_tensor_cond_records_the_branches():
     result = _plan("item_branch")
     assert isinstance(result, Rewrite)
-    assert result.branch == {
-        "predicate": "h.sum().item() > 0",
-        "function": "forward",
-        "true_lines": [16, 16],
-        "false_lines": [18, 18],
-    }
+    assert result.payload == BranchPayload(
+        function="forward",
+        if_line=15,
+        test="h.sum().item() > 0",
+        predicate="h.sum() > 0",
+        passthrough=(),
+    )
     no_else = _plan("cond_no_else")
-    assert isinstance(no_else, Rewrite) and no_else.branch is not None
-    assert no_else.branch["false_lines"] is None
+    assert isinstance(no_else.payload, BranchPayload) and no_else.payload.passthrough
     assert "clone" in no_else.note
+
+
+@pytest.mark.parametrize(
+    "test, pred",
+    [
+        ("t.item() > 0.1", "t.double() > 0.1"),  # 0.1 is not exact in float32 or bf16
+        ("t.item() > 0", "t > 0"),
+        ("t.item() >= 0.5", "t >= 0.5"),
+        ("t.item() < -256", "t < -256"),
+        ("t.item() < 257", "t.double() < 257"),  # 257 is not a bfloat16
+        ("t.item() > u.item()", "t.double() > u.double()"),
+        ("abs(t.item()) > 2", "abs(t.double()) > 2"),
+        ("t.item()", "t"),
+        ("not t.item()", "torch.logical_not(t)"),
+        ("t.any()", "t.any()"),
+    ],
+)
+def test_the_predicate_keeps_the_tests_precision(test, pred):
+    """`t.item() > 0.1` compares as a double; `t > 0.1` in t's dtype: .item() becomes .double(),
+    dropped only beside literals every half-precision value compares with exactly."""
+    got = predicate(cst.parse_expression(test))
+    assert cst.Module([]).code_for_node(got) == pred
 
 
 def test_only_the_statement_at_the_line_changes():
@@ -223,7 +274,10 @@ def test_odd_input_gives_no_rewrite(source, line, reason):
 
 
 def test_import_is_torch_free():
-    code = "import tcdoctor.experiments.rewrite, sys; assert 'torch' not in sys.modules"
+    code = (
+        "import tcdoctor.experiments.rewrite, tcdoctor.experiments.rewrite.pages, sys; "
+        "assert 'torch' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
@@ -268,3 +322,181 @@ def test_guard_check_wraps_an_elif_chain():
 def test_leftover_break_among_statements_on_one_line():
     result = _inline("import torch\n\n\ndef f(x):\n    y = x; torch._dynamo.graph_break()\n", 5)
     assert result.source.endswith("def f(x):\n    y = x\n")
+
+
+# -- files byte for byte: CRLF line endings and a byte-order mark --------------------------------
+
+
+def _apply_tools() -> list[list[str]]:
+    tools = [["git", "apply", "patch.diff"]]
+    if shutil.which("patch"):
+        tools.append(["patch", "-p1", "--quiet", "-i", "patch.diff"])
+    return tools
+
+
+@pytest.mark.parametrize(
+    "name, line", [("print_stat", 15), ("leftover_break", 15), ("item_branch", 15)]
+)
+@pytest.mark.parametrize("bom", ["", "\ufeff"])
+def test_crlf_and_bom_files_keep_every_byte_outside_the_patch(name, line, bom, tmp_path):
+    """The planner keeps CRLF endings (the new lines get them too) and the byte-order mark; the
+    diff applies with git apply and patch -p1 to the file's own bytes, giving the patched text
+    byte for byte, and touches no line the LF patch does not."""
+    lf = _source(name)
+    before = bom + lf.replace("\n", "\r\n")
+    result = plan(before, Site(line, CASES[name]["gb_type"], file=f"{name}.py"))
+    assert isinstance(result, Rewrite), getattr(result, "reason", result)
+    assert result.source.startswith(bom) and result.source.count("\ufeff") == len(bom)
+    assert "\n" not in result.source.replace("\r\n", "")  # every line ends CRLF
+    expected = plan(lf, Site(line, CASES[name]["gb_type"], file=f"{name}.py"))
+    assert result.source == bom + expected.source.replace("\n", "\r\n")
+    diff = unified_diff(before, result.source, "model.py")
+    lf_diff = unified_diff(lf, expected.source, "model.py")
+    changed = [ln for ln in diff.splitlines() if ln[:1] in "+-"]
+    assert len(changed) == len([ln for ln in lf_diff.splitlines() if ln[:1] in "+-"])
+    for tool in _apply_tools():
+        (tmp_path / "model.py").write_bytes(before.encode("utf-8"))
+        (tmp_path / "patch.diff").write_bytes(diff.encode("utf-8"))
+        subprocess.run(tool, cwd=tmp_path, check=True, capture_output=True)
+        assert (tmp_path / "model.py").read_bytes() == result.source.encode("utf-8"), tool[0]
+
+
+# -- suppression -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "comment, suppressed",
+    [
+        ("  # tcdoctor: ignore[TCD102]", True),
+        ("  # tcdoctor: ignore[TCD101, TCD102]", True),
+        ("  # tcdoctor: ignore", True),
+        ("  # tcdoctor: ignore[TCD103]", False),
+        ("  # noqa: E501", False),
+    ],
+)
+def test_a_suppression_comment_names_its_codes(comment, suppressed):
+    source = "import torch\n\n\ndef f(h):\n    print(h.mean())" + comment + "\n    return h\n"
+    result = plan(source, Site(5, "Failed to trace builtin operator"))
+    assert isinstance(result, NoRewrite) is suppressed
+    if suppressed:
+        assert result.suppressed and "at line 5" in result.reason
+
+
+def test_a_suppression_comment_on_the_line_above_counts():
+    source = (
+        "import torch\n\n\ndef f(h):\n    # tcdoctor: ignore[TCD102]\n    print(h.mean())\n"
+        "    return h\n"
+    )
+    result = plan(source, Site(6, "Failed to trace builtin operator"))
+    assert isinstance(result, NoRewrite) and result.suppressed
+    assert "at line 5" in result.reason
+    assert needs_observation(source, Site(6, "x")) is None
+
+
+# -- one rule, one unit -------------------------------------------------------------------------
+
+PLANTED = r'''
+"""TCD999 planted: `pass  # planted` becomes `pass  # planted, patched`."""
+
+import libcst as cst
+
+from tcdoctor.experiments.rewrite.base import SAFE, Page, Proof, Rewrite, Rule
+
+
+def match(spot, observed):
+    line = spot.site.line
+    text, old = "".join(spot.lines), spot.lines[line - 1]
+    if "pass  # planted" not in old:
+        return None
+    new = old.replace("# planted", "# planted, patched")
+    return Rewrite(
+        rule="TCD999", family="planted", safety=SAFE, title=f"mark line {line}", note="planted",
+        source=text.replace(old, new, 1), line=line, proofs=(Proof.STDOUT,),
+    )
+
+
+RULE = Rule(
+    code="TCD999", name="planted", safety=SAFE, the_break="a planted pass",
+    the_rewrite="a comment added", statements=(cst.SimpleStatementLine,),
+    proofs=(Proof.STDOUT,), match=match,
+    page=Page(
+        rewrites="a planted pass is marked", refuses="nothing", proof="eager stdout",
+        example="def f():\n    pass  # planted\n", example_line=2, example_gb_type="x",
+    ),
+)
+'''
+
+
+@pytest.fixture
+def planted(tmp_path, monkeypatch):
+    """A rule added as a new rule is: one module (written here) and one line in the registry."""
+    path = tmp_path / "planted_rule.py"
+    path.write_text(PLANTED)
+    spec = importlib.util.spec_from_file_location("planted_rule", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(registry, "RULES", [*registry.RULES, module.RULE])
+    return module.RULE
+
+
+def test_a_planted_rule_is_one_module_and_one_registry_line(planted):
+    source = "def f():\n    pass  # planted\n"
+    result = plan(source, Site(2, "anything"))
+    assert isinstance(result, Rewrite) and result.rule == "TCD999"
+    assert result.source == "def f():\n    pass  # planted, patched\n"
+    assert rule("tcd999") is planted and codes()["planted"] == "TCD999"
+    assert "TCD999  planted" in pages.table()
+    page = pages.page(planted)
+    assert page.startswith("TCD999 planted (safe)") and "+    pass  # planted, patched" in page
+    # the rules before it still decide their own statements
+    assert _plan("print_stat").rule == "TCD102"
+    suppressed = plan("def f():\n    pass  # planted  # tcdoctor: ignore[TCD999]\n", Site(2, "x"))
+    assert isinstance(suppressed, NoRewrite) and suppressed.suppressed
+
+
+def test_every_rule_has_a_page_whose_example_plans():
+    """`tcdoctor rules CODE`: each rule's example is planned live by the rule itself."""
+    for r in registry.RULES:
+        text = pages.page(r)
+        assert text.startswith(f"{r.code} {r.name} ({r.safety})")
+        assert "plans no patch today" not in text, text
+        for part in ("What it rewrites:", "When it refuses:", "How its patch is proven:"):
+            assert part in text
+        example = plan(r.page.example, Site(r.page.example_line, r.page.example_gb_type),
+                       r.page.example_observed)  # fmt: skip
+        assert isinstance(example, Rewrite) and example.rule == r.code
+
+
+def test_docs_list_every_rule_with_its_safety():
+    """docs/patches.md's rule table names every rule of the registry with its safety class."""
+    doc = (pathlib.Path(ROOT) / "docs" / "patches.md").read_text()
+    for r in registry.RULES:
+        row = next((ln for ln in doc.splitlines() if ln.startswith(f"| {r.code} ")), None)
+        assert row is not None, r.code
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[1] == r.name and cells[4].startswith(r.safety), row
+
+
+def test_the_rules_command_lists_and_pages_the_rules():
+    """`tcdoctor rules`: every rule with its safety; `tcdoctor rules CODE`: its page; an unknown
+    code: one line, exit 2."""
+    from click.testing import CliRunner
+
+    from tcdoctor.cli import main
+
+    runner = CliRunner()
+    listed = runner.invoke(main, ["rules"])
+    assert listed.exit_code == 0
+    for r in registry.RULES:
+        assert any(
+            ln.split()[:3] == [r.code, r.name, r.safety] for ln in listed.output.splitlines()
+        ), r.code
+    page = runner.invoke(main, ["rules", "tcd104"])
+    assert page.exit_code == 0 and page.output.startswith("TCD104 tensor-cond (unsafe)")
+    assert "torch.cond(h.sum().double() > 0.1" in page.output
+    bad = runner.invoke(main, ["rules", "TCD199"])
+    assert bad.exit_code == 2
+    assert bad.output.strip().splitlines() == [
+        "tcdoctor: error: unknown rule code 'TCD199': the rules are TCD101, TCD102, TCD103, "
+        "TCD104, TCD105"
+    ]

@@ -536,7 +536,7 @@ class DisableModuleFix(FixSpec):
 
 @dataclass(frozen=True)
 class PatchFix(FixSpec):
-    """A source patch for a graph break in the user's own file (experiments/rewrite.py plans it,
+    """A source patch for a graph break in the user's own file (experiments/rewrite/ plans it,
     experiments/patches.py applies it to a copy of the target's folder and proves it in this fresh
     child). Planned from the break's site (`file`, `at_line`, PyTorch's `gb_type`/`gb_id`); `family`,
     `rule`, `safety` and `title` are the planned rewrite's, repeated here so the plan, the progress

@@ -7,7 +7,8 @@ beside the report (`tcdoctor-patches.diff`: verified patches only, one per file,
 `git apply` or `patch -p1` from the target's folder).
 
 Pitfall: patches of one file are each proven against the original file, so they do not stack:
-the diff file holds the best verified patch of each file, and says so when it left one out.
+the diff file holds the verified patch of each file that report/sections/fixes.py `choose`
+chose, and says so when it left one out.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from .. import units
 from ..report.layout import Note, Section, Table
+from ..report.sections.fixes import choose
 
 if TYPE_CHECKING:
     from ..report.model import Report
@@ -75,45 +77,24 @@ def diff_of(row: FixRow) -> str:
     return ((row.patch.diff if row.patch is not None else None) or "").rstrip("\n")
 
 
-def _best(rows: list[FixRow]) -> FixRow:
-    return max(rows, key=lambda r: (r.after or {}).get("speedup") or 0.0)
-
-
-def _by_file(report: Report) -> dict[str, list[FixRow]]:
-    by_file: dict[str, list[FixRow]] = {}
-    for r in patch_rows(report):
-        if r.patch is not None and r.patch.verified:
-            by_file.setdefault(str(r.patch.file), []).append(r)
-    return by_file
-
-
-def chosen_rows(report: Report) -> list[FixRow]:
-    """The verified patch of each file that the diff file holds: the fastest compiled one."""
-    return [_best(rows) for rows in _by_file(report).values()]
-
-
 def diff_file(report: Report) -> str | None:
     """The text of tcdoctor-patches.diff (None when no patch was verified)."""
-    by_file = _by_file(report)
-    if not by_file:
+    chosen = choose(report.fixes or [])
+    if not chosen:
         return None
     lines = [HEADER, f"# {report.target}"]
-    chosen = []
-    for path, rows in by_file.items():
-        best = _best(rows)
-        chosen.append(best)
-        left = [r for r in rows if r is not best]
-        if left:
-            at = ", ".join(f"line {r.patch.line}" for r in left if r.patch is not None)
+    for c in chosen:
+        if c.left_out:
+            at = ", ".join(f"line {r.patch.line}" for r in c.left_out if r.patch is not None)
             lines.append(
-                f"# {path}: {len(left)} other verified patch(es) left out ({at}): "
+                f"# {c.path}: {len(c.left_out)} other verified patch(es) left out ({at}): "
                 "each was proven against the original file; apply this one and analyse again"
             )
-    for r in chosen:
-        p = r.patch
+    for c in chosen:
+        p = c.row.patch
         assert p is not None
-        lines.append(f"# {p.rule} {p.safety}: {p.title} (compiled {r.vs_eager()} vs eager)")
-    return "\n".join(lines) + "\n" + "".join(diff_of(r) + "\n" for r in chosen)
+        lines.append(f"# {p.rule} {p.safety}: {p.title} (compiled {c.row.vs_eager()} vs eager)")
+    return "\n".join(lines) + "\n" + "".join(diff_of(c.row) + "\n" for c in chosen)
 
 
 TRIED_HEADERS = ("fix", "addresses", "outcome", "before → after", "why")
@@ -124,10 +105,12 @@ HOW_FIXES = (
 HOW_PATCHES = (
     "each patch was applied to a copy of the target's folder (never your file) and proven in a "
     "fresh process: graph breaks counted as PyTorch counts them (fewer, none new), the patched "
-    "copy's eager outputs against the original's (and its printed output, warnings and log "
-    "records where the patch guards them; a branch rewrite on inputs taking each branch; a "
-    "custom op with torch.library.opcheck), compiled numerics by the numerics rule, and speed "
-    "against eager; verified only when every check holds. The verified ones are in "
+    "copy's eager outputs and buffers against the original's on the workload's inputs and every "
+    "variant (and its printed output, warnings and log records where the patch guards them; a "
+    "branch rewrite on inputs taking each branch, counted where its if ran, with its predicate "
+    "and gradients; a custom op with torch.library.opcheck and compiled on every variant), "
+    "compiled numerics by the numerics rule, and the patched copy compiled timed against the "
+    "original eager; verified only when every check holds. The verified ones are in "
     f"{DIFF_NAME} beside the report."
 )
 

@@ -2,11 +2,16 @@
 
 Advice fits who can act on it: a break in code the user did not write gets what they can do from
 their side (a call-site argument, compiling around it, the training ways), never an edit of it.
+A break inside a library outside torch that the user's own line calls with tensor data (scipy,
+NumPy) is the user's to wrap: where a source patch addresses those breaks (the custom op around
+the call, experiments/patches.py), they are said together, at the user's line: "4 breaks inside
+scipy, called from your line 15: wrap the call (patch below)" (`library_calls`).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Callable
 
 from .. import units
@@ -148,14 +153,84 @@ def advice_item(topic: str, text: str, evidence: str) -> Advice:
     return Advice(topic=topic, text=text, evidence=evidence)
 
 
-def advise_graph_breaks(fig: Figures, rules: dict) -> list[Advice]:
+@dataclass(frozen=True)
+class LibraryCall:
+    """Breaks inside one library, reached from one line of the user's that a source patch wraps
+    (the patch row whose addresses hold them)."""
+
+    library: str
+    file: str
+    line: int
+    code: str | None
+    findings: tuple[GraphBreak, ...]
+    patch: FixRow
+
+    @property
+    def breaks(self) -> int:
+        return sum(f.occurrences or 1 for f in self.findings)
+
+    @property
+    def reason(self) -> str:
+        """'4 breaks inside scipy, called from your line 15: wrap the call (patch below)'."""
+        p = self.patch.patch
+        word = "break" if self.breaks == 1 else "breaks"
+        head = f"{self.breaks} {word} inside {self.library}, called from your line {self.line}"
+        if p is not None and p.verified:
+            return f"{head}: wrap the call (patch below)"
+        failed = ", ".join(p.failed) if p is not None and p.failed else self.patch.outcome
+        return f"{head}: wrap the call in a custom op (the patch below was not verified: {failed})"
+
+
+def library_calls(fig: Figures) -> list[LibraryCall]:
+    """The breaks inside a library outside torch that a source patch at the user's calling line
+    addresses, grouped by that line."""
+    rows = [r for r in fig.fix_rows if r.patch is not None]
+    groups: dict[tuple, list[GraphBreak]] = {}
+    found: dict[tuple, FixRow] = {}
+    for f in fig.break_findings:
+        if f.origin != "library" or not f.library or f.library == "torch" or not f.id:
+            continue
+        row = next((r for r in rows if f.id in r.addresses), None)
+        if row is None:
+            continue
+        key = (f.library, f.file, f.line)
+        groups.setdefault(key, []).append(f)
+        found[key] = row
     return [
+        LibraryCall(lib, str(file), int(line or 0), fs[0].code, tuple(fs), found[(lib, file, line)])
+        for (lib, file, line), fs in groups.items()
+    ]
+
+
+def _library_call_advice(call: LibraryCall) -> str:
+    where = units.file_line(call.file, call.line)
+    code = f" (`{call.code}`)" if call.code else ""
+    sites = "; ".join(
+        f"{(f.site or {}).get('function') or '?'} ({f.occurrences or 1}×: {f.reason})"
+        for f in call.findings
+    )
+    return f"{call.reason}. At {where}{code}; inside {call.library}: {sites}."
+
+
+def advise_graph_breaks(fig: Figures, rules: dict) -> list[Advice]:
+    calls = library_calls(fig)
+    wrapped = {id(f) for c in calls for f in c.findings}
+    out = [
+        advice_item(
+            "graph break",
+            _library_call_advice(c),
+            f"graph_breaks.unique: {', '.join(str(f.id) for f in c.findings)} at {c.file}:{c.line}",
+        )
+        for c in calls
+    ]
+    return out + [
         advice_item(
             "graph break",
             graph_break_advice(f, fig.training_ways_measured, fig.regions_measured),
             f"graph_breaks.unique: {f.reason} at {f.file}:{f.line}",
         )
         for f in fig.break_findings
+        if id(f) not in wrapped
     ]
 
 
@@ -455,14 +530,41 @@ def advise_compile_time(fig: Figures, rules: dict) -> list[Advice]:
 
 
 def advise_mode(fig: Figures, rules: dict) -> list[Advice]:
-    if not ((fig.mode or "").startswith("reduce-overhead") and fig.cudagraph_skips):
+    """A mode that asks for CUDA graphs whose graphs PyTorch skipped (the main analysis's, and each
+    mode row's of its own child): how many of how many, its reasons in its own words
+    (probes/cudagraphs.py) and the fix each reason calls for. A report from before the reasons
+    were read says only the count."""
+    mode = fig.mode or ""
+    out = []
+    if fig.cudagraphs is None and mode.startswith("reduce-overhead") and fig.cudagraph_skips:
+        text = (
+            f"mode={mode!r}: PyTorch skipped CUDA graphs ({fig.cudagraph_skips} skip(s) recorded); "
+            "this report does not hold its reason (analysed before tcdoctor read it): analyse "
+            "again to see it."
+        )
+        out.append(advice_item("mode", text, "compile.cold_cache.cudagraph_skips"))
+    elif fig.cudagraphs:
+        out += _cudagraph_advice(mode, fig.cudagraphs, "compile.cudagraphs")
+    for row in fig.mode_rows:
+        if row.source != "main analysis" and row.cudagraphs:
+            out += _cudagraph_advice(row.name or "", row.cudagraphs, "strategies.modes")
+    return out
+
+
+def _cudagraph_advice(mode: str, g: dict, evidence: str) -> list[Advice]:
+    if not g.get("skipped"):
         return []
-    text = (
-        f"mode='reduce-overhead' had no effect: PyTorch skipped CUDA graphs "
-        f"({fig.cudagraph_skips} skip(s) recorded) — on {fig.device or 'this device'} there "
-        "is nothing for it to capture. The figures are those of the default mode."
+    reasons = "; ".join(
+        f"«{r['reason']}»"
+        + (f" ×{r['count']}" if r.get("count", 1) > 1 else "")
+        + (f" — fix: {r['fix']}" if r.get("fix") else "")
+        for r in g.get("reasons") or []
     )
-    return [advice_item("mode", text, "compile.cold_cache.cudagraph_skips")]
+    text = (
+        f"mode={mode!r}: PyTorch skipped CUDA graphs for {g['skipped']} of {g['graphs']} compiled "
+        f"graph(s) ({g.get('captured', 0)} captured), in its words: {reasons}."
+    )
+    return [advice_item("mode", text, evidence)]
 
 
 ADVICE_RULES: tuple[Callable[[Figures, dict], list[Advice]], ...] = (

@@ -32,6 +32,7 @@ from ..report.sections import (
     GraphBreak,
     RemedyRow,
 )
+from .advice import library_calls
 from .figures import Figures, Way
 
 
@@ -201,6 +202,13 @@ def _eager_parts(fig: Figures) -> str:
     return f"{skipped_n} skipped frame(s){limit}"
 
 
+def _theirs(fig: Figures) -> tuple[GraphBreak, ...]:
+    """Breaks in code the user did not write, less those inside a library that a source patch
+    wraps at the user's calling line (advice.library_calls: theirs to wrap, said apart)."""
+    wrapped = {id(f) for c in library_calls(fig) for f in c.findings}
+    return tuple(f for f in fig.break_findings if not f.users and id(f) not in wrapped)
+
+
 def _owners(findings: tuple[GraphBreak, ...]) -> str:
     """'2 in transformers, 1 in PyTorch itself, 2 in tcdoctor's standard training step'."""
     counts: dict[str, int] = {}
@@ -216,7 +224,8 @@ def _remaining(fig: Figures) -> list[str]:
     and breaks in code they did not write said to be none of theirs."""
     out = []
     mine = [f for f in fig.break_findings if f.users]
-    theirs = tuple(f for f in fig.break_findings if not f.users)
+    theirs = _theirs(fig)
+    out += [f"{c.reason}." for c in library_calls(fig)]
     if mine:
         out.append(
             f"{len(mine)} graph break(s) in your code remain; fixing them "
@@ -388,7 +397,8 @@ def _blockers(
     eager_parts = _eager_parts(fig)
     if eager_parts:
         out.append(f"Parts of the model run eagerly: {eager_parts}.")
-    theirs = tuple(f for f in fig.break_findings if not f.users)
+    theirs = _theirs(fig)
+    out += [f"{c.reason}." for c in library_calls(fig)]
     if theirs:
         out.append(
             f"{sum(f.occurrences or 1 for f in theirs)} graph break(s) are in code you did not write "

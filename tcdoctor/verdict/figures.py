@@ -62,6 +62,7 @@ class Figures:
     mode: str | None = None
     cudagraph_skips: int = 0
     cudagraphs: dict | None = None  # captured vs skipped, PyTorch's reasons (compile.cudagraphs)
+    mode_rows: tuple[StrategyRow, ...] = ()  # strategies.modes, eager and the main row included
     compile_failed_message: str | None = None  # set when compiling raised
     break_findings: tuple[GraphBreak, ...] = ()  # graph_breaks.unique
     recompile_events: tuple[Recompile, ...] = ()
@@ -135,6 +136,7 @@ class Figures:
             mode=(report.options or {}).get("mode"),
             cudagraph_skips=c.cudagraph_skips,
             cudagraphs=c.cudagraphs,
+            mode_rows=tuple(report.strategies.modes or ()),
             compile_failed_message=failed,
             break_findings=tuple(gb.unique or ()),
             recompile_events=tuple(rc.events or ()),

@@ -1,10 +1,16 @@
 """The fixes tried in fresh processes: a source patch (`Patch`), each fix's row (`FixRow`) and which
-layer a loss comes from (`Ablation`)."""
+layer a loss comes from (`Ablation`); which verified patches a user applies (`choose`).
+
+`choose` lives beside the proof's record, not in render/: the patch file, `tcdoctor fix` and
+every format read the same choice. Patches of one file are each proven against the original
+file, so they do not stack: one per file is chosen (the fastest compiled), among those that
+`--select`/`--ignore` keep (ruff's prefixes: `TCD1` selects every TCD1xx code).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from ... import units
 from ..record import Record
@@ -18,7 +24,7 @@ from .strategies import StrategyRow
 
 @dataclass
 class Patch(Record):
-    """A source patch for a graph break in the user's own file (experiments/rewrite.py plans it,
+    """A source patch for a graph break in the user's own file (experiments/rewrite/ plans it,
     experiments/patches.py proves it on a copy): where, which rule and safety class, the diff, and
     each check of the proof. `verified` only when every check passed."""
 
@@ -157,3 +163,37 @@ class Ablation(Record):
 
     rows: list[StrategyRow] = field(default_factory=list)
     layer: str | None = None
+
+
+def selected(code: str | None, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> bool:
+    """ruff's `--select`/`--ignore` on a rule code: kept when it starts with a selected prefix
+    (every code when none is selected) and with no ignored one."""
+    c = (code or "").upper()
+    chosen = not select or any(c.startswith(s.upper()) for s in select)
+    return chosen and not any(c.startswith(i.upper()) for i in ignore)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The verified patch chosen for one file, and the other verified ones left out."""
+
+    path: str
+    row: FixRow
+    left_out: tuple[FixRow, ...] = ()
+
+
+def choose(
+    rows: Sequence[FixRow], select: Sequence[str] = (), ignore: Sequence[str] = ()
+) -> list[Choice]:
+    """The verified source patches kept by select/ignore, one per file: the fastest compiled
+    (its speedup after the patch), in the order the files first appear."""
+    by_file: dict[str, list[FixRow]] = {}
+    for r in rows:
+        p = r.patch
+        if p is not None and p.verified and selected(p.rule, select, ignore):
+            by_file.setdefault(str(p.file), []).append(r)
+    out = []
+    for path, group in by_file.items():
+        best = max(group, key=lambda r: (r.after or {}).get("speedup") or 0.0)
+        out.append(Choice(path, best, tuple(r for r in group if r is not best)))
+    return out

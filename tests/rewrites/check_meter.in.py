@@ -1,0 +1,7 @@
+import torch
+
+
+def step(loss, meter):
+    if meter.update(loss.item()) > 10:
+        print("loss is high")
+    return loss

@@ -1,0 +1,6 @@
+import torch
+
+
+def step(x):
+    y = x * 2
+    return y

@@ -1,0 +1,7 @@
+import torch
+from torch._dynamo import graph_break
+
+
+def step(x):
+    y = x * 2
+    return y

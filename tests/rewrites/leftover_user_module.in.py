@@ -1,0 +1,8 @@
+import torch
+from debugtools import graph_break
+
+
+def step(x):
+    y = x * 2
+    graph_break()
+    return y

@@ -1,0 +1,9 @@
+import torch
+
+from mylog import print
+
+
+def forward(x):
+    h = torch.relu(x)
+    print("mean", h.mean())
+    return h
