@@ -6,7 +6,9 @@ C++ compile), "resnet18" (benchmarks/resnet18.py at 224×224, Inductor: calls of
 where a round holds one or two samples and the switch from the other side shows: the compiled
 ResNet-18 read 0.89-0.97× by tcdoctor's rounds before their untimed switch sample, 0.76-0.85× by
 `blocked_autorange`), and "train" (a whole training step of an MLP, zero_grad, forward, loss,
-backward, Adam step, compiled with aot_eager; each side trains its own copy).
+backward, SGD step, compiled with aot_eager; each side trains its own copy. Adam compiled with
+aot_eager was no model for this: its step's time spread 12% between two `blocked_autorange` runs of
+the same callable on a quiet machine, against 1% for SGD's, so neither method could show ±5%).
 
 The comparison (`compare`). One process, one compiled callable and its eager model, one thread.
 `blocks` times: `blocked_autorange` (min_run_time per side), tcdoctor's `measure` over a short
@@ -90,14 +92,14 @@ MODEL_BLOCKS = {"smallconv": BLOCKS, "resnet18": MIN_BLOCKS + 1, "train": BLOCKS
 
 
 def _train_step(seed: int, backend: str | None) -> Callable[[], Any]:
-    """A whole training step of a small MLP (zero_grad, forward, loss, backward, Adam step) on its
+    """A whole training step of a small MLP (zero_grad, forward, loss, backward, SGD step) on its
     own copy, compiled whole with `backend` (None: eager)."""
     import torch
     from torch import nn
 
     torch.manual_seed(seed)
     model = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 256))
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     x, y = torch.randn(64, 256), torch.randn(64, 256)
 
     def step() -> Any:
