@@ -39,6 +39,7 @@ def analysis(target: str, threads: int | None, backend: str, out: str) -> dict:
         (phases.get(p) or {}).get("seconds") or 0.0 for p in ("runtime_warm", "runtime_extra")
     )
     return {
+        "verdict": (rep.get("verdict") or {}).get("decision"),
         "speedup": rt.get("speedup"),
         "ci": rt.get("speedup_ci"),
         "processes": [(p["process"], p["speedup"]) for p in rt.get("processes") or []],

@@ -280,6 +280,31 @@ def test_slowdown_fails_only_when_the_new_ci_lies_below_the_old_by_more_than_pct
     assert ("not shown slower" in r.figure) is (new_ci[1] >= 0.90)
 
 
+@pytest.mark.parametrize("cap", [1, 4, 6])
+def test_the_speedup_check_is_named_for_what_it_judges_and_says_the_level(tmp_path, cap):
+    """Issue 52 item 4: `--min-speedup` judges the decision interval at its level (95% for one
+    process, Pocock's per look across processes: 98.1% at a cap of 6). The name is the same at
+    every level (JUnit readers key a test's history on it); the line, the JUnit message and the
+    step summary's figure say the level that was judged."""
+    from tcdoctor.render.junit import JUnitRenderer
+    from tcdoctor.report.check import run_checks
+    from tcdoctor.report.judges import SPEEDUP_CHECK
+    from tcdoctor.report.outcome import level_text
+    from tcdoctor.report.runtime_processes import look_level
+
+    level = look_level(cap)  # 95% with a single look (a cap under 4)
+    words = level_text(level)
+    assert (words == "95%") is (cap < 4) and "CI" not in SPEEDUP_CHECK and "%" not in SPEEDUP_CHECK
+    for ci, status in (((1.06, 1.2), "PASS"), ((0.9, 1.04), "FAIL"), ((1.01, 1.1), "INCONCLUSIVE")):
+        rep = _with(Report.load(str(SAVED)), ci=ci)
+        rep.runtime.ci_level = level
+        (r,) = run_checks(rep, min_speedup=1.05)
+        assert r.status == status and r.name == SPEEDUP_CHECK
+        assert f"{words} decision interval" in r.reason and words in r.figure, r
+        xml = JUnitRenderer([r]).render(rep)
+        assert f'name="{SPEEDUP_CHECK}"' in xml and f"{words} decision interval" in xml
+
+
 def test_compile_growth_and_missing_figures():
     old = _with(Report.load(str(SAVED)), cold=2.0)
     (ok,) = baseline_checks(_with(old, cold=2.9), old, max_compile_growth=50)

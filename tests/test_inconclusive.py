@@ -23,8 +23,9 @@ SAVED = pathlib.Path(ROOT) / "tests" / "data" / "schema1_two_breaks.json"
 JENKINS = xmlschema.XMLSchema(str(pathlib.Path(ROOT) / "tests" / "data" / "junit-jenkins.xsd"))
 SEQUENCE = {"cap": 6, "looks": [3, 4, 5, 6], "level": 0.982, "thresholds": [1.0, 1.02, 1.05]}
 LINE = (
-    "INCONCLUSIVE  speedup (95% CI lower bound): 98.2% CI 1.010–1.110× straddles 1.05× after 6 "
-    "processes (the cap: --processes 6); counted as a failure (--inconclusive fail)"
+    "INCONCLUSIVE  speedup (decision interval lower bound): 98.2% decision interval 1.010–1.110× "
+    "straddles 1.05× after 6 processes (the cap: --processes 6); counted as a failure "
+    "(--inconclusive fail)"
 )
 
 
@@ -63,7 +64,7 @@ def test_a_straddling_interval_is_inconclusive_with_its_line_exit_junit_and_summ
     JENKINS.validate(str(tmp_path / "j.xml"))
     (suite,) = list(JUnitXml.fromfile(str(tmp_path / "j.xml")))
     assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (2, 0, 0, 1)
-    speed = next(c for c in suite if c.name == "speedup (95% CI lower bound)")
+    speed = next(c for c in suite if c.name == "speedup (decision interval lower bound)")
     (result,) = speed.result
     assert result._tag == "skipped" and result.message == LINE.split(": ", 1)[1]
     assert all(c.is_passed for c in suite if c.name == "graph breaks")
@@ -73,7 +74,8 @@ def test_a_straddling_interval_is_inconclusive_with_its_line_exit_junit_and_summ
     assert not [s for s in out.splitlines() if s.startswith("::error")]
     summary = (tmp_path / "summary.md").read_text()
     assert summary.startswith("## tcdoctor check: 1 passed, 0 failed, 1 inconclusive")
-    assert "| ❔ | speedup (95% CI lower bound) | 98.2% CI 1.010–1.110× | ≥ 1.05 |" in summary
+    row = "| ❔ | speedup (decision interval lower bound) | 98.2% decision interval 1.010–1.110× |"
+    assert row + " ≥ 1.05 |" in summary
 
 
 def test_inconclusive_pass_exits_0_and_says_how_it_counted(tmp_path):
@@ -95,10 +97,20 @@ def test_inconclusive_pass_exits_0_and_says_how_it_counted(tmp_path):
 @pytest.mark.parametrize(
     "ci, code, line",
     [
-        # pass: the lower bound at or above X, as before
-        ((1.06, 1.2), 0, "PASS  speedup (95% CI lower bound): 1.060× (≥ 1.05 required)"),
+        # pass: the lower bound at or above X, as before (the level judged in the line)
+        (
+            (1.06, 1.2),
+            0,
+            "PASS  speedup (decision interval lower bound): 1.060×, the lower bound of the 98.2% "
+            "decision interval 1.060–1.200× (≥ 1.05 required)",
+        ),
         # fail: the whole interval below X, as before
-        ((0.9, 1.04), 1, "FAIL  speedup (95% CI lower bound): 0.900× (≥ 1.05 required)"),
+        (
+            (0.9, 1.04),
+            1,
+            "FAIL  speedup (decision interval lower bound): 98.2% decision interval 0.900–1.040× "
+            "lies below 1.05× (≥ 1.05 required)",
+        ),
     ],
 )
 def test_pass_and_fail_are_unchanged(tmp_path, ci, code, line):

@@ -3,7 +3,10 @@ leaves in the cache folder, it equals the probe timed by hand, and it is drawn w
 time is (the compile section's row, the frame table's line) in every format.
 
 The file-reading rules run on planted folders (cheap); one subprocess runs the probe itself, as
-Inductor runs it, in an empty cache folder and times it by hand (about 9 s on 2 cores, x86 only).
+Inductor runs it, in a truly empty cache folder (never seeded: the comparison is a fresh
+container's) and times it by hand (about 9 s on 2 cores, x86 only); a second one runs it in a
+folder seeded from the first, as tcdoctor seeds its children (probes/isa_seed.py), and builds
+nothing.
 """
 
 import json
@@ -16,7 +19,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tcdoctor.probes import isa_probe
+from tcdoctor.probes import isa_probe, isa_seed
 from tcdoctor.render import compile_table
 from tcdoctor.render.markdown import MarkdownRenderer
 from tcdoctor.render.measured import compile_section
@@ -55,6 +58,8 @@ def test_the_span_runs_from_the_first_probe_source_to_the_last_library_and_names
     frames = [_metric("0/0", T0 + 0.5, T0 + 6.0), _metric("1/0", T0 + 6.0, T0 + 7.0)]
     got = isa_probe.measure(str(tmp_path), T0, frames)
     assert got["seconds"] == pytest.approx(3.0, abs=1e-6) and got["builds"] == 2, got
+    # the builds alone (1.5 s and 1.4 s): what a folder probed before skips, not the load between
+    assert got["build_s"] == pytest.approx(2.9, abs=1e-6)
     assert got["frame"] == "0/0" and "lower bound" in got["method"]
     # a probe older than the first call (a folder probed before) is not this call's cost
     assert isa_probe.measure(str(tmp_path), T0 + 10, frames)["builds"] == 0
@@ -77,6 +82,15 @@ def test_every_format_names_the_probe_and_the_frame_that_paid_it():
     assert {r.label: r.value for r in none.rows}["of which Inductor's CPU ISA probe"] == "none"
     absent = compile_section(CompileTime())  # a report without the figure: no row at all
     assert "of which Inductor's CPU ISA probe" not in {r.label for r in absent.rows}
+    # beside the fresh container's cold figure, a machine's that has compiled before (less builds)
+    probed = "first call, cold cache, on a machine that has compiled before"
+    assert probed not in rows  # a report from before build_s: one cold figure, as it was
+    both = compile_section(CompileTime(first_call_s=10.0, isa_probe={**probe, "build_s": 7.9}))
+    row = {r.label: r for r in both.rows}[probed]
+    assert row.value == "2.10 s" and "fresh container" in row.how and "7.90 s" in row.how
+    seeded = {"seconds": None, "builds": 0, "none": True, "seeded": True}
+    (row,) = [r for r in compile_section(CompileTime(isa_probe=seeded)).rows if "ISA" in r.label]
+    assert row.value == "none" and "seeded" in row.how
     line = compile_table.probe_line(probe)
     assert line.startswith("frame 0/0's cold time includes 8.41 s of Inductor's CPU ISA probe")
     assert compile_table.probe_line({"seconds": None, "none": True}) is None
@@ -105,34 +119,53 @@ BY_HAND = textwrap.dedent(
     import json, os, sys, time
     import torch
     from torch._inductor import cpu_vec_isa
-    from tcdoctor.probes import isa_probe
+    from tcdoctor.probes import isa_probe, isa_seed
     began = time.time()
     t = time.perf_counter()
-    cpu_vec_isa.pick_vec_isa()  # what Inductor calls before its first C++ kernel
+    isa = cpu_vec_isa.pick_vec_isa()  # what Inductor calls before its first C++ kernel
     by_hand = time.perf_counter() - t
     got = isa_probe.measure(os.environ["TORCHINDUCTOR_CACHE_DIR"], began, [])
-    print(json.dumps({"by_hand": by_hand, "got": got}))
+    print(json.dumps({"by_hand": by_hand, "got": got, "isa": str(isa)}))
     """
 )
 
 
+def _by_hand(folder) -> dict:
+    """BY_HAND in a fresh process whose inductor cache folder is `folder`."""
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(folder))
+    env.pop("TORCHINDUCTOR_VEC_ISA_OK", None)
+    p = subprocess.run(
+        [sys.executable, "-c", BY_HAND], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.timing
 @pytest.mark.skipif(
     platform.machine() not in ("x86_64", "AMD64"), reason="the probe builds x86 checks here"
 )
 def test_the_figure_read_from_files_is_the_probe_timed_by_hand(tmp_path):
     """In a fresh process with an empty cache folder: Inductor's own probe call timed by hand, and
     the figure read from the files it left. The files leave out the last library's load check and
-    what precedes the first source (the compiler's version query): a lower bound, close to it."""
-    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"))
-    env.pop("TORCHINDUCTOR_VEC_ISA_OK", None)
-    p = subprocess.run(
-        [sys.executable, "-c", BY_HAND], env=env, capture_output=True, text=True, timeout=300
-    )
-    assert p.returncode == 0, p.stderr[-2000:]
-    out = json.loads(p.stdout.strip().splitlines()[-1])
+    what precedes the first source (the compiler's version query): a lower bound, close to it.
+
+    Then in a folder seeded from that one (its sources and libraries, as isa_seed.seed copies the
+    machine's probed folder): the same ISA is picked, nothing is built, and the builds' time
+    (`build_s`) is not paid; the load checks still are (one short process per check)."""
+    empty = tmp_path / "cache"
+    assert not empty.exists()  # truly empty: a fresh container's probe, never a seeded one
+    out = _by_hand(empty)
     got, by_hand = out["got"], out["by_hand"]
     assert got["builds"] >= 1, out
     assert 0.7 * by_hand <= got["seconds"] <= by_hand, out
+    assert 0 < got["build_s"] <= got["seconds"], out
+    base, seeded = tmp_path / "machine", tmp_path / "seeded"
+    assert isa_seed.keep(str(empty), 0.0, str(base)) and isa_seed.seed(str(seeded), "s", str(base))
+    again = _by_hand(seeded)
+    assert again["isa"] == out["isa"] and again["got"]["builds"] == 0, again
+    assert isa_seed.paid(str(seeded)) == []  # counted from the folder: no build of its own
+    assert again["by_hand"] < by_hand - 0.5 * got["build_s"], (out, again)
 
 
 def test_the_consistency_check_catches_a_probe_longer_than_its_first_call():

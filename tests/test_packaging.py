@@ -30,7 +30,7 @@ def test_wheel_contains_templates(tmp_path):
     (whl,) = tmp_path.glob("tcdoctor-*.whl")
     names = zipfile.ZipFile(whl).namelist()
     assert "tcdoctor/templates/report.html.j2" in names
-    for included in ("distributed.html.j2", "charts.html.j2"):  # by report.html.j2
+    for included in ("section.html.j2", "charts.html.j2"):  # by report.html.j2
         assert f"tcdoctor/templates/{included}" in names
     assert "tcdoctor/report/report.schema.json" in names  # `tcdoctor schema`
     assert "tcdoctor/templates/sweep.html.j2" in names

@@ -236,16 +236,79 @@ def test_the_graph_break_table_folds_in_the_markdown_and_cuts_in_the_terminal():
     from tcdoctor.render import breaks
 
     rep = Report.load(os.path.join(ROOT, "tests", "data", "schema1_two_breaks.json"))
-    sec = breaks.section(rep.graph_breaks.unique)
-    assert sec.detail == "2 unique" and list(sec.tables[0].headers) == ["where", "reason", "code"]
+    sec = breaks.section(rep)
+    assert sec.detail == "2 unique" and list(sec.tables[0].headers) == [
+        "where",
+        "function",
+        "reason",
+        "code",
+        "explanation",
+        "PyTorch's hints",
+        "PyTorch's page",
+    ]
     term, md, page = _three(rep)
     _cells_in_all_three(sec, term, md, page[: page.index("</body>")])
-    assert sec.tables[0].detail == (2,) and sec.tables[0].code == (0, 2)
+    assert sec.tables[0].detail == (1, 3, 4, 5, 6) and sec.tables[0].code == (0, 1, 3)
     assert "… and 1 more" in TerminalRenderer(limit=1).render(rep)
     folded = MarkdownRenderer(top=1).render(rep)
     start = folded.index("<summary>1 more</summary>")
     rest = folded[start : folded.index("</details>", start)]
-    assert _esc(sec.tables[0].rows[1][1]) in rest and _esc(sec.tables[0].rows[0][1]) not in rest
+    reason = list(sec.tables[0].headers).index("reason")
+    first, second = (_esc(row[reason]) for row in sec.tables[0].rows)
+    assert second in rest and first not in rest
+
+
+UNLOGGED = {"reason": "step_unsupported <b>x</b>", "occurrences": 2, "detail": "step_unsupported"}
+
+
+@pytest.mark.parametrize("breaks_too", [True, False], ids=["with-breaks", "alone"])
+def test_an_unlogged_fallback_shows_in_all_three_formats(breaks_too):
+    """What Dynamo could not trace and filed without a graph-break log entry is a line of the
+    breaks section, in every format (it was the HTML's alone), also in a report with no logged
+    break; a report without one says nothing of it."""
+    from tcdoctor.render import breaks
+
+    data = Report.load(os.path.join(ROOT, "tests", "data", "schema1_two_breaks.json")).to_dict()
+    before = _three(Report.from_dict(data))
+    data["graph_breaks"]["unlogged_fallbacks"] = [UNLOGGED]
+    if not breaks_too:
+        data["graph_breaks"].update(unique=[], count=0)
+    rep = Report.from_dict(data)
+    line = next(n.text for n in breaks.section(rep).notes if "without a graph-break log" in n.text)
+    assert "step_unsupported <b>x</b> ×2" in line
+    term, md, page = _three(rep)
+    assert f"  {line}" in term and f"- {_esc(line)}" in md and f"<li>{escape(line)}</li>" in page
+    assert "<b>x</b>" not in page  # escaped, as every string
+    for text in before:
+        assert "without a graph-break log entry" not in text
+
+
+def test_hints_sites_and_doc_links_are_columns_every_file_format_draws():
+    """What the HTML's own break table showed (the function, PyTorch's explanation, its hints and
+    its page, a library's line) is the breaks description's: detail columns the Markdown and the
+    HTML draw (the page a link in the HTML only), the terminal's table staying narrow."""
+    from tcdoctor.render import breaks
+
+    data = Report.load(os.path.join(ROOT, "tests", "data", "golden", "distributed_two_ranks.json"))
+    rep = Report.from_dict(data.to_dict())
+    brk = rep.graph_breaks.unique[0]
+    assert brk.origin == "library" and brk.hints and brk.doc_url
+    brk.site = dict(brk.site, code="return impl(*args)  # the library's own line")
+    sec = breaks.section(rep)
+    (row,) = sec.tables[0].rows
+    cells = dict(zip(sec.tables[0].headers, row))
+    assert cells["function"] == brk.function and cells["explanation"] == brk.explanation
+    assert cells["library code"] == "return impl(*args)  # the library's own line"
+    assert cells["PyTorch's hints"].startswith(breaks.NOT_YOURS + brk.hints[0])
+    assert cells["PyTorch's page"] == brk.doc_url and cells["PyTorch's page"].href == brk.doc_url
+    term, md, page = _three(rep)
+    _cells_in_all_three(sec, term, md, page)
+    assert f'<a href="{brk.doc_url}">{brk.doc_url}</a>' in page
+    assert f"| {brk.doc_url} |" in md and brk.doc_url not in term and "<a " not in md
+    # a page that is not a web address is text, never a link
+    brk.doc_url = "javascript:alert(1)"
+    page = HtmlRenderer().render(rep)
+    assert "javascript:alert(1)" in page and 'href="javascript' not in page
 
 
 def test_a_pipe_in_code_does_not_split_a_markdown_cell():

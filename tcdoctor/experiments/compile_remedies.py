@@ -1,8 +1,12 @@
 """Compile-time remedies, tried rather than advised: regional compilation and a portable cache.
 
 Both are measured in a fresh child whose inductor cache dir starts empty (`RemedySpec.fresh_cache`),
-as a new machine starts, with the same paired measurement as every tried fix (`pair.timed_pair`:
-first call, eager vs compiled timed paired with a CI, numerics, guards):
+as a new machine starts, but for Inductor's CPU ISA probe: the folder is seeded with this machine's
+probed folder (probes/isa_seed.py), so the child does not build the probe's checks again, as on a
+machine that has compiled before; its row says so and carries the cold process's builds, which
+`RemedyRow.startup_s` adds back for a fresh container's figure (the cold figure's footing). Then the
+same paired measurement as every tried fix (`pair.timed_pair`: first call, eager vs compiled timed
+paired with a CI, numerics, guards):
 
 - Regional compilation: the model's repeated block (the outermost `nn.Module` class with two or
   more instances that together hold at least half of the parameters: transformer layers, UNet
@@ -206,8 +210,9 @@ def run_regional(spec: RegionalCompileSpec, w: Any, o: Options) -> dict:
         blocks=len(spec.names),
         block_share=spec.share,
         method=f"each of the {len(spec.names)} {spec.block} instances compiled with .compile() "
-        "on a fresh copy, first call with an empty inductor cache in a fresh process, then eager "
-        "vs compiled timed paired",
+        "on a fresh copy, first call with an empty inductor cache in a fresh process (seeded with "
+        "the machine's probed CPU ISA checks where cache_start says so), then eager vs compiled "
+        "timed paired",
     )
     return row
 
@@ -228,7 +233,8 @@ def run_portable(spec: PortableCacheSpec, w: Any, o: Options) -> dict:
         load_s=load_s,
         artifact_bytes=len(data),
         method="cache.bin = torch.compiler.save_cache_artifacts()[0] after the main analysis's "
-        "cold first call; a fresh process with an empty TORCHINDUCTOR_CACHE_DIR calls "
+        "cold first call; a fresh process with an empty TORCHINDUCTOR_CACHE_DIR (seeded with the "
+        "machine's probed CPU ISA checks where cache_start says so) calls "
         "torch.compiler.load_cache_artifacts(bytes) (timed alone: load_s) before its first call "
         "(first_call_s); then eager vs compiled timed paired",
     )

@@ -6,6 +6,12 @@ verdict wrote it (verdict/__init__.py, report/rules.py `break_even`). The HTML d
 above it (render/charts.py); the Markdown draws it too; the terminal has its one figure as a key
 figure instead.
 
+Which cold: the cold cache's row is a fresh container's first call (Inductor's CPU ISA probe
+included), the one the verdict judges: a CI job, a new container or an autoscaled server pays it.
+Where the probe's builds were read, a row beside it gives a machine's that has compiled before
+(`verdict.break_even["probed"]`: the probe is paid once per cache folder), and a line says which the
+verdict used and why.
+
 Pitfall: a compiled call that is not faster than the eager one never repays its compile time, so
 there is no break-even at all: one line says so (also when speed was not measured).
 """
@@ -20,6 +26,8 @@ from ..report.model import Report
 
 TITLE = "Break-even"
 HOW = "calls = ceil((first-call time − one eager call) / (eager median − compiled median))."
+# the repay table's row of each break-even the verdict wrote
+ROWS = {"cold": "cold cache", "probed": "cold cache, machine probed", "warm": "warm cache"}
 NONE = "No break-even: the compiled model is not faster per call (or speed was not measured)."
 
 
@@ -39,8 +47,8 @@ def section(report: Report) -> Section:
     repay = Table(
         ("", "calls to repay compile", "wall time until then"),
         [
-            [f"{k} cache", units.grouped(be[k]["calls"]), units.seconds(be[k]["wall_s"])]
-            for k in ("cold", "warm")
+            [ROWS[k], units.grouped(be[k]["calls"]), units.seconds(be[k]["wall_s"])]
+            for k in ("cold", "probed", "warm")
             if be.get(k)
         ],
     )
@@ -53,4 +61,19 @@ def section(report: Report) -> Section:
         ("horizon", "calls", "pays back (cold)?"),
         [[name, units.grouped(n), _pays_back(cold["calls"], n)] for name, n in horizons],
     )
-    return Section(TITLE, tables=(repay, within), notes=(Note(HOW, how=True),))
+    which = (Note(which_cold(be)),) if be.get("probed") else ()
+    return Section(TITLE, tables=(repay, within), notes=(*which, Note(HOW, how=True)))
+
+
+def which_cold(be: dict) -> str:
+    """Which cold the verdict judged, and why: a fresh container's, beside a machine's that has
+    compiled before."""
+    build = be.get("probe_build_s")
+    probe = f" ({units.seconds(build)} of builds)" if build is not None else ""
+    return (
+        "The verdict judges the cold cache as a fresh container pays it, Inductor's CPU ISA "
+        f"probe{probe} included: a CI job, a new container or server pays it before its first "
+        "result. On a machine that has compiled before (a cache folder Inductor probed once, as "
+        "a persistent /tmp/torchinductor_$USER) the cold compile is repaid after "
+        f"{units.grouped(be['probed']['calls'])} calls."
+    )

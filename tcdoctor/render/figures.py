@@ -119,6 +119,19 @@ def _cost(report: Report) -> list[Row]:
             units.pair(units.seconds, c.cold_s, c.warm_s),
             "first call; warm = fresh process, same cache dir",
         ),
+        *(
+            (
+                Row(
+                    "cold, machine probed",
+                    units.seconds(c.probed_cold_s),
+                    "the cold first call on a machine that has compiled before: less Inductor's "
+                    "CPU ISA probe builds, paid once per cache folder (the cold figure is a fresh "
+                    "container's)",
+                ),
+            )
+            if c.probed_cold_s is not None
+            else ()
+        ),
         Row(
             "break-even (cold)",
             _break_even(report.verdict),

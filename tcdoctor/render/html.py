@@ -1,11 +1,13 @@
 """Self-contained HTML report: Jinja2 with autoescaping, inline CSS/SVG/JS, no external fetches.
 
-Every string is escaped by the templates (report.html.j2 and what it includes: the described
-sections drawn by section.html.j2's macros, the ranks and the structured compile log of
-distributed.html.j2, the SVG charts of charts.html.j2); this module passes them text, numbers and
-section descriptions (report/layout.py), never markup; a link's href is a `Text`'s.
+The page is its frame (heading, verdict, errors, key-figure tiles, how to reproduce: report.html.j2)
+around every section the outline (render/outline.py) gives the HTML, each in its fold with its
+chart: section.html.j2's macros draw the descriptions, charts.html.j2 the SVG charts. Every string
+is escaped by the templates; this module passes them the report, the outline's folds (text,
+numbers and section descriptions, report/layout.py), never markup; a link's href is a `Text`'s.
 A Content-Security-Policy allows no network access at all and only the one inline script whose
-hash is computed here, so even a string that escaped escaping could not run.
+hash is computed here (the filter box above a long table), so even a string that escaped escaping
+could not run.
 """
 
 from __future__ import annotations
@@ -20,31 +22,17 @@ import jinja2
 from markupsafe import Markup
 
 from .. import units
-from ..report import phases
 from ..report.model import Report
-from ..report.sections import CompileTime
-from . import (
-    break_even,
-    breaks,
-    charts,
-    compile_table,
-    environment,
-    figures,
-    graphs,
-    measured,
-    patches,
-    ranks,
-    remedy_table,
-    trace,
-)
 from .base import Renderer
-from .strategies import sections as strategy_sections
+from .outline import folds, outline
 
 SCRIPT = """
 document.querySelectorAll('input.filter').forEach(function (box) {
+  var table = box.nextElementSibling;
   box.addEventListener('input', function () {
     var q = box.value.toLowerCase();
-    document.querySelectorAll(box.dataset.target + ' tbody tr').forEach(function (tr) {
+    table.querySelectorAll('tr').forEach(function (tr) {
+      if (tr.querySelector('th')) { return; }
       tr.style.display = tr.textContent.toLowerCase().indexOf(q) >= 0 ? '' : 'none';
     });
   });
@@ -113,45 +101,6 @@ def _blank(value: Any) -> Any:
     return "" if value is None or isinstance(value, jinja2.Undefined) else value
 
 
-def _phase_bars(c: CompileTime) -> dict[str, dict[str, float]]:
-    bars = {}
-    for label, parts, total in (
-        ("cold", c.phases, c.cold_s),
-        ("warm", c.warm_phases, c.warm_s),
-    ):
-        if not parts or total is None:
-            continue
-        keys = ["dynamo_s", "aot_autograd_s", "inductor_lowering_s", "codegen_and_cpp_or_triton_s"]
-        row = {k: max(0.0, parts[k]) for k in keys if parts.get(k) is not None}
-        row["outside_compiler_s"] = max(0.0, total - sum(row.values()))
-        bars[label] = row
-    return bars
-
-
-def _charts(report: Report) -> dict[str, Any]:
-    """The inline SVGs' geometry (render/charts.py; templates/charts.html.j2 draws them): per-call
-    time, compile phases, and break-even when compiling pays back."""
-    rt, be = report.runtime, report.verdict.break_even or {}
-    ch: dict[str, Any] = {
-        "speed": charts.boxplot({"eager": rt.eager, "compiled": rt.compiled})
-        if rt.samples
-        else None,
-        "compile": charts.stacked_phases(_phase_bars(report.compile)),
-        "break_even": None,
-    }
-    if be.get("cold"):
-        costs = {"cold cache": report.compile.cold_s}
-        if be.get("warm"):
-            costs["warm cache"] = report.compile.warm_s
-        ch["break_even"] = charts.break_even(
-            rt.eager.median_s,
-            rt.compiled.median_s,
-            costs,
-            max(10, 2 * be["cold"]["calls"]),
-        )
-    return ch
-
-
 @dataclass(frozen=True)
 class HtmlRenderer(Renderer):
     """The self-contained HTML page; `fragment` leaves out the document shell and the script (a
@@ -170,34 +119,9 @@ class HtmlRenderer(Renderer):
             .render(
                 r=report,
                 v=report.verdict,
-                charts=_charts(report),
-                figures=figures.section(report),
                 fragment=self.fragment,
                 script=Markup(SCRIPT),
                 script_hash=digest,
-                ranks=ranks.section(report.distributed),
-                trace=trace.section(report.torch_trace, self.base_dir),
-                break_even=break_even.section(report),
-                graphs=graphs.section(report.graphs),
-                environment=environment.section(report),
-                compile_table=compile_table.section(
-                    report.compile.graphs, report.compile.isa_probe
-                ),
-                remedy_table=remedy_table.section(report),
-                remedy_skipped=remedy_table.skipped_line(report),
-                remedy_chart=charts.first_calls(remedy_table.bars(report)),
-                phase_sections=phases.layouts(report),
-                strategies=strategy_sections(report),
-                strategy_charts={  # the benchmark article's table as bars (render/charts.py)
-                    title: chart
-                    for title, rows in (
-                        ("Modes", report.strategies.modes),
-                        ("Training step", report.strategies.training),
-                    )
-                    if (chart := charts.modes(rows or []))
-                },
-                tried=patches.sections(report),
-                recompiles=breaks.recompiles_section(report.recompiles),
-                m=measured.sections(report),
+                folds=folds(outline(report, self.base_dir)),
             )
         )

@@ -1,6 +1,7 @@
-"""Markdown for GitHub issue text: verdict, key table, every section drawn from its description
-(report/layout.py), the advice in <details>; the environment is the one-line footer, not its
-section (the HTML draws that)."""
+"""Markdown for GitHub issue text: the verdict, then every section the outline (render/outline.py)
+gives the Markdown, each drawn from its description (report/layout.py): the key table, the advice
+folded into <details>, the findings, what was tried and measured; the environment is the one-line
+footer, not its section (the HTML draws that)."""
 
 from __future__ import annotations
 
@@ -8,23 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .. import units
-from ..report import phases
 from ..report.layout import Section, Table
 from ..report.model import Report
-from . import (
-    break_even,
-    breaks,
-    compile_table,
-    figures,
-    graphs,
-    measured,
-    patches,
-    ranks,
-    remedy_table,
-    trace,
-)
 from .base import Renderer
-from .strategies import sections as strategy_sections
+from .outline import MARKDOWN, Placed, drawn, outline
 
 
 def _esc(text: object) -> str:
@@ -61,14 +49,17 @@ def _rows(sec: Section) -> list[str]:
     ]
 
 
-def draw(sec: Section | None, top: int | None = None, fold: bool = False) -> list[str]:
+def draw(
+    sec: Section | None, top: int | None = None, fold: bool = False, titled: bool = True
+) -> list[str]:
     """A section's description (report/layout.py) as Markdown: a heading, its rows and tables
     (escaped; a table that can say '… and N more' cut at `top` rows, or with `fold` its other
     rows folded into <details>), every line under them, how it was measured, and its diff,
-    fenced."""
+    fenced; untitled (`titled=False`), no heading and its lines as paragraphs."""
     if sec is None or sec.empty:
         return []
-    out = ["", f"### {_esc(sec.title)}" + (f" ({_esc(sec.detail)})" if sec.detail else "")]
+    heading = f"### {_esc(sec.title)}" + (f" ({_esc(sec.detail)})" if sec.detail else "")
+    out = ["", heading] if titled else []
     out += ["", *_rows(sec)] if sec.rows else []
     more, folded = None, []
     for t in sec.tables:
@@ -80,9 +71,24 @@ def draw(sec: Section | None, top: int | None = None, fold: bool = False) -> lis
         elif t.more is not None:
             more = t.more(cut)
     out += folded + (["", _esc(more)] if more else [])
-    lines = [f"- {_esc(n.text)}" for n in sec.notes]
-    lines += [f"- how: {_esc(sec.method)}"] if sec.method else []
-    return out + (["", *lines] if lines else []) + _fenced(sec.diff)
+    if titled:
+        lines = [f"- {_esc(n.text)}" for n in sec.notes]
+        lines += [f"- how: {_esc(sec.method)}"] if sec.method else []
+        out += ["", *lines] if lines else []
+    else:
+        out += [line for n in sec.notes for line in ("", _esc(n.text))]
+        out += ["", f"how: {_esc(sec.method)}"] if sec.method else []
+    return out + _fenced(sec.diff)
+
+
+def placed(p: Placed, top: int) -> list[str]:
+    """A section where the outline puts it: cut at `top` rows (the rest folded, where it says
+    so), or folded whole into <details> under its title."""
+    cut = top if MARKDOWN in p.cut else None
+    out = draw(p.section, cut, fold=p.markdown == "rest", titled=p.titled)
+    if p.markdown == "whole" and out:
+        return ["", f"<details><summary>{_esc(p.section.title)}</summary>", *out, "", "</details>"]
+    return out
 
 
 def _table(t: Table, rows: Sequence[Sequence[str]]) -> list[str]:
@@ -100,12 +106,6 @@ def _fenced(diff: str) -> list[str]:
     return ["", fence + "diff", diff, fence]
 
 
-def _remedy_table(report: Report) -> list[str]:
-    """Cold, warm and each tried remedy's first call and speed; or why none was tried."""
-    line = remedy_table.skipped_line(report)
-    return ["", _esc(line)] if line else draw(remedy_table.section(report))
-
-
 @dataclass(frozen=True)
 class MarkdownRenderer(Renderer):
     """Issue-ready Markdown (`--md`); `top` graph breaks are listed, the rest folded away, and
@@ -118,26 +118,8 @@ class MarkdownRenderer(Renderer):
         v = report.verdict
         out = [f"## tcdoctor: {_esc(units.decision_text(v.decision))}", ""]
         out += [f"- {_esc(r)}" for r in v.reasons]
-        out += ["", *_rows(figures.section(report))]
-        out += draw(breaks.section(report.graph_breaks.unique), self.top, fold=True)
-        out += draw(graphs.section(report.graphs), self.top)
-        for sec in patches.sections(report):
-            out += draw(sec)
-        out += draw(
-            compile_table.section(report.compile.graphs, report.compile.isa_probe), self.top
-        )
-        out += _remedy_table(report) + draw(break_even.section(report))
-        for sec in phases.layouts(report):
-            out += draw(sec)
-        out += draw(breaks.recompiles_section(report.recompiles))
-        for sec in strategy_sections(report):
-            out += draw(sec)
-        advice = draw(measured.advice_section(v))
-        out += (
-            ["", "<details><summary>Advice</summary>", *advice, "", "</details>"] if advice else []
-        )
-        out += draw(ranks.section(report.distributed))
-        out += draw(trace.section(report.torch_trace))
+        for p in drawn(outline(report), MARKDOWN):
+            out += placed(p, self.top)
         for e in report.errors:
             out.append(f"\n> **Error in {_esc(e['phase'])}:** {_esc(e['message'])}")
         env = report.environment

@@ -1,7 +1,7 @@
 """The measurements' own sections, described once (report/layout.py): speed (eager vs compiled,
 per process), compile time, guards, memory, numerics, the profiler's top operators, and the
-advice. The HTML report draws them (templates/section.html.j2), inside its containers (the charts
-and "not measured (why)" stay there); the terminal and the Markdown show their figures in the
+advice. render/outline.py places them (the formats that draw each, where it folds, the chart above
+it, its "not measured (why)" line); the terminal and the Markdown show their figures in the
 key-figure table (render/figures.py) and draw none of these but the advice (the Markdown).
 
 Every figure is written by units.py. Pitfall: a figure a report did not record is an empty cell,
@@ -139,7 +139,7 @@ def compile_section(c: CompileTime) -> Section:
             "compile_times(): compile_file, summed over jobs; parallel jobs can add up to more "
             "than the wall time",
         ),
-        *_probe_rows(c.isa_probe),
+        *_probe_rows(c),
         *(
             (Row("CUDA graphs", units.cudagraphs(c.cudagraphs), _text(c.cudagraphs.get("method"))),)
             if c.cudagraphs
@@ -154,18 +154,37 @@ def compile_section(c: CompileTime) -> Section:
     return Section("Compile time", rows=tuple(rows))
 
 
-def _probe_rows(probe: dict | None) -> tuple[Row, ...]:
-    """Inductor's one-off CPU ISA probe inside the cold first call (inductor reports only)."""
+def _probe_rows(c: CompileTime) -> tuple[Row, ...]:
+    """Inductor's one-off CPU ISA probe inside the cold first call (inductor reports only), and the
+    cold first call on a machine that has compiled before (less the probe's builds)."""
+    probe = c.isa_probe
     if probe is None:
         return ()
     label = "of which Inductor's CPU ISA probe"
     if probe.get("not_measured"):
         return (Row(label, units.NA, f"not measured: {probe['not_measured']}"),)
     if probe.get("seconds") is None:
-        return (
-            Row(label, "none", "no probe was built in this compile: " + _text(probe.get("method"))),
+        why = (
+            "its cache folder was seeded with this machine's probed folder (TCDOCTOR_ISA_PROBE="
+            "none): the cold figure is a machine's that has compiled before; "
+            if probe.get("seeded")
+            else "no probe was built in this compile: "
         )
-    return (Row(label, units.seconds(probe["seconds"]), _text(probe.get("method"))),)
+        return (Row(label, "none", why + _text(probe.get("method"))),)
+    rows = [Row(label, units.seconds(probe["seconds"]), _text(probe.get("method")))]
+    if c.probed_cold_s is not None:
+        rows.append(
+            Row(
+                "first call, cold cache, on a machine that has compiled before",
+                units.seconds(c.probed_cold_s),
+                f"the cold first call less the probe's {units.count(probe.get('builds'))} builds "
+                f"({units.seconds(probe.get('build_s'))}, each source to its library): a cache "
+                "folder Inductor probed before skips them (a developer's persistent "
+                "/tmp/torchinductor_$USER); the load checks between them stay. The cold figure "
+                "above is a fresh container's (CI, a new container), and the verdict's",
+            )
+        )
+    return tuple(rows)
 
 
 def guards_section(g: Guards) -> Section:
@@ -203,7 +222,11 @@ def memory_section(m: Memory) -> Section:
     compilation's RSS growth, and how each was measured (probes/memory.py)."""
     call, compiling = _text(m.method), _text(m.compile_peak_method)
     first = _text(m.first_call_method)
-    held = _text(m.held_method) if m.held_method else f"not measured: {_text(m.held_not_measured)}"
+    held = (
+        _text(m.held_method)
+        if m.held_method
+        else "not measured" + (f": {m.held_not_measured}" if m.held_not_measured else "")
+    )
     pool = (
         f"; of which CUDA graphs' private pools {units.nbytes(m.compiled_pool_bytes)}"
         if m.compiled_pool_bytes

@@ -3,6 +3,13 @@ with a warm local cache (the main analysis), beside each remedy tried in a fresh
 (compile.remedies), with the lines under it (what was not tried and why, the other settings, how
 it was measured), described once (report/layout.py) for every format; every figure is written by
 units.py.
+
+Which cold: the whole model's cold row is a fresh container's (Inductor's CPU ISA probe built,
+measured: compile.isa_probe); where the probe's builds were read, a second row gives it on a machine
+that has compiled before (`CompileTime.probed_cold_s`). A remedy's process started from this
+machine's probed folder (probes/isa_seed.py) says so in its first-call cell, with its fresh
+container's figure beside it (the probe's builds added back); break-even and the chart take the
+fresh container's, the footing of the cold row, the verdict and `check --max-compile-seconds`.
 """
 
 from __future__ import annotations
@@ -59,19 +66,38 @@ def section(report: Report) -> Section | None:
 
 
 def rows(report: Report) -> list[list[str]]:
-    """One row per way: the main analysis's cold and warm first calls, then each remedy's."""
+    """One row per way: the main analysis's cold (a fresh container's, and on a machine that has
+    compiled before where the probe's builds were read) and warm first calls, then each remedy's."""
     c, rt = report.compile, report.runtime
     speed = units.ratio(rt.speedup, rt.speedup_ci, level=rt.ci_level)
     eager, compiled = rt.eager.median_s, rt.compiled.median_s
+    probed = c.probed_cold_s
+    which = " (fresh container)" if probed is not None else ""
+    if (c.isa_probe or {}).get("seeded"):  # TCDOCTOR_ISA_PROBE=none: the cold folder seeded too
+        which = " (machine probed)"
     out = [
         [
-            "whole model, empty cache",
+            "whole model, empty cache" + which,
             units.seconds(c.cold_s),
             "",
             speed,
             _calls(break_even(c.cold_s, eager, compiled)),
             "torch.compile(model)",
         ],
+        *(
+            [
+                [
+                    "whole model, empty cache, machine probed",
+                    units.seconds(probed),
+                    "",
+                    speed,
+                    _calls(break_even(probed, eager, compiled)),
+                    "torch.compile(model) where Inductor has probed the CPU before",
+                ]
+            ]
+            if probed is not None
+            else []
+        ),
         [
             "whole model, warm local cache",
             units.seconds(c.warm_s) if c.warm_s is not None else units.NA,
@@ -85,7 +111,7 @@ def rows(report: Report) -> list[list[str]]:
         out.append(
             [
                 r.title,
-                units.seconds(r.startup_s),
+                first_call(r),
                 units.seconds(r.load_s) if r.load_s is not None else "",
                 r.vs_eager(),  # with its decision interval, where the report made one
                 _calls(break_even(r.startup_s, r.eager_median_s, r.median_s)),
@@ -95,11 +121,49 @@ def rows(report: Report) -> list[list[str]]:
     return out
 
 
+def first_call(row: RemedyRow) -> str:
+    """A remedy's first result: as its process paid it, and where that process started from this
+    machine's probed folder, 'machine probed' with a fresh container's figure beside it."""
+    if row.cold_start != "machine probed" or row.probed_startup_s is None:
+        return units.seconds(row.startup_s)
+    fresh = (
+        f" ({units.seconds(row.startup_s)} in a fresh container)"
+        if row.isa_probe_s is not None
+        else ""
+    )
+    return f"{units.seconds(row.probed_startup_s)}, machine probed{fresh}"
+
+
 HOW = (
     "how: each remedy in a fresh process whose inductor cache dir starts empty; first call "
     "(plus the artifacts' load, timed alone) then eager vs compiled timed paired, numerics "
     "vs eager; warm = the main analysis's second process on the same cache dir"
 )
+
+
+def probe_note(report: Report) -> str | None:
+    """Which cold each row is, when the remedies' processes started from the machine's probed
+    folder: their figures beside the whole model's machine-probed row; break-even of a fresh
+    container's first call (the probe's builds added back) and why."""
+    rem = report.compile.remedies
+    seeded = [r for r in (rem.rows if rem else []) if r.cold_start == "machine probed"]
+    if not seeded:
+        return None
+    build = seeded[0].isa_probe_s
+    if build is None:  # the cold process did not pay the probe either (TCDOCTOR_ISA_PROBE=none)
+        return (
+            f"{len(seeded)} remedy process(es) started from this machine's probed folder "
+            "(Inductor's CPU ISA probe not built again), as the whole model's cold process did: "
+            "every first call here is a machine's that has compiled before."
+        )
+    return (
+        f"{len(seeded)} remedy process(es) started from this machine's probed folder: Inductor's "
+        f"CPU ISA probe not built again ({units.seconds(build)} of builds in the cold process), "
+        "as on a machine that has compiled before; compare their first calls with the whole "
+        "model's machine-probed row. Break-even is taken of a fresh container's first call (the "
+        "probe's builds added back), as for the cold row: what a CI job, a new container or "
+        "server pays, and what the verdict and check --max-compile-seconds judge."
+    )
 
 
 def _notes(report: Report) -> tuple[Note, ...]:
@@ -118,4 +182,6 @@ def _notes(report: Report) -> tuple[Note, ...]:
             f"{units.seconds(art.get('save_s'))} after the cold first call (not in any timed figure)"
         )
     out += [f"other setting {s.get('setting')}: {s.get('why')}" for s in rem.settings]
+    which = probe_note(report)
+    out += [which] if which else []
     return (*(Note(line) for line in out), *((Note(HOW, how=True),) if rem.rows else ()))

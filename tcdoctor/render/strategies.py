@@ -83,7 +83,7 @@ def _dynamic(rows: list[StrategyRow]) -> Table:
             [
                 _named(r.name, (r.extra or {}).get("compile_kwargs")),
                 units.count(r.compiles),
-                units.seconds(r.compile_s),
+                units.seconds(r.compile_s) + (f", {r.cold_start}" if r.cold_start else ""),
                 "HIT" if r.limit_hit else "ok",
                 *(
                     f"{units.seconds(s.get('median_s'))} ({units.ratio(s.get('speedup'))} vs eager)"

@@ -1,7 +1,8 @@
-"""Short terminal summary: verdict, key figures, the top findings, the ranks of a distributed run,
-the structured compile log. Each section is drawn from its one description (report/layout.py);
-the break-even, per-graph and environment sections are left out (the key figures carry the
-break-even and the graph count; the first line names the environment)."""
+"""Short terminal summary: the verdict, then every section the outline (render/outline.py) gives
+the terminal, each drawn from its one description (report/layout.py): the key figures, the top
+findings, the compile table, the strategies, the ranks of a distributed run, the structured compile
+log. The outline leaves out the break-even, per-graph and environment sections (the key figures
+carry the break-even and the graph count; the first line names the environment)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,11 @@ from dataclasses import dataclass
 from tabulate import tabulate
 
 from .. import units
-from ..report import phases
 from ..report.layout import Section, short
 from ..report.model import Report
-from . import breaks, compile_table, figures, patches, ranks, remedy_table, trace
 from .base import Renderer
-from .strategies import sections as strategy_sections
+from .figures import decided
+from .outline import TERMINAL, drawn, outline
 
 
 @dataclass(frozen=True)
@@ -27,29 +27,16 @@ class TerminalRenderer(Renderer):
     limit: int = 5
 
     def render(self, report: Report) -> str:
-        env, v, limit = report.environment, report.verdict, self.limit
+        env, v = report.environment, report.verdict
         lines = [
             f"tcdoctor: {report.target}  (torch {env.get('torch', '?')}, {env.get('device', '?')}, "
             f"backend {report.options.get('backend')}, {units.threads(env)})",
-            "",
         ]
-        if figures.decided(v):
-            lines.append(f"VERDICT: {units.decision_text(v.decision)}")
+        if decided(v):
+            lines += ["", f"VERDICT: {units.decision_text(v.decision)}"]
             lines += [f"  - {r}" for r in v.reasons]
-            lines.append("")
-        lines.append(_rows(figures.section(report)))
-        lines += draw(breaks.section(report.graph_breaks.unique), limit)
-        for sec in patches.sections(report):
-            lines += draw(sec)
-        lines += draw(compile_table.section(report.compile.graphs, report.compile.isa_probe), limit)
-        lines += _remedy_lines(report)
-        for sec in phases.layouts(report):
-            lines += draw(sec)
-        lines += draw(breaks.recompiles_section(report.recompiles), limit)
-        for sec in strategy_sections(report):
-            lines += draw(sec)
-        lines += draw(ranks.section(report.distributed))
-        lines += draw(trace.section(report.torch_trace))
+        for p in drawn(outline(report), TERMINAL):
+            lines += draw(p.section, self.limit if TERMINAL in p.cut else None, p.titled)
         for e in report.errors:
             lines.append(f"ERROR in phase {e['phase']}: {e['message']}")
         return "\n".join(lines)
@@ -60,14 +47,16 @@ def _rows(sec: Section) -> str:
     return tabulate([[r.label, r.value] for r in sec.rows], tablefmt="simple")
 
 
-def draw(sec: Section | None, limit: int | None = None) -> list[str]:
+def draw(sec: Section | None, limit: int | None = None, titled: bool = True) -> list[str]:
     """A section's description (report/layout.py) as terminal lines: its title, its rows and
     tables (file names only, no detail columns; a table that can say '… and N more' cut at
     `limit` rows), its lines, without those that say how it was measured (the JSON, Markdown
-    and HTML have them), and its diff, indented."""
+    and HTML have them), and its diff, indented; untitled (`titled=False`), its rows and lines
+    stand alone, unindented."""
     if sec is None or not _shown(sec):
         return []
-    out = ["", f"{sec.title}:"] + ([_rows(sec)] if sec.rows else [])
+    out = ["", f"{sec.title}:"] if titled else [""]
+    out += [_rows(sec)] if sec.rows else []
     for t in sec.tables:
         if not t.rows:
             continue
@@ -77,7 +66,8 @@ def draw(sec: Section | None, limit: int | None = None) -> list[str]:
         out.append(tabulate(cells, headers=[t.headers[i] for i in keep], tablefmt="simple"))
         more = t.more(cut) if t.more is not None else None
         out += [f"  {more}"] if more else []
-    out += [f"  {short(n.text)}" for n in sec.notes if not n.how]
+    indent = "  " if titled else ""
+    out += [f"{indent}{short(n.text)}" for n in sec.notes if not n.how]
     return out + [f"    {line}" for line in sec.diff.splitlines()]
 
 
@@ -85,9 +75,3 @@ def _shown(sec: Section) -> bool:
     """Whether the terminal has anything of a section to draw (how it was measured is not)."""
     tables = any(t.rows for t in sec.tables)
     return bool(sec.rows or tables or sec.diff or any(not n.how for n in sec.notes))
-
-
-def _remedy_lines(report: Report) -> list[str]:
-    """Cold, warm and each tried remedy's first call and speed; or why none was tried."""
-    line = remedy_table.skipped_line(report)
-    return ["", line] if line else draw(remedy_table.section(report))

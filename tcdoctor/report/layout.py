@@ -7,15 +7,17 @@ cells, Markdown tables, every line) and the HTML (`templates/section.html.j2`, w
 A section's builder (render/figures.py, breaks.py, patches.py, compile_table.py, remedy_table.py,
 strategies.py, ranks.py, trace.py (the structured compile log), measured.py, or a phase's own
 `Phase.layout` in report/phases/, as memory_graphs.py and drift.py) says what it shows once; a row
-added there shows in all three. A format may leave a whole section out: the terminal leaves out
-break_even.py's and graphs.py's (its key figures have the break-even and the graph count), and
-the terminal and the Markdown leave out environment.py's (the Markdown's footer names the
-environment in one line). Each figure is still written by `units.py`.
+added there shows in every format that draws the section. Which sections there are, in which
+order, which formats draw each and where each folds is said once too, by `render/outline.py`
+(the terminal leaves out break_even.py's and graphs.py's, whose figures it has as key figures;
+the terminal and the Markdown leave out environment.py's, whose environment their first or last
+line names). Each figure is still written by `units.py`.
 
 Pitfalls: a cell or line that names a file carries its short form for the terminal (`Text`), so
 the builder, not the drawer, decides what may be shortened; a `Text` with an `href` (a local file
-the HTML links to, relative to the HTML's folder) is a link in the HTML only: the terminal and the
-Markdown print its text, the path, since a link in a pasted issue would point nowhere; a line that
+the HTML links to, relative to the HTML's folder, or a web page such as PyTorch's page on a graph
+break) is a link in the HTML only: the terminal and the Markdown print its text (the path, since a
+link to a local file in a pasted issue would point nowhere; a web page's text is its address); a line that
 says how a figure was measured is a `Note(..., how=True)`: the terminal leaves it out (it shows
 figures; the method stays in the JSON, Markdown and HTML).
 """
@@ -30,9 +32,10 @@ from .. import units
 
 
 class Text(str):
-    """A cell or line, with the shorter form the terminal prints (file names without folders) and,
-    for a local file, the link the HTML draws around it (`href`, already relative to the HTML's
-    folder: `units.relative_link`). A str method (`replace`, `+`) returns a plain str: both go."""
+    """A cell or line, with the shorter form the terminal prints (file names without folders) and
+    the link the HTML draws around it (`href`: a local file's, already relative to the HTML's
+    folder by `units.relative_link`, or a web page's). A str method (`replace`, `+`) returns a
+    plain str: both go."""
 
     short: str
     href: str | None
@@ -107,6 +110,16 @@ class Section:
     notes: tuple[Note, ...] = ()
     method: str = ""
     diff: str = ""
+
+    @property
+    def heading(self) -> str:
+        """'Recompiles (3): RECOMPILE LIMIT HIT': its title, detail and summary, as the HTML's
+        headings and folds say it (the terminal and the Markdown name it by title and detail)."""
+        return (
+            self.title
+            + (f" ({self.detail})" if self.detail else "")
+            + (f": {self.summary}" if self.summary else "")
+        )
 
     def with_row(self, row: Row) -> Section:
         """This section with one more key-figure row (a phase's own row, a test's planted one)."""

@@ -16,7 +16,7 @@ import warnings
 
 from ..errors import EXIT_INTERNAL
 from ..experiments.specs import Spec
-from ..units import WARM_PROCESS_CACHE
+from ..units import MACHINE_PROBED_CACHE, WARM_PROCESS_CACHE
 from .spec import ChildSpec, ChildSpecError
 
 WAIT_POLL_S = 0.01
@@ -97,7 +97,8 @@ def main(spec_path: str) -> int:
         return loaded
     workload, rebuild = loaded
     if spec.strategy:
-        _run_strategy(spec.strategy.spec, workload, options, sink, spec.strategy.cache_start)
+        run = spec.strategy
+        _run_strategy(run.spec, workload, options, sink, run.cache_start, run.isa_probe_s)
         sink({"event": "end", "ok": True})
         return 0
     before_compile = None
@@ -167,9 +168,14 @@ def _run_experiments(go: dict, workload, options, sink, own_timing: dict | None)
             spent += time.perf_counter() - t0
 
 
-def _run_strategy(spec: Spec, workload, options, sink, cache_start: str | None) -> None:
+def _run_strategy(
+    spec: Spec, workload, options, sink, cache_start: str | None, isa_probe_s: float | None = None
+) -> None:
     """One experiment (a strategy, a fix, an ablation backend) as one phase; a failure is its finding.
-    `cache_start`: what its inductor cache held when it started (run/launcher.py), kept in its row."""
+    `cache_start`: what its inductor cache held when it started (run/launcher.py), kept in its row.
+    A folder seeded with the machine's probed folder is checked afterwards (`_probed`): its row
+    says whether the probe was built again, and carries `isa_probe_s` (the builds the cold process
+    paid) only where it was not."""
     from ..experiments import strategies
     from ..target.userframes import describe_exception
 
@@ -193,9 +199,35 @@ def _run_strategy(spec: Spec, workload, options, sink, cache_start: str | None) 
                 "event": "done",
                 "phase": name,
                 "seconds": time.perf_counter() - t0,
-                "data": {"spec": spec.to_dict(), "cache_start": cache_start, **data},
+                "data": {
+                    "spec": spec.to_dict(),
+                    **_probed(cache_start, isa_probe_s),
+                    **data,
+                },
             }
         )
+
+
+def _probed(cache_start: str | None, isa_probe_s: float | None) -> dict:
+    """The row's `cache_start` and, for a folder seeded with the machine's probed folder, the
+    probe's builds it skipped (`isa_probe_s`). The seed is checked, not assumed: when Inductor
+    built a probe library in the folder all the same (a seed of another compiler or torch build),
+    the row says so and is a fresh container's first call, with nothing to add back."""
+    folder = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if cache_start != MACHINE_PROBED_CACHE or not folder:
+        return {"cache_start": cache_start}
+    from ..probes.isa_seed import paid
+
+    again = paid(folder)
+    if again:
+        return {
+            "cache_start": f"empty: seeded, but Inductor built {len(again)} of its CPU ISA "
+            "checks again (the seed did not match this compiler or torch)"
+        }
+    return {
+        "cache_start": cache_start,
+        **({"isa_probe_s": isa_probe_s} if isa_probe_s is not None else {}),
+    }
 
 
 if __name__ == "__main__":

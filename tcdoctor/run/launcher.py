@@ -13,6 +13,12 @@ guards): those that need nothing set at process start (`Spec.shares_process`: co
 ablation) go to the warm child with its go signal and run there after its own phases, within the
 fix budget; the rest run one by one in children of their own, each starting from a copy of the main
 cache (or an empty one: `Spec.fresh_cache`). One the warm child never started runs in a child.
+
+Inductor's CPU ISA probe (probes/isa_probe.py) is paid by the cold child alone, which stays what a
+fresh container pays and measures it: an empty experiment folder starts from this machine's probed
+folder (probes/isa_seed.py), kept by a cold child once per machine and torch version, and its row
+says so (`units.MACHINE_PROBED_CACHE`); `TCDOCTOR_ISA_PROBE=none` seeds the cold child's folder too
+(the test suite), `every` seeds nothing.
 """
 
 from __future__ import annotations
@@ -27,8 +33,10 @@ from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, ChildFailed, UserCode
 from ..experiments.fixes import budget_used_up, judged_across_processes
 from ..experiments.specs import PHASE_PREFIX, FixSpec, Spec
 from ..options import Options
+from ..probes import isa_seed
 from ..report.files import write_atomic
 from ..report.model import Report
+from ..units import MACHINE_PROBED_CACHE
 from .assemble import assemble
 from .process import (
     OUTPUT_TAIL_CHARS,
@@ -236,19 +244,31 @@ def _fix_budget(events: list[dict], options: Options) -> float:
     return max(20.0, 4 * first)
 
 
-def _experiment_cache(cache_dir: str, workdir: str, i: int, spec: Spec) -> tuple[str, str]:
+COPY_CACHE = "copy of the main analysis's cache"
+
+
+def _experiment_cache(
+    cache_dir: str, workdir: str, i: int, spec: Spec, seed_from: str | None = None
+) -> tuple[str, str]:
     """The cache folder experiment child `i` starts with, and how it starts.
 
     A copy of the main analysis's Inductor/AOTAutograd/Triton cache (made once the warm child is
     done, so nothing writes to it while it is copied): graphs the experiment leaves unchanged are
     cache hits, as in the user's own process, and an environment-only fix compiles nothing. Never
     the original, so the warm-cache figure stays the warm child's own. A spec that measures a cold
-    compile (`Spec.fresh_cache`) gets an empty folder."""
+    compile (`Spec.fresh_cache`) gets an empty folder, seeded with this machine's probed folder
+    when `seed_from` names where those live and there is one (probes/isa_seed.py: Inductor's CPU
+    ISA probe is not built again; its first call is a machine's that has compiled before). A
+    folder prepared here notes what it started as and when (`isa_seed.mark`), so the probe builds
+    its child makes are told from what was copied in (`isa_seed.paid`)."""
     path = os.path.join(workdir, f"cache-strategy-{i}")
     if spec.fresh_cache or not os.path.isdir(cache_dir):
+        if seed_from and isa_seed.seed(path, MACHINE_PROBED_CACHE, seed_from):
+            return path, MACHINE_PROBED_CACHE
         return path, "empty"
     shutil.copytree(cache_dir, path, symlinks=True, dirs_exist_ok=True)
-    return path, "copy of the main analysis's cache"
+    isa_seed.mark(path, COPY_CACHE)
+    return path, COPY_CACHE
 
 
 class _Experiments:
@@ -262,9 +282,15 @@ class _Experiments:
         cache_dir: str,
         deadline: float,
         prog: Progress,
+        seed_from: str | None = None,
+        probe_s: float | None = None,
     ):
+        """`seed_from`: where this machine's probed folders live (isa_seed.root()), None to seed
+        nothing; `probe_s`: the probe's builds the cold analysis process paid (its isa_probe's
+        build_s), what a seeded child's row adds back for a fresh container's first call."""
         self.target, self.options, self.workdir = target, options, workdir
         self.cache_dir, self.deadline, self.prog = cache_dir, deadline, prog
+        self.seed_from, self.probe_s = seed_from, probe_s
 
     def extra_timing(
         self, events: list[dict], thresholds: tuple[float, ...] = (), fixes_planned: bool = False
@@ -441,7 +467,10 @@ class _Experiments:
 
     def _child(self, i: int, total: int, spec: Spec) -> tuple[list[dict], dict | None]:
         self.prog.strategy(f"strategy-{i}", i + 1, total, spec)
-        child_cache, cache_start = _experiment_cache(self.cache_dir, self.workdir, i, spec)
+        child_cache, cache_start = _experiment_cache(
+            self.cache_dir, self.workdir, i, spec, self.seed_from
+        )
+        probed = cache_start == MACHINE_PROBED_CACHE
         child = Child(
             "strategy",
             self.target,
@@ -451,7 +480,7 @@ class _Experiments:
             self.deadline,
             tag=f"strategy-{i}",
             extra_env=spec.child_env,
-            strategy=ExperimentRun(spec, cache_start),
+            strategy=ExperimentRun(spec, cache_start, self.probe_s if probed else None),
         )
         child.wait(self.deadline, tick=self.prog.tick if self.prog.enabled else None)
         s_events, s_failure = child.finish()
@@ -482,8 +511,11 @@ def analyze_target(
     """Run the children and assemble the report; `progress` writes each phase to stderr as it
     finishes. `thresholds`: speedups a gate will judge (check --min-speedup), which the headline's
     processes must also decide (run/launcher.py's extra_timing)."""
+    who_pays = isa_seed.who_pays()  # TCDOCTOR_ISA_PROBE: a bad value is one line, before any child
     prog, workdir, deadline = begin(target, options, keep_dir, progress, "tcdoctor-")
     cache_dir = os.path.join(workdir, "inductor-cache")
+    if who_pays == "none":  # the test suite: the cold process too starts from the probed folder
+        isa_seed.seed(cache_dir, MACHINE_PROBED_CACHE)
     ready, go = os.path.join(workdir, "warm.ready"), os.path.join(workdir, "warm.go")
     try:
         warm = (
@@ -536,7 +568,17 @@ def analyze_target(
                 failures.append(warm_failure)
             events += measured(warm_events)
             handled, fix_spent, not_tried = _warm_experiments(warm_events, warm_failure)
-        run = _Experiments(target, options, workdir, cache_dir, deadline, prog)
+        probe = (done(events, "compile") or {}).get("isa_probe") or {}
+        run = _Experiments(
+            target,
+            options,
+            workdir,
+            cache_dir,
+            deadline,
+            prog,
+            seed_from=None if who_pays == "every" else isa_seed.root(),
+            probe_s=probe.get("build_s"),
+        )
         planned = (done(events, "plan") or {}).get("strategies", [])
         fixes_planned = any(isinstance(Spec.from_dict(d), FixSpec) for d in planned)
         events += run.extra_timing(events, thresholds, fixes_planned)

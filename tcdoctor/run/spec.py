@@ -99,9 +99,16 @@ class ExperimentRun:
 
     spec: Spec  # the experiment (experiments/specs.py): a strategy, a fix, an ablation backend
     cache_start: str  # what its inductor cache held at its start ("empty", a copy), kept in its row
+    # its folder seeded with the machine's probed folder (probes/isa_seed.py): the ISA probe's builds
+    # the cold process paid, which this child skips; its row adds them back for a fresh container
+    isa_probe_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"spec": self.spec.to_dict(), "cache_start": self.cache_start}
+        return {
+            "spec": self.spec.to_dict(),
+            "cache_start": self.cache_start,
+            "isa_probe_s": self.isa_probe_s,
+        }
 
     @classmethod
     def from_dict(cls, d: Any, where: str) -> ExperimentRun:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
+from ..report.rules import break_even
 from ..report.sections import Verdict
 from . import tried
 from .advice import ADVICE_RULES, advice_item, numerics_caveat
@@ -57,6 +58,11 @@ def decide(
         source = "modes" if topic == "mode" else topic
         advice.append(advice_item(f"strategy: {topic}", r["text"], f"strategies.{source}"))
     be_cold, be_warm = fig.break_even_cold, fig.break_even_warm
+    # the cold break-even the verdict judges is a fresh container's (Inductor's CPU ISA probe
+    # included: a CI job, a new container or server pays it); where the probe's builds were read,
+    # a machine's that has compiled before is given beside it ("probed"), never judged
+    probed = report.compile.probed_cold_s
+    be_probed = break_even(probed, fig.eager_s, fig.compiled_s) if probed is not None else None
     horizon = int(rules["expected_calls"])
     return Verdict(
         decision=verdict,
@@ -67,12 +73,18 @@ def decide(
         break_even={
             "cold": be_cold,
             "warm": be_warm,
+            **({"probed": be_probed, "probe_build_s": _build_s(report)} if be_probed else {}),
             "expected_calls": horizon,
             "horizons": dict(HORIZONS),
             **_remedy_break_even(fig, rules),
         },
         rules=rules,
     )
+
+
+def _build_s(report: Report) -> float | None:
+    """The builds of Inductor's CPU ISA probe in the cold first call (compile.isa_probe)."""
+    return (report.compile.isa_probe or {}).get("build_s")
 
 
 def _remedy_break_even(fig: Figures, rules: dict) -> dict:

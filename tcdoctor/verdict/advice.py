@@ -480,21 +480,36 @@ def _remedy_text(fig: Figures, name: str) -> str | None:
         else "never repaid (not faster than eager)"
     )
     fails = ", its numerics fail" if r.numerics_passed is False else ""
+    first = f"first result after {units.seconds(r.startup_s)}"
+    if r.isa_probe_s is not None:  # its process started from the machine's probed folder
+        first += (
+            f" in a fresh container ({units.seconds(r.probed_startup_s)} measured on a machine "
+            "that has compiled before, plus the ISA probe's builds, the cold figure's footing)"
+        )
     return (
-        f"{r.title}, measured in a fresh process: first result after {units.seconds(r.startup_s)}, "
+        f"{r.title}, measured in a fresh process: {first}, "
         f"{repaid}, {fig.remedy_speed_cost(r)}{fails}: `{r.line}`"
     )
 
 
 def _probe_text(fig: Figures) -> str:
     """The part of the cold first call that is Inductor's one-off CPU probe, when it was read:
-    compiling less does not cut it, a cache folder that persists does."""
+    compiling less does not cut it, a cache folder that persists does. Says which cold the advice
+    judged (a fresh container's: what a CI job or a new server pays) and, where the builds were
+    read, the cold on a machine that has compiled before."""
     if not fig.isa_probe_s or not fig.cold_s:
         return ""
+    probed = (
+        f" (on a machine that has compiled before, the cold first call is "
+        f"{units.seconds(fig.probed_cold_s)})"
+        if fig.probed_cold_s is not None
+        else ""
+    )
     return (
         f" {units.seconds(fig.isa_probe_s)} of the cold first call is Inductor's one-off CPU "
         "ISA probe (compile.isa_probe), paid once per empty cache folder: compiling less does "
-        "not cut it; a cache folder that persists does."
+        f"not cut it; a cache folder that persists does{probed}. The cold figure this advice "
+        "judges is a fresh container's: what a CI job, a new container or server pays first."
     )
 
 

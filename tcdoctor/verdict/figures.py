@@ -89,6 +89,7 @@ class Figures:
     probe_text: str = ""  # the other allocator regime's probe (glibc's thresholds pinned), if run
     medians_where: str = ""  # which process eager_s/compiled_s come from, when several timed
     isa_probe_s: float | None = None  # Inductor's one-off CPU ISA probe inside cold_s, if read
+    probed_cold_s: float | None = None  # cold_s less the probe's builds (a machine probed before)
 
     @classmethod
     def from_report(cls, report: Report) -> Figures:
@@ -166,6 +167,7 @@ class Figures:
             probe_text=units.probes(rt.processes),
             medians_where=_medians_where(rt.processes),
             isa_probe_s=(c.isa_probe or {}).get("seconds"),
+            probed_cold_s=c.probed_cold_s,
         )
 
     def claim(self, rules: dict) -> str:

@@ -88,8 +88,10 @@ def _recommend_training(rows: list[StrategyRow], rules: dict) -> dict:
 
 def horizon_cost(row: StrategyRow, horizon: int) -> float:
     """A shape setting's compile seconds plus its calls over the horizon (the shapes' compiled
-    medians averaged: each shape fed equally often)."""
-    return row.compile_s + horizon * sum(s["median_s"] for s in row.shapes) / len(row.shapes)
+    medians averaged: each shape fed equally often). Its compile seconds as a fresh container pays
+    them (`fresh_compile_s`), as the main analysis's 'automatic' row does: a child that started
+    from the machine's probed folder skipped Inductor's CPU ISA probe builds."""
+    return row.fresh_compile_s + horizon * sum(s["median_s"] for s in row.shapes) / len(row.shapes)
 
 
 def trade(row: StrategyRow, base: StrategyRow, rules: dict) -> tuple[bool, str]:
@@ -98,7 +100,7 @@ def trade(row: StrategyRow, base: StrategyRow, rules: dict) -> tuple[bool, str]:
     figures: a setting that compiles less but runs every call slower is a trade, judged as one."""
     horizon = int(rules["expected_calls"])
     cost, base_cost = horizon_cost(row, horizon), horizon_cost(base, horizon)
-    margin = rules["compile_spread"] * max(row.compile_s, base.compile_s)
+    margin = rules["compile_spread"] * max(row.fresh_compile_s, base.fresh_compile_s)
     per_call = ", ".join(units.ratio(s.get("speedup"), s.get("speedup_ci")) for s in row.shapes)
     base_call = ", ".join(units.ratio(s.get("speedup")) for s in base.shapes)
     text = (

@@ -135,6 +135,16 @@ class CompileTime(Record):
         return cold_warm_ratio(self.first_call_s, self.warm_s)
 
     @property
+    def probed_cold_s(self) -> float | None:
+        """The cold first call on a machine that has compiled before: less the builds of Inductor's
+        CPU ISA probe (`isa_probe["build_s"]`), which a cache folder probed before skips (its load
+        checks stay: every process pays them). None where the builds were not read."""
+        build = (self.isa_probe or {}).get("build_s")
+        if self.first_call_s is None or build is None:
+            return None
+        return max(0.0, self.first_call_s - build)
+
+    @property
     def cudagraph_skips(self) -> int:
         return (self.cache or {}).get("cudagraph_skips") or 0
 

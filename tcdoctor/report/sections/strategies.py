@@ -43,6 +43,7 @@ class StrategyRow(Record):
         "held_bytes",
         "eager_held_bytes",
         "cudagraphs",
+        "isa_probe_s",
     )
 
     name: str | None = None
@@ -70,6 +71,9 @@ class StrategyRow(Record):
     cache_start: str | None = (
         None  # what its child's inductor cache held at start (run/launcher.py)
     )
+    # its empty cache folder seeded with this machine's probed folder (probes/isa_seed.py): the
+    # Inductor CPU ISA probe builds its first call skipped, as the cold analysis process paid them
+    isa_probe_s: float | None = None
     backend: str | None = None  # ablation rows
     compiles: int | None = None  # shape rows
     recompiles: int | None = None
@@ -101,12 +105,44 @@ class StrategyRow(Record):
 
     @property
     def first_call_cache(self) -> str | None:
-        """'cold', 'warm (n of n graphs from the cache)', …: what its first call is (units.cache_state)."""
-        return units.cache_state(self.cache)
+        """'cold', 'warm (n of n graphs from the cache)', …: what its first call is (units.cache_state),
+        and in which folder: '…, machine probed' (its folder seeded: Inductor's CPU ISA probe not
+        built again), 'cold, fresh container' (an empty folder: the probe built)."""
+        state = units.cache_state(self.cache)
+        if state and self.cold_start == "machine probed":
+            return f"{state}, machine probed"
+        if state == "cold" and self.cold_start:
+            return f"cold, {self.cold_start}"
+        return state
+
+    @property
+    def cold_start(self) -> str | None:
+        """Which cold its process started: 'machine probed' (an empty folder seeded with this
+        machine's probed folder: Inductor's CPU ISA probe not built again), 'fresh container' (an
+        empty folder: the probe built), None (a copy of the main cache, the warm process)."""
+        if self.cache_start == units.MACHINE_PROBED_CACHE:
+            return "machine probed"
+        # "empty", or "empty: seeded, but Inductor built … again" (run/child.py)
+        return "fresh container" if (self.cache_start or "").startswith("empty") else None
+
+    @property
+    def fresh_first_call_s(self) -> float | None:
+        """Its first call as a fresh container pays it: the probe's builds it skipped added back
+        (`isa_probe_s`), the footing of the main analysis's cold figure every comparison keeps."""
+        if self.first_call_s is None:
+            return None
+        return self.first_call_s + (self.isa_probe_s or 0.0)
+
+    @property
+    def fresh_compile_s(self) -> float | None:
+        """A shape setting's compile seconds as a fresh container pays them (`fresh_first_call_s`)."""
+        if self.compile_s is None:
+            return None
+        return self.compile_s + (self.isa_probe_s or 0.0)
 
     @property
     def steps_to_repay(self) -> int | None:
-        be = break_even(self.first_call_s, self.eager_median_s, self.median_s)
+        be = break_even(self.fresh_first_call_s, self.eager_median_s, self.median_s)
         return be["calls"] if be else None
 
 
@@ -135,8 +171,11 @@ class RemedyRow(StrategyRow):
     """A compile-time remedy tried in a fresh process with an empty inductor cache
     (experiments/compile_remedies.py): regional compilation or a portable cache loaded first.
 
-    `startup_s` is what that process pays before its first result: the first call, plus the load
-    of the cache artifacts where there is one; break-even is taken of it."""
+    `startup_s` is what a fresh container pays before its first result: the first call, plus the
+    load of the cache artifacts where there is one, plus the ISA probe's builds its seeded process
+    skipped (`isa_probe_s`); break-even, the verdict and `check` take it, on the footing of the
+    cold figure. `probed_startup_s` is what the process paid: a machine's that has compiled
+    before, where it was seeded."""
 
     OMIT_NONE = StrategyRow.OMIT_NONE + (
         "load_s",
@@ -155,10 +194,16 @@ class RemedyRow(StrategyRow):
     block_share: float | None = None
 
     @property
-    def startup_s(self) -> float | None:
+    def probed_startup_s(self) -> float | None:
         if self.first_call_s is None:
             return None
         return self.first_call_s + (self.load_s or 0.0)
+
+    @property
+    def startup_s(self) -> float | None:
+        if self.first_call_s is None:
+            return None
+        return self.first_call_s + (self.load_s or 0.0) + (self.isa_probe_s or 0.0)
 
     @property
     def steps_to_repay(self) -> int | None:
