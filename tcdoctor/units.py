@@ -13,13 +13,15 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
+from .outcomes import Decision
+
 NA = "not measured"
 
 DECISION_TEXT = {
-    "compile": "Compile it",
-    "compile-after-fixes": "Compile it after these fixes",
-    "dont-compile": "Don't compile it (yet)",
-    "cant-tell": "Can't tell yet",
+    Decision.COMPILE: "Compile it",
+    Decision.COMPILE_AFTER_FIXES: "Compile it after these fixes",
+    Decision.DONT_COMPILE: "Don't compile it (yet)",
+    Decision.CANT_TELL: "Can't tell yet",
 }
 
 
@@ -176,7 +178,9 @@ def cudagraphs(g: dict | None) -> str:
     'CUDA graphs: 3 of 4 graph(s) captured, 1 skipped («skipping cudagraphs due to …»)'."""
     if not g:
         return NA
-    text = f"CUDA graphs: {g.get('captured', 0)} of {g.get('graphs', 0)} graph(s) captured"
+    captured = g.get("captured")
+    count = "not measured how many" if captured is None else str(captured)
+    text = f"CUDA graphs: {count} of {g.get('graphs', 0)} graph(s) captured"
     if not g.get("skipped"):
         return text
     reasons = "; ".join(f"«{r['reason']}»" for r in g.get("reasons") or [])

@@ -15,7 +15,10 @@ lowers, inside the compile, never in a compiled or timed call; a graph loaded fr
 cache is not lowered again, so a warm process has the count without the reason).
 
 Graphs: the FX graphs Inductor produced in the window, `fxgraph_cache_miss + fxgraph_cache_hit +
-fxgraph_cache_bypass`; captured = graphs − skips.
+fxgraph_cache_bypass`. Captured: the graphs Inductor handed to CUDA graphs, counted where it does
+(`compile_fx.cudagraphify`, wrapped while the capture is open, as the check is; it records at the
+graph's first run). Not graphs − skips: a backward graph whose forward was skipped is neither
+captured nor counted as a skip (on the CPU a training step read "1 of 3 captured, 2 skipped").
 
 Pitfalls: a reason is PyTorch's text, never a template: where none was read, the report says
 "reason not logged". The fix is chosen by the reason's words (`FIXES`); an unknown reason gets
@@ -25,10 +28,11 @@ PyTorch's text and no fix.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 import re
 from collections import Counter
-from typing import Iterator
+from typing import Any, Iterator
 
 from . import dynamo_state
 
@@ -109,11 +113,13 @@ class _Records(logging.Handler):
 
 
 class Capture:
-    """What `capture()` read: PyTorch's skip messages (logged, or returned by its CPU check)."""
+    """What `capture()` read: PyTorch's skip messages (logged, or returned by its CPU check), and
+    how many graphs Inductor handed to CUDA graphs (None: its function was not found)."""
 
     def __init__(self) -> None:
         self.logged: list[str] = []
         self.checked: list[str] = []
+        self.captured: int | None = None
 
     @property
     def reasons(self) -> list[str]:
@@ -127,37 +133,70 @@ def capture() -> Iterator[Capture]:
     handler = _Records()
     logger = logging.getLogger(LOGGER)
     logger.addHandler(handler)
-    restore = _wrap_check(out)
+    restores = [_wrap_check(out), _wrap_cudagraphify(out)]
     try:
         yield out
     finally:
         logger.removeHandler(handler)
-        restore()
+        for restore in restores:
+            restore()
         out.logged = list(handler.messages)
+
+
+def _wrap(module_name: str, name: str, wrapper) -> Any:
+    """Replace `module.name` by `wrapper(original)` until the returned restore() is called; a
+    no-op restore where PyTorch's private module or function is gone (the figure stays unread)."""
+    try:
+        module = importlib.import_module(module_name)
+    except Exception:  # noqa: BLE001 - private module moved
+        return None
+    original = getattr(module, name, None)
+    if original is None:
+        return None
+    setattr(module, name, wrapper(original))
+
+    def restore() -> None:
+        setattr(module, name, original)
+
+    return restore
 
 
 def _wrap_check(out: Capture):
     """Wrap PyTorch's own lowering check so its returned reason is kept (CPU: never logged)."""
-    try:
-        from torch._inductor import cudagraph_utils
-    except Exception:  # noqa: BLE001 - private module moved: the count stays, the reason does not
-        return lambda: None
-    original = getattr(cudagraph_utils, "check_lowering_disable_cudagraph", None)
-    if original is None:
-        return lambda: None
 
-    def checked(*args, **kwargs):
-        reason = original(*args, **kwargs)
-        if reason:
-            out.checked.append(str(reason))
-        return reason
+    def wrapper(original):
+        def checked(*args, **kwargs):
+            reason = original(*args, **kwargs)
+            if reason:
+                out.checked.append(str(reason))
+            return reason
 
-    cudagraph_utils.check_lowering_disable_cudagraph = checked
+        return checked
 
-    def restore() -> None:
-        cudagraph_utils.check_lowering_disable_cudagraph = original
+    return (
+        _wrap("torch._inductor.cudagraph_utils", "check_lowering_disable_cudagraph", wrapper)
+        or _noop
+    )
 
-    return restore
+
+def _wrap_cudagraphify(out: Capture):
+    """Count the graphs Inductor hands to CUDA graphs (compile_fx.cudagraphify, imported by name
+    where it is called, so the module attribute is what runs)."""
+
+    def wrapper(original):
+        out.captured = 0
+
+        def counted(*args, **kwargs):
+            out.captured = (out.captured or 0) + 1
+            return original(*args, **kwargs)
+
+        return counted
+
+    return _wrap("torch._inductor.compile_fx", "cudagraphify", wrapper) or _noop
+
+
+def _noop() -> None:
+    pass
 
 
 def graphs_compiled() -> int:
@@ -178,6 +217,7 @@ def summary(
         return None
     skipped = dynamo_state.counter("inductor", "cudagraph_skips")
     graphs = graphs_compiled()
+    captured = 0 if device_type == "cpu" else cap.captured
     texts = cap.reasons or [r for r in metrics_reasons if r]
     counts = Counter(_first_line(t) for t in texts)
     reasons = [
@@ -199,11 +239,13 @@ def summary(
     return {
         "graphs": graphs,
         "skipped": skipped,
-        "captured": max(0, graphs - skipped),
+        "captured": captured,
         "reasons": reasons,
         "method": (
-            "graphs: Inductor's FX graphs (fxgraph cache misses + hits + bypasses); skipped: "
-            f"counter inductor.cudagraph_skips; reasons: {source}, in PyTorch's words"
+            "graphs: Inductor's FX graphs (fxgraph cache misses + hits + bypasses); captured: the "
+            "graphs Inductor handed to CUDA graphs (compile_fx.cudagraphify calls; none on the "
+            "CPU); skipped: counter inductor.cudagraph_skips (a backward graph whose forward was "
+            f"skipped is neither); reasons: {source}, in PyTorch's words"
         ),
     }
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .. import units
+from ..outcomes import Decision
 from ..report.sections import (
     Advice,
     FixRow,
@@ -577,7 +578,7 @@ def _cudagraph_advice(mode: str, g: dict, evidence: str) -> list[Advice]:
     )
     text = (
         f"mode={mode!r}: PyTorch skipped CUDA graphs for {g['skipped']} of {g['graphs']} compiled "
-        f"graph(s) ({g.get('captured', 0)} captured), in its words: {reasons}."
+        f"graph(s) ({units.count(g.get('captured'))} captured), in its words: {reasons}."
     )
     return [advice_item("mode", text, evidence)]
 
@@ -593,10 +594,10 @@ ADVICE_RULES: tuple[Callable[[Figures, dict], list[Advice]], ...] = (
 )
 
 
-def numerics_caveat(fig: Figures, verdict: str) -> list[str]:
+def numerics_caveat(fig: Figures, verdict: Decision) -> list[str]:
     """A verdict to compile says so when it stands without a numerics check (a gate's
     `--require-numerics` fails then)."""
-    if verdict in ("dont-compile", "cant-tell") or fig.numerics_passed is not None:
+    if verdict in (Decision.DONT_COMPILE, Decision.CANT_TELL) or fig.numerics_passed is not None:
         return []
     why = fig.numerics_not_measured or "no output could be compared"
     return [f"Numerics were not checked: {why}."]

@@ -199,7 +199,7 @@ class Guards(Record):
 def cudagraphs_skipped_all(graphs: dict | None) -> str | None:
     """'CUDA graphs skipped for 2 of 2 graph(s): skipping cudagraphs due to …' when PyTorch skipped
     every graph of a mode that asks for them (probes/cudagraphs.py); None otherwise."""
-    if not graphs or not graphs.get("skipped") or graphs.get("captured"):
+    if not graphs or not graphs.get("skipped") or graphs.get("captured") != 0:
         return None
     reasons = "; ".join(r["reason"] for r in graphs.get("reasons") or [])
     return f"CUDA graphs skipped for {graphs['skipped']} of {graphs['graphs']} graph(s): {reasons}"
