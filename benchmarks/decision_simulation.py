@@ -17,7 +17,7 @@ import random
 import statistics
 
 from tcdoctor import stats
-from tcdoctor.report import runtime_processes as rp
+from tcdoctor.report.processes import claims, regimes, sequential
 from tcdoctor.verdict.thresholds import RULES
 
 M = RULES["min_speedup"]
@@ -33,7 +33,7 @@ def _proc(s: float) -> dict:
 
 
 def _named(speeds: list[float]) -> list[tuple[str, str, dict]]:
-    return [(f"p{i}", rp.AS_LAUNCHED, _proc(s)) for i, s in enumerate(speeds)]
+    return [(f"p{i}", regimes.AS_LAUNCHED, _proc(s)) for i, s in enumerate(speeds)]
 
 
 def old_interval(speeds: list[float]) -> tuple[float, float]:
@@ -47,16 +47,16 @@ def new_run(
     true: float, spread: float, rng: random.Random, cap: int = 6, gate: tuple = ()
 ) -> tuple[tuple[float, float], int]:
     """One analysis by the new rule: (decision interval, processes timed)."""
-    level = rp.look_level(cap)
+    level = sequential.look_level(cap)
     speeds: list[float] = []
     for n in range(1, cap + 1):
         speeds.append(true * math.exp(rng.gauss(0, spread) + rng.gauss(0, 0.01)))
-        if n < rp.MIN_LOOK:
+        if n < sequential.MIN_LOOK:
             continue
-        rows = rp.classify([rp.row(a, b, c) for a, b, c in _named(speeds)])
-        if rp.decided(rows, gate, M, level) or n == cap:
-            seq = {"cap": cap, "looks": rp.looks(cap), "level": level}
-            out = rp.combine(_named(speeds), seq)
+        rows = regimes.classify([regimes.row(a, b, c) for a, b, c in _named(speeds)])
+        if sequential.decided(rows, gate, M, level) or n == cap:
+            seq = {"cap": cap, "looks": sequential.looks(cap), "level": level}
+            out = claims.combine(_named(speeds), seq)
             return tuple(out["speedup_ci"]), n
     raise AssertionError
 

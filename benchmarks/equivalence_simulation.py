@@ -6,9 +6,9 @@ how the verdict ends ("no difference that matters", can't tell, faster, slower) 
 processes.
 
 Processes are log-normal around the true speedup with `spread` between them and 1% within (each
-process's own paired 95% interval ±1.96%). The loop is run/launcher.py's `extra_timing` with each
-timing-only child replaced by a draw (cap 6, as `--processes 6`); the decision interval is
-runtime_processes.combine's; the claim is the report's (`Runtime.claim`). No torch.
+process's own paired 95% interval ±1.96%). The loop is experiments/plan.py's `time_processes` (the
+launcher's) with each timing-only child replaced by a draw (cap 6, as `--processes 6`); the decision interval is
+processes.claims.combine's; the claim is the report's (`Runtime.claim`). No torch.
 
 Usage: python benchmarks/equivalence_simulation.py [--trials 2000] [--gate 1.2]
 (tests/test_equivalence.py runs the same functions with fewer trials and asserts on them.)
@@ -21,11 +21,11 @@ import math
 import random
 import statistics
 
+from tcdoctor.checks.questions import Questions
+from tcdoctor.experiments import plan
 from tcdoctor.options import Options
-from tcdoctor.report import runtime_processes as rp
 from tcdoctor.report.model import Report
-from tcdoctor.run.launcher import _Experiments
-from tcdoctor.run.progress import Progress
+from tcdoctor.report.processes import claims, regimes, sequential
 from tcdoctor.verdict.thresholds import RULES
 
 CAP, WITHIN = 6, 0.01
@@ -46,18 +46,18 @@ def timing(s: float, samples: int | None = 200) -> dict:
     }
 
 
-class _Canned(_Experiments):
-    """The launcher's loop over timing-only processes, each child replaced by a draw."""
+def canned_loop(first: list[dict], draw, gate: tuple[float, ...] = ()) -> dict:
+    """The launcher's loop (plan.time_processes, cap CAP) after the cold and warm processes
+    `first`, each timing-only child replaced by `draw()`; `gate`: check's --min-speedup."""
 
-    def __init__(self, draw):
-        super().__init__(
-            "t.py:build", Options(processes=CAP), "/tmp", "/tmp", 1e18, Progress(False, tty=False)
-        )
-        self.draw = draw
+    def time_one(i: int, why: str, pinned: bool) -> tuple[bool, dict]:
+        return True, dict(draw(), process=sequential.extra_name(i), why=why)
 
-    def _timing_child(self, extra: list[dict], why: str, pinned: bool) -> bool:
-        extra.append(dict(self.draw(), process=rp.extra_name(len(extra)), why=why))
-        return True
+    first_by_phase = dict(zip(("runtime", "runtime_warm"), first))
+    options = Options(processes=CAP)
+    data = plan.time_processes(first_by_phase, options, RULES, time_one, Questions(speedups=gate))
+    assert data is not None
+    return data
 
 
 def run_once(true: float, spread: float, gate: tuple[float, ...], rng: random.Random) -> dict:
@@ -68,15 +68,10 @@ def run_once(true: float, spread: float, gate: tuple[float, ...], rng: random.Ra
         return timing(true * math.exp(rng.gauss(0, spread) + rng.gauss(0, WITHIN)))
 
     first = [draw(), draw()]
-    events = [
-        {"event": "done", "phase": phase, "data": r}
-        for phase, r in zip(("runtime", "runtime_warm"), first)
-    ]
-    (ev,) = _Canned(draw).extra_timing(events, gate)
-    data = ev["data"]
-    named = [("cold", rp.AS_LAUNCHED, first[0]), ("warm", rp.AS_LAUNCHED, first[1])]
-    named += [(p["process"], rp.AS_LAUNCHED, p) for p in data["processes"]]
-    out = rp.combine(named, data["sequence"])
+    data = canned_loop(first, draw, gate)
+    named = [("cold", regimes.AS_LAUNCHED, first[0]), ("warm", regimes.AS_LAUNCHED, first[1])]
+    named += [(p["process"], regimes.AS_LAUNCHED, p) for p in data["processes"]]
+    out = claims.combine(named, data["sequence"])
     rep = Report.from_dict(
         {"runtime": {"eager": {"median_s": 1e-3}, "compiled": {"median_s": 1e-3}, **out}}
     )
@@ -127,7 +122,7 @@ def main() -> None:
     rng = random.Random(43)
     x, margin = args.gate, RULES["equivalence_margin"]
     print(
-        f"cap {CAP}, level per look {rp.look_level(CAP):.2%}, equivalence margin ±"
+        f"cap {CAP}, level per look {sequential.look_level(CAP):.2%}, equivalence margin ±"
         f"{margin - 1:.0%}, {args.trials} trials per row; processes log-normal, 1% within\n"
     )
     print(f"gate check --min-speedup {x:g}:\n")

@@ -1,4 +1,4 @@
-"""The per-look confidence levels of report/runtime_processes.py's T_POCOCK table: Pocock's rule with
+"""The per-look confidence levels of report/processes/sequential.py's T_POCOCK table: Pocock's rule with
 Student's t at every look, for looks at 3, 4, …, cap processes (caps 3..12), so that all the looks
 together claim a side of a threshold the speedup sits on 5% of the time.
 

@@ -1,5 +1,5 @@
 """Python API for notebooks and tests: `tcdoctor.analyze(model, inputs) -> Report`, and
-`check(report, **limits)`, the gate's checks (tcdoctor/gate) as `tcdoctor check` judges them.
+`check(report, **limits)`, the gate's checks (tcdoctor/checks) as `tcdoctor check` judges them.
 
 Importing it (as `import tcdoctor` does, lazily) also installs the notebook hook: a Report renders
 itself as HTML in Jupyter. The hook lives here, at the top, so the report data never imports a renderer.
@@ -11,8 +11,8 @@ import copy
 import dataclasses
 from typing import Any
 
+from .checks import check as check  # the gate in Python, as `tcdoctor check` judges
 from .errors import OptionError
-from .gate import check as check  # the gate in Python, as `tcdoctor check` judges
 from .options import Options
 from .report.model import Report
 from .target.workload import TrainStep, Workload, coerce

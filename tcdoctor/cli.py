@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
+from .commands.flags import NO_ANNOTATIONS, Param, analysis_params, check_params
+from .commands.outputs import write_outputs
 from .errors import (
     CHECK_EXIT_CODES_HELP,
     EXIT_CHECK_FAILED,
@@ -18,8 +20,6 @@ from .errors import (
     TcdoctorError,
     UsageError,
 )
-from .gate.flags import NO_ANNOTATIONS, Param, analysis_params, check_params
-from .gate.outputs import write_outputs
 from .options import Options
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ _NUMBERS = {
 
 
 def _click_option(p: Param) -> Callable:
-    """The click option of one declared option (gate/flags.py `Param`): the only place options
+    """The click option of one declared option (commands/flags.py `Param`): the only place options
     become click's. A pair (`--x/--no-x`) takes its type from its default."""
     names = [p.spelling, *([p.short] if p.short else []), p.name]
     if p.kind == "flag":
@@ -139,7 +139,7 @@ def analyze(
     no_annotations: bool,
     **analysis: Any,
 ) -> None:
-    from .gate.outputs import github
+    from .commands.outputs import github
     from .render.github import GitHubAnnotations, step_summary
     from .render.terminal import TerminalRenderer
 
@@ -173,7 +173,7 @@ def report(
     json_path: str | None,
     expected_calls: int | None,
 ) -> None:
-    from .gate import load_saved
+    from .commands.saved import load_saved
     from .render.terminal import TerminalRenderer
 
     rep = load_saved(saved, expected_calls)
@@ -239,7 +239,7 @@ def fix(
     **analysis: Any,
 ) -> None:
     from . import fix as fixing
-    from .gate import load_saved
+    from .commands.saved import load_saved
 
     if bool(target) == bool(report_path):
         raise UsageError("give TARGET or --report saved.json, not both and not neither")
@@ -285,7 +285,7 @@ def rules(code: str | None) -> None:
 
 
 def check_command() -> click.Command:
-    """`tcdoctor check`, its options made from the gate's table (tcdoctor/gate, report/check.py
+    """`tcdoctor check`, its options made from the gate's table (tcdoctor/commands, checks/table.py
     `CHECKS`): a check added there is a flag here once this is built again."""
 
     @click.command(
@@ -298,7 +298,7 @@ def check_command() -> click.Command:
     @analysis_options
     @_one_line_errors
     def check(**kw: Any) -> None:
-        from .gate.run import run_check
+        from .commands.run import run_check
 
         sys.exit(run_check(**kw))
 
@@ -390,9 +390,9 @@ def sweep(
 def diff(
     before: str, after: str, json_path: str | None, md_path: str | None, no_fail: bool
 ) -> None:
-    from .gate import load_saved
+    from .checks.table import regressions
+    from .commands.saved import load_saved
     from .render.write import write_all
-    from .report.check import regressions
     from .report.diff import diff_json, diff_markdown, render_diff
 
     a, b = load_saved(before), load_saved(after)
@@ -428,7 +428,7 @@ def diff(
 def merge(
     reports: tuple[str, ...], json_path: str, html_path: str | None, md_path: str | None
 ) -> None:
-    from .gate import load_saved
+    from .commands.saved import load_saved
     from .render.terminal import TerminalRenderer
     from .report.distributed import merge as merge_reports
     from .verdict import with_verdict

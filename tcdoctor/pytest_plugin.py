@@ -10,7 +10,7 @@ installed; `-p tcdoctor.pytest_plugin` loads it where entry points are off.
 The fixture `compiles` is `tcdoctor.testing.assert_compiles` with the marker's keyword arguments
 as defaults (a call's own keyword arguments win, except `known_breaks`, which only the marker
 names). `known_breaks` is a path relative to the test file's folder; the entries' files are
-relative to the known-breaks file's own folder (report/known_breaks.py). The option
+relative to the known-breaks file's own folder (checks/known_breaks.py). The option
 `--tcdoctor-update-known-breaks` rewrites each known-breaks file a test uses from what that test
 saw (reasons kept; new entries get a placeholder reason, named in a warning, that you must edit).
 
@@ -160,7 +160,7 @@ def _text(path: str) -> str | None:
 
 
 def _warn_updated(path: str, text: str) -> None:
-    from .report.known_breaks import PLACEHOLDER
+    from .checks.known_breaks import PLACEHOLDER
 
     todo = text.count(PLACEHOLDER)
     edit = f"; {todo} entr{'y' if todo == 1 else 'ies'} with reason {PLACEHOLDER!r}: edit them" * (

@@ -73,7 +73,7 @@ def assert_compiles(
     than allowed, or when a variant raised. Returns what it saw.
 
     `max_graph_breaks` defaults to 0, or to no limit when `known_breaks` is given: the graph breaks
-    are then judged against that file (report/known_breaks.py: a break not listed, or more times,
+    are then judged against that file (checks/known_breaks.py: a break not listed, or more times,
     fails; a listed one that no longer occurs fails unless `allow_stale`). `update_known_breaks`
     rewrites the file from this run first (reasons kept, new entries with a placeholder reason)."""
     __tracebackhide__ = True  # pytest shows the test's line, not this function's
@@ -119,7 +119,7 @@ def assert_compiles(
 
 def _known(record: CompileRecord, path: str, update: bool) -> Any:
     """The run's breaks against the known-breaks file (rewritten from them first with `update`)."""
-    from .report import known_breaks as kb
+    from .checks import known_breaks as kb
 
     if update:
         entries = kb.load(path) if os.path.exists(path) else []

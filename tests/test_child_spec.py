@@ -18,7 +18,8 @@ from conftest import ROOT, sample
 from tcdoctor.errors import ChildFailed
 from tcdoctor.experiments.specs import ConfigFix, ModeSpec
 from tcdoctor.options import Options
-from tcdoctor.report.runtime_processes import PINNED_ENV_LABEL, extra_name
+from tcdoctor.report.processes.regimes import PINNED_ENV_LABEL
+from tcdoctor.report.processes.sequential import extra_name
 from tcdoctor.run import distributed, launcher, process
 from tcdoctor.run.progress import Progress
 from tcdoctor.run.spec import (
@@ -206,7 +207,8 @@ def test_the_launchers_children_read_back(tmp_path, no_process):
     run = launcher._Experiments(
         target, OPTIONS, work, cache, time.monotonic() + 60, Progress(False)
     )
-    assert run._timing_child([], "why not", pinned=True)
+    started, _ = run._timing_child(0, "why not", pinned=True)
+    assert started
     run._child(0, 1, ModeSpec("max-autotune"))
     assert [c[-1] for c in no_process.commands] == [
         os.path.join(work, f"{tag}.spec") for tag in ("warm", "cold", "timing-0", "strategy-0")
@@ -245,3 +247,34 @@ def test_a_torchrun_launch_writes_one_rank_spec(tmp_path, no_process):
     assert one.events_path == os.path.join(str(tmp_path), "warm", "rank1.events")
     assert one.cache_dir == os.path.join(str(tmp_path), "cache", "rank1")
     assert one.distributed.pid_path == os.path.join(str(tmp_path), "warm", "rank1.pid")
+
+
+def test_check_targets_questions_reach_every_rank(tmp_path, no_process, monkeypatch):
+    """`check TARGET --nproc 2 --baseline B --max-slowdown 10 --min-speedup 1.1`: the questions
+    `check` hands its analysis (commands/run.py, checks/questions.py) reach the spec every rank
+    reads (RankLaunch.questions), the baseline's processes with them; without a gate, none."""
+    from tcdoctor.checks.questions import Questions, SlowdownQuestion
+    from tcdoctor.commands.run import _analyse
+    from tcdoctor.report.model import Report
+    from tcdoctor.report.processes.regimes import decided_on
+
+    work = str(tmp_path / "work")
+    monkeypatch.setattr(launcher.tempfile, "mkdtemp", lambda prefix: work)
+    monkeypatch.setattr(distributed.shutil, "rmtree", lambda *a, **k: None)  # keep the specs
+    rows = [
+        {"process": name, "env": "as launched", "speedup": s, "speedup_ci": [s * 0.98, s * 1.02]}
+        for name, s in (("cold", 2.0), ("warm", 2.04), ("third", 1.97))
+    ]
+    baseline = Report.from_dict({"target": "m.py:build", "runtime": {"processes": rows}})
+    options = Options(backend="eager", nproc=2, dist_backend="gloo")
+    target = sample("mlp.py") + ":build"
+    asked = {"max_slowdown": 10.0, "min_speedup": 1.1}
+    for limits, expected in (
+        (asked, Questions((1.1,), SlowdownQuestion(tuple(decided_on(rows)), 10.0))),
+        ({}, Questions()),
+    ):
+        with pytest.raises(ChildFailed):  # torchrun 'started' no rank: no events
+            _analyse(target, options, True, None, limits, baseline if limits else None)
+        spec = ChildSpec.read(os.path.join(work, "cold", "spec.json"))
+        assert spec.role == "rank" and spec.for_rank(1).distributed.questions == expected
+    assert expected.slowdown is None and not expected  # the control: no gate, nothing asked

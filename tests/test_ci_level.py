@@ -9,17 +9,17 @@ from test_decisions import _named, _proc, _report
 
 from tcdoctor.render.markdown import MarkdownRenderer
 from tcdoctor.render.terminal import TerminalRenderer
-from tcdoctor.report import runtime_processes as rp
+from tcdoctor.report.processes import claims, sequential
 from tcdoctor.verdict import with_verdict
 
 
 def _combined(*speeds: float) -> dict:
-    seq = {"cap": 6, "looks": 4, "level": rp.look_level(6), "timed": len(speeds)}
-    return rp.combine(_named(*(_proc(s) for s in speeds)), seq)
+    seq = {"cap": 6, "looks": 4, "level": sequential.look_level(6), "timed": len(speeds)}
+    return claims.combine(_named(*(_proc(s) for s in speeds)), seq)
 
 
 def test_the_headline_interval_names_pococks_level_everywhere_it_is_shown():
-    level = rp.look_level(6)
+    level = sequential.look_level(6)
     assert 0.98 < level < 0.985
     runtime = _combined(1.50, 1.55, 1.60)
     assert runtime["ci_level"] == level
@@ -35,7 +35,7 @@ def test_the_headline_interval_names_pococks_level_everywhere_it_is_shown():
 
 
 def test_one_process_keeps_its_own_95_percent_interval():
-    runtime = rp.combine(_named(_proc(1.5)), None)
+    runtime = claims.combine(_named(_proc(1.5)), None)
     assert "ci_level" not in runtime
     rep = with_verdict(_report(dict(runtime, ci_level=0.95)))
     assert "1.50× faster (95% CI 1.48–1.52)" in " ".join(rep.verdict.reasons)

@@ -16,13 +16,13 @@ import torch
 from consistency import contradictions
 from torch import nn
 
+from tcdoctor.checks.table import run_checks
 from tcdoctor.experiments import compile_remedies
 from tcdoctor.experiments.specs import PortableCacheSpec, RegionalCompileSpec
 from tcdoctor.options import Options
 from tcdoctor.render.html import HtmlRenderer
 from tcdoctor.render.markdown import MarkdownRenderer
 from tcdoctor.render.terminal import TerminalRenderer
-from tcdoctor.report.check import run_checks
 from tcdoctor.report.model import Report
 from tcdoctor.verdict import judge
 from tcdoctor.verdict.decision import decision

@@ -14,9 +14,10 @@ import statistics
 import pytest
 from test_regimes_load import _proc as _canned_process
 
-from tcdoctor.report import runtime_processes as rp
-from tcdoctor.report.check import baseline_checks, run_checks
+from tcdoctor import stats
+from tcdoctor.checks.table import baseline_checks, run_checks
 from tcdoctor.report.model import Report
+from tcdoctor.report.processes import claims, regimes, sequential
 from tcdoctor.report.sections import GraphBreak
 from tcdoctor.verdict.decision import decision
 from tcdoctor.verdict.figures import Figures
@@ -29,8 +30,8 @@ M = RULES["min_speedup"]
 _proc = functools.partial(_canned_process, noise=0.01, samples=40)
 
 
-def _named(*results: dict, env: str = rp.AS_LAUNCHED) -> list[tuple[str, str, dict]]:
-    names = ("cold", "warm", *rp.ORDINALS)
+def _named(*results: dict, env: str = regimes.AS_LAUNCHED) -> list[tuple[str, str, dict]]:
+    names = ("cold", "warm", *sequential.ORDINALS)
     return [(names[i], r.pop("_env", env), r) for i, r in enumerate(results)]
 
 
@@ -58,13 +59,18 @@ RECIPE = [
     _proc(3.90, eager_ms=35.5, faults=(6_100.0, 0.0)),
     _proc(4.01, eager_ms=36.1, faults=(6_300.0, 0.0)),
     _proc(1.76, eager_ms=15.9, faults=(40.0, 0.0)),
-    dict(_proc(1.71, eager_ms=15.4, faults=(12.0, 0.0)), _env=rp.PINNED_ENV_LABEL),
+    dict(_proc(1.71, eager_ms=15.4, faults=(12.0, 0.0)), _env=regimes.PINNED_ENV_LABEL),
 ]
 
 
 def _recipe(cap: int) -> dict:
-    seq = {"cap": cap, "looks": rp.looks(cap), "level": rp.look_level(cap), "stopped": "cap"}
-    return rp.combine(_named(*[dict(r) for r in RECIPE]), seq)
+    seq = {
+        "cap": cap,
+        "looks": sequential.looks(cap),
+        "level": sequential.look_level(cap),
+        "stopped": "cap",
+    }
+    return claims.combine(_named(*[dict(r) for r in RECIPE]), seq)
 
 
 def test_the_recipe_two_plus_one_is_undecided_and_the_pinned_probe_is_not_decided_on():
@@ -73,9 +79,9 @@ def test_the_recipe_two_plus_one_is_undecided_and_the_pinned_probe_is_not_decide
     # now decided on at least two of its own processes (the launcher asks for another)
     out = _recipe(cap=3)
     groups = {g["regime"]: g for g in out["regimes"]}
-    assert groups[rp.FAULTING]["processes"] == ["cold", "warm"]
-    assert groups[rp.NOT_FAULTING]["processes"] == ["third"]  # the pinned fourth is a probe
-    assert groups[rp.FAULTING]["decided"] and not groups[rp.NOT_FAULTING]["decided"]
+    assert groups[regimes.FAULTING]["processes"] == ["cold", "warm"]
+    assert groups[regimes.NOT_FAULTING]["processes"] == ["third"]  # the pinned fourth is a probe
+    assert groups[regimes.FAULTING]["decided"] and not groups[regimes.NOT_FAULTING]["decided"]
     fourth = out["processes"][3]
     assert "probe" in fourth and fourth["process"] == "fourth"
     rep = _report(out)
@@ -89,7 +95,7 @@ def test_the_recipe_two_plus_one_is_undecided_and_the_pinned_probe_is_not_decide
 
 def test_pooling_the_regimes_and_the_probe_would_not_have_decided():
     # the old rule, on the same four processes: one log-normal prediction interval over them all
-    _, lo, hi = rp.stats.prediction_interval([r["speedup"] for r in RECIPE])
+    _, lo, hi = stats.prediction_interval([r["speedup"] for r in RECIPE])
     assert lo < 1.0 < hi
 
 
@@ -99,11 +105,11 @@ def test_a_regime_with_one_process_and_few_degrees_of_freedom_is_undecided_at_a_
     out = _recipe(cap=6)
     rep = _report(out)
     assert rep.runtime.claim(RULES) == "undecided"
-    assert not rp.decided(
-        rp.classify([rp.row(n, e, r) for n, e, r in _named(*[dict(r) for r in RECIPE])]),
+    assert not sequential.decided(
+        regimes.classify([regimes.row(n, e, r) for n, e, r in _named(*[dict(r) for r in RECIPE])]),
         (),
         M,
-        rp.look_level(6),
+        sequential.look_level(6),
     )
     d, reasons = decision(Figures.from_report(rep), dict(RULES))
     assert d == "cant-tell"  # issue 43 item 7: an undecided speed is "Can't tell yet"
@@ -112,8 +118,8 @@ def test_a_regime_with_one_process_and_few_degrees_of_freedom_is_undecided_at_a_
 
 def test_a_fifth_process_in_the_lonely_regime_decides_faster_in_both():
     more = [dict(r) for r in RECIPE[:3]] + [_proc(1.80, eager_ms=16.2, faults=(30.0, 0.0))]
-    seq = {"cap": 6, "looks": 4, "level": rp.look_level(6), "stopped": "decided"}
-    out = rp.combine(_named(*more), seq)
+    seq = {"cap": 6, "looks": 4, "level": sequential.look_level(6), "stopped": "decided"}
+    out = claims.combine(_named(*more), seq)
     assert Report.from_dict({"runtime": out}).runtime.claim(RULES) == "faster"
     assert "faster in both allocator regimes" in Figures.from_report(_report(out)).faster_text
 
@@ -131,7 +137,7 @@ def test_a_process_whose_eager_control_is_off_under_load_is_excluded_and_listed(
         _proc(952 / 616, eager_ms=952.0, load=busy),
         _proc(0.77, eager_ms=16.8),
     ]
-    out = rp.combine(_named(*results))
+    out = claims.combine(_named(*results))
     third = out["processes"][2]
     assert third["excluded"].startswith("disturbed: eager took 952 ms per call against 15.2–16.8")
     assert third["speedup"] == pytest.approx(952 / 616)  # listed with its figures
@@ -139,7 +145,7 @@ def test_a_process_whose_eager_control_is_off_under_load_is_excluded_and_listed(
     assert hi < 1.0  # the three quiet processes decide: slower
     assert "third not decided on (disturbed" in out["across_method"]
     # the same figures without load seen are data, not a disturbance
-    quiet = rp.combine(_named(*[dict(r, load=None) for r in results]))
+    quiet = claims.combine(_named(*[dict(r, load=None) for r in results]))
     assert not any(p.get("excluded") for p in quiet["processes"])
 
 
@@ -147,7 +153,9 @@ def test_a_process_whose_eager_control_is_off_under_load_is_excluded_and_listed(
 
 
 def _rows(*speeds: float) -> list[dict]:
-    return rp.classify([rp.row(n, e, r) for n, e, r in _named(*[_proc(s) for s in speeds])])
+    return regimes.classify(
+        [regimes.row(n, e, r) for n, e, r in _named(*[_proc(s) for s in speeds])]
+    )
 
 
 @pytest.mark.parametrize(
@@ -159,22 +167,22 @@ def _rows(*speeds: float) -> list[dict]:
     ],
 )
 def test_the_sequential_rule_stops_at_the_first_look_when_the_margin_is_20_percent(speeds):
-    assert rp.decided(_rows(*speeds), (), M, rp.look_level(6))
+    assert sequential.decided(_rows(*speeds), (), M, sequential.look_level(6))
 
 
 def test_a_speedup_on_a_threshold_is_undecided_and_check_thresholds_are_questions_too():
     # issue 43 item 2: 1.01, 0.99, 1.03 lie within ±10% of eager, "the same" (it was undecided
     # under the ±2% band); processes 12% apart straddle min_speedup and reach past the margin
-    assert not rp.decided(_rows(1.06, 0.98, 1.10), (), M, rp.look_level(6))
-    assert rp.decided(_rows(1.01, 0.99, 1.03), (), M, rp.look_level(6))
+    assert not sequential.decided(_rows(1.06, 0.98, 1.10), (), M, sequential.look_level(6))
+    assert sequential.decided(_rows(1.01, 0.99, 1.03), (), M, sequential.look_level(6))
     # decided for the verdict (faster), not for a gate at 1.20×
-    assert rp.decided(_rows(1.22, 1.19, 1.25), (), M, rp.look_level(6))
-    assert not rp.decided(_rows(1.22, 1.19, 1.25), (1.20,), M, rp.look_level(6))
+    assert sequential.decided(_rows(1.22, 1.19, 1.25), (), M, sequential.look_level(6))
+    assert not sequential.decided(_rows(1.22, 1.19, 1.25), (1.20,), M, sequential.look_level(6))
     # the same speed within the equivalence margin is an answer; the band is the margin, never
     # min_speedup (issue 43 item 2: min_speedup 1.5 called 1.3× "the same")
-    assert rp.decided(_rows(1.0, 1.001, 0.999, 1.0), (), M, rp.look_level(6))
-    assert rp.claim([0.995, 1.012], M) == "same"
-    assert rp.claim([1.25, 1.35], 1.5) == "below" and rp.claim([0.95, 1.08], 1.5) == "same"
+    assert sequential.decided(_rows(1.0, 1.001, 0.999, 1.0), (), M, sequential.look_level(6))
+    assert claims.claim([0.995, 1.012], M) == "same"
+    assert claims.claim([1.25, 1.35], 1.5) == "below" and claims.claim([0.95, 1.08], 1.5) == "same"
 
 
 def _sequence(true: float, sigma: float, cap: int, rng: random.Random) -> tuple[int, str]:
@@ -182,11 +190,11 @@ def _sequence(true: float, sigma: float, cap: int, rng: random.Random) -> tuple[
     speeds: list[float] = []
     for n in range(1, cap + 1):
         speeds.append(true * math.exp(rng.gauss(0, sigma)))
-        if n < rp.MIN_LOOK:
+        if n < sequential.MIN_LOOK:
             continue
-        if rp.decided(_rows(*speeds), (), M, rp.look_level(cap)):
-            out = rp.combine(_named(*[_proc(s) for s in speeds]))
-            return n, rp.claim(out["speedup_ci"], M)
+        if sequential.decided(_rows(*speeds), (), M, sequential.look_level(cap)):
+            out = claims.combine(_named(*[_proc(s) for s in speeds]))
+            return n, claims.claim(out["speedup_ci"], M)
     return cap, "undecided"
 
 
@@ -199,7 +207,7 @@ def test_looking_repeatedly_claims_a_side_about_5_percent_of_the_time_on_the_thr
     assert wrong <= 0.08
     # a clear margin decides at the first look most of the time, and never the wrong way
     runs = [_sequence(1.35 * M, 0.05, 6, rng) for _ in range(200)]
-    assert sum(1 for n, c in runs if n == rp.MIN_LOOK and c == "faster") / len(runs) >= 0.6
+    assert sum(1 for n, c in runs if n == sequential.MIN_LOOK and c == "faster") / len(runs) >= 0.6
     assert not any(c == "slower" for _, c in runs)
 
 
@@ -257,7 +265,7 @@ def test_check_min_speedup_and_the_verdict_compare_the_same_way():
 
 
 def _with_processes(speeds: list[float]) -> Report:
-    out = rp.combine(_named(*[_proc(s) for s in speeds]))
+    out = claims.combine(_named(*[_proc(s) for s in speeds]))
     return _report(out)
 
 
@@ -295,32 +303,49 @@ def test_the_welch_check_catches_a_20_percent_slowdown_and_rarely_false_alarms_a
 # -- the launcher's loop: how many processes, and why they stopped -----------------------------
 
 
-def _launch(monkeypatch, cap, first, more, deadline_after=99, thresholds=()):
-    """The launcher's extra_timing with canned processes instead of children: `first` are the
-    cold and warm processes' results, `more` what each timing-only child would time."""
+def _launch(monkeypatch, cap, first, more, deadline_after=99, speedups=()):
+    """The launcher's loop (experiments/plan.py time_processes) with canned processes instead of
+    children: `first` are the cold and warm processes' results, `more` what each timing-only
+    child would time; `speedups`: a gate's --min-speedup questions."""
+    from tcdoctor.checks.questions import Questions
+    from tcdoctor.experiments import plan
     from tcdoctor.options import Options
-    from tcdoctor.run.launcher import _Experiments
-    from tcdoctor.run.progress import Progress
 
     started: list[bool] = []
 
-    def child(self, extra, why, pinned):
+    def time_one(i, why, pinned):
         if len(started) >= deadline_after:
-            return False
+            return False, None
         started.append(pinned)
-        extra.append(dict(more[len(started) - 1], process=rp.extra_name(len(extra)), why=why))
+        result = dict(more[len(started) - 1], process=sequential.extra_name(i), why=why)
         if pinned:
-            extra[-1]["env"] = rp.PINNED_ENV_LABEL
-        return True
+            result["env"] = regimes.PINNED_ENV_LABEL
+        return True, result
 
-    monkeypatch.setattr(_Experiments, "_timing_child", child)
-    run = _Experiments("t.py:build", Options(processes=cap), "/tmp", "/tmp", 0.0, Progress(False))
-    events = [
-        {"event": "done", "phase": phase, "data": r}
-        for phase, r in zip(("runtime", "runtime_warm"), first)
-    ]
-    (ev,) = run.extra_timing(events, thresholds)
-    return ev["data"], started
+    data = plan.time_processes(
+        dict(zip(("runtime", "runtime_warm"), first)),
+        Options(processes=cap),
+        RULES,
+        time_one,
+        Questions(speedups=speedups),
+    )
+    assert data is not None
+    return data, started
+
+
+def test_a_decision_is_an_enum_whose_json_is_its_string():
+    """The verdict's decision is a `Decision` (outcomes.py); the report's JSON keeps the string,
+    and a saved report's string compares equal to the member."""
+    import json
+
+    from tcdoctor.outcomes import Decision
+
+    out = claims.combine(_named(*[_proc(s) for s in (2.7, 2.8, 2.75)]), None)
+    d, _ = decision(Figures.from_report(_report(out)), dict(RULES))
+    assert isinstance(d, Decision) and d is Decision.COMPILE
+    assert json.dumps({"decision": d}) == '{"decision": "compile"}' and f"{d}" == "compile"
+    loaded = Report.from_dict(json.loads(json.dumps({"verdict": {"decision": d}})))
+    assert type(loaded.verdict.decision) is str and loaded.verdict.decision == Decision.COMPILE
 
 
 def test_a_clear_speedup_stops_at_three_processes(monkeypatch):
@@ -337,7 +362,7 @@ def test_an_undecided_speedup_runs_to_the_cap_and_says_so(monkeypatch):
         monkeypatch, 6, [_proc(s) for s in speeds[:2]], [_proc(s) for s in speeds[2:]]
     )
     assert len(started) == 4 and data["sequence"]["stopped"] == "cap"
-    out = rp.combine(_named(*[_proc(s) for s in speeds]), data["sequence"])
+    out = claims.combine(_named(*[_proc(s) for s in speeds]), data["sequence"])
     fig = Figures.from_report(_report(out))
     d, reasons = decision(fig, dict(RULES))
     assert d == "cant-tell" and "can't tell at this precision" in reasons[0]  # issue 43 item 7
@@ -353,12 +378,12 @@ def test_the_budget_stops_the_processes_and_a_gate_threshold_asks_for_more(monke
     clear = [_proc(s) for s in (1.22, 1.19, 1.25, 1.21, 1.2, 1.23)]
     data, started = _launch(monkeypatch, 6, clear[:2], clear[2:])
     assert len(started) == 1
-    data, started = _launch(monkeypatch, 6, clear[:2], clear[2:], thresholds=(1.15,))
+    data, started = _launch(monkeypatch, 6, clear[:2], clear[2:], speedups=(1.15,))
     assert len(started) > 1 and data["sequence"]["stopped"] == "decided"
     assert data["sequence"]["thresholds"] == [1.0, M, 1.15]
     # a gate at 1.20× sits on their mean: even at the cap it would straddle, so the loop stops
     # (issue 43 item 2: before, it ran to the cap)
-    data, started = _launch(monkeypatch, 6, clear[:2], clear[2:], thresholds=(1.20,))
+    data, started = _launch(monkeypatch, 6, clear[:2], clear[2:], speedups=(1.20,))
     assert len(started) == 1 and data["sequence"]["stopped"] == "futile"
 
 
@@ -366,5 +391,5 @@ def test_a_heap_that_faults_everywhere_gets_a_pinned_probe_after_the_decision(mo
     faulting = [_proc(3.9, faults=(6000.0, 0.0)) for _ in range(3)]
     data, started = _launch(monkeypatch, 6, faulting[:2], [faulting[2], _proc(1.7)])
     assert started == [False, True]  # one bare process decided; then the probe
-    assert data["processes"][-1]["env"] == rp.PINNED_ENV_LABEL
+    assert data["processes"][-1]["env"] == regimes.PINNED_ENV_LABEL
     assert data["sequence"]["timed"] == 3

@@ -17,8 +17,8 @@ import sys
 import pytest
 
 from tcdoctor import units
-from tcdoctor.report import runtime_processes as rp
 from tcdoctor.report.model import Report
+from tcdoctor.report.processes import claims, regimes, sequential
 from tcdoctor.verdict.decision import decision
 from tcdoctor.verdict.figures import Figures
 from tcdoctor.verdict.thresholds import RULES
@@ -34,12 +34,12 @@ TRIALS = 2000
 
 
 def _named(*speeds: float) -> list[tuple[str, str, dict]]:
-    names = ("cold", "warm", *rp.ORDINALS)
-    return [(names[i], rp.AS_LAUNCHED, sim.timing(s)) for i, s in enumerate(speeds)]
+    names = ("cold", "warm", *sequential.ORDINALS)
+    return [(names[i], regimes.AS_LAUNCHED, sim.timing(s)) for i, s in enumerate(speeds)]
 
 
 def _rows(*speeds: float) -> list[dict]:
-    return rp.classify([rp.row(n, e, r) for n, e, r in _named(*speeds)])
+    return regimes.classify([regimes.row(n, e, r) for n, e, r in _named(*speeds)])
 
 
 def _figures(ci: tuple[float, float], seq: dict | None = None) -> Figures:
@@ -62,37 +62,32 @@ def _launch(speeds: list[float], gate: tuple[float, ...] = ()) -> dict:
     """The launcher's loop (cap 6) over canned processes: speeds[:2] are the cold and warm ones."""
     it = iter(speeds[2:])
     first = [sim.timing(s) for s in speeds[:2]]
-    events = [
-        {"event": "done", "phase": phase, "data": r}
-        for phase, r in zip(("runtime", "runtime_warm"), first)
-    ]
-    (ev,) = sim._Canned(lambda: sim.timing(next(it))).extra_timing(events, gate)
-    return ev["data"]
+    return sim.canned_loop(first, lambda: sim.timing(next(it)), gate)
 
 
 # -- the rule, with literal figures ---------------------------------------------------------------
 
 
 def test_the_margin_is_a_rule_and_the_report_layer_uses_the_same_figure():
-    assert RULES["equivalence_margin"] == rp.EQUIVALENCE_MARGIN == 1.10
+    assert RULES["equivalence_margin"] == claims.EQUIVALENCE_MARGIN == 1.10
 
 
 def test_the_band_is_the_margin_never_min_speedup():
     # within ±10%: the same, whatever min_speedup is
-    assert rp.claim([0.93, 1.08], M) == "same"
-    assert rp.claim([0.93, 1.08], 1.5) == "same"
+    assert claims.claim([0.93, 1.08], M) == "same"
+    assert claims.claim([0.93, 1.08], 1.5) == "same"
     # min_speedup 1.5 used to call 1.3× "the same" (within [1/1.5, 1.5]): it is faster than eager
     # by a difference that matters, below the bar: decided, and not "the same"
-    assert rp.claim([1.25, 1.35], 1.5) == "below"
+    assert claims.claim([1.25, 1.35], 1.5) == "below"
     d, reasons = decision(_figures((1.25, 1.35)), dict(RULES, min_speedup=1.5))
     assert d == "dont-compile"
     assert reasons[0].startswith("Compiled is faster than eager, but not by 1.5×")
     assert "the same" not in reasons[0]
     # past the margin on one side: no equivalence, and no side either
-    assert rp.claim([0.93, 1.12], M) == "undecided"
-    assert rp.claim([0.90, 1.05], M) == "undecided"
+    assert claims.claim([0.93, 1.12], M) == "undecided"
+    assert claims.claim([0.90, 1.05], M) == "undecided"
     # a margin is a rule: ±5% does not hold 0.93–1.08
-    assert rp.claim([0.93, 1.08], M, 1.05) == "undecided"
+    assert claims.claim([0.93, 1.08], M, 1.05) == "undecided"
 
 
 def test_the_same_and_no_difference_larger_than_are_worded_with_their_figures():
@@ -101,13 +96,13 @@ def test_the_same_and_no_difference_larger_than_are_worded_with_their_figures():
     assert reasons[0].startswith(
         "Compiled is the same speed as eager: no difference that matters (±10%)"
     )
-    seq = {"cap": 6, "timed": 3, "stopped": "futile", "looks": 4, "level": rp.look_level(6)}
+    seq = {"cap": 6, "timed": 3, "stopped": "futile", "looks": 4, "level": sequential.look_level(6)}
     d, reasons = decision(_figures((0.93, 1.12), seq), dict(RULES))
     assert d == "cant-tell"
     assert "can't tell at this precision, no difference larger than 0.93–1.12×" in reasons[0]
     assert "3 process(es) timed: stopped: more processes would not decide (cap 6" in reasons[0]
     # an interval that holds 1 says nothing of a side; one that does not, says no such thing
-    assert rp.no_difference_text([1.01, 1.15]) == ""
+    assert claims.no_difference_text([1.01, 1.15]) == ""
 
 
 # -- the loop: futility, and only the questions in play ------------------------------------------
@@ -118,14 +113,16 @@ def test_the_sequence_stops_when_more_processes_would_not_decide():
     # cap would still straddle 1.02 and reach past 1.10: stopped after the first look
     data = _launch([1.12, 1.0, 1.07, 0.97, 1.13, 0.99])
     assert data["sequence"]["stopped"] == "futile" and data["sequence"]["timed"] == 3
-    out = rp.combine(_named(1.12, 1.0, 1.07), data["sequence"])
+    out = claims.combine(_named(1.12, 1.0, 1.07), data["sequence"])
     assert "stopped: more processes would not decide" in out["across_method"]
     assert units.stopped(data["sequence"]).startswith("3 process(es) timed: stopped: more")
     # processes closer together around 1.08: the interval at the cap could clear 1.02, so more
-    assert rp.progress(_rows(1.08, 1.05, 1.11), (), M, rp.look_level(6), 6) == "more"
+    assert (
+        sequential.progress(_rows(1.08, 1.05, 1.11), (), M, sequential.look_level(6), 6) == "more"
+    )
     # at the cap nothing is futile: the cap stops it
     six = _rows(1.12, 1.0, 1.07, 0.97, 1.13, 0.99)
-    assert rp.progress(six, (), M, rp.look_level(6), 6) == "more"
+    assert sequential.progress(six, (), M, sequential.look_level(6), 6) == "more"
 
 
 def test_a_gate_answered_at_the_first_look_ends_the_gates_part():
@@ -138,10 +135,10 @@ def test_a_gate_answered_at_the_first_look_ends_the_gates_part():
     assert data["sequence"]["stopped"] == "decided" and data["sequence"]["timed"] == 3
     # a "same" headline that may still sharpen into "faster" keeps going: at the cap, at this
     # mean and spread, the interval would clear min_speedup
-    level = rp.look_level(6)
+    level = sequential.look_level(6)
     seq = {"cap": 6, "looks": 4, "level": level}
-    assert rp.claim(rp.combine(_named(1.03, 1.04, 1.05), seq)["speedup_ci"], M) == "same"
-    assert rp.progress(_rows(1.03, 1.04, 1.05), (), M, level, 6) == "more"
+    assert claims.claim(claims.combine(_named(1.03, 1.04, 1.05), seq)["speedup_ci"], M) == "same"
+    assert sequential.progress(_rows(1.03, 1.04, 1.05), (), M, level, 6) == "more"
 
 
 # -- the decision simulation ---------------------------------------------------------------------

@@ -4,8 +4,8 @@
 Bonferroni over the candidate rows), never by its one-process interval alone.
 
 The simulation runs the code's own path: the headline's processes chosen by the launcher's loop
-(run/launcher.py `extra_timing`, Pocock's level per look), each fix row as a fix child reports it
-(`judged_across_processes`, the child's `_outcome`), the report assembled (run/assemble.py: the
+(experiments/plan.py `time_processes`, Pocock's level per look), each fix row as a fix child reports it
+(`judged_across_processes`, the child's `outcome`), the report assembled (run/assemble.py: the
 decision intervals, the outcome words again) and judged (verdict.judge). Processes are log-normal
 around the true speedup, 5% between processes and 1% within (each process's own 95% interval
 ±2%). No torch.
@@ -23,16 +23,15 @@ import sys
 import pytest
 from conftest import ROOT
 
-from tcdoctor.experiments import fixes
+from tcdoctor.experiments import fixes, plan
 from tcdoctor.experiments.specs import ConfigFix
 from tcdoctor.options import Options
 from tcdoctor.report import rules as report_rules
-from tcdoctor.report import runtime_processes as rp
 from tcdoctor.report.model import Report
+from tcdoctor.report.processes import regimes, sequential
 from tcdoctor.report.sections import FixRow, StrategyRow
 from tcdoctor.run.assemble import assemble
-from tcdoctor.run.launcher import _across_processes, _Experiments
-from tcdoctor.run.progress import Progress
+from tcdoctor.run.launcher import _results
 from tcdoctor.verdict import judge, tried
 from tcdoctor.verdict.decision import decision
 from tcdoctor.verdict.figures import Figures, Way
@@ -43,7 +42,7 @@ import equivalence_simulation  # noqa: E402
 
 BETWEEN, WITHIN, CAP, TRIALS = 0.05, 0.01, 6, 1000
 OPTIONS = Options(processes=CAP)
-QUIET = Progress(False)
+TIMING_PHASES = (*sequential.PROCESS_OF_PHASE, sequential.EXTRA_PHASE)
 
 
 # One process's timing as probes/timing.py reports it (1% within), its pair count not said.
@@ -56,18 +55,16 @@ def _process(true: float, rng: random.Random) -> dict:
     return _timing(true * math.exp(rng.gauss(0, BETWEEN) + rng.gauss(0, WITHIN)))
 
 
-class _Canned(_Experiments):
-    """The launcher's loop over timing-only processes, each child replaced by a draw."""
+def _canned_loop(events: list[dict], true: float, rng: random.Random, fixes_planned: bool):
+    """The launcher's loop (experiments/plan.py time_processes) after the cold and warm processes
+    in `events`, each timing-only child replaced by a draw: its done event."""
 
-    def __init__(self, true: float, rng: random.Random):
-        super().__init__("t.py:build", OPTIONS, "/tmp", "/tmp", 0.0, QUIET)
-        self.true, self.rng = true, rng
+    def time_one(i: int, why: str, pinned: bool) -> tuple[bool, dict]:
+        return True, dict(_process(true, rng), process=sequential.extra_name(i), why=why)
 
-    def _timing_child(self, extra: list[dict], why: str, pinned: bool) -> bool:
-        extra.append(
-            dict(_process(self.true, self.rng), process=rp.extra_name(len(extra)), why=why)
-        )
-        return True
+    first = _results(events, tuple(sequential.PROCESS_OF_PHASE))
+    data = plan.time_processes(first, OPTIONS, RULES, time_one, fixes_planned=fixes_planned)
+    return [{"event": "done", "phase": sequential.EXTRA_PHASE, "data": data}]
 
 
 def _analysis(true: float, fix_speedups: list[float], rng: random.Random) -> Report:
@@ -78,13 +75,13 @@ def _analysis(true: float, fix_speedups: list[float], rng: random.Random) -> Rep
         for phase in ("runtime", "runtime_warm")
     ]
     # fixes are planned: the launcher times at least SPREAD_FOR_ROWS processes before stopping early
-    events += _Canned(true, rng).extra_timing(events, (), bool(fix_speedups))
+    events += _canned_loop(events, true, rng, bool(fix_speedups))
     events.append({"event": "done", "phase": "numerics", "data": {"passed": True}})
-    across = _across_processes(events)
+    across = plan.across_processes(_results(events, TIMING_PHASES))
     for i, s in enumerate(fix_speedups):
         spec = fixes.judged_across_processes(ConfigFix(f"switch_{i}"), across)
         after = {"graph_breaks": 0, "numerics_passed": True, **_process(s, rng)}
-        outcome, why = fixes._outcome(spec.before, after, None)  # the child's words
+        outcome, why, _ = fixes.outcome(spec.before, after, None)  # the child's words
         row = {"fix": spec.line, "kind": spec.fix_kind, "name": spec.name, "addresses": []}
         row.update(before=spec.before, after=after, outcome=outcome, why=why)
         events.append(
@@ -202,14 +199,14 @@ def _row(decision_ci, **kw) -> FixRow:
 def test_a_row_clear_in_its_process_but_not_across_processes_is_within_the_noise():
     # its own interval 1.10–1.14 clears the 1.00–1.05 before and min_speedup; with the spread
     # between processes (0.95–1.32) it does neither
-    assert fixes._outcome(BEFORE, AFTER, None)[0] == "helps"  # the child's word, one process
-    word, why = fixes._outcome(BEFORE, AFTER, None, [0.95, 1.32])
+    assert fixes.outcome(BEFORE, AFTER, None)[0] == "helps"  # the child's word, one process
+    word, why, _ = fixes.outcome(BEFORE, AFTER, None, [0.95, 1.32])
     assert word == "within the noise" and word != "helps"
     assert (
         "within the noise between processes (0.95–1.32× with the spread between processes)" in why
     )
     assert "faster in its own process (95% CI 1.10–1.14 against the 1.00–1.05× before)" in why
-    child_why = fixes._outcome(BEFORE, AFTER, None)[1] + "; unsafe when inputs change"  # + a note
+    child_why = fixes.outcome(BEFORE, AFTER, None)[1] + "; unsafe when inputs change"  # + a note
     row = _row([0.95, 1.32], outcome="helps", why=child_why)
     fixes.reword(row)  # in the parent, at assembly
     assert row.outcome == "within the noise" and row.why.endswith("; unsafe when inputs change")
@@ -222,7 +219,7 @@ def test_a_row_clear_in_its_process_but_not_across_processes_is_within_the_noise
     # a row saved before the rule (no decision interval) is judged as it was
     assert _row(None).significantly_faster(RULES)
     # a decision interval that clears the before: helps, and faster than eager
-    word, why = fixes._outcome(BEFORE, AFTER, None, [1.06, 1.18])
+    word, why, _ = fixes.outcome(BEFORE, AFTER, None, [1.06, 1.18])
     assert word == "helps" and "above the 1.00–1.05× before" in why
     assert _row([1.06, 1.18]).significantly_faster(RULES)
 
@@ -262,7 +259,7 @@ def test_assembly_gives_every_row_measured_in_one_process_its_decision_interval(
     rng = random.Random(1)
     rep = _analysis(1.0, [1.0, 1.3], rng)
     spread, n = tried.process_spread(rep)
-    assert n == len(rp.decided_on(rep.runtime.processes)) >= 3 and spread[1] == n - 1
+    assert n == len(regimes.decided_on(rep.runtime.processes)) >= 3 and spread[1] == n - 1
     for row in rep.fixes:
         assert row.decision_ci[0] <= row.after["speedup_ci"][0]
         assert row.decision_ci[1] >= row.after["speedup_ci"][1]

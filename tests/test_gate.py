@@ -20,12 +20,12 @@ import pytest
 from conftest import ONE_PROCESS, ROOT, github_env, plain_env, run_cli, saved_report
 from junitparser import JUnitXml
 
+from tcdoctor.checks.outcome import CheckResult
+from tcdoctor.checks.regression import environment_differences
+from tcdoctor.checks.table import baseline_checks
 from tcdoctor.render.github import GitHubAnnotations, command, escape_data, escape_property
-from tcdoctor.report.check import baseline_checks
 from tcdoctor.report.diff import introduced_breaks
 from tcdoctor.report.model import Report
-from tcdoctor.report.outcome import CheckResult
-from tcdoctor.report.regression import environment_differences
 from tcdoctor.report.sections import GraphBreak
 
 TARGETS = pathlib.Path(ROOT) / "tests" / "targets"
@@ -286,11 +286,11 @@ def test_the_speedup_check_is_named_for_what_it_judges_and_says_the_level(tmp_pa
     process, Pocock's per look across processes: 98.1% at a cap of 6). The name is the same at
     every level (JUnit readers key a test's history on it); the line, the JUnit message and the
     step summary's figure say the level that was judged."""
+    from tcdoctor.checks.judges import SPEEDUP_CHECK
+    from tcdoctor.checks.outcome import level_text
+    from tcdoctor.checks.table import run_checks
     from tcdoctor.render.junit import JUnitRenderer
-    from tcdoctor.report.check import run_checks
-    from tcdoctor.report.judges import SPEEDUP_CHECK
-    from tcdoctor.report.outcome import level_text
-    from tcdoctor.report.runtime_processes import look_level
+    from tcdoctor.report.processes.sequential import look_level
 
     level = look_level(cap)  # 95% with a single look (a cap under 4)
     words = level_text(level)

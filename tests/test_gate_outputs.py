@@ -12,8 +12,8 @@ import pytest
 from conftest import ROOT, github_env, plain_env, run_cli
 from junitparser import JUnitXml
 
+from tcdoctor.checks.table import baseline_checks, regressions
 from tcdoctor.render.github import GitHubAnnotations
-from tcdoctor.report.check import baseline_checks, regressions
 from tcdoctor.report.model import Report
 from tcdoctor.report.sections import GraphBreak
 
@@ -151,8 +151,8 @@ def test_a_rank_that_could_not_join_still_gets_its_junit_error_as_the_docs_say(
     """Exit 70 has two causes: a rank that could not join the process group is a ChildFailed
     (tcdoctor's setup or the environment), judged nothing and written as one JUnit error like exit
     2 and 3; only an internal error (an exception of tcdoctor's own) writes no JUnit file."""
+    from tcdoctor.commands.outputs import Gate
     from tcdoctor.errors import EXIT_INTERNAL, ChildFailed
-    from tcdoctor.gate.outputs import Gate
 
     for name in [k for k in os.environ if k.startswith("GITHUB_")]:  # no step summary here
         monkeypatch.delenv(name)

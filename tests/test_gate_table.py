@@ -1,5 +1,5 @@
-"""A gate check added by one entry of the gate's table (report/check.py `CHECKS`) reaches every
-place the gate is made from: `tcdoctor check --help`, the Python API (`tcdoctor.gate.check`,
+"""A gate check added by one entry of the gate's table (checks/table.py `CHECKS`) reaches every
+place the gate is made from: `tcdoctor check --help`, the Python API (`tcdoctor.checks.check`,
 `run_checks`), `check --sweep`'s refusal, the terminal lines, the JUnit file and the GitHub step
 summary; and what a check asks of the timing loop reaches it. On a saved report
 (tests/data/schema1_two_breaks.json, 99 guards): no analysis runs."""
@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from conftest import ROOT
 from junitparser import JUnitXml
 
-from tcdoctor import api, cli, gate
+from tcdoctor import api, checks, cli
+from tcdoctor.checks import table
 from tcdoctor.errors import TcdoctorError
-from tcdoctor.report import check as table
 from tcdoctor.report.model import Report
 
 SAVED = pathlib.Path(ROOT) / "tests" / "data" / "schema1_two_breaks.json"
@@ -38,9 +38,9 @@ def planted(monkeypatch):
 def test_the_table_is_where_check_and_its_api_come_from():
     """Without the entry the flag and keyword exist nowhere (the planted tests below could fail)."""
     assert "--max-planted-guards" not in CliRunner().invoke(cli.main, ["check", "--help"]).output
-    assert "max_planted_guards" not in gate.limits()
+    assert "max_planted_guards" not in checks.limits()
     with pytest.raises(ValueError, match="max_planted_guards"):
-        gate.check(Report.load(str(SAVED)), max_planted_guards=1)
+        checks.check(Report.load(str(SAVED)), max_planted_guards=1)
     # every check of the table is a flag of the real `check`, with its help
     out = CliRunner().invoke(cli.main, ["check", "--help"], terminal_width=200).output
     for c in table.checks():
@@ -55,13 +55,13 @@ def test_a_planted_check_is_a_flag_of_check(planted):
 
 def test_a_planted_check_is_in_the_python_api(planted):
     rep = Report.load(str(SAVED))
-    assert "max_planted_guards" in gate.limits("report")
+    assert "max_planted_guards" in checks.limits("report")
     (failed,) = api.check(rep, max_planted_guards=50)
     assert (failed.name, failed.figure, failed.status) == ("planted guards", "99", "FAIL")
     assert failed.reason == "99 (≤ 50 required)"
     (passed,) = table.run_checks(rep, max_planted_guards=99)
     assert passed.status == "PASS"
-    assert gate.exit_code([failed]) == 1 and gate.exit_code([passed]) == 0
+    assert checks.exit_code([failed]) == 1 and checks.exit_code([passed]) == 0
 
 
 def test_a_planted_check_is_refused_by_check_sweep(planted, tmp_path):
@@ -99,8 +99,8 @@ def test_what_a_check_asks_reaches_the_timing_loop(monkeypatch, tmp_path):
     replaced here by one that records them and stops the command (no analysis runs)."""
     asked = []
 
-    def record(target, opts, progress, thresholds=()):
-        asked.append(thresholds)
+    def record(target, opts, progress, questions):
+        asked.append(questions)
         raise TcdoctorError("stopped by the test", 2)
 
     monkeypatch.setattr("tcdoctor.run.launcher.analyze_target", record)
@@ -111,6 +111,7 @@ def test_what_a_check_asks_reaches_the_timing_loop(monkeypatch, tmp_path):
     args += ["--baseline", str(tmp_path / "base.json"), "--max-slowdown", "10", "-q"]
     r = CliRunner().invoke(cli.check_command(), args)
     assert r.exit_code == 2 and "stopped by the test" in r.stderr, r.output
-    ((speedup, question),) = asked
-    assert speedup == 1.3
+    (questions,) = asked
+    assert questions.speedups == (1.3,)
+    question = questions.slowdown
     assert question.pct == 10 and [p["speedup"] for p in question.baseline] == [1.5, 1.6]

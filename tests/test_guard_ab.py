@@ -188,9 +188,13 @@ def _events(profile_data):
 
 
 def test_the_stance_fix_is_planned_from_the_a_b_figure_when_there_is_one():
+    from tcdoctor.experiments.plan import stance_fix
     from tcdoctor.experiments.specs import StanceFix
     from tcdoctor.options import Options
-    from tcdoctor.run.launcher import _stance_fix
+    from tcdoctor.run.launcher import STANCE_PHASES, _results
+
+    def _stance_fix(events, options):
+        return stance_fix(_results(events, STANCE_PHASES), options)
 
     # profiler: 10 µs of a 100 µs call (10%, under the 20% rule); by removal: 30 µs of 110 µs (27%)
     ab = guard_ab.removal_cost([110 * US] * 5, [80 * US] * 5)

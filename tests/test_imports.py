@@ -1,7 +1,8 @@
 """Imports point one way, in the order the data flows, counting every import wherever it stands
 (module body, function bodies, `if TYPE_CHECKING:` blocks):
 
-    cli, api, testing  ->  run/  ->  experiments/  ->  probes/  ->  target/  ->  verdict/, render/  ->  report/  ->  base
+    cli, api, testing, commands/  ->  run/  ->  experiments/  ->  probes/  ->  target/
+        ->  verdict/, render/  ->  checks/  ->  report/  ->  base
 
 A module may import its own layer and the layers below it, never one above; verdict/ and render/
 (both readers of the report) never import each other; and there is no cycle. The core loads
@@ -25,7 +26,7 @@ LAYERS = [  # top to bottom: module prefixes
         "tcdoctor.pytest_plugin",
         "tcdoctor.fix",
         "tcdoctor.sweep",
-        "tcdoctor.gate",
+        "tcdoctor.commands",
         "tcdoctor.__main__",
         "tcdoctor",
     ),
@@ -34,6 +35,7 @@ LAYERS = [  # top to bottom: module prefixes
     ("tcdoctor.probes",),
     ("tcdoctor.target",),
     ("tcdoctor.verdict", "tcdoctor.render"),
+    ("tcdoctor.checks",),
     ("tcdoctor.report",),
     (
         "tcdoctor.units",
@@ -42,11 +44,12 @@ LAYERS = [  # top to bottom: module prefixes
         "tcdoctor.options",
         "tcdoctor.version",
         "tcdoctor.pysource",
+        "tcdoctor.outcomes",
     ),
 ]
 CORE = [
     "tcdoctor.verdict",
-    "tcdoctor.report.check",
+    "tcdoctor.checks.table",
     "tcdoctor.report.diff",
     "tcdoctor.units",
     "tcdoctor.run.progress",

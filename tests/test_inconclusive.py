@@ -14,10 +14,10 @@ from conftest import ROOT, github_env, plain_env, run_cli
 from junitparser import JUnitXml
 
 from tcdoctor import units
+from tcdoctor.checks.outcome import CheckResult, counted, gate_exit_code
+from tcdoctor.checks.table import run_checks
 from tcdoctor.errors import EXIT_CHECK_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE
-from tcdoctor.report.check import run_checks
 from tcdoctor.report.model import Report, shipped_schema_text
-from tcdoctor.report.outcome import CheckResult, counted, gate_exit_code
 
 SAVED = pathlib.Path(ROOT) / "tests" / "data" / "schema1_two_breaks.json"
 JENKINS = xmlschema.XMLSchema(str(pathlib.Path(ROOT) / "tests" / "data" / "junit-jenkins.xsd"))
@@ -260,7 +260,7 @@ def test_a_gpu_step_on_a_quiet_16_core_machine_gets_no_thread_advice_and_no_load
     idle cores read (a report from before) keep the old rule."""
     from dataclasses import replace
 
-    from tcdoctor.report.runtime_processes import loaded_share, under_load
+    from tcdoctor.report.processes.regimes import loaded_share, under_load
     from tcdoctor.verdict.decision import thread_reason
     from tcdoctor.verdict.figures import Figures
 

@@ -1,4 +1,4 @@
-"""Known graph breaks (tcdoctor/report/known_breaks.py): the comparison with literal findings, the
+"""Known graph breaks (tcdoctor/checks/known_breaks.py): the comparison with literal findings, the
 file format against its JSON Schema, and `check --known-breaks` on a saved report (no analysis)."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import ROOT
 
+from tcdoctor.checks import known_breaks as kb
 from tcdoctor.cli import main
-from tcdoctor.report import known_breaks as kb
 
 SAVED = pathlib.Path(ROOT) / "tests" / "data" / "schema1_two_breaks.json"
 
@@ -168,7 +168,7 @@ def test_written_files_satisfy_the_schema_and_toml_strings_round_trip(tmp_path):
 
 
 def test_the_module_imports_no_torch():
-    code = "import sys, tcdoctor.report.known_breaks; assert 'torch' not in sys.modules"
+    code = "import sys, tcdoctor.checks.known_breaks; assert 'torch' not in sys.modules"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 

@@ -307,7 +307,7 @@ def test_a_random_model_is_never_compared_across_two_rng_streams_unless_asked():
 
 @pytest.mark.inductor
 def test_dropout_numerics_are_not_measured_by_default_and_not_compiled_again():
-    from tcdoctor.report.check import run_checks
+    from tcdoctor.checks.table import run_checks
 
     model = torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.Dropout(0.5))
     model.train()

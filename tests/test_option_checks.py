@@ -24,7 +24,7 @@ def recorded(monkeypatch):
     """tcdoctor.analyze("m.py:build", ...) up to the launcher, which records the Options it got."""
     calls = []
 
-    def record(target, opts, progress):
+    def record(target, opts, progress, questions):
         calls.append(opts)
         return "report", 0
 

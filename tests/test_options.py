@@ -116,7 +116,7 @@ def parsed(monkeypatch, tmp_path):
     it was given, (target, Options, progress), and stops the command."""
     calls = []
 
-    def record(target, opts, progress, thresholds=()):
+    def record(target, opts, progress, questions=None):
         calls.append((target, opts, progress))
         raise TcdoctorError("stopped by the test", 2)
 

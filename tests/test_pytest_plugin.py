@@ -12,7 +12,7 @@ import subprocess
 import sys
 import textwrap
 
-from tcdoctor.report import known_breaks as kb
+from tcdoctor.checks import known_breaks as kb
 
 MODEL = """\
 import torch

@@ -11,14 +11,15 @@ import random
 import pytest
 
 from tcdoctor import stats
-from tcdoctor.report import runtime_processes as rp
+from tcdoctor.checks.questions import Questions
 from tcdoctor.report.model import Report
+from tcdoctor.report.processes import claims, regimes, sequential
 from tcdoctor.verdict.decision import decision
 from tcdoctor.verdict.figures import Figures
 from tcdoctor.verdict.thresholds import RULES
 
 M = RULES["min_speedup"]
-NAMES = ("cold", "warm", *rp.ORDINALS)
+NAMES = ("cold", "warm", *sequential.ORDINALS)
 
 
 def _proc(
@@ -44,11 +45,11 @@ def _proc(
 
 
 def _named(*results: dict) -> list[tuple[str, str, dict]]:
-    return [(NAMES[i], rp.AS_LAUNCHED, r) for i, r in enumerate(results)]
+    return [(NAMES[i], regimes.AS_LAUNCHED, r) for i, r in enumerate(results)]
 
 
 def _rows(*results: dict) -> list[dict]:
-    return [rp.row(n, e, r) for n, e, r in _named(*results)]
+    return [regimes.row(n, e, r) for n, e, r in _named(*results)]
 
 
 def _report(runtime: dict) -> Report:
@@ -61,36 +62,25 @@ def _report(runtime: dict) -> Report:
 
 
 def _launch(
-    monkeypatch, cap: int, results: list[dict], thresholds=(), min_processes: int = 0
+    monkeypatch, cap: int, results: list[dict], questions=Questions(), min_processes: int = 0
 ) -> tuple[dict, list[str]]:
-    """The launcher's extra_timing with canned processes: results[:2] are the cold and warm
-    processes, the rest what each timing-only child would time; (its data, each child's why)."""
+    """The launcher's loop (experiments/plan.py time_processes) with canned processes:
+    results[:2] are the cold and warm processes, the rest what each timing-only child would time;
+    (its data, each child's why)."""
+    from tcdoctor.experiments import plan
     from tcdoctor.options import Options
-    from tcdoctor.run.launcher import _Experiments
-    from tcdoctor.run.progress import Progress
 
     whys: list[str] = []
 
-    def child(self, extra, why, pinned):
+    def time_one(i, why, pinned):
         whys.append(why)
-        extra.append(dict(results[2 + len(extra)], process=rp.extra_name(len(extra)), why=why))
-        return True
+        return True, dict(results[2 + i], process=sequential.extra_name(i), why=why)
 
-    monkeypatch.setattr(_Experiments, "_timing_child", child)
-    run = _Experiments(
-        "t.py:build",
-        Options(processes=cap, min_processes=min_processes),
-        "/tmp",
-        "/tmp",
-        1e18,
-        Progress(False),
-    )
-    events = [
-        {"event": "done", "phase": phase, "data": r}
-        for phase, r in zip(("runtime", "runtime_warm"), results[:2])
-    ]
-    (ev,) = run.extra_timing(events, thresholds)
-    return ev["data"], whys
+    first = dict(zip(("runtime", "runtime_warm"), results[:2]))
+    options = Options(processes=cap, min_processes=min_processes)
+    data = plan.time_processes(first, options, RULES, time_one, questions)
+    assert data is not None
+    return data, whys
 
 
 # -- item 3: regimes decided on their own processes -------------------------------------------
@@ -107,23 +97,23 @@ def test_a_two_plus_one_split_is_undecided_and_the_lone_regime_borrows_no_spread
         _proc(4.01, eager_ms=36.1, faults=FAULTING),
         _proc(1.76, eager_ms=15.9),
     ]
-    seq = {"cap": 3, "looks": 1, "level": rp.look_level(3), "stopped": "cap", "timed": 3}
-    out = rp.combine(_named(*procs), seq)
+    seq = {"cap": 3, "looks": 1, "level": sequential.look_level(3), "stopped": "cap", "timed": 3}
+    out = claims.combine(_named(*procs), seq)
     groups = {g["regime"]: g for g in out["regimes"]}
-    assert groups[rp.FAULTING]["decided"] and not groups[rp.NOT_FAULTING]["decided"]
+    assert groups[regimes.FAULTING]["decided"] and not groups[regimes.NOT_FAULTING]["decided"]
     # the lone regime shows its own process's paired interval, nothing narrower
-    assert groups[rp.NOT_FAULTING]["speedup_ci"] == pytest.approx([1.76 * 0.98, 1.76 * 1.02])
+    assert groups[regimes.NOT_FAULTING]["speedup_ci"] == pytest.approx([1.76 * 0.98, 1.76 * 1.02])
     assert "one process in the not page-faulting regime (third)" in out["undecided_why"]
     rep = _report(out)
     assert rep.runtime.claim(RULES) == "undecided"
     d, reasons = decision(Figures.from_report(rep), dict(RULES))
     assert d != "compile"
     assert "a regime is decided on at least 2 of its own processes" in reasons[0]
-    assert not rp.decided(rp.classify(_rows(*procs)), (), M, rp.look_level(6))
+    assert not sequential.decided(regimes.classify(_rows(*procs)), (), M, sequential.look_level(6))
     # a second process of its own decides that regime (3.9–4.0× and 1.76–1.80×: faster in both)
     more = [*procs, _proc(1.80, eager_ms=16.2)]
-    assert rp.decided(rp.classify(_rows(*more)), (), M, rp.look_level(6))
-    assert _report(rp.combine(_named(*more), seq)).runtime.claim(RULES) == "faster"
+    assert sequential.decided(regimes.classify(_rows(*more)), (), M, sequential.look_level(6))
+    assert _report(claims.combine(_named(*more), seq)).runtime.claim(RULES) == "faster"
 
 
 def test_a_lone_regime_process_asks_the_launcher_for_another(monkeypatch):
@@ -143,7 +133,7 @@ def test_a_lone_regime_process_asks_the_launcher_for_another(monkeypatch):
 def test_two_modes_within_a_regime_are_found_and_the_interval_says_so():
     # the seed recipe's page-faulting processes: 1.45–1.6× in some, 2.7–3.0× in others
     procs = [_proc(s, faults=FAULTING) for s in (1.52, 2.85, 1.47, 2.74, 1.58)]
-    out = rp.combine(_named(*procs))
+    out = claims.combine(_named(*procs))
     (found,) = out["modes"]
     low, high = found["modes"]
     assert low["processes"] == ["third", "cold", "fifth"]  # slowest first
@@ -151,7 +141,7 @@ def test_two_modes_within_a_regime_are_found_and_the_interval_says_so():
     assert low["speedup"] == pytest.approx((1.52 * 1.47 * 1.58) ** (1 / 3))
     assert "the interval spans two modes" in out["ci_method"]
     # one mode: processes 5% apart show no gap
-    one = rp.combine(_named(*[_proc(s) for s in (1.52, 1.60, 1.47, 1.55, 1.58)]))
+    one = claims.combine(_named(*[_proc(s) for s in (1.52, 1.60, 1.47, 1.55, 1.58)]))
     assert "modes" not in one and "two modes" not in one["ci_method"]
 
 
@@ -168,12 +158,12 @@ def test_the_held_out_lstm_process_with_a_faster_eager_is_not_excluded():
                                          "loaded_pairs": 30, "retimed_pairs": 9}),
         _proc(0.85, eager_ms=2.12),
     ]  # fmt: skip
-    out = rp.combine(_named(*lstm))
+    out = claims.combine(_named(*lstm))
     assert not any(p.get("excluded") for p in out["processes"])
     # and a slower eager whose pairs were quiet (only the maximum round read 0.8 core) is data too
     quiet_max = {"other_cores_max": 0.8, "other_cores_median": 0.03, "loaded_pairs": 0}
     slow = [*lstm[:2], _proc(0.86, eager_ms=3.6, load=quiet_max), lstm[3]]
-    assert not any(p.get("excluded") for p in rp.combine(_named(*slow))["processes"])
+    assert not any(p.get("excluded") for p in claims.combine(_named(*slow))["processes"])
 
 
 BUSY = {"other_cores_max": 1.0, "other_cores_median": 0.3, "loaded_pairs": 60, "retimed_pairs": 50}
@@ -184,9 +174,9 @@ def test_a_slower_eager_with_loaded_pairs_is_excluded_named_and_replaced(monkeyp
     third = _proc(1.31, eager_ms=18.0, load=BUSY)  # eager 1.8× slower, 60 of 200 pairs loaded
     procs = [quiet[0], quiet[1], third, quiet[2], quiet[3]]
     data, whys = _launch(monkeypatch, 6, procs)
-    assert whys[1] == rp.replacement_why("third")
+    assert whys[1] == sequential.replacement_why("third")
     assert "replaces the third process" in whys[1]
-    out = rp.combine(_named(*procs[:2], *data["processes"]), data["sequence"])
+    out = claims.combine(_named(*procs[:2], *data["processes"]), data["sequence"])
     row = next(p for p in out["processes"] if p["process"] == "third")
     assert row["excluded"].startswith(
         "disturbed: eager took 18 ms per call against 9.9–10.2 ms in the other processes of its "
@@ -195,7 +185,7 @@ def test_a_slower_eager_with_loaded_pairs_is_excluded_named_and_replaced(monkeyp
     assert out["sequence"]["counted"] == 3 and data["sequence"]["stopped"] == "decided"
     # the same process with its pairs quiet is data, not a disturbance
     calm = dict(third, load={"other_cores_max": 0.6, "other_cores_median": 0.05, "loaded_pairs": 2})
-    assert not any(p.get("excluded") for p in rp.combine(_named(*quiet[:2], calm))["processes"])
+    assert not any(p.get("excluded") for p in claims.combine(_named(*quiet[:2], calm))["processes"])
 
 
 def test_sustained_load_on_every_process_is_said_and_undecided():
@@ -205,7 +195,7 @@ def test_sustained_load_on_every_process_is_said_and_undecided():
                                    "loaded_pairs": n, "retimed_pairs": 50})
         for s, e, n in ((0.93, 160.0, 200), (1.9, 155.0, 190), (0.6, 176.0, 200))
     ]  # fmt: skip
-    out = rp.combine(_named(*procs))
+    out = claims.combine(_named(*procs))
     assert out["load"] == {
         "loaded_pairs": 590,
         "pairs": 600,
@@ -224,17 +214,17 @@ def test_sustained_load_on_every_process_is_said_and_undecided():
     )
     # clear figures under the same load still decide nothing
     clear = [dict(p, speedup=2.0, speedup_ci=[1.98, 2.02]) for p in procs]
-    assert not rp.decided(rp.classify(_rows(*clear)), (), M, rp.look_level(6))
+    assert not sequential.decided(regimes.classify(_rows(*clear)), (), M, sequential.look_level(6))
     # load on one process of three is named, not sustained, and the others decide
     one = [
         _proc(2.0),
         _proc(2.02),
         procs[0] | {"speedup": 2.01, "speedup_ci": [1.97, 2.05], "eager": {"median_s": 10e-3}},
     ]
-    out = rp.combine(_named(*one))
+    out = claims.combine(_named(*one))
     assert out["load"]["processes_loaded"] == 1 and not out["load"]["sustained"]
     assert "undecided_why" not in out
-    assert rp.decided(rp.classify(_rows(*one)), (), M, rp.look_level(6))
+    assert sequential.decided(regimes.classify(_rows(*one)), (), M, sequential.look_level(6))
 
 
 # -- item 6: exact sequential control ---------------------------------------------------------
@@ -249,15 +239,20 @@ def test_pococks_constant_is_computed_for_the_looks_taken():
     assert stats.pocock_level((3, 4, 5, 6)) == pytest.approx(0.9779, abs=2e-4)
     # with the spread estimated (t at n − 1 at each look) that level errs more: the launcher's
     # level is the t one (benchmarks/pocock_t_levels.py), stricter than the z one at every cap
-    assert rp.look_level(6) == 0.9812 and rp.look_level(3) == 0.95
-    assert all(rp.look_level(c) > stats.pocock_level(rp.look_schedule(c)) for c in range(4, 16))
-    assert all(rp.look_level(c) < rp.look_level(c + 1) < 0.995 for c in range(3, 15))
+    assert sequential.look_level(6) == 0.9812 and sequential.look_level(3) == 0.95
+    assert all(
+        sequential.look_level(c) > stats.pocock_level(sequential.look_schedule(c))
+        for c in range(4, 16)
+    )
+    assert all(
+        sequential.look_level(c) < sequential.look_level(c + 1) < 0.995 for c in range(3, 15)
+    )
 
 
 def test_the_noise_floor_is_known_so_it_takes_the_normal_quantile():
     # three processes that agree exactly: the spread is their own paired noise (±2% at 95%),
     # known from hundreds of pairs: z, not t(2) = 4.3
-    out = rp.combine(_named(*[_proc(1.5) for _ in range(3)]), {"level": 0.95})
+    out = claims.combine(_named(*[_proc(1.5) for _ in range(3)]), {"level": 0.95})
     sd = math.log(1.02 / 0.98) / (2 * 1.96)
     assert out["speedup_ci"][1] / 1.5 == pytest.approx(math.exp(1.96 * sd / math.sqrt(3)))
 
@@ -269,11 +264,11 @@ def _false_claims(monkeypatch, true: float, gate: tuple, trials: int, rng) -> tu
     for _ in range(trials):
         speeds = [true * math.exp(rng.gauss(0, 0.05) + rng.gauss(0, 0.01)) for _ in range(6)]
         procs = [_proc(s, noise=0.0196) for s in speeds]
-        data, _ = _launch(monkeypatch, 6, procs, gate)
-        out = rp.combine(_named(*procs[:2], *data["processes"]), data["sequence"])
+        data, _ = _launch(monkeypatch, 6, procs, Questions(speedups=gate))
+        out = claims.combine(_named(*procs[:2], *data["processes"]), data["sequence"])
         timed += data["sequence"]["timed"]
         if gate:
-            wrong += rp.answers(out["speedup_ci"], gate[0])
+            wrong += claims.answers(out["speedup_ci"], gate[0])
         else:
             wrong += _report(out).runtime.claim(RULES) in ("faster", "slower")
     return wrong / trials, timed / trials
@@ -293,7 +288,7 @@ def test_the_sequence_claims_a_side_of_a_threshold_at_most_5_percent_of_the_time
         f"\nfalse claims, cap 6, log-normal processes 5% between / 1% within: gate at 1.2x with "
         f"the speedup at 1.2x {gate:.2%} ± {se:.2%} of {n} runs ({gate_n:.2f} processes on "
         f"average); verdict with the speedup at 1.0x {verdict:.2%} of 2000 runs ({verdict_n:.2f} "
-        f"processes); level per look {rp.look_level(6):.2%}"
+        f"processes); level per look {sequential.look_level(6):.2%}"
     )
     assert gate <= 0.05 + 2 * se
     assert verdict <= 0.05

@@ -17,11 +17,13 @@ from test_regimes_load import FAULTING, _launch, _named
 from test_regimes_load import _proc as _canned_process
 
 from tcdoctor import stats
-from tcdoctor.report import runtime_processes as rp
-from tcdoctor.report.check import baseline_checks
+from tcdoctor.checks.outcome import gate_lines
+from tcdoctor.checks.questions import Questions, slowdown_question
+from tcdoctor.checks.regression import slowdown_level
+from tcdoctor.checks.table import baseline_checks
+from tcdoctor.outcomes import Status
 from tcdoctor.report.model import Report
-from tcdoctor.report.outcome import gate_lines
-from tcdoctor.report.regression import compare_processes, slowdown_level, slowdown_question
+from tcdoctor.report.processes import claims, regimes, sequential
 
 ENV = {"device": "cpu", "torch": "2.13.0", "threads": 2}
 # test_regimes_load's canned process, with the 1% within-process noise as a 95% half-width
@@ -29,7 +31,7 @@ _proc = functools.partial(_canned_process, noise=0.0196)
 
 
 def _report(results: list[dict], seq: dict | None = None, env: dict | None = None) -> Report:
-    out = rp.combine(_named(*results), seq)
+    out = claims.combine(_named(*results), seq)
     return Report.from_dict(
         {
             "runtime": {"eager": {"median_s": 10e-3}, "compiled": {"median_s": 5e-3}, **out},
@@ -39,10 +41,10 @@ def _report(results: list[dict], seq: dict | None = None, env: dict | None = Non
     )
 
 
-def _analysed(monkeypatch, results: list[dict], cap: int, thresholds=()) -> Report:
+def _analysed(monkeypatch, results: list[dict], cap: int, questions=Questions()) -> Report:
     """A new run's report as `check TARGET` makes it: the loop, then the across-process figures."""
     data, _ = _launch(
-        monkeypatch, cap, results, thresholds
+        monkeypatch, cap, results, questions
     )  # the loop, as test_regimes_load runs it
     return _report(results[:2] + data["processes"], data["sequence"])
 
@@ -60,7 +62,13 @@ BOUND = re.compile(r"([+-]\d+\.\d)% \(one-sided ([\d.]+)% (upper|lower) bound ([
     ],
 )
 def test_the_printed_bound_is_the_one_tested(new_speeds, status, side):
-    seq = {"cap": 6, "looks": 4, "level": rp.look_level(6), "stopped": "decided", "timed": 4}
+    seq = {
+        "cap": 6,
+        "looks": 4,
+        "level": sequential.look_level(6),
+        "stopped": "decided",
+        "timed": 4,
+    }
     old = _report([_proc(s) for s in (2.0, 2.05, 1.98)], seq)
     new = _report([_proc(s) for s in new_speeds], seq)
     r = next(r for r in baseline_checks(new, old, max_slowdown=10) if r.name.startswith("slow"))
@@ -72,7 +80,7 @@ def test_the_printed_bound_is_the_one_tested(new_speeds, status, side):
     est, upper, _, _ = stats.welch_log_ratio(xs, ys, slowdown_level(new))
     tested = upper if side == "upper" else est * est / upper
     assert printed_side == side and float(level) == pytest.approx(98.1)
-    assert slowdown_level(new) == rp.look_level(6) == 0.9812  # the run's per-look level
+    assert slowdown_level(new) == sequential.look_level(6) == 0.9812  # the run's per-look level
     assert float(bound) == pytest.approx((tested - 1) * 100, abs=0.051)
     assert float(change) == pytest.approx((est - 1) * 100, abs=0.051)
     assert (tested < 0.9) is (status == "FAIL")  # the printed bound decides, against -10%
@@ -108,7 +116,7 @@ def test_an_inconclusive_check_against_a_small_baseline_says_the_baseline_bounds
     (r, _) = baseline_checks(new, small, max_slowdown=10)
     assert r.status == "INCONCLUSIVE"
     assert "the baseline has 3 process(es) decided on" in r.reason
-    assert f"--min-processes {rp.BASELINE_PROCESSES_FOR_POWER}" in r.reason
+    assert f"--min-processes {sequential.BASELINE_PROCESSES_FOR_POWER}" in r.reason
     large = _report([_proc(s) for s in (2.0, 2.1, 1.9, 2.05, 1.95, 2.0)])
     (r, _) = baseline_checks(new, large, max_slowdown=10)
     assert r.status == "INCONCLUSIVE" and "the baseline has" not in r.reason
@@ -173,15 +181,15 @@ def test_max_slowdown_keeps_the_loop_going_until_its_question_is_answered(monkey
     speeds = [1.74, 1.92, 1.66, 1.86, 1.8, 1.79]
     procs = [_proc(s) for s in speeds]
     alone, _ = _launch(monkeypatch, 6, procs)
-    asked, _ = _launch(monkeypatch, 6, procs, (q,))
+    asked, _ = _launch(monkeypatch, 6, procs, Questions(slowdown=q))
     assert alone["sequence"]["timed"] == 3
     assert asked["sequence"]["timed"] > 3
     assert asked["sequence"]["questions"] == [
         "--max-slowdown 10 against the baseline's 6 processes"
     ]
     level = asked["sequence"]["level"]
-    assert not q.answered([rp.row(n, e, r) for n, e, r in _named(*procs[:3])], level)
-    rows = [rp.row(n, e, r) for n, e, r in _named(*procs[: asked["sequence"]["timed"]])]
+    assert not q.answered([regimes.row(n, e, r) for n, e, r in _named(*procs[:3])], level)
+    rows = [regimes.row(n, e, r) for n, e, r in _named(*procs[: asked["sequence"]["timed"]])]
     assert q.answered(rows, level) or asked["sequence"]["stopped"] == "cap"
 
 
@@ -199,7 +207,8 @@ def _trials(monkeypatch, true: float, n_old: int, trials: int, rng, spread=0.05)
             ]
 
         old = _report(draw(2.0, n_old))
-        new = _analysed(monkeypatch, draw(2.0 * true, 6), 6, (slowdown_question(old, 10),))
+        asked = Questions(slowdown=slowdown_question(old, 10))
+        new = _analysed(monkeypatch, draw(2.0 * true, 6), 6, asked)
         r = baseline_checks(new, old, max_slowdown=10)[0]
         failed += r.failed
         unsure += r.inconclusive
@@ -255,9 +264,9 @@ def test_the_within_regime_comparison_errs_no_more_than_one_test_would():
 
     alarms = 0
     for _ in range(1000):
-        old = rows(4.0, 3, rp.FAULTING) + rows(1.8, 3, rp.NOT_FAULTING)
-        new = rows(3.6, 3, rp.FAULTING) + rows(1.62, 3, rp.NOT_FAULTING)
-        cmp = compare_processes(new, old, lambda r: r["speedup"], 10, 0.95)
+        old = rows(4.0, 3, regimes.FAULTING) + rows(1.8, 3, regimes.NOT_FAULTING)
+        new = rows(3.6, 3, regimes.FAULTING) + rows(1.62, 3, regimes.NOT_FAULTING)
+        cmp = claims.compare_processes(new, old, claims.speedup_of, 10, 0.95)
         assert len(cmp.parts) == 2 and cmp.level == pytest.approx(0.975)
-        alarms += cmp.outcome == "failed"
+        alarms += cmp.outcome == Status.FAIL
     assert alarms / 1000 <= 0.05

@@ -1,4 +1,4 @@
-"""The headline speedup across processes (report/runtime_processes.py, stats.prediction_interval),
+"""The headline speedup across processes (report/processes/, stats.prediction_interval),
 allocator regimes, the least favourable process for the break-even, fixes judged against the
 main row of their own process, and shape settings judged as trades. Literal figures, no torch."""
 
@@ -13,8 +13,8 @@ import pytest
 from tcdoctor import stats
 from tcdoctor.experiments.fixes import judged_across_processes, judged_in_process
 from tcdoctor.experiments.specs import ConfigFix
-from tcdoctor.report import runtime_processes as rp
 from tcdoctor.report.model import Report
+from tcdoctor.report.processes import claims, regimes, sequential
 from tcdoctor.report.sections import StrategyRow
 from tcdoctor.verdict.figures import Figures
 from tcdoctor.verdict.recommend import main_shape_row, trade
@@ -47,14 +47,14 @@ def _timing(
 
 def test_one_process_is_that_process_paired_interval():
     t = _timing(1.5)
-    out = rp.combine([("cold", "as launched", t)])
+    out = claims.combine([("cold", "as launched", t)])
     assert out["speedup"] == t["speedup"] and out["speedup_ci"] == t["speedup_ci"]
     assert "does not cover process-to-process spread" in out["across_method"]
 
 
 def test_two_disagreeing_processes_give_an_interval_covering_both():
     a, b = _timing(1.6, seed=1), _timing(1.9, seed=2)
-    out = rp.combine([("cold", "as launched", a), ("warm", "as launched", b)])
+    out = claims.combine([("cold", "as launched", a), ("warm", "as launched", b)])
     lo, hi = out["speedup_ci"]
     # each process's own interval is a few percent wide and they do not overlap; the interval
     # for another process holds both processes' figures, and far more: two processes barely
@@ -72,7 +72,7 @@ def test_two_disagreeing_processes_give_an_interval_covering_both():
 
 def test_agreeing_processes_keep_a_narrow_interval():
     ts = [_timing(1.5, seed=s) for s in (1, 2, 3)]
-    out = rp.combine([(n, "x", t) for n, t in zip(("cold", "warm", "third"), ts)])
+    out = claims.combine([(n, "x", t) for n, t in zip(("cold", "warm", "third"), ts)])
     lo, hi = out["speedup_ci"]
     assert hi / lo < 1.1
     # never narrower than a process's own paired interval
@@ -89,7 +89,7 @@ def test_the_interval_holds_another_process_95_percent_of_the_time():
     for trial in range(trials):
         speeds = [1.5 * math.exp(rng.gauss(0, 0.10)) for _ in range(4)]
         ts = [_timing(s, n=20, seed=trial * 10 + i, resamples=50) for i, s in enumerate(speeds)]
-        out = rp.combine([(f"p{i}", "x", t) for i, t in enumerate(ts[:3])])
+        out = claims.combine([(f"p{i}", "x", t) for i, t in enumerate(ts[:3])])
         lo, hi = out["prediction_interval"]
         held += lo <= ts[3]["speedup"] <= hi
         # the decision interval is about the typical process, not another one
@@ -104,11 +104,11 @@ def test_the_interval_holds_another_process_95_percent_of_the_time():
 def test_allocator_regimes_are_both_reported_and_the_interval_spans_them():
     faulting = _timing(3.1, seed=1, faults=(12_128.0, 0.0))
     quiet = _timing(1.6, seed=2)
-    out = rp.combine([("cold", "as launched", faulting), ("warm", "as launched", quiet)])
+    out = claims.combine([("cold", "as launched", faulting), ("warm", "as launched", quiet)])
     groups = {g["regime"]: g for g in out["regimes"]}
-    assert set(groups) == {rp.FAULTING, rp.NOT_FAULTING}
-    assert groups[rp.FAULTING]["processes"] == ["cold"]
-    assert groups[rp.FAULTING]["eager_faults_per_call"] == 12_128.0
+    assert set(groups) == {regimes.FAULTING, regimes.NOT_FAULTING}
+    assert groups[regimes.FAULTING]["processes"] == ["cold"]
+    assert groups[regimes.FAULTING]["eager_faults_per_call"] == 12_128.0
     lo, hi = out["speedup_ci"]
     assert lo <= quiet["speedup_ci"][0] and hi >= faulting["speedup_ci"][1]
     assert "allocator regimes" in out["across_method"]
@@ -126,7 +126,7 @@ def test_allocator_regimes_are_both_reported_and_the_interval_spans_them():
     ],
 )
 def test_when_a_process_pins_the_allocator(results, pinned):
-    assert bool(rp.pinned_why(results)) == pinned
+    assert bool(sequential.pinned_why(results)) == pinned
 
 
 def test_extra_processes_are_named_and_joined():
@@ -136,18 +136,18 @@ def test_extra_processes_are_named_and_joined():
         "runtime_extra": {
             "processes": [
                 dict(_timing(1.4, seed=3), process="third", env="as launched", why="w"),
-                dict(_timing(1.5, seed=4), process="fourth", env=rp.PINNED_ENV_LABEL, why="p"),
+                dict(_timing(1.5, seed=4), process="fourth", env=regimes.PINNED_ENV_LABEL, why="p"),
             ]
         },
     }
-    found = rp.timed(results)
+    found = sequential.timed(results)
     assert [(n, e) for n, e, _ in found] == [
         ("cold", "as launched"),
         ("warm", "as launched"),
         ("third", "as launched"),
-        ("fourth", rp.PINNED_ENV_LABEL),
+        ("fourth", regimes.PINNED_ENV_LABEL),
     ]
-    rows = rp.combine(found)["processes"]
+    rows = claims.combine(found)["processes"]
     assert [r.get("why") for r in rows] == [None, None, "w", "p"]
 
 
@@ -185,9 +185,14 @@ def test_break_even_uses_the_least_favourable_process():
 def test_regimes_are_named_wherever_the_speed_is():
     rep = _report([])
     rep.runtime.regimes = [
-        {"regime": rp.FAULTING, "processes": ["cold"], "speedup": 3.1, "speedup_ci": [3.0, 3.2]},
         {
-            "regime": rp.NOT_FAULTING,
+            "regime": regimes.FAULTING,
+            "processes": ["cold"],
+            "speedup": 3.1,
+            "speedup_ci": [3.0, 3.2],
+        },
+        {
+            "regime": regimes.NOT_FAULTING,
             "processes": ["warm"],
             "speedup": 1.6,
             "speedup_ci": [1.5, 1.7],

@@ -338,7 +338,7 @@ def test_check_sweep_gates_on_the_overview(swept, tmp_path):
 
 
 def test_check_newly_slower_than_eager_fails_only_on_a_model_that_was_not():
-    from tcdoctor.report.check import sweep_checks
+    from tcdoctor.checks.table import sweep_checks
     from tcdoctor.report.sweep import Sweep, SweepRow
     from tcdoctor.sweep.compare import with_baseline
 

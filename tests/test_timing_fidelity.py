@@ -148,7 +148,7 @@ def test_heavy_page_faults_are_reported_and_pinned_malloc_is_tried_in_a_fresh_pr
     assert row["fix"].startswith("MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=")
     assert row["before"]["faults_per_call"] == faults
     assert row["after"]["faults_per_call"] < 64, row
-    # measured: one of the speed outcomes (experiments/fixes.py `_outcome`; which one is the
+    # measured: one of the speed outcomes (experiments/fixes.py `outcome`; which one is the
     # speed's, not this test's subject), never an error or "not tried"
     assert row["outcome"] in ("helps", "no effect", "slower", "within the noise"), row
     assert any("page faults per compiled call" in a["text"] for a in rep["verdict"]["advice"])

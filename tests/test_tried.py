@@ -208,7 +208,21 @@ def test_a_tried_fix_replaces_the_bound_with_what_it_measured():
     ],
 )
 def test_outcome_words_match_the_figures(before, after, outcome):
-    assert fixes._outcome(before, after, None)[0] == outcome
+    assert fixes.outcome(before, after, None)[0] == outcome
+
+
+def test_a_patchs_not_slower_check_reads_the_speed_change_never_the_words():
+    """judge_patch: a patch that adds a break and is slower ("adds graph breaks", no "slower" in
+    its words) fails "not slower"; a word that ends in ", slower" with no slower speed does not."""
+    before = {"graph_breaks": 2, "speedup_ci": [0.9, 1.0]}
+    judged = fixes.outcome(before, {"graph_breaks": 3, "speedup_ci": [0.5, 0.6]}, None)
+    assert judged.word == "adds graph breaks" and judged.speed == fixes.SpeedChange.SLOWER
+    checks: dict = {}
+    failed, word, _ = fixes.judge_patch(checks, judged)
+    assert failed == ["not slower"] and word == "fails verification"
+    unchanged = fixes.Outcome("removes breaks, slower", "why", fixes.SpeedChange.UNCHANGED)
+    failed, word, _ = fixes.judge_patch({}, unchanged)
+    assert failed == [] and word == "removes breaks, slower"
 
 
 def test_a_slower_layer_is_named_first():
@@ -252,13 +266,13 @@ def test_drifting_numerics_plan_the_harness_settings_and_judge_them_on_numerics(
     assert names == ["emulate_precision_casts"]
     before = fixes.before_figures(results)
     assert (
-        fixes._outcome(
+        fixes.outcome(
             before, {"numerics_passed": True, "speedup": 1.1, "speedup_ci": [1.0, 1.2]}, None
         )[0]
         == "helps"
     )
     assert (
-        fixes._outcome(before, {"numerics_passed": False, "max_abs_err": 0.1}, None)[0]
+        fixes.outcome(before, {"numerics_passed": False, "max_abs_err": 0.1}, None)[0]
         == "no effect"
     )
 

@@ -26,9 +26,10 @@ import os
 import platform
 import re
 import time
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from .. import units
+from ..outcomes import StrEnum
 from ..report.rules import ACROSS_WORDS, apart
 from .specs import (
     AblationSpec,
@@ -271,10 +272,29 @@ def _count_word(before: int, after: int) -> str:
     return "adds graph breaks" if after > before else "no effect"
 
 
-def _speed_change(
+class SpeedChange(StrEnum):
+    """A fix row's speed with the fix against without (`speed_change`): what a patch's "not
+    slower" check reads (`judge_patch`), never the row's words."""
+
+    FASTER = "faster"
+    SLOWER = "slower"
+    NOISE = "noise"  # apart in its own process, within the noise between processes
+    UNCHANGED = "unchanged"  # not significantly different
+
+
+class Outcome(NamedTuple):
+    """A fix row's outcome (`outcome`): its word ("helps", "no effect", ...), why, and its speed
+    change (None where it was not judged on speed: a numerics fix, broken numerics)."""
+
+    word: str
+    why: str
+    speed: SpeedChange | None = None
+
+
+def speed_change(
     before: dict, after: dict, decision_ci: Sequence[float] | None
-) -> tuple[str | None, str]:
-    """('faster' / 'slower' / 'noise' / None, the words): the speed with the fix against without.
+) -> tuple[SpeedChange, str]:
+    """(SpeedChange, the words): the speed with the fix against without.
 
     With the row's decision interval (the parent's, rules.row_decision_interval: the spread
     between processes in it, the candidate rows counted) the claim rests on that interval, and a
@@ -284,7 +304,8 @@ def _speed_change(
     b_ci, a_ci = before.get("speedup_ci"), after.get("speedup_ci")
     own = apart(a_ci, b_ci)
     if decision_ci is None:
-        return {"above": "faster", "below": "slower"}.get(own or ""), (
+        change = {"above": SpeedChange.FASTER, "below": SpeedChange.SLOWER}
+        return change.get(own or "", SpeedChange.UNCHANGED), (
             "significantly faster than without it (the 95% CIs do not overlap)"
             if own == "above"
             else "significantly slower than without it"
@@ -295,54 +316,63 @@ def _speed_change(
     before_text = f"{units.span(b_ci)} before" if units.span(b_ci) else "no interval before"
     side = apart(decision_ci, b_ci)
     if side:
-        word = "faster" if side == "above" else "slower"
+        word = SpeedChange.FASTER if side == "above" else SpeedChange.SLOWER
         return word, f"significantly {word} than without it ({across}, {side} the {before_text})"
     if own:
-        return "noise", (
+        return SpeedChange.NOISE, (
             f"{'faster' if own == 'above' else 'slower'} in its own process "
             f"({units.ci(a_ci)} against the {before_text}), but within the noise between "
             f"processes ({across})"
         )
-    return None, f"speed within the noise between processes ({across}, against the {before_text})"
+    return (
+        SpeedChange.UNCHANGED,
+        f"speed within the noise between processes ({across}, against the {before_text})",
+    )
 
 
-def _outcome(
+def outcome(
     before: dict, after: dict, cheap: dict | None, decision_ci: Sequence[float] | None = None
-) -> tuple[str, str]:
-    """The outcome word and why. "helps" only for a significant speed gain (or, for a numerics
+) -> Outcome:
+    """The outcome word, why, and the speed change. "helps" only for a significant speed gain (or, for a numerics
     fix, a check that passes with it); a fix that only changes a count says what it changed.
     `decision_ci`: the row's decision interval, once the parent has made it (`reword`); a speed
     difference its own process shows but that interval does not is "within the noise"."""
     if before.get("numerics_passed") is False:  # a numerics fix: judged on numerics first
         if after.get("numerics_passed") is True:
             speed = units.ratio(after.get("speedup"), after.get("speedup_ci"))
-            return "helps", f"the numerics check passes with it (compiled {speed} vs eager)"
+            return Outcome(
+                "helps", f"the numerics check passes with it (compiled {speed} vs eager)"
+            )
         if after.get("numerics_passed") is False:
-            return (
+            return Outcome(
                 "no effect",
                 f"compiled outputs still drift (max abs error {after.get('max_abs_err')})",
             )
     if after.get("numerics_passed") is False:
-        return (
+        return Outcome(
             "breaks numerics",
             f"compiled outputs drift (max abs error {after.get('max_abs_err')})",
         )
-    claim, speed = _speed_change(before, after, decision_ci)
-    faster, slower = claim == "faster", claim == "slower"
+    claim, speed = speed_change(before, after, decision_ci)
+    faster, slower = claim == SpeedChange.FASTER, claim == SpeedChange.SLOWER
     change = _breaks_change(before, after, cheap)
     counts = f"graph breaks {change[0]} → {change[1]}" if change else ""
     if change and change[1] > change[0]:
-        return ("helps" if faster else _count_word(*change)), f"{counts}; {speed}"
+        word = "helps" if faster else _count_word(*change)
+        return Outcome(word, f"{counts}; {speed}", claim)
     if faster:
-        return "helps", speed + (f" ({counts})" if counts and change[1] < change[0] else "")
+        return Outcome(
+            "helps", speed + (f" ({counts})" if counts and change[1] < change[0] else ""), claim
+        )
     if change and change[1] < change[0]:
         gone = "removes the break" if change[1] == 0 and change[0] == 1 else "removes breaks"
-        return f"{gone}, no speed gain" if not slower else f"{gone}, slower", f"{counts}; {speed}"
+        word = f"{gone}, slower" if slower else f"{gone}, no speed gain"
+        return Outcome(word, f"{counts}; {speed}", claim)
     if slower:
-        return "slower", speed
-    if claim == "noise":
-        return "within the noise", f"{speed}; no break removed"
-    return "no effect", f"{speed} and no break removed"
+        return Outcome("slower", speed, claim)
+    if claim == SpeedChange.NOISE:
+        return Outcome("within the noise", f"{speed}; no break removed", claim)
+    return Outcome("no effect", f"{speed} and no break removed", claim)
 
 
 def reword(row: FixRow) -> None:
@@ -355,21 +385,22 @@ def reword(row: FixRow) -> None:
     if row.patch is not None:
         return _reword_patch(row)
     before, after = row.before or {}, row.after or {}
-    old_word, old = _outcome(before, after, row.cheap)
+    old = outcome(before, after, row.cheap)
     text = row.why or ""
-    if row.outcome != old_word or old not in text:
+    if row.outcome != old.word or old.why not in text:
         return
-    row.outcome, why = _outcome(before, after, row.cheap, row.decision_ci)
-    row.why = text.replace(old, why, 1)
+    new = outcome(before, after, row.cheap, row.decision_ci)
+    row.outcome, row.why = new.word, text.replace(old.why, new.why, 1)
 
 
-def judge_patch(checks: dict, speed: tuple[str, str]) -> tuple[list[str], str, str]:
-    """A source patch's "not slower" check (set in `checks`) from the speed words (`_outcome`'s
-    judgement), then (the checks that failed, the outcome, why): 'fails verification' naming them,
-    else the outcome words themselves; verified means none failed. Used in the child (its own
-    process's interval) and again in the parent (`reword`, the decision interval)."""
-    word, why = speed
-    slower = word == "slower" or word.endswith(", slower")
+def judge_patch(checks: dict, judged: Outcome) -> tuple[list[str], str, str]:
+    """A source patch's "not slower" check (set in `checks`) from its outcome's speed change
+    (`outcome`: SpeedChange.SLOWER fails it, whatever the words), then (the checks that failed,
+    the outcome, why): 'fails verification' naming them, else the outcome words themselves;
+    verified means none failed. Used in the child (its own process's interval) and again in the
+    parent (`reword`, the decision interval)."""
+    word, why, speed = judged
+    slower = speed == SpeedChange.SLOWER
     checks["not slower"] = {
         "passed": not slower,
         "detail": f"compiled with the patch vs without: {why}",
@@ -384,8 +415,8 @@ def _reword_patch(row: FixRow) -> None:
     """A source patch re-judged on its decision interval: "not slower", verified, the words."""
     p = row.patch
     assert p is not None
-    speed = _outcome(row.before or {}, row.after or {}, row.cheap, row.decision_ci)
-    p.failed, row.outcome, row.why = judge_patch(p.checks, speed)
+    judged = outcome(row.before or {}, row.after or {}, row.cheap, row.decision_ci)
+    p.failed, row.outcome, row.why = judge_patch(p.checks, judged)
     p.verified = not p.failed
 
 
@@ -467,7 +498,7 @@ def run(spec: FixSpec, workload: Any, options: Any) -> dict:
         return row
     after = after_figures(real)
     row["after"] = after
-    row["outcome"], row["why"] = _outcome(before, after, row.get("cheap"))
+    row["outcome"], row["why"], _ = outcome(before, after, row.get("cheap"))
     if spec.note:
         row["why"] += "; " + spec.note
     row["seconds"] = time.perf_counter() - t0

@@ -1021,6 +1021,6 @@ def _measure(
             else ""
         ),
     }
-    failed, outcome, why = fixes.judge_patch(checks, fixes._outcome(before, after, row["cheap"]))
+    failed, outcome, why = fixes.judge_patch(checks, fixes.outcome(before, after, row["cheap"]))
     row["patch"].update(verified=not failed, failed=failed)
     row.update(outcome=outcome, why=why)

@@ -27,7 +27,7 @@ measured here).
 
 Pitfall: that interval covers this process only. Another process of the same script can differ by
 more (allocator state, page faults, code placement, neighbours), so the report's headline speedup
-combines several processes (report/runtime_processes.py), never one process's pairs.
+combines several processes (report/processes/), never one process's pairs.
 
 How long. A row asks a question (`Question`): is compiled faster than eager, than the required
 speedup, than the main analysis? Sampling stops at the first check where the CI lies wholly on one
@@ -67,7 +67,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .. import stats
-from ..report.runtime_processes import ROOM_CORES
+from ..report.processes.regimes import ROOM_CORES
 from . import dynamo_state, load
 from .context import PhaseContext
 
@@ -497,7 +497,7 @@ def _stop_text(stopped: str, question: Question | None, budget_s: float, pairs: 
 
 def phase_runtime(ctx: PhaseContext) -> dict:
     """The runtime phase, and runtime_warm (the same timing in the warm process, right after its
-    first call: a second process's figure for the headline speedup, report/runtime_processes.py).
+    first call: a second process's figure for the headline speedup, report/processes/claims.py).
     ctx: the run.runner.PhaseRunner; eager is its eager subject, compiled its timed copy."""
     from . import calls, memory
 

@@ -23,7 +23,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ..report.outcome import CheckResult, count_line
+from ..checks.outcome import CheckResult, count_line
+from ..outcomes import Status
 from .base import Renderer
 from .markdown import MarkdownRenderer, _esc
 
@@ -153,7 +154,7 @@ class GitHubAnnotations(Renderer):
         return "\n".join(capped(self._checks()))
 
 
-_ICON = {"PASS": "✅", "FAIL": "❌", "ERROR": "⚠️", "INCONCLUSIVE": "❔"}
+_ICON = {Status.PASS: "✅", Status.FAIL: "❌", Status.ERROR: "⚠️", Status.INCONCLUSIVE: "❔"}
 
 
 def checks_markdown(results: Sequence[CheckResult], note: str | None = None) -> str:

@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .. import units
-from ..report.outcome import CheckResult
+from ..checks.outcome import CheckResult
 from .base import Renderer
 from .github import located, workspace
 

@@ -20,6 +20,7 @@ from markupsafe import Markup
 from tabulate import tabulate
 
 from .. import units
+from ..outcomes import Decision
 from ..report.sweep import METHOD_CHANGES, Sweep, SweepRow
 from .html import _env
 from .markdown import _esc
@@ -92,7 +93,12 @@ def _break_even(row: SweepRow) -> str:
 
 def _sort_values(row: SweepRow) -> list[Any]:
     """What each column sorts by ('' sorts last): numbers where the column is a figure."""
-    order = {"compile": 0, "compile-after-fixes": 1, "cant-tell": 2, "dont-compile": 3}
+    order = {
+        Decision.COMPILE: 0,
+        Decision.COMPILE_AFTER_FIXES: 1,
+        Decision.CANT_TELL: 2,
+        Decision.DONT_COMPILE: 3,
+    }
     return [
         row.target,
         row.status,

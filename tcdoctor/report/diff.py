@@ -1,9 +1,9 @@
 """`tcdoctor diff`: what changed between two reports: breaks fixed/introduced (by identity, `break_key`; `check --baseline` uses the same), key figure deltas, and the regressions
-`report/check.regressions` judged (as `check --baseline` judges them), as text, JSON or Markdown.
+`checks/table.regressions` judged (as `check --baseline` judges them), as text, JSON or Markdown.
 
-The regressions come in as `CheckResult`s made by report/check.py (whose judges,
-report/regression.py, import this module, so this one takes them as given rather than importing
-them back)."""
+The regressions come in as `CheckResult`s made by checks/table.py: checks/ judges and sits above
+report/ (its regression judge reads `introduced_breaks` here), so this module takes them as given;
+it judges nothing itself."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ def faster_than_eager(ci_low: float | None, min_speedup: float) -> bool:
     """The one test of "at least this fast": the 95% CI's lower bound at or above `min_speedup`.
 
     Used for every strategy and fix row, `check --min-speedup`, and (through
-    runtime_processes.claim, the same comparison) the main analysis.
+    processes.claims.claim, the same comparison) the main analysis.
     """
     return ci_low is not None and ci_low >= min_speedup
 

@@ -20,6 +20,9 @@ Pitfalls. A geometric mean over few rows says little, so the count it is taken o
 it. Rows of a merged sweep come from different machines when the shards ran on different machines;
 sweep/merge.py names every difference (torch version, device, options) in one line each.
 
+The sweep's checks (`check --sweep`: its pass rate, models newly slower than eager) are judged by
+checks/sweep.py.
+
 Changes against a baseline (sweep/compare.py, in each row's `changes`): graph breaks are matched
 by (file name, line, reason), so a sweep run from another checkout path still matches; a speedup
 change is reported only where the two 95% CIs do not overlap; a cold compile change only beyond
@@ -40,7 +43,6 @@ from .. import units
 from ..errors import EXIT_OK, ReportError
 from .encoding import dumps
 from .model import Report
-from .outcome import CheckResult
 from .sections import Record, slower_than_eager
 
 SCHEMA = "tcdoctor-sweep"
@@ -344,50 +346,3 @@ METHOD_CHANGES = (
     "recompile counts; a speedup change only where the two 95% CIs do not overlap; a cold compile "
     f"change beyond {COMPILE_CHANGE[0]:.0%} and {COMPILE_CHANGE[1]:g} s; the pass/fail status and the verdict."
 )
-
-
-# ---------------------------------------------------------------------------- gate
-
-
-def pass_rate(sweep: Sweep, min_pass_rate: float) -> CheckResult:
-    """`check --sweep --min-pass-rate`: the share of targets analysed without an error, each
-    target behind a failure one detail line (the judge of its entry in the gate's table)."""
-    rate = sweep.pass_rate
-    figure, limit = units.percent(rate), f"≥ {units.percent(min_pass_rate)}"
-    return CheckResult(
-        "pass rate",
-        figure,
-        limit,
-        rate is not None and rate >= min_pass_rate,
-        f"{figure} of {len(sweep.rows)} target(s) ({limit} required)"
-        + "".join(f"; {r.target}: {r.status}" for r in sweep.rows if not r.complete),
-        details=tuple(
-            f"{r.target}: {r.status} (exit {r.exit_code}): {r.reason}"
-            for r in sweep.rows
-            if not r.complete
-        ),
-    )
-
-
-def no_new_slower_than_eager(sweep: Sweep, _on: bool = True) -> CheckResult:
-    """`check --sweep --no-new-slower-than-eager`: the rows' changes against the baseline; a sweep
-    without a baseline counts every model slower than eager as new (and says so)."""
-    if sweep.baseline is None:
-        slow = [r.target for r in sweep.rows if r.slower_than_eager]
-        how = " (no baseline: every model slower than eager counts as new)"
-    else:
-        slow = [
-            r.target
-            for r in sweep.rows
-            if any(c["kind"] in ("newly_slower_than_eager", "new_target") for c in r.changes or [])
-            and r.slower_than_eager
-        ]
-        how = f" (against {sweep.baseline})"
-    return CheckResult(
-        "no model newly slower than eager",
-        f"{len(slow)} model(s)",
-        "none",
-        not slow,
-        (", ".join(slow) + " slower than eager" if slow else "none") + how,
-        details=tuple(slow),
-    )

@@ -22,6 +22,7 @@ import signal
 import sys
 import time
 
+from ..checks.questions import Questions
 from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, ChildFailed
 from ..options import Options
 from ..report import distributed as dsec
@@ -80,7 +81,9 @@ class Launch(ChildProcess):
         workdir: str,
         deadline: float,
         trace_dir: str | None,
+        questions: Questions = Questions(),
     ):
+        """`questions`: what a gate asks of the timing (run/pipeline.py), in every rank's spec."""
         self.name, self.options = name, options
         self.dir = os.path.join(workdir, name)
         os.makedirs(self.dir, exist_ok=True)
@@ -100,6 +103,7 @@ class Launch(ChildProcess):
                 timeout_s=options.pg_timeout_s,
                 deadline_unix=time.time() + max(1.0, remaining - 2.0),
                 pid_path=rank_file + ".pid",
+                questions=questions,
             ),
         )
         spec_path = os.path.join(self.dir, "spec.json")
@@ -187,12 +191,18 @@ def _fatal(cold: dict[int, list[dict]]) -> None:
 
 
 def analyze_distributed(
-    target: str, options: Options, keep_dir: str | None = None, progress: bool = False
+    target: str,
+    options: Options,
+    keep_dir: str | None = None,
+    progress: bool = False,
+    questions: Questions = Questions(),
 ) -> tuple[Report, int]:
+    """Both launches and the lowest rank's report with the `distributed` section; `questions`
+    (check TARGET's, checks/questions.py) go to every rank in its spec (RankLaunch.questions)."""
     prog, workdir, deadline = begin(target, options, keep_dir, progress, "tcdoctor-dist-")
     trace_dir = os.path.abspath(options.torch_trace) if options.torch_trace else None
     try:
-        cold = Launch("cold", target, options, workdir, deadline, trace_dir)
+        cold = Launch("cold", target, options, workdir, deadline, trace_dir, questions)
 
         def tick(launch: Launch, source: str):
             def show() -> None:
@@ -217,7 +227,7 @@ def analyze_distributed(
         compiled = all(done(evs, "compile") is not None for evs in cold_events.values())
         warm = None
         if options.warm and compiled and time.monotonic() < deadline - 5:
-            warm = Launch("warm", target, options, workdir, deadline, trace_dir)
+            warm = Launch("warm", target, options, workdir, deadline, trace_dir, questions)
             warm.wait(deadline, tick(warm, "warm"))
             warm_events, warm_failures = warm.finish()
         rows, reports = [], {}

@@ -13,6 +13,9 @@ guards): those that need nothing set at process start (`Spec.shares_process`: co
 ablation) go to the warm child with its go signal and run there after its own phases, within the
 fix budget; the rest run one by one in children of their own, each starting from a copy of the main
 cache (or an empty one: `Spec.fresh_cache`). One the warm child never started runs in a child.
+What runs when, in which order and within which budget (the headline's timing-only processes,
+the experiments, the go signal) is experiments/plan.py's; this module starts the children it asks
+for and keeps their events.
 
 Inductor's CPU ISA probe (probes/isa_probe.py) is paid by the cold child alone, which stays what a
 fresh container pays and measures it: an empty experiment folder starts from this machine's probed
@@ -29,13 +32,17 @@ import shutil
 import tempfile
 import time
 
+from ..checks.questions import Questions
 from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, ChildFailed, UserCodeError
-from ..experiments.fixes import budget_used_up, judged_across_processes
+from ..experiments import plan
+from ..experiments.fixes import judged_across_processes
 from ..experiments.specs import PHASE_PREFIX, FixSpec, Spec
 from ..options import Options
 from ..probes import isa_seed
 from ..report.files import write_atomic
 from ..report.model import Report
+from ..report.processes.regimes import AS_LAUNCHED, PINNED_ENV_LABEL
+from ..report.processes.sequential import EXTRA_PHASE, PROCESS_OF_PHASE, extra_name
 from ..units import MACHINE_PROBED_CACHE
 from .assemble import assemble
 from .process import (
@@ -147,6 +154,16 @@ def _touch(path: str, payload: dict) -> None:
     write_atomic(path, json.dumps(payload))  # the child never reads half a file
 
 
+def _results(events: list[dict], phases: tuple[str, ...]) -> dict[str, dict | None]:
+    """The data of each of `phases` that finished (None where it did not): what plan.py reads."""
+    return {phase: done(events, phase) for phase in phases}
+
+
+# what the go signal is made from (the cold child's) and what the stance fix is planned from
+GO_PHASES = ("compile", "runtime", "plan")
+STANCE_PHASES = ("profile", *plan.BEFORE_PHASES)
+
+
 # Phases in which a process times calls: the parent wakes less often while one runs (process.py)
 TIMED_PHASES = ("runtime", "runtime_warm")
 
@@ -163,85 +180,6 @@ def _show(prog: Progress, cold: Child, warm: Child | None) -> float:
             timed = timed or phase in TIMED_PHASES or phase.startswith(PHASE_PREFIX)
     prog.tick()
     return TIMED_PROGRESS_EVERY_S if timed else PROGRESS_EVERY_S
-
-
-def _stance_fix(events: list[dict], options: Options) -> list[Spec]:
-    """The guard-skipping stance, once the warm child measured guard cost (planned here: the cold child can't)."""
-    from ..experiments.fixes import before_figures, plan_stance
-    from ..report.rules import guard_share
-    from ..report.sections import guard_cost
-    from ..verdict.thresholds import RULES
-
-    profile, runtime = done(events, "profile") or {}, done(events, "runtime") or {}
-    cost = guard_cost(profile)  # by removal where exact (probes/guard_ab.py), else the profiler's
-    over, median = (
-        cost["overhead_s_per_call"],
-        cost.get("call_s") or (runtime.get("compiled") or {}).get("median_s"),
-    )
-    if not options.fixes or over is None or not median:
-        return []
-    phases = ("graph_breaks", "compile", "runtime", "numerics", "recompiles")
-    before = before_figures({name: done(events, name) for name in phases})
-    return plan_stance(guard_share(over, median), RULES["guard_overhead_fraction"], before)
-
-
-def _across_processes(events: list[dict]) -> dict | None:
-    """The main row's speedup across the processes that timed it (what a fix run in a child of its
-    own is compared with)."""
-    from ..report.runtime_processes import EXTRA_PHASE, PROCESS_OF_PHASE, combine, sequence, timed
-
-    results = {phase: done(events, phase) for phase in (*PROCESS_OF_PHASE, EXTRA_PHASE)}
-    found = timed(results)
-    return combine(found, sequence(results)) if found else None
-
-
-def _go_signal(cold_events: list[dict], options: Options) -> dict:
-    """What the warm child is told once the cold child is done: whether to run at all, the compiled
-    call's time (its profiler budget), and the planned experiments it runs after its own phases
-    (`Spec.shares_process`: each saves a process start, torch's import and build(), and compiles
-    from the main cache) within the fix budget."""
-    run = done(cold_events, "compile") is not None
-    runtime = done(cold_events, "runtime") or {}
-    planned = (done(cold_events, "plan") or {}).get("strategies", []) if run else []
-    return {
-        "run": run,
-        "per_call_s": (runtime.get("compiled") or {}).get("median_s"),
-        "experiments": [d for d in planned if Spec.from_dict(d).shares_process],
-        "fix_budget_s": _fix_budget(cold_events, options),
-    }
-
-
-def _warm_experiments(
-    events: list[dict], failure: dict | None
-) -> tuple[set[str], float, list[dict]]:
-    """What the warm process did with its experiments: the phases it ran (finished or failed, the one
-    it died in included: a failure is that experiment's finding) or left untried, the fix budget they
-    spent, and the untried ones' records. One it never started is run in a child of its own."""
-    ran = {
-        ev["phase"]
-        for ev in events
-        if ev.get("event") in ("done", "failed") and str(ev.get("phase")).startswith(PHASE_PREFIX)
-    }
-    if failure and str(failure.get("phase")).startswith(PHASE_PREFIX):
-        ran.add(failure["phase"])
-    spent = sum(
-        ev.get("seconds") or 0.0
-        for ev in events
-        if ev.get("event") == "done"
-        and ev.get("phase") in ran
-        and Spec.from_dict(ev["data"]["spec"]).uses_fix_budget
-    )
-    untried = [
-        {"spec": ev["spec"], "why": ev["why"]} for ev in events if ev.get("event") == "not_tried"
-    ]
-    return ran | {ev["phase"] for ev in events if ev.get("event") == "not_tried"}, spent, untried
-
-
-def _fix_budget(events: list[dict], options: Options) -> float:
-    if options.fix_budget_s is not None:
-        return options.fix_budget_s
-    first = (done(events, "compile") or {}).get("first_call_s") or 0.0
-    return max(20.0, 4 * first)
 
 
 COPY_CACHE = "copy of the main analysis's cache"
@@ -272,7 +210,8 @@ def _experiment_cache(
 
 
 class _Experiments:
-    """The experiment children the parent runs one by one after the main analysis."""
+    """The children the parent starts after the main analysis, one at a time, as
+    experiments/plan.py plans them: the headline's timing-only processes and the experiments."""
 
     def __init__(
         self,
@@ -293,115 +232,28 @@ class _Experiments:
         self.seed_from, self.probe_s = seed_from, probe_s
 
     def extra_timing(
-        self, events: list[dict], thresholds: tuple[float, ...] = (), fixes_planned: bool = False
+        self, events: list[dict], questions: Questions, fixes_planned: bool = False
     ) -> list[dict]:
-        """Bare timing-only processes while a question in play is undecided and within reach
-        (runtime_processes.progress: decided, or stopped as futile):
-        the first look once MIN_LOOK processes have timed (the cold and warm ones count), then one
-        more per look up to `--processes` (the cap), within the deadline; a process excluded as
-        disturbed is replaced once. Each runs as a plain script calls the model, against the main
-        cache. Then, when every process page-faulted heavily, one more with glibc's thresholds
-        pinned: a probe of the other allocator regime, never decided on (pinned_why). One done event
-        joins their results and the sequence (how many, at which level, why they stopped).
-        Processes timed at least (the cap allowing) before stopping early: SPREAD_FOR_ROWS when
-        `fixes_planned` (tried fixes are judged with the spread between these processes), and
-        `--min-processes` (a report to be a regression baseline: --max-slowdown knows the
-        baseline's spread only from the baseline's own processes)."""
-        from ..report import runtime_processes as rp
+        """The timing-only processes plan.time_processes asks for, each started here; one done
+        event joins their results and the sequence."""
         from ..verdict.thresholds import RULES
 
-        first = [
-            rp.row(name, rp.AS_LAUNCHED, r)
-            for phase, name in rp.PROCESS_OF_PHASE.items()
-            if (r := done(events, phase)) and r.get("speedup_ci")
-        ]
-        if not first:
-            return []  # nothing timed the main row: another process would fail the same way
-        cap, level = self.options.processes, rp.look_level(self.options.processes)
-        spread_for = max(rp.SPREAD_FOR_ROWS if fixes_planned else 0, self.options.min_processes)
-        # a number is a speedup a gate judges; anything else a question with `answered(rows,
-        # level)` (check --baseline --max-slowdown: report/regression.py's SlowdownQuestion)
-        asked = [t for t in thresholds if not isinstance(t, (int, float))]
-        thresholds = tuple(t for t in thresholds if isinstance(t, (int, float)))
-        extra: list[dict] = []
-        started, stopped, tries = time.monotonic(), "cap", len(first)
-        while cap < rp.MIN_LOOK:  # too few to decide: the processes asked for, no looks
-            if len(first) + len(extra) >= cap or not self._timing_child(
-                extra, rp.SPREAD_WHY, False
-            ):
-                break
-        replaced: set[str] = set()  # excluded processes a later one was started for
-        looked: list[int] = []  # the processes decided on at each look taken
-        while cap >= rp.MIN_LOOK:
-            rows = first + [rp.row(r["process"], rp.AS_LAUNCHED, r) for r in extra]
-            counted = rp.classify(rows)
-            if len(counted) >= min(rp.MIN_LOOK, cap):
-                looked.append(len(counted))
-                step = rp.progress(
-                    counted,
-                    thresholds,
-                    RULES["min_speedup"],
-                    level,
-                    cap,
-                    RULES.get("equivalence_margin", rp.EQUIVALENCE_MARGIN),
-                )
-                if step != "more" and not all(q.answered(counted, level) for q in asked):
-                    step = "more"  # check --max-slowdown's comparison is still open
-                if step != "more" and len(counted) < min(spread_for, cap):
-                    step = "more"  # tried fixes are judged with this spread: enough to judge
-                if step != "more":  # every question in play answered, or out of reach (futile)
-                    stopped = step
-                    break
-            excluded = len(rows) - len(counted)
-            if len(counted) >= cap or len(rows) >= cap + min(excluded, 2) or tries >= cap + 2:
-                break
-            why = rp.SPREAD_WHY if len(counted) < rp.MIN_LOOK else rp.UNDECIDED_WHY
-            gone = rp.replaces(rows, replaced)
-            if gone:  # an excluded process is replaced, and the replacement says whom it replaces
-                why = rp.replacement_why(gone)
-                replaced.add(gone)
-            tries += 1  # a process that fails is left out, and counts here
-            if not self._timing_child(extra, why, pinned=False):
-                stopped = "budget"
-                break
-        timed = len(first) + len(extra)
-        why = rp.pinned_why([done(events, p) or {} for p in rp.PROCESS_OF_PHASE] + extra)
-        if why and cap > 1:
-            self._timing_child(extra, why, pinned=True)
-        seq = (
-            {
-                "cap": cap,
-                "looks": rp.looks(cap),
-                "level": level,
-                "thresholds": sorted({1.0, RULES["min_speedup"], *thresholds}),
-                **({"questions": [q.text for q in asked]} if asked else {}),
-                "margin": RULES.get("equivalence_margin", rp.EQUIVALENCE_MARGIN),
-                "timed": timed,
-                "stopped": stopped,
-                "looks_at": looked,
-            }
-            if cap >= rp.MIN_LOOK
-            else None
+        started = time.monotonic()
+        first = _results(events, tuple(PROCESS_OF_PHASE))
+        data = plan.time_processes(
+            first, self.options, RULES, self._timing_child, questions, fixes_planned
         )
-        if not extra and seq is None:
+        if data is None:
             return []
-        return [
-            {
-                "event": "done",
-                "phase": rp.EXTRA_PHASE,
-                "seconds": time.monotonic() - started,
-                "data": {"processes": extra, **({"sequence": seq} if seq else {})},
-            }
-        ]
+        seconds = time.monotonic() - started
+        return [{"event": "done", "phase": EXTRA_PHASE, "seconds": seconds, "data": data}]
 
-    def _timing_child(self, extra: list[dict], why: str, pinned: bool) -> bool:
-        """Run one timing-only process; its result is appended to `extra`. False past the deadline."""
+    def _timing_child(self, i: int, why: str, pinned: bool) -> tuple[bool, dict | None]:
+        """Run timing-only process `i`: (False past the deadline, its result or None)."""
         from ..experiments.fixes import MALLOC_PINNED
-        from ..report.runtime_processes import EXTRA_PHASE, PINNED_ENV_LABEL, extra_name
 
         if time.monotonic() > self.deadline - 1:
-            return False
-        i = len(extra)
+            return False, None
         child = Child(
             "timing",
             self.target,
@@ -413,7 +265,7 @@ class _Experiments:
             extra_env=dict(MALLOC_PINNED) if pinned else None,
             timing=TimingProcess(
                 why=why,
-                env=PINNED_ENV_LABEL if pinned else "as launched",
+                env=PINNED_ENV_LABEL if pinned else AS_LAUNCHED,
                 process=extra_name(i),
             ),
         )
@@ -427,42 +279,30 @@ class _Experiments:
         child.wait(self.deadline, tick=show if self.prog.enabled else None)
         t_events, _ = child.finish()
         self.prog.feed("timing", t_events)
-        result = done(t_events, EXTRA_PHASE)
-        if result:
-            extra.append(result)
-        return True
+        return True, done(t_events, EXTRA_PHASE)
 
     def children(
         self,
-        plan: list[Spec],
+        specs: list[Spec],
         fix_budget: float,
         fix_spent: float,
         events: list[dict],
         failures: list[dict],
     ) -> list[dict]:
-        """Run each spec of `plan` in a child of its own (its events and failures appended), within
-        the deadline and, for those that count against it, the fix budget; the ones left untried."""
-        not_tried = []
-        for i, spec in enumerate(plan):
-            if time.monotonic() > self.deadline - 1:
-                failures.append(
-                    {
-                        "phase": "strategies",
-                        "message": f"{len(plan) - i} strategy comparison(s) not run: the "
-                        f"{self.options.timeout_s:g}s limit was used up",
-                    }
-                )
-                break
-            if spec.uses_fix_budget and fix_spent >= fix_budget:
-                not_tried.append({"spec": spec.to_dict(), "why": budget_used_up(fix_budget)})
-                continue
-            started = time.monotonic()
-            s_events, s_failure = self._child(i, len(plan), spec)
-            events += measured(s_events)
+        """Run each of `specs` in a child of its own, in plan.run_in_turn's order and budget (its
+        events and failures appended); the ones left untried."""
+
+        def run_one(i: int, spec: Spec) -> None:
+            s_events, s_failure = self._child(i, len(specs), spec)
+            events.extend(measured(s_events))
             if s_failure:
                 failures.append(s_failure)
-            if spec.uses_fix_budget:
-                fix_spent += time.monotonic() - started
+
+        not_tried, late = plan.run_in_turn(
+            specs, fix_budget, fix_spent, self.deadline, self.options.timeout_s, run_one
+        )
+        if late:
+            failures.append(late)
         return not_tried
 
     def _child(self, i: int, total: int, spec: Spec) -> tuple[list[dict], dict | None]:
@@ -506,11 +346,11 @@ def analyze_target(
     options: Options,
     keep_dir: str | None = None,
     progress: bool = False,
-    thresholds: tuple[float, ...] = (),
+    questions: Questions = Questions(),
 ) -> tuple[Report, int]:
     """Run the children and assemble the report; `progress` writes each phase to stderr as it
-    finishes. `thresholds`: speedups a gate will judge (check --min-speedup), which the headline's
-    processes must also decide (run/launcher.py's extra_timing)."""
+    finishes. `questions`: what a gate will judge (check --min-speedup, --max-slowdown), which the
+    headline's processes must also decide (experiments/plan.py's time_processes)."""
     who_pays = isa_seed.who_pays()  # TCDOCTOR_ISA_PROBE: a bad value is one line, before any child
     prog, workdir, deadline = begin(target, options, keep_dir, progress, "tcdoctor-")
     cache_dir = os.path.join(workdir, "inductor-cache")
@@ -541,7 +381,7 @@ def analyze_target(
             if warm and not warm.running() and not os.path.exists(ready):
                 _touch(ready, {"warm_died": True})  # never leave the cold child waiting
             if warm and not go_sent and not cold.running():
-                _touch(go, _go_signal(cold.events(), options))
+                _touch(go, plan.go_signal(_results(cold.events(), GO_PHASES), options))
                 go_sent = True
             # no poll: block until a child exits, the next redraw or the deadline
             wake = min(deadline, next_progress) if prog.enabled else deadline
@@ -559,7 +399,8 @@ def analyze_target(
         if failure and failure["phase"] == "load":  # died inside the user's build()
             raise UserCodeError(failure["message"])
         failures = [failure] if failure else []
-        fix_budget, fix_spent, not_tried = _fix_budget(events, options), 0.0, []
+        fix_budget = plan.fix_budget(done(events, "compile"), options)
+        fix_spent, not_tried = 0.0, []
         handled: set[str] = set()  # phases of experiments the warm process ran or left untried
         if warm:
             warm_events, warm_failure = warm.finish()
@@ -567,7 +408,7 @@ def analyze_target(
             if go_sent and warm_failure:
                 failures.append(warm_failure)
             events += measured(warm_events)
-            handled, fix_spent, not_tried = _warm_experiments(warm_events, warm_failure)
+            handled, fix_spent, not_tried = plan.warm_experiments(warm_events, warm_failure)
         probe = (done(events, "compile") or {}).get("isa_probe") or {}
         run = _Experiments(
             target,
@@ -581,15 +422,15 @@ def analyze_target(
         )
         planned = (done(events, "plan") or {}).get("strategies", [])
         fixes_planned = any(isinstance(Spec.from_dict(d), FixSpec) for d in planned)
-        events += run.extra_timing(events, thresholds, fixes_planned)
+        events += run.extra_timing(events, questions, fixes_planned)
         # breaks in the user's code with no mechanical patch: listed with why, no child
         not_tried += (done(events, "plan") or {}).get("patches_not_planned") or []
-        plan = [s for s in map(Spec.from_dict, planned) if s.phase not in handled]
-        plan += _stance_fix(events, options)
-        if any(isinstance(s, FixSpec) for s in plan):  # the bootstrap only where a fix is judged
-            across = _across_processes(events)
-            plan = [judged_across_processes(s, across) for s in plan]
-        not_tried += run.children(plan, fix_budget, fix_spent, events, failures)
+        specs = [s for s in map(Spec.from_dict, planned) if s.phase not in handled]
+        specs += plan.stance_fix(_results(events, STANCE_PHASES), options)
+        if any(isinstance(s, FixSpec) for s in specs):  # the bootstrap only where a fix is judged
+            across = plan.across_processes(_results(events, (*PROCESS_OF_PHASE, EXTRA_PHASE)))
+            specs = [judged_across_processes(s, across) for s in specs]
+        not_tried += run.children(specs, fix_budget, fix_spent, events, failures)
         if not_tried:
             events.append(
                 {"event": "done", "phase": "fixes_not_tried", "data": {"not_tried": not_tried}}

@@ -15,8 +15,9 @@ that cannot be used, 3 for the user's code raising before anything was measured)
 
 Pitfalls. The exit code returned is the analysis's (0 complete, 4 a phase failed); a fatal record
 raises instead, so a caller that wants the row of a failed target (sweep) catches TcdoctorError.
-`thresholds` (check --min-speedup) reach the single-process launcher, whose extra timing
-processes must decide them; a distributed run times no extra processes.
+`questions` (checks/questions.py: check --min-speedup, --max-slowdown) reach the single-process
+launcher, whose extra timing processes must decide them, and the distributed launch, whose ranks
+are handed them in their spec (a distributed run times no extra processes).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import tempfile
 
 import click
 
+from ..checks.questions import Questions
 from ..errors import EXIT_INCOMPLETE, EXIT_OK, OptionError
 from ..options import Options
 from ..report.model import Report
@@ -38,17 +40,17 @@ def analyze(
     options: Options,
     *,
     expected_calls: int | None = None,
-    thresholds: tuple[float, ...] = (),
+    questions: Questions = Questions(),
     progress: bool = False,
 ) -> tuple[Report, int]:
     """The report of `target` under `options` and its exit code (0 complete, 4 incomplete).
 
     `expected_calls`: the calls the model will serve (the verdict's break-even horizon);
-    `thresholds`: speedups a gate will judge; `progress`: each phase on stderr as it finishes
-    (child processes only). Raises a TcdoctorError (one line, its exit code) when nothing could be
+    `questions`: what a gate will judge, which the timed processes must decide; `progress`: each
+    phase on stderr as it finishes (child processes only). Raises a TcdoctorError (one line, its exit code) when nothing could be
     measured."""
     if isinstance(target, str):
-        report, code = _in_children(target, options, thresholds, progress)
+        report, code = _in_children(target, options, questions, progress)
     else:
         report = _in_process(target, options)
         code = EXIT_INCOMPLETE if report.errors else EXIT_OK
@@ -60,7 +62,7 @@ def analyze(
 
 
 def _in_children(
-    target: str, options: Options, thresholds: tuple[float, ...], progress: bool
+    target: str, options: Options, questions: Questions, progress: bool
 ) -> tuple[Report, int]:
     """Single-process or distributed, with the TORCH_TRACE folders prepared before and attached after."""
     from . import distributed, launcher
@@ -68,10 +70,13 @@ def _in_children(
 
     prepare(options.torch_trace)
     if options.distributed:
-        report, code = distributed.analyze_distributed(target, options, progress=progress)
+        report, code = distributed.analyze_distributed(
+            target, options, progress=progress, questions=questions
+        )
     else:
-        gate = {"thresholds": thresholds} if thresholds else {}
-        report, code = launcher.analyze_target(target, options, progress=progress, **gate)
+        report, code = launcher.analyze_target(
+            target, options, progress=progress, questions=questions
+        )
     attach(report, options)
     return report, code
 

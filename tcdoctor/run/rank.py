@@ -13,7 +13,8 @@ PhaseRunner, with three additions:
   agreeing and decide alone, instead of pairing unrelated collectives;
 - DDPOptimizer's own log record is captured (`probes/ddp.py`) and reported with the phases.
 File names carry the rank (RANK from torchrun): rank{R}.events, rank{R}.stacks, cache/rank{R};
-what the rank reads is its ChildSpec (run/spec.py), the launch's own entries in `distributed`.
+what the rank reads is its ChildSpec (run/spec.py), the launch's own entries in `distributed` (among
+them what a gate asks, `questions`: one launch times no extra processes, so no rank adds any).
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from ..checks.questions import Questions
 from ..experiments.specs import Spec
 from ..options import Options
 from ..report.files import write_atomic
@@ -85,12 +86,13 @@ class WarmHandshake(_Record):
 
 @dataclasses.dataclass(frozen=True)
 class TimingProcess(_Record):
-    """A timing-only child's identity (run/launcher.py's extra_timing), kept in its runtime record
-    as it is (probes/timing.py): which extra process it is, why it runs, its environment."""
+    """A timing-only child's identity (experiments/plan.py's time_processes, started by
+    run/launcher.py), kept in its runtime record as it is (probes/timing.py): which extra process
+    it is, why it runs, its environment."""
 
-    why: str  # why this process runs (runtime_processes: spread, undecided, pinned allocator)
+    why: str  # why this process runs (processes.sequential: spread, undecided, pinned allocator)
     env: str  # its environment in the report's words: "as launched", or the pinned allocator's
-    process: str  # its name in the report (runtime_processes.extra_name)
+    process: str  # its name in the report (processes.sequential.extra_name)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,8 +132,23 @@ class RankLaunch(_Record):
     backend: str | None = None  # --dist-backend; None: nccl on CUDA, else gloo
     timeout_s: float | None = None  # --pg-timeout; None: torch's default (capped by the deadline)
     pid_path: str | None = None  # where the rank writes its pid (the parent kills stragglers by it)
+    # what a gate asks of the timing (check TARGET --nproc N: --min-speedup, --max-slowdown), as
+    # the single-process launcher's loop is handed it; one launch times no extra processes
+    questions: Questions = Questions()
 
     LAUNCHES: ClassVar[tuple[str, ...]] = ("cold", "warm")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(super().to_dict(), questions=self.questions.to_dict())
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str) -> RankLaunch:
+        kw = _fields(cls, d, where)
+        try:
+            kw["questions"] = Questions.from_dict(kw.get("questions") or {})
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ChildSpecError(f"{where}'s questions: {exc!r}") from None
+        return cls(**kw)
 
     def __post_init__(self) -> None:
         if self.process not in self.LAUNCHES:

@@ -38,6 +38,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from .. import units
+from ..checks.outcome import CheckResult
+from ..checks.table import sweep_checks
 from ..errors import (
     EXIT_INCOMPLETE,
     EXIT_INTERNAL,
@@ -49,9 +51,7 @@ from ..errors import (
 from ..options import Options
 from ..render.write import write_report, write_sweep, write_text
 from ..report import sweep as sw
-from ..report.check import sweep_checks
 from ..report.model import Report
-from ..report.outcome import CheckResult
 from ..run.pipeline import analyze, echo
 from ..version import __version__
 from .compare import with_baseline

@@ -26,7 +26,9 @@ together with the advice rules and the recommendations.
 from __future__ import annotations
 
 from .. import units
-from ..report.runtime_processes import EQUIVALENCE_MARGIN, LOAD_CORES, ROOM_CORES, regime_claim
+from ..outcomes import Decision
+from ..report.processes.claims import EQUIVALENCE_MARGIN, regime_claim
+from ..report.processes.regimes import LOAD_CORES, ROOM_CORES
 from ..report.sections import (
     FixRow,
     GraphBreak,
@@ -36,7 +38,7 @@ from .advice import library_calls
 from .figures import Figures, Way
 
 
-def decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
+def decision(fig: Figures, rules: dict) -> tuple[Decision, list[str]]:
     """compile / compile-after-fixes / dont-compile / cant-tell, and the reasons, from the figures
     alone (`_decision`), then what the threads did on a loaded machine (`thread_reason`)."""
     verdict, reasons = _decision(fig, rules)
@@ -66,7 +68,7 @@ def thread_reason(fig: Figures) -> str | None:
     )
 
 
-def _decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
+def _decision(fig: Figures, rules: dict) -> tuple[Decision, list[str]]:
     """The decision and its reasons from the figures alone.
 
     One decision over every measured way: the main analysis, the fixes tried in fresh processes,
@@ -76,7 +78,7 @@ def _decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
     horizon = int(rules["expected_calls"])
     faster = fig.significantly_faster(rules)
     if fig.compile_failed_message is not None:
-        return "dont-compile", [f"The compiled model failed: {fig.compile_failed_message}"]
+        return Decision.DONT_COMPILE, [f"The compiled model failed: {fig.compile_failed_message}"]
     if fig.numerics_passed is False:
         err, failed = fig.numerics_max_abs_err, fig.numerics_failed_outputs
         speed = (
@@ -84,7 +86,7 @@ def _decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
             if fig.speedup is not None and faster
             else "N"
         )
-        return "dont-compile", [
+        return Decision.DONT_COMPILE, [
             f"{speed}umerics check failed"
             + (f" (max abs error {units.sci(err)} vs eager)" if err is not None else "")
             + (f" on {', '.join(failed[:3])}" if failed else "")
@@ -93,7 +95,7 @@ def _decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
         ]
     if fig.speedup is None:
         why = fig.speed_not_measured or "no runtime figures"
-        return "dont-compile", [f"Speed was not measured ({why}), so no gain is shown."]
+        return Decision.DONT_COMPILE, [f"Speed was not measured ({why}), so no gain is shown."]
     if not faster:
         return _not_faster(fig, rules)
     be_cold = fig.break_even_cold
@@ -104,14 +106,14 @@ def _decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
             f"{be_cold['calls']:,} calls, beyond the expected {horizon:,}"
         )
         if remedy is not None and remedy.steps_to_repay <= horizon:
-            return "compile", [
+            return Decision.COMPILE, [
                 f"{late}; with {remedy.title} it is repaid after {remedy.steps_to_repay:,} calls "
                 f"({fig.remedy_speed_cost(remedy)}): `{remedy.line}`."
             ]
-        return "dont-compile", [late + "."]
+        return Decision.DONT_COMPILE, [late + "."]
     eager_parts = _eager_parts(fig)
     if eager_parts:
-        return "compile-after-fixes", [
+        return Decision.COMPILE_AFTER_FIXES, [
             f"Compiled is {fig.faster_text}, but parts of the model run eagerly ({eager_parts})."
         ]
     reasons = [f"Compiled is {fig.faster_text}."]
@@ -136,7 +138,7 @@ def _decision(fig: Figures, rules: dict) -> tuple[str, list[str]]:
             "table)."
         )
     reasons += _remaining(fig)
-    return "compile", reasons
+    return Decision.COMPILE, reasons
 
 
 def _remedy_reason(fig: Figures, remedy: RemedyRow, cold_calls: int) -> str:
@@ -282,24 +284,24 @@ def _best_fix(fig: Figures, rules: dict) -> FixRow | None:
     return max(good, key=lambda r: (r.after or {}).get("speedup") or 0.0) if good else None
 
 
-def _not_faster(fig: Figures, rules: dict) -> tuple[str, list[str]]:
+def _not_faster(fig: Figures, rules: dict) -> tuple[Decision, list[str]]:
     """Compiled as analysed is not significantly faster: is there a measured way, a tried fix, or
     a fix of the user's own whose bounded gain covers the loss? Otherwise: not yet, and who owns
     each blocker."""
     head = f"Compiled is {fig.claim_text(rules)}: {fig.speed_text}"
     if fig.claim(rules) == "undecided" and fig.sequence:
         head += fig.sequence_text
-    head += f"; {fig.undecided_why}" if fig.undecided_why else ""  # runtime_processes.combine
+    head += f"; {fig.undecided_why}" if fig.undecided_why else ""  # processes.claims.combine
     fix = _best_fix(fig, rules)
     if fix is not None:
-        return "compile-after-fixes", [
+        return Decision.COMPILE_AFTER_FIXES, [
             f"{head}; with `{fix.fix}` (tried in a separate process) it is "
             f"{fix.vs_eager('faster')}: apply it."
         ]
     way = best_way(fig, rules)
     if way is not None:
         r = way.row
-        return "compile", [
+        return Decision.COMPILE, [
             f"{head}, but {way.label} is {r.vs_eager('faster')}, "
             f"repaid after {r.steps_to_repay:,} calls: {way.label}."
         ]
@@ -309,7 +311,7 @@ def _not_faster(fig: Figures, rules: dict) -> tuple[str, list[str]]:
     bound = _gain(untried)
     pays = _bound_pays(bound, need, rules)
     if untried and pays is True:
-        return "compile-after-fixes", [
+        return Decision.COMPILE_AFTER_FIXES, [
             f"{head}; fixing the {len(untried)} graph break(s) in your code "
             f"({', '.join(f.where for f in untried[:3])}) could gain up to {units.seconds(bound)} "
             f"per call (a bound: the time outside graphs minus the eager work that would still run; "
@@ -324,12 +326,12 @@ def _not_faster(fig: Figures, rules: dict) -> tuple[str, list[str]]:
     if fig.significantly_slower and fig.guard_fraction is not None:
         reasons.append(guard_reason(fig))
     if not _cant_tell(fig, rules):
-        return "dont-compile", reasons
+        return Decision.DONT_COMPILE, reasons
     horizon = int(rules["expected_calls"])
     if not fig.unrepayable(horizon):
-        return "cant-tell", reasons
+        return Decision.CANT_TELL, reasons
     first = min(x for x in (fig.cold_s, fig.warm_s) if x is not None)
-    return "dont-compile", reasons + [
+    return Decision.DONT_COMPILE, reasons + [
         f"Whatever the speed: the first call's {units.seconds(first)} is more than "
         f"{horizon:,} eager calls take ({units.seconds(horizon * (fig.eager_s or 0.0))}), so not "
         "even an infinitely fast compiled call repays it within the expected calls."

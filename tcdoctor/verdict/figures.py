@@ -8,13 +8,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import units
+from ..report.processes.claims import EQUIVALENCE_MARGIN, no_difference_text, overall_claim
+from ..report.processes.regimes import least_favourable
 from ..report.rules import break_even, cold_warm_ratio
-from ..report.runtime_processes import (
-    EQUIVALENCE_MARGIN,
-    least_favourable,
-    no_difference_text,
-    overall_claim,
-)
 from ..report.sections import (
     FixRow,
     GraphBreak,
@@ -282,7 +278,7 @@ class Figures:
             return "slower than eager"
         ci = (self.ci_low, self.ci_high)
         margin = rules.get("equivalence_margin", EQUIVALENCE_MARGIN)
-        if claim == "same":  # two one-sided tests at the margin (runtime_processes.equivalent)
+        if claim == "same":  # two one-sided tests at the margin (processes.claims.equivalent)
             return f"the same speed as eager: {no_difference_text(ci, margin)}"
         if claim == "below":
             return f"faster than eager, but not by {rules['min_speedup']:g}×"

@@ -5,7 +5,7 @@ from __future__ import annotations
 RULES: dict[str, float] = {
     "min_speedup": 1.02,  # lower bound of the speedup's 95% CI must exceed this to count as faster
     # "no difference that matters": the decision interval within [1/1.10, 1.10] (two one-sided
-    # tests; report/runtime_processes.EQUIVALENCE_MARGIN, the same figure)
+    # tests; report/processes/claims.EQUIVALENCE_MARGIN, the same figure)
     "equivalence_margin": 1.10,
     "expected_calls": 100_000,  # default horizon for break-even (--expected-calls)
     "guard_overhead_fraction": 0.20,  # guard evaluation above this share of a compiled call is flagged

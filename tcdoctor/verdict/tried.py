@@ -6,7 +6,7 @@ loss comes from (the backend ablation), and one advice line per tried fix so nob
 Running the fixes is `experiments/fixes.py`'s job (in the child); this module only reads rows.
 
 **Decision intervals** (`attach_decision_intervals`). A fix, mode, training way, region or
-compile-time remedy is timed in one process; the headline in several (report/runtime_processes.py).
+compile-time remedy is timed in one process; the headline in several (report/processes/).
 Each such row gets `decision_ci` and `decision_method` (rules.row_decision_interval: its own noise
 and the headline's spread between processes, Bonferroni over the rows that could earn the same
 claim), and every claim about it reads that interval (sections' `significantly_faster`,
@@ -27,7 +27,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from .. import stats
-from ..report import runtime_processes
+from ..report.processes.regimes import decided_on
 from ..report.rules import row_decision_interval
 from ..report.sections import Ablation, Advice, FixRow, StrategyRow
 
@@ -45,7 +45,7 @@ def process_spread(report: Report) -> tuple[tuple[float, int] | None, int]:
     many processes): the processes the headline was decided on, pooled within allocator regimes
     when it was decided apart in two."""
     rt = report.runtime
-    rows = runtime_processes.decided_on(rt.processes)
+    rows = decided_on(rt.processes)
     if rt.undecided_why or len(rows) < 2:  # one process (or one per regime): no spread
         return None, len(rows)
     if rt.regimes:

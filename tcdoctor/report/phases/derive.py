@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from .. import attribution, break_gain, compile_joins, runtime_processes
+from .. import attribution, break_gain, compile_joins
+from ..processes import claims, sequential
 from ..sections import GUARDS_BY_REMOVAL
 
 
 def derive(data: dict) -> None:
     """Figures computed from several phases' results, after every fill."""
     results = data.pop("_timed", {})
-    timed = runtime_processes.timed(results)
+    timed = sequential.timed(results)
     if timed and data["runtime"].get("speedup") is not None:
-        data["runtime"].update(
-            runtime_processes.combine(timed, runtime_processes.sequence(results))
-        )
+        data["runtime"].update(claims.combine(timed, sequential.sequence(results)))
     # Guards.overhead_fraction is taken of the compiled median the timing phase measured, or, for
     # a cost by removal, of the with-guards median of the same A/B samples (sections.guard_cost).
     median = (data["runtime"].get("compiled") or {}).get("median_s")

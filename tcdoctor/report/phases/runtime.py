@@ -1,6 +1,6 @@
 """The timing phases: eager vs compiled per call (probes/timing.py) in the cold process (runtime), the
 warm process (runtime_warm) and timing-only processes up to --processes (runtime_extra,
-run/launcher.py); `derive` joins them into the headline speedup (report/runtime_processes.py)."""
+run/launcher.py); `derive` joins them into the headline speedup (report/processes/claims.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from .phase import MAIN, TIMING, WARM, Fill, Phase
 
 
 def _keep_timed(phase: str) -> Fill:
-    """Keep a process's timing for `derive` (report/runtime_processes.py joins them)."""
+    """Keep a process's timing for `derive` (report/processes/claims.py joins them)."""
 
     def fill(data: dict, r: dict) -> None:
         data.setdefault("_timed", {})[phase] = r

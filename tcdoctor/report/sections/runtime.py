@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ... import units
-from .. import runtime_processes
+from ..processes import claims
+from ..processes.regimes import least_favourable
 from ..record import Record
 from ..rules import (
     ACROSS_WORDS,
@@ -74,7 +75,7 @@ class Runtime(Record):
     )
 
     # the cold process's own timing; `speedup` and `speedup_ci` are across processes
-    # (report/runtime_processes.py), each process's figures in `processes`
+    # (report/processes/), each process's figures in `processes`
     eager: Timing = field(default_factory=Timing)
     compiled: Timing = field(default_factory=Timing)
     speedup: float | None = None
@@ -92,13 +93,13 @@ class Runtime(Record):
     across_method: str | None = None
     # what another run of the script may see (nothing decides on it); `speedup_ci` decides
     prediction_interval: list[float] | None = None
-    # how many processes timed and why they stopped (runtime_processes.decided, run/launcher.py)
+    # how many processes timed and why they stopped (processes.sequential.progress, run/launcher.py)
     sequence: dict[str, Any] | None = None
     undecided_why: str | None = None  # why the processes cannot decide, whatever the interval
-    # the load on the processes decided on, per pair (runtime_processes.under_load): loaded_pairs,
+    # the load on the processes decided on, per pair (processes.regimes.under_load): loaded_pairs,
     # pairs, processes_loaded, processes, sustained, text ("timed under load: N of M pairs loaded")
     load: dict[str, Any] | None = None
-    # two modes within a regime (runtime_processes.modes): [{"regime", "modes": [{processes,
+    # two modes within a regime (processes.regimes.modes): [{"regime", "modes": [{processes,
     # speedup}, …]}]
     modes: list[dict] | None = None
     warmup_calls: int | None = None
@@ -121,21 +122,21 @@ class Runtime(Record):
 
     def claim(self, rules: dict) -> str:
         """faster / slower / same / below / undecided, from the decision interval (in every
-        allocator regime when the processes fell in two: runtime_processes.claim; "same" within
+        allocator regime when the processes fell in two: processes.claims.claim; "same" within
         RULES' equivalence_margin)."""
-        return runtime_processes.overall_claim(
+        return claims.overall_claim(
             self.speedup_ci,
             self.regimes,
             self.undecided_why,
             rules["min_speedup"],
-            rules.get("equivalence_margin", runtime_processes.EQUIVALENCE_MARGIN),
+            rules.get("equivalence_margin", claims.EQUIVALENCE_MARGIN),
         )
 
     @property
     def least_favourable_medians(self) -> tuple[float | None, float | None]:
         """(eager, compiled) medians of the process with the lowest speedup: what per-call gains
         and the break-even are computed from, so a lucky process never shortens them."""
-        worst = runtime_processes.least_favourable(self.processes or [])
+        worst = least_favourable(self.processes or [])
         if worst is None:
             return self.eager.median_s, self.compiled.median_s
         return worst["eager_median_s"], worst["compiled_median_s"]

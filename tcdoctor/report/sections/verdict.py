@@ -22,6 +22,9 @@ class Verdict(Record):
     "compile", "compile-after-fixes", "dont-compile" and "cant-tell" (Can't tell yet: the speed
     undecided at this precision), or null when there is none."""
 
+    # a `Decision` (tcdoctor/outcomes.py) where the verdict was given in this process, its plain
+    # string where loaded from JSON: the two compare equal
+
     decision: str | None = None
     reasons: list[str] = field(default_factory=list)
     advice: list[Advice] = field(default_factory=list)

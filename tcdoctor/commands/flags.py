@@ -1,6 +1,6 @@
 """The options of `analyze` and `check` as declarations (`Param`, described without click), in
 --help order: an analysis option's from its Options field (tcdoctor/options.py), a check's from
-its entry in the gate's table (report/check.py `CHECKS`), and `check`'s own (what is judged, the
+its entry in the gate's table (checks/table.py `CHECKS`), and `check`'s own (what is judged, the
 baseline, where the results go). cli.py turns each into a click option, the only place that does.
 
 Pitfalls: an analysis option's value reaches `Options` as the string typed (kind "text"), so that
@@ -16,8 +16,8 @@ from typing import Any, NamedTuple
 
 import click
 
+from ..checks.table import BASELINE, REPORT, SWEEP, Check, checks
 from ..options import Switch, TurnsOff, cli_params
-from ..report.check import BASELINE, REPORT, SWEEP, Check, checks
 
 
 class Param(NamedTuple):

@@ -1,16 +1,18 @@
-"""The gate: `tcdoctor check`, and the same checks in Python (`check`).
+"""What judges a report: the gate's checks (`tcdoctor check`), and the same checks in Python
+(`check`, `limits`, `exit_code`). Torch-free; below the renderers and the verdict, above the
+report's data (tests/test_imports.py).
 
-Each check is declared once, as one entry of the table `report.check.CHECKS` (its limit's keyword
-and flag, how the flag is typed, what it reads, how it judges; see `report.check.Check`). From that
-table this package makes: the click options of `check` (flags.py), its Python keyword (`check`
-here, `report.check.run_checks` and `baseline_checks`), what `check --sweep` and `check` refuse
-(run.py), and its rows in every output (outputs.py: the terminal lines, the JUnit XML, the GitHub
-step summary and annotations read the same `CheckResult`s). `load_saved` (saved.py) is the one
-way a saved report is read, by `report`, `check --report`, `--baseline`, `fix`, `diff` and `merge`.
+Each check is declared once, as one entry of the table `table.CHECKS` (its limit's keyword and
+flag, how the flag is typed, what it reads, how it judges; see `table.Check`). The judges live
+apart from the table: one report's in judges.py, a report against its baseline in regression.py
+(and what makes a baseline another measurement), a sweep's overview in sweep.py, the accepted
+graph breaks in known_breaks.py; what a judged check is (`CheckResult`, the gate's exit code and
+its lines) in outcome.py; what `check TARGET` asks of the analysis's timing loop in questions.py.
+tcdoctor/commands/ makes from the table the click options of `check`, its refusals and its
+outputs.
 
 Adding a check: one `Check` in `CHECKS` (a `judge`, or `reads` with `at_most` for a plain limit on
-one figure); nothing else names it. A sweep's checks are entries too, judged by report/sweep.py's
-`pass_rate` and `no_new_slower_than_eager` through `report.check.sweep_checks`.
+one figure); nothing else names it.
 """
 
 from __future__ import annotations
@@ -18,14 +20,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import OptionError, UsageError
-from ..report.check import BASELINE, REPORT, baseline_checks, checks, run_checks
-from ..report.outcome import CheckResult, counted, gate_exit_code
-from .saved import load_saved
+from .outcome import CheckResult, counted, gate_exit_code
+from .table import BASELINE, REPORT, baseline_checks, checks, run_checks
 
 if TYPE_CHECKING:
     from ..report.model import Report
 
-__all__ = ["check", "exit_code", "load_saved", "limits"]
+__all__ = ["check", "exit_code", "limits"]
 
 exit_code = gate_exit_code
 

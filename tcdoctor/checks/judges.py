@@ -1,11 +1,11 @@
 """The judges of one report (`check`'s absolute thresholds, `run_checks`): each the `judge` of a
-`Check` in the gate's table (report/check.py `CHECKS`), returning the `CheckResult`
-(report/outcome.py) for its limit.
+`Check` in the gate's table (checks/table.py `CHECKS`), returning the `CheckResult`
+(checks/outcome.py) for its limit.
 
 Method and pitfalls are each judge's: `min_speedup` on the headline's decision interval (passed,
 failed or inconclusive, the reason saying after how many processes and why no more were timed),
 `verdict` (a "cant-tell" verdict is inconclusive), the counts with one detail line per finding,
-`known_breaks` against the allow-list file (report/known_breaks.py), `compile_seconds` on the
+`known_breaks` against the allow-list file (checks/known_breaks.py), `compile_seconds` on the
 cold first call or the best measured remedy.
 """
 
@@ -16,15 +16,16 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .. import units
+from ..outcomes import Decision
+from ..report.processes.regimes import decided_on
 from .outcome import CheckResult, judged, level_text
-from .runtime_processes import decided_on
 
 if TYPE_CHECKING:  # the table is read where `check` is built: the report classes load on use
-    from .model import Report
+    from ..report.model import Report
 
-_ORDER = {"dont-compile": 0, "compile-after-fixes": 1, "compile": 2}
-# the verdict's speed undecided: it neither meets nor misses a --require-verdict (inconclusive)
-CANT_TELL = "cant-tell"
+# how good a decision is, for --require-verdict; a cant-tell verdict (the speed undecided) neither
+# meets nor misses one (inconclusive)
+_ORDER = {Decision.DONT_COMPILE: 0, Decision.COMPILE_AFTER_FIXES: 1, Decision.COMPILE: 2}
 
 
 def _after(report: Report, bound: float) -> str:
@@ -92,7 +93,7 @@ def verdict(report: Report, required: str) -> CheckResult:
     undecided at this precision) is inconclusive, neither meeting nor missing it."""
     d = report.verdict.decision
     limit = f"at least {required}"
-    if d == CANT_TELL:
+    if d == Decision.CANT_TELL:
         reason = f"{d} ({units.decision_text(d)}: the speed is undecided; {limit} required)"
         return CheckResult("verdict", d, limit, False, reason, inconclusive=True)
     ok = d is not None and _ORDER.get(d, -1) >= _ORDER[required]

@@ -1,14 +1,14 @@
 """Thresholds for `tcdoctor check`: the gate's table, each check judged to a typed `CheckResult`
-(report/outcome.py) with the figure it was judged on.
+(checks/outcome.py) with the figure it was judged on.
 
 Each check is one entry of the table `CHECKS` (at the end): its limit's keyword and flag, what it
-judges and how (`Check`). Two kinds are judged from here: absolute thresholds on one report
-(`run_checks`; the judges are report/judges.py's), and regressions of a report against a baseline
-report (`baseline_checks`; report/regression.py's; `tcdoctor diff` judges its regressions by the
-same code, `regressions`), and thresholds on a sweep's overview (`sweep_checks`; report/sweep.py's).
-tcdoctor/gate/ makes `check`'s flags, refusals and outputs from the table. Every output of `check`
-and `check --sweep` (the terminal lines, the JUnit XML, the GitHub step summary and annotations)
-reads the same `CheckResult`s, so a check is worded once.
+judges and how (`Check`). Three kinds are judged from here: absolute thresholds on one report
+(`run_checks`; the judges are checks/judges.py's), regressions of a report against a baseline
+report (`baseline_checks`; checks/regression.py's; `tcdoctor diff` judges its regressions by the
+same code, `regressions`), and thresholds on a sweep's overview (`sweep_checks`; checks/sweep.py's).
+tcdoctor/commands/ makes `check`'s flags, refusals and outputs from the table. Every output of
+`check` and `check --sweep` (the terminal lines, the JUnit XML, the GitHub step summary and
+annotations) reads the same `CheckResult`s, so a check is worded once.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import units
 from ..errors import OptionError, UsageError
+from ..outcomes import Decision
 from .judges import (
     compile_seconds,
     graph_breaks,
@@ -28,21 +29,22 @@ from .judges import (
     verdict,
 )
 from .outcome import CheckResult, error_result, judged
+from .questions import Questions, slowdown_question
 from .regression import (
     compile_growth,
     new_breaks,
     new_recompiles,
     slowdown,
-    slowdown_question,
     slowdowns,
 )
+from .sweep import no_new_slower_than_eager, pass_rate
 
 if TYPE_CHECKING:  # the table is read where `check` is built: the report classes load on use
-    from .model import Report
-    from .sweep import Sweep
+    from ..report.model import Report
+    from ..report.sweep import Sweep
 
 # The gate's table: every check of `tcdoctor check` is one `Check` in `CHECKS` (at the end of this
-# module), from which tcdoctor/gate/ makes its click option, its keyword here (`run_checks`,
+# module), from which tcdoctor/commands/ makes its click option, its keyword here (`run_checks`,
 # `baseline_checks`), `check --sweep`'s refusals and its rows in every output.
 
 REPORT, BASELINE, SWEEP = "report", "baseline", "sweep"  # what a check judges
@@ -60,16 +62,16 @@ class Check:
     How: `judge(report, value, **uses)` returns the CheckResult (or several) for the limit
     `value`, the other limits named in `uses` passed by keyword; a baseline check's is
     `judge(new, baseline, value)`. Without a `judge`, a report check is `judged`
-    (report/outcome.py): `reads(report)` against `value`, at most it when `at_most` (else at
+    (checks/outcome.py): `reads(report)` against `value`, at most it when `at_most` (else at
     least), the figure written by `show`, the check called `name`. A baseline check's `reads` is
     what the baseline must have (`figure`, in words: "the baseline lacks the speedup
-    (--max-slowdown)"). A sweep check's `judge(overview, value)` is report/sweep.py's.
+    (--max-slowdown)"). A sweep check's `judge(overview, value)` is checks/sweep.py's.
 
     `part_of`: this flag only modifies another check's (`--allow-stale` of `--known-breaks`): not
-    judged alone, refused without that one. `asks(value, baseline)`: the question `check TARGET`
-    hands the analysis's timing loop, which keeps timing processes until it is answered (a
-    speedup threshold, a `SlowdownQuestion`; None: none). Pitfall: a `kind` "switch" is given
-    when True, and a limit of None or False is not checked at all."""
+    judged alone, refused without that one. `asks(value, baseline)`: the `Questions`
+    (checks/questions.py) `check TARGET` hands the analysis's timing loop, which keeps timing
+    processes until they are answered (a speedup, a `SlowdownQuestion`; None: none). Pitfall: a
+    `kind` "switch" is given when True, and a limit of None or False is not checked at all."""
 
     key: str
     kind: str
@@ -85,7 +87,7 @@ class Check:
     show: Callable[[Any], str] = str
     figure: str = ""
     part_of: str | None = None
-    asks: Callable[[Any, Report | None], Any] | None = None
+    asks: Callable[[Any, Report | None], Questions | None] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in LIMIT_KINDS or self.scope not in (REPORT, BASELINE, SWEEP):
@@ -110,10 +112,10 @@ class Check:
         return [found] if isinstance(found, CheckResult) else list(found)
 
 
-def questions(limits: dict[str, Any], baseline: Report | None) -> tuple[Any, ...]:
+def questions(limits: dict[str, Any], baseline: Report | None) -> Questions:
     """What the checks given ask of the timing loop (`Check.asks`), in the table's order."""
     asked = (c.asks(limits[c.key], baseline) for c in CHECKS if c.asks and given(limits.get(c.key)))
-    return tuple(q for q in asked if q is not None)
+    return Questions.of(q for q in asked if q is not None)
 
 
 def checks(scope: str | None = None) -> list[Check]:
@@ -164,7 +166,7 @@ def run_checks(report: Report, compile_remedies: bool = False, **limits: Any) ->
     """The report's checks whose limit is given (the keyword of each REPORT entry of `CHECKS`;
     None or False: not checked), in the table's order; a failed phase always fails.
 
-    `known_breaks`: the graph breaks judged against that file (report/known_breaks.py);
+    `known_breaks`: the graph breaks judged against that file (checks/known_breaks.py);
     `update_known_breaks` rewrites it from this report first (reasons kept).
 
     `compile_remedies`: --max-compile-seconds judges the best measured way to start (the cold
@@ -181,18 +183,6 @@ def run_checks(report: Report, compile_remedies: bool = False, **limits: Any) ->
             )
         )
     return out
-
-
-def _sweep_judge(name: str) -> Callable[[Sweep, Any], CheckResult]:
-    """report/sweep.py's judge `name`, imported when a sweep is judged (it loads the report
-    classes, which building `check`'s flags from this table does not need)."""
-
-    def judge(overview: Sweep, value: Any) -> CheckResult:
-        from . import sweep
-
-        return getattr(sweep, name)(overview, value)
-
-    return judge
 
 
 def sweep_checks(sweep: Sweep, **limits: Any) -> list[CheckResult]:
@@ -265,14 +255,14 @@ CHECKS: tuple[Check, ...] = (
         "share",
         SWEEP,
         "With --sweep: share of targets analysed without an error (0-1).",
-        judge=_sweep_judge("pass_rate"),
+        judge=pass_rate,
     ),
     Check(
         "no_new_slower_than_eager",
         "switch",
         SWEEP,
         "With --sweep: fail if a model is slower than eager (CI below 1x) and was not before.",
-        judge=_sweep_judge("no_new_slower_than_eager"),
+        judge=no_new_slower_than_eager,
     ),
     Check("max_graph_breaks", "count", judge=graph_breaks),
     Check("max_recompiles", "count", judge=recompiles),
@@ -285,7 +275,7 @@ CHECKS: tuple[Check, ...] = (
             "inconclusive."
         ),
         judge=min_speedup,
-        asks=lambda bound, _: bound,
+        asks=lambda bound, _: Questions(speedups=(bound,)),
     ),
     Check(
         "max_compile_seconds",
@@ -331,7 +321,7 @@ CHECKS: tuple[Check, ...] = (
         "choice",
         help="Verdict must be at least this good (a cant-tell verdict, the speed undecided, is "
         "inconclusive).",
-        choices=("compile", "compile-after-fixes"),
+        choices=(Decision.COMPILE.value, Decision.COMPILE_AFTER_FIXES.value),
         judge=verdict,
     ),
     Check(
@@ -360,7 +350,9 @@ CHECKS: tuple[Check, ...] = (
         "Welch test on the two reports' per-process speedups, 95%).",
         metavar="PCT",
         judge=slowdowns,
-        asks=lambda pct, baseline: slowdown_question(baseline, pct) if baseline else None,
+        asks=lambda pct, baseline: (
+            Questions(slowdown=slowdown_question(baseline, pct)) if baseline else None
+        ),
         reads=lambda r: r.runtime.speedup,
         figure="speedup",
     ),

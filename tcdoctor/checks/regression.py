@@ -1,16 +1,17 @@
 """Regressions of a report against a baseline report (`check --baseline old.json`; `tcdoctor diff`
-judges its regressions by the same code, report/check.py's `regressions`): each the `judge` of a
-baseline `Check` in the gate's table, returning `CheckResult`s (report/outcome.py); and what makes
+judges its regressions by the same code, checks/table.py's `regressions`): each the `judge` of a
+baseline `Check` in the gate's table, returning `CheckResult`s (checks/outcome.py); and what makes
 a baseline another measurement (`baseline_mismatch`, `environment_differences`).
 
 Pitfalls: a regression in speed is a one-sided Welch test on the two reports' per-process speedups,
 never two medians or two intervals' overlap (timings on shared machines swing by tens of percent),
 printed with the one-sided bound it was judged on and that bound's level (the new run's per-look
-level: `check TARGET` adds processes while the comparison is undecided, `SlowdownQuestion`),
-compared within allocator regime (`compare_processes`: a changed regime mix is inconclusive, never
-a regression), and told apart from the compiled time itself getting slower (`_compiled_slower`,
-where device, torch and threads match: "compiled got slower" is not "compile's advantage
-shrank", which an eager improvement alone also causes); the cold compile time is one sample, so
+level: `check TARGET` adds processes while the comparison is undecided, checks/questions.py's
+`SlowdownQuestion`), compared within allocator regime (report/processes/claims.py's
+`compare_processes`: a changed regime mix is inconclusive, never a regression), and told apart
+from the compiled time itself getting slower (`_compiled_slower`, where device, torch and threads
+match: "compiled got slower" is not "compile's advantage shrank", which an eager improvement
+alone also causes); the cold compile time is one sample, so
 `--max-compile-growth` wants a margin; graph breaks are compared by identity (report/diff.py's
 `break_key`), not by count, so a break moved from one line to another is one new break, and a
 model that trades a break for another fails `--max-new-graph-breaks 0`.
@@ -19,15 +20,18 @@ model that trades a break for another fails `--max-new-graph-breaks 0`.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
-from .. import stats, units
+from .. import units
+from ..outcomes import Status
+from ..report.processes.claims import Comparison, compare_processes, speedup_of
+from ..report.processes.regimes import decided_on
+from ..report.processes.sequential import small_baseline_why
 from .outcome import CheckResult, error_result, level_text
-from .runtime_processes import MIN_PER_REGIME, decided_on, small_baseline_why
 
 if TYPE_CHECKING:  # the table is read where `check` is built: the report classes load on use
-    from .model import Report
+    from ..report.model import Report
 
 
 def _missing(name: str, limit: str, new: Any, old: Any) -> CheckResult | None:
@@ -45,7 +49,7 @@ def new_breaks(new: Report, old: Report, bound: int) -> CheckResult:
     missing = _missing(name, limit, new.graph_breaks.count, old.graph_breaks.count)
     if missing:
         return missing
-    from .diff import introduced_breaks
+    from ..report.diff import introduced_breaks
 
     introduced = introduced_breaks(old, new)
     figure = f"{len(introduced)} new"
@@ -84,7 +88,7 @@ def slowdown(new: Report, old: Report, pct: float, three: bool = True) -> CheckR
     if len(xs) < 2 or len(ys) < 2:
         return _slowdown_by_intervals(new, old, pct, three)
     shown = f"new {units.ratio(a.speedup)}, baseline {units.ratio(b.speedup)}"
-    cmp = compare_processes(xs, ys, _speed, pct, slowdown_level(new), three)
+    cmp = compare_processes(xs, ys, speedup_of, pct, slowdown_level(new), three)
     result = _compared(name, limit, cmp, pct, SPEEDUP_WORDS, shown, new)
     small = small_baseline_why(len(ys)) if result.inconclusive else ""
     return replace(result, reason=f"{result.reason}; {small}") if small else result
@@ -132,10 +136,6 @@ COMPILED_WORDS = (
 SAME_MACHINE_KEYS = ("device", "torch", "threads")
 
 
-def _speed(r: dict) -> float:
-    return r["speedup"]
-
-
 def _compiled_speed(r: dict) -> float:
     return 1.0 / r["compiled_median_s"]
 
@@ -147,84 +147,6 @@ def slowdown_level(new: Report) -> float:
     seq = new.runtime.sequence or {}
     level = new.runtime.ci_level
     return level if level and (seq.get("looks") or 1) > 1 else 0.95
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """One comparison of two reports' processes (`compare_processes`): `outcome` failed, passed
-    or inconclusive; `parts`: (regime or None, change new/old, one-sided lower, one-sided upper,
-    new processes, baseline processes) per regime compared; `level`: each bound's one-sided level;
-    `left_out`: why a regime (or every one) was not compared; `three`: an inconclusive outcome
-    allowed (else "not shown slower" passes)."""
-
-    outcome: str
-    parts: tuple[tuple[str | None, float, float, float, int, int], ...]
-    level: float
-    left_out: str = ""
-    three: bool = True
-
-
-def _by_regime(rows: list[dict]) -> dict[str | None, list[dict]]:
-    by: dict[str | None, list[dict]] = {}
-    for r in rows:
-        by.setdefault(r.get("regime"), []).append(r)
-    if len(by) > 1 and None in by:  # a process without fault counts joins no regime
-        by.pop(None)
-    return by
-
-
-def _regimes_text(by: dict[str | None, list[dict]]) -> str:
-    return ", ".join(f"{len(rs)} {g}" for g, rs in by.items())
-
-
-def compare_processes(
-    new: list[dict],
-    old: list[dict],
-    value: Callable[[dict], float],
-    pct: float,
-    level: float,
-    three: bool = True,
-) -> Comparison:
-    """new/old of `value` over two sets of process rows, within allocator regime: one Welch test
-    when both sets are one regime (or fault counts are missing on a side), else one per regime both
-    sets have at least MIN_PER_REGIME processes in, each at level 1 − (1 − `level`) / k for k
-    regimes compared (Bonferroni: together they err no more than one would). Fails when any
-    regime's one-sided upper bound lies below 1 − pct/100, passes when every lower bound lies at
-    or above it, inconclusive otherwise, and inconclusive (`left_out` says why) when no regime
-    has enough processes on both sides: a changed regime mix is not a regression."""
-    margin = 1 - pct / 100
-    bn, bo = _by_regime(new), _by_regime(old)
-    if (len(bn) == 1 and len(bo) == 1 and bn.keys() == bo.keys()) or None in bn or None in bo:
-        groups: list[tuple[str | None, list[dict], list[dict]]] = [(None, new, old)]
-        left_out = ""
-    else:
-        groups = [
-            (g, bn[g], bo[g])
-            for g in sorted(set(bn) & set(bo))
-            if len(bn[g]) >= MIN_PER_REGIME and len(bo[g]) >= MIN_PER_REGIME
-        ]
-        left_out = (
-            f"the processes fell in other allocator regimes (new: {_regimes_text(bn)}; "
-            f"baseline: {_regimes_text(bo)}), compared within a regime where both have at least "
-            f"{MIN_PER_REGIME} processes"
-        )
-        if not groups:
-            why = f"{left_out}, and none has: not compared (a changed regime is not a regression)"
-            return Comparison("inconclusive", (), level, why, three)
-    each = 1 - (1 - level) / len(groups)
-    parts = []
-    for g, xs, ys in groups:
-        change, upper, _, _ = stats.welch_log_ratio(
-            [value(r) for r in xs], [value(r) for r in ys], each
-        )
-        parts.append((g, change, change * change / upper, upper, len(xs), len(ys)))
-    if any(p[3] < margin for p in parts):
-        outcome = "failed"
-    elif not three or all(p[2] >= margin for p in parts):
-        outcome = "passed"
-    else:
-        outcome = "inconclusive"
-    return Comparison(outcome, tuple(parts), each, left_out, three)
 
 
 def _bound(cmp: Comparison, part: tuple, margin: float) -> str:
@@ -276,43 +198,14 @@ def _compared(
         + ")"
     )
     regimes = f"; {cmp.left_out}" if cmp.left_out else ""
-    if cmp.outcome == "inconclusive":
+    if cmp.outcome == Status.INCONCLUSIVE:
         reason = (
             f"{unsure}{by}: {figure} straddle {-pct:g}% ({how}{_stopped(new)}): {shown}{regimes}"
         )
         return CheckResult(name, figure, limit, False, reason, inconclusive=True)
-    word = failed if cmp.outcome == "failed" else (passed if cmp.three else not_shown)
+    word = failed if cmp.outcome == Status.FAIL else (passed if cmp.three else not_shown)
     reason = f"{word}{by}: {figure} ({limit} required; {how}): {shown}{regimes}"
-    return CheckResult(name, figure, limit, cmp.outcome == "passed", reason)
-
-
-@dataclass(frozen=True)
-class SlowdownQuestion:
-    """`check TARGET --baseline B --max-slowdown PCT` asked of the process loop (run/launcher.py):
-    the new run keeps adding processes, up to its cap, while `answered` is False, that is while
-    the Welch comparison with the baseline's processes (`compare_processes`, at the loop's
-    per-look level) straddles 1 − PCT/100. Passed to the analysis among its `thresholds`."""
-
-    baseline: tuple[dict, ...]
-    pct: float
-
-    def answered(self, rows: list[dict], level: float) -> bool:
-        if len(rows) < 2:
-            return False
-        cmp = compare_processes(list(rows), list(self.baseline), _speed, self.pct, level)
-        return cmp.outcome != "inconclusive"
-
-    @property
-    def text(self) -> str:
-        return f"--max-slowdown {self.pct:g} against the baseline's {len(self.baseline)} processes"
-
-
-def slowdown_question(old: Report, pct: float | None) -> SlowdownQuestion | None:
-    """The loop's regression question, where the baseline has two processes to compare with."""
-    rows = decided_on(old.runtime.processes)
-    if pct is None or len(rows) < 2 or old.errors:
-        return None
-    return SlowdownQuestion(tuple(rows), pct)
+    return CheckResult(name, figure, limit, cmp.outcome == Status.PASS, reason)
 
 
 def _slowdown_by_intervals(new: Report, old: Report, pct: float, three: bool = True) -> CheckResult:

@@ -2,7 +2,7 @@
 report files of `analyze`, `report` and `merge` (`write_outputs`), and the GitHub Actions outputs
 of `analyze` and `check` (`github`).
 
-Every output reads the same `CheckResult`s (report/outcome.py), whatever check made them: the
+Every output reads the same `CheckResult`s (checks/outcome.py), whatever check made them: the
 terminal lines (`gate_lines`), the JUnit XML (render/junit.py), the step summary's table and the
 annotations (render/github.py). A check added to the gate's table reaches each with no code of its
 own here. Pitfalls: the JUnit file is written first (as the report files: a closed stdout never
@@ -17,8 +17,8 @@ import click
 from ..errors import TcdoctorError
 
 if TYPE_CHECKING:
+    from ..checks.outcome import CheckResult
     from ..report.model import Report
-    from ..report.outcome import CheckResult
 
 
 def github(summary: Callable[[], str], annotations: Callable[[], str] | None) -> None:
@@ -86,7 +86,7 @@ class Gate:
 
     def counted(self, results: list[CheckResult]) -> list[CheckResult]:
         """The results, each inconclusive one's reason saying how this gate counts it."""
-        from ..report.outcome import counted
+        from ..checks.outcome import counted
 
         return counted(results, self.inconclusive)
 
@@ -101,10 +101,10 @@ class Gate:
         annotations: Callable[[], str] | None = None,
     ) -> int:
         """Write every output of `results`; the gate's exit code."""
+        from ..checks.outcome import gate_exit_code, gate_lines
         from ..render.github import GitHubAnnotations, step_summary
         from ..render.junit import JUnitRenderer
         from ..render.write import write_text
-        from ..report.outcome import gate_exit_code, gate_lines
 
         if self.junit_path:
             xml = junit() if junit else JUnitRenderer(results, self.links).render_target(None)
@@ -125,10 +125,10 @@ class Gate:
     def not_judged(self, exc: TcdoctorError, target: str | None) -> None:
         """The JUnit file (one testcase with the error), the step summary and one ::error for a
         gate that ended in an error; a file that cannot be written is a warning, the error stays."""
+        from ..checks.outcome import error_result
         from ..render.github import GitHubAnnotations, step_summary
         from ..render.junit import JUnitRenderer
         from ..render.write import write_text
-        from ..report.outcome import error_result
 
         results = [error_result("tcdoctor check", exc.message)]
         if self.junit_path:

@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from .. import units
 from ..errors import EXIT_CHECK_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE
+from ..outcomes import Status
 
 INCONCLUSIVE_POLICIES = ("fail", "pass")  # `check --inconclusive`: how an inconclusive one counts
 
@@ -49,13 +50,13 @@ class CheckResult:
     inconclusive: bool = False
 
     @property
-    def status(self) -> str:
+    def status(self) -> Status:
         """PASS, FAIL, INCONCLUSIVE or ERROR: the word the terminal line starts with."""
         if self.error:
-            return "ERROR"
+            return Status.ERROR
         if self.inconclusive:
-            return "INCONCLUSIVE"
-        return "PASS" if self.passed else "FAIL"
+            return Status.INCONCLUSIVE
+        return Status.PASS if self.passed else Status.FAIL
 
     @property
     def failed(self) -> bool:

@@ -5,7 +5,7 @@ graph breaks (probes/graph_breaks.py findings, or a saved report's `graph_breaks
 gives new breaks (not listed, or more occurrences than listed: a gate fails) and stale entries (a
 listed break that no longer occurs, or fewer times: a gate fails unless stale entries are allowed).
 `updated` refreshes the list from a run, keeping each entry's reason. Used by `tcdoctor check
---known-breaks` (report/judges.py), `tcdoctor.testing.assert_compiles(known_breaks=...)` and the
+--known-breaks` (checks/judges.py), `tcdoctor.testing.assert_compiles(known_breaks=...)` and the
 pytest plugin's `compiles` marker.
 
 The file is TOML (`.toml`; read with the standard library's tomllib, Python 3.11+, else the
@@ -278,7 +278,7 @@ def dumps(entries: Iterable[KnownBreak], toml: bool = True) -> str:
 def write(path: str | os.PathLike, entries: Iterable[KnownBreak]) -> None:
     """Write the file atomically (temporary file beside it, then a rename): a reader, or another
     pytest-xdist worker, never sees half a file. TOML for `.toml`, else JSON."""
-    from .files import write_atomic
+    from ..report.files import write_atomic
 
     path = os.fspath(path)
     try:

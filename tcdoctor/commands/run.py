@@ -1,5 +1,5 @@
 """`tcdoctor check`: one report (a TARGET analysed, or `--report saved.json`), optionally against
-a `--baseline`, or a sweep's overview (`--sweep DIR`), judged by the gate's table (report/check.py
+a `--baseline`, or a sweep's overview (`--sweep DIR`), judged by the gate's table (checks/table.py
 `CHECKS`) and written by `Gate` (outputs.py).
 
 Method: the limits are split by the table's scopes (a report's, a baseline's, a sweep's); what a
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..checks.table import BASELINE, REPORT, SWEEP, checks, given
 from ..errors import TcdoctorError
 from ..options import Options, cli_params
-from ..report.check import BASELINE, REPORT, SWEEP, checks, given
 from ..report.model import Report
 from .flags import analysis_flags, flag_list, typed
 from .outputs import Gate
@@ -88,8 +88,8 @@ def _check_sweep(gate: Gate, kw: dict[str, Any]) -> int:
 
 def _check_report(gate: Gate, kw: dict[str, Any]) -> int:
     """`check TARGET` or `check --report saved.json`: the thresholds, then the regressions."""
-    from ..report.check import run_checks
-    from ..report.regression import baseline_mismatch
+    from ..checks.regression import baseline_mismatch
+    from ..checks.table import run_checks
 
     if _any(_limits(SWEEP, kw)):
         raise TcdoctorError(f"{flag_list(checks(SWEEP))} need --sweep DIR")
@@ -97,13 +97,13 @@ def _check_report(gate: Gate, kw: dict[str, Any]) -> int:
     expected_calls, baseline_path = kw.pop("expected_calls"), kw.pop("baseline_path")
     allow_mismatch = kw.pop("allow_mismatch")
     kw.pop("sweep_dir")
-    thresholds, regressions = _limits(REPORT, kw), _limits(BASELINE, kw)
+    report_limits, regressions = _limits(REPORT, kw), _limits(BASELINE, kw)
     if bool(target) == bool(report_path):
         raise TcdoctorError("give either TARGET or --report saved.json")
     baseline = _baseline(baseline_path, regressions)
     if allow_mismatch and baseline is None:
         raise TcdoctorError("--allow-mismatch is about a --baseline: give one")
-    if baseline is None and not _any(thresholds):
+    if baseline is None and not _any(report_limits):
         raise TcdoctorError("no thresholds given (see --help)")
     opts = Options.from_cli(kw)  # checked even where a saved report makes them unused
     if report_path:
@@ -111,15 +111,15 @@ def _check_report(gate: Gate, kw: dict[str, Any]) -> int:
     else:
         if baseline is not None and not allow_mismatch:  # before the analysis: fail at once
             _refuse_mismatch(baseline_mismatch(baseline, target, opts.to_dict()), baseline_path)
-        limits = {**thresholds, **regressions}
+        limits = {**report_limits, **regressions}
         rep = _analyse(target, opts, quiet, expected_calls, limits, baseline)
     # --compile-remedies as typed: judge --max-compile-seconds on the best measured remedy (a saved
     # report analysed with remedies is still judged on its cold start unless the flag is given)
-    results = run_checks(rep, compile_remedies=opts.compile_remedies is True, **thresholds)
+    results = run_checks(rep, compile_remedies=opts.compile_remedies is True, **report_limits)
     notes = []
     if baseline is not None:
-        from ..report.check import baseline_checks
-        from ..report.regression import environment_differences
+        from ..checks.regression import environment_differences
+        from ..checks.table import baseline_checks
 
         device = rep.environment.get("device")
         mismatch = baseline_mismatch(baseline, rep.target, rep.options, device)
@@ -152,15 +152,15 @@ def _analyse(
     baseline: Report | None,
 ) -> Report:
     """`check TARGET`'s analysis (run/pipeline.py), with progress unless --quiet. What the checks
-    given ask of its timing loop (`report.check.questions`: --min-speedup's threshold,
-    --max-slowdown's Welch comparison with the baseline's processes) is handed to it, so the
-    processes it times decide them."""
-    from ..report.check import questions
+    given ask of its timing loop (`checks.table.questions`: --min-speedup's threshold,
+    --max-slowdown's Welch comparison with the baseline's processes, one `Questions`) is handed
+    to it, so the processes it times decide them."""
+    from ..checks.table import questions
     from ..run.pipeline import analyze
 
     asked = questions(limits, baseline)
     rep, _ = analyze(
-        target, opts, expected_calls=expected_calls, thresholds=asked, progress=not quiet
+        target, opts, expected_calls=expected_calls, questions=asked, progress=not quiet
     )
     return rep
 
