@@ -87,6 +87,8 @@ MIN_BLOCKS = 5  # fewer clean blocks than this: no answer ("can't tell"), the ma
 
 
 MODELS = ("smallconv", "resnet18", "train")
+# the models tests/test_fidelity_in_process.py runs (resnet18 only here: see that test's docstring)
+TESTED = ("smallconv", "train")
 # blocks per comparison: ResNet-18's calls are ~25 times smallconv's, so fewer (each ~2.5 s)
 MODEL_BLOCKS = {"smallconv": BLOCKS, "resnet18": MIN_BLOCKS + 1, "train": BLOCKS}
 

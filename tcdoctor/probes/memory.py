@@ -277,11 +277,29 @@ def held(
             "held_method": HELD_CUDA,
             **({} if c else {"held_not_measured": "the compiled copy's window was not opened"}),
         }
+    compiled, why = _held_without_recompiling(compiled_copy)
     return {
         "eager_held_bytes": held_by_tensors(side_sequence(eager_copy())),
-        "compiled_held_bytes": held_by_tensors(side_sequence(compiled_copy())),
+        "compiled_held_bytes": compiled,
         "held_method": HELD_CPU,
+        **({"held_not_measured": why} if why else {}),
     }
+
+
+def _held_without_recompiling(compiled_copy: Callable[[], Callable[[], Any]]) -> tuple:
+    """(the fresh compiled copy's held bytes, None), or (None, why) where that copy would compile
+    again (guards on an object's identity, e.g. a T5's config): its compile would add a cache entry
+    that the later phases count (the guard A/B needs exactly one), so it is refused by
+    `set_stance("fail_on_recompile")` and the figure is not measured."""
+    try:
+        with torch.compiler.set_stance("fail_on_recompile"):
+            return held_by_tensors(side_sequence(compiled_copy())), None
+    except Exception as exc:  # noqa: BLE001 - the recompile refused, or the user's call failed
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        return None, (
+            "the compiled side on the CPU is measured on a fresh copy that reuses the first "
+            f"call's cache entry, and this one would compile again ({first})"
+        )
 
 
 def phase_memory(ctx: PhaseContext) -> dict:

@@ -62,6 +62,8 @@ class Memory(Record):
         e, c = self.eager_footprint_bytes, self.compiled_footprint_bytes
         if e and c is not None:
             return c / e
+        if self.eager_peak_bytes and self.compiled_peak_bytes is not None:
+            return self.compiled_peak_bytes / self.eager_peak_bytes
         return self.ratio
 
 
