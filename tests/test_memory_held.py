@@ -134,4 +134,3 @@ def test_a_forward_with_a_cache_holds_it_on_both_sides(cli):
     m = json.loads(open(os.path.join(cli.args[0], "r.json")).read())["memory"]
     for side in ("eager", "compiled"):
         assert MIB <= m[f"{side}_held_bytes"] < 1.5 * MIB, (side, m)
-
