@@ -5,10 +5,13 @@ The models (`callables(model=...)`, `--model`): "smallconv" (benchmarks/smallcon
 C++ compile), "resnet18" (benchmarks/resnet18.py at 224×224, Inductor: calls of ~50 ms on one thread,
 where a round holds one or two samples and the switch from the other side shows: the compiled
 ResNet-18 read 0.89-0.97× by tcdoctor's rounds before their untimed switch sample, 0.76-0.85× by
-`blocked_autorange`), and "train" (a whole training step of an MLP, zero_grad, forward, loss,
-backward, SGD step, compiled with aot_eager; each side trains its own copy. Adam compiled with
-aot_eager was no model for this: its step's time spread 12% between two `blocked_autorange` runs of
-the same callable on a quiet machine, against 1% for SGD's, so neither method could show ±5%).
+`blocked_autorange`), and "train" (a whole training step of the small conv net in train mode, zero_grad, forward,
+cross-entropy, backward, SGD step, compiled with aot_eager; each side trains its own copy; ~8 ms a
+step on one thread). Two steps were no model for this: Adam compiled with aot_eager spread 12%
+between two `blocked_autorange` runs of the same callable; an MLP's SGD step (GEMM-bound, 1.4 ms)
+read a block-to-block SD of 4-28% by `blocked_autorange` against itself on the 2-core host, and the
+test failed 4 of 8 comparisons with no bias, 6 of 8 at a smaller size (2026-11-27), where the conv
+step's tcdoctor-to-reference SD was 2-5% and 4 of 4 passed: neither method could show ±5% on it.
 
 The comparison (`compare`). One process, one compiled callable and its eager model, one thread.
 `blocks` times: `blocked_autorange` (min_run_time per side), tcdoctor's `measure` over a short
@@ -19,10 +22,13 @@ here, both methods alike: a drift that lasts longer than a block, or is linear w
 in the sandwich (tcdoctor first, then blocked_autorange, read 5% apart block to block); a burst
 inside one part does not (one more noisy block, which the interval's t quantile absorbs).
 
-The decision (`equivalent`). Two one-sided tests at 5% each, written as the 90% confidence
-interval of the typical (geometric-mean) ratio over blocks (stats.log_mean_ci: mean ± t(n−1)·s/√n
-on the logs) lying inside [1/MARGIN, MARGIN] = [1/1.05, 1.05], for the eager side and the compiled
-side both: tcdoctor's figures are PyTorch's within ±5%, shown, not merely "not shown to differ".
+The decision (`equivalent`, `decide`). Two one-sided tests at 5% each, written as the 90%
+confidence interval of the typical (geometric-mean) ratio over blocks (stats.log_mean_ci: mean ±
+t(n−1)·s/√n on the logs) lying inside [1/MARGIN, MARGIN] = [1/1.05, 1.05], for the eager side and
+the compiled side both: tcdoctor's figures are PyTorch's within ±5%, shown, not merely "not shown
+to differ" ("pass"). A "fail" shows the opposite: a side's typical ratio outside the margin with its
+interval clear of 1. Neither shown is "too noisy" (the host's block-to-block spread, not either
+method, decided nothing).
 Pitfall: a block's ratio is not free of the process's state (both methods share it, so it cancels),
 but a systematic difference in how a sample is taken (samples of ~2 ms against blocks sized by
 `blocked_autorange`, median of round medians against median of blocks) is exactly what it measures.
@@ -44,8 +50,9 @@ another runs, so outside load cannot pass or fail the test, only leave it withou
 (fewer than MIN_BLOCKS quiet blocks in MAX_S: "can't tell"). Before each trial the script waits
 until other programs use under half a core.
 
-With `--confirm` each trial is the test's own rule (tests/test_fidelity_in_process.py): a failed
-comparison is confirmed by a second before the trial counts as failed, so P(fail) is the test's.
+With `--confirm` each trial is the test's own rule (tests/test_fidelity_in_process.py): a comparison
+that did not pass is followed by a second, and the trial is decided on both comparisons' blocks
+pooled (`pooled`), so P(fail) is the test's.
 
 Usage: python benchmarks/fidelity_in_process.py [--model smallconv|resnet18|train] [--trials 40]
        [--blocks 8] [--factor 1.10] [--plants none,both,compiled,old-rounds] [--confirm]
@@ -94,19 +101,21 @@ MODEL_BLOCKS = {"smallconv": BLOCKS, "resnet18": MIN_BLOCKS + 1, "train": BLOCKS
 
 
 def _train_step(seed: int, backend: str | None) -> Callable[[], Any]:
-    """A whole training step of a small MLP (zero_grad, forward, loss, backward, SGD step) on its
-    own copy, compiled whole with `backend` (None: eager)."""
+    """A whole training step of the small conv net (benchmarks/smallconv.py in train mode: zero_grad,
+    forward, cross-entropy, backward, SGD step) on its own copy, compiled whole with `backend`
+    (None: eager)."""
+    import smallconv
     import torch
     from torch import nn
 
     torch.manual_seed(seed)
-    model = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 256))
+    model = smallconv.SmallConv().train()
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
-    x, y = torch.randn(64, 256), torch.randn(64, 256)
+    x, y = torch.randn(4, 3, 64, 64), torch.randint(0, 10, (4,))
 
     def step() -> Any:
         opt.zero_grad(set_to_none=True)
-        loss = nn.functional.mse_loss(model(x), y)
+        loss = nn.functional.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
         return loss.detach()
@@ -242,6 +251,17 @@ def compare(
     return out
 
 
+def pooled(first: Comparison, second: Comparison) -> Comparison:
+    """Both comparisons' quiet blocks as one: the second look of the test's rule decides on twice
+    the blocks, so a host's block-to-block spread that left 12 blocks without an answer narrows by
+    ~√2 instead of being asked the same question again."""
+    return Comparison(
+        {s: first.ratios[s] + second.ratios[s] for s in first.ratios},
+        first.dropped + second.dropped,
+        max(first.most_others, second.most_others),
+    )
+
+
 def equivalent(ratios: list[float]) -> tuple[bool, float, float, float]:
     """(inside the margin, typical ratio, low, high): the 90% interval of the geometric-mean ratio
     (two one-sided 5% tests) against [1/MARGIN, MARGIN]."""
@@ -307,14 +327,33 @@ def _wilson(k: int, n: int) -> tuple[float, float]:
     return max(0.0, c - h), min(1.0, c + h)
 
 
+def decide(ratios: dict[str, list[float]]) -> tuple[str, dict]:
+    """From each side's block ratios: "pass" (both sides' 90% intervals inside the margin:
+    equivalence shown), "fail" (a side's typical ratio outside the margin and its interval clear of
+    1: a difference beyond ±5% shown), otherwise "too noisy" (neither shown: the blocks spread too
+    much on this host to tell); and each side's (typical, low, high).
+
+    Why three answers: a training step's blocks spread 3-5% block to block here, and the method's
+    own small offset (tcdoctor's median of single calls against blocked_autorange's median of
+    block means, ~1.5% on an 8 ms step) puts an unbiased interval's edge at the margin, so a
+    two-answer rule failed 2 of 5 comparisons with no bias; a planted 10% bias still reads 1.05-1.11
+    with an interval clear of 1 (fails)."""
+    checks = {side: equivalent(r) for side, r in ratios.items()}
+    rows = {s: [round(x, 4) for x in c[1:]] for s, c in checks.items()}
+    if all(c[0] for c in checks.values()):
+        return "pass", rows
+    for _, mid, lo, hi in checks.values():
+        if not 1 / MARGIN <= mid <= MARGIN and not lo <= 1 <= hi:
+            return "fail", rows
+    return "too noisy", rows
+
+
 def verdict(comp: Comparison) -> tuple[str, dict]:
-    """ "pass" (both sides inside the margin), "fail", or "can't tell" (fewer than MIN_BLOCKS clean
-    blocks), and each side's (typical, low, high)."""
+    """`decide` on a comparison, or "can't tell" (fewer than MIN_BLOCKS clean blocks: the machine
+    was busy)."""
     if len(comp.ratios["eager"]) < MIN_BLOCKS:
         return "can't tell", {}
-    checks = {side: equivalent(r) for side, r in comp.ratios.items()}
-    ok = all(c[0] for c in checks.values())
-    return ("pass" if ok else "fail"), {s: [round(x, 4) for x in c[1:]] for s, c in checks.items()}
+    return decide(comp.ratios)
 
 
 def _wait_for_a_free_core(others_max: float = 0.5, look_s: float = 2.0) -> None:
@@ -361,10 +400,9 @@ def main() -> None:
                 with planted(a.factor, cond, compiled):
                     comp = compare(eager, compiled, blocks)
                     answer, row = verdict(comp)
-                    if a.confirm and answer == "fail":  # tests/test_fidelity_in_process.py's rule
-                        comp = compare(eager, compiled, blocks)
+                    if a.confirm and answer in ("fail", "too noisy"):  # the test's rule
+                        comp = pooled(comp, compare(eager, compiled, blocks))
                         answer, row = verdict(comp)
-                        answer = "fail" if answer == "fail" else f"first failed, then {answer}"
                 seconds.append(time.perf_counter() - t0)
                 outcomes[cond].append(answer)
                 extra = {"dropped": comp.dropped, "most_others": round(comp.most_others, 2)}
@@ -373,10 +411,12 @@ def main() -> None:
     for cond in conditions:
         n = sum(not o.endswith("can't tell") for o in outcomes[cond])
         k = outcomes[cond].count("fail")
+        noisy = sum(o.endswith("too noisy") for o in outcomes[cond])
         lo, hi = _wilson(k, n) if n else (math.nan, math.nan)
         print(
             f"plant {cond:8s} (×{a.factor:g}): P(fail) = {k}/{n} = {k / max(n, 1):.0%} "
-            f"(95% CI {lo:.0%}–{hi:.0%}); can't tell (machine busy) in {a.trials - n}"
+            f"(95% CI {lo:.0%}–{hi:.0%}); too noisy in {noisy}; "
+            f"can't tell (machine busy) in {a.trials - n}"
         )
     print(f"seconds per trial: median {statistics.median(seconds):.1f}, max {max(seconds):.1f}")
 

@@ -5,11 +5,14 @@ typical per-side ratio inside [1/1.05, 1.05], i.e. two one-sided 5% tests), on a
 compiled with aot_eager, one thread.
 
 Its power, measured by that script with a bias planted in tcdoctor's timed sample (a test-only
-replacement of probes/timing._batch, nothing in the shipped path), 30 trials on a shared 2-core
-host: a 10% bias fails one comparison 27 of 27 times (every sample, or the compiled side's
-only), no bias 2 of 28 (docs/measuring.md); the test fails only when a second comparison
-confirms the first, a rule measured with `--confirm`: 0 of 40 failed with no bias, 12 of 12 with a
-10% bias. A block that did not run quiet (other programs above half a core, by
+replacement of probes/timing._batch, nothing in the shipped path). On the small conv net, 30 trials
+on a shared 2-core host: a 10% bias failed one comparison 27 of 27 times (every sample, or the
+compiled side's only), no bias 2 of 28 under the earlier two-answer rule (docs/measuring.md). On
+the training step (2026-11-27), one comparison with no bias failed 2 of 5 under that rule, its
+interval's edge at the margin; the rule is now three answers (benchmarks/fidelity_in_process.decide:
+pass, fail = a difference beyond ±5% shown, too noisy) with a second look on both comparisons'
+blocks pooled: `--model train --plants none,compiled --confirm`, 5 trials each: no bias 5 of 5
+passed, a 10% bias on the compiled side 5 of 5 failed. A block that did not run quiet (other programs above half a core, by
 tcdoctor's own round rule, or a pair tcdoctor itself saw loaded and reran: under load tcdoctor
 keeps its quieter rounds and blocked_autorange every block, so they differ by design) is dropped
 and another runs; when too few quiet blocks fit the time limit the test is skipped with what it
@@ -32,10 +35,11 @@ import fidelity_in_process as fip  # noqa: E402
 @pytest.mark.timing
 @pytest.mark.parametrize("model", fip.TESTED)
 def test_tcdoctor_timing_equals_blocked_autorange_within_5_percent(model):
-    """A failed comparison is confirmed by a second one before the test fails: one comparison
-    failed 2 of 28 times with no bias (a noisy block widening the interval) and 27 of 27 with a
-    10% bias, so two in a row fail about 0.5% of the time with none and still every time with a
-    10% bias (the comparisons taken as independent). ~15 s; ~30 s when the first fails.
+    """A comparison that does not pass is followed by a second, and both comparisons' blocks decide
+    together (24 blocks narrow the interval by ~√2): the test fails only when a difference beyond
+    ±5% is shown on them, and is skipped, with its figures, when neither equivalence nor a
+    difference is ("too noisy" on this host). ~15 s a model; ~30 s when the first look decides
+    nothing.
 
     Two models (issue 50): the small conv net and a whole training step (SGD). ResNet-18 compiled
     with Inductor is the benchmark's third (`--model resnet18`): its rounds read the switch from
@@ -46,10 +50,11 @@ def test_tcdoctor_timing_equals_blocked_autorange_within_5_percent(model):
     import torch
 
     eager, compiled = fip.callables(model=model)
-    seen = []
+    comp = None
     for _ in range(2):
         with torch.no_grad():
-            comp = fip.compare(eager, compiled, fip.MODEL_BLOCKS[model])
+            more = fip.compare(eager, compiled, fip.MODEL_BLOCKS[model])
+        comp = more if comp is None else fip.pooled(comp, more)
         answer, sides = fip.verdict(comp)
         if answer == "can't tell":
             pytest.skip(
@@ -59,19 +64,29 @@ def test_tcdoctor_timing_equals_blocked_autorange_within_5_percent(model):
             )
         if answer == "pass":
             return
-        seen.append((sides, comp.ratios))
-    # each side: (typical tcdoctor / blocked_autorange, 90% low, high), twice outside [1/1.05, 1.05]
-    raise AssertionError(f"not shown within ±5% in two comparisons: {seen}")
+    # each side: (typical tcdoctor / blocked_autorange, 90% low, high), on both looks' blocks
+    assert answer != "fail", (
+        f"a difference beyond ±5% shown on {len(comp.ratios['eager'])} blocks: {sides}"
+    )
+    pytest.skip(f"too noisy to show ±5% or a difference on two looks' blocks: {sides}")
 
 
 def test_equivalence_rejects_a_10_percent_offset_and_accepts_none():
     """The decision itself, on fixed ratios (no timing): 1% block-to-block noise around 1.00
-    passes, the same noise around 1.10 fails, and so does a 1.00 centre with 12 times that noise
-    (its 90% interval, 0.92-1.08, too wide to show equivalence)."""
+    passes, the same noise around 1.10 fails (on either side), and a 1.00 centre with 12 times that
+    noise (its 90% interval, 0.92-1.08) shows neither: "too noisy", never a pass."""
     noise = [0.99, 1.01, 1.0, 0.985, 1.015, 1.005, 0.995, 1.0]
     assert fip.equivalent(noise)[0]
     assert not fip.equivalent([1.10 * r for r in noise])[0]
     assert not fip.equivalent([1 + 12 * (r - 1) for r in noise])[0]
+    biased = [1.10 * r for r in noise]
+    assert fip.decide({"eager": noise, "compiled": noise})[0] == "pass"
+    assert fip.decide({"eager": noise, "compiled": biased})[0] == "fail"
+    assert fip.decide({"eager": [r / 1.10 for r in noise], "compiled": noise})[0] == "fail"
+    wide = [1 + 12 * (r - 1) for r in noise]
+    assert fip.decide({"eager": noise, "compiled": wide})[0] == "too noisy"
+    # outside the margin but its interval holds 1: not shown to differ
+    assert fip.decide({"eager": noise, "compiled": [1.06 * r for r in wide]})[0] == "too noisy"
 
 
 def test_planted_bias_is_test_only_and_undone():
