@@ -53,20 +53,16 @@ def test_tcdoctor_timing_equals_blocked_autorange_within_5_percent(model):
     import torch
 
     eager, compiled = fip.callables(model=model)
-    comp = None
-    for _ in range(2):
-        with torch.no_grad():
-            more = fip.compare(eager, compiled, fip.MODEL_BLOCKS[model])
-        comp = more if comp is None else fip.pooled(comp, more)
-        answer, sides = fip.verdict(comp)
-        if answer == "can't tell":
-            pytest.skip(
-                f"machine too busy: {comp.dropped} block(s) not quiet (other programs up to "
-                f"{comp.most_others:.2f} cores, or tcdoctor saw loaded pairs); "
-                f"{len(comp.ratios['eager'])} quiet of the {fip.MIN_BLOCKS} needed"
-            )
-        if answer == "pass":
-            return
+    with torch.no_grad():
+        answer, sides, comp = fip.two_looks(eager, compiled, fip.MODEL_BLOCKS[model])
+    if answer == "can't tell":
+        pytest.skip(
+            f"machine too busy: {comp.dropped} block(s) not quiet (other programs up to "
+            f"{comp.most_others:.2f} cores, or tcdoctor saw loaded pairs); "
+            f"{len(comp.ratios['eager'])} quiet of the {fip.MIN_BLOCKS} needed"
+        )
+    if answer == "pass":
+        return
     # each side: (typical tcdoctor / blocked_autorange, 90% low, high), on both looks' blocks
     assert answer != "fail", (
         f"a difference beyond ±5% shown on {len(comp.ratios['eager'])} blocks: {sides}"
