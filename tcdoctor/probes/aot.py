@@ -1,0 +1,510 @@
+"""Ahead of time: torch.export with the traffic's dynamic shapes, an AOTInductor package built from
+it, then loaded and served in a fresh process: the serving section's `aot` part.
+
+Two functions, two processes (the serving child starts both; see `run` and `load_and_serve`):
+
+1. `run(workload, requests, out_dir=..., budget_s=...)`, in the serving child:
+   - `torch.export.export(model, example, dynamic_shapes=...)` with one `torch.export.Dim` per
+     group of dims the traffic varies, its range the traffic's (probes/export_findings.py says how,
+     and the 0/1 specialisation as 2.13 has it: a Dim may start at 1; the *example* request must
+     not hold a 0 or 1 there); `export_s` is that call's wall time (non-strict, 2.13's default).
+   - When it fails: `torch.export.draft_export` on the same call, its failures as findings
+     `{file, line, code, kind, why, fix}` (the deepest frame in the user's own files, PyTorch's
+     words, the fix: `torch.cond` for a branch on tensor data, `torch._check` for another
+     data-dependent assumption, the Dim's range and PyTorch's suggested fix for a guard on a dim).
+   - When it exports: `torch._inductor.aoti_compile_and_package(ep, package_path=...)`, timed
+     (`compile_s`: Inductor's lowering and the C++ build with the compiler Inductor uses,
+     `cpp.cxx`), and the package's size (`package_bytes`). A build that fails (no compiler) is
+     "not measured (why)" with PyTorch's first line. The eager outputs of a few requests (one per
+     distinct shape, the smallest and largest first, at most COMPARED) are saved beside the
+     package with their inputs and an fp64 copy's outputs (`aot-reference.pt`): the fresh process
+     may not rebuild the same weights or the same requests (an unseeded build() or traffic).
+2. `load_and_serve(package_path, requests, call=..., sync=..., budget_s=...)`, in a FRESH process
+   (a server's start: nothing compiled, nothing loaded): `torch._inductor.aoti_load_package`
+   timed alone (`load_s`; importing `torch._inductor` is not in it: every process that imports
+   torch._dynamo, tcdoctor's included, has imported it already), the same traffic served through the package by the one replay of the
+   serving section (probes/traffic_replay.py: one request at a time, each synced on its own),
+   p50/p99 by nearest rank over the requests served, then the saved requests run through the
+   package off the clock and compared with eager's outputs by the project's comparator
+   (probes/numerics.py `compare`: torch._dynamo.utils.same's rule, tol 1e-4 for fp32).
+`finish(built, served)` joins the two into the `aot` dict of the serving section.
+
+Budget: each function gets the seconds left to the part. Nothing interrupts Inductor's build once
+started, so `run` does not start it with less than MIN_BUILD_S left (the parent's deadline on the
+process is the backstop); the replay starts no request past its deadline. Progress labels name the
+step (`LABELS`), passed to `progress(label)` when the caller gives one.
+
+Pitfalls: a package is specialised to what export saw: a non-tensor argument that varies across
+the traffic is refused (export bakes in the example's value), and a request outside a Dim's range
+is outside what the package was built for (the range is the traffic's own). A model that draws
+random numbers is not compared (the package draws its own). The package holds the weights: its
+size is the model's and more. torch._inductor's import and the first request's one-off work are
+part of a server's start, so `first_request_s` (load plus the first request) is given beside
+`load_s`, for the comparison with the JIT's restart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import time
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+import torch
+
+from ..target.pristine import reset_rng_state
+from ..target.workload import CallArgs
+from . import export_findings, numerics, randomness
+from .outputs import SCALARS, first_line, snapshot
+
+PACKAGE = "aot-model.pt2"
+REFERENCE = "aot-reference.pt"
+MIN_BUILD_S = 30.0  # no C++ build is started with less of the part's budget left (tens of s each)
+COMPARED = 6  # requests whose outputs are compared with eager's (distinct shapes)
+LABELS = {
+    "export": "serving: ahead of time: torch.export with the traffic's dynamic shapes",
+    "draft": "serving: ahead of time: draft_export (why export failed)",
+    "build": "serving: ahead of time: building the AOTInductor package (C++ compile)",
+    "serve": "serving: ahead of time: loading the package and replaying {n} requests",
+}
+DTRACE = "TORCH_DTRACE"  # torch._logging._internal.DTRACE_ENV_VAR: where draft_export logs
+NOT_AN_MODULE = "torch.export takes an nn.Module; the target's model is a {kind}"
+
+
+def _args(request: Any) -> CallArgs:
+    """A traffic Request's call arguments (target/traffic.py), or a CallArgs as it is."""
+    args = getattr(request, "args", None)
+    return args if isinstance(args, CallArgs) else request
+
+
+def _index(request: Any, position: int) -> int:
+    return int(getattr(request, "index", position))
+
+
+def _say(progress: Callable[[str], None] | None, key: str, **fmt: Any) -> None:
+    if progress is not None:
+        progress(LABELS[key].format(**fmt))
+
+
+def _empty() -> dict:
+    return {
+        "exported": False,
+        "findings": [],
+        "export_s": None,
+        "draft_export_s": None,
+        "compile_s": None,
+        "package_bytes": None,
+        "load_s": None,
+        "first_request_s": None,
+        "latencies_s": [],
+        "p50_s": None,
+        "p99_s": None,
+        "numerics": None,
+        "dynamic_shapes": [],
+        "example_request": None,
+        "not_measured": {},
+    }
+
+
+def run(
+    workload: Any,
+    requests: Sequence[Any],
+    *,
+    out_dir: str,
+    budget_s: float,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
+    """Export the workload's model with the traffic's dynamic shapes, and build its package.
+
+    `requests`: the traffic's requests (target/traffic.py Requests, or CallArgs); `out_dir`: where
+    the package and the reference outputs are written; `budget_s`: the seconds this step may take.
+    Returns the `aot` dict's first half plus `package_path` and `reference_path` (None when not
+    built) for `load_and_serve`; never raises for the model's or the build's failures.
+    """
+    t0 = time.perf_counter()
+    out = _empty()
+    out["method"] = _method()
+    model = workload.model
+    if not isinstance(model, torch.nn.Module):
+        out["not_measured"]["export"] = NOT_AN_MODULE.format(kind=type(model).__name__)
+        return _built(out, None, None)
+    reqs = list(requests)
+    plan = export_findings.shape_plan([_args(r) for r in reqs])
+    out["dynamic_shapes"] = [
+        {
+            "name": d.name,
+            "min": d.min,
+            "max": d.max,
+            "dims": [f"{p}.shape[{i}]" for p, i in d.where],
+        }
+        for d in plan.dims
+    ]
+    refused = _refuse(plan)
+    if refused:
+        out["not_measured"]["export"] = refused
+        return _built(out, None, None)
+    assert plan.example_index is not None
+    example = _args(reqs[plan.example_index])
+    out["example_request"] = _index(reqs[plan.example_index], plan.example_index)
+    ep = _export(workload, example, plan, out, out_dir, progress)
+    if ep is None:
+        return _built(out, None, None)
+    left = budget_s - (time.perf_counter() - t0)
+    if left < MIN_BUILD_S:
+        out["not_measured"]["package"] = (
+            f"deadline: {max(left, 0.0):.0f} s of the part's budget were left after export, and an "
+            f"AOTInductor build takes tens of seconds (none is started with under {MIN_BUILD_S:.0f} s)"
+        )
+        return _built(out, None, None)
+    package = _build(ep, os.path.join(out_dir, PACKAGE), out, progress)
+    if package is None:
+        return _built(out, None, None)
+    reference = os.path.join(out_dir, REFERENCE)
+    why = save_reference(workload, reqs, plan, reference)
+    if why:
+        out["not_measured"]["numerics"] = why
+        reference = None
+    return _built(out, package, reference)
+
+
+def _built(out: dict, package: str | None, reference: str | None) -> dict:
+    """`not_measured` names the first step that failed ("export": nothing after it ran;
+    "package": exported, no package built); "numerics" when only the comparison is missing."""
+    out["package_path"], out["reference_path"] = package, reference
+    return out
+
+
+def _refuse(plan: export_findings.ShapePlan) -> str | None:
+    """Why the traffic cannot be served by one exported program, or None."""
+    if plan.varying_values:
+        return (
+            f"arguments other than tensors vary across the traffic ({', '.join(plan.varying_values)}): "
+            "torch.export bakes the example's value into the program, so one package cannot serve them"
+        )
+    if plan.example_index is None:
+        return plan.why_no_example
+    return None
+
+
+def _export(
+    workload: Any,
+    example: CallArgs,
+    plan: export_findings.ShapePlan,
+    out: dict,
+    out_dir: str,
+    progress: Callable[[str], None] | None,
+) -> Any:
+    """torch.export.export timed; on failure, draft_export's findings. The program or None."""
+    model = workload.model
+    try:
+        shapes = export_findings.dynamic_shapes(model, example, plan)
+    except Exception as exc:  # noqa: BLE001 - arguments the forward's signature does not bind
+        out["not_measured"]["export"] = f"the traffic's arguments do not bind: {first_line(exc)}"
+        return None
+    _say(progress, "export")
+    kwargs = dict(example.kwargs) or None
+    t = time.perf_counter()
+    try:
+        with workload.context():
+            ep = torch.export.export(model, tuple(example.args), kwargs, dynamic_shapes=shapes)
+        out["export_s"] = time.perf_counter() - t
+        out["exported"] = True
+        return ep
+    except Exception as exc:  # noqa: BLE001 - a model that does not export is a finding
+        out["export_s"] = time.perf_counter() - t
+        error = exc
+    _say(progress, "draft")
+    t = time.perf_counter()
+    try:
+        with workload.context(), _draft_log(out_dir):
+            draft = torch.export.draft_export(
+                model, tuple(example.args), kwargs, dynamic_shapes=shapes
+            )
+        found = export_findings.from_draft_report(getattr(draft, "_report", None), str(error), plan)
+    except Exception:  # noqa: BLE001 - draft_export refused too: the export error is the finding
+        found = []
+    out["draft_export_s"] = time.perf_counter() - t
+    out["findings"] = found or [export_findings.from_error(error, plan)]
+    out["not_measured"]["export"] = f"torch.export failed: {first_line(error)}"
+    return None
+
+
+@contextlib.contextmanager
+def _draft_log(out_dir: str) -> Iterator[None]:
+    """draft_export writes its structured log under $TORCH_DTRACE, else in a folder of the
+    system's temp dir that nothing removes: it is pointed into `out_dir` for the call."""
+    old = os.environ.get(DTRACE)
+    os.environ[DTRACE] = os.path.join(out_dir, "draft-export-log")
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(DTRACE, None)
+        else:
+            os.environ[DTRACE] = old
+
+
+def _build(ep: Any, path: str, out: dict, progress: Callable[[str], None] | None) -> str | None:
+    """aoti_compile_and_package timed; the package path, or None with why."""
+    import torch._inductor
+
+    _say(progress, "build")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    t = time.perf_counter()
+    try:
+        package = torch._inductor.aoti_compile_and_package(ep, package_path=path)
+    except Exception as exc:  # noqa: BLE001 - no compiler, a lowering error: not measured (why)
+        spent = time.perf_counter() - t
+        out["not_measured"]["package"] = (
+            f"the AOTInductor build failed after {spent:.1f} s: {first_line(exc)}"
+        )
+        return None
+    out["compile_s"] = time.perf_counter() - t
+    out["package_bytes"] = os.path.getsize(package)
+    out["compiler"] = _compiler()
+    return str(package)
+
+
+def _compiler() -> str | None:
+    """The C++ compiler Inductor used (its `cpp.cxx` resolved), for the method."""
+    try:
+        from torch._inductor.cpp_builder import get_cpp_compiler
+
+        return str(get_cpp_compiler())
+    except Exception:  # noqa: BLE001 - private helper; the method then names none
+        return None
+
+
+# --- the eager reference ------------------------------------------------------------------------
+
+
+def compared_requests(
+    requests: Sequence[Any], plan: export_findings.ShapePlan, n: int = COMPARED
+) -> list[int]:
+    """Positions of the requests compared: one per distinct shape, the smallest and the largest
+    (by elements) and the example first, then the others in traffic order, at most `n`."""
+    odd = set(plan.odd_requests)
+    by_shape: dict[tuple, int] = {}
+    size: dict[int, int] = {}
+    for i, r in enumerate(requests):
+        if i in odd:
+            continue
+        shapes = tuple(tuple(t.shape) for t in _tensors(_args(r)))
+        if shapes not in by_shape:
+            by_shape[shapes] = i
+            size[i] = sum(math.prod(s) for s in shapes)
+    order = sorted(size, key=lambda i: size[i])
+    first = [order[0], order[-1]] if order else []
+    if plan.example_index is not None:
+        first.insert(0, plan.example_index)
+    picked = list(dict.fromkeys(first + list(by_shape.values())))[:n]
+    return sorted(picked)
+
+
+def _tensors(args: CallArgs) -> list[torch.Tensor]:
+    from ..target.workload import iter_tensors
+
+    return list(iter_tensors(args))
+
+
+def _numeric_leaves(obj: Any) -> list[tuple[str, Any]]:
+    """Tensor and scalar leaves only (what the comparator judges), as a plain list to save."""
+    return [
+        (p, v) for p, v in snapshot(obj) if isinstance(v, torch.Tensor) or isinstance(v, SCALARS)
+    ]
+
+
+def save_reference(
+    workload: Any, requests: Sequence[Any], plan: export_findings.ShapePlan, path: str
+) -> str | None:
+    """The compared requests' inputs, eager outputs and fp64 outputs saved to `path`; None, or why
+    numerics cannot be measured (a random model, inputs that cannot be saved)."""
+    model = workload.model
+    picked = compared_requests(requests, plan)
+    if not picked:
+        return "no request to compare"
+    calls = {_index(requests[i], i): _args(requests[i]) for i in picked}
+
+    def eager(m: Any, cast: Callable[[Any], Any] = lambda x: x) -> dict:
+        outs = {}
+        with workload.context():
+            for idx, ca in calls.items():
+                reset_rng_state()
+                outs[idx] = m(*cast(tuple(ca.args)), **cast(dict(ca.kwargs)))
+        return outs
+
+    try:
+        first = next(iter(calls.values()))
+
+        def seeded(seed: int) -> list:
+            torch.manual_seed(seed)
+            with workload.context():
+                return _numeric_leaves(model(*first.args, **first.kwargs))
+
+        if randomness.draws_random(seeded):
+            return (
+                "the model draws random numbers (two eager calls with different seeds differ): "
+                "the package draws its own, so its outputs are not compared with eager's"
+            )
+        eager_leaves = _numeric_leaves(eager(model))
+        ref, ref_why = numerics.fp64_reference(model, lambda m64, cast: eager(m64, cast))
+        torch.save(
+            {
+                "requests": list(calls),
+                "inputs": [(tuple(ca.args), dict(ca.kwargs)) for ca in calls.values()],
+                "eager": eager_leaves,
+                "fp64": [(p, v) for p, v in ref] if ref is not None else None,
+                "fp64_why": ref_why,
+                "tol_dtype": workload.autocast,
+            },
+            path,
+        )
+    except Exception as exc:  # noqa: BLE001 - inputs that do not pickle, a model that raises
+        return f"the eager reference could not be saved: {first_line(exc)}"
+    return None
+
+
+# --- the fresh process ---------------------------------------------------------------------------
+
+
+def _default_call(fn: Any, args: CallArgs) -> Any:
+    return fn(*args.args, **args.kwargs)
+
+
+def load_and_serve(
+    package_path: str,
+    requests: Iterable[Any],
+    *,
+    call: Callable[[Any, CallArgs], Any] = _default_call,
+    sync: Callable[[], None] = lambda: None,
+    budget_s: float,
+    reference_path: str | None = None,
+    n_requests: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
+    """In a fresh process: load the package (timed), serve the traffic through it (the replay),
+    compare the saved requests' outputs with eager's. The `aot` dict's second half.
+
+    `requests`: the traffic's Requests, as the other serving processes get them; `call`, `sync`:
+    as for every replay (the user's call, the device's drain); `budget_s`: the seconds left to
+    the part; `n_requests`: for the progress label only.
+    """
+    from .traffic_replay import replay
+
+    t_start = time.monotonic()
+    out: dict = {"not_measured": {}}
+    _say(progress, "serve", n=n_requests if n_requests is not None else "the")
+    import torch._inductor  # imported already where torch._dynamo is: not in load_s
+
+    t = time.perf_counter()
+    try:
+        runner = torch._inductor.aoti_load_package(package_path)
+    except Exception as exc:  # noqa: BLE001 - a package that does not load is a finding
+        out["not_measured"]["serve"] = f"aoti_load_package failed: {first_line(exc)}"
+        return out
+    out["load_s"] = time.perf_counter() - t
+    result = replay(runner, requests, call, sync, deadline=t_start + budget_s)
+    out["latencies_s"] = list(result.latencies_s)
+    out["errors"] = list(result.errors)
+    served = [x for x in result.latencies_s if x is not None]
+    if served:
+        out["p50_s"], out["p99_s"] = nearest_rank(served, 0.50), nearest_rank(served, 0.99)
+    else:
+        out["not_measured"]["serve"] = "no request was served by the package" + (
+            f": {result.errors[0]['message']}" if result.errors else ""
+        )
+    if result.latencies_s and result.latencies_s[0] is not None:
+        out["first_request_s"] = out["load_s"] + result.latencies_s[0]
+    if getattr(result, "stopped", None):
+        out["stopped"] = result.stopped
+    if reference_path is None:
+        out["numerics"] = None
+    else:
+        out["numerics"] = compare_with_eager(runner, reference_path)
+    return out
+
+
+def nearest_rank(xs: Sequence[float], q: float) -> float:
+    """The nearest-rank percentile (as serving benchmarks report): the ceil(q*n)-th smallest."""
+    s = sorted(xs)
+    return s[max(1, math.ceil(q * len(s))) - 1]
+
+
+def compare_with_eager(runner: Any, reference_path: str) -> dict:
+    """The saved requests run through the package (off the clock), judged against the eager
+    outputs saved with them by probes/numerics.py's `compare`."""
+    try:
+        saved = torch.load(reference_path, weights_only=False)  # our own file, just written
+        outs = {}
+        with torch.no_grad():
+            for idx, (args, kwargs) in zip(saved["requests"], saved["inputs"]):
+                outs[idx] = runner(*args, **kwargs)
+        got = _numeric_leaves(outs)
+    except Exception as exc:  # noqa: BLE001 - a request the package refuses: not compared (why)
+        return {"status": "not measured", "passed": None, "not_measured": first_line(exc)}
+    data = numerics.compare(
+        saved["eager"], got, saved["fp64"], saved["fp64_why"], saved["tol_dtype"]
+    )
+    status = {True: "pass", False: "fail"}.get(data["passed"], "not measured")
+    data.update(
+        status=status,
+        requests=list(saved["requests"]),
+        method=(
+            f"requests {', '.join(map(str, saved['requests']))} of the traffic (one per distinct "
+            "shape, the smallest and the largest first) run through the package and through the "
+            "eager model in the export process (every RNG reset first), each output path "
+            "out[request]; each float tensor judged by PyTorch's benchmark comparator "
+            "torch._dynamo.utils.same(eager, package, fp64_ref, tol): within allclose(rtol=atol=tol), "
+            "else rmse(package, fp64) <= m * rmse(eager, fp64) + tol/10 (tol 1e-4 fp32, 1e-2 "
+            "fp16/bf16), NaN/inf in the same places"
+        ),
+    )
+    return data
+
+
+def finish(built: dict, served: dict | None, why: str | None = None) -> dict:
+    """The serving section's `aot` dict: `run`'s result joined with `load_and_serve`'s (None, with
+    `why`, when the fresh process did not report: it crashed, or ran out of time)."""
+    out = {k: v for k, v in built.items() if k not in ("package_path", "reference_path")}
+    out["not_measured"] = dict(built.get("not_measured") or {})
+    if built.get("package_path") is None:
+        return out
+    if served is None:
+        out["not_measured"]["serve"] = (
+            why or "the fresh process that loads the package did not report"
+        )
+        return out
+    for key in (
+        "load_s",
+        "first_request_s",
+        "latencies_s",
+        "p50_s",
+        "p99_s",
+        "numerics",
+    ):
+        if key in served:
+            out[key] = served[key]
+    for key in ("errors", "stopped"):
+        if served.get(key):
+            out[key] = served[key]
+    out["not_measured"].update(served.get("not_measured") or {})
+    return out
+
+
+def _method() -> str:
+    return (
+        "export_s: wall time of torch.export.export(model, example request, dynamic_shapes) in the "
+        "serving child (non-strict, 2.13's default), one Dim per group of dims the traffic varies, "
+        "its range the traffic's min..max (dynamic_shapes); when export fails, "
+        "torch.export.draft_export on the same call names each failure (findings: the deepest "
+        "frame in your own files, PyTorch's words, the fix; draft_export_s its time); compile_s: "
+        "wall time of torch._inductor.aoti_compile_and_package(ep) (Inductor's lowering and the "
+        "C++ build, with the inductor cache folder of the serving child); package_bytes: the "
+        ".pt2 file's size; in a fresh process: load_s, torch._inductor.aoti_load_package alone "
+        "(torch._inductor imported before, as by any process that imports torch._dynamo); "
+        "first_request_s: load_s plus the first request's latency; latencies_s: the traffic "
+        "replayed through the package one request at a time, each synced on its own "
+        "(probes/traffic_replay.py, as the eager and compiled sides); p50_s/p99_s: nearest rank "
+        "over the requests served; numerics: the package's outputs against eager's (its method)"
+    )

@@ -1,0 +1,26 @@
+"""The fresh process of the AOT test: load the package the test built, serve the MLP's traffic
+through it, compare with the saved eager outputs; print the result as JSON on the last line.
+
+    python serve_package.py PACKAGE REFERENCE N SEED
+"""
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import replay_standin  # noqa: E402
+
+which = replay_standin.install()
+
+import mlp  # noqa: E402
+
+from tcdoctor.probes import aot  # noqa: E402
+from tcdoctor.target.workload import CallArgs  # noqa: E402
+
+package, reference, n, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+requests = replay_standin.requests_of([CallArgs(r) for r in mlp.requests(n, seed)])
+served = aot.load_and_serve(package, requests, budget_s=120, reference_path=reference)
+served["replay"] = which
+print(json.dumps(served, default=str))
