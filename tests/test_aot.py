@@ -128,6 +128,36 @@ def test_a_varying_non_tensor_argument_is_refused_before_export(tmp_path):
     assert "args[1]" in out["not_measured"]["export"]
 
 
+def _reference(model, calls, tmp_path):
+    plan = export_findings.shape_plan(calls)
+    path = str(tmp_path / aot.REFERENCE)
+    return aot.save_reference(Workload(model, calls[0].args), calls, plan, path), path
+
+
+def test_reference_roundtrip_passes_the_same_model_and_fails_a_changed_one(tmp_path):
+    model, _ = mlp.build()
+    calls = [CallArgs(r) for r in mlp.requests(12)]
+    why, path = _reference(model, calls, tmp_path)
+    assert why is None
+    same = aot.compare_with_eager(model, path)
+    assert same["status"] == "pass" and same["max_abs_err"] == 0.0
+    assert same["requests"][0] == 0 and len(same["requests"]) <= aot.COMPARED
+    assert same["tensors_compared"] == len(same["requests"])
+
+    def changed(x):
+        return model(x) * (1 + 1e-3)
+
+    other = aot.compare_with_eager(changed, path)
+    assert other["status"] == "fail" and other["failed_outputs"]
+
+
+def test_a_random_model_is_not_compared(tmp_path):
+    model = torch.nn.Sequential(torch.nn.Linear(32, 8), torch.nn.Dropout(0.5)).train()
+    why, path = _reference(model, [CallArgs(r) for r in mlp.requests(4)], tmp_path)
+    assert why.startswith("the model draws random numbers")
+    assert not os.path.exists(path)
+
+
 def test_nearest_rank():
     xs = [5.0, 1.0, 3.0, 2.0, 4.0]
     assert aot.nearest_rank(xs, 0.5) == 3.0 and aot.nearest_rank(xs, 0.99) == 5.0
@@ -159,10 +189,12 @@ def test_mlp_package_built_loaded_in_a_fresh_process_and_matches_eager(tmp_path)
     served = json.loads(proc.stdout.strip().splitlines()[-1])
     final = aot.finish(out, served)
     assert final["not_measured"] == {}, final["not_measured"]
-    assert final["load_s"] > 0
+    assert final["load_s"] > 0 and final["isa_probe_s"] > 0
+    assert final["isa_probe_builds"] == 0  # the build probed the same cache folder first
+    assert out["build_isa_probe_s"] > 0 and out["build_isa_probe_builds"] is not None
     assert len(final["latencies_s"]) == n and all(x > 0 for x in final["latencies_s"])
     assert final["p50_s"] <= final["p99_s"] <= max(final["latencies_s"])
-    assert final["first_request_s"] > final["load_s"]
+    assert final["first_request_s"] > final["load_s"] + final["isa_probe_s"]
     num = final["numerics"]
     assert num["status"] == "pass" and num["failed_outputs"] == []
     assert 0 in num["requests"]  # the batch-1 request is among those compared

@@ -22,8 +22,9 @@ Two functions, two processes (the serving child starts both; see `run` and `load
 2. `load_and_serve(package_path, requests, call=..., sync=..., budget_s=...)`, in a FRESH process
    (a server's start: nothing compiled, nothing loaded): `torch._inductor.aoti_load_package`
    timed alone (`load_s`; importing `torch._inductor` is not in it: every process that imports
-   torch._dynamo, tcdoctor's included, has imported it already), the same traffic served through the package by the one replay of the
-   serving section (probes/traffic_replay.py: one request at a time, each synced on its own),
+   torch._dynamo, tcdoctor's included, has imported it already), the same traffic served
+   through the package by the one replay of the serving section (probes/traffic_replay.py: one
+   request at a time, each synced on its own),
    p50/p99 by nearest rank over the requests served, then the saved requests run through the
    package off the clock and compared with eager's outputs by the project's comparator
    (probes/numerics.py `compare`: torch._dynamo.utils.same's rule, tol 1e-4 for fp32).
@@ -38,9 +39,16 @@ Pitfalls: a package is specialised to what export saw: a non-tensor argument tha
 the traffic is refused (export bakes in the example's value), and a request outside a Dim's range
 is outside what the package was built for (the range is the traffic's own). A model that draws
 random numbers is not compared (the package draws its own). The package holds the weights: its
-size is the model's and more. torch._inductor's import and the first request's one-off work are
-part of a server's start, so `first_request_s` (load plus the first request) is given beside
-`load_s`, for the comparison with the JIT's restart.
+size is the model's and more. Inductor's CPU ISA probe: `aoti_load_package` checks the machine's
+vector ISA against the package's (`get_device_information` -> `pick_vec_isa`) in every new
+process, which builds the probe's small libraries in an empty inductor cache folder (6 s here) or
+loads them from one probed before (1 s here, in short subprocesses); measured on this machine,
+that was all but 0.02 s of a 1.3 s first load. It is timed on its own before the load
+(`isa_probe_s`, with the libraries it built, `isa_probe_builds`) so that `load_s` is the package's
+own load, and likewise before the build (`build_isa_probe_s`): both depend on the cache folder
+the serving child gives the process, not on the model. `first_request_s` (probe, load and the
+first request) is what a server pays before its first answer, for the comparison with the JIT's
+restart.
 """
 
 from __future__ import annotations
@@ -55,7 +63,7 @@ import torch
 
 from ..target.pristine import reset_rng_state
 from ..target.workload import CallArgs
-from . import export_findings, numerics, randomness
+from . import export_findings, isa_probe, numerics, randomness
 from .outputs import SCALARS, first_line, snapshot
 
 PACKAGE = "aot-model.pt2"
@@ -95,6 +103,10 @@ def _empty() -> dict:
         "draft_export_s": None,
         "compile_s": None,
         "package_bytes": None,
+        "build_isa_probe_s": None,
+        "build_isa_probe_builds": None,
+        "isa_probe_s": None,
+        "isa_probe_builds": None,
         "load_s": None,
         "first_request_s": None,
         "latencies_s": [],
@@ -154,7 +166,8 @@ def run(
     if left < MIN_BUILD_S:
         out["not_measured"]["package"] = (
             f"deadline: {max(left, 0.0):.0f} s of the part's budget were left after export, and an "
-            f"AOTInductor build takes tens of seconds (none is started with under {MIN_BUILD_S:.0f} s)"
+            "AOTInductor build takes tens of seconds (none is started with under "
+            f"{MIN_BUILD_S:.0f} s)"
         )
         return _built(out, None, None)
     package = _build(ep, os.path.join(out_dir, PACKAGE), out, progress)
@@ -179,8 +192,9 @@ def _refuse(plan: export_findings.ShapePlan) -> str | None:
     """Why the traffic cannot be served by one exported program, or None."""
     if plan.varying_values:
         return (
-            f"arguments other than tensors vary across the traffic ({', '.join(plan.varying_values)}): "
-            "torch.export bakes the example's value into the program, so one package cannot serve them"
+            "arguments other than tensors vary across the traffic "
+            f"({', '.join(plan.varying_values)}): torch.export bakes the example's value into the "
+            "program, so one package cannot serve them"
         )
     if plan.example_index is None:
         return plan.why_no_example
@@ -251,6 +265,11 @@ def _build(ep: Any, path: str, out: dict, progress: Callable[[str], None] | None
 
     _say(progress, "build")
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    probe = time_isa_probe()  # paid once per process, by the first C++ build: not in compile_s
+    out["build_isa_probe_s"], out["build_isa_probe_builds"] = (
+        probe["isa_probe_s"],
+        probe["isa_probe_builds"],
+    )
     t = time.perf_counter()
     try:
         package = torch._inductor.aoti_compile_and_package(ep, package_path=path)
@@ -381,6 +400,7 @@ def load_and_serve(
     budget_s: float,
     reference_path: str | None = None,
     n_requests: int | None = None,
+    device: torch.device | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict:
     """In a fresh process: load the package (timed), serve the traffic through it (the replay),
@@ -388,7 +408,8 @@ def load_and_serve(
 
     `requests`: the traffic's Requests, as the other serving processes get them; `call`, `sync`:
     as for every replay (the user's call, the device's drain); `budget_s`: the seconds left to
-    the part; `n_requests`: for the progress label only.
+    the part; `device`: a CUDA device gets host and device times apart (`host_s`, `device_s`, as
+    the replay gives them); `n_requests`: for the progress label only.
     """
     from .traffic_replay import replay
 
@@ -397,6 +418,7 @@ def load_and_serve(
     _say(progress, "serve", n=n_requests if n_requests is not None else "the")
     import torch._inductor  # imported already where torch._dynamo is: not in load_s
 
+    out.update(time_isa_probe())
     t = time.perf_counter()
     try:
         runner = torch._inductor.aoti_load_package(package_path)
@@ -404,8 +426,11 @@ def load_and_serve(
         out["not_measured"]["serve"] = f"aoti_load_package failed: {first_line(exc)}"
         return out
     out["load_s"] = time.perf_counter() - t
-    result = replay(runner, requests, call, sync, deadline=t_start + budget_s)
+    result = replay(runner, requests, call, sync, deadline=t_start + budget_s, device=device)
     out["latencies_s"] = list(result.latencies_s)
+    for key in ("host_s", "device_s"):
+        if getattr(result, key, None) is not None:
+            out[key] = list(getattr(result, key))
     out["errors"] = list(result.errors)
     served = [x for x in result.latencies_s if x is not None]
     if served:
@@ -415,14 +440,39 @@ def load_and_serve(
             f": {result.errors[0]['message']}" if result.errors else ""
         )
     if result.latencies_s and result.latencies_s[0] is not None:
-        out["first_request_s"] = out["load_s"] + result.latencies_s[0]
+        probe = out.get("isa_probe_s") or 0.0
+        out["first_request_s"] = probe + out["load_s"] + result.latencies_s[0]
     if getattr(result, "stopped", None):
         out["stopped"] = result.stopped
-    if reference_path is None:
-        out["numerics"] = None
-    else:
-        out["numerics"] = compare_with_eager(runner, reference_path)
+    out["numerics"] = compare_with_eager(runner, reference_path) if reference_path else None
+    if out["numerics"] and out["numerics"].get("not_measured"):
+        out["not_measured"]["numerics"] = out["numerics"]["not_measured"]
     return out
+
+
+def time_isa_probe() -> dict:
+    """Inductor's CPU ISA probe, which `aoti_load_package` runs first in a fresh process (its
+    metadata check, `get_device_information` -> `pick_vec_isa`, cached per process), timed on its
+    own so that `load_s` is the package's load: `isa_probe_s`, and how many probe libraries it
+    built in the process's inductor cache folder (`isa_probe_builds`: 0 in a folder probed before
+    or seeded, where it only loads them; probes/isa_probe.py)."""
+    try:
+        from torch._inductor.cpu_vec_isa import pick_vec_isa
+        from torch._inductor.runtime.cache_dir_utils import cache_dir
+    except ImportError as exc:
+        return {"isa_probe_s": None, "isa_probe_builds": None, "isa_probe_why": str(exc)}
+    since = time.time()
+    t = time.perf_counter()
+    try:
+        pick_vec_isa()
+    except Exception as exc:  # noqa: BLE001 - no compiler: the build or load that follows says so
+        return {"isa_probe_s": None, "isa_probe_builds": None, "isa_probe_why": first_line(exc)}
+    seconds = time.perf_counter() - t
+    try:
+        built = len(isa_probe.builds(cache_dir(), since))
+    except Exception:  # noqa: BLE001 - a folder that cannot be read: the count is unknown
+        built = None
+    return {"isa_probe_s": seconds, "isa_probe_builds": built}
 
 
 def nearest_rank(xs: Sequence[float], q: float) -> float:
@@ -455,7 +505,8 @@ def compare_with_eager(runner: Any, reference_path: str) -> dict:
             "shape, the smallest and the largest first) run through the package and through the "
             "eager model in the export process (every RNG reset first), each output path "
             "out[request]; each float tensor judged by PyTorch's benchmark comparator "
-            "torch._dynamo.utils.same(eager, package, fp64_ref, tol): within allclose(rtol=atol=tol), "
+            "torch._dynamo.utils.same(eager, package, fp64_ref, tol): within "
+            "allclose(rtol=atol=tol), "
             "else rmse(package, fp64) <= m * rmse(eager, fp64) + tol/10 (tol 1e-4 fp32, 1e-2 "
             "fp16/bf16), NaN/inf in the same places"
         ),
@@ -476,6 +527,8 @@ def finish(built: dict, served: dict | None, why: str | None = None) -> dict:
         )
         return out
     for key in (
+        "isa_probe_s",
+        "isa_probe_builds",
         "load_s",
         "first_request_s",
         "latencies_s",
@@ -485,7 +538,7 @@ def finish(built: dict, served: dict | None, why: str | None = None) -> dict:
     ):
         if key in served:
             out[key] = served[key]
-    for key in ("errors", "stopped"):
+    for key in ("errors", "stopped", "host_s", "device_s"):
         if served.get(key):
             out[key] = served[key]
     out["not_measured"].update(served.get("not_measured") or {})
@@ -496,15 +549,19 @@ def _method() -> str:
     return (
         "export_s: wall time of torch.export.export(model, example request, dynamic_shapes) in the "
         "serving child (non-strict, 2.13's default), one Dim per group of dims the traffic varies, "
-        "its range the traffic's min..max (dynamic_shapes); when export fails, "
+        "its range the traffic's min..max (dynamic_shapes), the example the first request whose "
+        "dynamic dims are all >= 2 (example_request); when export fails, "
         "torch.export.draft_export on the same call names each failure (findings: the deepest "
         "frame in your own files, PyTorch's words, the fix; draft_export_s its time); compile_s: "
         "wall time of torch._inductor.aoti_compile_and_package(ep) (Inductor's lowering and the "
-        "C++ build, with the inductor cache folder of the serving child); package_bytes: the "
-        ".pt2 file's size; in a fresh process: load_s, torch._inductor.aoti_load_package alone "
-        "(torch._inductor imported before, as by any process that imports torch._dynamo); "
-        "first_request_s: load_s plus the first request's latency; latencies_s: the traffic "
-        "replayed through the package one request at a time, each synced on its own "
+        "C++ build), after Inductor's CPU ISA probe, which the first build of a process pays and "
+        "is timed before it (build_isa_probe_s; build_isa_probe_builds: probe libraries built, 0 "
+        "in a cache folder probed before); package_bytes: the .pt2 file's size; in a fresh "
+        "process (a server's start): isa_probe_s, the same probe, which aoti_load_package runs "
+        "first in every process, timed before it; load_s: aoti_load_package alone (torch._inductor "
+        "imported before, as by any process that imports torch._dynamo); first_request_s: "
+        "isa_probe_s + load_s + the first request's latency; latencies_s: the traffic replayed "
+        "through the package one request at a time, each synced on its own "
         "(probes/traffic_replay.py, as the eager and compiled sides); p50_s/p99_s: nearest rank "
         "over the requests served; numerics: the package's outputs against eager's (its method)"
     )

@@ -66,7 +66,7 @@ class DimSpec:
 
 @dataclasses.dataclass
 class ShapePlan:
-    """What the traffic asks export for: its Dims, the example request, what export cannot follow."""
+    """What the traffic asks export for: its Dims, the example request, what it cannot follow."""
 
     dims: list[DimSpec]
     example_index: int | None  # the request exported with (dynamic dims all >= 2), or None
@@ -234,7 +234,7 @@ def _user_frame(stack: list[dict], names: dict[int, str]) -> dict | None:
 
 
 def _is_branch(code: str) -> bool:
-    """A line that branches on a value: `if`, `elif`, `while`, `assert` or a conditional expression."""
+    """A line that branches on a value: `if`, `elif`, `while`, `assert`, a ternary."""
     text = code.strip()
     return bool(re.match(r"(if|elif|while|assert)\b", text) or re.search(r"\bif\b.*\belse\b", text))
 
