@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 import torch
@@ -29,14 +30,19 @@ import mlp  # noqa: E402
 import raises  # noqa: E402
 
 
-def _run(mod, reqs, tmp_path, **kw):
+def _run(mod, reqs, tmp_path, budget_s):
+    """aot.run on a target's model and requests; the labels of the steps it announced (each a
+    start and a done event, in order)."""
     model, inputs = mod.build()
     calls = [CallArgs(r) for r in reqs]
-    labels: list[str] = []
+    events: list[dict] = []
+    deadline = time.monotonic() + budget_s
     out = aot.run(
-        Workload(model, inputs), calls, out_dir=str(tmp_path), progress=labels.append, **kw
+        Workload(model, inputs), calls, out_dir=str(tmp_path), deadline=deadline, sink=events.append
     )
-    return out, labels
+    starts = [e["phase"] for e in events if e["event"] == "start"]
+    assert starts == [e["phase"] for e in events if e["event"] == "done"]
+    return out, starts
 
 
 def test_shape_plan_groups_dims_that_vary_together_and_skips_a_batch_of_one():
@@ -123,7 +129,8 @@ def test_a_varying_non_tensor_argument_is_refused_before_export(tmp_path):
     model, inputs = mlp.build()
     calls = [CallArgs((torch.randn(b, 32),), {}) for b in (2, 3)]
     calls = [CallArgs(c.args + (n,)) for c, n in zip(calls, (1, 2))]
-    out = aot.run(Workload(model, inputs), calls, out_dir=str(tmp_path), budget_s=60)
+    deadline = time.monotonic() + 60
+    out = aot.run(Workload(model, inputs), calls, out_dir=str(tmp_path), deadline=deadline)
     assert out["export_s"] is None
     assert "args[1]" in out["not_measured"]["export"]
 
@@ -162,6 +169,9 @@ def test_nearest_rank():
     xs = [5.0, 1.0, 3.0, 2.0, 4.0]
     assert aot.nearest_rank(xs, 0.5) == 3.0 and aot.nearest_rank(xs, 0.99) == 5.0
     assert aot.nearest_rank([7.0], 0.99) == 7.0
+    hundred = [float(i) for i in range(1, 101)]
+    assert aot.nearest_rank(hundred, 0.07) == 7.0  # 0.07 * 100 is 7.000000000000001 in floats
+    assert aot.nearest_rank(hundred, 0.99) == 99.0
 
 
 @pytest.mark.inductor
@@ -187,6 +197,8 @@ def test_mlp_package_built_loaded_in_a_fresh_process_and_matches_eager(tmp_path)
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     served = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert [e for e, _ in served["events"]] == ["start", "done", "start", "done"]
+    assert served["events"][2][1] == aot.LABELS["serve"].format(n=n)
     final = aot.finish(out, served)
     assert final["not_measured"] == {}, final["not_measured"]
     assert final["load_s"] > 0 and final["isa_probe_s"] > 0

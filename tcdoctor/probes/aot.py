@@ -3,7 +3,7 @@ it, then loaded and served in a fresh process: the serving section's `aot` part.
 
 Two functions, two processes (the serving child starts both; see `run` and `load_and_serve`):
 
-1. `run(workload, requests, out_dir=..., budget_s=...)`, in the serving child:
+1. `run(workload, requests, out_dir=..., deadline=...)`, in the serving child:
    - `torch.export.export(model, example, dynamic_shapes=...)` with one `torch.export.Dim` per
      group of dims the traffic varies, its range the traffic's (probes/export_findings.py says how,
      and the 0/1 specialisation as 2.13 has it: a Dim may start at 1; the *example* request must
@@ -19,7 +19,7 @@ Two functions, two processes (the serving child starts both; see `run` and `load
      distinct shape, the smallest and largest first, at most COMPARED) are saved beside the
      package with their inputs and an fp64 copy's outputs (`aot-reference.pt`): the fresh process
      may not rebuild the same weights or the same requests (an unseeded build() or traffic).
-2. `load_and_serve(package_path, requests, call=..., sync=..., budget_s=...)`, in a FRESH process
+2. `load_and_serve(package_path, requests, call=..., sync=..., deadline=...)`, in a FRESH process
    (a server's start: nothing compiled, nothing loaded): `torch._inductor.aoti_load_package`
    timed alone (`load_s`; importing `torch._inductor` is not in it: every process that imports
    torch._dynamo, tcdoctor's included, has imported it already), the same traffic served
@@ -30,10 +30,11 @@ Two functions, two processes (the serving child starts both; see `run` and `load
    (probes/numerics.py `compare`: torch._dynamo.utils.same's rule, tol 1e-4 for fp32).
 `finish(built, served)` joins the two into the `aot` dict of the serving section.
 
-Budget: each function gets the seconds left to the part. Nothing interrupts Inductor's build once
-started, so `run` does not start it with less than MIN_BUILD_S left (the parent's deadline on the
-process is the backstop); the replay starts no request past its deadline. Progress labels name the
-step (`LABELS`), passed to `progress(label)` when the caller gives one.
+Budget: each function gets its process's deadline (a `time.monotonic()` value, as every serving
+part's). Nothing interrupts Inductor's build once started, so `run` does not start it with less
+than MIN_BUILD_S left (the parent's deadline on the process is the backstop); the replay starts no
+request past the deadline. Progress: each step is announced to `sink` (the serving process's event
+sink) as a `start` and a `done` event whose phase is its label (`LABELS`), as the replays are.
 
 Pitfalls: a package is specialised to what export saw: a non-tensor argument that varies across
 the traffic is refused (export bakes in the example's value), and a request outside a Dim's range
@@ -74,7 +75,8 @@ LABELS = {
     "export": "serving: ahead of time: torch.export with the traffic's dynamic shapes",
     "draft": "serving: ahead of time: draft_export (why export failed)",
     "build": "serving: ahead of time: building the AOTInductor package (C++ compile)",
-    "serve": "serving: ahead of time: loading the package and replaying {n} requests",
+    "load": "serving: ahead of time: loading the package in a fresh process",
+    "serve": "serving: ahead of time: replaying {n} requests through the package",
 }
 DTRACE = "TORCH_DTRACE"  # torch._logging._internal.DTRACE_ENV_VAR: where draft_export logs
 NOT_AN_MODULE = "torch.export takes an nn.Module; the target's model is a {kind}"
@@ -90,9 +92,22 @@ def _index(request: Any, position: int) -> int:
     return int(getattr(request, "index", position))
 
 
-def _say(progress: Callable[[str], None] | None, key: str, **fmt: Any) -> None:
-    if progress is not None:
-        progress(LABELS[key].format(**fmt))
+Sink = Callable[[dict], None]
+
+
+@contextlib.contextmanager
+def _step(sink: Sink | None, key: str, **fmt: Any) -> Iterator[None]:
+    """One step announced as the serving parts announce theirs: a `start` event, then a `done`
+    event with its seconds (also when the step failed: its failure is in the result)."""
+    label = LABELS[key].format(**fmt)
+    if sink is not None:
+        sink({"event": "start", "phase": label})
+    t = time.perf_counter()
+    try:
+        yield
+    finally:
+        if sink is not None:
+            sink({"event": "done", "phase": label, "seconds": time.perf_counter() - t})
 
 
 def _empty() -> dict:
@@ -124,24 +139,23 @@ def run(
     requests: Sequence[Any],
     *,
     out_dir: str,
-    budget_s: float,
-    progress: Callable[[str], None] | None = None,
+    deadline: float,
+    sink: Sink | None = None,
 ) -> dict:
     """Export the workload's model with the traffic's dynamic shapes, and build its package.
 
     `requests`: the traffic's requests (target/traffic.py Requests, or CallArgs); `out_dir`: where
-    the package and the reference outputs are written; `budget_s`: the seconds this step may take.
+    the package and the reference outputs are written; `deadline`: a `time.monotonic()` value.
     Returns the `aot` dict's first half plus `package_path` and `reference_path` (None when not
     built) for `load_and_serve`; never raises for the model's or the build's failures.
     """
-    t0 = time.perf_counter()
     out = _empty()
     out["method"] = _method()
     model = workload.model
     if not isinstance(model, torch.nn.Module):
         out["not_measured"]["export"] = NOT_AN_MODULE.format(kind=type(model).__name__)
         return _built(out, None, None)
-    reqs = list(requests)
+    reqs = _collect(requests, out)
     plan = export_findings.shape_plan([_args(r) for r in reqs])
     out["dynamic_shapes"] = [
         {
@@ -159,10 +173,10 @@ def run(
     assert plan.example_index is not None
     example = _args(reqs[plan.example_index])
     out["example_request"] = _index(reqs[plan.example_index], plan.example_index)
-    ep = _export(workload, example, plan, out, out_dir, progress)
+    ep = _export(workload, example, plan, out, out_dir, sink)
     if ep is None:
         return _built(out, None, None)
-    left = budget_s - (time.perf_counter() - t0)
+    left = deadline - time.monotonic()
     if left < MIN_BUILD_S:
         out["not_measured"]["package"] = (
             f"deadline: {max(left, 0.0):.0f} s of the part's budget were left after export, and an "
@@ -170,7 +184,7 @@ def run(
             f"{MIN_BUILD_S:.0f} s)"
         )
         return _built(out, None, None)
-    package = _build(ep, os.path.join(out_dir, PACKAGE), out, progress)
+    package = _build(ep, os.path.join(out_dir, PACKAGE), out, sink)
     if package is None:
         return _built(out, None, None)
     reference = os.path.join(out_dir, REFERENCE)
@@ -179,6 +193,22 @@ def run(
         out["not_measured"]["numerics"] = why
         reference = None
     return _built(out, package, reference)
+
+
+def _collect(requests: Iterable[Any], out: dict) -> list:
+    """The traffic's requests as a list; a traffic that fails to produce one (its generator
+    raised: target/traffic.py TrafficError) ends the list there, and `traffic_error` says so (the
+    replay names it again when it serves the traffic)."""
+    reqs: list = []
+    it = iter(requests)
+    while True:
+        try:
+            reqs.append(next(it))
+        except StopIteration:
+            return reqs
+        except Exception as exc:  # noqa: BLE001 - the user's generator: one line, then stop
+            out["traffic_error"] = first_line(exc)
+            return reqs
 
 
 def _built(out: dict, package: str | None, reference: str | None) -> dict:
@@ -207,7 +237,7 @@ def _export(
     plan: export_findings.ShapePlan,
     out: dict,
     out_dir: str,
-    progress: Callable[[str], None] | None,
+    sink: Sink | None,
 ) -> Any:
     """torch.export.export timed; on failure, draft_export's findings. The program or None."""
     model = workload.model
@@ -216,28 +246,29 @@ def _export(
     except Exception as exc:  # noqa: BLE001 - arguments the forward's signature does not bind
         out["not_measured"]["export"] = f"the traffic's arguments do not bind: {first_line(exc)}"
         return None
-    _say(progress, "export")
     kwargs = dict(example.kwargs) or None
     t = time.perf_counter()
-    try:
-        with workload.context():
-            ep = torch.export.export(model, tuple(example.args), kwargs, dynamic_shapes=shapes)
-        out["export_s"] = time.perf_counter() - t
-        out["exported"] = True
-        return ep
-    except Exception as exc:  # noqa: BLE001 - a model that does not export is a finding
-        out["export_s"] = time.perf_counter() - t
-        error = exc
-    _say(progress, "draft")
+    with _step(sink, "export"):
+        try:
+            with workload.context():
+                ep = torch.export.export(model, tuple(example.args), kwargs, dynamic_shapes=shapes)
+            out["export_s"] = time.perf_counter() - t
+            out["exported"] = True
+            return ep
+        except Exception as exc:  # noqa: BLE001 - a model that does not export is a finding
+            out["export_s"] = time.perf_counter() - t
+            error = exc
     t = time.perf_counter()
-    try:
-        with workload.context(), _draft_log(out_dir):
-            draft = torch.export.draft_export(
-                model, tuple(example.args), kwargs, dynamic_shapes=shapes
-            )
-        found = export_findings.from_draft_report(getattr(draft, "_report", None), str(error), plan)
-    except Exception:  # noqa: BLE001 - draft_export refused too: the export error is the finding
-        found = []
+    with _step(sink, "draft"):
+        try:
+            with workload.context(), _draft_log(out_dir):
+                draft = torch.export.draft_export(
+                    model, tuple(example.args), kwargs, dynamic_shapes=shapes
+                )
+            report = getattr(draft, "_report", None)
+            found = export_findings.from_draft_report(report, str(error), plan)
+        except Exception:  # noqa: BLE001 - draft_export refused too: the export error is the finding
+            found = []
     out["draft_export_s"] = time.perf_counter() - t
     out["findings"] = found or [export_findings.from_error(error, plan)]
     out["not_measured"]["export"] = f"torch.export failed: {first_line(error)}"
@@ -259,27 +290,25 @@ def _draft_log(out_dir: str) -> Iterator[None]:
             os.environ[DTRACE] = old
 
 
-def _build(ep: Any, path: str, out: dict, progress: Callable[[str], None] | None) -> str | None:
+def _build(ep: Any, path: str, out: dict, sink: Sink | None) -> str | None:
     """aoti_compile_and_package timed; the package path, or None with why."""
     import torch._inductor
 
-    _say(progress, "build")
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    probe = time_isa_probe()  # paid once per process, by the first C++ build: not in compile_s
-    out["build_isa_probe_s"], out["build_isa_probe_builds"] = (
-        probe["isa_probe_s"],
-        probe["isa_probe_builds"],
-    )
-    t = time.perf_counter()
-    try:
-        package = torch._inductor.aoti_compile_and_package(ep, package_path=path)
-    except Exception as exc:  # noqa: BLE001 - no compiler, a lowering error: not measured (why)
-        spent = time.perf_counter() - t
-        out["not_measured"]["package"] = (
-            f"the AOTInductor build failed after {spent:.1f} s: {first_line(exc)}"
-        )
-        return None
-    out["compile_s"] = time.perf_counter() - t
+    with _step(sink, "build"):
+        probe = time_isa_probe()  # paid once per process, by its first C++ build: not in compile_s
+        out["build_isa_probe_s"] = probe["isa_probe_s"]
+        out["build_isa_probe_builds"] = probe["isa_probe_builds"]
+        t = time.perf_counter()
+        try:
+            package = torch._inductor.aoti_compile_and_package(ep, package_path=path)
+        except Exception as exc:  # noqa: BLE001 - no compiler, a lowering error: not measured (why)
+            spent = time.perf_counter() - t
+            out["not_measured"]["package"] = (
+                f"the AOTInductor build failed after {spent:.1f} s: {first_line(exc)}"
+            )
+            return None
+        out["compile_s"] = time.perf_counter() - t
     out["package_bytes"] = os.path.getsize(package)
     out["compiler"] = _compiler()
     return str(package)
@@ -397,36 +426,36 @@ def load_and_serve(
     *,
     call: Callable[[Any, CallArgs], Any] = _default_call,
     sync: Callable[[], None] = lambda: None,
-    budget_s: float,
+    deadline: float,
     reference_path: str | None = None,
     n_requests: int | None = None,
     device: torch.device | None = None,
-    progress: Callable[[str], None] | None = None,
+    sink: Sink | None = None,
 ) -> dict:
     """In a fresh process: load the package (timed), serve the traffic through it (the replay),
     compare the saved requests' outputs with eager's. The `aot` dict's second half.
 
     `requests`: the traffic's Requests, as the other serving processes get them; `call`, `sync`:
-    as for every replay (the user's call, the device's drain); `budget_s`: the seconds left to
-    the part; `device`: a CUDA device gets host and device times apart (`host_s`, `device_s`, as
+    as for every replay (the user's call, the device's drain); `deadline`: a `time.monotonic()`
+    value after which no request starts; `device`: a CUDA device gets host and device times apart (`host_s`, `device_s`, as
     the replay gives them); `n_requests`: for the progress label only.
     """
-    from .traffic_replay import replay
-
-    t_start = time.monotonic()
-    out: dict = {"not_measured": {}}
-    _say(progress, "serve", n=n_requests if n_requests is not None else "the")
     import torch._inductor  # imported already where torch._dynamo is: not in load_s
 
-    out.update(time_isa_probe())
-    t = time.perf_counter()
-    try:
-        runner = torch._inductor.aoti_load_package(package_path)
-    except Exception as exc:  # noqa: BLE001 - a package that does not load is a finding
-        out["not_measured"]["serve"] = f"aoti_load_package failed: {first_line(exc)}"
-        return out
-    out["load_s"] = time.perf_counter() - t
-    result = replay(runner, requests, call, sync, deadline=t_start + budget_s, device=device)
+    from .traffic_replay import replay
+
+    out: dict = {"not_measured": {}}
+    with _step(sink, "load"):
+        out.update(time_isa_probe())
+        t = time.perf_counter()
+        try:
+            runner = torch._inductor.aoti_load_package(package_path)
+        except Exception as exc:  # noqa: BLE001 - a package that does not load is a finding
+            out["not_measured"]["serve"] = f"aoti_load_package failed: {first_line(exc)}"
+            return out
+        out["load_s"] = time.perf_counter() - t
+    with _step(sink, "serve", n=n_requests if n_requests is not None else "the"):
+        result = replay(runner, requests, call, sync, deadline=deadline, device=device)
     out["latencies_s"] = list(result.latencies_s)
     for key in ("host_s", "device_s"):
         if getattr(result, key, None) is not None:
@@ -476,9 +505,11 @@ def time_isa_probe() -> dict:
 
 
 def nearest_rank(xs: Sequence[float], q: float) -> float:
-    """The nearest-rank percentile (as serving benchmarks report): the ceil(q*n)-th smallest."""
+    """The nearest-rank percentile (as serving benchmarks report): the ceil(q*n)-th smallest.
+    The serving section's rule (stats.nearest_rank on the `serving` branch, the same expression):
+    this copy goes when the branches meet."""
     s = sorted(xs)
-    return s[max(1, math.ceil(q * len(s))) - 1]
+    return s[max(0, math.ceil(q * len(s) - 1e-9) - 1)]
 
 
 def compare_with_eager(runner: Any, reference_path: str) -> dict:

@@ -7,6 +7,7 @@ through it, compare with the saved eager outputs; print the result as JSON on th
 import json
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -21,6 +22,15 @@ from tcdoctor.target.workload import CallArgs  # noqa: E402
 
 package, reference, n, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 requests = replay_standin.requests_of([CallArgs(r) for r in mlp.requests(n, seed)])
-served = aot.load_and_serve(package, requests, budget_s=120, reference_path=reference)
+events: list = []
+served = aot.load_and_serve(
+    package,
+    requests,
+    deadline=time.monotonic() + 120,
+    reference_path=reference,
+    n_requests=n,
+    sink=events.append,
+)
+served["events"] = [(e["event"], e["phase"]) for e in events]
 served["replay"] = which
 print(json.dumps(served, default=str))
