@@ -28,6 +28,7 @@ import branch  # noqa: E402
 import dim_guard  # noqa: E402
 import mlp  # noqa: E402
 import raises  # noqa: E402
+import replay_standin  # noqa: E402
 
 
 def _run(mod, reqs, tmp_path, budget_s):
@@ -50,16 +51,17 @@ def test_shape_plan_groups_dims_that_vary_together_and_skips_a_batch_of_one():
         CallArgs((torch.zeros(b, s, dtype=torch.long),), {"mask": torch.ones(b, s), "k": 3})
         for b, s in ((1, 16), (4, 16), (2, 64), (8, 32))
     ]
-    calls.append(CallArgs((torch.zeros(2, 3, 5),), {"mask": torch.ones(2, 3), "k": 3}))  # rank 3
+    bad = CallArgs((torch.zeros(2, 3, 5),), {"mask": torch.ones(2, 3), "k": 3})  # rank 3
+    calls.insert(0, bad)  # first in the traffic: the others still make the plan
     plan = export_findings.shape_plan(calls)
     dims = {d.name: d for d in plan.dims}
     assert set(dims) == {"args_0_dim0", "args_0_dim1"}
     assert dims["args_0_dim0"].where == [("args[0]", 0), ("kwargs['mask']", 0)]
     assert (dims["args_0_dim0"].min, dims["args_0_dim0"].max) == (1, 8)
     assert (dims["args_0_dim1"].min, dims["args_0_dim1"].max) == (16, 64)
-    assert plan.example_index == 1  # request 0 has batch 1: export would specialise it
-    assert plan.odd_requests == [4] and plan.varying_values == []
-    spec = export_findings.dynamic_shapes(lambda x, mask, k: None, calls[1], plan)
+    assert plan.example_index == 2  # request 1 has batch 1: export would specialise it
+    assert plan.odd_requests == [0] and plan.varying_values == []
+    spec = export_findings.dynamic_shapes(lambda x, mask, k: None, calls[2], plan)
     assert set(spec) == {"x", "mask", "k"} and spec["k"] is None
     assert spec["x"][0] is spec["mask"][0]  # one Dim: export refuses two it finds equal
 
@@ -146,7 +148,9 @@ def test_reference_roundtrip_passes_the_same_model_and_fails_a_changed_one(tmp_p
     calls = [CallArgs(r) for r in mlp.requests(12)]
     why, path = _reference(model, calls, tmp_path)
     assert why is None
-    same = aot.compare_with_eager(model, path)
+    saved = aot.read_saved(path)
+    assert saved["accepts"]["leaves"]["args[0]"] == {"dtype": "float32", "dims": [[1, 16], 32]}
+    same = aot.compare_with_eager(model, saved)
     assert same["status"] == "pass" and same["max_abs_err"] == 0.0
     assert same["requests"][0] == 0 and len(same["requests"]) <= aot.COMPARED
     assert same["tensors_compared"] == len(same["requests"])
@@ -154,7 +158,7 @@ def test_reference_roundtrip_passes_the_same_model_and_fails_a_changed_one(tmp_p
     def changed(x):
         return model(x) * (1 + 1e-3)
 
-    other = aot.compare_with_eager(changed, path)
+    other = aot.compare_with_eager(changed, saved)
     assert other["status"] == "fail" and other["failed_outputs"]
 
 
@@ -162,7 +166,37 @@ def test_a_random_model_is_not_compared(tmp_path):
     model = torch.nn.Sequential(torch.nn.Linear(32, 8), torch.nn.Dropout(0.5)).train()
     why, path = _reference(model, [CallArgs(r) for r in mlp.requests(4)], tmp_path)
     assert why.startswith("the model draws random numbers")
-    assert not os.path.exists(path)
+    saved = aot.read_saved(path)  # what the package accepts is saved all the same
+    assert saved["accepts"] and aot.compare_with_eager(model, saved)["not_measured"] == why
+
+
+def test_a_request_that_does_not_fit_the_program_is_kept_from_the_package():
+    """A planted bad request (wrong rank) mid-traffic, and one past the traffic's range: one error
+    each, naming the request, in its place among the per-request latencies; the rest served."""
+    calls = [CallArgs(r) for r in mlp.requests(8)]
+    plan = export_findings.shape_plan(calls)
+    traffic = [*calls[:3], CallArgs((torch.randn(2, 3, 32),)), *calls[3:]]
+    traffic.append(CallArgs((torch.randn(plan.dims[0].max + 1, 32),)))
+    requests = replay_standin.requests_of(traffic)
+    model, _ = mlp.build()
+    sent: list[int] = []
+
+    def call(fn, args):
+        sent.append(args.args[0].shape[0] if args.args[0].dim() == 2 else -1)
+        return fn(*args.args)
+
+    gate = aot.Gate(plan.accepts)
+    result = replay_standin.replay(model, gate.stream(requests), call, lambda: None, deadline=1e18)
+    merged = gate.merge(result)
+    assert -1 not in sent and len(sent) == len(traffic) - 2
+    lat = merged["latencies_s"]
+    assert len(lat) == len(traffic) and lat[3] is None and lat[-1] is None
+    assert all(x is not None for i, x in enumerate(lat) if i not in (3, len(traffic) - 1))
+    bad, past = merged["errors"]
+    assert bad["request"] == 3 and "args[0] has rank 3, the program takes rank 2" in bad["message"]
+    assert past["request"] == len(traffic) - 1
+    top = plan.dims[0].max
+    assert f"args[0].shape[0] is {top + 1}, the program takes 1..{top}" in past["message"]
 
 
 def test_nearest_rank():

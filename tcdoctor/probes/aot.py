@@ -37,8 +37,10 @@ request past the deadline. Progress: each step is announced to `sink` (the servi
 sink) as a `start` and a `done` event whose phase is its label (`LABELS`), as the replays are.
 
 Pitfalls: a package is specialised to what export saw: a non-tensor argument that varies across
-the traffic is refused (export bakes in the example's value), and a request outside a Dim's range
-is outside what the package was built for (the range is the traffic's own). A model that draws
+the traffic is refused (export bakes in the example's value), and a package does not check its
+inputs unless AOTI_RUNTIME_CHECK_INPUTS is set (measured on 2.13: a batch past the Dim's max was
+served without a word), so a request that does not fit the program (a planted wrong rank) would be
+served garbage or crash the process: `Gate` keeps it from the package, off the clock, and names it. A model that draws
 random numbers is not compared (the package draws its own). The package holds the weights: its
 size is the model's and more. Inductor's CPU ISA probe: `aoti_load_package` checks the machine's
 vector ISA against the package's (`get_device_information` -> `pick_vec_isa`) in every new
@@ -191,8 +193,7 @@ def run(
     why = save_reference(workload, reqs, plan, reference)
     if why:
         out["not_measured"]["numerics"] = why
-        reference = None
-    return _built(out, package, reference)
+    return _built(out, package, reference if os.path.exists(reference) else None)
 
 
 def _collect(requests: Iterable[Any], out: dict) -> list:
@@ -366,8 +367,27 @@ def _numeric_leaves(obj: Any) -> list[tuple[str, Any]]:
 def save_reference(
     workload: Any, requests: Sequence[Any], plan: export_findings.ShapePlan, path: str
 ) -> str | None:
-    """The compared requests' inputs, eager outputs and fp64 outputs saved to `path`; None, or why
-    numerics cannot be measured (a random model, inputs that cannot be saved)."""
+    """What the fresh process needs beside the package, saved to `path`: what the exported
+    program accepts (`plan.accepts`: a request that does not fit is not sent to the package) and,
+    for numerics, the compared requests' inputs, eager outputs and fp64 outputs. Returns None, or
+    why numerics cannot be measured (a random model, inputs that cannot be saved)."""
+    saved: dict = {"accepts": plan.accepts}
+    why = _eager_reference(workload, requests, plan, saved)
+    if why is not None:
+        saved = {"accepts": plan.accepts, "numerics_why": why}
+    try:
+        torch.save(saved, path)
+    except Exception as exc:  # noqa: BLE001 - inputs that do not pickle
+        torch.save({"accepts": plan.accepts, "numerics_why": first_line(exc)}, path)
+        return f"the compared requests could not be saved: {first_line(exc)}"
+    return why
+
+
+def _eager_reference(
+    workload: Any, requests: Sequence[Any], plan: export_findings.ShapePlan, saved: dict
+) -> str | None:
+    """The compared requests' inputs and outputs into `saved` (eager, every RNG reset first, and
+    an fp64 copy's); None, or why numerics cannot be measured."""
     model = workload.model
     picked = compared_requests(requests, plan)
     if not picked:
@@ -382,14 +402,14 @@ def save_reference(
                 outs[idx] = m(*cast(tuple(ca.args)), **cast(dict(ca.kwargs)))
         return outs
 
+    first = next(iter(calls.values()))
+
+    def seeded(seed: int) -> list:
+        torch.manual_seed(seed)
+        with workload.context():
+            return _numeric_leaves(model(*first.args, **first.kwargs))
+
     try:
-        first = next(iter(calls.values()))
-
-        def seeded(seed: int) -> list:
-            torch.manual_seed(seed)
-            with workload.context():
-                return _numeric_leaves(model(*first.args, **first.kwargs))
-
         if randomness.draws_random(seeded):
             return (
                 "the model draws random numbers (two eager calls with different seeds differ): "
@@ -397,19 +417,16 @@ def save_reference(
             )
         eager_leaves = _numeric_leaves(eager(model))
         ref, ref_why = numerics.fp64_reference(model, lambda m64, cast: eager(m64, cast))
-        torch.save(
-            {
-                "requests": list(calls),
-                "inputs": [(tuple(ca.args), dict(ca.kwargs)) for ca in calls.values()],
-                "eager": eager_leaves,
-                "fp64": [(p, v) for p, v in ref] if ref is not None else None,
-                "fp64_why": ref_why,
-                "tol_dtype": workload.autocast,
-            },
-            path,
-        )
-    except Exception as exc:  # noqa: BLE001 - inputs that do not pickle, a model that raises
-        return f"the eager reference could not be saved: {first_line(exc)}"
+    except Exception as exc:  # noqa: BLE001 - a model that raises on a compared request
+        return f"the eager reference failed: {first_line(exc)}"
+    saved.update(
+        requests=list(calls),
+        inputs=[(tuple(ca.args), dict(ca.kwargs)) for ca in calls.values()],
+        eager=eager_leaves,
+        fp64=[(p, v) for p, v in ref] if ref is not None else None,
+        fp64_why=ref_why,
+        tol_dtype=workload.autocast,
+    )
     return None
 
 
@@ -437,13 +454,15 @@ def load_and_serve(
 
     `requests`: the traffic's Requests, as the other serving processes get them; `call`, `sync`:
     as for every replay (the user's call, the device's drain); `deadline`: a `time.monotonic()`
-    value after which no request starts; `device`: a CUDA device gets host and device times apart (`host_s`, `device_s`, as
-    the replay gives them); `n_requests`: for the progress label only.
+    value after which no request starts; `reference_path`: what `run` saved beside the package;
+    `device`: a CUDA device gets host and device times apart (`host_s`, `device_s`, as the
+    replay gives them); `n_requests`: for the progress label only.
     """
     import torch._inductor  # imported already where torch._dynamo is: not in load_s
 
     from .traffic_replay import replay
 
+    saved = read_saved(reference_path)
     out: dict = {"not_measured": {}}
     with _step(sink, "load"):
         out.update(time_isa_probe())
@@ -454,29 +473,89 @@ def load_and_serve(
             out["not_measured"]["serve"] = f"aoti_load_package failed: {first_line(exc)}"
             return out
         out["load_s"] = time.perf_counter() - t
+    gate = Gate(saved.get("accepts") or {})
     with _step(sink, "serve", n=n_requests if n_requests is not None else "the"):
-        result = replay(runner, requests, call, sync, deadline=deadline, device=device)
-    out["latencies_s"] = list(result.latencies_s)
-    for key in ("host_s", "device_s"):
-        if getattr(result, key, None) is not None:
-            out[key] = list(getattr(result, key))
-    out["errors"] = list(result.errors)
-    served = [x for x in result.latencies_s if x is not None]
-    if served:
-        out["p50_s"], out["p99_s"] = nearest_rank(served, 0.50), nearest_rank(served, 0.99)
-    else:
-        out["not_measured"]["serve"] = "no request was served by the package" + (
-            f": {result.errors[0]['message']}" if result.errors else ""
-        )
-    if result.latencies_s and result.latencies_s[0] is not None:
-        probe = out.get("isa_probe_s") or 0.0
-        out["first_request_s"] = probe + out["load_s"] + result.latencies_s[0]
+        result = replay(runner, gate.stream(requests), call, sync, deadline=deadline, device=device)
+    out.update(gate.merge(result))
+    _percentiles(out)
     if getattr(result, "stopped", None):
         out["stopped"] = result.stopped
-    out["numerics"] = compare_with_eager(runner, reference_path) if reference_path else None
+    out["numerics"] = compare_with_eager(runner, saved) if reference_path else None
     if out["numerics"] and out["numerics"].get("not_measured"):
         out["not_measured"]["numerics"] = out["numerics"]["not_measured"]
     return out
+
+
+def read_saved(path: str | None) -> dict:
+    """What `run` saved beside the package (our own file, written just before: not untrusted)."""
+    if not path:
+        return {}
+    try:
+        return dict(torch.load(path, weights_only=False))
+    except Exception as exc:  # noqa: BLE001 - a file that cannot be read: numerics says why
+        return {"numerics_why": f"the saved requests could not be read: {first_line(exc)}"}
+
+
+def _percentiles(out: dict) -> None:
+    served = [x for x in out["latencies_s"] if x is not None]
+    if served:
+        out["p50_s"], out["p99_s"] = nearest_rank(served, 0.50), nearest_rank(served, 0.99)
+    else:
+        first = out["errors"][0]["message"] if out["errors"] else None
+        out["not_measured"]["serve"] = "no request was served by the package" + (
+            f": {first}" if first else ""
+        )
+    lat = out["latencies_s"]
+    if lat and lat[0] is not None:
+        out["first_request_s"] = (out.get("isa_probe_s") or 0.0) + out["load_s"] + lat[0]
+
+
+class Gate:
+    """Keeps from the package the requests that do not fit the exported program (`accepts`,
+    export_findings.misfit): an AOTInductor package does not check its inputs unless
+    AOTI_RUNTIME_CHECK_INPUTS is set, so such a request would be served garbage or crash the
+    process. The check runs as the request is drawn, off the clock; each request kept out is an
+    error naming it, and `merge` puts it back in its place in the replay's per-request lists."""
+
+    def __init__(self, accepts: dict):
+        self.accepts = accepts
+        self.order: list[tuple[Any, str | None]] = []
+
+    def stream(self, requests: Iterable[Any]) -> Iterator[Any]:
+        for request in requests:
+            why = export_findings.misfit(self.accepts, _args(request))
+            self.order.append((request, why))
+            if why is None:
+                yield request
+
+    def merge(self, result: Any) -> dict:
+        lists = {k: getattr(result, k, None) for k in ("latencies_s", "host_s", "device_s")}
+        its = {k: iter(v) for k, v in lists.items() if v is not None}
+        merged: dict[str, list] = {k: [] for k in its}
+        errors = list(result.errors)
+        for position, (request, why) in enumerate(self.order):
+            if why is not None:
+                for k in its:
+                    merged[k].append(None)
+                errors.append(_kept_out(request, position, why))
+                continue
+            try:
+                row = {k: next(it) for k, it in its.items()}
+            except StopIteration:  # the replay stopped before it (its deadline)
+                break
+            for k, v in row.items():
+                merged[k].append(v)
+        errors.sort(key=lambda e: (e.get("request") is None, e.get("request") or 0))
+        return {**merged, "errors": errors}
+
+
+def _kept_out(request: Any, position: int, why: str) -> dict:
+    return {
+        "request": _index(request, position),
+        "shapes": getattr(request, "shapes", None),
+        "message": f"not sent to the package: {why} (the package does not check its inputs)",
+        "reason": None,
+    }
 
 
 def time_isa_probe() -> dict:
@@ -512,11 +591,13 @@ def nearest_rank(xs: Sequence[float], q: float) -> float:
     return s[max(0, math.ceil(q * len(s) - 1e-9) - 1)]
 
 
-def compare_with_eager(runner: Any, reference_path: str) -> dict:
-    """The saved requests run through the package (off the clock), judged against the eager
-    outputs saved with them by probes/numerics.py's `compare`."""
+def compare_with_eager(runner: Any, saved: dict) -> dict:
+    """The saved requests (`read_saved`) run through the package (off the clock), judged against
+    the eager outputs saved with them by probes/numerics.py's `compare`."""
+    if "eager" not in saved:
+        why = saved.get("numerics_why") or "no eager outputs were saved"
+        return {"status": "not measured", "passed": None, "not_measured": why}
     try:
-        saved = torch.load(reference_path, weights_only=False)  # our own file, just written
         outs = {}
         with torch.no_grad():
             for idx, (args, kwargs) in zip(saved["requests"], saved["inputs"]):

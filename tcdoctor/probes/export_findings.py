@@ -71,8 +71,9 @@ class ShapePlan:
     dims: list[DimSpec]
     example_index: int | None  # the request exported with (dynamic dims all >= 2), or None
     varying_values: list[str]  # non-tensor arguments that differ across requests
-    odd_requests: list[int]  # requests whose structure or ranks differ from the first one's
+    odd_requests: list[int]  # requests whose structure or ranks differ from most requests'
     why_no_example: str | None = None
+    accepts: dict = dataclasses.field(default_factory=dict)  # what the program takes: `misfit`
 
     def describe(self) -> str:
         if not self.dims:
@@ -102,20 +103,17 @@ def _signature(leaves: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
 
 def shape_plan(requests: Sequence[CallArgs]) -> ShapePlan:
     """The Dims the traffic needs (one per group of dims that vary together), the example request,
-    the non-tensor arguments that vary, and the requests whose structure differs from the first's
-    (left out of the plan: the replay reports them as it serves them)."""
+    the non-tensor arguments that vary, and the requests whose structure (argument tree, tensor
+    ranks and dtypes) differs from most requests' (left out of the plan: a planted bad request;
+    the replay reports it as it serves it)."""
     if not requests:
         return ShapePlan([], None, [], [], "the traffic has no requests")
-    first, spec0 = _leaves(requests[0])
-    sig0 = _signature(first)
-    rows: list[list[tuple[str, Any]]] = []
-    odd: list[int] = []
-    for i, req in enumerate(requests):
-        leaves, spec = _leaves(req)
-        if spec != spec0 or _signature(leaves) != sig0:
-            odd.append(i)
-        else:
-            rows.append(leaves)
+    flat = [_leaves(req) for req in requests]
+    keys = [f"{spec}|{_signature(leaves)}" for leaves, spec in flat]
+    common = max(dict.fromkeys(keys), key=keys.count)  # the most frequent, the first on a tie
+    rows = [leaves for (leaves, _), key in zip(flat, keys) if key == common]
+    odd = [i for i, key in enumerate(keys) if key != common]
+    first = rows[0]
     sizes: dict[tuple[str, int], tuple[int, ...]] = {}
     varying_values = []
     for k, (path, v0) in enumerate(first):
@@ -133,7 +131,55 @@ def shape_plan(requests: Sequence[CallArgs]) -> ShapePlan:
         DimSpec(_dim_name(where[0]), min(seen), max(seen), where) for seen, where in groups.items()
     ]
     example, why = _example(rows, requests, odd, sizes)
-    return ShapePlan(dims, example, varying_values[:MAX_NAMED], odd, why)
+    accepts = _accepts(str(flat[keys.index(common)][1]), first, sizes)
+    return ShapePlan(dims, example, varying_values[:MAX_NAMED], odd, why, accepts)
+
+
+def _accepts(tree: str, first: list[tuple[str, Any]], sizes: dict) -> dict:
+    """What the exported program takes, JSON-ready: the argument tree, each tensor's rank, dtype
+    and sizes (an int where static, [min, max] where a Dim), each other value's repr."""
+    leaves: dict[str, dict] = {}
+    for path, v in first:
+        if not isinstance(v, torch.Tensor):
+            leaves[path] = {"value": repr(v)}
+            continue
+        dims: list = []
+        for d in range(v.dim()):
+            seen = sizes.get((path, d))
+            dims.append([min(seen), max(seen)] if seen else int(v.shape[d]))
+        leaves[path] = {"dtype": str(v.dtype).replace("torch.", ""), "dims": dims}
+    return {"tree": tree, "leaves": leaves}
+
+
+def misfit(accepts: dict, request: CallArgs) -> str | None:
+    """Why a request does not fit the exported program (its tree, a tensor's rank, dtype or a
+    size outside the program's), or None. An AOTInductor package does not check its inputs
+    unless AOTI_RUNTIME_CHECK_INPUTS is set: such a request would read past its tensors."""
+    if not accepts:
+        return None
+    pairs, spec = _leaves(request)
+    if str(spec) != accepts["tree"]:
+        return "its arguments are not laid out as the exported example's"
+    for path, v in pairs:
+        want = accepts["leaves"].get(path, {})
+        if "value" in want:
+            if repr(v) != want["value"]:
+                return (
+                    f"{path} is {repr(v)[:40]}, the program was exported with {want['value'][:40]}"
+                )
+            continue
+        if not isinstance(v, torch.Tensor):
+            return f"{path} is a {type(v).__name__}, the program takes a tensor"
+        if v.dim() != len(want["dims"]):
+            return f"{path} has rank {v.dim()}, the program takes rank {len(want['dims'])}"
+        if str(v.dtype).replace("torch.", "") != want["dtype"]:
+            return f"{path} is {v.dtype}, the program takes {want['dtype']}"
+        for d, (size, w) in enumerate(zip(v.shape, want["dims"])):
+            low, high = (w, w) if isinstance(w, int) else w
+            if not low <= size <= high:
+                span = str(low) if low == high else f"{low}..{high}"
+                return f"{path}.shape[{d}] is {size}, the program takes {span}"
+    return None
 
 
 def _dim_name(where: tuple[str, int]) -> str:
