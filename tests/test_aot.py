@@ -18,7 +18,7 @@ import time
 import pytest
 import torch
 
-from tcdoctor.probes import aot, export_findings
+from tcdoctor.probes import aot, aot_reference, export_findings
 from tcdoctor.target.workload import CallArgs, Workload
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "targets", "aot")
@@ -140,7 +140,7 @@ def test_a_varying_non_tensor_argument_is_refused_before_export(tmp_path):
 def _reference(model, calls, tmp_path):
     plan = export_findings.shape_plan(calls)
     path = str(tmp_path / aot.REFERENCE)
-    return aot.save_reference(Workload(model, calls[0].args), calls, plan, path), path
+    return aot_reference.save_reference(Workload(model, calls[0].args), calls, plan, path), path
 
 
 def test_reference_roundtrip_passes_the_same_model_and_fails_a_changed_one(tmp_path):
@@ -148,17 +148,17 @@ def test_reference_roundtrip_passes_the_same_model_and_fails_a_changed_one(tmp_p
     calls = [CallArgs(r) for r in mlp.requests(12)]
     why, path = _reference(model, calls, tmp_path)
     assert why is None
-    saved = aot.read_saved(path)
+    saved = aot_reference.read_saved(path)
     assert saved["accepts"]["leaves"]["args[0]"] == {"dtype": "float32", "dims": [[1, 16], 32]}
-    same = aot.compare_with_eager(model, saved)
+    same = aot_reference.compare_with_eager(model, saved)
     assert same["status"] == "pass" and same["max_abs_err"] == 0.0
-    assert same["requests"][0] == 0 and len(same["requests"]) <= aot.COMPARED
+    assert same["requests"][0] == 0 and len(same["requests"]) <= aot_reference.COMPARED
     assert same["tensors_compared"] == len(same["requests"])
 
     def changed(x):
         return model(x) * (1 + 1e-3)
 
-    other = aot.compare_with_eager(changed, saved)
+    other = aot_reference.compare_with_eager(changed, saved)
     assert other["status"] == "fail" and other["failed_outputs"]
 
 
@@ -166,8 +166,10 @@ def test_a_random_model_is_not_compared(tmp_path):
     model = torch.nn.Sequential(torch.nn.Linear(32, 8), torch.nn.Dropout(0.5)).train()
     why, path = _reference(model, [CallArgs(r) for r in mlp.requests(4)], tmp_path)
     assert why.startswith("the model draws random numbers")
-    saved = aot.read_saved(path)  # what the package accepts is saved all the same
-    assert saved["accepts"] and aot.compare_with_eager(model, saved)["not_measured"] == why
+    saved = aot_reference.read_saved(path)  # what the package accepts is saved all the same
+    assert (
+        saved["accepts"] and aot_reference.compare_with_eager(model, saved)["not_measured"] == why
+    )
 
 
 def test_a_request_that_does_not_fit_the_program_is_kept_from_the_package():
@@ -185,7 +187,7 @@ def test_a_request_that_does_not_fit_the_program_is_kept_from_the_package():
         sent.append(args.args[0].shape[0] if args.args[0].dim() == 2 else -1)
         return fn(*args.args)
 
-    gate = aot.Gate(plan.accepts)
+    gate = aot_reference.Gate(plan.accepts)
     result = replay_standin.replay(model, gate.stream(requests), call, lambda: None, deadline=1e18)
     merged = gate.merge(result)
     assert -1 not in sent and len(sent) == len(traffic) - 2

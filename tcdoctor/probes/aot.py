@@ -15,19 +15,18 @@ Two functions, two processes (the serving child starts both; see `run` and `load
    - When it exports: `torch._inductor.aoti_compile_and_package(ep, package_path=...)`, timed
      (`compile_s`: Inductor's lowering and the C++ build with the compiler Inductor uses,
      `cpp.cxx`), and the package's size (`package_bytes`). A build that fails (no compiler) is
-     "not measured (why)" with PyTorch's first line. The eager outputs of a few requests (one per
-     distinct shape, the smallest and largest first, at most COMPARED) are saved beside the
-     package with their inputs and an fp64 copy's outputs (`aot-reference.pt`): the fresh process
-     may not rebuild the same weights or the same requests (an unseeded build() or traffic).
+     "not measured (why)" with PyTorch's first line. Beside the package (`aot-reference.pt`,
+     probes/aot_reference.py): what the program accepts, and a few requests with their eager
+     and fp64 outputs (the fresh process may not rebuild the same weights or requests).
 2. `load_and_serve(package_path, requests, call=..., sync=..., deadline=...)`, in a FRESH process
    (a server's start: nothing compiled, nothing loaded): `torch._inductor.aoti_load_package`
    timed alone (`load_s`; importing `torch._inductor` is not in it: every process that imports
    torch._dynamo, tcdoctor's included, has imported it already), the same traffic served
    through the package by the one replay of the serving section (probes/traffic_replay.py: one
-   request at a time, each synced on its own),
-   p50/p99 by nearest rank over the requests served, then the saved requests run through the
-   package off the clock and compared with eager's outputs by the project's comparator
-   (probes/numerics.py `compare`: torch._dynamo.utils.same's rule, tol 1e-4 for fp32).
+   request at a time, each synced on its own; a request that does not fit the program is kept
+   from it and named, aot_reference.Gate), p50/p99 by nearest rank over the requests served,
+   then the saved requests run through the package off the clock and compared with eager's
+   outputs by the project's comparator (probes/numerics.py `compare`, tol 1e-4 for fp32).
 `finish(built, served)` joins the two into the `aot` dict of the serving section.
 
 Budget: each function gets its process's deadline (a `time.monotonic()` value, as every serving
@@ -38,9 +37,9 @@ sink) as a `start` and a `done` event whose phase is its label (`LABELS`), as th
 
 Pitfalls: a package is specialised to what export saw: a non-tensor argument that varies across
 the traffic is refused (export bakes in the example's value), and a package does not check its
-inputs unless AOTI_RUNTIME_CHECK_INPUTS is set (measured on 2.13: a batch past the Dim's max was
-served without a word), so a request that does not fit the program (a planted wrong rank) would be
-served garbage or crash the process: `Gate` keeps it from the package, off the clock, and names it. A model that draws
+inputs unless AOTI_RUNTIME_CHECK_INPUTS is set, so a request that does not fit the program (a
+planted wrong rank) would be served garbage or crash the process: `Gate` keeps it from the package,
+off the clock, and names it. A model that draws
 random numbers is not compared (the package draws its own). The package holds the weights: its
 size is the model's and more. Inductor's CPU ISA probe: `aoti_load_package` checks the machine's
 vector ISA against the package's (`get_device_information` -> `pick_vec_isa`) in every new
@@ -64,15 +63,21 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import torch
 
-from ..target.pristine import reset_rng_state
 from ..target.workload import CallArgs
-from . import export_findings, isa_probe, numerics, randomness
-from .outputs import SCALARS, first_line, snapshot
+from . import export_findings, isa_probe
+from .aot_reference import (
+    Gate,
+    call_args_of,
+    compare_with_eager,
+    read_saved,
+    request_index,
+    save_reference,
+)
+from .outputs import first_line
 
 PACKAGE = "aot-model.pt2"
 REFERENCE = "aot-reference.pt"
 MIN_BUILD_S = 30.0  # no C++ build is started with less of the part's budget left (tens of s each)
-COMPARED = 6  # requests whose outputs are compared with eager's (distinct shapes)
 LABELS = {
     "export": "serving: ahead of time: torch.export with the traffic's dynamic shapes",
     "draft": "serving: ahead of time: draft_export (why export failed)",
@@ -82,16 +87,6 @@ LABELS = {
 }
 DTRACE = "TORCH_DTRACE"  # torch._logging._internal.DTRACE_ENV_VAR: where draft_export logs
 NOT_AN_MODULE = "torch.export takes an nn.Module; the target's model is a {kind}"
-
-
-def _args(request: Any) -> CallArgs:
-    """A traffic Request's call arguments (target/traffic.py), or a CallArgs as it is."""
-    args = getattr(request, "args", None)
-    return args if isinstance(args, CallArgs) else request
-
-
-def _index(request: Any, position: int) -> int:
-    return int(getattr(request, "index", position))
 
 
 Sink = Callable[[dict], None]
@@ -158,7 +153,7 @@ def run(
         out["not_measured"]["export"] = NOT_AN_MODULE.format(kind=type(model).__name__)
         return _built(out, None, None)
     reqs = _collect(requests, out)
-    plan = export_findings.shape_plan([_args(r) for r in reqs])
+    plan = export_findings.shape_plan([call_args_of(r) for r in reqs])
     out["dynamic_shapes"] = [
         {
             "name": d.name,
@@ -173,8 +168,8 @@ def run(
         out["not_measured"]["export"] = refused
         return _built(out, None, None)
     assert plan.example_index is not None
-    example = _args(reqs[plan.example_index])
-    out["example_request"] = _index(reqs[plan.example_index], plan.example_index)
+    example = call_args_of(reqs[plan.example_index])
+    out["example_request"] = request_index(reqs[plan.example_index], plan.example_index)
     ep = _export(workload, example, plan, out, out_dir, sink)
     if ep is None:
         return _built(out, None, None)
@@ -325,111 +320,6 @@ def _compiler() -> str | None:
         return None
 
 
-# --- the eager reference ------------------------------------------------------------------------
-
-
-def compared_requests(
-    requests: Sequence[Any], plan: export_findings.ShapePlan, n: int = COMPARED
-) -> list[int]:
-    """Positions of the requests compared: one per distinct shape, the smallest and the largest
-    (by elements) and the example first, then the others in traffic order, at most `n`."""
-    odd = set(plan.odd_requests)
-    by_shape: dict[tuple, int] = {}
-    size: dict[int, int] = {}
-    for i, r in enumerate(requests):
-        if i in odd:
-            continue
-        shapes = tuple(tuple(t.shape) for t in _tensors(_args(r)))
-        if shapes not in by_shape:
-            by_shape[shapes] = i
-            size[i] = sum(math.prod(s) for s in shapes)
-    order = sorted(size, key=lambda i: size[i])
-    first = [order[0], order[-1]] if order else []
-    if plan.example_index is not None:
-        first.insert(0, plan.example_index)
-    picked = list(dict.fromkeys(first + list(by_shape.values())))[:n]
-    return sorted(picked)
-
-
-def _tensors(args: CallArgs) -> list[torch.Tensor]:
-    from ..target.workload import iter_tensors
-
-    return list(iter_tensors(args))
-
-
-def _numeric_leaves(obj: Any) -> list[tuple[str, Any]]:
-    """Tensor and scalar leaves only (what the comparator judges), as a plain list to save."""
-    return [
-        (p, v) for p, v in snapshot(obj) if isinstance(v, torch.Tensor) or isinstance(v, SCALARS)
-    ]
-
-
-def save_reference(
-    workload: Any, requests: Sequence[Any], plan: export_findings.ShapePlan, path: str
-) -> str | None:
-    """What the fresh process needs beside the package, saved to `path`: what the exported
-    program accepts (`plan.accepts`: a request that does not fit is not sent to the package) and,
-    for numerics, the compared requests' inputs, eager outputs and fp64 outputs. Returns None, or
-    why numerics cannot be measured (a random model, inputs that cannot be saved)."""
-    saved: dict = {"accepts": plan.accepts}
-    why = _eager_reference(workload, requests, plan, saved)
-    if why is not None:
-        saved = {"accepts": plan.accepts, "numerics_why": why}
-    try:
-        torch.save(saved, path)
-    except Exception as exc:  # noqa: BLE001 - inputs that do not pickle
-        torch.save({"accepts": plan.accepts, "numerics_why": first_line(exc)}, path)
-        return f"the compared requests could not be saved: {first_line(exc)}"
-    return why
-
-
-def _eager_reference(
-    workload: Any, requests: Sequence[Any], plan: export_findings.ShapePlan, saved: dict
-) -> str | None:
-    """The compared requests' inputs and outputs into `saved` (eager, every RNG reset first, and
-    an fp64 copy's); None, or why numerics cannot be measured."""
-    model = workload.model
-    picked = compared_requests(requests, plan)
-    if not picked:
-        return "no request to compare"
-    calls = {_index(requests[i], i): _args(requests[i]) for i in picked}
-
-    def eager(m: Any, cast: Callable[[Any], Any] = lambda x: x) -> dict:
-        outs = {}
-        with workload.context():
-            for idx, ca in calls.items():
-                reset_rng_state()
-                outs[idx] = m(*cast(tuple(ca.args)), **cast(dict(ca.kwargs)))
-        return outs
-
-    first = next(iter(calls.values()))
-
-    def seeded(seed: int) -> list:
-        torch.manual_seed(seed)
-        with workload.context():
-            return _numeric_leaves(model(*first.args, **first.kwargs))
-
-    try:
-        if randomness.draws_random(seeded):
-            return (
-                "the model draws random numbers (two eager calls with different seeds differ): "
-                "the package draws its own, so its outputs are not compared with eager's"
-            )
-        eager_leaves = _numeric_leaves(eager(model))
-        ref, ref_why = numerics.fp64_reference(model, lambda m64, cast: eager(m64, cast))
-    except Exception as exc:  # noqa: BLE001 - a model that raises on a compared request
-        return f"the eager reference failed: {first_line(exc)}"
-    saved.update(
-        requests=list(calls),
-        inputs=[(tuple(ca.args), dict(ca.kwargs)) for ca in calls.values()],
-        eager=eager_leaves,
-        fp64=[(p, v) for p, v in ref] if ref is not None else None,
-        fp64_why=ref_why,
-        tol_dtype=workload.autocast,
-    )
-    return None
-
-
 # --- the fresh process ---------------------------------------------------------------------------
 
 
@@ -486,16 +376,6 @@ def load_and_serve(
     return out
 
 
-def read_saved(path: str | None) -> dict:
-    """What `run` saved beside the package (our own file, written just before: not untrusted)."""
-    if not path:
-        return {}
-    try:
-        return dict(torch.load(path, weights_only=False))
-    except Exception as exc:  # noqa: BLE001 - a file that cannot be read: numerics says why
-        return {"numerics_why": f"the saved requests could not be read: {first_line(exc)}"}
-
-
 def _percentiles(out: dict) -> None:
     served = [x for x in out["latencies_s"] if x is not None]
     if served:
@@ -508,54 +388,6 @@ def _percentiles(out: dict) -> None:
     lat = out["latencies_s"]
     if lat and lat[0] is not None:
         out["first_request_s"] = (out.get("isa_probe_s") or 0.0) + out["load_s"] + lat[0]
-
-
-class Gate:
-    """Keeps from the package the requests that do not fit the exported program (`accepts`,
-    export_findings.misfit): an AOTInductor package does not check its inputs unless
-    AOTI_RUNTIME_CHECK_INPUTS is set, so such a request would be served garbage or crash the
-    process. The check runs as the request is drawn, off the clock; each request kept out is an
-    error naming it, and `merge` puts it back in its place in the replay's per-request lists."""
-
-    def __init__(self, accepts: dict):
-        self.accepts = accepts
-        self.order: list[tuple[Any, str | None]] = []
-
-    def stream(self, requests: Iterable[Any]) -> Iterator[Any]:
-        for request in requests:
-            why = export_findings.misfit(self.accepts, _args(request))
-            self.order.append((request, why))
-            if why is None:
-                yield request
-
-    def merge(self, result: Any) -> dict:
-        lists = {k: getattr(result, k, None) for k in ("latencies_s", "host_s", "device_s")}
-        its = {k: iter(v) for k, v in lists.items() if v is not None}
-        merged: dict[str, list] = {k: [] for k in its}
-        errors = list(result.errors)
-        for position, (request, why) in enumerate(self.order):
-            if why is not None:
-                for k in its:
-                    merged[k].append(None)
-                errors.append(_kept_out(request, position, why))
-                continue
-            try:
-                row = {k: next(it) for k, it in its.items()}
-            except StopIteration:  # the replay stopped before it (its deadline)
-                break
-            for k, v in row.items():
-                merged[k].append(v)
-        errors.sort(key=lambda e: (e.get("request") is None, e.get("request") or 0))
-        return {**merged, "errors": errors}
-
-
-def _kept_out(request: Any, position: int, why: str) -> dict:
-    return {
-        "request": _index(request, position),
-        "shapes": getattr(request, "shapes", None),
-        "message": f"not sent to the package: {why} (the package does not check its inputs)",
-        "reason": None,
-    }
 
 
 def time_isa_probe() -> dict:
@@ -589,41 +421,6 @@ def nearest_rank(xs: Sequence[float], q: float) -> float:
     this copy goes when the branches meet."""
     s = sorted(xs)
     return s[max(0, math.ceil(q * len(s) - 1e-9) - 1)]
-
-
-def compare_with_eager(runner: Any, saved: dict) -> dict:
-    """The saved requests (`read_saved`) run through the package (off the clock), judged against
-    the eager outputs saved with them by probes/numerics.py's `compare`."""
-    if "eager" not in saved:
-        why = saved.get("numerics_why") or "no eager outputs were saved"
-        return {"status": "not measured", "passed": None, "not_measured": why}
-    try:
-        outs = {}
-        with torch.no_grad():
-            for idx, (args, kwargs) in zip(saved["requests"], saved["inputs"]):
-                outs[idx] = runner(*args, **kwargs)
-        got = _numeric_leaves(outs)
-    except Exception as exc:  # noqa: BLE001 - a request the package refuses: not compared (why)
-        return {"status": "not measured", "passed": None, "not_measured": first_line(exc)}
-    data = numerics.compare(
-        saved["eager"], got, saved["fp64"], saved["fp64_why"], saved["tol_dtype"]
-    )
-    status = {True: "pass", False: "fail"}.get(data["passed"], "not measured")
-    data.update(
-        status=status,
-        requests=list(saved["requests"]),
-        method=(
-            f"requests {', '.join(map(str, saved['requests']))} of the traffic (one per distinct "
-            "shape, the smallest and the largest first) run through the package and through the "
-            "eager model in the export process (every RNG reset first), each output path "
-            "out[request]; each float tensor judged by PyTorch's benchmark comparator "
-            "torch._dynamo.utils.same(eager, package, fp64_ref, tol): within "
-            "allclose(rtol=atol=tol), "
-            "else rmse(package, fp64) <= m * rmse(eager, fp64) + tol/10 (tol 1e-4 fp32, 1e-2 "
-            "fp16/bf16), NaN/inf in the same places"
-        ),
-    )
-    return data
 
 
 def finish(built: dict, served: dict | None, why: str | None = None) -> dict:
