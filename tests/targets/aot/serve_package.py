@@ -1,0 +1,36 @@
+"""The fresh process of the AOT test: load the package the test built, serve the MLP's traffic
+through it, compare with the saved eager outputs; print the result as JSON on the last line.
+
+    python serve_package.py PACKAGE REFERENCE N SEED
+"""
+
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import replay_standin  # noqa: E402
+
+which = replay_standin.install()
+
+import mlp  # noqa: E402
+
+from tcdoctor.probes import aot  # noqa: E402
+from tcdoctor.target.workload import CallArgs  # noqa: E402
+
+package, reference, n, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+requests = replay_standin.requests_of([CallArgs(r) for r in mlp.requests(n, seed)])
+events: list = []
+served = aot.load_and_serve(
+    package,
+    requests,
+    deadline=time.monotonic() + 120,
+    reference_path=reference,
+    n_requests=n,
+    sink=events.append,
+)
+served["events"] = [(e["event"], e["phase"]) for e in events]
+served["replay"] = which
+print(json.dumps(served, default=str))
