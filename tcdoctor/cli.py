@@ -1,4 +1,6 @@
-"""Command line: analyze, report, check, diff. Every expected failure is one line and an exit code."""
+"""Command line: every command and its options, each option made into click's here from its
+declaration (commands/flags.py); the bodies of check, report, merge and diff are in commands/.
+Every expected failure is one line and an exit code."""
 
 from __future__ import annotations
 
@@ -9,11 +11,17 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
-from .commands.flags import NO_ANNOTATIONS, Param, analysis_params, check_params
+from .commands.flags import (
+    EXPECTED_CALLS,
+    NO_ANNOTATIONS,
+    Param,
+    analysis_params,
+    check_params,
+    output_params,
+)
 from .commands.outputs import write_outputs
 from .errors import (
     CHECK_EXIT_CODES_HELP,
-    EXIT_CHECK_FAILED,
     EXIT_CODES_HELP,
     EXIT_INTERNAL,
     EXIT_OUTPUT_CLOSED,
@@ -74,7 +82,7 @@ _NUMBERS = {
 def _click_option(p: Param) -> Callable:
     """The click option of one declared option (commands/flags.py `Param`): the only place options
     become click's. A pair (`--x/--no-x`) takes its type from its default."""
-    names = [p.spelling, *([p.short] if p.short else []), p.name]
+    names = [p.spelling, *([p.short] if p.short else []), *p.aliases, p.name]
     if p.kind == "flag":
         return click.option(*names, is_flag=True, help=p.help)
     typed: dict[str, Any] = {}
@@ -112,21 +120,12 @@ def _run_analysis(
 @main.command(help="Analyse TARGET (path.py:function) and write the reports.\n\n" + EXIT_CODES_HELP)
 @click.argument("target")
 @analysis_options
-@click.option(
-    "--json",
-    "json_path",
-    default="tcdoctor-report.json",
-    show_default=True,
-    help="JSON report path.",
+@_options(
+    output_params(
+        "the report",
+        defaults={"json_path": "tcdoctor-report.json", "html_path": "tcdoctor-report.html"},
+    )
 )
-@click.option(
-    "--html",
-    "html_path",
-    default="tcdoctor-report.html",
-    show_default=True,
-    help="HTML report path ('' to skip).",
-)
-@click.option("--md", "md_path", default=None, help="Markdown summary path.")
 @_options([NO_ANNOTATIONS])
 @_one_line_errors
 def analyze(
@@ -154,30 +153,13 @@ def analyze(
 
 @main.command(help="Re-render a saved JSON report without re-running the model.")
 @click.argument("saved", type=click.Path(dir_okay=False))
-@click.option("--html", "html_path", default=None, help="HTML output path.")
-@click.option("--md", "md_path", default=None, help="Markdown output path.")
-@click.option(
-    "--json", "json_path", default=None, help="Re-write the JSON (e.g. after --expected-calls)."
-)
-@click.option(
-    "--expected-calls",
-    type=click.IntRange(1),
-    default=None,
-    help="Recompute the verdict for this horizon.",
-)
+@_options(output_params("the report", notes={"json_path": "e.g. after --expected-calls"}))
+@_options([EXPECTED_CALLS])
 @_one_line_errors
-def report(
-    saved: str,
-    html_path: str | None,
-    md_path: str | None,
-    json_path: str | None,
-    expected_calls: int | None,
-) -> None:
-    from .commands.saved import load_saved
-    from .render.terminal import TerminalRenderer
+def report(saved: str, expected_calls: int | None, **outputs: Any) -> None:
+    from .commands.report import run_report
 
-    rep = load_saved(saved, expected_calls)
-    write_outputs(rep, json_path, html_path, md_path, TerminalRenderer().render(rep))
+    run_report(saved, expected_calls, **outputs)
 
 
 FIX_EXIT_CODES_HELP = (
@@ -383,62 +365,31 @@ def sweep(
 )
 @click.argument("before", type=click.Path(dir_okay=False))
 @click.argument("after", type=click.Path(dir_okay=False))
-@click.option("--json", "json_path", default=None, metavar="PATH", help="Write the diff as JSON.")
-@click.option("--md", "md_path", default=None, metavar="PATH", help="Write the diff as Markdown.")
+@_options(output_params("the diff"))
 @click.option("--no-fail", is_flag=True, help="Exit 0 even when the diff finds a regression.")
 @_one_line_errors
-def diff(
-    before: str, after: str, json_path: str | None, md_path: str | None, no_fail: bool
-) -> None:
-    from .checks.table import regressions
-    from .commands.saved import load_saved
-    from .render.write import write_all
-    from .report.diff import diff_json, diff_markdown, render_diff
+def diff(before: str, after: str, no_fail: bool, **outputs: Any) -> None:
+    from .commands.diff import run_diff
 
-    a, b = load_saved(before), load_saved(after)
-    found = regressions(a, b)
-    outputs = {
-        json_path: lambda: diff_json(a, b, found),
-        md_path: lambda: diff_markdown(a, b, found),
-    }
-    write_all([(p, text) for p, text in outputs.items() if p])
-    click.echo(render_diff(a, b, found))
-    for label, p in (("JSON", json_path), ("Markdown", md_path)):
-        if p:
-            click.echo(f"{label} diff: {p}")
-    regressed = any(not r.passed and not r.error for r in found)
-    sys.exit(EXIT_CHECK_FAILED if regressed and not no_fail else 0)
+    sys.exit(run_diff(before, after, no_fail, **outputs))
 
 
 @main.command(
     help="Join the reports of a distributed run's nodes (tcdoctor analyze --nnodes N on each) into one."
 )
 @click.argument("reports", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option(
-    "-o",
-    "--output",
-    "json_path",
-    default="tcdoctor-merged.json",
-    show_default=True,
-    help="Merged JSON report.",
+@_options(
+    output_params(
+        "the merged report",
+        defaults={"json_path": "tcdoctor-merged.json"},
+        aliases={"json_path": ("-o", "--output")},
+    )
 )
-@click.option("--html", "html_path", default=None, help="HTML output path.")
-@click.option("--md", "md_path", default=None, help="Markdown output path.")
 @_one_line_errors
-def merge(
-    reports: tuple[str, ...], json_path: str, html_path: str | None, md_path: str | None
-) -> None:
-    from .commands.saved import load_saved
-    from .render.terminal import TerminalRenderer
-    from .report.distributed import merge as merge_reports
-    from .verdict import with_verdict
+def merge(reports: tuple[str, ...], **outputs: Any) -> None:
+    from .commands.report import run_merge
 
-    try:
-        merged = merge_reports([load_saved(p) for p in reports])
-    except ValueError as exc:
-        raise TcdoctorError(f"cannot merge: {exc}") from None
-    rep = with_verdict(merged)
-    write_outputs(rep, json_path, html_path, md_path, TerminalRenderer().render(rep))
+    run_merge(reports, **outputs)
 
 
 if __name__ == "__main__":  # pragma: no cover

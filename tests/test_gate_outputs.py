@@ -274,16 +274,22 @@ def test_negative_limits_are_refused(tmp_path, flag):
 # 6. diff
 
 
-def test_diff_exits_1_on_a_regression_and_writes_json_and_markdown(tmp_path):
+def test_diff_exits_1_on_a_regression_and_writes_json_markdown_and_html(tmp_path):
     def gained(d):
         extra = dict(d["graph_breaks"]["unique"][0], line=99, code="y = x.item()")
         d["graph_breaks"]["unique"].append(extra)
         d["graph_breaks"]["count"] += 1
 
     after = saved_with(tmp_path, "after.json", gained)
-    code, out, err = run(tmp_path, "diff", str(SAVED), after, "--json", "d.json", "--md", "d.md")
+    code, out, err = run(
+        tmp_path, "diff", str(SAVED), after, "--json", "d.json", "--md", "d.md", "--html", "d.html"
+    )
     assert code == 1, out + err
     assert "Regressions: 1" in out and "new graph breaks (vs baseline): 1 new" in out
+    assert "\nGraph breaks introduced: 1\n" in out and "HTML diff: d.html" in out
+    page = (tmp_path / "d.html").read_text()  # the same sections, drawn by the HTML
+    assert "default-src 'none'" in page and "<h2>Graph breaks introduced: 1</h2>" in page
+    assert "<h2>Regressions: 1</h2>" in page and "<td>graph breaks</td>" in page
     data = json.loads((tmp_path / "d.json").read_text())
     assert data["regressed"] is True and len(data["introduced"]) == 1
     assert [r["status"] for r in data["regressions"]] == ["FAIL", "PASS", "PASS"]

@@ -218,7 +218,8 @@ def test_require_verdict_on_cant_tell_is_inconclusive(tmp_path):
 
 
 def test_the_sweep_overview_names_cant_tell():
-    from tcdoctor.render.sweep import SweepTerminalRenderer, _sort_values
+    from tcdoctor.render.sweep import sort_values
+    from tcdoctor.render.terminal import TerminalRenderer
     from tcdoctor.report.sweep import Sweep, SweepRow
 
     rows = [
@@ -228,9 +229,9 @@ def test_the_sweep_overview_names_cant_tell():
                  graph_breaks=0, recompiles=0, speedup=0.8, speedup_ci=[0.7, 0.9]),
     ]  # fmt: skip
     sweep = Sweep(options={}, targets=[r.target for r in rows], rows=rows)
-    shown = SweepTerminalRenderer().render(sweep)
+    shown = TerminalRenderer().render_sweep(sweep)
     assert "Can't tell yet: 1" in shown and "Don't compile it (yet): 1" in shown
-    assert _sort_values(rows[0])[3] < _sort_values(rows[1])[3]
+    assert sort_values(rows[0])[3] < sort_values(rows[1])[3]
 
 
 def test_threads_beyond_the_free_cores_are_named_with_what_to_do():

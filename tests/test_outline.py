@@ -120,3 +120,20 @@ def test_the_modes_chart_travels_with_its_section():
     chart = page.index('aria-label="time per call and memory by way of compiling"', start)
     assert chart < page.index("<table", start)
     assert not any(p.chart for p in outline(report) if p.section.title.startswith("Regions"))
+
+
+def test_the_key_figure_tiles_are_placed_by_the_outline():
+    """The HTML's tiles are a section the outline places (HTML only, above every fold, in none);
+    a recompile limit hit marks its tile's line as a warning."""
+    report = Report.load(SAVED[0])
+    placed = outline(report)
+    (tiles,) = [p for p in placed if p.tiles]
+    assert tiles.name == "tiles" and tiles.formats == HTML_ONLY and not tiles.titled
+    assert all(p is not tiles for f in folds(placed) for p in f.parts)
+    page = HtmlRenderer().render(report)
+    assert page.count('<div class="kpi">') == len(tiles.section.rows) == 6
+    assert page.index('<div class="kpis">') < page.index("<details")
+    assert '<span class="pill bad">limit hit</span>' not in page
+    report.recompiles.limit_hit = True
+    page = HtmlRenderer().render(report)
+    assert '<b>0</b><span><span class="pill bad">limit hit</span></span>' in page

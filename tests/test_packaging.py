@@ -33,7 +33,7 @@ def test_wheel_contains_templates(tmp_path):
     for included in ("section.html.j2", "charts.html.j2"):  # by report.html.j2
         assert f"tcdoctor/templates/{included}" in names
     assert "tcdoctor/report/report.schema.json" in names  # `tcdoctor schema`
-    assert "tcdoctor/templates/sweep.html.j2" in names
+    assert "tcdoctor/templates/page.html.j2" in names  # a sweep overview, a diff
     assert any(n.endswith("entry_points.txt") for n in names)
     assert not any(n.startswith(("tests/", "samples/")) for n in names)
     # every subpackage of the source tree is in the wheel (pyproject lists them by name)

@@ -347,8 +347,8 @@ def test_a_chart_label_is_escaped_by_the_template():
 
 def test_render_builds_no_markup_from_strings():
     """Every escape is the template's: no html.escape in render/, and the only Markup is each page's
-    own constant script (the report's and the sweep overview's; its hash is in the
-    Content-Security-Policy)."""
+    own constant script (the report's, and a page's such as the sweep overview: its hash is in
+    the Content-Security-Policy)."""
     import pathlib
     import re
 
@@ -358,8 +358,28 @@ def test_render_builds_no_markup_from_strings():
         n for n, text in src.items() if re.search(r"\bescape\b", text.replace("autoescape", ""))
     ]
     assert sorted((n, m) for n, t in src.items() for m in re.findall(r"Markup\(\w*\)", t)) == [
+        ("html.py", "Markup(PAGE_SCRIPT)"),
         ("html.py", "Markup(SCRIPT)"),
-        ("sweep.py", "Markup(SCRIPT)"),
     ]
-    for name in ("html.py", "sweep.py"):  # SCRIPT is a module constant, never built from data
-        assert re.search(r'^SCRIPT = r?"""', src[name], re.M), name
+    # each script is a module constant, never built from data
+    for name in ("SCRIPT", "SORT_SCRIPT"):
+        assert re.search(rf'^{name} = r?"""', src["html.py"], re.M), name
+    assert re.search(r"^PAGE_SCRIPT = SCRIPT \+ SORT_SCRIPT\b", src["html.py"], re.M)
+
+
+def test_one_escaper_per_format():
+    """The Markdown's one escaper is markdown.py's `_esc`, the HTML's Jinja's autoescape in
+    html.py's one environment: no other module of render/ (nor report/diff.py, whose drawing is
+    render/'s) escapes, imports an escaper or makes a Jinja environment."""
+    import pathlib
+    import re
+
+    render = pathlib.Path(ROOT, "tcdoctor", "render")
+    src = {p.name: p.read_text() for p in render.glob("*.py")}
+    src["report/diff.py"] = pathlib.Path(ROOT, "tcdoctor", "report", "diff.py").read_text()
+    assert [n for n, t in src.items() if re.search(r"\b_esc\b", t)] == ["markdown.py"]
+    assert [n for n, t in src.items() if "jinja2.Environment(" in t] == ["html.py"]
+    assert [n for n, t in src.items() if "_env(" in t] == ["html.py"]
+    for name, text in src.items():  # an escaper of its own: a chain of replace() on markup
+        if name not in ("markdown.py", "github.py"):  # github.py: the workflow commands' own
+            assert not re.search(r"\.replace\(\"[|<>`]", text), name

@@ -148,7 +148,8 @@ def test_overview_html_and_markdown(swept):
 
 
 def test_overview_escapes_what_targets_bring():
-    from tcdoctor.render.sweep import SweepHtmlRenderer, SweepMarkdownRenderer
+    from tcdoctor.render.html import HtmlRenderer
+    from tcdoctor.render.markdown import MarkdownRenderer
     from tcdoctor.report.sweep import Sweep, SweepRow
 
     evil = "<script>alert(1)</script>"
@@ -160,10 +161,11 @@ def test_overview_escapes_what_targets_bring():
             ),
         ]
     )
-    html = SweepHtmlRenderer().render(sweep)
+    html = HtmlRenderer().render_sweep(sweep)
     assert evil not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
-    assert html.count("<script>") == 1  # the page's own sorting script only
-    assert evil not in SweepMarkdownRenderer().render(sweep)
+    assert html.count("<script>") == 1  # the page's own script only (filter box, sorting)
+    md = MarkdownRenderer().render_sweep(sweep)
+    assert evil not in md and "\\<script\\>alert(1)\\</script\\>" in md
 
 
 class _Fragment:
@@ -182,7 +184,7 @@ class _Fragment:
 def test_overview_in_headless_chromium_fetches_nothing(swept, tmp_path):
     out, _, _, _, data = swept
     dom, requested = chromium(out / "sweep.html", tmp_path)
-    assert "<title>tcdoctor sweep:" in dom and 'id="sweep"' in dom
+    assert "<title>tcdoctor sweep:" in dom and 'class="sortable"' in dom
     assert dom.count("<tr class=") == len(data["rows"])
     assert requested == set()
     # the inline script runs (its hash is the one the CSP allows) and sorts: #sort=6-desc opens
@@ -470,7 +472,8 @@ def _literal_sweep(tmp_path):
 
 
 def test_a_target_that_timed_out_before_any_figure_has_no_verdict(tmp_path):
-    from tcdoctor.render.sweep import SweepTerminalRenderer, cells
+    from tcdoctor.render.sweep import cells
+    from tcdoctor.render.terminal import TerminalRenderer
     from tcdoctor.report.model import Report
     from tcdoctor.report.sweep import row_from_report
     from tcdoctor.verdict import with_verdict
@@ -478,7 +481,7 @@ def test_a_target_that_timed_out_before_any_figure_has_no_verdict(tmp_path):
     sweep = _literal_sweep(tmp_path)
     assert sweep.verdict_counts == {"compile": 1, "no verdict": 2}
     hang = sweep.rows[1]
-    shown = SweepTerminalRenderer().render(sweep)
+    shown = TerminalRenderer().render_sweep(sweep)
     assert cells(hang)[3] == "no verdict" and "Don't compile" not in shown
     # a row made from such a report: its verdict is not kept
     rep = with_verdict(

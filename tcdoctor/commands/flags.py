@@ -1,7 +1,9 @@
-"""The options of `analyze` and `check` as declarations (`Param`, described without click), in
---help order: an analysis option's from its Options field (tcdoctor/options.py), a check's from
-its entry in the gate's table (checks/table.py `CHECKS`), and `check`'s own (what is judged, the
-baseline, where the results go). cli.py turns each into a click option, the only place that does.
+"""The options of the commands as declarations (`Param`, described without click), in --help
+order: an analysis option's from its Options field (tcdoctor/options.py), a check's from its entry
+in the gate's table (checks/table.py `CHECKS`), `check`'s own (what is judged, the baseline, where
+the results go), and the output flags of every command that writes reports (`output_params`:
+`--json`, `--html`, `--md`, declared once in `OUTPUTS`), and `--expected-calls` once
+(`EXPECTED_CALLS`). cli.py turns each into a click option, the only place that does.
 
 Pitfalls: an analysis option's value reaches `Options` as the string typed (kind "text"), so that
 `Options` checks it by its declared kind as it checks the Python API's (one line and exit 2); a
@@ -11,7 +13,7 @@ bad value is click's usage error (exit 2). The table is read when a command is b
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import click
@@ -23,7 +25,8 @@ from ..options import Switch, TurnsOff, cli_params
 class Param(NamedTuple):
     """One option of a command. `kind`: "flag" (given or not), "pair" (`--x/--no-x`), "text",
     "choice" (one of `choices`), or a kind of number: "count" (int ≥ 0), "calls" (int ≥ 1),
-    "number" (float ≥ 0), "share" (float 0-1)."""
+    "number" (float ≥ 0), "share" (float 0-1). `aliases`: other spellings it keeps (merge's
+    `-o/--output` for its `--json`)."""
 
     spelling: str
     name: str
@@ -34,6 +37,7 @@ class Param(NamedTuple):
     show_default: bool = False
     choices: tuple[str, ...] = ()
     short: str | None = None
+    aliases: tuple[str, ...] = ()
 
 
 def _analysis_param(spelling: str, name: str, kind: Any, help: str, default: Any, show: bool):
@@ -45,15 +49,17 @@ def _analysis_param(spelling: str, name: str, kind: Any, help: str, default: Any
     return Param(spelling, name, "text", help, kind.metavar, text, show)
 
 
+EXPECTED_CALLS = Param(
+    "--expected-calls",
+    "expected_calls",
+    "calls",
+    "Calls the model will serve (the break-even horizon): the verdict is judged for it.",
+)
+
 # the options of `analyze` and `check` that are the command line's own, not the analysis's
 # (tcdoctor/options.py says why), each listed in --help after the analysis option named here
 _CLI_ONLY_AFTER = {
-    "trace_dir": Param(
-        "--expected-calls",
-        "expected_calls",
-        "calls",
-        "Calls the model will serve (break-even horizon).",
-    ),
+    "trace_dir": EXPECTED_CALLS,
     "fix_budget_s": Param(
         "--quiet", "quiet", "flag", "No progress on stderr while the analysis runs.", short="-q"
     ),
@@ -78,6 +84,48 @@ NO_ANNOTATIONS = Param(
     "On GitHub Actions (GITHUB_ACTIONS=true), print no ::warning/::error annotations (the step "
     "summary is still written).",
 )
+
+
+class Output(NamedTuple):
+    """A file format a command writes: its flag, its parameter, its name."""
+
+    spelling: str
+    name: str
+    format: str
+
+
+OUTPUTS = (
+    Output("--json", "json_path", "JSON"),
+    Output("--html", "html_path", "HTML"),
+    Output("--md", "md_path", "Markdown"),
+)
+
+
+def output_params(
+    what: str,
+    defaults: Mapping[str, str] | None = None,
+    notes: Mapping[str, str] | None = None,
+    formats: Sequence[str] = ("json_path", "html_path", "md_path"),
+    aliases: Mapping[str, tuple[str, ...]] | None = None,
+) -> list[Param]:
+    """The output flags of a command that writes `what` ("the report", "the diff"), in --help
+    order: each writes it in its format to the PATH given. By parameter name: `defaults`, the
+    path written when the flag is not given ('' skips it); `notes`, a flag's own words;
+    `formats`, the ones the command writes; `aliases`, other spellings a flag keeps."""
+    defaults, notes, aliases = defaults or {}, notes or {}, aliases or {}
+    out = []
+    for o in OUTPUTS:
+        if o.name not in formats:
+            continue
+        note = notes.get(o.name)
+        help = f"Write {what} as {o.format} to PATH" + (f" ({note})" if note else "")
+        default = defaults.get(o.name)
+        help += " ('' to skip)." if default else "."
+        named = aliases.get(o.name, ())
+        out.append(
+            Param(o.spelling, o.name, "text", help, "PATH", default, bool(default), aliases=named)
+        )
+    return out
 
 
 def check_param(c: Check) -> Param:
@@ -141,16 +189,10 @@ def check_params() -> list[Param]:
             "Write the checks as JUnit XML here (one testcase per check; also on exit 2 and 3 and "
             "when a rank could not join the process group (70), as one testcase with the error).",
         ),
-        _out(
-            "--json",
-            "json_path",
-            "Also save the report checked here (e.g. as the next run's --baseline); with --sweep, "
-            "the overview judged.",
-        ),
-        _out(
-            "--html",
-            "html_path",
-            "Also write the HTML report here (with --sweep: the overview's page).",
+        *output_params(
+            "the report checked (with --sweep: the overview judged)",
+            notes={"json_path": "e.g. as the next run's --baseline"},
+            formats=("json_path", "html_path"),
         ),
         NO_ANNOTATIONS,
     ]

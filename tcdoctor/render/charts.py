@@ -8,10 +8,15 @@ text.
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from .. import units
 from ..report.sections import Timing
+
+if TYPE_CHECKING:
+    from ..report.sweep import SweepRow
 
 COLORS = {
     "eager": "#6b7a90",
@@ -207,4 +212,38 @@ def modes(rows: list[Any], width: int = 640) -> dict[str, Any] | None:
         "time_x": label_w,
         "mem_x": label_w + panel + gap,
         "rows": out,
+    }
+
+
+def speedups(rows: Sequence[SweepRow], width: int = 720) -> dict[str, Any] | None:
+    """A sweep's speedups: one dot per timed model, its 95% CI as a whisker, a line at 1× (eager);
+    a log scale so 0.5× and 2× sit equally far from 1×. None when nothing was timed."""
+    timed = [r for r in rows if r.speedup is not None and r.speedup > 0]
+    if not timed:
+        return None
+    values = [v for r in timed for v in [r.speedup, *(r.speedup_ci or [])] if v and v > 0] + [1.0]
+    lo, hi = math.log(min(values) / 1.15), math.log(max(values) * 1.15)
+    left, right, rh = 260, width - 90, 24
+    x = lambda v: left + (right - left) * (math.log(v) - lo) / (hi - lo)  # noqa: E731
+    items = []
+    for i, r in enumerate(timed):
+        ci = r.speedup_ci if r.speedup_ci and None not in r.speedup_ci else None
+        items.append(
+            {
+                "label": r.target if len(r.target) <= 38 else "…" + r.target[-37:],
+                "y": 16 + i * rh,
+                "x": round(x(r.speedup), 1),
+                "lo": round(x(ci[0]), 1) if ci else None,
+                "hi": round(x(ci[1]), 1) if ci else None,
+                "text": units.ratio(r.speedup),
+                "slow": r.slower_than_eager,
+            }
+        )
+    return {
+        "width": width,
+        "height": 16 + len(timed) * rh + 20,
+        "one": round(x(1.0), 1),
+        "left": left,
+        "right": right,
+        "items": items,
     }

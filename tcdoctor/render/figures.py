@@ -1,6 +1,10 @@
 """The key-figure table, described once (report/layout.py) for every format: one `Row` per figure,
 its label, its value (units.py's text) and how it was measured. The terminal shows label and value,
 the Markdown and the HTML the three; a phase's own row (`Phase.row`) comes last in all of them.
+
+The HTML's key-figure tiles (`tiles`) are a section too: one `Row` per tile, its label, its value
+and the line under it (`alarm`: a warning, as a recompile limit hit); render/outline.py places
+them above the HTML's folds, and a tile added here is drawn with no template edited.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from ..report.sections import Verdict
 from ..report.sections.outputs import mutates_text
 
 TITLE = "Key figures"
+TILES = "At a glance"
 
 
 def decided(v: Verdict) -> bool:
@@ -164,3 +169,30 @@ def _cost(report: Report) -> list[Row]:
         ),
         *phases.figure_rows(report),  # a phase's own row (Phase.row)
     ]
+
+
+def tiles(report: Report) -> Section:
+    """The HTML's key-figure tiles: the speedup, the breaks, the recompiles, the compile time, the
+    break-even and the numerics, each with its line underneath."""
+    rt, rc, c, n = report.runtime, report.recompiles, report.compile, report.numerics
+    calls = report.verdict.break_even_calls
+    breaks = units.count(report.graph_breaks.count)
+    recompiles = units.count(rc.count)
+    rows = (
+        Row(
+            "speedup (median ratio)", units.ratio(rt.speedup), units.ci(rt.speedup_ci, rt.ci_level)
+        ),
+        Row("graph breaks", breaks, f"{units.count(report.graphs.count)} graph(s)"),
+        Row("recompiles", recompiles, "limit hit", alarm=True)
+        if rc.limit_hit
+        else Row("recompiles", recompiles, f"limit {_blank(rc.limit)}"),
+        Row("compile cold / warm", units.seconds(c.cold_s), f"warm {units.seconds(c.warm_s)}"),
+        Row("break-even", units.calls(calls) if calls else "never", "cold cache"),
+        Row("numerics", units.numerics_status(n.passed), f"max abs err {units.sci(n.max_abs_err)}"),
+    )
+    return Section(TILES, rows=rows)
+
+
+def _blank(value: object) -> str:
+    """A figure a report did not record, as nothing (a limit no recompile reached)."""
+    return "" if value is None else str(value)

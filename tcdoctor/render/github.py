@@ -23,10 +23,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ..checks.outcome import CheckResult, count_line
-from ..outcomes import Status
+from ..checks.outcome import CheckResult
 from .base import Renderer
-from .markdown import MarkdownRenderer, _esc
+from .markdown import MarkdownRenderer
 
 if TYPE_CHECKING:
     from ..report.model import Report
@@ -154,25 +153,12 @@ class GitHubAnnotations(Renderer):
         return "\n".join(capped(self._checks()))
 
 
-_ICON = {Status.PASS: "✅", Status.FAIL: "❌", Status.ERROR: "⚠️", Status.INCONCLUSIVE: "❔"}
-
-
 def checks_markdown(results: Sequence[CheckResult], note: str | None = None) -> str:
-    """The checks as a Markdown table (the step summary's head for `check`)."""
-    lines = [
-        f"## tcdoctor check: {count_line(list(results))}",
-        "",
-        "| | check | figure | limit | reason |",
-        "|---|---|---|---|---|",
-    ]
-    lines += [
-        f"| {_ICON[r.status]} | {_esc(r.name)} | {_esc(r.figure)} | {_esc(r.limit)} "
-        f"| {_esc(r.reason)} |"
-        for r in results
-    ]
-    if note:
-        lines += ["", _esc(note)]
-    return "\n".join(lines) + "\n\n"
+    """The checks as a Markdown table (the step summary's head for `check`: render/outline.py
+    `checks_page`)."""
+    from .outline import checks_page
+
+    return MarkdownRenderer().page(checks_page(results, note)) + "\n"
 
 
 def step_summary(
@@ -188,9 +174,8 @@ def step_summary(
 
 def sweep_step_summary(sweep: Sweep, results: Sequence[CheckResult], note: str | None) -> str:
     """What `check --sweep` appends to GITHUB_STEP_SUMMARY: the checks, then the overview."""
-    from .sweep import SweepMarkdownRenderer
-
-    return checks_markdown(results, note) + SweepMarkdownRenderer().render(sweep).rstrip() + "\n\n"
+    overview = MarkdownRenderer().render_sweep(sweep)
+    return checks_markdown(results, note) + overview.rstrip() + "\n\n"
 
 
 def write_step_summary(text: str, env: Mapping[str, str] | None = None) -> str | None:

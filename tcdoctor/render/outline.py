@@ -1,14 +1,23 @@
-"""The report's outline: every section, named once, in the one order every format follows, with
-the formats that draw it, where it folds and the chart the HTML draws above it. The renderers
-(terminal.py, markdown.py, html.py with templates/report.html.j2) only iterate it: none names a
-section, so a figure added to a phase's record reaches every format that draws its section through
-that section's builder alone (tests/test_adding_a_figure.py plants one).
+"""The outlines: every section of every output, named once, in the one order every format follows,
+with the formats that draw it, where it folds and the chart the HTML draws above it. The renderers
+(terminal.py, markdown.py, html.py with templates/report.html.j2 and page.html.j2) only iterate
+them: none names a section, so a figure added to a phase's record reaches every format that draws
+its section through that section's builder alone (tests/test_adding_a_figure.py plants one).
+
+A report's outline is `outline(report)`; the other outputs are pages (`Page`: a title, the lines
+under it, its sections): a sweep's overview (`sweep_page`: render/sweep.py's sections, its columns
+declared once there), a diff (`diff_page`: render/diff.py's, its figures declared once in
+report/diff.py) and a gate's checks for the step summary (`checks_page`). Adding a section is one
+builder and one `Placed` here; a chart, its geometry in render/charts.py, its macro in
+templates/charts.html.j2 and the `chart=` of the section it stands above; a key-figure tile, one
+`Row` in render/figures.py `tiles`.
 
 Each section is built from its phase's whole record (or the report) by its builder
 (report/layout.py's `Section`: render/figures.py, breaks.py, patches.py, measured.py,
 compile_table.py, remedy_table.py, break_even.py, strategies.py, graphs.py, ranks.py, trace.py,
 environment.py, or a phase's own `Phase.layout`). What a renderer adds is its own frame: the
-heading and the verdict, the errors, the HTML's key-figure tiles and the Markdown's footer.
+heading and the verdict, the errors and the Markdown's footer. The HTML's key-figure tiles are a
+section the outline places (`tiles=True`), drawn above the folds.
 
 Folding, where a format folds:
 - the HTML draws every section inside a `<details>` (`Fold`): one of its own, named by its heading
@@ -28,18 +37,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .. import units
 from ..report import phases
-from ..report.layout import Note, Section
+from ..report.layout import Note, Row, Section
 from ..report.model import Report
 from ..report.sections import CompileTime
 from . import (
     break_even,
     breaks,
     charts,
+    checks,
     compile_table,
+    diff,
     environment,
     figures,
     graphs,
@@ -48,8 +59,14 @@ from . import (
     ranks,
     remedy_table,
     strategies,
+    sweep,
     trace,
 )
+
+if TYPE_CHECKING:
+    from ..checks.outcome import CheckResult
+    from ..report.diff import Diff
+    from ..report.sweep import Sweep
 
 TERMINAL, MARKDOWN, HTML = "terminal", "markdown", "html"
 EVERY = frozenset({TERMINAL, MARKDOWN, HTML})
@@ -94,7 +111,10 @@ class Placed:
     figures under the verdict, the one line on remedies not tried); `cut`: the formats that draw
     only the first `limit` / `top` rows of its tables that can say '… and N more'; `markdown`:
     "rest" folds those other rows into `<details>` instead, "whole" folds the section; `chart`:
-    what the HTML draws above it."""
+    what the HTML draws above it; `tiles`: the HTML draws its rows as the key-figure tiles above
+    its folds, not in one; `links`: the Markdown draws its cells' links too (a page written beside
+    the files it links, as the sweep's overview: a report's Markdown is pasted, so its links
+    would point nowhere and it prints them as text)."""
 
     name: str
     section: Section
@@ -104,6 +124,8 @@ class Placed:
     cut: frozenset[str] = frozenset()
     markdown: Literal["", "rest", "whole"] = ""
     chart: Chart | None = None
+    tiles: bool = False
+    links: bool = False
 
 
 @dataclass(frozen=True)
@@ -123,6 +145,7 @@ def outline(report: Report, base_dir: str | None = None) -> list[Placed]:
     """Every section of the report, in the order every format shows them; `base_dir`: the folder
     the HTML is written to (its local links are relative to it)."""
     return [
+        *_tiles(report),
         *_key_figures(report),
         *_advice(report),
         *_breaks(report),
@@ -148,11 +171,16 @@ def drawn(placed: Sequence[Placed], fmt: str) -> list[Placed]:
     return [p for p in placed if fmt in p.formats]
 
 
+def tiles(placed: Sequence[Placed]) -> list[Row]:
+    """The HTML's key-figure tiles, in order."""
+    return [r for p in drawn(placed, HTML) if p.tiles for r in p.section.rows]
+
+
 def folds(placed: Sequence[Placed]) -> list[Folded]:
-    """The HTML's sections grouped into their folds, in order."""
+    """The HTML's sections grouped into their folds, in order (the tiles stand above them)."""
     out: list[Folded] = []
     parts: list[Placed] = []
-    for p in [*drawn(placed, HTML), None]:
+    for p in [*(p for p in drawn(placed, HTML) if not p.tiles), None]:
         if parts and (p is None or p.fold is not parts[0].fold):
             out.append(_folded(parts))
             parts = []
@@ -186,6 +214,11 @@ def _own(
     its phase did not finish; none when there is no section."""
     fold = Fold(open=open, not_measured=not_measured)
     return [] if sec is None else [Placed(name, sec, formats, fold, **placed)]
+
+
+def _tiles(report: Report) -> list[Placed]:
+    """The HTML's key figures at a glance, above its folds."""
+    return [Placed("tiles", figures.tiles(report), HTML_ONLY, titled=False, tiles=True)]
 
 
 def _key_figures(report: Report) -> list[Placed]:
@@ -373,3 +406,59 @@ def _trace(report: Report, base_dir: str | None) -> list[Placed]:
 def _environment(report: Report) -> list[Placed]:
     """The HTML's; the terminal's first line and the Markdown's footer name the environment."""
     return _own("environment", environment.section(report), HTML_ONLY, open=False)
+
+
+# ---------------------------------------------------------------------------- pages
+
+
+@dataclass(frozen=True)
+class Page:
+    """An output that is not a report (a sweep's overview, a diff, a gate's checks), as every
+    format draws it: its title (the terminal's first line, the Markdown's `##` heading, the
+    HTML's <title> and <h1>), the lines under it, and its sections where the outline puts them."""
+
+    title: str
+    lead: tuple[str, ...] = ()
+    placed: tuple[Placed, ...] = ()
+
+
+def sweep_page(overview: Sweep) -> Page:
+    """A sweep's overview: the targets (each linking its report), the summary, the notes, the
+    speedup chart (the HTML's) and how it was measured (the files')."""
+    chart = _chart("speedups", charts.speedups(overview.rows))
+    return Page(
+        sweep.title(overview),
+        placed=(
+            Placed("targets", sweep.targets(overview), EVERY, links=True),
+            Placed("summary", sweep.summary(overview), EVERY),
+            *_own("notes", sweep.sweep_notes(overview), EVERY),
+            *([Placed("speedups", sweep.speedups(), HTML_ONLY, chart=chart)] if chart else []),
+            Placed("how", sweep.how(overview), FILES, markdown="whole"),
+        ),
+    )
+
+
+def diff_page(d: Diff) -> Page:
+    """A diff: the key figures before and after, the breaks fixed and introduced, the
+    regressions."""
+    return Page(
+        diff.title(d),
+        diff.lead(d),
+        placed=(
+            Placed("diff_figures", diff.figures(d), EVERY, titled=False),
+            Placed("fixed", diff.breaks(diff.FIXED, d.fixed), EVERY),
+            Placed("introduced", diff.breaks(diff.INTRODUCED, d.introduced), EVERY),
+            *_own("regressions", diff.regressions(d), EVERY),
+        ),
+    )
+
+
+def checks_page(results: Sequence[CheckResult], note: str | None = None) -> Page:
+    """A gate's checks as the step summary heads them: one table, the note under it."""
+    from ..checks.outcome import count_line
+
+    table = checks.section(results, note)
+    return Page(
+        f"tcdoctor check: {count_line(list(results))}",
+        placed=(Placed("checks", table, EVERY, titled=False),),
+    )

@@ -1,86 +1,60 @@
-"""A sweep's overview in three formats: terminal table, Markdown, self-contained HTML.
+"""A sweep's overview, described once (report/layout.py) for every format: the targets' table, the
+summary, the notes, the speedup chart's section and how it was measured. render/outline.py places
+them (`sweep_page`); the terminal, the Markdown and the HTML draw them as they draw a report's
+sections (`TerminalRenderer().render_sweep(sweep)`, …), with no renderer of their own.
 
-One renderer class per format, each `render(sweep)` returning the whole text. What they share is
-text: `cells(row)` (every figure written by units.py) and the summary lines of `Sweep.summary_lines`.
-The HTML page is a Jinja template (templates/sweep.html.j2) with autoescape on: every string from a
-target (its name, its reason) is escaped by the template, the speedup chart is SVG drawn by the
-template from numbers computed here, and the one inline script (sorting the table by a column)
-runs under a Content-Security-Policy that allows no network access and only that script's hash.
+The targets' table is its columns (`COLUMNS`): each a header, its cell's text (units.py writes
+every figure) and the value the HTML sorts it by. A column added there shows in every format
+(tests/test_adding_a_figure.py plants one); a figure a row does not have yet is a field of
+`SweepRow` (report/sweep.py, filled by `row_from_report`). A target without a report (failed,
+missing) shows only the columns not read from a report.
+
+Pitfalls: every string a target brings (its name, its reason) is text here, escaped by the format
+that draws it (Jinja's autoescape, the Markdown's escaper); each target's link is its report's
+path relative to the sweep folder, which the HTML and the sweep's own Markdown (a file beside the
+reports) draw as links.
 """
 
 from __future__ import annotations
 
-import abc
-import base64
-import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
-
-from markupsafe import Markup
-from tabulate import tabulate
+from typing import Any
 
 from .. import units
 from ..outcomes import Decision
-from ..report.sweep import METHOD_CHANGES, Sweep, SweepRow
-from .html import _env
-from .markdown import _esc
+from ..report.layout import Note, Section, Table, Text, notes
+from ..report.sweep import METHOD, METHOD_CHANGES, Sweep, SweepRow
 
-HEADERS = [
-    "target",
-    "status",
-    "exit",
-    "verdict",
-    "breaks",
-    "recompiles",
-    "speedup (95% CI)",
-    "compile cold / warm",
-    "break-even",
-    "memory eager÷compiled",
-    "numerics",
-    "took",
-]
-
-SCRIPT = r"""
-document.querySelectorAll('table.sortable').forEach(function (table) {
-  table.querySelectorAll('th').forEach(function (th, col) {
-    th.addEventListener('click', function () {
-      var asc = th.dataset.dir !== 'asc';
-      table.querySelectorAll('th').forEach(function (h) { delete h.dataset.dir; });
-      th.dataset.dir = asc ? 'asc' : 'desc';
-      var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
-      rows.sort(function (a, b) {
-        var x = a.cells[col].dataset.v, y = b.cells[col].dataset.v;
-        if (x === '' || y === '') { return (x === '') - (y === ''); }
-        var nx = Number(x), ny = Number(y);
-        var c = (isNaN(nx) || isNaN(ny)) ? x.localeCompare(y) : nx - ny;
-        return asc ? c : -c;
-      });
-      rows.forEach(function (r) { body.appendChild(r); });
-    });
-  });
-  var m = /^#sort=(\d+)(-desc)?$/.exec(location.hash);  // a link that opens the table sorted
-  var th = m && table.querySelectorAll('th')[Number(m[1])];
-  if (th) { th.click(); if (m[2]) { th.click(); } }
-});
-"""
+TARGETS, SUMMARY, NOTES, SPEEDUPS, HOW = (
+    "Targets",
+    "Summary",
+    "Notes",
+    "Speedup over eager (95% CI)",
+    "How",
+)
+_ORDER = {
+    Decision.COMPILE: 0,
+    Decision.COMPILE_AFTER_FIXES: 1,
+    Decision.CANT_TELL: 2,
+    Decision.DONT_COMPILE: 3,
+}
 
 
-def cells(row: SweepRow) -> list[str]:
-    """The row's figures as text, in HEADERS order (blank for a target that has no report)."""
-    head = [row.target, row.status, "" if row.exit_code is None else str(row.exit_code)]
-    if row.status in ("failed", "missing"):
-        return head + [""] * 8 + [units.seconds(row.duration_s) if row.duration_s else ""]
-    return head + [
-        units.decision_text(row.shown_verdict) if row.shown_verdict else "no verdict",
-        units.count(row.graph_breaks),
-        units.count(row.recompiles),
-        units.ratio(row.speedup, row.speedup_ci),
-        units.pair(units.seconds, row.cold_compile_s, row.warm_compile_s),
-        _break_even(row),
-        units.ratio(row.memory_compression),
-        units.numerics_status(row.numerics),
-        units.seconds(row.duration_s),
-    ]
+@dataclass(frozen=True)
+class Column:
+    """One column of the targets' table: its header, its cell's text, the value the HTML sorts
+    it by (None sorts last); `reported`: read from the target's report, so blank for a target
+    that has none."""
+
+    header: str
+    text: Callable[[SweepRow], str]
+    sort: Callable[[SweepRow], Any]
+    reported: bool = True
+
+
+def _verdict(row: SweepRow) -> str:
+    return units.decision_text(row.shown_verdict) if row.shown_verdict else "no verdict"
 
 
 def _break_even(row: SweepRow) -> str:
@@ -91,42 +65,60 @@ def _break_even(row: SweepRow) -> str:
     return units.NA
 
 
-def _sort_values(row: SweepRow) -> list[Any]:
-    """What each column sorts by ('' sorts last): numbers where the column is a figure."""
-    order = {
-        Decision.COMPILE: 0,
-        Decision.COMPILE_AFTER_FIXES: 1,
-        Decision.CANT_TELL: 2,
-        Decision.DONT_COMPILE: 3,
-    }
-    return [
-        row.target,
-        row.status,
-        row.exit_code,
-        order.get(row.shown_verdict or "", ""),
-        row.graph_breaks,
-        row.recompiles,
-        row.speedup,
-        row.cold_compile_s,
-        row.break_even_calls,
-        row.memory_compression,
-        {True: 1, False: 0}.get(row.numerics, "") if row.numerics is not None else "",
-        row.duration_s,
-    ]
+def _took(row: SweepRow) -> str:
+    """The analysis's wall time; blank for a target without a report that took none."""
+    return "" if not (_reported(row) or row.duration_s) else units.seconds(row.duration_s)
 
 
-def _notes(sweep: Sweep) -> list[str]:
-    """Why each target is not complete and what changed against the baseline, one line each."""
-    lines = [
-        f"{r.target}: {r.status} (exit {r.exit_code}): {r.reason}" for r in sweep.rows if r.reason
-    ]
-    for r in sweep.rows:
-        lines += [f"{r.target}: {c['text']}" for c in r.changes or [] if c["kind"] != "new_target"]
-    lines += [f"{t}: in the baseline, not in this sweep" for t in sweep.removed]
-    return lines
+COLUMNS: tuple[Column, ...] = (
+    Column("target", lambda r: r.target, lambda r: r.target, reported=False),
+    Column("status", lambda r: r.status, lambda r: r.status, reported=False),
+    Column(
+        "exit",
+        lambda r: "" if r.exit_code is None else str(r.exit_code),
+        lambda r: r.exit_code,
+        reported=False,
+    ),
+    Column("verdict", _verdict, lambda r: _ORDER.get(r.shown_verdict or "")),
+    Column("breaks", lambda r: units.count(r.graph_breaks), lambda r: r.graph_breaks),
+    Column("recompiles", lambda r: units.count(r.recompiles), lambda r: r.recompiles),
+    Column("speedup (95% CI)", lambda r: units.ratio(r.speedup, r.speedup_ci), lambda r: r.speedup),
+    Column(
+        "compile cold / warm",
+        lambda r: units.pair(units.seconds, r.cold_compile_s, r.warm_compile_s),
+        lambda r: r.cold_compile_s,
+    ),
+    Column("break-even", _break_even, lambda r: r.break_even_calls),
+    Column(
+        "memory eager÷compiled",
+        lambda r: units.ratio(r.memory_compression),
+        lambda r: r.memory_compression,
+    ),
+    Column(
+        "numerics",
+        lambda r: units.numerics_status(r.numerics),
+        lambda r: None if r.numerics is None else int(r.numerics),
+    ),
+    Column("took", _took, lambda r: r.duration_s, reported=False),
+)
 
 
-def _title(sweep: Sweep) -> str:
+def _reported(row: SweepRow) -> bool:
+    """The target has a report its figures are read from (not failed, not missing)."""
+    return row.status in ("complete", "incomplete")
+
+
+def cells(row: SweepRow) -> list[str]:
+    """The row's cells as text, one per column (blank where a target without a report has none)."""
+    return [c.text(row) if _reported(row) or not c.reported else "" for c in COLUMNS]
+
+
+def sort_values(row: SweepRow) -> list[Any]:
+    """What each of the row's cells sorts by (None sorts last)."""
+    return [c.sort(row) for c in COLUMNS]
+
+
+def title(sweep: Sweep) -> str:
     shard = f", shard {sweep.shard}" if sweep.shard else ""
     analyses = sum(r.duration_s or 0.0 for r in sweep.rows)
     return (
@@ -136,130 +128,49 @@ def _title(sweep: Sweep) -> str:
     )
 
 
-class SweepRenderer(abc.ABC):
-    """Turns a sweep's overview into one output format (render/base.py's protocol, for a Sweep)."""
-
-    name: ClassVar[str]
-
-    @abc.abstractmethod
-    def render(self, sweep: Sweep) -> str:
-        """The whole overview in this format, as one string."""
-
-
-@dataclass(frozen=True)
-class SweepTerminalRenderer(SweepRenderer):
-    """The overview table and summary for a terminal (stdout)."""
-
-    name = "terminal"
-
-    def render(self, sweep: Sweep) -> str:
-        table = tabulate([cells(r) for r in sweep.rows], headers=HEADERS)
-        parts = [_title(sweep), "", table, ""] + sweep.summary_lines()
-        notes = _notes(sweep)
-        if notes:
-            parts += ["", *notes]
-        parts += [f"merge: {w}" for w in sweep.warnings]
-        return "\n".join(parts)
+def targets(sweep: Sweep) -> Section:
+    """One row per target, its name linking its own report."""
+    rows = []
+    for r in sweep.rows:
+        row: list[str] = cells(r)
+        row[0] = Text(row[0], href=r.report if _reported(r) else None)
+        rows.append(row)
+    table = Table(
+        [c.header for c in COLUMNS],
+        rows,
+        sort=[sort_values(r) for r in sweep.rows],
+        states=[r.status for r in sweep.rows],
+    )
+    against = f" Changes are against {sweep.baseline}." if sweep.baseline else ""
+    how = Note("Each target links to its own report." + against, how=True)
+    return Section(TARGETS, tables=(table,), notes=(how,))
 
 
-@dataclass(frozen=True)
-class SweepMarkdownRenderer(SweepRenderer):
-    """The overview as Markdown (a GitHub issue or job summary): table, summary, notes, method."""
-
-    name = "markdown"
-
-    def render(self, sweep: Sweep) -> str:
-        head = "| " + " | ".join(HEADERS) + " |"
-        rule = "|" + "---|" * len(HEADERS)
-        body = []
-        for r in sweep.rows:
-            c = [_esc(x) for x in cells(r)]
-            if r.report and r.status in ("complete", "incomplete"):
-                c[0] = f"[{c[0]}]({r.report})"
-            body.append("| " + " | ".join(c) + " |")
-        lines = [f"## {_esc(_title(sweep))}", "", head, rule, *body, ""]
-        lines += [f"- {_esc(s)}" for s in sweep.summary_lines()]
-        notes = _notes(sweep) + [f"merge: {w}" for w in sweep.warnings]
-        if notes:
-            lines += ["", "### Notes", ""] + [f"- {_esc(n)}" for n in notes]
-        lines += ["", f"<details><summary>How</summary>\n\n{_esc(sweep.summary['method'])}"]
-        if sweep.baseline:
-            lines += ["", _esc(METHOD_CHANGES)]
-        lines += ["", "</details>", ""]
-        return "\n".join(lines)
+def summary(sweep: Sweep) -> Section:
+    """The summary figures in words (report/sweep.py `Sweep.summary_lines`)."""
+    return Section(SUMMARY, notes=notes(sweep.summary_lines()))
 
 
-def chart(rows: list[SweepRow], width: int = 720) -> dict[str, Any] | None:
-    """Coordinates of the speedup chart: one dot per timed model, its 95% CI as a whisker, a line
-    at 1× (eager); a log scale so 0.5× and 2× sit equally far from 1×. None when nothing was timed."""
-    import math
-
-    timed = [r for r in rows if r.speedup is not None and r.speedup > 0]
-    if not timed:
-        return None
-    values = [v for r in timed for v in [r.speedup, *(r.speedup_ci or [])] if v and v > 0] + [1.0]
-    lo, hi = math.log(min(values) / 1.15), math.log(max(values) * 1.15)
-    left, right, rh = 260, width - 90, 24
-    x = lambda v: left + (right - left) * (math.log(v) - lo) / (hi - lo)  # noqa: E731
-    items = []
-    for i, r in enumerate(timed):
-        ci = r.speedup_ci if r.speedup_ci and None not in r.speedup_ci else None
-        items.append(
-            {
-                "label": r.target if len(r.target) <= 38 else "…" + r.target[-37:],
-                "y": 16 + i * rh,
-                "x": round(x(r.speedup), 1),
-                "lo": round(x(ci[0]), 1) if ci else None,
-                "hi": round(x(ci[1]), 1) if ci else None,
-                "text": units.ratio(r.speedup),
-                "slow": r.slower_than_eager,
-            }
-        )
-    return {
-        "width": width,
-        "height": 16 + len(timed) * rh + 20,
-        "one": round(x(1.0), 1),
-        "left": left,
-        "right": right,
-        "items": items,
-    }
+def sweep_notes(sweep: Sweep) -> Section | None:
+    """Why each target is not complete, what changed against the baseline and a merge's findings,
+    one line each; none when there is nothing to say."""
+    lines = [
+        f"{r.target}: {r.status} (exit {r.exit_code}): {r.reason}" for r in sweep.rows if r.reason
+    ]
+    for r in sweep.rows:
+        lines += [f"{r.target}: {c['text']}" for c in r.changes or [] if c["kind"] != "new_target"]
+    new = [r.target for r in sweep.rows if any(c["kind"] == "new_target" for c in r.changes or [])]
+    lines += [f"not in the baseline: {', '.join(new)}"] if new else []
+    lines += [f"{t}: in the baseline, not in this sweep" for t in sweep.removed]
+    lines += [f"merge: {w}" for w in sweep.warnings]
+    return Section(NOTES, notes=notes(lines)) if lines else None
 
 
-@dataclass(frozen=True)
-class SweepHtmlRenderer(SweepRenderer):
-    """The self-contained overview page: sortable table linking each target's report, a speedup
-    chart with CI whiskers, the summary and its method. Nothing is fetched."""
+def speedups() -> Section:
+    """The section the speedup chart (render/charts.py `speedups`) is drawn in."""
+    return Section(SPEEDUPS)
 
-    name = "html"
 
-    def render(self, sweep: Sweep) -> str:
-        digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
-        rows = [
-            {
-                "cells": list(zip(cells(r), ["" if v is None else v for v in _sort_values(r)])),
-                "link": r.report if r.status in ("complete", "incomplete") else None,
-                "status": r.status,
-                "reason": r.reason,
-                "changes": [c["text"] for c in r.changes or [] if c["kind"] != "new_target"],
-                "new": any(c["kind"] == "new_target" for c in r.changes or []),
-            }
-            for r in sweep.rows
-        ]
-        return (
-            _env()
-            .get_template("sweep.html.j2")
-            .render(
-                title=_title(sweep),
-                headers=HEADERS,
-                rows=rows,
-                summary=sweep.summary_lines(),
-                method=sweep.summary["method"],
-                changes_method=METHOD_CHANGES if sweep.baseline else None,
-                baseline=sweep.baseline,
-                removed=sweep.removed,
-                warnings=sweep.warnings,
-                chart=chart(sweep.rows),
-                script=Markup(SCRIPT),  # a constant: the only unescaped text
-                script_hash=digest,
-            )
-        )
+def how(sweep: Sweep) -> Section:
+    """How the summary is computed, and the changes against a baseline."""
+    return Section(HOW, notes=notes([METHOD, *([METHOD_CHANGES] if sweep.baseline else [])]))

@@ -2,7 +2,9 @@
 the terminal, each drawn from its one description (report/layout.py): the key figures, the top
 findings, the compile table, the strategies, the ranks of a distributed run, the structured compile
 log. The outline leaves out the break-even, per-graph and environment sections (the key figures
-carry the break-even and the graph count; the first line names the environment)."""
+carry the break-even and the graph count; the first line names the environment). A page that is
+not a report (a sweep's overview, a diff: outline.py's `Page`) is its title and its sections,
+drawn the same way."""
 
 from __future__ import annotations
 
@@ -13,13 +15,13 @@ from tabulate import tabulate
 from .. import units
 from ..report.layout import Section, short
 from ..report.model import Report
-from .base import Renderer
+from .base import OutlineRenderer
 from .figures import decided
-from .outline import TERMINAL, drawn, outline
+from .outline import TERMINAL, Page, Placed, drawn, outline
 
 
 @dataclass(frozen=True)
-class TerminalRenderer(Renderer):
+class TerminalRenderer(OutlineRenderer):
     """The summary `tcdoctor analyze` and `tcdoctor report` print; `limit` caps the graph breaks,
     recompiles and compiled frames listed (the JSON and HTML reports have them all)."""
 
@@ -35,11 +37,20 @@ class TerminalRenderer(Renderer):
         if decided(v):
             lines += ["", f"VERDICT: {units.decision_text(v.decision)}"]
             lines += [f"  - {r}" for r in v.reasons]
-        for p in drawn(outline(report), TERMINAL):
-            lines += draw(p.section, self.limit if TERMINAL in p.cut else None, p.titled)
+        lines += self._sections(outline(report))
         for e in report.errors:
             lines.append(f"ERROR in phase {e['phase']}: {e['message']}")
         return "\n".join(lines)
+
+    def page(self, page: Page) -> str:
+        return "\n".join([page.title, *page.lead, *self._sections(page.placed)])
+
+    def _sections(self, placed: list[Placed] | tuple[Placed, ...]) -> list[str]:
+        """Every section the outline gives the terminal, in order."""
+        lines: list[str] = []
+        for p in drawn(placed, TERMINAL):
+            lines += draw(p.section, self.limit if TERMINAL in p.cut else None, p.titled)
+        return lines
 
 
 def _rows(sec: Section) -> str:
@@ -52,10 +63,11 @@ def draw(sec: Section | None, limit: int | None = None, titled: bool = True) -> 
     tables (file names only, no detail columns; a table that can say '… and N more' cut at
     `limit` rows), its lines, without those that say how it was measured (the JSON, Markdown
     and HTML have them), and its diff, indented; untitled (`titled=False`), its rows and lines
-    stand alone, unindented."""
+    stand alone, unindented. A section with a count is headed 'Title: N'."""
     if sec is None or not _shown(sec):
         return []
-    out = ["", f"{sec.title}:"] if titled else [""]
+    heading = sec.counted if sec.count is not None else f"{sec.title}:"
+    out = ["", heading] if titled else [""]
     out += [_rows(sec)] if sec.rows else []
     for t in sec.tables:
         if not t.rows:
@@ -74,4 +86,5 @@ def draw(sec: Section | None, limit: int | None = None, titled: bool = True) -> 
 def _shown(sec: Section) -> bool:
     """Whether the terminal has anything of a section to draw (how it was measured is not)."""
     tables = any(t.rows for t in sec.tables)
-    return bool(sec.rows or tables or sec.diff or any(not n.how for n in sec.notes))
+    said = sec.count is not None or sec.diff or any(not n.how for n in sec.notes)
+    return bool(sec.rows or tables or said)

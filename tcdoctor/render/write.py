@@ -18,6 +18,7 @@ from ..errors import TcdoctorError
 from ..report.files import write_atomic
 
 if TYPE_CHECKING:
+    from ..report.diff import Diff
     from ..report.model import Report
     from ..report.sweep import Sweep
 
@@ -77,14 +78,30 @@ def write_sweep(
     what: str = "output",
 ) -> list[tuple[str, str]]:
     """A sweep's overview files a path is given for; (label, path) of each, e.g. ('JSON overview', p)."""
-    from .sweep import SweepHtmlRenderer, SweepMarkdownRenderer
+    from .html import HtmlRenderer
+    from .markdown import MarkdownRenderer
 
     renderers = {
         "json": overview.to_json,
-        "html": lambda: SweepHtmlRenderer().render(overview),
-        "md": lambda: SweepMarkdownRenderer().render(overview),
+        "html": lambda: HtmlRenderer().render_sweep(overview),
+        "md": lambda: MarkdownRenderer().render_sweep(overview),
     }
     return _write_formats(renderers, {"json": json, "html": html, "md": md}, "overview", what)
+
+
+def write_diff(
+    diff: Diff, json: str | None = None, html: str | None = None, md: str | None = None
+) -> list[tuple[str, str]]:
+    """A diff's files a path is given for; (label, path) of each, e.g. ('JSON diff', p)."""
+    from .html import HtmlRenderer
+    from .markdown import MarkdownRenderer
+
+    renderers = {
+        "json": diff.to_json,
+        "html": lambda: HtmlRenderer().render_diff(diff),
+        "md": lambda: MarkdownRenderer().render_diff(diff),
+    }
+    return _write_formats(renderers, {"json": json, "html": html, "md": md}, "diff", "output")
 
 
 def _write_formats(

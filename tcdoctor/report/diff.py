@@ -1,5 +1,8 @@
-"""`tcdoctor diff`: what changed between two reports: breaks fixed/introduced (by identity, `break_key`; `check --baseline` uses the same), key figure deltas, and the regressions
-`checks/table.regressions` judged (as `check --baseline` judges them), as text, JSON or Markdown.
+"""`tcdoctor diff`'s data: what changed between two reports: the breaks fixed and introduced (by
+identity, `break_key`; `check --baseline` uses the same), the key figures' deltas (`FIGURES`: a
+figure added there reaches the JSON and every format), and the regressions
+`checks/table.regressions` judged (as `check --baseline` judges them). `Diff.to_json` is its JSON;
+render/diff.py describes its sections, which every format draws (render/outline.py `diff_page`).
 
 The regressions come in as `CheckResult`s made by checks/table.py: checks/ judges and sits above
 report/ (its regression judge reads `introduced_breaks` here), so this module takes them as given;
@@ -8,15 +11,16 @@ it judges nothing itself."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Callable
-
-from tabulate import tabulate
 
 from .. import units
 from .encoding import dumps
 from .model import Report
 from .sections import GraphBreak
 
+# each figure: its label, where a report has it, how units.py writes it
 FIGURES: list[tuple[str, Callable[[Report], Any], Callable[[Any], str]]] = [
     ("graph breaks", lambda r: r.graph_breaks.count, units.count),
     ("graphs", lambda r: r.graphs.count, units.count),
@@ -60,112 +64,86 @@ def introduced_breaks(before: Report, after: Report) -> list[GraphBreak]:
     return [f for k, f in keyed_breaks(after).items() if k not in ka]
 
 
-def diff(a: Report, b: Report) -> dict:
+def _delta(va: Any, vb: Any, show: Callable[[Any], str]) -> str:
+    """'+1 (+50%)': the change of a number, written as the figure is; '' for anything else."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (va, vb))
+    if not numbers:
+        return ""
+    d = vb - va
+    return ("+" if d >= 0 else "-") + show(abs(d)) + (f" ({(vb / va - 1):+.0%})" if va else "")
+
+
+def figures(a: Report, b: Report) -> list[dict[str, str]]:
+    """Each of `FIGURES` before and after, and its delta, as text."""
     rows = []
     for label, figure, show in FIGURES:
         va, vb = figure(a), figure(b)
-        delta = ""
-        if (
-            isinstance(va, (int, float))
-            and isinstance(vb, (int, float))
-            and not isinstance(va, bool)
-        ):
-            d = vb - va
-            delta = (
-                ("+" if d >= 0 else "-") + show(abs(d)) + (f" ({(vb / va - 1):+.0%})" if va else "")
-            )
-        rows.append({"figure": label, "before": show(va), "after": show(vb), "delta": delta})
-    return {
-        "fixed": introduced_breaks(b, a),
-        "introduced": introduced_breaks(a, b),
-        "figures": rows,
-        "torch": (a.environment.get("torch"), b.environment.get("torch")),
-    }
-
-
-def _regression_lines(found: Sequence[Any]) -> list[str]:
-    """One line per regression found (a failed check), then what could not be judged."""
-    bad = [r for r in found if not r.passed and not r.error]
-    lines = [f"Regressions: {len(bad)}"]
-    lines += [f"  {r.name}: {r.reason}" for r in bad]
-    lines += [f"  not judged: {r.name}: {r.reason}" for r in found if r.error]
-    return lines
-
-
-def diff_json(a: Report, b: Report, found: Sequence[Any] = ()) -> str:
-    """The diff as JSON: the figures, the breaks fixed and introduced, and each regression check."""
-    d = diff(a, b)
-    out = {
-        "before": {"target": a.target, "torch": d["torch"][0]},
-        "after": {"target": b.target, "torch": d["torch"][1]},
-        "figures": d["figures"],
-        "fixed": [f.to_dict() for f in d["fixed"]],
-        "introduced": [f.to_dict() for f in d["introduced"]],
-        "regressions": [
-            {
-                "name": r.name,
-                "status": r.status,
-                "figure": r.figure,
-                "reason": r.reason,
-                "details": list(r.details),
-            }
-            for r in found
-        ],
-        "regressed": any(not r.passed and not r.error for r in found),
-    }
-    return dumps(out, indent=2)
-
-
-def _md(s: object) -> str:
-    return str(s).replace("|", "\\|").replace("\n", " ")
-
-
-def diff_markdown(a: Report, b: Report, found: Sequence[Any] = ()) -> str:
-    """The diff as Markdown (a pull request comment or job summary)."""
-    d = diff(a, b)
-    lines = [
-        f"## tcdoctor diff: {_md(a.target)} → {_md(b.target)}",
-        "",
-        f"torch {_md(d['torch'][0])} → {_md(d['torch'][1])}",
-        "",
-        "| figure | before | after | delta |",
-        "|---|---|---|---|",
-    ]
-    lines += [
-        f"| {_md(r['figure'])} | {_md(r['before'])} | {_md(r['after'])} | {_md(r['delta'])} |"
-        for r in d["figures"]
-    ]
-    for title, items in (
-        ("Graph breaks fixed", d["fixed"]),
-        ("Graph breaks introduced", d["introduced"]),
-    ):
-        lines += ["", f"### {title}: {len(items)}", ""]
-        lines += [f"- `{_md(f.where)}` {_md(f.reason)}" for f in items]
-    if found:
-        lines += ["", "### " + _regression_lines(found)[0], ""]
-        lines += [f"- {line.strip()}" for line in _regression_lines(found)[1:]]
-    return "\n".join(lines) + "\n"
-
-
-def render_diff(a: Report, b: Report, found: Sequence[Any] = ()) -> str:
-    d = diff(a, b)
-    lines = [
-        f"before: {a.target} (torch {d['torch'][0]})",
-        f"after:  {b.target} (torch {d['torch'][1]})",
-        "",
-    ]
-    lines.append(
-        tabulate(
-            [[r["figure"], r["before"], r["after"], r["delta"]] for r in d["figures"]],
-            headers=["", "before", "after", "delta"],
+        rows.append(
+            {"figure": label, "before": show(va), "after": show(vb), "delta": _delta(va, vb, show)}
         )
-    )
-    for title, items in (
-        ("Graph breaks fixed", d["fixed"]),
-        ("Graph breaks introduced", d["introduced"]),
-    ):
-        lines += ["", f"{title}: {len(items)}"]
-        lines += [f"  {f.file}:{f.line} {f.reason}" for f in items]
-    if found:
-        lines += ["", *_regression_lines(found)]
-    return "\n".join(lines)
+    return rows
+
+
+@dataclass(frozen=True)
+class Diff:
+    """Two reports compared: `before`, `after`, and `found`, the regression checks
+    (`CheckResult`s of checks/table.regressions), judged already."""
+
+    before: Report
+    after: Report
+    found: Sequence[Any] = ()
+
+    @cached_property
+    def figures(self) -> list[dict[str, str]]:
+        return figures(self.before, self.after)
+
+    @cached_property
+    def fixed(self) -> list[GraphBreak]:
+        """The breaks of `before` that `after` does not have."""
+        return introduced_breaks(self.after, self.before)
+
+    @cached_property
+    def introduced(self) -> list[GraphBreak]:
+        """The breaks of `after` that `before` does not have."""
+        return introduced_breaks(self.before, self.after)
+
+    @property
+    def torch(self) -> tuple[Any, Any]:
+        """The torch version each report was measured with."""
+        return self.before.environment.get("torch"), self.after.environment.get("torch")
+
+    @property
+    def regressions(self) -> list[Any]:
+        """The checks that found a regression (failed, not an error)."""
+        return [r for r in self.found if not r.passed and not r.error]
+
+    @property
+    def not_judged(self) -> list[Any]:
+        """The checks that could not judge (an error: a figure missing from a report)."""
+        return [r for r in self.found if r.error]
+
+    @property
+    def regressed(self) -> bool:
+        return bool(self.regressions)
+
+    def to_json(self) -> str:
+        """The diff as JSON: the figures, the breaks fixed and introduced, each regression check."""
+        out = {
+            "before": {"target": self.before.target, "torch": self.torch[0]},
+            "after": {"target": self.after.target, "torch": self.torch[1]},
+            "figures": self.figures,
+            "fixed": [f.to_dict() for f in self.fixed],
+            "introduced": [f.to_dict() for f in self.introduced],
+            "regressions": [
+                {
+                    "name": r.name,
+                    "status": r.status,
+                    "figure": r.figure,
+                    "reason": r.reason,
+                    "details": list(r.details),
+                }
+                for r in self.found
+            ],
+            "regressed": self.regressed,
+        }
+        return dumps(out, indent=2)

@@ -5,8 +5,9 @@ Every format draws the same description: the terminal (`render/terminal.py`: a t
 file names without their folders, no method lines), the Markdown (`render/markdown.py`: escaped
 cells, Markdown tables, every line) and the HTML (`templates/section.html.j2`, which iterates it).
 A section's builder (render/figures.py, breaks.py, patches.py, compile_table.py, remedy_table.py,
-strategies.py, ranks.py, trace.py (the structured compile log), measured.py, or a phase's own
-`Phase.layout` in report/phases/, as memory_graphs.py and drift.py) says what it shows once; a row
+strategies.py, ranks.py, trace.py (the structured compile log), measured.py, sweep.py (a sweep's
+overview), diff.py (a diff), or a phase's own `Phase.layout` in report/phases/, as
+memory_graphs.py and drift.py) says what it shows once; a row
 added there shows in every format that draws the section. Which sections there are, in which
 order, which formats draw each and where each folds is said once too, by `render/outline.py`
 (the terminal leaves out break_even.py's and graphs.py's, whose figures it has as key figures;
@@ -27,6 +28,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from .. import units
 
@@ -62,11 +64,14 @@ def short(text: str) -> str:
 
 @dataclass(frozen=True)
 class Row:
-    """A key figure: its label, its value (units.py's text), how it was measured."""
+    """A key figure: its label, its value (units.py's text), how it was measured (a tile's line
+    under its value); `alarm`: that line is a warning the reader must not miss ("limit hit"),
+    which the HTML marks."""
 
     label: str
     value: str
     how: str = ""
+    alarm: bool = False
 
 
 @dataclass(frozen=True)
@@ -82,13 +87,18 @@ class Table:
     """Headers and rows of cells (text); `code`: the columns (0-based) that hold code or a path,
     shown as code where a format can; `detail`: the columns the terminal leaves out (it stays
     narrow; the Markdown and HTML show them); `more`: the '… and N more' line when only the first
-    `shown` rows are drawn (a format that draws them all never asks)."""
+    `shown` rows are drawn (a format that draws them all never asks); `sort`: each row's values
+    to sort by, one per column (None sorts last), for a table the HTML sorts by a click on a
+    column (None: not sortable); `states`: each row's state ("failed", "incomplete"), which the
+    HTML's sortable table colours."""
 
     headers: Sequence[str]
     rows: Sequence[Sequence[str]]
     code: tuple[int, ...] = ()
     detail: tuple[int, ...] = ()
     more: Callable[[int], str | None] | None = None
+    sort: Sequence[Sequence[Any]] | None = None
+    states: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -100,11 +110,14 @@ class Section:
     carries it as a `Row`); `rows`, `tables`, `notes`: what it shows, in that order; `method`:
     how it was measured, as one line (Markdown "how: …", HTML "How: …"; not the terminal);
     `diff`: a unified diff drawn as it is, last (the terminal indents it, the Markdown fences
-    it, the HTML puts it in a <pre>)."""
+    it, the HTML puts it in a <pre>); `count`: how many things it lists, said after its title
+    by every format ("Regressions: 1"), so a section with a count is drawn even when it lists
+    none."""
 
     title: str
     detail: str = ""
     summary: str = ""
+    count: int | None = None
     rows: tuple[Row, ...] = ()
     tables: tuple[Table, ...] = ()
     notes: tuple[Note, ...] = ()
@@ -114,12 +127,18 @@ class Section:
     @property
     def heading(self) -> str:
         """'Recompiles (3): RECOMPILE LIMIT HIT': its title, detail and summary, as the HTML's
-        headings and folds say it (the terminal and the Markdown name it by title and detail)."""
+        headings and folds say it (the terminal and the Markdown name it by title and detail);
+        a count comes after the title ('Regressions: 1')."""
         return (
-            self.title
+            self.counted
             + (f" ({self.detail})" if self.detail else "")
             + (f": {self.summary}" if self.summary else "")
         )
+
+    @property
+    def counted(self) -> str:
+        """Its title, and its count after it when it has one: 'Regressions: 1'."""
+        return self.title + (f": {self.count}" if self.count is not None else "")
 
     def with_row(self, row: Row) -> Section:
         """This section with one more key-figure row (a phase's own row, a test's planted one)."""
@@ -127,9 +146,10 @@ class Section:
 
     @property
     def empty(self) -> bool:
-        """Nothing to draw: no rows, no table rows and no lines."""
+        """Nothing to draw: no rows, no table rows and no lines (and no count to say)."""
         tables = any(t.rows for t in self.tables)
-        return not (self.rows or tables or self.notes or self.method or self.diff)
+        said = self.count is not None or self.method or self.diff
+        return not (self.rows or tables or self.notes or said)
 
 
 def notes(lines: Sequence[str], how: bool = False) -> tuple[Note, ...]:

@@ -333,11 +333,11 @@ def load_sweep(path: str) -> sw.Sweep:
 
 def write_overview(overview: sw.Sweep, out_dir: str) -> None:
     """sweep.json, sweep.html and sweep.md in `out_dir` (render/write.py); the terminal table on stdout."""
-    from ..render.sweep import SweepTerminalRenderer
+    from ..render.terminal import TerminalRenderer
 
     paths = {k: os.path.join(out_dir, f"sweep.{k}") for k in ("json", "html", "md")}
     written = write_sweep(overview, **paths, what="the sweep overview")
-    echo(SweepTerminalRenderer().render(overview))
+    echo(TerminalRenderer().render_sweep(overview))
     for label, p in written:
         echo(f"{label}: {p}")
 

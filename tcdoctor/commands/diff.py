@@ -1,0 +1,39 @@
+"""`tcdoctor diff BEFORE AFTER`: what changed between two saved reports, and whether it regressed.
+
+Method: both reports are read by commands/saved.py `load_saved`; the regressions are
+checks/table.py `regressions`, the rules `check --baseline` judges with no margin; the diff's data
+is report/diff.py `Diff`, drawn by every format from its outline (render/outline.py `diff_page`).
+The files asked for are written first, then the terminal's diff and where each file is, so a
+closed stdout (`| head`) never costs a file.
+"""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import EXIT_CHECK_FAILED
+from .outputs import echo_written
+from .saved import load_saved
+
+
+def run_diff(
+    before: str,
+    after: str,
+    no_fail: bool,
+    json_path: str | None,
+    html_path: str | None,
+    md_path: str | None,
+) -> int:
+    """The diff's files and its terminal text; the exit code: 1 on a regression (0 with
+    `no_fail`), else 0."""
+    from ..checks.table import regressions
+    from ..render.terminal import TerminalRenderer
+    from ..render.write import write_diff
+    from ..report.diff import Diff
+
+    a, b = load_saved(before), load_saved(after)
+    d = Diff(a, b, regressions(a, b))
+    written = write_diff(d, json_path, html_path, md_path)
+    click.echo(TerminalRenderer().render_diff(d))
+    echo_written(written)
+    return EXIT_CHECK_FAILED if d.regressed and not no_fail else 0
