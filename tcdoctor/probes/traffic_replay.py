@@ -179,6 +179,7 @@ def replay(
     compile_kwargs: dict | None = None,
     keep: Callable[[int, Any], None] | None = None,
     max_errors: int = MAX_ERRORS,
+    limit_hit: dict | None = None,
 ) -> ReplayResult:
     """Serve `requests` one at a time through `call(fn, request.args)`, each synced on its own.
 
@@ -188,10 +189,12 @@ def replay(
     autocast: experiments/pair.py `caller`); `sync`: drains the device (calls.synchronizer);
     `deadline`: a `time.monotonic()` value after which no request starts (`stopped` says so);
     `device`: a CUDA device gets host and device times apart; `compile_kwargs`: the target's
-    (for the recompile limit in force); `keep(index, output)`: called with each output, off the clock.
+    (for the recompile limit in force); `keep(index, output)`: called with each output, off the
+    clock; `limit_hit`: the limit was already hit in this process (an earlier replay's `limit_hit`),
+    so every request that compiles nothing is checked for the eager fallback from the first one.
     """
     cuda = device is not None and device.type == "cuda"
-    out = ReplayResult(recompile_limit=recompile_limit(compile_kwargs))
+    out = ReplayResult(recompile_limit=recompile_limit(compile_kwargs), limit_hit=limit_hit)
     if cuda:
         out.host_s, out.device_s = [], []
     it = iter(requests)
@@ -271,3 +274,84 @@ def _one(
             out.fallback_requests.append(request.index)
     if keep is not None:
         keep(request.index, result)
+
+
+# -- the process every serving part replays in ------------------------------------------------
+
+
+@dataclasses.dataclass
+class ServeContext:
+    """What a serving process's part is given (run/serve.py builds it): the workload as build()
+    returned it and fresh copies of it, the traffic and N, the options, the device, its deadline
+    and its event sink. Its methods are the one way each part makes requests, calls, compiles and
+    replays, so every part's figures are taken alike."""
+
+    workload: Any
+    fresh: Callable[[], Any]  # a pristine copy of the workload (target/pristine.py)
+    traffic: Any  # target/traffic.py Traffic
+    n: int
+    options: Any  # options.Options
+    device: torch.device
+    deadline: float  # time.monotonic() after which no request starts
+    sink: Callable[[dict], None]
+    target: str = ""  # `path.py:function`, for the warm-up script
+
+    def requests(
+        self, padded: bool = False, prepare: Callable[[Request], None] | None = None
+    ) -> Iterable[Request]:
+        """The traffic's first N requests, every RNG reset first (each replay and each process
+        sees the same requests); `prepare(request)` runs on each before it is served (off the
+        clock: mark_dynamic)."""
+        from ..target.pristine import reset_rng_state
+        from ..target.traffic import requests
+
+        reset_rng_state()
+        for r in requests(self.traffic, self.workload, self.n, padded):
+            if prepare is not None:
+                prepare(r)
+            yield r
+
+    def call(self, fn: Any, ca: CallArgs) -> Any:
+        """One request as the workload is called: no_grad unless grad=True, autocast if asked."""
+        from .calls import call
+
+        return call(fn, ca, self.workload, self.device)
+
+    def put(self, key: str, data: Any) -> None:
+        """One finished piece of the part's result, streamed at once (a later crash or kill of the
+        process keeps it: run/serve.py merges the pieces)."""
+        self.sink({"event": "result", "key": key, "data": data})
+
+    def sync(self) -> None:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    def compile_kwargs(self, **override: Any) -> dict:
+        """torch.compile's arguments as the target compiles (its compile_kwargs, the analysis's
+        backend and mode), with `override` on top (a strategy's `dynamic`)."""
+        from .first_call import compile_args
+
+        kw = {k: v for k, v in self.workload.compile_kwargs.items() if k not in override}
+        return compile_args(self.options.backend, self.options.mode, {**kw, **override})
+
+    def compile(self, model: Any, **override: Any) -> Any:
+        return torch.compile(model, **self.compile_kwargs(**override))
+
+    def replay(self, fn: Any, label: str, **kw: Any) -> ReplayResult:
+        """`replay` of this process's traffic, announced as one progress step named `label`;
+        `padded`, `prepare`: as `requests`; the rest goes to `replay`."""
+        padded, prepare = kw.pop("padded", False), kw.pop("prepare", None)
+        kw.setdefault("deadline", self.deadline)
+        kw.setdefault("compile_kwargs", self.compile_kwargs())
+        self.sink({"event": "start", "phase": label})
+        t0 = time.perf_counter()
+        result = replay(
+            fn,
+            self.requests(padded, prepare),
+            self.call,
+            self.sync,
+            device=self.device,
+            **kw,
+        )
+        self.sink({"event": "done", "phase": label, "seconds": time.perf_counter() - t0})
+        return result

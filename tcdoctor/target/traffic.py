@@ -222,6 +222,16 @@ class Traffic:
             return f"requests from {getattr(self.source, '__name__', 'a generator function')}()"
         return f"a list of {len(self.source)} requests"  # type: ignore[arg-type]
 
+    def info(self) -> dict:
+        """What the parent reads of it (the environment record: the parent imports no target)."""
+        return {
+            "kind": self.kind,
+            "default_n": self.default_n(),
+            "seed": self.seed,
+            "description": self.describe(),
+            "buckets": {k: list(v) for k, v in self.buckets.items()} if self.buckets else None,
+        }
+
     def raw(self, padded: bool = False) -> Iterator[tuple[Any, dict[str, int] | None]]:
         """The requests as the user wrote them, endlessly for a list (cycled) and a distribution,
         with each drawn dimension set (None for a list or generator). `padded`: a distribution's
