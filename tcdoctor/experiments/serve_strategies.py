@@ -112,7 +112,7 @@ def part_strategy(ctx: ServeContext, name: str) -> dict:
         compile_kwargs=kwargs,
         limit_hit=cold.limit_hit,
     )
-    compiled_at = {c["request"] for c in cold.compiles if c["kind"] != "limit"}
+    compiled_at = {c["request"] for c in cold.made}
     return {
         "name": name,
         "label": STRATEGY_LABELS[name],
@@ -120,7 +120,7 @@ def part_strategy(ctx: ServeContext, name: str) -> dict:
         **extra,
         "latencies_s": steady.latencies_s,
         "cold_latencies_s": cold.latencies_s,
-        "compiles": len([c for c in cold.compiles if c["kind"] != "limit"]),
+        "compiles": len(cold.made),
         "compile_events": cold.compiles,
         "compile_s": cold.compile_s,
         "warmup_s": sum(

@@ -60,7 +60,7 @@ from ..options import Options
 from ..report.files import write_atomic
 from ..stats import bootstrap, percentile_ci
 
-PARTS = ("replay", "proof", "strategies", "host", "aot")
+PARTS = ("replay", "proof", "strategies", "host", "aot")  # "aot" runs as "aot" + "aot_serve"
 WEIGHTS = {"replay": 3.0, "proof": 2.0, "strategies": 3.0, "host": 2.0, "aot": 2.0}
 MIN_PART_S = 5.0  # a part with less time than this is not started
 KILL_GRACE_S = 3.0  # the parent kills a part's process this long after its budget
@@ -76,6 +76,7 @@ STRATEGY_LABELS = {
 THREADS = 4  # threads serving the traffic in one process (the issue's N)
 LEVEL = 0.95
 AOT_NOT_BUILT = "the AOT part is not built yet"
+AOT_BUILD_SHARE = 0.7  # of the aot part's time: export and the C++ build; the rest loads and serves
 
 
 @dataclasses.dataclass
@@ -96,6 +97,7 @@ class ServeSpec:
     dump_after_s: float | None = None
     warmup: list[int] | None = None
     strategy: str | None = None
+    aot: dict[str, Any] | None = None  # the aot parts: where to build; what was built
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
@@ -251,7 +253,9 @@ def reference_row(replay: dict | None, proof: dict | None, warmup: dict | None) 
         "name": "automatic",
         "label": STRATEGY_LABELS["automatic"],
         "latencies_s": served,
-        "compiles": len(compiled.get("compiles") or []),
+        "compiles": sum(
+            1 for c in compiled.get("compiles") or [] if c.get("kind") in ("compile", "recompile")
+        ),
         "compile_s": compiled.get("compile_s"),
         "warmup_s": (warmup or {}).get("seconds_cold"),
         "fallback_requests": compiled.get("fallback_requests") or [],
@@ -262,10 +266,20 @@ def reference_row(replay: dict | None, proof: dict | None, warmup: dict | None) 
     }
 
 
-def aot_part() -> dict:
-    """The ahead-of-time part (probes/aot.py, the `aot` helper's): wired here by the lead; until
-    then it is not measured and costs nothing."""
-    return {"not_measured": AOT_NOT_BUILT}
+def aot_wanted(options: Options) -> str | None:
+    """None when the ahead-of-time part runs; otherwise why not. It needs probes/aot.py (found
+    without importing it: the parent imports no torch) and builds with Inductor, so it runs with
+    the Inductor backend only (a test's aot_eager analysis builds no C++)."""
+    import importlib.util
+
+    if importlib.util.find_spec("tcdoctor.probes.aot") is None:
+        return AOT_NOT_BUILT
+    if options.backend != "inductor":
+        return (
+            f"--backend {options.backend}: the AOTInductor package is built with Inductor "
+            "(a C++ build); it is tried with --backend inductor"
+        )
+    return None
 
 
 def request_errors(replay: dict | None) -> list[str]:
@@ -346,12 +360,31 @@ class Stage:
                 rows.append({**data["row"], "cache_start": data.get("cache_start")})
         self.results["strategies"] = rows
         self.results["host"] = self._go("host", {"warmup": warm})
+        self._aot()
+
+    def _aot(self) -> None:
+        """The ahead-of-time part (probes/aot.py): export and build in one process, then load
+        and serve the package in a fresh one (AOT_BUILD_SHARE of the part's time to the build).
+        The build process puts the `aot` dict as it stands without a served package; the serve
+        process puts the whole one (probes/aot.py `finish` joins them in the child)."""
+        why = aot_wanted(self.options)
+        end = time.monotonic() + budget("aot", self.left(), self.remaining)
         self.remaining.remove("aot")
-        aot = aot_part()
-        if "not_measured" in aot:
-            self.not_measured["aot"] = aot["not_measured"]
-        else:
-            self.results["aot"] = aot
+        if why:
+            self.not_measured["aot"] = why
+            return
+        built = self._go("aot", {}, (end - time.monotonic()) * AOT_BUILD_SHARE) or {}
+        aot = built.get("unserved")
+        if (built.get("built") or {}).get("package_path"):
+            served = self._go("aot_serve", {"built": built["built"]}, end - time.monotonic()) or {}
+            if served.get("aot"):
+                aot = served["aot"]
+            elif aot is not None:
+                why = (
+                    self.not_measured.pop("aot_serve", None) or "the serving process did not report"
+                )
+                aot = {**aot, "not_measured": {**aot.get("not_measured", {}), "serve": why}}
+        self.results["aot"] = aot
 
     def section(self) -> dict:
         """The serving section's dict (report/sections/serving.py reads it)."""
@@ -363,7 +396,7 @@ class Stage:
             warmup["seconds_warm"] = (proof or {}).get("warmup_s")
             warmup["proof"] = (proof or {}).get("proof")
         rows = list(r.get("strategies") or [])
-        ref = reference_row(replay, proof, warmup)
+        ref = reference_row(replay, proof, warmup) if rows else None  # what the rows are against
         if ref is not None:
             rows.insert(0, ref)
         intervals([row for row in rows if row is not ref], proof, host)

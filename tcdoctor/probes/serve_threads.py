@@ -17,7 +17,7 @@ machine's probed ISA checks):
    guards that tell the cache entries apart: a request that needs another entry may run the wrong
    one). Tried when the compiled side compiled anything (guards exist); the verdict weighs it where
    guards take a material share of a call.
-4. Threads: the first SAMPLE requests served by THREADS threads of this process from one queue
+4. Threads: the first SAMPLE requests (those eager serves) served by THREADS threads of this process from one queue
    (each thread takes the next request), after eager served them in one thread (the reference
    outputs) and the compiled model served them in one thread (requests/s of one thread). Each
    threaded output is compared with eager's by the numerics rule (probes/numerics.py
@@ -125,8 +125,14 @@ def skip_guards_row(ctx: ServeContext, compiled: Any, guarded: dict, cuda: bool)
 
 def run_threads(ctx: ServeContext, eager: Any, compiled: Any, n: int = THREADS) -> dict:
     """The first SAMPLE requests served by `n` threads; outputs against eager's and one thread's."""
-    sample = list(itertools.islice(ctx.requests(), SAMPLE))
-    ref = {r.index: ctx.call(eager, r.args) for r in sample}
+    ref: dict[int, Any] = {}
+    sample = []
+    for r in itertools.islice(ctx.requests(), SAMPLE):  # the requests eager serves
+        try:
+            ref[r.index] = ctx.call(eager, r.args)
+        except Exception:  # noqa: BLE001 - the model rejects it: the replay's error line names it
+            continue
+        sample.append(r)
     ctx.sync()
     t0 = time.perf_counter()
     one = {r.index: ctx.call(compiled, r.args) for r in sample}

@@ -84,6 +84,11 @@ class ReplayResult:
         return [x for x in self.latencies_s if x is not None]
 
     @property
+    def made(self) -> list[dict]:
+        """The compiles that made a graph (neither a limit hit nor a failed compile)."""
+        return [c for c in self.compiles if c["kind"] in ("compile", "recompile")]
+
+    @property
     def compile_s(self) -> float:
         return float(sum(c.get("seconds") or 0.0 for c in self.compiles))
 
@@ -119,8 +124,13 @@ def compile_event(m: Any, request: Request) -> dict:
     """One CompilationMetrics entry of a request, in the report's words."""
     reason = getattr(m, "recompile_reason", None)
     fail = str(getattr(m, "fail_reason", None) or "")
-    limit = bool(_LIMIT.search(fail))
-    kind = "limit" if limit else ("recompile" if reason else "compile")
+    failed = getattr(m, "fail_type", None)
+    if _LIMIT.search(fail):
+        kind = "limit"  # recompile_limit hit: nothing compiled, the request ran eagerly
+    elif failed:
+        kind = "failed"  # the compile raised (a request the model rejects): nothing compiled
+    else:
+        kind = "recompile" if reason else "compile"
     return {
         "request": request.index,
         "shapes": request.shapes,

@@ -26,7 +26,10 @@ model as the analysis did and serves the warm-up requests: for a shape distribut
 each request's drawn dimensions; for a list, the requests by index; otherwise tcdoctor's own
 `requests()` regenerates them. The report keeps its text.
 
-Pitfalls: the stance is process-wide and is set back to "default" after the proof; a model that
+Pitfalls: the stance is process-wide and is set back to "default" after the proof. A request the
+model rejects (eager raises on it too) also reaches Dynamo, whose guards fail and which would
+trace it: under the stance it raises "Detected recompile" instead of the model's error; it is
+checked on eager, off the clock, and kept apart as an error (no warm-up can serve it). A model that
 changes state per call (a cache it grows) can compile for a reason no shape explains: the proof
 names that request.
 """
@@ -49,9 +52,10 @@ PROOF_METHOD = (
 
 def derive(compiled: ReplayResult, ctx: ServeContext | None = None) -> dict:
     """The warm-up set from the compiled side's compiles: {requests, signatures, script, method}."""
+    rejected = {e["request"] for e in compiled.errors}
     order: dict[int, list[dict]] = {}
-    for c in compiled.compiles:
-        if c["kind"] in ("compile", "recompile"):
+    for c in compiled.made:  # a compile that failed (the request was rejected) made nothing
+        if c["request"] not in rejected:
             order.setdefault(c["request"], []).append(c)
     signatures = [
         {
@@ -67,7 +71,8 @@ def derive(compiled: ReplayResult, ctx: ServeContext | None = None) -> dict:
         "requests": list(order),
         "signatures": signatures,
         "method": "one request per compile the traffic triggered (the request whose guards "
-        "failed), in traffic order; a compile at recompile_limit compiled nothing and is not in it",
+        "failed), in traffic order; a compile at recompile_limit, or of a request the model "
+        "rejected, compiled nothing and is not in it",
     }
     if ctx is not None:
         out["script"] = script(ctx, list(order))
@@ -170,14 +175,35 @@ def serve_warmup(
     return time.perf_counter() - t0, first
 
 
-def proof_record(result: ReplayResult) -> dict:
-    """The proof's record: proven, the requests that would have compiled (with PyTorch's guards)."""
+def rejected_by_eager(ctx: ServeContext, indices: set[int]) -> set[int]:
+    """Which of the requests `indices` the model itself rejects (eager raises on them), checked off
+    the clock on a fresh eager copy: no warm-up can make such a request compile, so it is no gap in
+    the warm-up (it is the replay's error line already)."""
+    if not indices:
+        return set()
+    eager, out = ctx.fresh().model, set()
+    for r in ctx.requests():
+        if r.index in indices:
+            try:
+                ctx.call(eager, r.args)
+            except Exception:  # noqa: BLE001 - the model rejects it
+                out.add(r.index)
+        if r.index >= max(indices):
+            break
+    return out
+
+
+def proof_record(result: ReplayResult, rejected: set[int] | None = None) -> dict:
+    """The proof's record: proven, the requests that would have compiled (with PyTorch's guards);
+    `rejected`: requests the model itself rejects, kept apart (they are no gap in the warm-up)."""
+    rejected = rejected or set()
+    recompiled = [e for e in result.errors if "Detected recompile" in e["message"]]
     compiled = [
         {"request": e["request"], "shapes": e["shapes"], "reason": e.get("reason")}
-        for e in result.errors
-        if "Detected recompile" in e["message"]
+        for e in recompiled
+        if e["request"] not in rejected
     ]
-    other = [e for e in result.errors if "Detected recompile" not in e["message"]]
+    other = [e for e in result.errors if e not in recompiled or e["request"] in rejected]
     served = len(result.served)
     if compiled:
         proven, why = False, f"{len(compiled)} request(s) would have compiled"
@@ -219,4 +245,5 @@ def part_proof(ctx: ServeContext, indices: list[int], spawn: dict) -> None:
         )
     finally:
         torch.compiler.set_stance("default")
-    ctx.put("proof", proof_record(proof))
+    would = {e["request"] for e in proof.errors if "Detected recompile" in e["message"]}
+    ctx.put("proof", proof_record(proof, rejected_by_eager(ctx, would)))

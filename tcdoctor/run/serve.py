@@ -114,6 +114,17 @@ class _Starter:
             self.replay_cache = path
         return path, start
 
+    def _aot(self, part: str, extra: dict) -> dict | None:
+        """The aot parts' files: the build's folder (the package, the eager reference), and for
+        the fresh process that serves it, what the build made."""
+        if part == "aot":
+            folder = os.path.join(self.workdir, "serve-aot")
+            os.makedirs(folder, exist_ok=True)
+            return {"out_dir": folder}
+        if part == "aot_serve":
+            return {"built": extra["built"]}
+        return None
+
     def start(self, part: str, seconds: float, extra: dict) -> tuple[dict | None, str | None]:
         tag = f"serve-{part}" + (f"-{extra['strategy']}" if extra.get("strategy") else "")
         cache, cache_start = self._cache(part, tag)
@@ -134,6 +145,7 @@ class _Starter:
             dump_after_s=stack_dump_after(until, margin_s=1.5, min_left_s=3),
             warmup=extra.get("warmup"),
             strategy=extra.get("strategy"),
+            aot=self._aot(part, extra),
         )
         command = [sys.executable, "-m", "tcdoctor.run.serve", paths["spec"]]
         child = ChildProcess(command, spec, paths["spec"], paths["log"], cache_dir=cache)  # type: ignore[arg-type]
@@ -228,6 +240,39 @@ def part_replay(ctx: Any) -> None:
     ctx.put("warmup", warmup.derive(compiled, ctx))
 
 
+def part_aot(spec: ServeSpec, ctx: Any) -> None:
+    """The ahead-of-time part (probes/aot.py, the `aot` helper's): `aot` exports and builds the
+    package (and puts the `aot` dict as it stands unserved), `aot_serve` loads and serves it in a
+    fresh process and puts the whole dict (probes/aot.py `finish` joins the two)."""
+    from ..probes import aot
+
+    files = spec.aot or {}
+    if spec.part == "aot":
+        built = aot.run(
+            ctx.fresh(),
+            ctx.requests(),
+            out_dir=files["out_dir"],
+            deadline=ctx.deadline,
+            sink=ctx.sink,
+        )
+        ctx.put("built", built)
+        ctx.put("unserved", aot.finish(built, None))
+        return
+    built = files["built"]
+    served = aot.load_and_serve(
+        built["package_path"],
+        ctx.requests(),
+        call=ctx.call,
+        sync=ctx.sync,
+        deadline=ctx.deadline,
+        reference_path=built.get("reference_path"),
+        n_requests=ctx.n,
+        device=ctx.device,
+        sink=ctx.sink,
+    )
+    ctx.put("aot", aot.finish(built, served))
+
+
 def _run_part(spec: ServeSpec, ctx: Any, spawn: dict) -> None:
     if spec.part == "replay":
         part_replay(ctx)
@@ -243,6 +288,8 @@ def _run_part(spec: ServeSpec, ctx: Any, spawn: dict) -> None:
         from ..probes.serve_threads import part_host
 
         part_host(ctx, spec.warmup or [])
+    elif spec.part in ("aot", "aot_serve"):
+        part_aot(spec, ctx)
     else:
         raise ValueError(f"unknown serving part {spec.part!r}")
 

@@ -69,8 +69,8 @@ class TrafficInfo(Record):
 class TrafficCompile(Record):
     """One compile during the traffic (a CompilationMetrics entry): the request that triggered it,
     its shapes, the frame's compile seconds, the guard that failed (PyTorch's words; null for a
-    frame's first compile), its kind ('compile', 'recompile', or 'limit': recompile_limit was hit
-    and the request ran on the eager fallback)."""
+    frame's first compile), its kind ('compile', 'recompile', 'limit': recompile_limit was hit and
+    the request ran on the eager fallback, or 'failed': the compile raised, nothing compiled)."""
 
     request: int | None = None
     shapes: str | None = None
