@@ -316,6 +316,21 @@ def test_a_failed_part_is_one_error_line_and_the_rest_still_runs():
     assert stage.not_measured["strategies"] == "--no-dynamic"
 
 
+def test_a_replay_cut_short_proves_nothing_and_says_why():
+    def start(part, seconds, extra):  # the compiled side was killed: only eager came back
+        return (
+            ({"eager": {"latencies_s": [0.01] * 5}}, "timed out")
+            if part == "replay"
+            else ({"row": {"name": extra.get("strategy"), "latencies_s": [0.01] * 5}}, None)
+        )
+
+    stage = serving.Stage(start, Options(dynamic=False), {"requests": 5}, lambda: 600.0)
+    stage.run()
+    why = "the replay's compiled side did not finish: no warm-up was derived"
+    assert stage.not_measured["proof"] == stage.not_measured["host"] == why
+    assert stage.section()["replay"]["eager"]["latencies_s"] == [0.01] * 5
+
+
 def test_no_traffic_no_serving_section_and_no_process():
     assert serving.asked(Options(), {"kind": "inference", "name": "x"}) is None
     from tcdoctor.run.serve import stage

@@ -346,8 +346,14 @@ class Stage:
             for part in self.remaining:
                 self.not_measured.setdefault(part, "the replay did not finish")
             return
-        warm = (replay.get("warmup") or {}).get("requests") or []
-        self.results["proof"] = self._go("proof", {"warmup": warm})
+        derived = replay.get("warmup")
+        warm = (derived or {}).get("requests") or []
+        if derived is None:  # the compiled side did not finish: nothing to warm up or prove
+            why = "the replay's compiled side did not finish: no warm-up was derived"
+            self.not_measured["proof"] = self.not_measured["host"] = why
+            self.remaining.remove("proof")
+        else:
+            self.results["proof"] = self._go("proof", {"warmup": warm})
         names, skipped = strategies(self.options, self.ask.get("traffic"), replay)
         self.not_measured.update(skipped)
         end = time.monotonic() + budget("strategies", self.left(), self.remaining)
@@ -359,7 +365,10 @@ class Stage:
             if data and data.get("row"):
                 rows.append({**data["row"], "cache_start": data.get("cache_start")})
         self.results["strategies"] = rows
-        self.results["host"] = self._go("host", {"warmup": warm})
+        if derived is not None:
+            self.results["host"] = self._go("host", {"warmup": warm})
+        else:
+            self.remaining.remove("host")
         self._aot()
 
     def _aot(self) -> None:

@@ -318,6 +318,11 @@ def main(spec_path: str) -> int:
         return loaded
     spawn["build_s"] = time.time() - t0
     workload, rebuild = loaded
+    if workload.kind == "train":
+        why = "a TrainStep is trained, not served: --traffic replays a Workload's requests"
+        sink({"event": "failed", "phase": f"serving {spec.part}", "error": {"message": why}})
+        sink({"event": "end", "ok": False})
+        return 0
     try:
         _run_part(spec, _context(spec, workload, rebuild, sink), spawn)
     except Exception as exc:  # noqa: BLE001 - the part's failure is one line in the report
