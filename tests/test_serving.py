@@ -280,14 +280,14 @@ def _fake_parts(spread=1.0, faster=0.5, fail=None):
 def test_the_plan_runs_the_parts_in_order_within_their_budgets():
     start, calls = _fake_parts()
     ask = {"requests": 60, "traffic": {"kind": "list"}, "kind": "inference"}
-    stage = serving.Stage(start, Options(), ask, lambda: 600.0)
+    stage = serving.Stage(start, Options(backend="aot_eager"), ask, lambda: 600.0)
     stage.run()
     parts = [(p, s) for p, s, _ in calls]
     assert parts == [("replay", None), ("proof", None), *[("strategy", n) for n in
                      ("static", "dynamic", "marked", "regional")], ("host", None)]  # fmt: skip
     assert calls[0][2] == pytest.approx(600 * 3 / 12)  # the replay's share of what is left
     section = stage.section()
-    assert section["not_measured"]["aot"] == serving.AOT_NOT_BUILT
+    assert section["not_measured"]["aot"] == serving.aot_wanted(Options(backend="aot_eager"))
     assert "bucket" in section["not_measured"]["padded"]
     assert section["warmup"]["seconds_cold"] == 2.0 and section["warmup"]["seconds_warm"] == 1.0
     rows = section["strategies"]
@@ -298,7 +298,7 @@ def test_the_plan_runs_the_parts_in_order_within_their_budgets():
 
 def test_a_strategy_is_faster_only_beyond_the_spread_between_processes():
     start, _ = _fake_parts(spread=1.6, faster=0.8)  # two processes of one config differ by 60%
-    stage = serving.Stage(start, Options(), {"requests": 60, "traffic": None}, lambda: 600.0)
+    stage = serving.Stage(start, Options(backend="aot_eager"), {"requests": 60}, lambda: 600.0)
     stage.run()
     rows = stage.section()["strategies"][1:]
     assert {r["interval"]["decides"] for r in rows} == {"inside the noise"}
@@ -307,7 +307,9 @@ def test_a_strategy_is_faster_only_beyond_the_spread_between_processes():
 
 def test_a_failed_part_is_one_error_line_and_the_rest_still_runs():
     start, calls = _fake_parts(fail="proof")
-    stage = serving.Stage(start, Options(dynamic=False), {"requests": 60}, lambda: 600.0)
+    stage = serving.Stage(
+        start, Options(backend="aot_eager", dynamic=False), {"requests": 60}, lambda: 600.0
+    )
     stage.run()
     assert stage.failures == [
         {"phase": "serving:proof", "message": "serving (proof): was killed by SIGSEGV"}
@@ -324,11 +326,36 @@ def test_a_replay_cut_short_proves_nothing_and_says_why():
             else ({"row": {"name": extra.get("strategy"), "latencies_s": [0.01] * 5}}, None)
         )
 
-    stage = serving.Stage(start, Options(dynamic=False), {"requests": 5}, lambda: 600.0)
+    stage = serving.Stage(
+        start, Options(backend="aot_eager", dynamic=False), {"requests": 5}, lambda: 600.0
+    )
     stage.run()
     why = "the replay's compiled side did not finish: no warm-up was derived"
     assert stage.not_measured["proof"] == stage.not_measured["host"] == why
     assert stage.section()["replay"]["eager"]["latencies_s"] == [0.01] * 5
+
+
+def test_the_aot_part_builds_then_serves_in_a_fresh_process(monkeypatch):
+    """The wiring of probes/aot.py (the aot helper's): the build process's `unserved` dict stands
+    when the serving process fails, with its failure as the why."""
+    monkeypatch.setattr(serving, "aot_wanted", lambda options: None)
+    seen = []
+
+    def start(part, seconds, extra):
+        seen.append((part, extra))
+        if part == "aot":
+            built = {"package_path": "/x/aot-model.pt2", "exported": True}
+            return {"built": built, "unserved": {"exported": True, "not_measured": {}}}, None
+        return None, "was killed by SIGKILL (out of memory, or killed from outside)"
+
+    stage = serving.Stage(start, Options(), {"requests": 5}, lambda: 600.0)
+    stage.remaining = ["aot"]
+    stage._aot()
+    assert [p for p, _ in seen] == ["aot", "aot_serve"]
+    assert seen[1][1]["built"]["package_path"] == "/x/aot-model.pt2"
+    aot = stage.results["aot"]
+    assert aot["exported"] is True and "SIGKILL" in aot["not_measured"]["serve"]
+    assert stage.failures[0]["phase"] == "serving:aot_serve"
 
 
 def test_no_traffic_no_serving_section_and_no_process():
