@@ -36,6 +36,7 @@ names that request.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -98,7 +99,10 @@ def script(ctx: ServeContext, indices: list[int]) -> str:
 
     target = ctx.target or "TARGET.py:build"
     path, func = split_target(target)
-    kwargs = ", ".join(f"{k}={v!r}" for k, v in ctx.compile_kwargs().items())
+    path = os.path.abspath(path)
+    plain = {k: v for k, v in ctx.compile_kwargs().items() if not repr(v).startswith("<")}
+    kwargs = ", ".join(f"{k}={v!r}" for k, v in plain.items())
+    other = sorted(set(ctx.compile_kwargs()) - set(plain))
     kind = ctx.traffic.kind
     lines = [
         f'"""Warm-up for {target}: {len(indices)} request(s) that trigger every compile of the',
@@ -114,6 +118,8 @@ def script(ctx: ServeContext, indices: list[int]) -> str:
         f"workload = module.{func}()",
         f"model = torch.compile(workload.model{', ' + kwargs if kwargs else ''})",
     ]
+    if other:  # an object (a backend function) has no source form: the user passes their own
+        lines.insert(-1, f"# also pass your {', '.join(other)} as your server does")
     if kind == "distribution":
         dims = _dims_of(ctx, indices)
         lines.append(f"WARMUP = {[dims.get(i) for i in indices]!r}")
