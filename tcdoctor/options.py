@@ -430,6 +430,20 @@ class Options:
             show_default=True,
         ),
     )
+    # Last: a report's options keep their order (tests/test_options.py). The serving section
+    # (issue 55; tcdoctor/experiments/serving.py): None replays the Workload's own traffic when it
+    # gives one, and nothing otherwise.
+    traffic: int | None = _option(
+        None,
+        Flag(
+            "--traffic",
+            "Replay N requests one at a time in fresh processes, eager and compiled: latency "
+            "percentiles, the compiles the traffic triggers, a warm-up proven to cover them, a "
+            "restart, shape strategies, host time and threads [default: the Workload's own "
+            "traffic when it gives one; without one, its inputs and variants are replayed].",
+            IntRange(1),
+        ),
+    )
 
     def __post_init__(self) -> None:
         """Check every option by its declared kind (`check_field`), as the command line does."""

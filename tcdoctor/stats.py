@@ -20,6 +20,19 @@ def quantile(xs: Sequence[float], q: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
+def nearest_rank(xs: Sequence[float], q: float) -> float:
+    """The nearest-rank percentile, q in (0, 1]: the smallest sample with at least q of the samples
+    at or below it (sorted[ceil(q·n) - 1]), as serving benchmarks report p50/p90/p99 (vLLM's and
+    Triton's perf_analyzer's); always one of the samples, never an interpolation between two. With
+    fewer than 100 samples p99 is the maximum."""
+    s = sorted(xs)
+    if not s:
+        raise ValueError("no samples")
+    if not 0 < q <= 1:
+        raise ValueError("q must be in (0, 1]")
+    return s[max(0, math.ceil(q * len(s) - 1e-9) - 1)]
+
+
 def summarize(xs: Sequence[float]) -> dict:
     """Median, IQR and p10–p90 of per-call times in seconds."""
     return {

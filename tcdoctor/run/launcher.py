@@ -435,6 +435,9 @@ def analyze_target(
             events.append(
                 {"event": "done", "phase": "fixes_not_tried", "data": {"not_tried": not_tried}}
             )
+        from .serve import stage as serving_stage  # issue 55: absent without a traffic
+
+        events += serving_stage(target, options, workdir, deadline, prog, events)
         report = assemble(target, options.to_dict(), events, failures)
     finally:
         prog.close()

@@ -116,6 +116,8 @@ class Workload(_CallSpec):
     its state (``lambda m: m.eval()``), after which the inputs are fed again. ``compile_kwargs``
     go to ``torch.compile``. ``grad=False`` runs every call under ``torch.no_grad()``
     (inference); ``autocast=torch.bfloat16`` runs every call under ``torch.autocast``.
+    ``traffic`` (a ``tcdoctor.Traffic``) is the requests the served model gets: the analysis then
+    replays them (the report's serving section; target/traffic.py).
     """
 
     model: Callable[..., Any]
@@ -126,6 +128,7 @@ class Workload(_CallSpec):
     name: str | None = None
     kwargs: dict = dataclasses.field(default_factory=dict)
     autocast: Any = None
+    traffic: Any = None
 
     kind = "inference"
 
@@ -136,6 +139,12 @@ class Workload(_CallSpec):
                 f"model must be an nn.Module or a callable, got {type(self.model).__name__}"
             )
         self._check_common()
+        if self.traffic is not None:  # a tcdoctor.Traffic (target/traffic.py imports this module)
+            if not getattr(type(self.traffic), "is_traffic", False):
+                raise TypeError(
+                    "traffic must be a tcdoctor.Traffic (a list of requests, a generator "
+                    f"function, or Traffic.shapes(make, ...)), got {type(self.traffic).__name__}"
+                )
 
 
 def as_inputs(value: Any) -> tuple:
@@ -195,6 +204,7 @@ class TrainStep(_CallSpec):
     kind = "train"
     grad = True
     variants: Sequence[Variant] = ()
+    traffic: Any = None  # refused: a training step is trained, not served
 
     @property
     def step_form(self) -> str:
@@ -220,6 +230,11 @@ class TrainStep(_CallSpec):
 
     def __post_init__(self) -> None:
         self.variants = []
+        if self.traffic is not None:
+            raise TypeError(
+                "TrainStep takes no traffic: a served model's requests are replayed for a "
+                "Workload (return tcdoctor.Workload(model, inputs, traffic=...))"
+            )
         if self.train_step is None and (self.loss_fn is None or self.optimizer is None):
             raise TypeError(
                 "TrainStep needs loss_fn and optimizer, or a train_step(model, optimizer, inputs, targets)"

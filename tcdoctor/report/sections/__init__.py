@@ -3,7 +3,8 @@
 Each section of the JSON report is a `Record` dataclass in this package, one module per family:
 `runtime` (speed), `compile` (compile time, guards), `outputs` (memory, numerics), `breaks` (graph
 breaks, recompiles), `strategies` (the ways of compiling tried, cold-start remedies), `fixes` (tried
-fixes, source patches, which layer), `verdict`, `distributed` (ranks, the structured compile logs);
+fixes, source patches, which layer), `verdict`, `distributed` (ranks, the structured compile logs),
+`serving` (the traffic replayed: issue 55);
 every name is importable from `report.sections` as before. The phase children still send
 plain dicts over the pipe (their wire format); `Report.from_dict` (tcdoctor/report/model.py) reads the
 assembled dict into these classes once, and everything after that — the verdict, the tried-fix
@@ -37,6 +38,7 @@ from .distributed import Distributed, Divergence, RankRow, TorchTrace
 from .fixes import Ablation, FixRow, Patch
 from .outputs import Memory, Numerics
 from .runtime import Runtime, Timing, ci_bounds, vs_eager
+from .serving import Serving
 from .strategies import CompileRemedies, RegionRow, Regions, RemedyRow, Strategies, StrategyRow
 from .verdict import Advice, Verdict
 
@@ -68,6 +70,7 @@ __all__ = [
     "Regions",
     "RemedyRow",
     "Runtime",
+    "Serving",
     "Strategies",
     "StrategyRow",
     "Timing",

@@ -1,0 +1,144 @@
+"""Shape strategies judged on the traffic: each replays the same requests in a fresh process of its
+own, with an empty cache folder (seeded with the machine's probed ISA checks), so its compiles are
+its own cold ones.
+
+The strategies (experiments/serving.py `STRATEGIES`, each against the reference, plain
+`torch.compile` as the target compiles it):
+- `static`: `dynamic=False`: one graph per distinct shape until `recompile_limit`, then the eager
+  fallback for every new shape (the requests it served are named);
+- `dynamic`: `dynamic=True`: symbolic shapes from the first request;
+- `marked`: `torch._dynamo.mark_dynamic` on every dimension that varies across the traffic (found
+  by producing the requests once, before the replay, and comparing their tensors' shapes), on each
+  request's tensors before it is served (off the clock); a size-1 request still specialises (0/1),
+  which PyTorch's guard then names;
+- `padded`: each request's bucketed dimensions rounded up to the Traffic's bucket sizes (`make`
+  called with them: the shapes a padding server feeds the model) and `dynamic=False`: one graph
+  per bucket combination; the padded work is in the latency;
+- `regional`: the model's repeated block (experiments/compile_remedies.py `repeated_block`, the
+  project's one definition) compiled alone, instance by instance with `module.compile()`, the rest
+  eager; where the model has none, the row says why.
+
+Each process replays the traffic twice: the cold pass (its compiles, the time they took, the
+requests served by the eager fallback, and `warmup_s`: the cold pass's latencies of the requests
+that compiled, what a warm-up with this strategy's own set costs from an empty cache), then the
+steady pass, whose latencies are the row's p50/p99 (the requests served by the fallback are left
+out of the comparison with the reference, never out of the row).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ..probes import calls, dynamo_state
+from ..probes.traffic_replay import ServeContext
+from .compile_remedies import repeated_block
+from .serving import STRATEGY_LABELS
+
+OVERRIDES = {
+    "static": {"dynamic": False},
+    "dynamic": {"dynamic": True},
+    "padded": {"dynamic": False},
+}
+
+
+def varying_dims(ctx: ServeContext) -> list[tuple[int, int]]:
+    """(tensor index, dim) of every dimension whose size varies across the traffic's requests
+    (tensors of the same rank as the first request's, in iteration order)."""
+    base: list[tuple[int, ...]] | None = None
+    seen: set[tuple[int, int]] = set()
+    for r in ctx.requests():
+        shapes = [tuple(t.shape) for t in calls.iter_tensors(r.args)]
+        if base is None:
+            base = shapes
+            continue
+        for i, s in enumerate(shapes):
+            if i < len(base) and len(s) == len(base[i]):
+                seen |= {(i, d) for d in range(len(s)) if s[d] != base[i][d]}
+    return sorted(seen)
+
+
+def _marker(dims: list[tuple[int, int]]) -> Any:
+    def mark(request: Any) -> None:
+        tensors = list(calls.iter_tensors(request.args))
+        for i, d in dims:
+            if i < len(tensors) and d < tensors[i].dim():
+                torch._dynamo.mark_dynamic(tensors[i], d)
+
+    return mark
+
+
+def _regional(ctx: ServeContext, model: Any) -> tuple[Any, dict]:
+    """The model with each repeated-block instance compiled alone, or (None, {"why"})."""
+    block = repeated_block(model)
+    if "why" in block:
+        return None, {"why": block["why"]}
+    args = ctx.compile_kwargs()
+    for name in block["names"]:
+        model.get_submodule(name).compile(**args)
+    return model, {"block": block["block"], "blocks": len(block["names"]), "share": block["share"]}
+
+
+def part_strategy(ctx: ServeContext, name: str) -> dict:
+    """One strategy's row (see the module's docstring)."""
+    dynamo_state.fresh()
+    model = ctx.fresh().model
+    extra: dict = {}
+    prepare = None
+    if name == "regional":
+        subject, extra = _regional(ctx, model)
+        if subject is None:
+            return {"name": name, "label": STRATEGY_LABELS[name], "not_measured": extra["why"]}
+        kwargs = ctx.compile_kwargs()
+    else:
+        kwargs = ctx.compile_kwargs(**OVERRIDES.get(name, {}))
+        subject = torch.compile(model, **kwargs)
+    if name == "marked":
+        dims = varying_dims(ctx)
+        names = _tensor_dims(ctx, dims)
+        extra["marked"] = names
+        prepare = _marker(dims)
+    padded = name == "padded"
+    label = f"serving: strategy {name}"
+    cold = ctx.replay(
+        subject, f"{label} (cold)", padded=padded, prepare=prepare, compile_kwargs=kwargs
+    )
+    steady = ctx.replay(
+        subject,
+        f"{label} (steady)",
+        padded=padded,
+        prepare=prepare,
+        compile_kwargs=kwargs,
+        limit_hit=cold.limit_hit,
+    )
+    compiled_at = {c["request"] for c in cold.made}
+    return {
+        "name": name,
+        "label": STRATEGY_LABELS[name],
+        "compile_kwargs": {k: repr(v) for k, v in kwargs.items()},
+        **extra,
+        "latencies_s": steady.latencies_s,
+        "cold_latencies_s": cold.latencies_s,
+        "compiles": len(cold.made),
+        "compile_events": cold.compiles,
+        "compile_s": cold.compile_s,
+        "warmup_s": sum(
+            cold.latencies_s[i] or 0.0 for i in compiled_at if i < len(cold.latencies_s)
+        ),
+        "fallback_requests": cold.fallback_requests,
+        "limit_hit": cold.limit_hit,
+        "recompile_limit": cold.recompile_limit,
+        "errors": cold.errors,
+        "stopped": steady.stopped or cold.stopped,
+        "method": "a fresh process with an empty cache: the traffic replayed cold (compiles, the "
+        "eager fallback, warm-up cost: the cold latencies of the requests that compiled), then "
+        "again (the steady latencies: p50, p99)",
+    }
+
+
+def _tensor_dims(ctx: ServeContext, dims: list[tuple[int, int]]) -> list[str]:
+    from .strategies import tensor_names
+
+    names = tensor_names(ctx.workload.call_args)
+    return [f"{names[i] if i < len(names) else f'tensor {i}'} dim {d}" for i, d in dims]

@@ -1,0 +1,255 @@
+"""A warm-up proven to cover the traffic: derived from the compiles the traffic triggered, then
+proven in a fresh process under `torch.compiler.set_stance("fail_on_recompile")`.
+
+Derivation (`derive`, in the replay process): the requests of the compiled side that PyTorch
+compiled for (CompilationMetrics entries, kinds "compile" and "recompile"), in traffic order, one
+request per compile it triggered (several frames of one request, after a graph break, keep one
+request): each is the request whose guards failed (its `signature`: the guard failures in
+PyTorch's words). Replayed in the same order in a fresh process, those requests make Dynamo take
+the same decisions (the same automatic-dynamic marks, the same 0/1 specialisations), because
+Dynamo's decisions depend on the shapes it has compiled for, and the requests between them
+compiled nothing. A compile that hit `recompile_limit` compiled nothing (the eager fallback): it is
+not in the set, and the proof then fails on its request, as it must: no warm-up covers a traffic
+past the limit.
+
+Proof (`part_proof`, in a fresh process started from a copy of the replay's cache): the warm-up
+requests are served (timed: `seconds_warm`, the warm-up with a warm cache; the host part measures
+it from an empty cache: `seconds_cold`), then `set_stance("fail_on_recompile")`, then the whole
+traffic is replayed. A request that would compile raises PyTorch's "Detected recompile when
+torch.compile stance is 'fail_on_recompile'" with the guard failures; the request is named with
+them. Proven when the replay served every request and none would have compiled. Under the stance
+a new frame's first compile raises too (not only a recompile), so a frame first reached by some
+request (a branch, a break) is caught as well.
+
+The start-up script (`script`): a short Python file that loads the target's build(), compiles the
+model as the analysis did and serves the warm-up requests: for a shape distribution, `make` with
+each request's drawn dimensions; for a list, the requests by index; otherwise tcdoctor's own
+`requests()` regenerates them. The report keeps its text.
+
+Pitfalls: the stance is process-wide and is set back to "default" after the proof. A request the
+model rejects (eager raises on it too) also reaches Dynamo, whose guards fail and which would
+trace it: under the stance it raises "Detected recompile" instead of the model's error; it is
+checked on eager, off the clock, and kept apart as an error (no warm-up can serve it). A model that
+changes state per call (a cache it grows) can compile for a reason no shape explains: the proof
+names that request.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from . import dynamo_state, restart
+from .traffic_replay import ReplayResult, ServeContext
+
+PROOF_METHOD = (
+    "a fresh process (a copy of the replay's cache folder) served the warm-up requests, then "
+    "torch.compiler.set_stance('fail_on_recompile'), then replayed the traffic: proven when every "
+    "request was served and none would have compiled (PyTorch raises 'Detected recompile' with "
+    "the failed guards for a request that would)"
+)
+
+
+def derive(compiled: ReplayResult, ctx: ServeContext | None = None) -> dict:
+    """The warm-up set from the compiled side's compiles: {requests, signatures, script, method}."""
+    rejected = {e["request"] for e in compiled.errors}
+    order: dict[int, list[dict]] = {}
+    for c in compiled.made:  # a compile that failed (the request was rejected) made nothing
+        if c["request"] not in rejected:
+            order.setdefault(c["request"], []).append(c)
+    signatures = [
+        {
+            "request": i,
+            "shapes": events[0]["shapes"],
+            "compiles": [
+                {k: e.get(k) for k in ("compile_id", "function", "kind", "reason")} for e in events
+            ],
+        }
+        for i, events in order.items()
+    ]
+    out = {
+        "requests": list(order),
+        "signatures": signatures,
+        "method": "one request per compile the traffic triggered (the request whose guards "
+        "failed), in traffic order; a compile at recompile_limit, or of a request the model "
+        "rejected, compiled nothing and is not in it",
+    }
+    if ctx is not None:
+        out["script"] = script(ctx, list(order))
+    return out
+
+
+def _dims_of(ctx: ServeContext, indices: list[int]) -> dict[int, dict | None]:
+    """The drawn dimensions of the requests `indices` (a distribution's), regenerated."""
+    want, found = set(indices), {}
+    if not want:
+        return found
+    for r in ctx.requests():
+        if r.index in want:
+            found[r.index] = dict(r.dims) if r.dims is not None else None
+        if r.index >= max(want):
+            break
+    return found
+
+
+def script(ctx: ServeContext, indices: list[int]) -> str:
+    """The start-up warm-up script's text (see the module's docstring)."""
+    from ..target.load import split_target
+
+    target = ctx.target or "TARGET.py:build"
+    path, func = split_target(target)
+    path = os.path.abspath(path)
+    plain = {k: v for k, v in ctx.compile_kwargs().items() if not repr(v).startswith("<")}
+    kwargs = ", ".join(f"{k}={v!r}" for k, v in plain.items())
+    other = sorted(set(ctx.compile_kwargs()) - set(plain))
+    kind = ctx.traffic.kind
+    lines = [
+        f'"""Warm-up for {target}: {len(indices)} request(s) that trigger every compile of the',
+        f"traffic tcdoctor replayed ({ctx.n} requests). Run it at start-up, before serving.",
+        '"""',
+        "import importlib.util",
+        "",
+        "import torch",
+        "",
+        f'spec = importlib.util.spec_from_file_location("target", {path!r})',
+        "module = importlib.util.module_from_spec(spec)",
+        "spec.loader.exec_module(module)",
+        f"workload = module.{func}()",
+        f"model = torch.compile(workload.model{', ' + kwargs if kwargs else ''})",
+    ]
+    if other:  # an object (a backend function) has no source form: the user passes their own
+        lines.insert(-1, f"# also pass your {', '.join(other)} as your server does")
+    if kind == "distribution":
+        dims = _dims_of(ctx, indices)
+        lines.append(f"WARMUP = {[dims.get(i) for i in indices]!r}")
+        lines.append("requests = [workload.traffic.make(**dims) for dims in WARMUP]")
+    elif kind == "list":
+        lines.append(f"WARMUP = {indices!r}  # indices into the Traffic's list")
+        lines.append("src = workload.traffic.source")
+        lines.append("requests = [src[i % len(src)] for i in WARMUP]")
+    else:
+        lines.append(f"WARMUP = {indices!r}  # indices into the traffic")
+        lines.append("from tcdoctor.target.traffic import from_workload, requests as all_requests")
+        lines.append("traffic = workload.traffic or from_workload(workload)")
+        lines.append("n = max(WARMUP, default=-1) + 1")
+        lines.append(
+            "requests = [r.args for r in all_requests(traffic, workload, n) if r.index in WARMUP]"
+        )
+    lines += [
+        "",
+        "",
+        "def serve(request):  # one request, as tcdoctor called the model",
+        "    if hasattr(request, 'apply'):  # a tcdoctor CallArgs",
+        "        return request.apply(model)",
+        "    if isinstance(request, dict):",
+        "        return model(*workload.inputs, **request)",
+        "    if isinstance(request, (tuple, list)):",
+        "        return model(*request, **workload.kwargs)",
+        "    return model(request, **workload.kwargs)",
+        "",
+        "",
+    ]
+    if ctx.workload.grad:
+        lines += ["for request in requests:", "    serve(request)"]
+    else:
+        lines += ["with torch.no_grad():", "    for request in requests:", "        serve(request)"]
+    lines += [
+        'torch.compiler.set_stance("fail_on_recompile")  # optional: a compile while serving raises',
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def serve_warmup(
+    ctx: ServeContext, compiled: Any, indices: list[int]
+) -> tuple[float, float | None]:
+    """Serve the warm-up requests on `compiled`, each synced: (seconds in all, the first
+    request's answer as time.time(), or None when the set is empty)."""
+    want = set(indices)
+    first = None
+    t0 = time.perf_counter()
+    for r in ctx.requests():
+        if r.index in want:
+            ctx.sync()
+            ctx.call(compiled, r.args)
+            ctx.sync()
+            if first is None:
+                first = restart.now_unix()
+        if not want or r.index >= max(want):
+            break
+    return time.perf_counter() - t0, first
+
+
+def rejected_by_eager(ctx: ServeContext, indices: set[int]) -> set[int]:
+    """Which of the requests `indices` the model itself rejects (eager raises on them), checked off
+    the clock on a fresh eager copy: no warm-up can make such a request compile, so it is no gap in
+    the warm-up (it is the replay's error line already)."""
+    if not indices:
+        return set()
+    eager, out = ctx.fresh().model, set()
+    for r in ctx.requests():
+        if r.index in indices:
+            try:
+                ctx.call(eager, r.args)
+            except Exception:  # noqa: BLE001 - the model rejects it
+                out.add(r.index)
+        if r.index >= max(indices):
+            break
+    return out
+
+
+def proof_record(result: ReplayResult, rejected: set[int] | None = None) -> dict:
+    """The proof's record: proven, the requests that would have compiled (with PyTorch's guards);
+    `rejected`: requests the model itself rejects, kept apart (they are no gap in the warm-up)."""
+    rejected = rejected or set()
+    recompiled = [e for e in result.errors if "Detected recompile" in e["message"]]
+    compiled = [
+        {"request": e["request"], "shapes": e["shapes"], "reason": e.get("reason")}
+        for e in recompiled
+        if e["request"] not in rejected
+    ]
+    other = [e for e in result.errors if e not in recompiled or e["request"] in rejected]
+    served = len(result.served)
+    if compiled:
+        proven, why = False, f"{len(compiled)} request(s) would have compiled"
+    elif result.stopped:
+        proven, why = None, f"not proven: {result.stopped}"
+    elif served == 0:
+        proven, why = None, "not proven: no request was served"
+    else:
+        proven, why = True, None
+    return {
+        "proven": proven,
+        "why": why,
+        "compiled_requests": compiled,
+        "errors": other,
+        "latencies_s": result.latencies_s,
+        "requests": len(result.latencies_s),
+        "method": PROOF_METHOD,
+    }
+
+
+def part_proof(ctx: ServeContext, indices: list[int], spawn: dict) -> None:
+    """The `proof` part: the restart's figures over the warm-up, then the proof's replay (each
+    piece put as it is measured)."""
+    import torch
+
+    dynamo_state.fresh()
+    label = f"serving: warm-up ({len(indices)} requests, a copy of the replay's cache)"
+    ctx.sink({"event": "start", "phase": label})
+    with restart.cache_watch() as watch:
+        compiled = ctx.compile(ctx.fresh().model)
+        seconds, first = serve_warmup(ctx, compiled, indices)
+    ctx.sink({"event": "done", "phase": label, "seconds": seconds})
+    ctx.put("warmup_s", seconds)
+    ctx.put("restart", restart.restart_record(spawn, watch, first, ctx.options.backend))
+    torch.compiler.set_stance("fail_on_recompile")
+    try:
+        proof = ctx.replay(
+            compiled, f"serving: proof: {ctx.n} requests under set_stance('fail_on_recompile')"
+        )
+    finally:
+        torch.compiler.set_stance("default")
+    would = {e["request"] for e in proof.errors if "Detected recompile" in e["message"]}
+    ctx.put("proof", proof_record(proof, rejected_by_eager(ctx, would)))

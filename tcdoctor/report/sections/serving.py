@@ -1,0 +1,256 @@
+"""The serving section (issue 55): the traffic replayed one request at a time in fresh processes,
+eager and compiled, the compiles it triggered, the warm-up proven to cover them, a restart, the
+shape strategies, host time and threads, and the ahead-of-time part.
+
+Filled by run/assemble.py from the serving stage's one event (run/serve.py, planned by
+experiments/serving.py; the methods are in docs/serving.md); absent (`Report.serving` None, not
+written) when the target gave no traffic and `--traffic` was not given, so every report without
+traffic is unchanged. Seconds, never milliseconds, in the JSON.
+
+Percentiles: one rule, `stats.nearest_rank` (the smallest latency with at least q of the served
+requests at or below it, as serving benchmarks report p50/p90/p99), over the requests served
+(a request the model rejected has no latency: null at its index). Each side's p50/p90/p99/max are
+derived properties, written to the JSON for machines that read it and recomputed on load.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...stats import nearest_rank
+from ..record import Record
+
+
+def percentile(latencies: list[float | None] | None, q: float) -> float | None:
+    """The nearest-rank percentile of the served requests' latencies (None: none served)."""
+    served = [x for x in latencies or [] if x is not None]
+    return nearest_rank(served, q) if served else None
+
+
+class _Percentiles:
+    """p50/p90/p99/max of `latencies_s` (a Record's field)."""
+
+    latencies_s: list[float | None]
+
+    @property
+    def p50_s(self) -> float | None:
+        return percentile(self.latencies_s, 0.50)
+
+    @property
+    def p90_s(self) -> float | None:
+        return percentile(self.latencies_s, 0.90)
+
+    @property
+    def p99_s(self) -> float | None:
+        return percentile(self.latencies_s, 0.99)
+
+    @property
+    def max_s(self) -> float | None:
+        return percentile(self.latencies_s, 1.0)
+
+
+@dataclass
+class TrafficInfo(Record):
+    """What was replayed: the traffic's source ('list', 'generator', 'distribution', or 'inputs'
+    when the target gave none and its inputs and variants were replayed), N, its seed and
+    description, how many distinct shapes its requests had, the buckets it gives."""
+
+    source: str | None = None
+    requests: int | None = None
+    seed: int | None = None
+    description: str | None = None
+    distinct_shapes: int | None = None
+    buckets: dict[str, list[int]] | None = None
+    method: str | None = None
+
+
+@dataclass
+class TrafficCompile(Record):
+    """One compile during the traffic (a CompilationMetrics entry): the request that triggered it,
+    its shapes, the frame's compile seconds, the guard that failed (PyTorch's words; null for a
+    frame's first compile), its kind ('compile', 'recompile', 'limit': recompile_limit was hit and
+    the request ran on the eager fallback, or 'failed': the compile raised, nothing compiled)."""
+
+    request: int | None = None
+    shapes: str | None = None
+    seconds: float | None = None
+    reason: str | None = None
+    compile_id: str | None = None
+    kind: str | None = None
+    function: str | None = None
+    fail_type: str | None = None
+    fail_reason: str | None = None
+
+
+@dataclass
+class ServedSide(_Percentiles, Record):
+    """One side of a replay (eager or compiled): per request its latency (null where it was not
+    served), host and device time (CUDA only), shapes; the compiles, the requests served by the
+    eager fallback after `recompile_limit`, the errors, why it stopped early."""
+
+    DERIVED = ("p50_s", "p90_s", "p99_s", "max_s")
+
+    latencies_s: list[float | None] = field(default_factory=list)
+    host_s: list[float | None] | None = None
+    device_s: list[float | None] | None = None
+    shapes: list[str] = field(default_factory=list)
+    compiles: list[TrafficCompile] = field(default_factory=list)
+    compile_s: float | None = None
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    fallback_requests: list[int] = field(default_factory=list)
+    recompile_limit: int | None = None
+    limit_hit: dict[str, Any] | None = None
+    stopped: str | None = None
+    requests: int | None = None
+    wall_s: float | None = None
+    method: str | None = None
+
+
+@dataclass
+class Replay(Record):
+    """The traffic served eager, then compiled, in one fresh process (a server's cold start)."""
+
+    method: str | None = None
+    process: str | None = None
+    cache_start: str | None = None
+    eager: ServedSide | None = None
+    compiled: ServedSide | None = None
+
+
+@dataclass
+class Proof(_Percentiles, Record):
+    """The warm-up's proof: the traffic replayed after the warm-up under
+    set_stance('fail_on_recompile') in a fresh process; proven when none would have compiled."""
+
+    DERIVED = ("p50_s", "p99_s")
+
+    proven: bool | None = None
+    why: str | None = None
+    compiled_requests: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    latencies_s: list[float | None] = field(default_factory=list)
+    requests: int | None = None
+    method: str | None = None
+
+
+@dataclass
+class Warmup(Record):
+    """The warm-up derived from the traffic's compiles (one request per compile), its start-up
+    script, its time from an empty cache and from a warm one, and its proof."""
+
+    requests: list[int] = field(default_factory=list)
+    signatures: list[dict[str, Any]] = field(default_factory=list)
+    script: str | None = None
+    seconds_cold: float | None = None
+    seconds_warm: float | None = None
+    proof: Proof | None = None
+    method: str | None = None
+
+
+@dataclass
+class Restart(Record):
+    """A restart: the time from a fresh process's spawn to its first served request (from a copy
+    of the replay's cache), and PyTorch's cache counters over its warm-up."""
+
+    first_request_s: float | None = None
+    import_s: float | None = None
+    build_s: float | None = None
+    caches: dict[str, dict[str, int]] = field(default_factory=dict)
+    metrics: dict[str, dict[str, int]] | None = None
+    hit: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    compiled_again: dict[str, Any] | None = None
+    method: str | None = None
+
+
+@dataclass
+class ServeStrategy(_Percentiles, Record):
+    """One shape strategy replayed on the traffic in a fresh process of its own: its steady
+    latencies (p50, p99), its cold compiles, its warm-up cost, the requests the eager fallback
+    served, and its interval against the reference (experiments/serving.py `intervals`)."""
+
+    DERIVED = ("p50_s", "p99_s")
+    OMIT_NONE = ("not_measured", "cold_latencies_s", "compile_kwargs", "cache_start", "stopped")
+
+    name: str | None = None
+    label: str | None = None
+    latencies_s: list[float | None] = field(default_factory=list)
+    cold_latencies_s: list[float | None] | None = None
+    compiles: int | None = None
+    compile_events: list[TrafficCompile] = field(default_factory=list)
+    compile_s: float | None = None
+    warmup_s: float | None = None
+    fallback_requests: list[int] = field(default_factory=list)
+    limit_hit: dict[str, Any] | None = None
+    recompile_limit: int | None = None
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    interval: dict[str, Any] | None = None
+    compile_kwargs: dict[str, str] | None = None
+    cache_start: str | None = None
+    stopped: str | None = None
+    not_measured: str | None = None
+    method: str | None = None
+
+
+@dataclass
+class HostRow(Record):
+    """Median host and wall (and on CUDA device) time per request, and the most requests per
+    second one Python process can drive (1 / median host time)."""
+
+    OMIT_NONE = ("outputs_equal", "compared", "errors")
+
+    host_s: float | None = None
+    wall_s: float | None = None
+    device_s: float | None = None
+    max_rps: float | None = None
+    requests: int | None = None
+    outputs_equal: bool | None = None  # skip_guard_eval_unsafe's row: against the guarded run
+    compared: int | None = None
+    errors: list[dict[str, Any]] | None = None
+
+
+@dataclass
+class Host(Record):
+    """Host against device time: eager, compiled, and compiled with skip_guard_eval_unsafe."""
+
+    eager: HostRow | None = None
+    compiled: HostRow | None = None
+    skip_guards: HostRow | None = None
+    method: str | None = None
+
+
+@dataclass
+class Threads(Record):
+    """The traffic served by N threads of one process: whether it ran, outputs against eager's,
+    requests/s against one thread, what failed."""
+
+    n: int | None = None
+    requests: int | None = None
+    served: int | None = None
+    ok: bool | None = None
+    outputs_equal: bool | None = None
+    mismatches: list[int] = field(default_factory=list)
+    same_as_one_thread: bool | None = None
+    rps_one: float | None = None
+    rps_n: float | None = None
+    compiles: int | None = None
+    error: str | None = None
+    errors: list[str] = field(default_factory=list)
+    method: str | None = None
+
+
+@dataclass
+class Serving(Record):
+    """The serving section; a part that was not measured is null (or absent from `strategies`)
+    and says why in `not_measured`."""
+
+    traffic: TrafficInfo | None = None
+    replay: Replay | None = None
+    warmup: Warmup | None = None
+    restart: Restart | None = None
+    strategies: list[ServeStrategy] = field(default_factory=list)
+    host: Host | None = None
+    threads: Threads | None = None
+    aot: dict[str, Any] | None = None
+    not_measured: dict[str, str] = field(default_factory=dict)
