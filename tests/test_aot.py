@@ -201,15 +201,6 @@ def test_a_request_that_does_not_fit_the_program_is_kept_from_the_package():
     assert f"args[0].shape[0] is {top + 1}, the program takes 1..{top}" in past["message"]
 
 
-def test_nearest_rank():
-    xs = [5.0, 1.0, 3.0, 2.0, 4.0]
-    assert aot.nearest_rank(xs, 0.5) == 3.0 and aot.nearest_rank(xs, 0.99) == 5.0
-    assert aot.nearest_rank([7.0], 0.99) == 7.0
-    hundred = [float(i) for i in range(1, 101)]
-    assert aot.nearest_rank(hundred, 0.07) == 7.0  # 0.07 * 100 is 7.000000000000001 in floats
-    assert aot.nearest_rank(hundred, 0.99) == 99.0
-
-
 @pytest.mark.inductor
 def test_mlp_package_built_loaded_in_a_fresh_process_and_matches_eager(tmp_path):
     n, seed = 24, 0

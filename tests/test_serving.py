@@ -98,6 +98,8 @@ def test_nearest_rank_is_one_of_the_samples():
     assert (nearest_rank(xs, 0.5), nearest_rank(xs, 0.9), nearest_rank(xs, 0.99)) == (50, 90, 99)
     assert nearest_rank(xs[:10], 0.99) == 10.0  # under 100 samples p99 is the maximum
     assert nearest_rank([3.0, 1.0, 2.0], 0.5) == 2.0
+    hundred = [float(i) for i in range(1, 101)]
+    assert nearest_rank(hundred, 0.07) == 7.0  # 0.07 * 100 is 7.000000000000001 in floats
 
 
 # -- the replay against PyTorch's own records ---------------------------------------------------

@@ -56,13 +56,13 @@ restart.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import time
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import torch
 
+from ..stats import nearest_rank
 from ..target.workload import CallArgs
 from . import export_findings, isa_probe
 from .aot_reference import (
@@ -413,14 +413,6 @@ def time_isa_probe() -> dict:
     except Exception:  # noqa: BLE001 - a folder that cannot be read: the count is unknown
         built = None
     return {"isa_probe_s": seconds, "isa_probe_builds": built}
-
-
-def nearest_rank(xs: Sequence[float], q: float) -> float:
-    """The nearest-rank percentile (as serving benchmarks report): the ceil(q*n)-th smallest.
-    The serving section's rule (stats.nearest_rank on the `serving` branch, the same expression):
-    this copy goes when the branches meet."""
-    s = sorted(xs)
-    return s[max(0, math.ceil(q * len(s) - 1e-9) - 1)]
 
 
 def finish(built: dict, served: dict | None, why: str | None = None) -> dict:
