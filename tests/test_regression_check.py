@@ -208,7 +208,7 @@ def _trials(monkeypatch, true: float, n_old: int, trials: int, rng, spread=0.05)
 
         old = _report(draw(2.0, n_old))
         asked = Questions(slowdown=slowdown_question(old, 10))
-        new = _analysed(monkeypatch, draw(2.0 * true, 6), 6, asked)
+        new = _analysed(monkeypatch, draw(2.0 * true, 8), 6, asked)  # 2 for replacements
         r = baseline_checks(new, old, max_slowdown=10)[0]
         failed += r.failed
         unsure += r.inconclusive
