@@ -204,12 +204,23 @@ def test_a_slower_eager_with_loaded_pairs_is_excluded_named_and_replaced(monkeyp
 
 
 def test_sustained_load_on_every_process_is_said_and_undecided():
-    # held-out tiny BERT with a CPU-bound program on the second core: every pair loaded
-    procs = [
-        _proc(s, eager_ms=e, load={"other_cores_max": 1.0, "other_cores_median": 0.97,
-                                   "loaded_pairs": n, "retimed_pairs": 50})
+    # held-out tiny BERT with a CPU-bound program on the second core: every pair loaded; it read
+    # 0.93×, 1.9× and 0.6×, and then the analysis processes, unlike the timing-only one beyond the
+    # spread, are kept out (the load named), the sustained load said on the one left
+    busy = {"other_cores_max": 1.0, "other_cores_median": 0.97, "retimed_pairs": 50}
+    wild = [
+        _proc(s, eager_ms=e, load=dict(busy, loaded_pairs=n))
         for s, e, n in ((0.93, 160.0, 200), (1.9, 155.0, 190), (0.6, 176.0, 200))
-    ]  # fmt: skip
+    ]
+    out = claims.combine(_named(*wild))
+    kept_out = [p["excluded"] for p in out["processes"] if p.get("excluded")]
+    assert len(kept_out) == 2 and all("load was seen in the pairs of third" in w for w in kept_out)
+    assert out["undecided_why"] == out["load"]["text"] and out["load"]["processes"] == 1
+    # the same load on processes that agree: all three counted, the load said over them
+    procs = [
+        _proc(s, eager_ms=e, load=dict(busy, loaded_pairs=n))
+        for s, e, n in ((0.93, 160.0, 200), (0.97, 155.0, 190), (0.9, 176.0, 200))
+    ]
     out = claims.combine(_named(*procs))
     assert out["load"] == {
         "loaded_pairs": 590,
@@ -234,7 +245,9 @@ def test_sustained_load_on_every_process_is_said_and_undecided():
     one = [
         _proc(2.0),
         _proc(2.02),
-        procs[0] | {"speedup": 2.01, "speedup_ci": [1.97, 2.05], "eager": {"median_s": 10e-3}},
+        procs[0]
+        | {"speedup": 2.01, "speedup_ci": [1.97, 2.05], "eager": {"median_s": 10e-3}}
+        | {"compiled": {"median_s": 10e-3 / 2.01}},
     ]
     out = claims.combine(_named(*one))
     assert out["load"]["processes_loaded"] == 1 and not out["load"]["sustained"]

@@ -28,7 +28,7 @@ each regime's interval from its own processes. Part of the across-process speedu
   sides than the timing-only one, which was within 8% of a by-hand script. An analysis process
   whose eager or compiled median lies outside the timing-only processes' range on that side
   widened by STATE_MARGIN (the spread between processes: one timing-only process has no range of
-  its own), judged within its allocator regime and between quiet processes only, is listed with its figures and `excluded`, saying
+  its own), judged within its allocator regime (after the disturbed rule), is listed with its figures and `excluded`, saying
   by how much on each side; the launcher replaces it as it replaces a disturbed one. The same
   band judges a row measured in one process of its own (a mode, a training way: `row_state`, on
   eager, the control every process runs alike).
@@ -207,23 +207,13 @@ def _peers(r: ProcessRow, rows: Iterable[ProcessRow]) -> list[ProcessRow]:
 
 def timing_only(rows: Iterable[ProcessRow]) -> list[ProcessRow]:
     """The processes launched as the user launches that are not analysis processes, not probes,
-    not excluded, timed in quiet pairs (`quiet`): a plain script's call of the object build()
-    returned, the reference an analysis process is judged against."""
+    not excluded: a plain script's call of the object build() returned, the reference an
+    analysis process is judged against."""
     return [
         r
         for r in rows
-        if r.process not in ANALYSIS_PROCESSES
-        and not r.probe
-        and not r.excluded
-        and r.speedup
-        and quiet(r)
+        if r.process not in ANALYSIS_PROCESSES and not r.probe and not r.excluded and r.speedup
     ]
-
-
-def quiet(r: ProcessRow) -> bool:
-    """Timed with less than DISTURBED_LOADED_SHARE of its pairs loaded: what load does to a
-    process is the disturbed rule's to judge, never taken for tcdoctor's own state."""
-    return loaded_share(r) < DISTURBED_LOADED_SHARE
 
 
 def _band(values: list[float]) -> tuple[float, float]:
@@ -241,13 +231,18 @@ def _side_text(side: str, mine: float, theirs: list[float]) -> str:
 
 
 def state_offset(
-    medians: Mapping[str, float | None], references: list[ProcessRow], kind: str
+    medians: Mapping[str, float | None],
+    references: list[ProcessRow],
+    kind: str,
+    own: list[ProcessRow] | None = None,
 ) -> str | None:
     """Why figures timed in a process of tcdoctor's own (`medians`: side -> median, 'eager' and/or
     'compiled') are not what a plain script's process gives, or None: a side's median outside the
     band of the `references` (timing-only processes of its regime: their range on that side,
     widened by STATE_MARGIN) says so, with each side's figure against theirs; `kind` names what
-    is left out ('left out of the headline')."""
+    is left out ('left out of the headline'); `own`: the process's own row, whose load is named
+    with the references' where seen (load is not told apart from tcdoctor's state here: a
+    disturbed process is excluded as such first)."""
     parts, beyond = [], False
     for side, mine in medians.items():
         theirs = [x for r in references if (x := getattr(r, f"{side}_median_s"))]
@@ -259,10 +254,13 @@ def state_offset(
     if not beyond:
         return None
     names = ", ".join(r.process or "?" for r in references)
+    loaded = [r.process or "?" for r in (*references, *(own or [])) if load_seen(r.load)]
     return (
         f"timed unlike the timing-only processes ({names}): {'; '.join(parts)}, beyond the spread "
         f"between processes (their range ±{STATE_MARGIN:.0%}); it times the call after tcdoctor's "
-        f"own work in its process (copies, the fidelity check, a compile of a copy): {kind}"
+        "own work in its process (copies, the fidelity check, a compile of a copy)"
+        + (f"; load was seen in the pairs of {', '.join(loaded)} too" if loaded else "")
+        + f": {kind}"
     )
 
 
@@ -289,10 +287,10 @@ def classify(rows: list[ProcessRow]) -> list[ProcessRow]:
         if why:
             r.excluded = why
     for r in launched:
-        if r.process in ANALYSIS_PROCESSES and not r.excluded and quiet(r):
+        if r.process in ANALYSIS_PROCESSES and not r.excluded:
             medians = {"eager": r.eager_median_s, "compiled": r.compiled_median_s}
             refs = timing_only(_peers(r, launched))
-            why = state_offset(medians, refs, "left out of the headline")
+            why = state_offset(medians, refs, "left out of the headline", [r])
             if why:
                 r.excluded = why
     return [r for r in launched if not r.excluded]

@@ -177,7 +177,9 @@ class Sequence(Row):
 class Load(Row):
     """The load on the processes decided on, per pair (regimes.under_load): kept pairs still
     loaded, of how many; processes with most pairs loaded, of how many; sustained (every process
-    loaded: the figures are not a quiet machine's); the text the report shows."""
+    loaded: the figures are not a quiet machine's); the text the report shows. Where no counted
+    pair was loaded the runtime section keeps the cold process's own timing load instead
+    (probes/timing.py's keys, kept in `extra`: the same JSON, its typed key first)."""
 
     OMIT_NONE = ("loaded_pairs", "pairs", "processes_loaded", "processes", "sustained", "text")
 
