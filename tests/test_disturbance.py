@@ -15,6 +15,7 @@ import pytest
 from conftest import ROOT, sample
 
 from tcdoctor.report.model import Report
+from tcdoctor.report.processes.regimes import load_seen
 from tcdoctor.verdict.thresholds import RULES
 
 # every test here times real calls: under xdist, none runs beside another test (conftest)
@@ -134,6 +135,12 @@ def test_an_analysis_process_timed_unlike_the_timing_only_ones_is_named_as_kept_
     subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, timeout=300)
     report = Report.load(str(out))
     rows = {p["process"]: p for p in report.runtime.processes}
+    loaded = [n for n, p in rows.items() if load_seen(p.load)]
+    references = [n for n in rows if n not in ("cold", "warm", *loaded)]
+    if any(n in loaded for n in ("cold", "warm")) or not references:
+        # the rule judges quiet processes only (load is the disturbed rule's): a busy machine
+        # leaves this test without an answer, never a pass or a fail
+        pytest.skip(f"load seen in the pairs of {', '.join(loaded)}: not judged, as designed")
     for name in ("cold", "warm"):
         why = rows[name].get("excluded") or ""
         assert why.startswith("timed unlike the timing-only processes (third"), (name, why)

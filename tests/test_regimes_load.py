@@ -195,32 +195,27 @@ def test_a_slower_eager_with_loaded_pairs_is_excluded_named_and_replaced(monkeyp
         "allocator regime while 60 of its 200 pairs ran under load"
     )
     assert out["sequence"]["counted"] == 3 and data["sequence"]["stopped"] == "decided"
-    # the same process with its pairs quiet is data, not a disturbance: it is the timing-only
-    # reference, and the analysis processes, 45% below it on eager, are the ones kept out
+    # the same process with its pairs nearly quiet is data, not a disturbance (and, with load seen
+    # in two of its pairs, no reference for judging the analysis processes' own state either)
     calm = dict(third, load={"other_cores_max": 0.6, "other_cores_median": 0.05, "loaded_pairs": 2})
-    rows = claims.combine(_named(*quiet[:2], calm))["processes"]
-    assert not any(p.get("excluded", "").startswith("disturbed") for p in rows)
+    assert not any(p.get("excluded") for p in claims.combine(_named(*quiet[:2], calm))["processes"])
+    # with no load seen at all it is the timing-only reference, and the analysis processes, 45%
+    # below it on eager, are the ones kept out of the headline
+    still = dict(
+        third, load={"other_cores_max": 0.3, "other_cores_median": 0.02, "loaded_pairs": 0}
+    )
+    rows = claims.combine(_named(*quiet[:2], still))["processes"]
     assert [p["process"] for p in rows if p.get("excluded")] == ["cold", "warm"]
 
 
 def test_sustained_load_on_every_process_is_said_and_undecided():
-    # held-out tiny BERT with a CPU-bound program on the second core: every pair loaded; it read
-    # 0.93×, 1.9× and 0.6×, and then the analysis processes, unlike the timing-only one beyond the
-    # spread, are kept out (the load named), the sustained load said on the one left
-    busy = {"other_cores_max": 1.0, "other_cores_median": 0.97, "retimed_pairs": 50}
-    wild = [
-        _proc(s, eager_ms=e, load=dict(busy, loaded_pairs=n))
-        for s, e, n in ((0.93, 160.0, 200), (1.9, 155.0, 190), (0.6, 176.0, 200))
-    ]
-    out = claims.combine(_named(*wild))
-    kept_out = [p["excluded"] for p in out["processes"] if p.get("excluded")]
-    assert len(kept_out) == 2 and all("load was seen in the pairs of third" in w for w in kept_out)
-    assert out["undecided_why"] == out["load"]["text"] and out["load"]["processes"] == 1
-    # the same load on processes that agree: all three counted, the load said over them
+    # held-out tiny BERT with a CPU-bound program on the second core: every pair loaded (and so
+    # no process judged against another for tcdoctor's own state: load is the disturbed rule's)
     procs = [
-        _proc(s, eager_ms=e, load=dict(busy, loaded_pairs=n))
-        for s, e, n in ((0.93, 160.0, 200), (0.97, 155.0, 190), (0.9, 176.0, 200))
-    ]
+        _proc(s, eager_ms=e, load={"other_cores_max": 1.0, "other_cores_median": 0.97,
+                                   "loaded_pairs": n, "retimed_pairs": 50})
+        for s, e, n in ((0.93, 160.0, 200), (1.9, 155.0, 190), (0.6, 176.0, 200))
+    ]  # fmt: skip
     out = claims.combine(_named(*procs))
     assert out["load"] == {
         "loaded_pairs": 590,
@@ -289,9 +284,11 @@ def _false_claims(monkeypatch, true: float, gate: tuple, trials: int, rng) -> tu
     """The launcher's loop (cap 6) on processes log-normal around `true`, 5% between and 1%
     within: (share of runs whose final interval claims a side of the threshold, mean processes)."""
     wrong, timed = 0, 0
+    spare = random.Random(7)  # the replacements: `rng` draws as it did before them
     for _ in range(trials):
-        # 6 to the cap, and 2 for analysis processes the loop may replace
-        speeds = [true * math.exp(rng.gauss(0, 0.05) + rng.gauss(0, 0.01)) for _ in range(8)]
+        # 6 to the cap from `rng`, and 2 for analysis processes the loop may replace
+        speeds = [true * math.exp(rng.gauss(0, 0.05) + rng.gauss(0, 0.01)) for _ in range(6)]
+        speeds += [true * math.exp(spare.gauss(0, 0.05) + spare.gauss(0, 0.01)) for _ in range(2)]
         procs = [_proc(s, noise=0.0196) for s in speeds]
         data, _ = _launch(monkeypatch, 6, procs, Questions(speedups=gate))
         out = claims.combine(_named(*procs[:2], *data["processes"]), data["sequence"])

@@ -10,8 +10,12 @@ script and not disturbed (regimes.classify):
   the geometric mean (Student's t on the processes' log speedups, n − 1 degrees of freedom, never
   narrower than the processes' own paired noise with the normal quantile: that noise is known from
   hundreds of pairs, stats.known_floor_half_width), per allocator regime (regimes.py); the
-  envelope of the regimes' intervals, so "faster" means faster in every regime. The verdict,
-  `check --min-speedup` and the break-even decide on it (`claim`).
+  envelope of the regimes' intervals. The verdict, `check --min-speedup` and the break-even decide
+  on it (`claim`); where the processes fell in regimes, the headline claims the side every regime
+  reads, a regime of one process by its own interval, at least one regime deciding on its own
+  processes (`overall_claim`); regimes that read different sides are undecided.
+- **The words are one enum** (`Claim`): FASTER, SLOWER, SAME, BELOW, UNDECIDED; a member equals
+  its word, so a saved report's strings and older callers compare as before.
 - **Prediction interval** (`prediction_interval`): where one more process of the script may land
   (stats.prediction_interval, √(n + 1) times wider), widened to hold every process's own paired
   interval. Shown, labelled as such; nothing decides on it.

@@ -28,10 +28,12 @@ each regime's interval from its own processes. Part of the across-process speedu
   sides than the timing-only one, which was within 8% of a by-hand script. An analysis process
   whose eager or compiled median lies outside the timing-only processes' range on that side
   widened by STATE_MARGIN (the spread between processes: one timing-only process has no range of
-  its own), judged within its allocator regime (after the disturbed rule), is listed with its figures and `excluded`, saying
-  by how much on each side; the launcher replaces it as it replaces a disturbed one. The same
-  band judges a row measured in one process of its own (a mode, a training way: `row_state`, on
-  eager, the control every process runs alike).
+  its own), judged within its allocator regime between processes with no load seen in their
+  pairs (load is the disturbed rule's to judge, and cannot be told apart from tcdoctor's state),
+  is listed with its figures and `excluded`, saying by how much on each side; the launcher
+  replaces it as it replaces a disturbed one. The same band judges a row measured in one process
+  of its own (a mode, a training way: `row_state`, on eager, the control every process runs
+  alike).
 - **Sustained load** (`under_load`): the loaded pairs of the processes decided on; when most
   pairs of every process were loaded, nothing stands out to exclude and the figures are not a
   quiet machine's: undecided, and `undecided_why` (which the verdict's headline shows) says
@@ -207,12 +209,16 @@ def _peers(r: ProcessRow, rows: Iterable[ProcessRow]) -> list[ProcessRow]:
 
 def timing_only(rows: Iterable[ProcessRow]) -> list[ProcessRow]:
     """The processes launched as the user launches that are not analysis processes, not probes,
-    not excluded: a plain script's call of the object build() returned, the reference an
-    analysis process is judged against."""
+    not excluded, with no load seen in their pairs (`load_seen`): a plain script's call of the
+    object build() returned, timed quietly, the reference an analysis process is judged against."""
     return [
         r
         for r in rows
-        if r.process not in ANALYSIS_PROCESSES and not r.probe and not r.excluded and r.speedup
+        if r.process not in ANALYSIS_PROCESSES
+        and not r.probe
+        and not r.excluded
+        and r.speedup
+        and not load_seen(r.load)
     ]
 
 
@@ -231,18 +237,13 @@ def _side_text(side: str, mine: float, theirs: list[float]) -> str:
 
 
 def state_offset(
-    medians: Mapping[str, float | None],
-    references: list[ProcessRow],
-    kind: str,
-    own: list[ProcessRow] | None = None,
+    medians: Mapping[str, float | None], references: list[ProcessRow], kind: str
 ) -> str | None:
     """Why figures timed in a process of tcdoctor's own (`medians`: side -> median, 'eager' and/or
     'compiled') are not what a plain script's process gives, or None: a side's median outside the
     band of the `references` (timing-only processes of its regime: their range on that side,
     widened by STATE_MARGIN) says so, with each side's figure against theirs; `kind` names what
-    is left out ('left out of the headline'); `own`: the process's own row, whose load is named
-    with the references' where seen (load is not told apart from tcdoctor's state here: a
-    disturbed process is excluded as such first)."""
+    is left out ('left out of the headline')."""
     parts, beyond = [], False
     for side, mine in medians.items():
         theirs = [x for r in references if (x := getattr(r, f"{side}_median_s"))]
@@ -254,21 +255,19 @@ def state_offset(
     if not beyond:
         return None
     names = ", ".join(r.process or "?" for r in references)
-    loaded = [r.process or "?" for r in (*references, *(own or [])) if load_seen(r.load)]
     return (
         f"timed unlike the timing-only processes ({names}): {'; '.join(parts)}, beyond the spread "
         f"between processes (their range ±{STATE_MARGIN:.0%}); it times the call after tcdoctor's "
-        "own work in its process (copies, the fidelity check, a compile of a copy)"
-        + (f"; load was seen in the pairs of {', '.join(loaded)} too" if loaded else "")
-        + f": {kind}"
+        f"own work in its process (copies, the fidelity check, a compile of a copy): {kind}"
     )
 
 
 def row_state(eager_median_s: float | None, processes: list | None) -> str | None:
     """Why a row timed in one process of its own (a mode, a training way, a fix: each an analysis-
     type child) is not judged with the spread between the headline's processes, or None: its
-    eager median (the same code in every process, the control) outside the band of the
-    timing-only processes the headline was decided on (`state_offset`)."""
+    eager median (the same code in every process, the control) outside the band of the quiet
+    timing-only processes the headline was decided on (`state_offset`). The row's own load is not
+    in its record: a loaded row's process may read outside the band for that reason too."""
     refs = timing_only(decided_on(processes))
     return state_offset({"eager": eager_median_s}, refs, "not judged across processes")
 
@@ -286,11 +285,11 @@ def classify(rows: list[ProcessRow]) -> list[ProcessRow]:
         why = disturbed(r, _peers(r, launched))
         if why:
             r.excluded = why
-    for r in launched:
-        if r.process in ANALYSIS_PROCESSES and not r.excluded:
+    for r in launched:  # quiet pairs only: what load does is the disturbed rule's to judge
+        if r.process in ANALYSIS_PROCESSES and not r.excluded and not load_seen(r.load):
             medians = {"eager": r.eager_median_s, "compiled": r.compiled_median_s}
             refs = timing_only(_peers(r, launched))
-            why = state_offset(medians, refs, "left out of the headline", [r])
+            why = state_offset(medians, refs, "left out of the headline")
             if why:
                 r.excluded = why
     return [r for r in launched if not r.excluded]
