@@ -35,7 +35,7 @@ OUT=${OUT:-$ROOT/gpu-check-out}
 # The check's steps stop starting once BUDGET_S is spent; process_state.py then has PS_S of its
 # own. --quick with process_state fits one device call of 10 minutes; the full run does not.
 BUDGET_S=${BUDGET_S:-$([ "$QUICK" = 1 ] && echo 420 || echo 600)}
-PS_S=${PS_S:-120}
+PS_S=${PS_S:-150}
 START=$(date +%s); DEADLINE=$((START + BUDGET_S)); PS_DEADLINE=$((DEADLINE + PS_S))
 W=$OUT/w; LOG=$OUT/log.txt; T=$ROOT/benchmarks/gpu
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1
@@ -105,12 +105,12 @@ for i in $([ "$QUICK" = 1 ] && echo 1 || echo 1 2); do  # --quick: the interval 
   [ "$PLAN" = 0 ] && grep -hs '^{' "$W/B_ref$i.out" >> "$W/ref.jsonl"
 done
 CHECK_EST=$EST_TOTAL
-step P_process_state "$PS_S" 80 env TORCHINDUCTOR_CACHE_DIR="$W/gpt2cache" python3 "$T/process_state.py" \
-  "$T/gpt2_train_amp.py:build" --device cuda --line-s 1.5 --budget $((PS_S - 25)) --json P.json
+step P_process_state "$PS_S" 100 env TORCHINDUCTOR_CACHE_DIR="$W/gpt2cache" python3 "$T/process_state.py" \
+  "$T/gpt2_train_amp.py:build" --device cuda --line-s 1.0 --budget $((PS_S - 40)) --json P.json
 echo "budget: the check ≈ ${CHECK_EST} s ($([ "$QUICK" = 1 ] && echo --quick || echo full): \
 $([ "$CHECK_EST" -le 360 ] && echo within || echo beyond) six minutes; 70 s more if the GPT-2 \
 analysis replaces its two analysis processes, 35 s each), steps stop starting at ${BUDGET_S} s; \
-then process_state.py ≈ 80 s within ${PS_S} s; estimates from one H200's log (2026-11-28)"
+then process_state.py ≈ 100 s within ${PS_S} s; estimates from one H200's log (2026-11-28)"
 [ "$PLAN" = 1 ] && exit 0
 rm -rf "$W/refcache" "$W/gpt2cache"
 python3 "$T/compare.py" "$W" | tee "$OUT/results.txt"
