@@ -76,13 +76,18 @@ def ratio(x: Any, bounds: Any = None, word: str = "", level: float | None = None
 def processes(rows: Any) -> str:
     """Each timed process's own speedup: 'cold 1.52×, warm 1.61×, third 0.99× (excluded:
     disturbed), fourth 1.71× (glibc thresholds pinned: a probe, not decided on)' ('' with one
-    process or none)."""
+    process or none); an excluded process says the first words of why ('disturbed', 'timed unlike
+    the timing-only processes')."""
     if not rows or len(rows) < 2:
         return ""
     return ", ".join(
         f"{r['process']} {ratio(r.get('speedup'))}"
         + (" (glibc thresholds pinned: a probe, not decided on)" if r.get("probe") else "")
-        + (" (excluded: disturbed)" if r.get("excluded") else "")
+        + (
+            f" (excluded: {str(r['excluded']).split(':')[0].split(' (')[0]})"
+            if r.get("excluded")
+            else ""
+        )
         for r in rows
     )
 

@@ -29,6 +29,11 @@ OTHER_TOOLS = {
     "tlparse": {"--all-ranks-html"},
     "pytest (tcdoctor's plugin)": {"--tcdoctor-update-known-breaks"},
     "PyTorch's benchmarks/dynamo runner": {"--total-partitions", "--partition-id"},
+    "the GPU check's scripts (benchmarks/gpu_check.sh, benchmarks/gpu/process_state.py)": {
+        "--quick",
+        "--plan",
+        "--device",
+    },
     "SLURM's sbatch": {
         "--array",
         "--cpus-per-task",

@@ -101,3 +101,138 @@ def test_the_gpu_check_script_says_so_without_a_gpu(tmp_path):
     )
     assert p.returncode == 2, p.stdout + p.stderr
     assert "unverified" in p.stdout
+
+
+# -- benchmarks/gpu/process_state.py on the CPU (issue 56 item 1) ---------------------------------
+
+
+@pytest.mark.timing
+def test_the_process_state_script_runs_every_step_and_names_a_planted_cause(tmp_path):
+    """The script on a small model whose copies' eager calls carry 0.5 ms the object build()
+    returned does not (test_disturbance.SLOWED_COPY): one line per step, in the cold process's
+    order, every figure a positive time, and the analysis's own subjects named as moving eager
+    (their eager median many times the first line's). aot_eager, one thread, short lines."""
+    import subprocess
+
+    from test_disturbance import SLOWED_COPY
+
+    target = tmp_path / "slowed_copy.py"
+    target.write_text(SLOWED_COPY)
+    out = tmp_path / "ps.json"
+    script = os.path.join(ROOT, "benchmarks", "gpu", "process_state.py")
+    args = ["--device", "cpu", "--backend", "aot_eager", "--threads", "1", "--line-s", "0.2"]
+    p = subprocess.run(
+        [sys.executable, script, f"{target}:build", *args, "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    data = json.loads(out.read_text())
+    added = [line["added"] for line in data["lines"]]
+    expected = ("nothing yet", "+ pristine snapshot", "+ fidelity check", "+ eager phase",
+                "+ explain run", "+ compiled first call on a copy", "+ memory windows",
+                "+ cache artifacts", "the analysis's subjects", "the analysis's timing phase")  # fmt: skip
+    assert [a.split(" (")[0].split(":")[0] for a in added] == [e.split(":")[0] for e in expected]
+    for line in data["lines"]:
+        assert line["eager_ms"] > 0 and line["compiled_ms"] > 0 and line["blocks"] >= 3, line
+    assert data["calls_per_block"] == 20 and data["device"] == "cpu"
+    first, subjects, phase = data["lines"][0], data["lines"][8], data["lines"][9]
+    # the planted 0.5 ms against a call of tens of µs: many times the first line, on both lines
+    assert subjects["eager_ratio"] > 3 and phase["eager_ratio"] > 3, (first, subjects, phase)
+    assert data["summary"].startswith("first moved by: ")
+    assert len(p.stdout.strip().splitlines()) == 12  # the head, ten lines, the summary
+
+
+def test_the_process_state_script_refuses_a_bad_target_in_one_line(tmp_path):
+    import subprocess
+
+    script = os.path.join(ROOT, "benchmarks", "gpu", "process_state.py")
+    p = subprocess.run(
+        [sys.executable, script, str(tmp_path / "missing.py") + ":build"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert p.stderr.startswith("process_state: ")
+
+
+# -- the check of issue 56 item 3: the scripts' spread, the H200 run, the plan --------------------
+
+H200 = os.path.join(ROOT, "tests", "data", "cuda-h200")
+
+
+def test_the_saved_h200_reports_fail_the_gpt2_figures_the_issue_found_wrong():
+    checks = _checks(H200)
+    assert checks["gpt2 default: speedup"] == "FAIL"  # 1.62× against 1.39× by hand
+    assert checks["gpt2 reduce-overhead: speedup"] == "FAIL"  # 4.22× against 3.64×
+    assert checks["gpt2 memory held: reduce-overhead ≥ default"] == "PASS"  # 1,247 vs 445 MiB
+    assert checks["encoder: speedup (interval holds the scripts')"] == "PASS"  # 1.14×, 1.14×
+    assert checks["encoder: not called under load"] == "PASS"
+    assert checks["cg_mutation"] == "INFO"  # not run: the budget ran out before it
+
+
+def test_the_gpt2_bound_is_judged_against_the_scripts_own_spread(tmp_path):
+    """Two ref_blocked processes a mode: tcdoctor passes inside their range widened by 10% either
+    way, fails outside it; the by-hand pair of the saved runs counts as one more script."""
+    for name in ("C.json",):
+        shutil.copy(os.path.join(H200, name), tmp_path / name)
+    refs = [
+        {"mode": "default", "speedup": 1.50, "compiled_median_s": 9.1e-3},
+        {"mode": "default", "speedup": 1.70, "compiled_median_s": 8.4e-3},
+    ]
+    (tmp_path / "ref_gpt2.jsonl").write_text("".join(json.dumps(r) + "\n" for r in refs))
+    lines = {
+        name: (ours, theirs, check) for name, ours, theirs, check in compare.lines(str(tmp_path))
+    }
+    ours, theirs, check = lines["gpt2 default: speedup"]
+    assert check.startswith("PASS") and "spread 1.5×–1.7×" in theirs  # 1.62× inside 1.36–1.87
+    # the analysis has the mode, no script of it ran: said, neither passed nor failed
+    assert lines["gpt2 reduce-overhead: speedup"][2] == "INFO (no script ran)"
+    assert compare.within_spread(1.86, [1.5, 1.7]) and not compare.within_spread(1.88, [1.5, 1.7])
+    assert compare.within_spread(1.37, [1.5, 1.7]) and not compare.within_spread(1.36, [1.5, 1.7])
+    assert not compare.within_spread(1.6, [])  # no script: nothing passes
+    # the H200's by-hand pair (eager 13.12 ms, default 9.47 ms: 1.39×) widens the range to 1.39
+    hand = compare.gpt2_scripts(compare._load(H200, "by_hand.jsonl"), refs)["default"]
+    assert [round(x, 2) for _, x in hand] == [1.5, 1.7, 1.39]
+
+
+def _plan(*flags: str) -> list[str]:
+    import subprocess
+
+    p = subprocess.run(
+        ["bash", os.path.join(ROOT, "benchmarks", "gpu_check.sh"), "--plan", *flags],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip().splitlines()
+
+
+def test_the_plan_runs_cg_mutation_first_two_scripts_a_mode_and_process_state_last():
+    full = _plan()
+    names = [line.split()[0] for line in full[:-1]]
+    assert names[0] == "E_cg" and names[1] == "C_gpt2" and names[-1] == "P_process_state"
+    for mode in ("default", "reduce-overhead"):
+        assert [n for n in names if n.startswith(f"R_gpt2_{mode}_")] == [
+            f"R_gpt2_{mode}_1",
+            f"R_gpt2_{mode}_2",
+        ]
+    assert all(" timeout " in line for line in full[:-1])  # every step has its own
+    quick = _plan("--quick")
+    qnames = [line.split()[0] for line in quick[:-1]]
+    assert qnames == [
+        "C_gpt2",
+        "R_gpt2_default_1",
+        "R_gpt2_default_2",
+        "A_encoder",
+        "B_ref1",
+        "P_process_state",
+    ]
+    # the budget line: the estimates summed, and said against six minutes
+    est = sum(int(line.split("estimate")[1].strip().rstrip("s")) for line in quick[:-2])
+    assert quick[-1].startswith(f"budget: the check ≈ {est + 16} s (--quick: within six minutes")
+    assert full[-1].startswith("budget: the check ≈ ") and "beyond six minutes" in full[-1]

@@ -21,7 +21,13 @@ from tcdoctor.report.model import Report, shipped_schema_text
 
 SAVED = pathlib.Path(ROOT) / "tests" / "data" / "schema1_two_breaks.json"
 JENKINS = xmlschema.XMLSchema(str(pathlib.Path(ROOT) / "tests" / "data" / "junit-jenkins.xsd"))
-SEQUENCE = {"cap": 6, "looks": [3, 4, 5, 6], "level": 0.982, "thresholds": [1.0, 1.02, 1.05]}
+SEQUENCE = {
+    "cap": 6,
+    "looks": 4,
+    "looks_at": [3, 4, 5, 6],
+    "level": 0.982,
+    "thresholds": [1.0, 1.02, 1.05],
+}
 LINE = (
     "INCONCLUSIVE  speedup (decision interval lower bound): 98.2% decision interval 1.010–1.110× "
     "straddles 1.05× after 6 processes (the cap: --processes 6); counted as a failure "

@@ -198,6 +198,7 @@ def _trials(monkeypatch, true: float, n_old: int, trials: int, rng, spread=0.05)
     around 2×, a new run whose processes the loop adds (cap 6) around 2× · `true`, log-normal
     `spread` between processes and 1% within. (share failed, share inconclusive, mean processes)"""
     failed = unsure = timed = 0
+    spare = random.Random(7)
     for _ in range(trials):
 
         def draw(centre: float, n: int) -> list[dict]:
@@ -208,7 +209,9 @@ def _trials(monkeypatch, true: float, n_old: int, trials: int, rng, spread=0.05)
 
         old = _report(draw(2.0, n_old))
         asked = Questions(slowdown=slowdown_question(old, 10))
-        new = _analysed(monkeypatch, draw(2.0 * true, 6), 6, asked)
+        # 6 to the cap, and 2 (from another generator) for analysis processes the loop may replace
+        more = [_proc(2.0 * true * math.exp(spare.gauss(0, spread))) for _ in range(2)]
+        new = _analysed(monkeypatch, draw(2.0 * true, 6) + more, 6, asked)
         r = baseline_checks(new, old, max_slowdown=10)[0]
         failed += r.failed
         unsure += r.inconclusive

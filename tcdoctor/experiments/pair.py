@@ -149,20 +149,58 @@ def timed_pair(
     }
     figures, method = timed_figures(eager, compiled, ca, w, device, sync, budget_s, against, held)
     row.update(figures, timing_method=method)
+    row.update(_memory_figures(make, eager, compiled, ca, call, device, held))
+    row.update(_numerics_figures(make, e_out, c_out, call, own_inputs, pristine_ca, w, o, backend))
+    return row
+
+
+def _memory_figures(
+    make: Callable[[], tuple[Any, Any]],
+    eager: Any,
+    compiled: Any,
+    ca: CallArgs,
+    call: Callable[[Any, CallArgs], Any],
+    device: torch.device,
+    held: memory.Held,
+) -> dict:
+    """A row's memory: each side's steady call's peak, and what each side holds after its warm-up
+    (the compiled side's from the `held` window opened before its first call)."""
     mem = memory.measure(lambda: call(eager, ca), lambda: call(compiled, ca), device)
-    row.update(peak_bytes=mem["compiled_peak_bytes"], eager_peak_bytes=mem["eager_peak_bytes"])
     kept = memory.held(
         device,
         lambda: lambda e=make()[0]: call(e, ca),
         lambda: lambda c=make()[1]: call(c, ca),
         held,
     )
-    row.update(held_bytes=kept["compiled_held_bytes"], eager_held_bytes=kept["eager_held_bytes"])
+    return {
+        "peak_bytes": mem["compiled_peak_bytes"],
+        "eager_peak_bytes": mem["eager_peak_bytes"],
+        "held_bytes": kept["compiled_held_bytes"],
+        "eager_held_bytes": kept["eager_held_bytes"],
+    }
+
+
+def _numerics_figures(
+    make: Callable[[], tuple[Any, Any]],
+    e_out: Any,
+    c_out: Any,
+    call: Callable[[Any, CallArgs], Any],
+    own_inputs: Callable[[], Any],
+    pristine_ca: CallArgs,
+    w: Any,
+    o: Options,
+    backend: str,
+) -> dict:
+    """A row's numerics: the two first calls' outputs compared, a random model's only with
+    --fallback-random (its compiled side called again on a fresh copy: probes/randomness.py)."""
     rng = randomness.rng_check(backend, lambda: call(make()[0], own_inputs()), o.fallback_random)
     why = randomness.random_not_compared(rng)
     if why:
-        row.update(numerics_passed=None, max_abs_err=None, numerics_rng=f"not measured: {why}")
-        return row
+        return {
+            "numerics_passed": None,
+            "max_abs_err": None,
+            "numerics_rng": f"not measured: {why}",
+        }
     if rng["fallback_random"]:
 
         def compiled_again() -> Any:  # a Snapshot: fallback_random_output keeps it as it is
@@ -173,10 +211,11 @@ def timed_pair(
     num = numerics.compare(
         e_out, c_out, None, "strategy comparison: compiled vs eager only", w.autocast
     )
-    row.update(
-        numerics_passed=num["passed"], max_abs_err=num["max_abs_err"], numerics_rng=rng["method"]
-    )
-    return row
+    return {
+        "numerics_passed": num["passed"],
+        "max_abs_err": num["max_abs_err"],
+        "numerics_rng": rng["method"],
+    }
 
 
 def main_pair(

@@ -63,7 +63,7 @@ import math
 import statistics
 import time
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .. import stats
@@ -308,6 +308,71 @@ def _pair_loaded(pair: tuple[_Round, _Round]) -> bool:
     return _loaded(pair[0].window) or _loaded(pair[1].window)
 
 
+@dataclass
+class _Pairs:
+    """The kept pairs of one timing: each side's round medians and minor faults per call (a call
+    that allocates and frees large buffers may re-fault them every call, depending on the malloc
+    heap's history), each pair's rounds' load windows, and the reruns of loaded pairs."""
+
+    e_s: list[float] = field(default_factory=list)
+    c_s: list[float] = field(default_factory=list)
+    e_f: list[float] = field(default_factory=list)
+    c_f: list[float] = field(default_factory=list)
+    windows: list[tuple[load.Window | None, load.Window | None]] = field(default_factory=list)
+    retimes: int = 0
+    retime_s: float = 0.0
+
+    def keep(self, pair: tuple[_Round, _Round]) -> None:
+        for rnd, medians, faults in ((pair[0], self.e_s, self.e_f), (pair[1], self.c_s, self.c_f)):
+            medians.append(rnd.median_s)
+            if rnd.faults_per_call is not None:
+                faults.append(rnd.faults_per_call)
+        self.windows.append((pair[0].window, pair[1].window))
+
+
+def _sample(
+    run: Callable[[int], tuple[_Round, _Round]],
+    start: float,
+    budget_s: float,
+    question: Question | None,
+) -> tuple[_Pairs, str]:
+    """Pairs (`run(i)`: pair i) from `start` (perf_counter) until the question is answered (after
+    the floor) or the budget ends, at least MIN_PAIRS and at most MAX_PAIRS; a pair with a loaded
+    round runs again, same order, and replaces it, within the retime budget. (the kept pairs, why
+    it stopped)"""
+    kept = _Pairs()
+    deadline = start + budget_s
+    floor = start + min(budget_s, question.floor_s) if question else deadline
+    next_check, stopped = MIN_PAIRS, "budget"
+    while _agree(
+        len(kept.e_s) < MAX_PAIRS and (len(kept.e_s) < MIN_PAIRS or time.perf_counter() < deadline),
+        "all",
+    ):
+        # every rank takes the same checks: the pair count is the same on all, the floor is agreed
+        if question and len(kept.e_s) >= next_check and _agree(time.perf_counter() >= floor, "all"):
+            next_check = math.ceil(len(kept.e_s) * CHECK_GROWTH)
+            if _agree(_answered(question, kept.e_s, kept.c_s), "all"):
+                stopped = "answered"
+                break
+        t0 = time.perf_counter()
+        pair = run(len(kept.e_s))
+        pair_s = time.perf_counter() - t0
+        # every rank reruns the same pairs (any rank loaded)
+        while _agree(
+            _pair_loaded(pair)
+            and kept.retimes < MAX_RETIMES
+            and kept.retime_s + pair_s <= RETIME_SHARE * budget_s,
+            "any",
+        ):
+            t0 = time.perf_counter()
+            pair = run(len(kept.e_s))
+            pair_s = time.perf_counter() - t0
+            kept.retime_s += pair_s
+            kept.retimes += 1
+        kept.keep(pair)
+    return kept, stopped if len(kept.e_s) < MAX_PAIRS else "max pairs"
+
+
 def measure(
     eager: Callable[[], Any],
     compiled: Callable[[], Any],
@@ -329,55 +394,20 @@ def measure(
     k, r = (int(_agree(n, "max")) for n in sample_sizes(est, max(ests), min_calls))
     switch = int(_agree(switch_calls(k, est), "max"))
     n_metrics = len(dynamo_state.compilation_metrics())
-    e_s: list[float] = []
-    c_s: list[float] = []
-    # minor page faults per call of each round: a call that allocates and frees large buffers may
-    # re-fault them every call, depending on the malloc heap's history
-    e_f: list[float] = []
-    c_f: list[float] = []
-    windows: list[tuple[load.Window | None, load.Window | None]] = []  # the kept pairs' rounds'
-    retimes, retime_s = 0, 0.0
     load_start = load.snapshot()
     t_timing = time.perf_counter()
-    deadline = t_timing + budget_s
-    floor = t_timing + min(budget_s, question.floor_s) if question else deadline
-    next_check, stopped = MIN_PAIRS, "budget"
-    while _agree(
-        len(e_s) < MAX_PAIRS and (len(e_s) < MIN_PAIRS or time.perf_counter() < deadline), "all"
-    ):
-        # every rank takes the same checks: the pair count is the same on all, the floor is agreed
-        if question and len(e_s) >= next_check and _agree(time.perf_counter() >= floor, "all"):
-            next_check = math.ceil(len(e_s) * CHECK_GROWTH)
-            if _agree(_answered(question, e_s, c_s), "all"):
-                stopped = "answered"
-                break
-        t0 = time.perf_counter()
-        pair = _pair(len(e_s), eager, compiled, k, r, sync, context, switch)
-        pair_s = time.perf_counter() - t0
-        # a pair with a round under load runs again (same order) and replaces it, within the
-        # retime budget; every rank reruns the same pairs (any rank loaded)
-        while _agree(
-            _pair_loaded(pair)
-            and retimes < MAX_RETIMES
-            and retime_s + pair_s <= RETIME_SHARE * budget_s,
-            "any",
-        ):
-            t0 = time.perf_counter()
-            pair = _pair(len(e_s), eager, compiled, k, r, sync, context, switch)
-            pair_s = time.perf_counter() - t0
-            retime_s += pair_s
-            retimes += 1
-        for rnd, medians, faults in ((pair[0], e_s, e_f), (pair[1], c_s, c_f)):
-            medians.append(rnd.median_s)
-            if rnd.faults_per_call is not None:
-                faults.append(rnd.faults_per_call)
-        windows.append((pair[0].window, pair[1].window))
-    load_end = load.snapshot()
-    load_data = _load_summary(windows, retimes, load_start, load_end, budget_s)
+    kept, stopped = _sample(
+        lambda i: _pair(i, eager, compiled, k, r, sync, context, switch),
+        t_timing,
+        budget_s,
+        question,
+    )
+    load_data = _load_summary(kept.windows, kept.retimes, load_start, load.snapshot(), budget_s)
+    e_s, c_s = kept.e_s, kept.c_s
     lo, hi = stats.ratio_of_medians_ci(e_s, c_s)
     eager_sum, comp_sum = stats.summarize(e_s), stats.summarize(c_s)
-    eager_sum["minor_faults_per_call"] = statistics.median(e_f) if e_f else None
-    comp_sum["minor_faults_per_call"] = statistics.median(c_f) if c_f else None
+    eager_sum["minor_faults_per_call"] = statistics.median(kept.e_f) if kept.e_f else None
+    comp_sum["minor_faults_per_call"] = statistics.median(kept.c_f) if kept.c_f else None
     return {
         "eager": eager_sum,
         "compiled": comp_sum,
@@ -391,7 +421,7 @@ def measure(
         "switch_calls": switch,
         "budget_s": budget_s,
         "timing_s": time.perf_counter() - t_timing,
-        "stopped": stopped if len(e_s) < MAX_PAIRS else "max pairs",
+        "stopped": stopped,
         "wall_s": time.perf_counter() - t_start,
         "recompiles_during_timing": len(dynamo_state.compilation_metrics()) - n_metrics,
         "method": (

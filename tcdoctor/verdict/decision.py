@@ -16,8 +16,9 @@ dont-compile         the compiled model fails or drifts numerically; or nothing 
                      pays (the reasons name each tried fix and what it did, and who owns each break
                      that remains); or it never pays back its compile time.
 cant-tell            "Can't tell yet": nothing else decides and the speed interval is undecided (it
-                     straddles a threshold: "can't tell at this precision"), in every allocator
-                     regime where the processes fell in two; never "don't compile" on no evidence.
+                     straddles a threshold: "can't tell at this precision"), or the allocator
+                     regimes the processes fell in point different ways (regimes that all read one
+                     side decide it); never "don't compile" on no evidence.
 
 `decision(figures, rules)` is pure (tests drive it with literal Figures); `verdict.decide` puts it
 together with the advice rules and the recommendations.
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 from .. import units
 from ..outcomes import Decision
-from ..report.processes.claims import EQUIVALENCE_MARGIN, regime_claim
+from ..report.processes.claims import Claim
 from ..report.processes.regimes import LOAD_CORES, ROOM_CORES
 from ..report.sections import (
     FixRow,
@@ -289,7 +290,7 @@ def _not_faster(fig: Figures, rules: dict) -> tuple[Decision, list[str]]:
     a fix of the user's own whose bounded gain covers the loss? Otherwise: not yet, and who owns
     each blocker."""
     head = f"Compiled is {fig.claim_text(rules)}: {fig.speed_text}"
-    if fig.claim(rules) == "undecided" and fig.sequence:
+    if fig.claim(rules) == Claim.UNDECIDED and fig.sequence:
         head += fig.sequence_text
     head += f"; {fig.undecided_why}" if fig.undecided_why else ""  # processes.claims.combine
     fix = _best_fix(fig, rules)
@@ -339,17 +340,11 @@ def _not_faster(fig: Figures, rules: dict) -> tuple[Decision, list[str]]:
 
 
 def _cant_tell(fig: Figures, rules: dict) -> bool:
-    """The speed is undecided at this precision: the interval straddles a threshold (in some
-    allocator regime, when the processes fell in two), so no side is shown. Regimes that each
-    decide but disagree (faster in one, slower in the other) are decided: not faster everywhere."""
-    if fig.claim(rules) != "undecided":
-        return False
-    if fig.regimes and not fig.undecided_why:
-        margin = rules.get("equivalence_margin", EQUIVALENCE_MARGIN)
-        return any(
-            regime_claim(g, rules["min_speedup"], margin) == "undecided" for g in fig.regimes
-        )
-    return True
+    """The speed is undecided at this precision: the interval straddles a threshold, or, when the
+    processes fell in allocator regimes, the regimes point different ways (or none decides on its
+    own processes), so no side is shown. Regimes that all read one side decide it
+    (processes.claims.overall_claim)."""
+    return fig.claim(rules) == Claim.UNDECIDED
 
 
 def _needed_gain(fig: Figures, rules: dict) -> tuple[float, float] | None:

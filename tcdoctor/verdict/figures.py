@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import units
-from ..report.processes.claims import EQUIVALENCE_MARGIN, no_difference_text, overall_claim
+from ..report.processes.claims import (
+    EQUIVALENCE_MARGIN,
+    Claim,
+    lone_regimes_text,
+    no_difference_text,
+    overall_claim,
+)
 from ..report.processes.regimes import least_favourable
 from ..report.rules import break_even, cold_warm_ratio
 from ..report.sections import (
@@ -166,8 +172,8 @@ class Figures:
             probed_cold_s=c.probed_cold_s,
         )
 
-    def claim(self, rules: dict) -> str:
-        """faster / slower / same / undecided: the report's `Runtime.claim`, the same rule."""
+    def claim(self, rules: dict) -> Claim:
+        """faster / slower / same / below / undecided: the report's `Runtime.claim`, the same rule."""
         return overall_claim(
             (self.ci_low, self.ci_high),
             self.regimes,
@@ -178,11 +184,11 @@ class Figures:
 
     def significantly_faster(self, rules: dict) -> bool:
         """The same rule as the report's `Runtime` and every strategy row (report/sections/runtime.py)."""
-        return self.claim(rules) == "faster"
+        return self.claim(rules) == Claim.FASTER
 
     @property
     def significantly_slower(self) -> bool:
-        return self.claim({"min_speedup": 1.0}) == "slower"
+        return self.claim({"min_speedup": 1.0}) == Claim.SLOWER
 
     @property
     def break_even_cold(self) -> dict | None:
@@ -274,16 +280,17 @@ class Figures:
         """What the processes say of compiled against eager, in words, for a verdict that is not
         'faster': slower, the same within the threshold, or can't tell at this precision."""
         claim = self.claim(rules)
-        if claim == "slower":
+        if claim == Claim.SLOWER:
             return "slower than eager"
         ci = (self.ci_low, self.ci_high)
         margin = rules.get("equivalence_margin", EQUIVALENCE_MARGIN)
-        if claim == "same":  # two one-sided tests at the margin (processes.claims.equivalent)
+        if claim == Claim.SAME:  # two one-sided tests at the margin (processes.claims.equivalent)
             return f"the same speed as eager: {no_difference_text(ci, margin)}"
-        if claim == "below":
+        if claim == Claim.BELOW:
             return f"faster than eager, but not by {rules['min_speedup']:g}×"
-        if self.regimes:
-            return "not faster in every allocator regime"
+        if self.regimes:  # the regimes read different sides, or a side only where one decides
+            lone = lone_regimes_text(self.regimes)
+            return "not faster in every allocator regime" + (f" ({lone})" if lone else "")
         stop = (self.sequence or {}).get("stopped")
         text = "not measurably faster than eager"
         if stop in ("cap", "budget", "futile"):

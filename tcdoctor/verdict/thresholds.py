@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from ..report.processes.claims import EQUIVALENCE_MARGIN
+
 RULES: dict[str, float] = {
     "min_speedup": 1.02,  # lower bound of the speedup's 95% CI must exceed this to count as faster
-    # "no difference that matters": the decision interval within [1/1.10, 1.10] (two one-sided
-    # tests; report/processes/claims.EQUIVALENCE_MARGIN, the same figure)
-    "equivalence_margin": 1.10,
+    # "no difference that matters": the decision interval within [1/margin, margin] (two one-sided
+    # tests; declared once, in report/processes/claims.py, which report/ reads without verdict/)
+    "equivalence_margin": EQUIVALENCE_MARGIN,
     "expected_calls": 100_000,  # default horizon for break-even (--expected-calls)
     "guard_overhead_fraction": 0.20,  # guard evaluation above this share of a compiled call is flagged
     "cold_warm_ratio": 3.0,  # cold compile this many times the warm one: advise keeping the cache

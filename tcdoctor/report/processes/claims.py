@@ -10,8 +10,12 @@ script and not disturbed (regimes.classify):
   the geometric mean (Student's t on the processes' log speedups, n − 1 degrees of freedom, never
   narrower than the processes' own paired noise with the normal quantile: that noise is known from
   hundreds of pairs, stats.known_floor_half_width), per allocator regime (regimes.py); the
-  envelope of the regimes' intervals, so "faster" means faster in every regime. The verdict,
-  `check --min-speedup` and the break-even decide on it (`claim`).
+  envelope of the regimes' intervals. The verdict, `check --min-speedup` and the break-even decide
+  on it (`claim`); where the processes fell in regimes, the headline claims the side every regime
+  reads, a regime of one process by its own interval, at least one regime deciding on its own
+  processes (`overall_claim`); regimes that read different sides are undecided.
+- **The words are one enum** (`Claim`): FASTER, SLOWER, SAME, BELOW, UNDECIDED; a member equals
+  its word, so a saved report's strings and older callers compare as before.
 - **Prediction interval** (`prediction_interval`): where one more process of the script may land
   (stats.prediction_interval, √(n + 1) times wider), widened to hold every process's own paired
   interval. Shown, labelled as such; nothing decides on it.
@@ -38,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from ... import stats, units
-from ...outcomes import Status
+from ...outcomes import Status, StrEnum
 from ..rules import faster_than_eager, slower_than_eager
 from .regimes import (
     HEAVY_FAULTS_PER_CALL,
@@ -54,40 +58,58 @@ from .regimes import (
     row,
     under_load,
 )
+from .rows import ModeRow, ProcessRow, Regime, Row
+from .rows import Sequence as SequenceRecord
 
 # The chance, over all looks, that the sequence claims a side when the speedup sits on a threshold
 # (sequential.look_level holds every look to it).
 ALPHA = 0.05
 # "No difference that matters": the decision interval within [1/EQUIVALENCE_MARGIN,
-# EQUIVALENCE_MARGIN] (two one-sided tests, `equivalent`). RULES' equivalence_margin
-# (verdict/thresholds.py; report/ imports nothing above it, so the default lives here and
-# tests/test_equivalence.py checks the two agree). ±10% is what the cap reaches at typical spread:
-# simulated through the launcher's loop (benchmarks/equivalence_simulation.py), a truly equal model
-# is called the same 99% of the time at 2% spread between processes and about half at 5%, where
-# ±2% (the old band, min_speedup itself) was reached 5% and 0.3% of the time.
+# EQUIVALENCE_MARGIN] (two one-sided tests, `equivalent`); RULES' equivalence_margin reads it
+# (verdict/thresholds.py: declared here, once, because report/ imports nothing above it). ±10% is
+# what the cap reaches at typical spread: simulated through the launcher's loop
+# (benchmarks/equivalence_simulation.py), a truly equal model is called the same 99% of the time at
+# 2% spread between processes and about half at 5%, where ±2% (the old band, min_speedup itself)
+# was reached 5% and 0.3% of the time.
 EQUIVALENCE_MARGIN = 1.10
+
+
+class Claim(StrEnum):
+    """Where a decision interval puts compiled against eager (`claim`): a member is its word, so
+    a claim compares equal to the string a saved report or an older caller holds."""
+
+    FASTER = "faster"  # low end at or above min_speedup
+    SLOWER = "slower"  # high end below 1
+    SAME = "same"  # within the equivalence margin: no difference that matters
+    BELOW = "below"  # faster than eager, but wholly below min_speedup (above the margin)
+    UNDECIDED = "undecided"  # the interval straddles a threshold
+
+    @property
+    def sided(self) -> bool:
+        """A side of eager: faster or slower."""
+        return self in (Claim.FASTER, Claim.SLOWER)
 
 
 def claim(
     ci: Sequence[float] | None, min_speedup: float, margin: float = EQUIVALENCE_MARGIN
-) -> str:
-    """Where a decision interval puts compiled against eager: 'faster' (low ≥ min_speedup),
-    'slower' (high < 1), 'same' (`equivalent`: within [1/margin, margin], no difference that
-    matters), 'below' (faster than eager but wholly below min_speedup, a difference that matters:
-    only where min_speedup exceeds the margin), or 'undecided' (the interval straddles a
-    threshold). The band is the equivalence margin, never min_speedup."""
+) -> Claim:
+    """Where a decision interval puts compiled against eager: FASTER (low ≥ min_speedup), SLOWER
+    (high < 1), SAME (`equivalent`: within [1/margin, margin], no difference that matters), BELOW
+    (faster than eager but wholly below min_speedup, a difference that matters: only where
+    min_speedup exceeds the margin), or UNDECIDED (the interval straddles a threshold). The band is
+    the equivalence margin, never min_speedup."""
     if not ci or ci[0] is None or ci[1] is None:
-        return "undecided"
+        return Claim.UNDECIDED
     lo, hi = ci
     if faster_than_eager(lo, min_speedup):
-        return "faster"
+        return Claim.FASTER
     if slower_than_eager(hi):
-        return "slower"
+        return Claim.SLOWER
     if equivalent(ci, margin):
-        return "same"
+        return Claim.SAME
     if lo >= 1 and hi < min_speedup:
-        return "below"
-    return "undecided"
+        return Claim.BELOW
+    return Claim.UNDECIDED
 
 
 def equivalent(ci: Sequence[float] | None, margin: float = EQUIVALENCE_MARGIN) -> bool:
@@ -122,88 +144,149 @@ def answers(ci: Sequence[float] | None, threshold: float) -> bool:
     return bool(ci) and ci[0] is not None and (ci[0] >= threshold or ci[1] < threshold)
 
 
-def regime_claim(group: dict, min_speedup: float, margin: float = EQUIVALENCE_MARGIN) -> str:
-    """One regime's `claim` ('undecided' where its interval decides nothing)."""
-    return (
-        claim(group.get("speedup_ci"), min_speedup, margin)
-        if group.get("decided", True)
-        else "undecided"
-    )
+def regime_claim(group: Regime, min_speedup: float, margin: float = EQUIVALENCE_MARGIN) -> Claim:
+    """One regime's `claim` on its own decision interval (UNDECIDED where the regime has too few
+    processes of its own to decide: `regime_reading` says what its processes read)."""
+    group = Regime.of(group)
+    if not group.is_decided:
+        return Claim.UNDECIDED
+    return claim(group.speedup_ci, min_speedup, margin)
+
+
+def regime_reading(group: Regime, min_speedup: float, margin: float = EQUIVALENCE_MARGIN) -> Claim:
+    """The side a regime reads: its `regime_claim` where it decides; where it has one process of
+    its own, the side that process's own paired interval lies on (FASTER or SLOWER; UNDECIDED for
+    anything else: its own interval does not cover the spread between processes, so it shows a
+    side or nothing, never "the same")."""
+    group = Regime.of(group)
+    if group.is_decided:
+        return regime_claim(group, min_speedup, margin)
+    own = claim(group.speedup_ci, min_speedup, margin)
+    return own if own.sided else Claim.UNDECIDED
 
 
 def overall_claim(
     ci: Sequence[float] | None,
-    regimes: list[dict] | None,
+    regimes: Sequence[Regime] | None,
     undecided_why: str | None,
     min_speedup: float,
     margin: float = EQUIVALENCE_MARGIN,
-) -> str:
-    """The headline's claim: in every allocator regime when the processes fell in two (a claim
-    only where all regimes agree), 'undecided' when the processes cannot decide."""
+) -> Claim:
+    """The headline's claim; UNDECIDED when the processes cannot decide (`undecided_why`). When
+    they fell in allocator regimes, the side every regime reads (`regime_reading`: a regime of one
+    process by its own interval), provided one regime at least decides on its own processes and
+    the headline's interval decides the same (`claim`); regimes that read different sides, or none,
+    are UNDECIDED. The recipe case: six processes at 1.44-3.08x, the page-faulting regime's interval
+    1.22-3.67, the one process that did not fault 1.45x (its own 1.42-1.47): faster in both."""
     if undecided_why:
-        return "undecided"
-    if regimes:
-        claims = {regime_claim(g, min_speedup, margin) for g in regimes}
-        return claims.pop() if len(claims) == 1 else "undecided"
-    return claim(ci, min_speedup, margin)
+        return Claim.UNDECIDED
+    whole = claim(ci, min_speedup, margin)
+    if not regimes:
+        return whole
+    typed = [Regime.of(g) for g in regimes]
+    readings = {regime_reading(g, min_speedup, margin) for g in typed}
+    decides = any(g.is_decided for g in typed)
+    return whole if decides and readings == {whole} else Claim.UNDECIDED
+
+
+def lone_regimes_text(regimes: Sequence[Regime] | None) -> str:
+    """'one process in the not page-faulting regime (third): a regime is decided on at least 2 of
+    its own processes, never on another regime's spread' for the regimes too small to decide on
+    their own ('' when none)."""
+    lone = [Regime.of(g) for g in regimes or []]
+    lone = [g for g in lone if not g.is_decided]
+    if not lone:
+        return ""
+    return (
+        "; ".join(f"one process in the {g.regime} regime ({', '.join(g.processes)})" for g in lone)
+        + f": a regime is decided on at least {MIN_PER_REGIME} of its own processes, never on "
+        "another regime's spread"
+    )
 
 
 def combine(processes: list[tuple[str, str, dict]], seq: dict | None = None) -> dict[str, Any]:
-    """The across-process figures from (name, env, timing result) of each timed process:
-    `speedup`, `speedup_ci` (the decision interval), `prediction_interval`, `processes`,
-    `regimes` (when they differ), `spread`, `sequence`, `across_method`, `ci_method`."""
+    """The across-process figures from (name, env, timing result) of each timed process, as the
+    runtime section's JSON: `speedup`, `speedup_ci` (the decision interval), `prediction_interval`,
+    `processes`, `regimes` (when they differ), `spread`, `sequence`, `across_method`,
+    `ci_method`."""
     rows = [row(n, e, r) for n, e, r in processes if r.get("speedup") and r.get("speedup_ci")]
-    counted = classify(rows) or [r for r in rows if not r.get("probe")] or rows
-    speeds = [r["speedup"] for r in counted]
+    counted = classify(rows) or [r for r in rows if not r.probe] or rows
+    speeds = [r.speedup for r in counted]
     level = (seq or {}).get("level") or 0.95
     out: dict[str, Any] = {"processes": rows, "spread": [min(speeds), max(speeds)]}
     why: list[str] = []  # why the processes cannot decide, whatever the interval says
     load = under_load(counted)
     if load:
         out["load"] = load
-        if load["sustained"]:
-            why.append(load["text"])
-    by: dict[str | None, list[dict]] = {}
+        if load.sustained:
+            why.append(load.text)
+    by: dict[str | None, list[ProcessRow]] = {}
     if len(counted) == 1:
-        out["speedup"], out["speedup_ci"] = speeds[0], list(counted[0]["speedup_ci"])
+        out["speedup"], out["speedup_ci"] = speeds[0], list(counted[0].speedup_ci)
     else:
         by = by_regime(counted)
-        cis = regime_intervals(by, level)
-        out["speedup"] = stats.geometric_mean(speeds)
-        if len(by) > 1:
-            out["regimes"] = regime_figures(by, cis)
-        # a group that cannot be decided shows its processes' own intervals, and decides nothing
-        shown = [ci or own_envelope(by[g]) for g, ci in cis.items()]
-        out["speedup_ci"] = [min(c[0] for c in shown), max(c[1] for c in shown)]
-        lone = [(g, rs) for g, rs in by.items() if cis[g] is None]
-        if lone:
-            why.append(
-                "; ".join(f"one process in the {g} regime ({rs[0]['process']})" for g, rs in lone)
-                + f": a regime is decided on at least {MIN_PER_REGIME} of its own processes, "
-                "never on another regime's spread"
-            )
-        found = [
-            {"regime": g if len(by) > 1 else None, "modes": m}
-            for g, rs in by.items()
-            if (m := modes(rs))
-        ]
-        if found:
-            out["modes"] = found
-        _, lo, hi = stats.prediction_interval(speeds)
-        # another run may land where a seen one did, with its own noise, and anywhere the typical
-        # speedup may be
-        out["prediction_interval"] = [
-            min(lo, out["speedup_ci"][0], *(r["speedup_ci"][0] for r in counted)),
-            max(hi, out["speedup_ci"][1], *(r["speedup_ci"][1] for r in counted)),
-        ]
+        out.update(_across(by, counted, level))
+        regs: list[Regime] = out.get("regimes") or []
+        if regs and not any(g.is_decided for g in regs):  # no regime decides on its own
+            why.append(lone_regimes_text(regs))
     if why:
         out["undecided_why"] = "; ".join(why)
     if len(counted) > 1:  # the level the decision interval was taken at (Pocock's, per look)
         out["ci_level"] = level
     if seq:
-        out["sequence"] = dict(seq, counted=len(counted))
-    out["across_method"] = _method(rows, counted, bool(out.get("regimes")), seq)
-    out["ci_method"] = (
+        out["sequence"] = SequenceRecord.from_dict(dict(seq, counted=len(counted)))
+    out["across_method"] = _method(rows, counted, out.get("regimes"), seq)
+    out["ci_method"] = _ci_method(out, by, counted, level, seq)
+    return {k: _json(v) for k, v in out.items()}
+
+
+def _json(value: Any) -> Any:
+    """A record (or a list of them) as its JSON; anything else as it is."""
+    if isinstance(value, list):
+        return [_json(v) for v in value]
+    return value.to_dict() if isinstance(value, Row) else value
+
+
+def _across(
+    by: dict[str | None, list[ProcessRow]], counted: list[ProcessRow], level: float
+) -> dict[str, Any]:
+    """Two or more processes: the geometric-mean speedup, the decision interval (the envelope of
+    the regimes' own; a regime too small to decide shows its processes' own intervals), the
+    regimes when they differ, two modes within a regime, the prediction interval."""
+    speeds = [r.speedup for r in counted]
+    cis = regime_intervals(by, level)
+    out: dict[str, Any] = {"speedup": stats.geometric_mean(speeds)}
+    if len(by) > 1:
+        out["regimes"] = regime_figures(by, cis)
+    shown = [ci or own_envelope(by[g]) for g, ci in cis.items()]
+    out["speedup_ci"] = [min(c[0] for c in shown), max(c[1] for c in shown)]
+    found = [
+        ModeRow(regime=g if len(by) > 1 else None, modes=m)
+        for g, rs in by.items()
+        if (m := modes(rs))
+    ]
+    if found:
+        out["modes"] = found
+    _, lo, hi = stats.prediction_interval(speeds)
+    # another run may land where a seen one did, with its own noise, and anywhere the typical
+    # speedup may be
+    out["prediction_interval"] = [
+        min(lo, out["speedup_ci"][0], *(r.speedup_ci[0] for r in counted)),
+        max(hi, out["speedup_ci"][1], *(r.speedup_ci[1] for r in counted)),
+    ]
+    return out
+
+
+def _ci_method(
+    out: dict[str, Any],
+    by: dict[str | None, list[ProcessRow]],
+    counted: list[ProcessRow],
+    level: float,
+    seq: dict | None,
+) -> str:
+    if len(counted) <= 1:
+        return "percentile bootstrap over one process's paired rounds, 1000 resamples"
+    return (
         f"{level:.1%} confidence interval of the typical (geometric-mean) speedup of {len(counted)} "
         f"processes (log scale, Student's t, {_df(by)} degree(s) of freedom, the normal quantile "
         "for the processes' own paired noise where that is wider"
@@ -219,13 +302,10 @@ def combine(processes: list[tuple[str, str, dict]], seq: dict | None = None) -> 
         )
         + ")"
         + (f"; {modes_text(out['modes'])}" if out.get("modes") else "")
-        if len(counted) > 1
-        else "percentile bootstrap over one process's paired rounds, 1000 resamples"
     )
-    return out
 
 
-def _df(by: dict[str | None, list[dict]]) -> int:
+def _df(by: dict[str | None, list[ProcessRow]]) -> int:
     """Degrees of freedom of the spread pooled within the groups of two or more processes."""
     own = [rs for rs in by.values() if len(rs) >= MIN_PER_REGIME]
     return sum(len(rs) for rs in own) - len(own)
@@ -239,41 +319,48 @@ def _looks_text(seq: dict) -> str:
     return ns[0] if len(ns) == 1 else ", ".join(ns[:-1]) + " and " + ns[-1]
 
 
-def _method(rows: list[dict], counted: list[dict], regimes: bool, seq: dict | None) -> str:
+def _method(
+    rows: list[ProcessRow],
+    counted: list[ProcessRow],
+    regimes: list[Regime] | None,
+    seq: dict | None,
+) -> str:
     n = len(counted)
     if n == 1:
         return (
-            f"one process ({counted[0]['process']}): the interval is that process's paired bootstrap "
+            f"one process ({counted[0].process}): the interval is that process's paired bootstrap "
             "and does not cover process-to-process spread (time several with --processes)"
         )
     text = (
-        f"{n} fresh processes decided on ({', '.join(r['process'] for r in counted)}), each timing "
+        f"{n} fresh processes decided on ({', '.join(r.process for r in counted)}), each timing "
         "paired rounds; the speedup is the geometric mean of their figures and the decision rests on "
         "its confidence interval; the prediction interval is what another run of your script may see"
     )
-    left = [r for r in rows if r not in counted]
-    for r in left:
-        text += f"; {r['process']} not decided on ({r.get('excluded') or r.get('probe')})"
+    for r in rows:
+        if not any(r is c for c in counted):
+            text += f"; {r.process} not decided on ({r.excluded or r.probe})"
     for r in counted:
-        if load_seen(r.get("load") or {}):
-            text += f"; load seen in the {r['process']} process: {units.load(r)}"
+        if load_seen(r.load):
+            text += f"; load seen in the {r.process} process: {units.load(r)}"
     load = under_load(counted)
     if load:
-        text += f"; {load['text']}"
+        text += f"; {load.text}"
     if regimes:
         text += (
             f"; the processes fell in two allocator regimes (a side taking ≥ {HEAVY_FAULTS_PER_CALL} "
             "minor page faults per call in one and not in another: glibc's heap history decides), "
             "each decided apart"
         )
+        lone = lone_regimes_text(regimes)
+        text += f"; {lone}" if lone else ""
     if seq:
         text += f"; {units.stopped(seq)}"
     return text
 
 
-def speedup_of(r: dict) -> float:
+def speedup_of(r: ProcessRow) -> float:
     """A process row's speedup: what --max-slowdown compares (`compare_processes`'s `value`)."""
-    return r["speedup"]
+    return ProcessRow.of(r).speedup
 
 
 @dataclass(frozen=True)
@@ -291,14 +378,14 @@ class Comparison:
     three: bool = True
 
 
-def _regimes_text(by: dict[str | None, list[dict]]) -> str:
+def _regimes_text(by: dict[str | None, list[ProcessRow]]) -> str:
     return ", ".join(f"{len(rs)} {g}" for g, rs in by.items())
 
 
 def compare_processes(
-    new: list[dict],
-    old: list[dict],
-    value: Callable[[dict], float],
+    new: list,
+    old: list,
+    value: Callable[[ProcessRow], float],
     pct: float,
     level: float,
     three: bool = True,
@@ -311,9 +398,10 @@ def compare_processes(
     or above it, inconclusive otherwise, and inconclusive (`left_out` says why) when no regime
     has enough processes on both sides: a changed regime mix is not a regression."""
     margin = 1 - pct / 100
+    new, old = [ProcessRow.of(r) for r in new], [ProcessRow.of(r) for r in old]
     bn, bo = by_regime(new), by_regime(old)
     if (len(bn) == 1 and len(bo) == 1 and bn.keys() == bo.keys()) or None in bn or None in bo:
-        groups: list[tuple[str | None, list[dict], list[dict]]] = [(None, new, old)]
+        groups: list[tuple[str | None, list[ProcessRow], list[ProcessRow]]] = [(None, new, old)]
         left_out = ""
     else:
         groups = [

@@ -34,12 +34,22 @@ from __future__ import annotations
 from typing import Sequence
 
 from ... import stats
-from .claims import ALPHA, EQUIVALENCE_MARGIN, answers, claim
-from .regimes import AS_LAUNCHED, FAULTING, by_regime, regime, regime_intervals, under_load
+from .claims import ALPHA, EQUIVALENCE_MARGIN, Claim, answers, claim
+from .regimes import (
+    AS_LAUNCHED,
+    COLD,
+    FAULTING,
+    WARM,
+    by_regime,
+    regime,
+    regime_intervals,
+    under_load,
+)
+from .rows import ProcessRow
 
 # the timing phase of each analysis process, and the name the report gives its process; the
 # timing-only processes' phase holds a list, one result per process (run/launcher.py)
-PROCESS_OF_PHASE = {"runtime": "cold", "runtime_warm": "warm"}
+PROCESS_OF_PHASE = {"runtime": COLD, "runtime_warm": WARM}
 EXTRA_PHASE = "runtime_extra"
 ORDINALS = ("third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh")
 
@@ -142,18 +152,17 @@ UNDECIDED_WHY = (
 )
 
 
-def replaces(rows: list[dict], replaced: set[str]) -> str | None:
+def replaces(rows: list[ProcessRow], replaced: set[str]) -> str | None:
     """The name of an excluded process (in `rows`) that no process has replaced yet (`replaced`)."""
-    return next(
-        (r["process"] for r in rows if r.get("excluded") and r["process"] not in replaced), None
-    )
+    return next((r.process for r in rows if r.excluded and r.process not in replaced), None)
 
 
 def replacement_why(name: str) -> str:
-    """Why a timing-only process runs in place of an excluded one."""
+    """Why a timing-only process runs in place of an excluded one (disturbed by load, or an
+    analysis process that timed the call unlike the timing-only ones: its row says which)."""
     return (
         f"one more fresh process, as a plain script runs the call: it replaces the {name} process, "
-        "excluded as disturbed"
+        "left out of the headline (its row says why)"
     )
 
 
@@ -173,15 +182,15 @@ def _in_play(
     if reach is None:
         return True
     now = claim(ci, min_speedup, margin)
-    if now not in ("faster", "slower"):
+    if not now.sided:
         then = claim(reach, min_speedup, margin)
-        if then != "undecided" and then != now:
+        if then != Claim.UNDECIDED and then != now:
             return True
     return any(not answers(ci, t) and answers(reach, t) for t in speedups)
 
 
 def decided(
-    rows: list[dict],
+    rows: list[ProcessRow],
     speedups: Sequence[float],
     min_speedup: float,
     level: float,
@@ -195,16 +204,16 @@ def decided(
     cis = regime_intervals(by, level) if len(rows) >= 2 else {}
     if not cis or any(ci is None for ci in cis.values()):
         return False
-    if (under_load(rows) or {}).get("sustained"):
+    if (load := under_load(rows)) and load.sustained:
         return False
     return all(
-        claim(ci, min_speedup, margin) != "undecided" and all(answers(ci, t) for t in speedups)
+        claim(ci, min_speedup, margin) != Claim.UNDECIDED and all(answers(ci, t) for t in speedups)
         for ci in cis.values()
     )
 
 
 def progress(
-    rows: list[dict],
+    rows: list[ProcessRow],
     speedups: Sequence[float],
     min_speedup: float,
     level: float,
@@ -226,7 +235,7 @@ def progress(
     cis = regime_intervals(by, level) if len(rows) >= 2 else {}
     if not cis or any(ci is None for ci in cis.values()):
         return "more"
-    if (under_load(rows) or {}).get("sustained"):
+    if (load := under_load(rows)) and load.sustained:
         return "more"
     answered = decided(rows, speedups, min_speedup, level, margin)
     left = cap - len(rows)

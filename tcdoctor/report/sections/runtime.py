@@ -4,11 +4,12 @@ processes; `vs_eager`, the row speed text every timed row (strategies, remedies)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from ... import units
 from ..processes import claims
+from ..processes.claims import Claim
 from ..processes.regimes import least_favourable
+from ..processes.rows import Load, ModeRow, ProcessRow, Regime, Sequence
 from ..record import Record
 from ..rules import (
     ACROSS_WORDS,
@@ -87,27 +88,33 @@ class Runtime(Record):
     budget_s: float | None = None
     calls_per_sample: int | None = None
     samples_per_round: int | None = None
-    processes: list[dict] | None = None
-    regimes: list[dict] | None = None
+    processes: list[ProcessRow] | None = None
+    regimes: list[Regime] | None = None
     spread: list[float] | None = None
     across_method: str | None = None
     # what another run of the script may see (nothing decides on it); `speedup_ci` decides
     prediction_interval: list[float] | None = None
     # how many processes timed and why they stopped (processes.sequential.progress, run/launcher.py)
-    sequence: dict[str, Any] | None = None
+    sequence: Sequence | None = None
     undecided_why: str | None = None  # why the processes cannot decide, whatever the interval
-    # the load on the processes decided on, per pair (processes.regimes.under_load): loaded_pairs,
-    # pairs, processes_loaded, processes, sustained, text ("timed under load: N of M pairs loaded")
-    load: dict[str, Any] | None = None
-    # two modes within a regime (processes.regimes.modes): [{"regime", "modes": [{processes,
-    # speedup}, …]}]
-    modes: list[dict] | None = None
+    # the load on the processes decided on, per pair (processes.regimes.under_load)
+    load: Load | None = None
+    # two modes within a regime (processes.regimes.modes)
+    modes: list[ModeRow] | None = None
     warmup_calls: int | None = None
     wall_s: float | None = None
     recompiles_during_timing: int | None = None
     still_compiling: bool | None = None
     raw: dict[str, list[float]] | None = None
     not_measured: str | None = None
+
+    def __post_init__(self) -> None:
+        """The lists of records that may be absent (None) are read typed here (Record reads a
+        `list[X]` field, not an optional one)."""
+        for name, cls in (("processes", ProcessRow), ("regimes", Regime), ("modes", ModeRow)):
+            value = getattr(self, name)
+            if value is not None:
+                setattr(self, name, [cls.of(v) for v in value])
 
     @property
     def ci_low(self) -> float | None:
@@ -118,12 +125,12 @@ class Runtime(Record):
         return ci_bounds(self.speedup_ci)[1]
 
     def significantly_faster(self, rules: dict) -> bool:
-        return self.claim(rules) == "faster"
+        return self.claim(rules) == Claim.FASTER
 
-    def claim(self, rules: dict) -> str:
-        """faster / slower / same / below / undecided, from the decision interval (in every
-        allocator regime when the processes fell in two: processes.claims.claim; "same" within
-        RULES' equivalence_margin)."""
+    def claim(self, rules: dict) -> Claim:
+        """faster / slower / same / below / undecided, from the decision interval (every allocator
+        regime reading the same side when the processes fell in two: processes.claims
+        .overall_claim; "same" within RULES' equivalence_margin)."""
         return claims.overall_claim(
             self.speedup_ci,
             self.regimes,
@@ -139,8 +146,8 @@ class Runtime(Record):
         worst = least_favourable(self.processes or [])
         if worst is None:
             return self.eager.median_s, self.compiled.median_s
-        return worst["eager_median_s"], worst["compiled_median_s"]
+        return worst.eager_median_s, worst.compiled_median_s
 
     @property
     def significantly_slower(self) -> bool:
-        return self.claim({"min_speedup": 1.0}) == "slower"
+        return self.claim({"min_speedup": 1.0}) == Claim.SLOWER

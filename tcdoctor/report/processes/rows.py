@@ -1,0 +1,191 @@
+"""The typed records of the across-process speedup (report/processes/): one process's row
+(`ProcessRow`), an allocator regime's figures (`Regime`), two modes within a regime (`ModeRow`, each
+side a `Mode`), how many processes timed and why they stopped (`Sequence`), and the load on the
+processes decided on (`Load`). `Runtime` (report/sections/runtime.py) holds them; the JSON is the
+one these dicts had (each field named as its key, in the same order; a key written only when set is
+in OMIT_NONE, so a saved report reads back and writes out unchanged).
+
+Readers outside this package (units.py, render/, verdict/, checks/) still index some of them as the
+dicts they were (`row["speedup"]`, `row.get("excluded")`, `dict(row)`): `Row` keeps that working
+while they move to attributes; code here reads attributes. A row that arrives as a dict (a
+baseline's processes sent to the timing loop as JSON, a hand-built test row) becomes typed once, at
+the function that takes it (`ProcessRow.of`).
+
+Torch-free: assembled in the parent, re-read by `tcdoctor report`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping, TypeVar
+
+from ..record import Record
+
+R = TypeVar("R", bound="Row")
+
+
+@functools.lru_cache(maxsize=None)
+def _names(cls: type) -> frozenset[str]:
+    return frozenset(f.name for f in dataclasses.fields(cls) if f.name != "extra")
+
+
+class Row(Record):
+    """A Record that can also be read as the dict it was written as (read-only): `row[key]` (a
+    field, else a key kept in `extra`), `row.get(key, default)` (default where unset), `key in row`
+    (set), `dict(row)` (its JSON)."""
+
+    @classmethod
+    def of(cls: type[R], value: R | Mapping[str, Any]) -> R:
+        """`value` typed: itself when it is one already, else read from its dict."""
+        return value if isinstance(value, cls) else cls.from_dict(dict(value))
+
+    def __getitem__(self, key: str) -> Any:
+        if key in _names(type(self)):
+            return getattr(self, key)
+        return self.extra[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            value = self[key]
+        except KeyError:
+            return default
+        return default if value is None else value
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    def keys(self) -> Any:
+        return self.to_dict().keys()
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to a row of its class with the same JSON, or to the dict of that JSON (a row sent
+        as JSON and read back as a dict: a baseline's processes in a child's spec)."""
+        if isinstance(other, Row):
+            return type(other) is type(self) and other.to_dict() == self.to_dict()
+        if isinstance(other, Mapping):
+            return dict(other) == self.to_dict()
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dict it was
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+
+@dataclass(eq=False)
+class ProcessRow(Row):
+    """One timed process's figures (regimes.row): its paired speedup and interval, each side's
+    median, minor faults per call, allocator regime and load; `why` it ran (a timing-only process),
+    `probe` (an environment the user did not launch: never decided on) and `excluded` (left out of
+    the headline, with the reason: disturbed by load, or an analysis process that times the call
+    unlike the timing-only processes)."""
+
+    OMIT_NONE = ("why", "load", "probe", "excluded")
+
+    process: str | None = None
+    env: str | None = None
+    speedup: float | None = None
+    speedup_ci: list[float] | None = None
+    eager_median_s: float | None = None
+    compiled_median_s: float | None = None
+    eager_faults_per_call: float | None = None
+    compiled_faults_per_call: float | None = None
+    regime: str | None = None
+    samples: int | None = None
+    why: str | None = None
+    load: dict[str, Any] | None = None  # the process's own timing load (probes/timing.py)
+    probe: str | None = None
+    excluded: str | None = None
+
+
+@dataclass(eq=False)
+class Mode(Row):
+    """One side of a gap between neighbouring processes' speedups (regimes.modes)."""
+
+    processes: list[str] = field(default_factory=list)
+    speedup: float | None = None
+
+
+@dataclass(eq=False)
+class ModeRow(Row):
+    """Two modes found among the processes of one allocator regime (None: the processes fell in one)."""
+
+    regime: str | None = None
+    modes: list[Mode] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Regime(Row):
+    """One allocator regime's processes and figures (regimes.regime_figures): `decided` False where
+    its interval is only its processes' own (fewer than MIN_PER_REGIME processes of its own)."""
+
+    OMIT_NONE = ("decided", "modes")
+
+    regime: str | None = None
+    processes: list[str] = field(default_factory=list)
+    speedup: float | None = None
+    speedup_ci: list[float] | None = None
+    decided: bool | None = None
+    eager_faults_per_call: float | None = None
+    compiled_faults_per_call: float | None = None
+    modes: list[Mode] | None = None
+
+    def __post_init__(self) -> None:
+        if self.modes is not None:  # a list field that may be absent: read typed here
+            self.modes = [Mode.of(m) for m in self.modes]
+
+    @property
+    def is_decided(self) -> bool:
+        """Decided on its own processes (a report written before `decided` existed: yes)."""
+        return self.decided is not False
+
+
+@dataclass(eq=False)
+class Sequence(Row):
+    """How the launcher chose the number of processes (sequential.progress, experiments/plan.py):
+    the cap, the looks it allows and their level, the thresholds and questions in play, the
+    equivalence margin, how many timed, why they stopped, the counts looked at, how many counted."""
+
+    OMIT_NONE = (
+        "cap",
+        "looks",
+        "level",
+        "thresholds",
+        "questions",
+        "margin",
+        "timed",
+        "stopped",
+        "looks_at",
+        "counted",
+    )
+
+    cap: int | None = None
+    looks: int | None = None
+    level: float | None = None
+    thresholds: list[float] | None = None
+    questions: list[str] | None = None
+    margin: float | None = None
+    timed: int | None = None
+    stopped: str | None = None
+    looks_at: list[int] | None = None
+    counted: int | None = None
+
+
+@dataclass(eq=False)
+class Load(Row):
+    """The load on the processes decided on, per pair (regimes.under_load): kept pairs still
+    loaded, of how many; processes with most pairs loaded, of how many; sustained (every process
+    loaded: the figures are not a quiet machine's); the text the report shows. Where no counted
+    pair was loaded the runtime section keeps the cold process's own timing load instead
+    (probes/timing.py's keys, kept in `extra`: the same JSON, its typed key first)."""
+
+    OMIT_NONE = ("loaded_pairs", "pairs", "processes_loaded", "processes", "sustained", "text")
+
+    loaded_pairs: int | None = None
+    pairs: int | None = None
+    processes_loaded: int | None = None
+    processes: int | None = None
+    sustained: bool | None = None
+    text: str | None = None
