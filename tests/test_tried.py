@@ -10,10 +10,12 @@ from conftest import CHEAP, ONE_PROCESS, sample
 import tcdoctor
 from tcdoctor.experiments import fixes
 from tcdoctor.experiments.specs import FixSpec, StanceFix
+from tcdoctor.outcomes import FixOutcome
 from tcdoctor.probes import break_cost
 from tcdoctor.report import break_gain
+from tcdoctor.report import rules as report_rules
 from tcdoctor.report.model import Report
-from tcdoctor.report.sections import StrategyRow
+from tcdoctor.report.sections import FixRow, StrategyRow
 from tcdoctor.verdict import tried
 
 
@@ -209,6 +211,24 @@ def test_a_tried_fix_replaces_the_bound_with_what_it_measured():
 )
 def test_outcome_words_match_the_figures(before, after, outcome):
     assert fixes.outcome(before, after, None)[0] == outcome
+
+
+def test_an_outcome_is_a_fix_outcome_member_written_to_json_as_its_word():
+    """The words that drive logic are FixOutcome members (outcomes.py); the JSON keeps the words,
+    and a saved row's plain string compares equal to its member (a report loads unchanged)."""
+    before = {"graph_breaks": 1, "speedup_ci": [0.5, 0.6]}
+    judged = fixes.outcome(before, {"graph_breaks": 0, "speedup_ci": [0.8, 0.9]}, None)
+    assert isinstance(judged.word, FixOutcome) and judged.word is FixOutcome.HELPS
+    assert json.dumps({"outcome": judged.word}) == '{"outcome": "helps"}'
+    saved = FixRow.from_dict(json.loads(json.dumps({"outcome": judged.word})))
+    assert type(saved.outcome) is str and saved.outcome == FixOutcome.HELPS
+    assert {str(w) for w in FixOutcome} >= {
+        "helps", "no effect", "removes the break, no speed gain", "fails verification"
+    }  # fmt: skip
+    assert report_rules.apart([2, 3], [0, 1]) is report_rules.Side.ABOVE
+    assert (
+        report_rules.apart([0, 1], [2, 3]) == "below" and report_rules.apart([0, 2], [1, 3]) is None
+    )
 
 
 def test_a_patchs_not_slower_check_reads_the_speed_change_never_the_words():

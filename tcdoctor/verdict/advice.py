@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .. import units
-from ..outcomes import Decision
+from ..outcomes import Decision, FixOutcome
 from ..report.sections import (
     Advice,
     FixRow,
@@ -286,7 +286,7 @@ def advise_guards(fig: Figures, rules: dict) -> list[Advice]:
     if stance is not None:
         skip = f"skipping guard checks was {_tried_text(stance)}" + (
             ": apply it once all shapes are warmed up (unsafe if inputs change)"
-            if stance.outcome == "helps"
+            if stance.outcome == FixOutcome.HELPS
             else ""
         )
     else:

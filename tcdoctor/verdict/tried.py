@@ -27,6 +27,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from .. import stats
+from ..outcomes import FixOutcome
 from ..report.processes.regimes import decided_on
 from ..report.rules import row_decision_interval
 from ..report.sections import Ablation, Advice, FixRow, StrategyRow
@@ -124,11 +125,11 @@ def from_strategies(report: Report) -> list[FixRow]:
         fewer = r.recompiles < base.recompiles
         wins, trade_text = trade(r, base, dict(RULES)) if r.shapes and base.shapes else (fewer, "")
         outcome = (
-            "helps"
+            FixOutcome.HELPS
             if wins and not r.limit_hit
-            else "fewer recompiles, no overall gain"
+            else FixOutcome.FEWER_RECOMPILES
             if fewer and not r.limit_hit
-            else "no effect"
+            else FixOutcome.NO_EFFECT
         )
         out.append(
             FixRow(
@@ -163,7 +164,7 @@ def from_strategies(report: Report) -> list[FixRow]:
                 addresses=["graph breaks"],
                 before={},
                 after={"expected_gain_s_per_forward": rec.get("expected_gain_s_per_forward")},
-                outcome="helps" if picked else "no effect",
+                outcome=FixOutcome.HELPS if picked else FixOutcome.NO_EFFECT,
                 why=rec.get("text") or "",
                 source="strategies.regions",
             )
