@@ -269,6 +269,31 @@ def test_a_slower_layer_is_named_first():
     assert "backend='aot_eager'" in tried.ablation_layer(report, rows).layer
 
 
+def test_a_layer_below_that_cannot_tell_is_named_with_the_slower_one_and_no_graph_is_dynamos():
+    """The held-out beam search: backend='eager' 1.03× (0.78–1.32) cannot tell, 'aot_eager' 0.92×
+    (0.90–0.94) is slower: the loss may start in Dynamo; and with no graph compiled no backend ran
+    at all, so it is Dynamo's whatever the rows say."""
+    data = {
+        "options": {"backend": "inductor"},
+        "runtime": {"speedup": 0.92, "speedup_ci": [0.87, 0.97]},
+        "numerics": {"passed": True},
+        "graphs": {"count": 1},
+    }
+    rows = [
+        StrategyRow(backend="eager", speedup=1.03, speedup_ci=[0.78, 1.32]),
+        StrategyRow(backend="aot_eager", speedup=0.92, speedup_ci=[0.90, 0.94]),
+    ]
+    layer = tried.ablation_layer(Report.from_dict(data), rows).layer
+    assert layer.startswith(
+        "already 0.92× with backend='aot_eager' (backend='eager' cannot tell: 0.78–1.32×): the "
+        "loss comes from Dynamo"
+    )
+    assert layer.endswith("or AOTAutograd (its runtime wrappers, functionalization)")
+    data["graphs"] = {"count": 0}
+    layer = tried.ablation_layer(Report.from_dict(data), rows).layer
+    assert layer.startswith("nothing was compiled") and "AOTAutograd" not in layer
+
+
 class _Opts:
     fixes, backend = True, "inductor"
 
