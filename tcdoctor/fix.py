@@ -30,6 +30,7 @@ from typing import Sequence
 
 from .errors import UsageError
 from .experiments import rewrite
+from .outcomes import FixAction
 from .render.patches import diff_of
 from .report.model import Report
 from .report.sections import FixRow
@@ -43,7 +44,7 @@ class Outcome:
     path: str
     rule: str
     safety: str
-    action: str  # "written" | "shown" | "refused"
+    action: FixAction
     why: str = ""
 
 
@@ -102,24 +103,28 @@ def apply(
         assert p is not None
         path, rule, safety = _file_of(row), str(p.rule), str(p.safety)
         if not write:
-            out.append(Outcome(path, rule, safety, "shown"))
+            out.append(Outcome(path, rule, safety, FixAction.SHOWN))
             continue
         if safety != "safe" and not unsafe:
-            out.append(Outcome(path, rule, safety, "refused", "unsafe: pass --unsafe to write it"))
+            out.append(
+                Outcome(path, rule, safety, FixAction.REFUSED, "unsafe: pass --unsafe to write it")
+            )
             continue
         why = _refusal(row, path)
         if why:
-            out.append(Outcome(path, rule, safety, "refused", why))
+            out.append(Outcome(path, rule, safety, FixAction.REFUSED, why))
             continue
         with open(path, "rb") as fh:
             patched = _replan(row, fh.read().decode("utf-8"))
         if patched is None:
             out.append(
-                Outcome(path, rule, safety, "refused", "the rewrite no longer gives the diff")
+                Outcome(
+                    path, rule, safety, FixAction.REFUSED, "the rewrite no longer gives the diff"
+                )
             )
             continue
         write_in_place(path, patched.encode("utf-8"))
-        out.append(Outcome(path, rule, safety, "written"))
+        out.append(Outcome(path, rule, safety, FixAction.WRITTEN))
     return out
 
 
@@ -176,7 +181,7 @@ def suppressed(report: Report) -> list[str]:
 def exit_code(outcomes: Sequence[Outcome]) -> int:
     """ruff's: 1 when a change is shown (`--diff`) or a chosen patch was left unwritten
     (`--apply`), 0 when nothing is left to change."""
-    return 1 if any(o.action in ("shown", "refused") for o in outcomes) else 0
+    return 1 if any(o.action in (FixAction.SHOWN, FixAction.REFUSED) for o in outcomes) else 0
 
 
 def require_patches(report: Report) -> None:

@@ -1,4 +1,5 @@
-"""The words a judgement ends in, as string enums: the verdict's `Decision` and a check's `Status`.
+"""The words a judgement ends in, as string enums: the verdict's `Decision`, a check's `Status`, a
+tried fix's `FixOutcome` and what `tcdoctor fix` did with a patch (`FixAction`).
 
 Each is a `StrEnum`: a member is its string (`Decision.COMPILE == "compile"`), so the JSON keeps the
 same values (json writes a member as its value) and a saved report, whose values load back as
@@ -41,3 +42,34 @@ class Status(StrEnum):
     FAIL = "FAIL"
     INCONCLUSIVE = "INCONCLUSIVE"
     ERROR = "ERROR"  # not judged: a tool or input problem, never a verdict on the model
+
+
+class FixOutcome(StrEnum):
+    """How a tried fix came out (`FixRow.outcome` in the report): made by experiments/fixes.py
+    (`outcome`, `run`), experiments/patches.py (a source patch) and verdict/tried.py (the shape and
+    region rows read off the strategy tables); read by the verdict and the advice. Only HELPS earns
+    a fix the headline may apply; every other word says what the fix did instead."""
+
+    HELPS = "helps"  # significantly faster with it (or, for a numerics fix, numerics pass)
+    NO_EFFECT = "no effect"
+    WITHIN_THE_NOISE = "within the noise"  # apart in its own process, not across processes
+    SLOWER = "slower"
+    BREAKS_NUMERICS = "breaks numerics"
+    ADDS_BREAKS = "adds graph breaks"
+    MULTIPLIES_BREAKS = "multiplies graph breaks"  # at least twice as many
+    REMOVES_BREAK_NO_GAIN = "removes the break, no speed gain"
+    REMOVES_BREAK_SLOWER = "removes the break, slower"
+    REMOVES_BREAKS_NO_GAIN = "removes breaks, no speed gain"
+    REMOVES_BREAKS_SLOWER = "removes breaks, slower"
+    FEWER_RECOMPILES = "fewer recompiles, no overall gain"  # a shape setting (tried.py)
+    FAILS = "fails"  # applying or measuring it raised
+    FAILS_VERIFICATION = "fails verification"  # a source patch whose proof failed a check
+    NO_MECHANICAL_PATCH = "no mechanical patch"  # a source patch no rule could plan
+
+
+class FixAction(StrEnum):
+    """What `tcdoctor fix` did with one verified patch (fix.py `Outcome.action`)."""
+
+    WRITTEN = "written"
+    SHOWN = "shown"
+    REFUSED = "refused"

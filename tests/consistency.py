@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from tcdoctor.report.compile_joins import frame_time
 from tcdoctor.report.model import Report
-from tcdoctor.verdict.decision import best_way
+from tcdoctor.verdict.break_fix import UNFIT_HINTS
+from tcdoctor.verdict.decision import best_way, can_fix
 from tcdoctor.verdict.figures import Figures
 from tcdoctor.verdict.thresholds import RULES
 
@@ -28,10 +29,18 @@ def contradictions(report: Report) -> list[str]:
         if ci and p.get("speedup") is not None and not ci[0] <= p["speedup"] <= ci[1]:
             out.append(f"the headline interval {ci} leaves out the {p['process']} process's figure")
     if v.decision == "compile-after-fixes":
-        bounded = [f for f in mine if f.gain_source == "bound" and f.gain_s_per_call]
-        eager_parts = fig.significantly_faster(rules) and (fig.skipped or fig.limit_hit)
+        # a bounded gain or an eager part counts only where tcdoctor names a fix for its break
+        fixable = [f for f in mine if can_fix(fig, f)]
+        bounded = [f for f in fixable if f.gain_source == "bound" and f.gain_s_per_call]
+        skipped = [f for f in fixable if f.frame_skipped] or (not mine and fig.skipped)
+        eager_parts = fig.significantly_faster(rules) and (skipped or fig.limit_hit)
         if not (faster_fixes or bounded or eager_parts):
-            out.append("'after fixes' with no tried fix that pays, no bounded gain, no eager part")
+            out.append(
+                "'after fixes' with no tried fix that pays, no bounded gain of a break "
+                "with a fix, no eager part a fix addresses"
+            )
+        if report.graphs.count == 0 and not (faster_fixes or bounded):
+            out.append("'after fixes' with nothing compiled and no fix that would compile it")
     if v.decision == "dont-compile" and not failed and fig.speedup is not None:
         if faster_fixes:
             out.append(f"'don't compile' although tried {faster_fixes[0].fix} is faster than eager")
@@ -56,6 +65,12 @@ def contradictions(report: Report) -> list[str]:
     for a in v.advice or []:
         if a.topic == "graph break" and "Fix:" in a.text and "Graph break inside" in a.text:
             out.append(f"an edit of code the user did not write: {a.text[:80]}")
+        for opening, _, _ in UNFIT_HINTS.values():
+            if a.topic == "graph break" and f"Fix: {opening}" in a.text:
+                out.append(f"a PyTorch hint that cannot apply given as the fix: {a.text[:80]}")
+    layer = report.ablation.layer if report.ablation else None
+    if layer and report.graphs.count == 0 and ("AOTAutograd" in layer or "kernels" in layer):
+        out.append(f"the ablation blames a backend although nothing was compiled: {layer[:80]}")
     for r in v.reasons:
         if "fixing them may gain more" in r and not mine and fig.break_findings:
             out.append("'fixing them may gain more' with no break in the user's code")

@@ -275,7 +275,8 @@ def _brk(gain: float) -> GraphBreak:
         {
             "id": "B1",
             "where": "lstm_lm.py:31",
-            "reason": "aten::lstm falls back to eager",
+            "reason": "Attempted to wrap RNN, GRU, or LSTM",  # the LSTM's break, as torch 2.13 logs it
+            "hints": ["Set torch._dynamo.config.allow_rnn=True to enable experimental support"],
             "origin": "user",
             "gain_s_per_call": gain,
             "gain_source": "bound",

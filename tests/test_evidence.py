@@ -1,6 +1,7 @@
 """The verdict follows the report's own evidence, on the kinds of model users brought (issue 19):
 an LSTM whose fix removes the break but not the loss, a `.item()` normaliser, a GPT-2 AMP training
-step written by its user, activation-checkpointed training. Cheap backends (the rules, not the
+step written by its user, activation-checkpointed training, a hand-written beam search whose break
+has no fix (issue 56 item 5). Cheap backends (the rules, not the
 kernels, are under test); `tests/consistency.py` holds the checks every report must pass."""
 
 from __future__ import annotations
@@ -9,13 +10,18 @@ import json
 import os
 
 import pytest
-from conftest import CHEAP, ROOT
+from conftest import CHEAP, NO_TIMING_PROCESSES, ROOT
 from consistency import contradictions
 
 from tcdoctor.report.model import Report
 
 REAL = os.path.join(ROOT, "tests", "targets", "real")
 FAST = (*CHEAP, "--json", "r.json")
+# CHEAP with the warm process, which profiles: the bound on what fixing a break gains
+PROFILED = (
+    "--threads", "1", "--backend", "aot_eager", "--budget", "0.3", *NO_TIMING_PROCESSES,
+    "--no-submodules", "--quiet",
+)  # fmt: skip
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
@@ -121,3 +127,26 @@ def test_tcdoctors_own_files_are_never_the_users_and_its_step_is_named():
     assert len(files) > 20 and not any(is_user_file(str(f)) for f in files)
     assert origin_of(str(pkg / "experiments" / "training.py")) == "step"
     assert origin_of(os.path.join(REAL, "lstm_lm.py")) == "user"
+
+
+def test_a_beam_search_whose_break_has_no_fix_is_dont_compile_with_the_rewrite_bound(
+    shared_analysis,
+):
+    """The held-out beam search (tests/targets/real/beam_search.py): `.tolist()` on float topk
+    scores drives a Python loop, Dynamo skips the whole forward and compiles no graph. No patch,
+    switch or named rewrite applies, and PyTorch's hint (an integer tensor) cannot: "don't compile
+    (yet)" with what a rewrite by hand could gain, never "after these fixes"."""
+    data, out = shared_analysis(os.path.join(REAL, "beam_search.py:build"), *PROFILED)
+    rep = Report.from_dict(data)
+    assert contradictions(rep) == [], rep.verdict.reasons
+    assert rep.graphs.count == 0 and rep.graph_breaks.skipped_frames == 1
+    (b,) = rep.graph_breaks.unique
+    assert b.reason == "Tensor.tolist() with non-integer tensor" and b.frame_skipped and b.users
+    assert b.gain_source == "bound" and b.gain_s_per_call is not None, b
+    assert rep.verdict.decision == "dont-compile", rep.verdict.reasons
+    assert "VERDICT: Don't compile it (yet)" in out
+    (line,) = [r for r in rep.verdict.reasons if r.startswith("No fix tcdoctor can name")]
+    assert "no mechanical patch" in line and "a rewrite by hand could gain up to" in line
+    assert any(r.startswith("Nothing was compiled") for r in rep.verdict.reasons)
+    (advice,) = [a.text for a in rep.verdict.advice if a.topic == "graph break"]
+    assert "Fix:" not in advice and "an integer tensor for `tolist()`, cannot apply" in advice

@@ -10,10 +10,12 @@ from conftest import CHEAP, ONE_PROCESS, sample
 import tcdoctor
 from tcdoctor.experiments import fixes
 from tcdoctor.experiments.specs import FixSpec, StanceFix
+from tcdoctor.outcomes import FixOutcome
 from tcdoctor.probes import break_cost
 from tcdoctor.report import break_gain
+from tcdoctor.report import rules as report_rules
 from tcdoctor.report.model import Report
-from tcdoctor.report.sections import StrategyRow
+from tcdoctor.report.sections import FixRow, StrategyRow
 from tcdoctor.verdict import tried
 
 
@@ -211,6 +213,24 @@ def test_outcome_words_match_the_figures(before, after, outcome):
     assert fixes.outcome(before, after, None)[0] == outcome
 
 
+def test_an_outcome_is_a_fix_outcome_member_written_to_json_as_its_word():
+    """The words that drive logic are FixOutcome members (outcomes.py); the JSON keeps the words,
+    and a saved row's plain string compares equal to its member (a report loads unchanged)."""
+    before = {"graph_breaks": 1, "speedup_ci": [0.5, 0.6]}
+    judged = fixes.outcome(before, {"graph_breaks": 0, "speedup_ci": [0.8, 0.9]}, None)
+    assert isinstance(judged.word, FixOutcome) and judged.word is FixOutcome.HELPS
+    assert json.dumps({"outcome": judged.word}) == '{"outcome": "helps"}'
+    saved = FixRow.from_dict(json.loads(json.dumps({"outcome": judged.word})))
+    assert type(saved.outcome) is str and saved.outcome == FixOutcome.HELPS
+    assert {str(w) for w in FixOutcome} >= {
+        "helps", "no effect", "removes the break, no speed gain", "fails verification"
+    }  # fmt: skip
+    assert report_rules.apart([2, 3], [0, 1]) is report_rules.Side.ABOVE
+    assert (
+        report_rules.apart([0, 1], [2, 3]) == "below" and report_rules.apart([0, 2], [1, 3]) is None
+    )
+
+
 def test_a_patchs_not_slower_check_reads_the_speed_change_never_the_words():
     """judge_patch: a patch that adds a break and is slower ("adds graph breaks", no "slower" in
     its words) fails "not slower"; a word that ends in ", slower" with no slower speed does not."""
@@ -247,6 +267,31 @@ def test_a_slower_layer_is_named_first():
     assert tried.ablation_layer(report, rows).layer.startswith("already 0.60× with backend='eager'")
     rows[0].speedup_ci = [0.98, 1.05]
     assert "backend='aot_eager'" in tried.ablation_layer(report, rows).layer
+
+
+def test_a_layer_below_that_cannot_tell_is_named_with_the_slower_one_and_no_graph_is_dynamos():
+    """The held-out beam search: backend='eager' 1.03× (0.78–1.32) cannot tell, 'aot_eager' 0.92×
+    (0.90–0.94) is slower: the loss may start in Dynamo; and with no graph compiled no backend ran
+    at all, so it is Dynamo's whatever the rows say."""
+    data = {
+        "options": {"backend": "inductor"},
+        "runtime": {"speedup": 0.92, "speedup_ci": [0.87, 0.97]},
+        "numerics": {"passed": True},
+        "graphs": {"count": 1},
+    }
+    rows = [
+        StrategyRow(backend="eager", speedup=1.03, speedup_ci=[0.78, 1.32]),
+        StrategyRow(backend="aot_eager", speedup=0.92, speedup_ci=[0.90, 0.94]),
+    ]
+    layer = tried.ablation_layer(Report.from_dict(data), rows).layer
+    assert layer.startswith(
+        "already 0.92× with backend='aot_eager' (backend='eager' cannot tell: 0.78–1.32×): the "
+        "loss comes from Dynamo"
+    )
+    assert layer.endswith("or AOTAutograd (its runtime wrappers, functionalization)")
+    data["graphs"] = {"count": 0}
+    layer = tried.ablation_layer(Report.from_dict(data), rows).layer
+    assert layer.startswith("nothing was compiled") and "AOTAutograd" not in layer
 
 
 class _Opts:

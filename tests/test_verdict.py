@@ -624,3 +624,146 @@ def test_speedups_are_written_by_units():
     assert FAST.speed_text == "1.52× (95% CI 1.49–1.56)"
     statuses = [units.numerics_status(p) for p in (True, False, None)]
     assert statuses == ["pass", "FAIL", "not measured"]
+
+
+# --- "after these fixes" only where there is a fix (issue 56 item 5) -----------------------------
+
+from tcdoctor.report.sections import FixRow, Patch  # noqa: E402
+from tcdoctor.verdict.break_fix import BreakFix, FixKind, NoFix, break_fix  # noqa: E402
+
+# The held-out beam search's break as the report records it: `.tolist()` on float topk scores in a
+# Python loop; Dynamo skips the whole forward. PyTorch's hint asks for an integer tensor.
+TOLIST = {
+    "id": "B1",
+    "reason": "Tensor.tolist() with non-integer tensor",
+    "file": "/u/beam.py",
+    "line": 35,
+    "code": "for v, i in zip(values.tolist(), indices.tolist()):",
+    "origin": "user",
+    "frame_skipped": True,
+    "skipped_frame": {"function": "Beam.forward", "file": "/u/beam.py", "line": 26, "entry": True},
+    "in_loop": True,
+    "hints": [
+        "Ensure the input tensor to `tolist()` is an integer type (e.g., int8, int16, int32, int64).",
+        "This graph break may have been caused by an earlier graph break. Resolving the earlier "
+        "graph break may resolve this one.",
+    ],
+    "gain_s_per_call": 390e-6,
+    "gain_source": "bound",
+}
+PLANNER = {  # the patch planner's row in fixes_not_tried for that break
+    "spec": {"kind": "fix", "fix": {"kind": "patch", "file": "/u/beam.py", "at_line": 35}},
+    "why": "no mechanical patch: the list from .tolist() at line 35 drives a Python loop: no "
+    "mechanical rewrite keeps the computation; rewrite it with tensor ops by hand",
+}
+# 0.92× (0.87–0.97) of 624 µs eager: compiled must lose 31.5–105.5 µs per call to be faster
+# (eager / each end, less eager / 1.02); the bound is 390 µs
+BEAM = Figures(
+    speedup=0.92,
+    ci_low=0.87,
+    ci_high=0.97,
+    eager_s=624e-6,
+    compiled_s=673e-6,
+    cold_s=0.05,
+    numerics_passed=True,
+    breaks=1,
+    skipped=1,
+    graphs=0,
+    break_findings=(GraphBreak.from_dict(TOLIST),),
+    fixes_not_tried=(PLANNER,),
+)
+
+
+def test_a_break_whose_only_way_out_is_a_rewrite_by_hand_is_dont_compile_with_its_bound():
+    own = break_fix(BEAM.break_findings[0], (), BEAM.fixes_not_tried)
+    assert isinstance(own, NoFix) and own.why == PLANNER["why"]
+    assert "cannot apply" in own.refused and "integer" in own.refused
+    d, reasons = decision(BEAM, dict(RULES))
+    assert d == "dont-compile", reasons
+    (line,) = [r for r in reasons if r.startswith("No fix tcdoctor can name")]
+    assert "a rewrite by hand could gain up to 390.0 µs per call (a bound" in line
+    assert "more than the 31.5–105.5 µs compiled needs to be faster" in line
+    # the same break with a fix tcdoctor names (a `.item()`: a switch or a 0-dim tensor) pays
+    item = dataclasses.replace(BEAM.break_findings[0], reason=BREAK["reason"], hints=BREAK["hints"])
+    d, reasons = decision(dataclasses.replace(BEAM, break_findings=(item,), graphs=1), dict(RULES))
+    assert d == "compile-after-fixes" and "/u/beam.py:35: a named rewrite" in reasons[0]
+
+
+def test_an_unfit_hint_is_never_given_as_the_fix():
+    f = BEAM.break_findings[0]
+    text = graph_break_advice(f, own=break_fix(f, (), BEAM.fixes_not_tried))
+    assert "Fix:" not in text and "No fix tcdoctor can name: no mechanical patch" in text
+    assert "PyTorch's hint, an integer tensor for `tolist()`, cannot apply" in text
+    (advice,) = advise_graph_breaks(BEAM, dict(RULES))
+    assert "Fix: Ensure" not in advice.text and "cannot apply" in advice.text
+    # the same hint on an integer tensor's break (another reason) is PyTorch's hint, given
+    other = dataclasses.replace(f, reason="Unsupported Tensor.tolist() call")
+    assert break_fix(other) == BreakFix(FixKind.HINT, other.hints[0].rstrip("."))
+
+
+def test_generic_hints_are_no_fix_and_a_config_hint_is_a_switch():
+    generic = GraphBreak.from_dict(
+        {
+            "reason": "Unsupported method call",
+            "origin": "user",
+            "hints": [
+                "It may be possible to write Dynamo tracing rules for this code. Please report "
+                "an issue to PyTorch if you encounter this graph break often.",
+                "This is likely to be a Dynamo bug. Please report an issue to PyTorch.",
+            ],
+        }
+    )
+    assert break_fix(generic) == NoFix("no patch, switch or named rewrite is known for it")
+    switch = dataclasses.replace(
+        generic, hints=["Set `torch._dynamo.config.capture_dynamic_output_shape_ops = True`"]
+    )
+    assert break_fix(switch).kind == FixKind.SWITCH
+
+
+def test_nothing_compiled_is_dont_compile_whatever_the_interval():
+    undecided = dataclasses.replace(BEAM, ci_low=0.79, ci_high=1.08, speedup=0.91)
+    assert decision(dataclasses.replace(undecided, graphs=1), dict(RULES))[0] == "cant-tell"
+    d, reasons = decision(undecided, dict(RULES))
+    assert d == "dont-compile" and reasons[1].startswith("Nothing was compiled")
+    noise = dataclasses.replace(BEAM, speedup=1.05, ci_low=1.03, ci_high=1.07)  # a lucky reading
+    assert decision(noise, dict(RULES))[0] == "dont-compile"
+
+
+def test_a_faster_model_whose_skipped_frame_has_no_fix_is_compile_not_after_fixes():
+    fast = fig(break_findings=BEAM.break_findings, fixes_not_tried=(PLANNER,), skipped=1)
+    d, reasons = decision(fast, dict(RULES))
+    assert d == "compile", reasons
+    assert any(r.startswith("Parts of the model run eagerly with no fix") for r in reasons)
+    assert any("a rewrite by hand could gain up to 390.0 µs" in r for r in reasons)
+    # a fix tried in a fresh process that did not help is no fix either
+    item = dataclasses.replace(BEAM.break_findings[0], reason=BREAK["reason"])
+    tried = _fix(0.93, [0.92, 0.96], outcome="removes the break, no speed gain")
+    d, _ = decision(dataclasses.replace(fast, break_findings=(item,)), dict(RULES))
+    assert d == "compile-after-fixes"
+    d, _ = decision(
+        dataclasses.replace(fast, break_findings=(item,), tried_fixes=(tried,)), dict(RULES)
+    )
+    assert d == "compile"
+
+
+def test_a_verified_patch_that_pays_is_still_after_these_fixes():
+    patch = FixRow(
+        name="beam.py:35",
+        kind="patch",
+        fix="the source patch for beam.py:35 (TCD104 tensor-cond, unsafe)",
+        addresses=["B1"],
+        before={"speedup": 0.92, "speedup_ci": [0.87, 0.97], "graph_breaks": 1},
+        after={"speedup": 1.40, "speedup_ci": [1.35, 1.45], "graph_breaks": 0},
+        outcome="helps",
+        patch=Patch(rule="TCD104", title="branch as torch.cond", verified=True),
+    )
+    d, reasons = decision(dataclasses.replace(BEAM, tried_fixes=(patch,)), dict(RULES))
+    assert d == "compile-after-fixes" and reasons[0].endswith("apply it."), reasons
+    own = break_fix(BEAM.break_findings[0], (patch,), BEAM.fixes_not_tried)
+    assert own.kind == FixKind.PATCH
+    unverified = dataclasses.replace(
+        patch, outcome="fails verification", patch=Patch(rule="TCD104", verified=False)
+    )
+    assert decision(dataclasses.replace(BEAM, tried_fixes=(unverified,)), dict(RULES))[0] == (
+        "dont-compile"
+    )

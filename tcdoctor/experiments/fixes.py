@@ -29,8 +29,8 @@ import time
 from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from .. import units
-from ..outcomes import StrEnum
-from ..report.rules import ACROSS_WORDS, apart
+from ..outcomes import FixOutcome, StrEnum
+from ..report.rules import ACROSS_WORDS, Side, apart
 from .specs import (
     AblationSpec,
     ConfigFix,
@@ -264,12 +264,20 @@ def _breaks_change(before: dict, after: dict, cheap: dict | None) -> tuple[int, 
     return (b, a) if b is not None and a is not None else None
 
 
-def _count_word(before: int, after: int) -> str:
+def _count_word(before: int, after: int) -> FixOutcome:
     """A fix that removes no break: 'multiplies graph breaks' (at least twice as many), 'adds graph
     breaks', or 'no effect'."""
     if after >= 2 * max(before, 1):
-        return "multiplies graph breaks"
-    return "adds graph breaks" if after > before else "no effect"
+        return FixOutcome.MULTIPLIES_BREAKS
+    return FixOutcome.ADDS_BREAKS if after > before else FixOutcome.NO_EFFECT
+
+
+def _removes_word(before: int, after: int, slower: bool) -> FixOutcome:
+    """A fix that removes breaks without a speed gain: the break (one of one) or breaks, and
+    whether it is slower."""
+    if after == 0 and before == 1:
+        return FixOutcome.REMOVES_BREAK_SLOWER if slower else FixOutcome.REMOVES_BREAK_NO_GAIN
+    return FixOutcome.REMOVES_BREAKS_SLOWER if slower else FixOutcome.REMOVES_BREAKS_NO_GAIN
 
 
 class SpeedChange(StrEnum):
@@ -283,10 +291,10 @@ class SpeedChange(StrEnum):
 
 
 class Outcome(NamedTuple):
-    """A fix row's outcome (`outcome`): its word ("helps", "no effect", ...), why, and its speed
-    change (None where it was not judged on speed: a numerics fix, broken numerics)."""
+    """A fix row's outcome (`outcome`): its word (FixOutcome.HELPS, NO_EFFECT, ...), why, and its
+    speed change (None where it was not judged on speed: a numerics fix, broken numerics)."""
 
-    word: str
+    word: FixOutcome
     why: str
     speed: SpeedChange | None = None
 
@@ -304,23 +312,23 @@ def speed_change(
     b_ci, a_ci = before.get("speedup_ci"), after.get("speedup_ci")
     own = apart(a_ci, b_ci)
     if decision_ci is None:
-        change = {"above": SpeedChange.FASTER, "below": SpeedChange.SLOWER}
-        return change.get(own or "", SpeedChange.UNCHANGED), (
+        change = {Side.ABOVE: SpeedChange.FASTER, Side.BELOW: SpeedChange.SLOWER}
+        return SpeedChange.UNCHANGED if own is None else change[own], (
             "significantly faster than without it (the 95% CIs do not overlap)"
-            if own == "above"
+            if own == Side.ABOVE
             else "significantly slower than without it"
-            if own == "below"
+            if own == Side.BELOW
             else "speed not significantly different"
         )
     across = f"{units.span(decision_ci)} {ACROSS_WORDS}"
     before_text = f"{units.span(b_ci)} before" if units.span(b_ci) else "no interval before"
     side = apart(decision_ci, b_ci)
     if side:
-        word = SpeedChange.FASTER if side == "above" else SpeedChange.SLOWER
+        word = SpeedChange.FASTER if side == Side.ABOVE else SpeedChange.SLOWER
         return word, f"significantly {word} than without it ({across}, {side} the {before_text})"
     if own:
         return SpeedChange.NOISE, (
-            f"{'faster' if own == 'above' else 'slower'} in its own process "
+            f"{'faster' if own == Side.ABOVE else 'slower'} in its own process "
             f"({units.ci(a_ci)} against the {before_text}), but within the noise between "
             f"processes ({across})"
         )
@@ -341,16 +349,16 @@ def outcome(
         if after.get("numerics_passed") is True:
             speed = units.ratio(after.get("speedup"), after.get("speedup_ci"))
             return Outcome(
-                "helps", f"the numerics check passes with it (compiled {speed} vs eager)"
+                FixOutcome.HELPS, f"the numerics check passes with it (compiled {speed} vs eager)"
             )
         if after.get("numerics_passed") is False:
             return Outcome(
-                "no effect",
+                FixOutcome.NO_EFFECT,
                 f"compiled outputs still drift (max abs error {after.get('max_abs_err')})",
             )
     if after.get("numerics_passed") is False:
         return Outcome(
-            "breaks numerics",
+            FixOutcome.BREAKS_NUMERICS,
             f"compiled outputs drift (max abs error {after.get('max_abs_err')})",
         )
     claim, speed = speed_change(before, after, decision_ci)
@@ -358,21 +366,21 @@ def outcome(
     change = _breaks_change(before, after, cheap)
     counts = f"graph breaks {change[0]} → {change[1]}" if change else ""
     if change and change[1] > change[0]:
-        word = "helps" if faster else _count_word(*change)
+        word = FixOutcome.HELPS if faster else _count_word(*change)
         return Outcome(word, f"{counts}; {speed}", claim)
     if faster:
         return Outcome(
-            "helps", speed + (f" ({counts})" if counts and change[1] < change[0] else ""), claim
+            FixOutcome.HELPS,
+            speed + (f" ({counts})" if counts and change[1] < change[0] else ""),
+            claim,
         )
     if change and change[1] < change[0]:
-        gone = "removes the break" if change[1] == 0 and change[0] == 1 else "removes breaks"
-        word = f"{gone}, slower" if slower else f"{gone}, no speed gain"
-        return Outcome(word, f"{counts}; {speed}", claim)
+        return Outcome(_removes_word(*change, slower), f"{counts}; {speed}", claim)
     if slower:
-        return Outcome("slower", speed, claim)
+        return Outcome(FixOutcome.SLOWER, speed, claim)
     if claim == SpeedChange.NOISE:
-        return Outcome("within the noise", f"{speed}; no break removed", claim)
-    return Outcome("no effect", f"{speed} and no break removed", claim)
+        return Outcome(FixOutcome.WITHIN_THE_NOISE, f"{speed}; no break removed", claim)
+    return Outcome(FixOutcome.NO_EFFECT, f"{speed} and no break removed", claim)
 
 
 def reword(row: FixRow) -> None:
@@ -393,7 +401,7 @@ def reword(row: FixRow) -> None:
     row.outcome, row.why = new.word, text.replace(old.why, new.why, 1)
 
 
-def judge_patch(checks: dict, judged: Outcome) -> tuple[list[str], str, str]:
+def judge_patch(checks: dict, judged: Outcome) -> tuple[list[str], FixOutcome, str]:
     """A source patch's "not slower" check (set in `checks`) from its outcome's speed change
     (`outcome`: SpeedChange.SLOWER fails it, whatever the words), then (the checks that failed,
     the outcome, why): 'fails verification' naming them, else the outcome words themselves;
@@ -407,7 +415,7 @@ def judge_patch(checks: dict, judged: Outcome) -> tuple[list[str], str, str]:
     }
     failed = [name for name, c in checks.items() if not c["passed"]]
     if failed:
-        return failed, "fails verification", "failed: " + ", ".join(failed) + f"; {why}"
+        return failed, FixOutcome.FAILS_VERIFICATION, "failed: " + ", ".join(failed) + f"; {why}"
     return failed, word, why
 
 
@@ -491,7 +499,7 @@ def run(spec: FixSpec, workload: Any, options: Any) -> dict:
             )
     except Exception as exc:  # noqa: BLE001 - a fix that fails is a finding
         row.update(
-            outcome="fails",
+            outcome=FixOutcome.FAILS,
             why=f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}"[:500],
         )
         row["seconds"] = time.perf_counter() - t0

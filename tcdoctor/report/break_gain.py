@@ -51,6 +51,9 @@ def attach(data: dict) -> None:
         if f.get("frame_skipped"):
             cost = prof.get("outside_regions_s")
             eager = prof.get("outside_regions_eager_s")
+            if cost is None:  # a skipped frame's cost is the call's time outside every region
+                f["cost_not_measured"] = why or "the profile did not time the call outside regions"
+                continue
         else:
             ids = {
                 s["compile_id"]

@@ -21,6 +21,7 @@ import math
 from typing import Sequence
 
 from .. import stats, units
+from ..outcomes import StrEnum
 
 
 def faster_than_eager(ci_low: float | None, min_speedup: float) -> bool:
@@ -154,9 +155,16 @@ def row_interval(
     return decision_ci if decision_method is not None else own_ci
 
 
-def apart(a: Sequence[float] | None, b: Sequence[float] | None) -> str | None:
-    """'above' / 'below' when interval `a` lies wholly above / below interval `b`, else None (they
-    overlap, or either is missing)."""
+class Side(StrEnum):
+    """Where one interval lies against another, wholly (`apart`)."""
+
+    ABOVE = "above"
+    BELOW = "below"
+
+
+def apart(a: Sequence[float] | None, b: Sequence[float] | None) -> Side | None:
+    """Side.ABOVE / Side.BELOW when interval `a` lies wholly above / below interval `b`, else None
+    (they overlap, or either is missing)."""
     if not a or not b or None in (a[0], a[1], b[0], b[1]):
         return None
-    return "above" if a[0] > b[1] else "below" if a[1] < b[0] else None
+    return Side.ABOVE if a[0] > b[1] else Side.BELOW if a[1] < b[0] else None

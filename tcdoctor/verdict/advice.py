@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .. import units
-from ..outcomes import Decision
+from ..outcomes import Decision, FixOutcome
 from ..report.sections import (
     Advice,
     FixRow,
     GraphBreak,
     Recompile,
 )
+from .break_fix import BreakFix, NoFix, break_fix
 from .figures import Figures
 
 # Breaks inside code the user does not own, with what they can change at their call site instead.
@@ -34,17 +35,14 @@ CALL_SITE_FIXES = {
 }
 
 
-def _own_code_fix(f: GraphBreak) -> str:
-    reason = (f.reason or "").lower()
-    if "data-dependent branching" in reason or "generic_jump" in reason:
-        return "make the branch tensor-valued: `torch.where(cond, a, b)` for both outcomes, or `torch.cond` for real control flow"
-    if "item()" in reason:
-        return "keep the value a tensor instead of calling .item(), or set `torch._dynamo.config.capture_scalar_outputs = True`"
-    if "builtin operator" in reason and "print" in (f.explanation or "") + (f.code or ""):
-        return "remove the print from forward (or log outside the compiled region); `torch._dynamo.config.reorderable_logging_functions` can keep it"
-    if f.hints:
-        return f.hints[0]
-    return "see the linked explanation"
+def _own_code_fix(own: BreakFix | NoFix) -> str:
+    """'Fix: …' with the fix tcdoctor names (verdict/break_fix.py), or 'No fix tcdoctor can
+    name: …' with why, and any PyTorch hint left out because it cannot apply: never given as the
+    fix."""
+    if isinstance(own, BreakFix):
+        return f"Fix: {own.text}."
+    refused = f" ({own.refused})" if own.refused else ""
+    return f"No fix tcdoctor can name: {own.why}{refused}."
 
 
 def _foreign_code_fix(
@@ -91,10 +89,14 @@ def _foreign_code_fix(
 
 
 def graph_break_advice(
-    f: GraphBreak, ways_measured: bool = True, regions_measured: bool = False
+    f: GraphBreak,
+    ways_measured: bool = True,
+    regions_measured: bool = False,
+    own: BreakFix | NoFix | None = None,
 ) -> str:
     """`ways_measured`: the training-way rows (model only, optimizer only) exist to point at;
-    `regions_measured`: so do the regional-compilation rows."""
+    `regions_measured`: so do the regional-compilation rows; `own`: the fix of a break in the
+    user's code (break_fix.break_fix, from the report's fix rows; from the break alone if None)."""
     where = f.where
     code = f" (`{f.code}`)" if f.code else ""
     extra = ""
@@ -104,7 +106,8 @@ def graph_break_advice(
     times = f" ({n}×)" if n > 1 else ""
     origin = f.origin or "user"
     if origin == "user":
-        return f"Graph break at {where}{code}{times}: {f.reason}. Fix: {_own_code_fix(f)}.{extra}"
+        fix = _own_code_fix(own if own is not None else break_fix(f))
+        return f"Graph break at {where}{code}{times}: {f.reason}. {fix}{extra}"
     site = f.site or {}
     at = f"{f.library or 'library'} {site.get('function') or ''} ({site.get('file') or '?'}:{site.get('line') or '?'})".replace(
         "  ", " "
@@ -227,7 +230,12 @@ def advise_graph_breaks(fig: Figures, rules: dict) -> list[Advice]:
     return out + [
         advice_item(
             "graph break",
-            graph_break_advice(f, fig.training_ways_measured, fig.regions_measured),
+            graph_break_advice(
+                f,
+                fig.training_ways_measured,
+                fig.regions_measured,
+                break_fix(f, fig.fix_rows, fig.fixes_not_tried) if f.users else None,
+            ),
             f"graph_breaks.unique: {f.reason} at {f.file}:{f.line}",
         )
         for f in fig.break_findings
@@ -286,7 +294,7 @@ def advise_guards(fig: Figures, rules: dict) -> list[Advice]:
     if stance is not None:
         skip = f"skipping guard checks was {_tried_text(stance)}" + (
             ": apply it once all shapes are warmed up (unsafe if inputs change)"
-            if stance.outcome == "helps"
+            if stance.outcome == FixOutcome.HELPS
             else ""
         )
     else:

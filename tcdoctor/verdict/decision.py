@@ -9,12 +9,16 @@ compile-after-fixes  a fix the user can make pays, by the evidence: one tried in
                      compiled significantly faster than eager by its decision interval (its own
                      noise, the spread between the headline's processes, Bonferroni over the rows
                      that could earn it: report/rules.row_decision_interval; the line is named),
-                     or the bounded gain
-                     of the breaks in their own code exceeds what compiled must gain; or compiled is
-                     faster but frames of theirs run eagerly.
+                     or the bounded gain of the breaks in their own code that have a fix tcdoctor
+                     can name (break_fix.py: a verified patch, a switch, a named rewrite, a
+                     PyTorch hint that can apply) exceeds what compiled must gain; or compiled is
+                     faster but frames of theirs that such a fix addresses run eagerly. Never for
+                     a break whose only way out is a rewrite by hand.
 dont-compile         the compiled model fails or drifts numerically; or nothing measured or bounded
-                     pays (the reasons name each tried fix and what it did, and who owns each break
-                     that remains); or it never pays back its compile time.
+                     pays (the reasons name each tried fix and what it did, who owns each break
+                     that remains, and what a rewrite by hand of a break with no fix could gain:
+                     its bound); or nothing was compiled (no graph: it cannot be faster as
+                     written, whatever the interval); or it never pays back its compile time.
 cant-tell            "Can't tell yet": nothing else decides and the speed interval is undecided (it
                      straddles a threshold: "can't tell at this precision"), or the allocator
                      regimes the processes fell in point different ways (regimes that all read one
@@ -27,7 +31,7 @@ together with the advice rules and the recommendations.
 from __future__ import annotations
 
 from .. import units
-from ..outcomes import Decision
+from ..outcomes import Decision, FixOutcome
 from ..report.processes.claims import Claim
 from ..report.processes.regimes import LOAD_CORES, ROOM_CORES
 from ..report.sections import (
@@ -36,6 +40,7 @@ from ..report.sections import (
     RemedyRow,
 )
 from .advice import library_calls
+from .break_fix import BreakFix, break_fix
 from .figures import Figures, Way
 
 
@@ -97,7 +102,7 @@ def _decision(fig: Figures, rules: dict) -> tuple[Decision, list[str]]:
     if fig.speedup is None:
         why = fig.speed_not_measured or "no runtime figures"
         return Decision.DONT_COMPILE, [f"Speed was not measured ({why}), so no gain is shown."]
-    if not faster:
+    if not faster or fig.graphs == 0:  # no graph: a faster reading is noise (_nothing_compiled)
         return _not_faster(fig, rules)
     be_cold = fig.break_even_cold
     remedy = fig.best_remedy(rules)
@@ -112,7 +117,7 @@ def _decision(fig: Figures, rules: dict) -> tuple[Decision, list[str]]:
                 f"({fig.remedy_speed_cost(remedy)}): `{remedy.line}`."
             ]
         return Decision.DONT_COMPILE, [late + "."]
-    eager_parts = _eager_parts(fig)
+    eager_parts = _eager_parts(fig, fixable=True)
     if eager_parts:
         return Decision.COMPILE_AFTER_FIXES, [
             f"Compiled is {fig.faster_text}, but parts of the model run eagerly ({eager_parts})."
@@ -138,7 +143,7 @@ def _decision(fig: Figures, rules: dict) -> tuple[Decision, list[str]]:
             f"Fastest measured way: {best.label}, {best.row.vs_eager()} vs eager (see the strategy "
             "table)."
         )
-    reasons += _remaining(fig)
+    reasons += _remaining(fig, rules)
     return Decision.COMPILE, reasons
 
 
@@ -174,17 +179,22 @@ def _drift_origin(fig: Figures) -> str:
     return text + "."
 
 
-def _eager_parts(fig: Figures) -> str:
-    """What forces part of a faster model to run eagerly that the user can change: frames skipped
-    in their code, the recompile limit (their calls recompile); '' when nothing."""
+def _eager_parts(fig: Figures, fixable: bool | None = None) -> str:
+    """What forces part of the model to run eagerly that the user can change: frames skipped in
+    their code, the recompile limit (their calls recompile); '' when nothing. `fixable` True: only
+    the skipped frames whose break has a fix (`can_fix`) and the limit (a switch); False: only
+    those whose break has none; None: all."""
     skipped = [f for f in fig.break_findings if f.frame_skipped and f.users]
+    if fixable is not None:
+        skipped = [f for f in skipped if can_fix(fig, f) is fixable]
     if not fig.break_findings and fig.skipped:  # findings not recorded: count as before
-        skipped_n = fig.skipped
+        skipped_n = fig.skipped if fixable is not False else 0
     else:
         skipped_n = len(skipped)
-    if not skipped_n and not fig.limit_hit:
+    limit_hit = fig.limit_hit and fixable is not False
+    if not skipped_n and not limit_hit:
         return ""
-    limit = ", recompile limit hit" if fig.limit_hit else ""
+    limit = ", recompile limit hit" if limit_hit else ""
 
     def named(f: GraphBreak) -> str:
         """'the model's entry `Detector.forward` at nms_loop.py:34 runs eagerly: a graph break
@@ -222,13 +232,20 @@ def _owners(findings: tuple[GraphBreak, ...]) -> str:
     return ", ".join(f"{n} in {who}" for who, n in counts.items())
 
 
-def _remaining(fig: Figures) -> list[str]:
-    """A compile verdict's further gains: breaks in the user's code (with what fixing them gains),
-    and breaks in code they did not write said to be none of theirs."""
+def _remaining(fig: Figures, rules: dict) -> list[str]:
+    """A compile verdict's further gains: breaks in the user's code with a fix (with what fixing
+    them gains), those with none (what a rewrite by hand could gain), and breaks in code they did
+    not write said to be none of theirs."""
     out = []
-    mine = [f for f in fig.break_findings if f.users]
+    users = [f for f in fig.break_findings if f.users]
+    rewrite = [f for f in users if f.gain_source != "tried" and not can_fix(fig, f)]
+    mine = [f for f in users if all(f is not g for g in rewrite)]
     theirs = _theirs(fig)
     out += [f"{c.reason}." for c in library_calls(fig)]
+    eager = _eager_parts(fig, fixable=False)
+    if eager:
+        out.append(f"Parts of the model run eagerly with no fix tcdoctor can name: {eager}.")
+    out += _rewrite_reasons(fig, rewrite, None, rules)
     if mine:
         out.append(
             f"{len(mine)} graph break(s) in your code remain; fixing them "
@@ -306,27 +323,29 @@ def _not_faster(fig: Figures, rules: dict) -> tuple[Decision, list[str]]:
             f"{head}, but {way.label} is {r.vs_eager('faster')}, "
             f"repaid after {r.steps_to_repay:,} calls: {way.label}."
         ]
-    mine = [f for f in fig.break_findings if f.users]
-    untried = [f for f in mine if f.gain_source != "tried"]
+    untried = [f for f in fig.break_findings if f.users and f.gain_source != "tried"]
+    rewrite = [f for f in untried if not can_fix(fig, f)]  # a rewrite by hand is no fix: apart
+    fixable = [f for f in untried if all(f is not g for g in rewrite)]
     need = _needed_gain(fig, rules)
-    bound = _gain(untried)
+    bound = _gain(fixable)
     pays = _bound_pays(bound, need, rules)
-    if untried and pays is True:
+    if fixable and pays is True:
         return Decision.COMPILE_AFTER_FIXES, [
-            f"{head}; fixing the {len(untried)} graph break(s) in your code "
-            f"({', '.join(f.where for f in untried[:3])}) could gain up to {units.seconds(bound)} "
-            f"per call (a bound: the time outside graphs minus the eager work that would still run; "
-            f"{units.seconds_span(_bound_range(bound, rules))} within the bound's spread), more than the "
-            f"{units.seconds_span(need)} it needs to be faster."
+            f"{head}; fixing the {len(fixable)} graph break(s) in your code "
+            f"({', '.join(f'{f.where}: {_fix_kind(fig, f)}' for f in fixable[:3])}) could gain up "
+            f"to {units.seconds(bound)} per call (a bound: the time outside graphs minus the eager "
+            f"work that would still run; {units.seconds_span(_bound_range(bound, rules))} within "
+            f"the bound's spread), more than the {units.seconds_span(need)} it needs to be faster."
         ]
-    reasons = [head + "."]
+    reasons = [head + "."] + _nothing_compiled(fig)
     reasons += _tried_reasons(fig)
-    reasons += _blockers(fig, untried, bound, need, pays, rules)
+    reasons += _blockers(fig, fixable, bound, need, pays, rules)
+    reasons += _rewrite_reasons(fig, rewrite, need, rules)
     if fig.ablation_layer:
         reasons.append(f"Which layer: {fig.ablation_layer}.")
-    if fig.significantly_slower and fig.guard_fraction is not None:
-        reasons.append(guard_reason(fig))
-    if not _cant_tell(fig, rules):
+    if fig.significantly_slower and fig.guard_fraction is not None and fig.graphs != 0:
+        reasons.append(guard_reason(fig))  # no graph: no guard of a graph to evaluate
+    if fig.graphs == 0 or not _cant_tell(fig, rules):
         return Decision.DONT_COMPILE, reasons
     horizon = int(rules["expected_calls"])
     if not fig.unrepayable(horizon):
@@ -337,6 +356,79 @@ def _not_faster(fig: Figures, rules: dict) -> tuple[Decision, list[str]]:
         f"{horizon:,} eager calls take ({units.seconds(horizon * (fig.eager_s or 0.0))}), so not "
         "even an infinitely fast compiled call repays it within the expected calls."
     ]
+
+
+def can_fix(fig: Figures, f: GraphBreak) -> bool:
+    """Whether a break of the user's has a fix tcdoctor can name or tried: a fix tried in a fresh
+    process that addresses it counts only if it helped and may be applied (the headline never
+    promises a fix the analysis showed does not, nor a patch that failed its proof); else
+    break_fix.py's rules (a verified patch, a switch, a named rewrite, a PyTorch hint that can
+    apply)."""
+    tried = [r for r in fig.tried_fixes if f.id is not None and f.id in r.addresses]
+    if tried:
+        return any(r.outcome == FixOutcome.HELPS and r.applicable for r in tried)
+    return isinstance(break_fix(f, fig.fix_rows, fig.fixes_not_tried), BreakFix)
+
+
+def _fix_kind(fig: Figures, f: GraphBreak) -> str:
+    """'a switch', 'a named rewrite', ...: what kind of fix the reason names (see the advice)."""
+    own = break_fix(f, fig.fix_rows, fig.fixes_not_tried)
+    return str(own.kind) if isinstance(own, BreakFix) else "a tried fix"
+
+
+def _nothing_compiled(fig: Figures) -> list[str]:
+    """Why a compiled model with no graph is not faster whatever its interval says."""
+    if fig.graphs != 0:
+        return []
+    return [
+        "Nothing was compiled: Dynamo made no graph on a call (the frames it skipped ran "
+        "eagerly), so a compiled call runs the same eager code plus Dynamo's per-call checks: it "
+        "cannot be faster as written, whatever the interval says."
+    ]
+
+
+def _rewrite_reasons(
+    fig: Figures, findings: list[GraphBreak], need: tuple[float, float] | None, rules: dict
+) -> list[str]:
+    """Breaks in the user's code with no fix tcdoctor can name (break_fix.NoFix): why, and what a
+    rewrite by hand could gain, their bound (report/break_gain.py), against what compiled needs
+    to be faster (`need`; None on a compiled model that is faster already)."""
+    if not findings:
+        return []
+    whys = "; ".join(
+        f"{units.file_line(f.file, f.line)}: {_no_fix_why(fig, f)}" for f in findings[:3]
+    )
+    head = f"No fix tcdoctor can name for {len(findings)} graph break(s) in your code ({whys})"
+    bound = _gain(findings)
+    if bound is None:
+        why = next((f.cost_not_measured for f in findings if f.cost_not_measured), None)
+        return [
+            f"{head}: what a rewrite by hand could gain was not measured"
+            + (f" ({why})" if why else "")
+            + "."
+        ]
+    text = (
+        f"{head}: a rewrite by hand could gain up to {units.seconds(bound)} per call (a bound: "
+        f"the time outside graphs minus the eager work that would still run; "
+        f"{units.seconds_span(_bound_range(bound, rules))} within the bound's spread)"
+    )
+    if need is not None:
+        pays = _bound_pays(bound, need, rules)
+        against = {
+            True: "more than the {}: worth the rewrite, then analyse again",
+            False: "less than the {}: a rewrite alone would not make it faster",
+            None: "against the {}: cannot tell whether it pays",
+        }[pays]
+        text += ", " + against.format(f"{units.seconds_span(need)} compiled needs to be faster")
+    return [text + "."]
+
+
+def _no_fix_why(fig: Figures, f: GraphBreak) -> str:
+    """The break's NoFix words: the planner's reason, and any PyTorch hint left out and why."""
+    own = break_fix(f, fig.fix_rows, fig.fixes_not_tried)
+    if isinstance(own, BreakFix):  # a fix tried in a fresh process that did not help
+        return f"{own.text}: tried, it did not help"
+    return own.why + (f"; {own.refused}" if own.refused else "")
 
 
 def _cant_tell(fig: Figures, rules: dict) -> bool:

@@ -46,6 +46,7 @@ class Figures:
     cold_s: float | None = None  # first compiled call, cold and warm inductor cache
     warm_s: float | None = None
     breaks: int = 0
+    graphs: int | None = None  # graphs Dynamo compiled on one call (None: not counted)
     skipped: int = 0  # frames Dynamo skipped: they run eagerly
     recompiles: int = 0
     limit_hit: bool = False
@@ -123,6 +124,7 @@ class Figures:
             cold_s=c.cold_s,
             warm_s=c.warm_s,
             breaks=gb.count or 0,
+            graphs=report.graphs.count,
             skipped=gb.skipped_frames or 0,
             recompiles=rc.count or 0,
             limit_hit=bool(rc.limit_hit),

@@ -26,7 +26,9 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from .. import stats
+from .. import stats, units
+from ..outcomes import FixOutcome
+from ..report.processes.claims import equivalent
 from ..report.processes.regimes import decided_on
 from ..report.rules import row_decision_interval
 from ..report.sections import Ablation, Advice, FixRow, StrategyRow
@@ -124,11 +126,11 @@ def from_strategies(report: Report) -> list[FixRow]:
         fewer = r.recompiles < base.recompiles
         wins, trade_text = trade(r, base, dict(RULES)) if r.shapes and base.shapes else (fewer, "")
         outcome = (
-            "helps"
+            FixOutcome.HELPS
             if wins and not r.limit_hit
-            else "fewer recompiles, no overall gain"
+            else FixOutcome.FEWER_RECOMPILES
             if fewer and not r.limit_hit
-            else "no effect"
+            else FixOutcome.NO_EFFECT
         )
         out.append(
             FixRow(
@@ -163,7 +165,7 @@ def from_strategies(report: Report) -> list[FixRow]:
                 addresses=["graph breaks"],
                 before={},
                 after={"expected_gain_s_per_forward": rec.get("expected_gain_s_per_forward")},
-                outcome="helps" if picked else "no effect",
+                outcome=FixOutcome.HELPS if picked else FixOutcome.NO_EFFECT,
                 why=rec.get("text") or "",
                 source="strategies.regions",
             )
@@ -212,7 +214,10 @@ def main_row(report: Report) -> StrategyRow:
 
 
 def ablation_layer(report: Report, rows: list[StrategyRow]) -> Ablation | None:
-    """Which layer the loss or the drift comes from, from eager / aot_eager / the real backend side by side."""
+    """Which layer the loss or the drift comes from, from eager / aot_eager / the real backend side
+    by side: the first layer already slower, joined by every layer below it that cannot tell
+    (neither slower nor within the equivalence margin: the loss may start there). With no graph
+    compiled no backend ran, and the loss is Dynamo's whatever the rows say."""
     if not rows:
         return None
     real = main_row(report)
@@ -227,12 +232,13 @@ def ablation_layer(report: Report, rows: list[StrategyRow]) -> Ablation | None:
     def row_of(b: str | None) -> StrategyRow | None:
         return real if b == real.backend else by.get(b)
 
-    text = None
-    for b, what in layers:
-        r = row_of(b)
-        if r and r.significantly_slower:
-            text = f"already {r.speedup:.2f}× with backend={b!r}: the loss comes from {what}"
-            break
+    text = _slower_layer(layers, row_of)
+    if report.graphs.count == 0 and text is not None:
+        text = (
+            "nothing was compiled (no graph on a call), so no backend ran: every row timed the "
+            "same eager code, and the loss comes from Dynamo (its per-call cost around the frames "
+            "it skipped)"
+        )
     drift = next(
         (b for b, _ in layers if (r := row_of(b)) is not None and r.numerics_passed is False),
         None,
@@ -241,6 +247,30 @@ def ablation_layer(report: Report, rows: list[StrategyRow]) -> Ablation | None:
         what = dict(layers)[drift]
         text = (text + "; " if text else "") + f"outputs first drift with backend={drift!r}: {what}"
     return Ablation(rows=table, layer=text)
+
+
+def _slower_layer(layers: list[tuple], row_of) -> str | None:
+    """'already 0.92× with backend='aot_eager' (backend='eager' cannot tell: 0.78–1.32×): the loss
+    comes from Dynamo (…) or AOTAutograd (…)'; None when no layer is slower."""
+    undecided: list[tuple[str, str, StrategyRow]] = []
+    for b, what in layers:
+        r = row_of(b)
+        if r is None:
+            continue
+        if r.significantly_slower:
+            whats = " or ".join([w for _, w, _ in undecided] + [what])
+            unsure = "; ".join(
+                f"backend={u!r} cannot tell: {units.span(ur.decision_interval)}"
+                for u, _, ur in undecided
+            )
+            return (
+                f"already {r.speedup:.2f}× with backend={b!r}"
+                + (f" ({unsure})" if unsure else "")
+                + f": the loss comes from {whats}"
+            )
+        if not equivalent(r.decision_interval) and not (r.decision_interval[0] or 0) >= 1:
+            undecided.append((b, what, r))
+    return None
 
 
 def advice(report: Report) -> list[Advice]:
