@@ -102,9 +102,9 @@ def _in_process(workload: Workload | TrainStep, opts: Options) -> Report:
 
     check_backend(opts.backend)
 
-    from ..probes import dynamo_state, isa_seed
+    from ..probes import dynamo_state
     from ..report.phases import IN_PROCESS
-    from ..units import MACHINE_PROBED_CACHE
+    from . import isa_seed
     from .assemble import assemble
     from .runner import PhaseRunner
     from .stream import ListSink
@@ -114,8 +114,7 @@ def _in_process(workload: Workload | TrainStep, opts: Options) -> Report:
     old_cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     with tempfile.TemporaryDirectory(prefix="tcdoctor-") as cache:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
-        if isa_seed.who_pays() == "none":  # the test suite: the ISA probe from the probed folder
-            isa_seed.seed(cache, MACHINE_PROBED_CACHE)
+        isa_seed.seed_cold(cache, opts)  # --isa-probe none: the ISA probe from the probed folder
         if opts.threads is not None:  # else this process's own setting, as the user runs it
             torch.set_num_threads(opts.threads)
         try:
