@@ -7,6 +7,10 @@ an Options from what click parsed; reports store `Options.to_dict()`. This modul
 the package: it imports neither click nor torch (only errors.py of tcdoctor's), so the child
 process and the report loader read it for free.
 
+One option, `isa_probe`, takes its default from an environment variable when that is set
+(`_option(..., env=...)`, `$TCDOCTOR_ISA_PROBE`): read when an Options is made, so the command line,
+the Python API and the children (handed the value in their spec) agree; the test suite sets it.
+
 Checking: every Options, however made (the command line, `tcdoctor.analyze(**options)`, the
 child's `from_dict`), checks each field by its declared kind in `__post_init__` (`check_field`):
 the kinds below parse a value (a Python value, or the string the command line gave: click passes

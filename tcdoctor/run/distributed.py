@@ -23,6 +23,7 @@ import re
 import signal
 import sys
 import time
+from typing import Any
 
 from ..checks.questions import Questions
 from ..errors import EXIT_USAGE, ChildFailed
@@ -312,26 +313,11 @@ STAGES: tuple[Stage, ...] = (
 )
 
 
-def analyze_distributed(
-    target: str,
-    options: Options,
-    keep_dir: str | None = None,
-    progress: bool = False,
-    questions: Questions = Questions(),
-) -> tuple[Report, int]:
-    """`STAGES`: both launches and the lowest rank's report with the `distributed` section;
-    `questions` (check TARGET's, checks/questions.py) go to every rank in its spec
-    (RankLaunch.questions)."""
-    return stages.analyze(
-        STAGES,
-        Launches,
-        target,
-        options,
-        keep_dir=keep_dir,
-        progress=progress,
-        questions=questions,
-        prefix="tcdoctor-dist-",
-    )
+def analyze_distributed(target: str, options: Options, **how: Any) -> tuple[Report, int]:
+    """`STAGES`: both launches and the lowest rank's report with the `distributed` section. `how`:
+    launcher.analyze_target's keep_dir, progress and questions (check TARGET's, checks/questions.py,
+    which go to every rank in its spec: RankLaunch.questions)."""
+    return stages.analyze(STAGES, Launches, target, options, prefix="tcdoctor-dist-", **how)
 
 
 def _rank_errors(reports: dict[int, Report]) -> list[dict]:

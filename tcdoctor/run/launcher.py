@@ -500,13 +500,5 @@ def analyze_target(
     """Run `STAGES` and return the report and its exit code; `progress` writes each phase to stderr
     as it finishes. `questions`: what a gate will judge (check --min-speedup, --max-slowdown),
     which the headline's processes must also decide (experiments/plan.py's timing_steps)."""
-    return stages.analyze(
-        STAGES,
-        Analysis,
-        target,
-        options,
-        keep_dir=keep_dir,
-        progress=progress,
-        questions=questions,
-        prefix="tcdoctor-",
-    )
+    how = {"keep_dir": keep_dir, "progress": progress, "questions": questions}
+    return stages.analyze(STAGES, Analysis, target, options, prefix="tcdoctor-", **how)

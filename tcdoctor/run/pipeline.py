@@ -4,9 +4,9 @@ same order and give the same report.
 
 Method. A target string (`path.py:function`) is analysed in child processes: one process at a
 time under run/launcher.py, or one per rank under torch.distributed.run (run/distributed.py) when
-`Options.distributed` (nproc > 1 or nnodes > 1). Both start with `launcher.begin`, which checks the
-target before any child starts (`target.load.precheck`: a missing file or function is one line,
-exit 2). Around the run: the TORCH_TRACE folders are emptied of an earlier run's logs first and
+`Options.distributed` (nproc > 1 or nnodes > 1). Each is a list of stages run by the same loop
+(run/stages.py), which first checks the target before any child starts (`stages.begin`:
+`target.load.precheck`, a missing file or function is one line, exit 2). Around the run: the TORCH_TRACE folders are emptied of an earlier run's logs first and
 the new logs attached (tlparse) after (run/tlparse.py). A model object (`Workload`, `TrainStep`)
 is analysed in this process (`_in_process`: no isolation, no warm-cache figure). Either way the
 verdict is then re-derived for `expected_calls` when given (the break-even horizon), and a child's

@@ -86,7 +86,9 @@ class Stage(Generic[R]):
     where: Where
     run: Callable[[R], None]  # reads and extends the run's state (events, failures, report)
     needs: tuple[str, ...] = ()  # earlier stages that must have run
-    min_left_s: float = 0.0  # seconds of the deadline it needs left to start
+    # seconds of the deadline it needs left to start; 0: it runs whatever is left (the report,
+    # and stages whose children check the deadline themselves and say what it left undone)
+    min_left_s: float = 0.0
     when: Callable[[R], str | None] | None = None  # None: it runs; a string: why it does not
 
     def why_not(self, run: R) -> str | None:
@@ -95,8 +97,8 @@ class Stage(Generic[R]):
         if missing:
             return f"it needs {', '.join(missing)}, which did not run"
         why = self.when(run) if self.when else None
-        if why is None and run.left_s() < self.min_left_s:
-            return TIME_USED_UP
+        if why is None and self.min_left_s > 0 and run.left_s() < self.min_left_s:
+            return TIME_USED_UP  # a stage with no budget of its own runs past the deadline too
         return why
 
 
@@ -144,14 +146,15 @@ def analyze(
     target: str,
     options: Options,
     *,
-    keep_dir: str | None,
-    progress: bool,
-    questions: Questions,
     prefix: str,
+    keep_dir: str | None = None,
+    progress: bool = False,
+    questions: Questions = Questions(),
 ) -> tuple[Report, int]:
     """Run `stages` on a new run state (`make`: its class, given the target, options, questions,
     work folder, deadline and progress) and return the report the last stage assembled, with its
-    exit code (4 when it has errors). The work folder is removed afterwards unless `keep_dir`."""
+    exit code (4 when it has errors). The work folder (`prefix`: its name's start) is removed
+    afterwards unless `keep_dir`."""
     prog, workdir, deadline = begin(target, options, keep_dir, progress, prefix)
     try:
         run = make(target, options, questions, workdir, deadline, prog)
