@@ -62,9 +62,10 @@ def timing_steps(
     questions: Questions = Questions(),
     fixes_planned: bool = False,
 ) -> TimingSteps:
-    """The timing-only processes' record (`sequential.EXTRA_PHASE`'s data: their results and the
-    sequence, how many at which level and why they stopped), or None when none ran and no sequence
-    was looked at. `first`: the cold and warm processes' timing results (by phase,
+    """Yields each timing-only process to start (a TimingStep), is sent what it gave (`Timed`),
+    and returns their record (`sequential.EXTRA_PHASE`'s data: their results and the sequence, how
+    many at which level and why they stopped), or None when none ran and no sequence was looked
+    at. `first`: the cold and warm processes' timing results (by phase,
     `sequential.PROCESS_OF_PHASE`), which count as the first processes; `rules`: the verdict's
     (min_speedup, equivalence_margin).
 
