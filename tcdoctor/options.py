@@ -7,6 +7,10 @@ an Options from what click parsed; reports store `Options.to_dict()`. This modul
 the package: it imports neither click nor torch (only errors.py of tcdoctor's), so the child
 process and the report loader read it for free.
 
+One option, `isa_probe`, takes its default from an environment variable when that is set
+(`_option(..., env=...)`, `$TCDOCTOR_ISA_PROBE`): read when an Options is made, so the command line,
+the Python API and the children (handed the value in their spec) agree; the test suite sets it.
+
 Checking: every Options, however made (the command line, `tcdoctor.analyze(**options)`, the
 child's `from_dict`), checks each field by its declared kind in `__post_init__` (`check_field`):
 the kinds below parse a value (a Python value, or the string the command line gave: click passes
@@ -38,6 +42,11 @@ DEFAULT_TORCH_TRACE_DIR = "tcdoctor-torch-trace"
 # torch.compile's modes: torch._inductor.list_mode_options() in 2.13 (tests/test_options.py
 # compares them with the installed torch's)
 MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
+
+# Who pays Inductor's CPU ISA probe (Options.isa_probe), and the environment variable that sets
+# its default (the test suite's: tests/conftest.py)
+ISA_PROBE = ("cold", "none", "every")
+ISA_PROBE_ENV = "TCDOCTOR_ISA_PROBE"
 
 
 # The kinds of value an option takes, on the command line and in the Python API. Each parses a
@@ -204,11 +213,18 @@ class Flag:
     show_default: bool = False  # False where the help says the default in words, or there is none
 
 
-def _option(default: Any, *flags: Flag) -> Any:
-    """An Options field and its command-line options (a list default is copied for each Options)."""
+def _option(default: Any, *flags: Flag, env: str | None = None) -> Any:
+    """An Options field and its command-line options (a list default is copied for each Options).
+    `env`: an environment variable whose value, when set, is the field's default (read when an
+    Options is made, in the parent: a child is handed the value in its spec)."""
+    meta = {"flags": flags, "env": env}
+    if env is not None:
+        return dataclasses.field(
+            default_factory=lambda: os.environ.get(env, "").strip() or default, metadata=meta
+        )
     if isinstance(default, list):
-        return dataclasses.field(default_factory=lambda: list(default), metadata={"flags": flags})
-    return dataclasses.field(default=default, metadata={"flags": flags})
+        return dataclasses.field(default_factory=lambda: list(default), metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
 
 
 @dataclasses.dataclass
@@ -445,6 +461,21 @@ class Options:
         ),
     )
 
+    # Who pays Inductor's CPU ISA probe (its test builds in an empty cache folder; run/isa_seed.py)
+    isa_probe: str = _option(
+        "cold",
+        Flag(
+            "--isa-probe",
+            "Which analysis processes pay Inductor's CPU ISA probe (its test builds in an empty "
+            "cache folder): cold (only the cold process, as a fresh container does; every other "
+            "empty folder starts from this machine's probed folder), none (the cold process too: "
+            "its first call is then a machine's that has compiled before, and the report says so) "
+            "or every (nothing is seeded) [default: cold, or $TCDOCTOR_ISA_PROBE].",
+            Choice(ISA_PROBE),
+        ),
+        env=ISA_PROBE_ENV,
+    )
+
     def __post_init__(self) -> None:
         """Check every option by its declared kind (`check_field`), as the command line does."""
         for f in dataclasses.fields(self):
@@ -509,6 +540,8 @@ def check_field(f: dataclasses.Field, value: Any) -> Any:
         return kind.parse(value)
     except (TypeError, ValueError) as exc:
         spellings = "/".join(fl.spelling for fl in flags)
+        if f.metadata.get("env"):
+            spellings += f", ${f.metadata['env']}"
         detail = f" ({exc})" if isinstance(exc, ValueError) and str(exc) else ""
         raise OptionError(
             f"option {f.name} ({spellings}) takes {kind.accepts}, got {value!r}{detail}"

@@ -254,7 +254,7 @@ def decision_text(decision: Any) -> str:
 # compiled in a process whose Inductor had already started, so "cold" there is no fresh process's
 WARM_PROCESS_CACHE = "the main analysis's cache, in the warm process after its own measurements"
 # an experiment's `cache_start` when its empty cache folder was seeded with this machine's probed
-# folder (probes/isa_seed.py): its first call is a cold one on a machine that has compiled before
+# folder (run/isa_seed.py): its first call is a cold one on a machine that has compiled before
 # (Inductor's CPU ISA probe not built again), not a fresh container's
 MACHINE_PROBED_CACHE = (
     "empty but for Inductor's CPU ISA probe, seeded from this machine's probed folder"

@@ -15,13 +15,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLES = os.path.join(ROOT, "samples")
 sys.path.insert(0, SAMPLES)
 
-# Inductor's CPU ISA probe (8-9 s of test builds per empty cache folder on a 2-core machine) is
-# paid once per machine and torch version, not once per analysis: every analysis the tests run
-# (their cold processes and in-process analyses too, which measure other things) starts from this
-# machine's probed folder (tcdoctor/probes/isa_seed.py), which the first analysis that pays the
-# probe keeps. Set here, at import, so that the xdist workers and every CLI subprocess inherit it;
-# a test of the probe itself sets its own (tests/test_isa_probe.py, tests/test_isa_seed.py).
-os.environ.setdefault("TCDOCTOR_ISA_PROBE", "none")
+# The test suite's ISA seeding. Inductor's CPU ISA probe (8-9 s of test builds per empty cache
+# folder on a 2-core machine) is paid once per machine and torch version, not once per analysis:
+# every analysis the tests run (their cold processes and in-process analyses too, which measure
+# other things) starts from this machine's probed folder (tcdoctor/run/isa_seed.py), which the
+# first analysis that pays the probe keeps. That is `Options.isa_probe` "none" (`--isa-probe`),
+# whose default the environment variable sets: set here, at import, so that every Options the
+# tests make, the xdist workers and every CLI subprocess take it; a test of the probe itself sets
+# its own (tests/test_isa_probe.py, tests/test_isa_seed.py, tests/test_measurements.py).
+os.environ.setdefault("TCDOCTOR_ISA_PROBE", "none")  # tcdoctor.options.ISA_PROBE_ENV
 
 
 # One analysis process: the cold one times the main row alone (no warm process, no timing-only

@@ -20,7 +20,7 @@ from tcdoctor.experiments.specs import ConfigFix, ModeSpec
 from tcdoctor.options import Options
 from tcdoctor.report.processes.regimes import PINNED_ENV_LABEL
 from tcdoctor.report.processes.sequential import extra_name
-from tcdoctor.run import distributed, launcher, process
+from tcdoctor.run import distributed, launcher, process, stages
 from tcdoctor.run.progress import Progress
 from tcdoctor.run.spec import (
     ChildSpec,
@@ -259,8 +259,8 @@ def test_check_targets_questions_reach_every_rank(tmp_path, no_process, monkeypa
     from tcdoctor.report.processes.regimes import decided_on
 
     work = str(tmp_path / "work")
-    monkeypatch.setattr(launcher.tempfile, "mkdtemp", lambda prefix: work)
-    monkeypatch.setattr(distributed.shutil, "rmtree", lambda *a, **k: None)  # keep the specs
+    monkeypatch.setattr(stages.tempfile, "mkdtemp", lambda prefix: work)
+    monkeypatch.setattr(stages.shutil, "rmtree", lambda *a, **k: None)  # keep the specs
     rows = [
         {"process": name, "env": "as launched", "speedup": s, "speedup_ci": [s * 0.98, s * 1.02]}
         for name, s in (("cold", 2.0), ("warm", 2.04), ("third", 1.97))

@@ -5,7 +5,7 @@ time is (the compile section's row, the frame table's line) in every format.
 The file-reading rules run on planted folders (cheap); one subprocess runs the probe itself, as
 Inductor runs it, in a truly empty cache folder (never seeded: the comparison is a fresh
 container's) and times it by hand (about 9 s on 2 cores, x86 only); a second one runs it in a
-folder seeded from the first, as tcdoctor seeds its children (probes/isa_seed.py), and builds
+folder seeded from the first, as tcdoctor seeds its children (run/isa_seed.py), and builds
 nothing.
 """
 
@@ -19,11 +19,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from tcdoctor.probes import isa_probe, isa_seed
+from tcdoctor.probes import isa_probe
 from tcdoctor.render import compile_table
 from tcdoctor.render.markdown import MarkdownRenderer
 from tcdoctor.render.measured import compile_section
 from tcdoctor.report.sections import CompileTime
+from tcdoctor.run import isa_seed
 
 T0 = 1_800_000_000.0  # a wall-clock time, as the cache files' times are
 
@@ -119,7 +120,7 @@ BY_HAND = textwrap.dedent(
     import json, os, sys, time
     import torch
     from torch._inductor import cpu_vec_isa
-    from tcdoctor.probes import isa_probe, isa_seed
+    from tcdoctor.probes import isa_probe
     began = time.time()
     t = time.perf_counter()
     isa = cpu_vec_isa.pick_vec_isa()  # what Inductor calls before its first C++ kernel
@@ -161,10 +162,10 @@ def test_the_figure_read_from_files_is_the_probe_timed_by_hand(tmp_path):
     assert 0.7 * by_hand <= got["seconds"] <= by_hand, out
     assert 0 < got["build_s"] <= got["seconds"], out
     base, seeded = tmp_path / "machine", tmp_path / "seeded"
-    assert isa_seed.keep(str(empty), 0.0, str(base)) and isa_seed.seed(str(seeded), "s", str(base))
+    assert isa_probe.keep(str(empty), 0.0, str(base)) and isa_seed.seed(str(seeded), "s", str(base))
     again = _by_hand(seeded)
     assert again["isa"] == out["isa"] and again["got"]["builds"] == 0, again
-    assert isa_seed.paid(str(seeded)) == []  # counted from the folder: no build of its own
+    assert isa_probe.paid(str(seeded)) == []  # counted from the folder: no build of its own
     assert again["by_hand"] < by_hand - 0.5 * got["build_s"], (out, again)
 
 

@@ -1,7 +1,8 @@
 """Inductor's CPU ISA probe paid once per machine and torch version by tcdoctor's own children
-(tcdoctor/probes/isa_seed.py, issue 52 item 5): the probed folder kept from the cold process's own
-builds, copied into the experiments' empty folders, and a process's own builds told from what was
-copied in; the rows say which cold they are, and every comparison keeps the cold figure's footing.
+(tcdoctor/run/isa_seed.py, probes/isa_probe.py; issue 52 item 5): the probed folder kept from the
+cold process's own builds, copied into the experiments' empty folders, and a process's own builds
+told from what was copied in; the rows say which cold they are, and every comparison keeps the
+cold figure's footing.
 
 The folder rules run on planted folders (cheap); one real analysis (Inductor, remedies and a mode,
 in a folder of probed folders of its own) counts from the cache folders which processes built the
@@ -22,8 +23,9 @@ from conftest import ROOT, run_cli
 from tcdoctor import units
 from tcdoctor.errors import UsageError
 from tcdoctor.experiments.specs import ModeSpec, PortableCacheSpec
-from tcdoctor.probes import isa_probe, isa_seed
+from tcdoctor.probes import isa_probe
 from tcdoctor.report.sections import RemedyRow, StrategyRow
+from tcdoctor.run import isa_seed
 from tcdoctor.run.launcher import _experiment_cache
 
 T0 = time.time() - 3600  # an hour ago, in wall-clock time as the cache files' times are
@@ -55,27 +57,27 @@ def test_the_cold_process_keeps_its_builds_once_and_an_empty_folder_is_seeded_fr
     tmp_path, probed
 ):
     base = tmp_path / "machine"
-    kept = isa_seed.keep(str(probed), T0, str(base))
-    assert kept == isa_seed.folder(str(base)) and os.path.isdir(kept)
-    made = isa_seed.manifest(kept)
+    kept = isa_probe.keep(str(probed), T0, str(base))
+    assert kept == isa_probe.folder(str(base)) and os.path.isdir(kept)
+    made = isa_probe.manifest(kept)
     assert made["builds"] == 2 and made["build_s"] == pytest.approx(2.9)
     assert sorted(made["files"]) == sorted(
         os.path.join(d, f"{n}.{x}")
         for d, n in (("ab", "cabc"), ("de", "cdef"))
         for x in "cpp so".split()
     )  # the probe's sources and libraries, not the model's kernel
-    assert isa_seed.keep(str(probed), T0, str(base)) is None  # once per machine: it exists
+    assert isa_probe.keep(str(probed), T0, str(base)) is None  # once per machine: it exists
     child = tmp_path / "cache-strategy-0"
     assert isa_seed.seed(str(child), units.MACHINE_PROBED_CACHE, str(base)) == made
     for rel in made["files"]:  # the files, with their times: Inductor writes and builds nothing
         assert os.path.getmtime(child / rel) == os.path.getmtime(probed / rel)
-    assert isa_seed.seeded(str(child)) and not isa_seed.seeded(str(probed))
-    assert isa_seed.paid(str(child)) == []  # what was copied in is no build of its own
-    assert len(isa_seed.paid(str(probed))) == 2  # the cold folder: every build is its own
+    assert isa_probe.seeded(str(child)) and not isa_probe.seeded(str(probed))
+    assert isa_probe.paid(str(child)) == []  # what was copied in is no build of its own
+    assert len(isa_probe.paid(str(probed))) == 2  # the cold folder: every build is its own
     # a build its child makes after the start counts, the seeded ones still do not
-    later = isa_seed.started(str(child)) + 5
+    later = isa_probe.started(str(child)) + 5
     _plant(child, "cnew", sorted(isa_probe._sources())[2], later, later + 1)
-    assert [os.path.basename(b.library) for b in isa_seed.paid(str(child))] == ["cnew.so"]
+    assert [os.path.basename(b.library) for b in isa_probe.paid(str(child))] == ["cnew.so"]
     # no probed folder for this machine yet: nothing copied, nothing marked
     assert isa_seed.seed(str(tmp_path / "other"), "x", str(tmp_path / "none")) is None
     assert not (tmp_path / "other").exists()
@@ -83,32 +85,41 @@ def test_the_cold_process_keeps_its_builds_once_and_an_empty_folder_is_seeded_fr
 
 def test_experiment_folders_are_seeded_copied_or_left_empty_and_marked(tmp_path, probed):
     base = tmp_path / "machine"
-    isa_seed.keep(str(probed), T0, str(base))
+    isa_probe.keep(str(probed), T0, str(base))
     work = str(tmp_path)
     path, start = _experiment_cache(str(probed), work, 0, ModeSpec("max-autotune"), str(base))
-    assert start == units.MACHINE_PROBED_CACHE and isa_seed.paid(path) == []
+    assert start == units.MACHINE_PROBED_CACHE and isa_probe.paid(path) == []
     path, start = _experiment_cache(str(probed), work, 1, PortableCacheSpec("a.bin"), None)
-    assert start == "empty" and not os.path.exists(path)  # not seeded (TCDOCTOR_ISA_PROBE=every)
+    assert start == "empty" and not os.path.exists(path)  # not seeded (--isa-probe every)
     from tcdoctor.experiments.specs import ConfigFix
 
     path, start = _experiment_cache(str(probed), work, 2, ConfigFix("x"), str(base))
-    assert start.startswith("copy") and isa_seed.started(path) is not None
-    assert isa_seed.paid(path) == []  # the main cache's probe, copied: no build of this child's
+    assert start.startswith("copy") and isa_probe.started(path) is not None
+    assert isa_probe.paid(path) == []  # the main cache's probe, copied: no build of this child's
 
 
-def test_who_pays_is_one_setting_and_a_bad_value_is_one_line(monkeypatch, tmp_path):
-    monkeypatch.delenv(isa_seed.ENV, raising=False)
-    assert isa_seed.who_pays() == "cold"
-    for value in isa_seed.WHO_PAYS:
-        monkeypatch.setenv(isa_seed.ENV, value)
-        assert isa_seed.who_pays() == value
-    monkeypatch.setenv(isa_seed.ENV, "sometimes")
-    with pytest.raises(UsageError, match="TCDOCTOR_ISA_PROBE takes cold, none, every"):
-        isa_seed.who_pays()
+def test_who_pays_is_one_option_whose_default_the_environment_sets(monkeypatch, tmp_path):
+    """`Options.isa_probe` (`--isa-probe`), declared once; $TCDOCTOR_ISA_PROBE sets its default
+    (the test suite's "none": tests/conftest.py); a bad value is one line, exit 2."""
+    from tcdoctor.options import ISA_PROBE, ISA_PROBE_ENV, Options
+
+    monkeypatch.delenv(ISA_PROBE_ENV, raising=False)
+    assert Options().isa_probe == "cold"
+    for value in ISA_PROBE:
+        monkeypatch.setenv(ISA_PROBE_ENV, value)
+        assert Options().isa_probe == value
+        assert Options(isa_probe="every").isa_probe == "every"  # given, the option wins
+    assert isa_seed.seed_from(Options(isa_probe="every")) is None
+    assert isa_seed.seed_from(Options(isa_probe="cold")) == isa_probe.root()
+    monkeypatch.setenv(ISA_PROBE_ENV, "sometimes")
+    with pytest.raises(UsageError, match=r"\$TCDOCTOR_ISA_PROBE\) takes one of cold, none, every"):
+        Options()
     env = dict(os.environ, TCDOCTOR_ISA_PROBE="sometimes")
     target = os.path.join(ROOT, "samples", "mlp.py") + ":build"
     code, _, err = run_cli(tmp_path, "analyze", target, "--backend", "eager", env=env)
-    assert code == 2 and err.strip().endswith("not 'sometimes'") and len(err.splitlines()) == 1
+    assert code == 2 and err.strip().endswith("got 'sometimes'") and len(err.splitlines()) == 1
+    code, _, err = run_cli(tmp_path, "analyze", target, "--isa-probe", "sometimes")
+    assert code == 2 and err.strip().endswith("got 'sometimes'") and len(err.splitlines()) == 1
 
 
 def test_a_seeded_row_says_which_cold_it_is_and_compares_as_a_fresh_container():
@@ -187,9 +198,7 @@ def test_only_the_cold_analysis_process_pays_the_probe(tmp_path, monkeypatch):
     from tcdoctor.options import Options
     from tcdoctor.run.launcher import analyze_target
 
-    monkeypatch.setenv(
-        isa_seed.ENV, "cold"
-    )  # as a user runs it (the test suite seeds the cold too)
+    monkeypatch.setenv("TCDOCTOR_ISA_PROBE", "cold")  # as a user runs it (the suite seeds the cold)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     work = tmp_path / "work"
     options = Options(
@@ -200,13 +209,13 @@ def test_only_the_cold_analysis_process_pays_the_probe(tmp_path, monkeypatch):
     report, code = analyze_target(target, options, keep_dir=str(work))
     assert code == 0, report.errors
     folders = sorted(p for p in os.listdir(work) if "cache" in p and (work / p).is_dir())
-    built = {p: len(isa_seed.paid(str(work / p))) for p in folders}
+    built = {p: len(isa_probe.paid(str(work / p))) for p in folders}
     assert built.pop("inductor-cache") >= 1, built  # the cold process: a fresh container
     assert len(built) >= 2 and not any(built.values()), built  # the remedy's and the mode's: none
-    assert all(isa_seed.seeded(str(work / p)) for p in built)
-    assert os.path.isdir(isa_seed.folder())  # kept for the next analysis on this machine
+    assert all(isa_probe.seeded(str(work / p)) for p in built)
+    assert os.path.isdir(isa_probe.folder())  # kept for the next analysis on this machine
     probe = report.compile.isa_probe
-    cold_builds = len(isa_seed.paid(str(work / "inductor-cache")))
+    cold_builds = len(isa_probe.paid(str(work / "inductor-cache")))
     assert probe["builds"] == cold_builds and 0 < probe["build_s"] <= probe["seconds"]
     assert report.compile.probed_cold_s == pytest.approx(report.compile.cold_s - probe["build_s"])
     rows = [*report.compile.remedies.rows, *(r for r in report.strategies.modes if r.cache_start)]

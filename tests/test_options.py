@@ -71,6 +71,7 @@ def test_report_options_keep_their_names_and_order():
         "processes",
         "min_processes",
         "traffic",
+        "isa_probe",
     ]
     opts = Options(budget_s=0.5, modes=["default", "max-autotune"], nproc=2)
     assert Options.from_dict({**opts.to_dict(), "in_process": True}) == opts

@@ -9,10 +9,13 @@ report measured otherwise, a regression limit without --baseline and the reverse
 another measurement without --allow-mismatch). Pitfalls: `check TARGET` with a baseline refuses a
 mismatched one before the analysis (its device is known only after, so that is compared again);
 --min-speedup and --max-slowdown are handed to the analysis as questions its timing loop must
-answer, so the processes it times decide them."""
+answer, so the processes it times decide them. The command line is read once, into a `CheckArgs`
+(what is judged, each scope's limits, the analysis options, the outputs), which every step reads."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from ..checks.table import BASELINE, REPORT, SWEEP, checks, given
@@ -24,46 +27,97 @@ from .outputs import Gate
 from .saved import load_saved
 
 
+@dataclasses.dataclass(frozen=True)
+class CheckArgs:
+    """`tcdoctor check`'s command line, read once from click's values (`from_click`): what is
+    judged, the baseline, each scope's limits, the analysis options, where the results go."""
+
+    target: str | None
+    report_path: str | None
+    sweep_dir: str | None
+    baseline_path: str | None
+    allow_mismatch: bool
+    expected_calls: int | None
+    quiet: bool
+    limits: dict[str, dict[str, Any]]  # by scope (REPORT, BASELINE, SWEEP): check key -> value
+    analysis: dict[str, Any]  # the analysis options as click parsed them (Options.from_cli)
+    json_path: str | None
+    html_path: str | None
+    junit_path: str | None
+    annotations: bool  # GitHub annotations (--no-annotations turns them off)
+    inconclusive: str  # how an inconclusive check counts: "fail" or "pass"
+
+    @classmethod
+    def from_click(cls, kw: Mapping[str, Any]) -> CheckArgs:
+        """The command line click parsed (`kw`: its values by parameter name)."""
+        return cls(
+            **{k: kw[k] for k in _OWN},
+            limits={scope: {c.key: kw[c.key] for c in checks(scope)} for scope in _SCOPES},
+            analysis={p.name: kw[p.name] for p in cli_params()},
+            annotations=not kw["no_annotations"],
+        )
+
+    @property
+    def links(self) -> dict[str, str | None]:
+        """What the gate's outputs link to: the report or sweep judged, the baseline, the files."""
+        return {
+            "report": self.report_path,
+            "sweep": self.sweep_dir,
+            "baseline": self.baseline_path,
+            "json": self.json_path,
+            "html": self.html_path,
+        }
+
+
+_SCOPES = (REPORT, BASELINE, SWEEP)
+_OWN = (
+    "target",
+    "report_path",
+    "sweep_dir",
+    "baseline_path",
+    "allow_mismatch",
+    "expected_calls",
+    "quiet",
+    "json_path",
+    "html_path",
+    "junit_path",
+    "inconclusive",
+)
+
+
 def run_check(**kw: Any) -> int:
     """`tcdoctor check` from its parsed command line (`kw`: click's values by parameter name: the
-    table's limits, the analysis options and `check`'s own); the exit code. A gate that ends in an
-    error still writes its outputs (`Gate.not_judged`)."""
-    links = {"report": kw["report_path"], "sweep": kw["sweep_dir"]}
-    links.update(baseline=kw["baseline_path"], json=kw.pop("json_path"), html=kw.pop("html_path"))
-    annotations = not kw.pop("no_annotations")
-    gate = Gate(kw.pop("junit_path"), links, annotations, kw.pop("inconclusive"))
-    judged = kw["sweep_dir"] or kw["target"] or kw["report_path"]
+    table's limits, the analysis options and `check`'s own, read once into a CheckArgs); the exit
+    code. A gate that ends in an error still writes its outputs (`Gate.not_judged`)."""
+    args = CheckArgs.from_click(kw)
+    gate = Gate(args.junit_path, args.links, args.annotations, args.inconclusive)
+    judged = args.sweep_dir or args.target or args.report_path
     try:
-        return _check_sweep(gate, kw) if kw["sweep_dir"] else _check_report(gate, kw)
+        return _check_sweep(gate, args) if args.sweep_dir else _check_report(gate, args)
     except TcdoctorError as exc:
         gate.not_judged(exc, judged)
         raise
-
-
-def _limits(scope: str, kw: dict[str, Any]) -> dict[str, Any]:
-    """The `scope`'s limits, taken out of the command line's values."""
-    return {c.key: kw.pop(c.key) for c in checks(scope)}
 
 
 def _any(limits: dict[str, Any]) -> bool:
     return any(given(v) for v in limits.values())
 
 
-def _check_sweep(gate: Gate, kw: dict[str, Any]) -> int:
+def _check_sweep(gate: Gate, args: CheckArgs) -> int:
     """`check --sweep DIR`: the sweep's thresholds, written as a report's checks are."""
     from ..render.github import GitHubAnnotations, sweep_step_summary
     from ..render.junit import JUnitRenderer
     from ..sweep import check_sweep_dir
 
-    sweep_dir, limits = kw.pop("sweep_dir"), _limits(SWEEP, kw)
-    report_given = [kw.pop("target"), kw.pop("report_path")]
-    if any(report_given) or _any(_limits(REPORT, kw)) or _any(_limits(BASELINE, kw)):
+    sweep_dir, limits = args.sweep_dir, args.limits[SWEEP]
+    report_given = [args.target, args.report_path]
+    if any(report_given) or _any(args.limits[REPORT]) or _any(args.limits[BASELINE]):
         raise TcdoctorError(
             f"--sweep DIR takes the sweep's thresholds ({flag_list(checks(SWEEP))}), not a "
             "TARGET, --report or a report's thresholds"
         )
     names = typed([p.name for p in cli_params()])
-    names += [k for k in ("expected_calls", "allow_mismatch") if kw[k]]
+    names += [k for k in ("expected_calls", "allow_mismatch") if getattr(args, k)]
     if names:
         raise TcdoctorError(
             f"{analysis_flags(names)}: --sweep DIR judges a finished sweep, which these options "
@@ -86,54 +140,58 @@ def _check_sweep(gate: Gate, kw: dict[str, Any]) -> int:
     )
 
 
-def _check_report(gate: Gate, kw: dict[str, Any]) -> int:
+def _check_report(gate: Gate, args: CheckArgs) -> int:
     """`check TARGET` or `check --report saved.json`: the thresholds, then the regressions."""
     from ..checks.regression import baseline_mismatch
     from ..checks.table import run_checks
 
-    if _any(_limits(SWEEP, kw)):
+    if _any(args.limits[SWEEP]):
         raise TcdoctorError(f"{flag_list(checks(SWEEP))} need --sweep DIR")
-    target, report_path, quiet = kw.pop("target"), kw.pop("report_path"), kw.pop("quiet")
-    expected_calls, baseline_path = kw.pop("expected_calls"), kw.pop("baseline_path")
-    allow_mismatch = kw.pop("allow_mismatch")
-    kw.pop("sweep_dir")
-    report_limits, regressions = _limits(REPORT, kw), _limits(BASELINE, kw)
-    if bool(target) == bool(report_path):
+    report_limits, regressions = args.limits[REPORT], args.limits[BASELINE]
+    if bool(args.target) == bool(args.report_path):
         raise TcdoctorError("give either TARGET or --report saved.json")
-    baseline = _baseline(baseline_path, regressions)
-    if allow_mismatch and baseline is None:
+    baseline = _baseline(args.baseline_path, regressions)
+    if args.allow_mismatch and baseline is None:
         raise TcdoctorError("--allow-mismatch is about a --baseline: give one")
     if baseline is None and not _any(report_limits):
         raise TcdoctorError("no thresholds given (see --help)")
-    opts = Options.from_cli(kw)  # checked even where a saved report makes them unused
-    if report_path:
-        rep = load_saved(report_path, expected_calls, _typed_options(opts))
+    opts = Options.from_cli(args.analysis)  # checked even where a saved report makes them unused
+    if args.report_path:
+        rep = load_saved(args.report_path, args.expected_calls, _typed_options(opts))
     else:
-        if baseline is not None and not allow_mismatch:  # before the analysis: fail at once
-            _refuse_mismatch(baseline_mismatch(baseline, target, opts.to_dict()), baseline_path)
+        if baseline is not None and not args.allow_mismatch:  # before the analysis: fail at once
+            mismatch = baseline_mismatch(baseline, args.target, opts.to_dict())
+            _refuse_mismatch(mismatch, args.baseline_path)
         limits = {**report_limits, **regressions}
-        rep = _analyse(target, opts, quiet, expected_calls, limits, baseline)
+        rep = _analyse(args.target, opts, args.quiet, args.expected_calls, limits, baseline)
     # --compile-remedies as typed: judge --max-compile-seconds on the best measured remedy (a saved
     # report analysed with remedies is still judged on its cold start unless the flag is given)
     results = run_checks(rep, compile_remedies=opts.compile_remedies is True, **report_limits)
     notes = []
     if baseline is not None:
-        from ..checks.regression import environment_differences
-        from ..checks.table import baseline_checks
-
-        device = rep.environment.get("device")
-        mismatch = baseline_mismatch(baseline, rep.target, rep.options, device)
-        if not allow_mismatch:
-            _refuse_mismatch(mismatch, baseline_path)
-        elif mismatch:
-            notes.append(
-                "note: judged against a baseline of another measurement (--allow-mismatch): "
-                + "; ".join(mismatch)
-            )
-        results += baseline_checks(rep, baseline, **regressions)
-        env = environment_differences(rep, baseline)
-        notes += [env] if env else []
+        notes += _against_baseline(rep, baseline, args, results)
     return _finish_report(gate, rep, results, "\n".join(notes) or None)
+
+
+def _against_baseline(rep: Report, baseline: Report, args: CheckArgs, results: list) -> list[str]:
+    """The regressions judged against `baseline` (added to `results`), and the notes: a
+    mismatched baseline allowed, the environments that differ."""
+    from ..checks.regression import baseline_mismatch, environment_differences
+    from ..checks.table import baseline_checks
+
+    notes = []
+    device = rep.environment.get("device")
+    mismatch = baseline_mismatch(baseline, rep.target, rep.options, device)
+    if not args.allow_mismatch:
+        _refuse_mismatch(mismatch, args.baseline_path)
+    elif mismatch:
+        notes.append(
+            "note: judged against a baseline of another measurement (--allow-mismatch): "
+            + "; ".join(mismatch)
+        )
+    results += baseline_checks(rep, baseline, **args.limits[BASELINE])
+    env = environment_differences(rep, baseline)
+    return notes + ([env] if env else [])
 
 
 def _typed_options(opts: Options) -> dict[str, Any]:

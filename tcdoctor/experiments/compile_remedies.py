@@ -2,7 +2,7 @@
 
 Both are measured in a fresh child whose inductor cache dir starts empty (`RemedySpec.fresh_cache`),
 as a new machine starts, but for Inductor's CPU ISA probe: the folder is seeded with this machine's
-probed folder (probes/isa_seed.py), so the child does not build the probe's checks again, as on a
+probed folder (run/isa_seed.py), so the child does not build the probe's checks again, as on a
 machine that has compiled before; its row says so and carries the cold process's builds, which
 `RemedyRow.startup_s` adds back for a fresh container's figure (the cold figure's footing). Then the
 same paired measurement as every tried fix (`pair.timed_pair`: first call, eager vs compiled timed

@@ -1,22 +1,29 @@
 """What runs after the main analysis, and when: the parent's plan for its later children, read
-from the phase results the cold and warm children streamed. The launching (a child's spec, its
-cache folder, waiting on it) is run/launcher.py's, which hands each step here a function that
-starts one child.
+from the phase results the cold and warm children streamed. The plan decides; run/launcher.py
+executes. Each loop here is a generator that yields the next step (a timing-only process to
+start, an experiment to run) and is sent back what it gave: the launcher starts the child, waits on
+it, checks the deadline and draws the progress, and the plan never calls into the launcher.
 
-- **The headline's timing processes** (`time_processes`): bare timing-only processes while a
+- **The headline's timing processes** (`timing_steps`): bare timing-only processes while a
   question in play is undecided and within reach (report/processes/sequential.py `progress`:
   decided, or stopped as futile, at Pocock's level per look); a process excluded as disturbed is
   replaced once; the questions a gate asks (checks/questions.py `Questions`: each --min-speedup,
   --max-slowdown's comparison with the baseline's processes) keep the loop going until answered.
   Then, when every process page-faulted heavily, one more with glibc's thresholds pinned: a probe
-  of the other allocator regime, never decided on.
-- **The experiments' order and budget** (`run_in_turn`): each planned spec in a child of its own,
+  of the other allocator regime, never decided on. `time_processes` drives the same loop with a
+  function (tests' canned processes).
+- **The experiments' order and budget** (`in_turn`): each planned spec in a child of its own,
   within the deadline and, for those that count against it, the fix budget (`fix_budget`); the
   ones left untried say why.
-- **What the warm child runs** (`go_signal`: the experiments that share its process) and what it
-  left (`warm_experiments`); the guard-skipping stance, planned once the warm child measured guard
-  cost (`stance_fix`); the headline across processes a fix run in a child of its own is compared
-  with (`across_processes`).
+- **What the warm child left** (`warm_experiments`: of the experiments the cold child planned,
+  experiments/cold_plan.py, those that share its process); the guard-skipping stance, planned
+  once the warm child measured guard cost (`stance_fix`); the headline across processes a fix run
+  in a child of its own is compared with (`across_processes`).
+
+Why generators: the timing loop's next step depends on every earlier result (the looks taken,
+the processes replaced, the tries), which a generator keeps in its own locals; handing the plan a
+function that starts a child made the plan call back into the launcher, and the launcher's own
+duties (deadline, progress, events) ran inside the plan's loop.
 
 Torch-free: the parent plans; nothing here starts a process.
 """
@@ -24,7 +31,8 @@ Torch-free: the parent plans; nothing here starts a process.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
+from typing import NamedTuple
 
 from ..checks.questions import Questions
 from ..options import Options
@@ -32,24 +40,32 @@ from ..report.processes import claims, regimes, sequential
 from .fixes import before_figures, budget_used_up, plan_stance
 from .specs import PHASE_PREFIX, Spec
 
-# One timing-only process, started by the launcher: (index among them, why it runs, glibc's malloc
-# thresholds pinned) -> (started: False once past the deadline, its timing result or None).
-TimeOne = Callable[[int, str, bool], tuple[bool, dict | None]]
-# One experiment child, started by the launcher and waited on: (index in the plan, its spec).
-RunOne = Callable[[int, Spec], None]
+
+class TimingStep(NamedTuple):
+    """One timing-only process the plan asks for."""
+
+    index: int  # among the timing-only processes (its name: sequential.extra_name)
+    why: str  # why it runs (sequential: spread, undecided, a replacement, the pinned allocator)
+    pinned: bool  # glibc's malloc thresholds pinned (the other allocator regime)
 
 
-def time_processes(
+# What a timing step gave: (started: False once past the deadline, its timing result or None)
+Timed = tuple[bool, dict | None]
+# The timing loop: yields each step, is sent what it gave, returns the timing-only record
+TimingSteps = Generator[TimingStep, Timed, dict | None]
+
+
+def timing_steps(
     first: Mapping[str, dict | None],
     options: Options,
     rules: Mapping[str, float],
-    time_one: TimeOne,
     questions: Questions = Questions(),
     fixes_planned: bool = False,
-) -> dict | None:
-    """The timing-only processes' record (`sequential.EXTRA_PHASE`'s data: their results and the
-    sequence, how many at which level and why they stopped), or None when none ran and no sequence
-    was looked at. `first`: the cold and warm processes' timing results (by phase,
+) -> TimingSteps:
+    """Yields each timing-only process to start (a TimingStep), is sent what it gave (`Timed`),
+    and returns their record (`sequential.EXTRA_PHASE`'s data: their results and the sequence, how
+    many at which level and why they stopped), or None when none ran and no sequence was looked
+    at. `first`: the cold and warm processes' timing results (by phase,
     `sequential.PROCESS_OF_PHASE`), which count as the first processes; `rules`: the verdict's
     (min_speedup, equivalence_margin).
 
@@ -67,103 +83,159 @@ def time_processes(
     ]
     if not rows0:
         return None  # nothing timed the main row: another process would fail the same way
-    cap, level = options.processes, sequential.look_level(options.processes)
-    spread_for = max(sequential.SPREAD_FOR_ROWS if fixes_planned else 0, options.min_processes)
-    margin = rules.get("equivalence_margin", claims.EQUIVALENCE_MARGIN)
-    extra: list[dict] = []
+    cap, extra = options.processes, []
+    loop = _Looks(cap, rules, questions, fixes_planned, options.min_processes)
+    if cap < sequential.MIN_LOOK:  # too few to decide: the processes asked for, no looks
+        while len(rows0) + len(extra) < cap and (yield from _one(extra, sequential.SPREAD_WHY)):
+            pass
+        stopped = "cap"
+    else:
+        stopped = yield from loop.run(rows0, extra)
+    timed = len(rows0) + len(extra)
+    why = sequential.pinned_why([first.get(p) or {} for p in sequential.PROCESS_OF_PHASE] + extra)
+    if why and cap > 1:
+        yield from _one(extra, why, pinned=True)
+    seq = loop.record(timed, stopped) if cap >= sequential.MIN_LOOK else None
+    if not extra and seq is None:
+        return None
+    return {"processes": extra, **({"sequence": seq} if seq else {})}
 
-    def one(why: str, pinned: bool) -> bool:
-        """Time one more process (its result, if any, joins `extra`); False past the deadline."""
-        started, result = time_one(len(extra), why, pinned)
-        if result:
-            extra.append(result)
-        return started
 
-    stopped, tries = "cap", len(rows0)
-    while cap < sequential.MIN_LOOK:  # too few to decide: the processes asked for, no looks
-        if len(rows0) + len(extra) >= cap or not one(sequential.SPREAD_WHY, False):
-            break
-    replaced: set[str] = set()  # excluded processes a later one was started for
-    looked: list[int] = []  # the processes decided on at each look taken
-    while cap >= sequential.MIN_LOOK:
-        rows = rows0 + [regimes.row(r["process"], regimes.AS_LAUNCHED, r) for r in extra]
-        counted = regimes.classify(rows)
-        if len(counted) >= min(sequential.MIN_LOOK, cap):
-            looked.append(len(counted))
-            step = sequential.progress(
-                counted, questions.speedups, rules["min_speedup"], level, cap, margin
-            )
-            if step != "more" and not questions.answered(counted, level):
-                step = "more"  # check --max-slowdown's comparison is still open
-            if step != "more" and len(counted) < min(spread_for, cap):
-                step = "more"  # tried fixes are judged with this spread: enough to judge
+def _one(extra: list[dict], why: str, pinned: bool = False) -> Generator[TimingStep, Timed, bool]:
+    """Ask for one more process (its result, if any, joins `extra`); False past the deadline."""
+    started, result = yield TimingStep(len(extra), why, pinned)
+    if result:
+        extra.append(result)
+    return started
+
+
+class _Looks:
+    """The sequential loop's looks: when to look, what a look decides, the sequence record."""
+
+    def __init__(
+        self,
+        cap: int,
+        rules: Mapping[str, float],
+        questions: Questions,
+        fixes_planned: bool,
+        min_processes: int,
+    ):
+        self.cap, self.rules, self.questions = cap, rules, questions
+        self.level = sequential.look_level(cap)
+        self.spread_for = max(sequential.SPREAD_FOR_ROWS if fixes_planned else 0, min_processes)
+        self.margin = rules.get("equivalence_margin", claims.EQUIVALENCE_MARGIN)
+        self.looked: list[int] = []  # the processes decided on at each look taken
+
+    def run(self, rows0: list[dict], extra: list[dict]) -> Generator[TimingStep, Timed, str]:
+        """Look, and ask for one more process, until decided, futile, the cap or the deadline:
+        why the loop stopped."""
+        cap, tries = self.cap, len(rows0)
+        replaced: set[str] = set()  # excluded processes a later one was started for
+        while True:
+            rows = rows0 + [regimes.row(r["process"], regimes.AS_LAUNCHED, r) for r in extra]
+            counted = regimes.classify(rows)
+            step = self.look(counted) if len(counted) >= min(sequential.MIN_LOOK, cap) else "more"
             if step != "more":  # every question in play answered, or out of reach (futile)
-                stopped = step
-                break
-        excluded = len(rows) - len(counted)
-        if len(counted) >= cap or len(rows) >= cap + min(excluded, 2) or tries >= cap + 2:
-            break
+                return step
+            excluded = len(rows) - len(counted)
+            if len(counted) >= cap or len(rows) >= cap + min(excluded, 2) or tries >= cap + 2:
+                return "cap"
+            tries += 1  # a process that fails is left out, and counts here
+            if not (yield from _one(extra, self._why(rows, counted, replaced))):
+                return "budget"
+
+    def look(self, counted: list[dict]) -> str:
+        """One look at the processes counted: "more", or why the loop may stop."""
+        self.looked.append(len(counted))
+        step = sequential.progress(
+            counted,
+            self.questions.speedups,
+            self.rules["min_speedup"],
+            self.level,
+            self.cap,
+            self.margin,
+        )
+        if step != "more" and not self.questions.answered(counted, self.level):
+            step = "more"  # check --max-slowdown's comparison is still open
+        if step != "more" and len(counted) < min(self.spread_for, self.cap):
+            step = "more"  # tried fixes are judged with this spread: enough to judge
+        return step
+
+    @staticmethod
+    def _why(rows: list[dict], counted: list[dict], replaced: set[str]) -> str:
+        """Why the next process runs; an excluded process is replaced once, and the replacement
+        says whom it replaces."""
         why = (
             sequential.SPREAD_WHY
             if len(counted) < sequential.MIN_LOOK
             else sequential.UNDECIDED_WHY
         )
         gone = sequential.replaces(rows, replaced)
-        if gone:  # an excluded process is replaced, and the replacement says whom it replaces
-            why = sequential.replacement_why(gone)
+        if gone:
             replaced.add(gone)
-        tries += 1  # a process that fails is left out, and counts here
-        if not one(why, pinned=False):
-            stopped = "budget"
-            break
-    timed = len(rows0) + len(extra)
-    why = sequential.pinned_why([first.get(p) or {} for p in sequential.PROCESS_OF_PHASE] + extra)
-    if why and cap > 1:
-        one(why, pinned=True)
-    seq = (
-        {
-            "cap": cap,
-            "looks": sequential.looks(cap),
-            "level": level,
-            "thresholds": sorted({1.0, rules["min_speedup"], *questions.speedups}),
+            return sequential.replacement_why(gone)
+        return why
+
+    def record(self, timed: int, stopped: str) -> dict:
+        """The sequence: the cap, the looks, the level, what was asked, why it stopped."""
+        questions = self.questions
+        return {
+            "cap": self.cap,
+            "looks": sequential.looks(self.cap),
+            "level": self.level,
+            "thresholds": sorted({1.0, self.rules["min_speedup"], *questions.speedups}),
             **({"questions": questions.texts} if questions.texts else {}),
-            "margin": margin,
+            "margin": self.margin,
             "timed": timed,
             "stopped": stopped,
-            "looks_at": looked,
+            "looks_at": self.looked,
         }
-        if cap >= sequential.MIN_LOOK
-        else None
-    )
-    if not extra and seq is None:
-        return None
-    return {"processes": extra, **({"sequence": seq} if seq else {})}
 
 
-def run_in_turn(
-    plan: list[Spec],
-    fix_budget: float,
-    fix_spent: float,
-    deadline: float,
-    timeout_s: float,
-    run_one: RunOne,
-) -> tuple[list[dict], dict | None]:
-    """Each spec of `plan` run by `run_one`, one after another, within the deadline and, for those
-    that count against it, the fix budget (`fix_spent` of it already spent): the ones left untried
-    (each with why), and the failure that says how many the deadline left unrun (or None)."""
+def time_processes(
+    first: Mapping[str, dict | None],
+    options: Options,
+    rules: Mapping[str, float],
+    time_one: Callable[[int, str, bool], Timed],
+    questions: Questions = Questions(),
+    fixes_planned: bool = False,
+) -> dict | None:
+    """`timing_steps` driven by `time_one(index, why, pinned)` (canned processes: the tests'
+    simulations of the loop); the launcher runs the steps itself."""
+    steps = timing_steps(first, options, rules, questions, fixes_planned)
+    try:
+        step = next(steps)
+        while True:
+            step = steps.send(time_one(*step))
+    except StopIteration as stop:
+        return stop.value
+
+
+# The experiments' loop: yields (index in the plan, spec) for each to run, returns the ones left
+# untried and the failure that says how many the deadline left unrun
+InTurn = Generator[tuple[int, Spec], None, tuple[list[dict], dict | None]]
+
+
+def in_turn(
+    specs: list[Spec], fix_budget: float, fix_spent: float, deadline: float, timeout_s: float
+) -> InTurn:
+    """Each of `specs` to run, one after another, within the deadline and, for those that count
+    against it, the fix budget (`fix_spent` of it already spent: the time from a step yielded to
+    the loop resumed is what it spent): the ones left untried (each with why), and the failure
+    that says how many the deadline left unrun (or None)."""
     not_tried = []
-    for i, spec in enumerate(plan):
+    for i, spec in enumerate(specs):
         if time.monotonic() > deadline - 1:
             return not_tried, {
                 "phase": "strategies",
-                "message": f"{len(plan) - i} strategy comparison(s) not run: the "
+                "message": f"{len(specs) - i} strategy comparison(s) not run: the "
                 f"{timeout_s:g}s limit was used up",
             }
         if spec.uses_fix_budget and fix_spent >= fix_budget:
             not_tried.append({"spec": spec.to_dict(), "why": budget_used_up(fix_budget)})
             continue
         started = time.monotonic()
-        run_one(i, spec)
+        yield i, spec
         if spec.uses_fix_budget:
             fix_spent += time.monotonic() - started
     return not_tried, None
@@ -175,22 +247,6 @@ def fix_budget(compile_result: dict | None, options: Options) -> float:
         return options.fix_budget_s
     first = (compile_result or {}).get("first_call_s") or 0.0
     return max(20.0, 4 * first)
-
-
-def go_signal(cold: Mapping[str, dict | None], options: Options) -> dict:
-    """What the warm child is told once the cold child is done (`cold`: its compile, runtime and
-    plan results): whether to run at all, the compiled call's time (its profiler budget), and the
-    planned experiments it runs after its own phases (`Spec.shares_process`: each saves a process
-    start, torch's import and build(), and compiles from the main cache) within the fix budget."""
-    run = cold.get("compile") is not None
-    runtime = cold.get("runtime") or {}
-    planned = (cold.get("plan") or {}).get("strategies", []) if run else []
-    return {
-        "run": run,
-        "per_call_s": (runtime.get("compiled") or {}).get("median_s"),
-        "experiments": [d for d in planned if Spec.from_dict(d).shares_process],
-        "fix_budget_s": fix_budget(cold.get("compile"), options),
-    }
 
 
 def warm_experiments(

@@ -29,7 +29,6 @@ from . import (
     graph_breaks,
     guards,
     isa_probe,
-    isa_seed,
     memory,
     outputs,
 )
@@ -70,9 +69,9 @@ def phase_compile(ctx: PhaseContext) -> dict:
     if ctx.options.backend == "inductor":  # Inductor's one-off CPU probe, read from its files
         folder = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
         data["isa_probe"] = isa_probe.measure(folder, began, ctx.first_call_metrics)
-        if folder and isa_seed.seeded(folder):  # TCDOCTOR_ISA_PROBE=none: this folder was seeded
+        if folder and isa_probe.seeded(folder):  # --isa-probe none: this folder was seeded
             data["isa_probe"]["seeded"] = True
-        isa_seed.keep(folder, began)  # the machine's probed folder, when it has none yet
+        isa_probe.keep(folder, began)  # the machine's probed folder, when it has none yet
     data["graphs"] = compile_graphs.probe(  # where the compile time goes, frame by frame
         ctx.first_call_metrics,
         data["first_call_s"],

@@ -165,7 +165,7 @@ def _probe_rows(c: CompileTime) -> tuple[Row, ...]:
         return (Row(label, units.NA, f"not measured: {probe['not_measured']}"),)
     if probe.get("seconds") is None:
         why = (
-            "its cache folder was seeded with this machine's probed folder (TCDOCTOR_ISA_PROBE="
+            "its cache folder was seeded with this machine's probed folder (--isa-probe "
             "none): the cold figure is a machine's that has compiled before; "
             if probe.get("seeded")
             else "no probe was built in this compile: "

@@ -7,7 +7,7 @@ units.py.
 Which cold: the whole model's cold row is a fresh container's (Inductor's CPU ISA probe built,
 measured: compile.isa_probe); where the probe's builds were read, a second row gives it on a machine
 that has compiled before (`CompileTime.probed_cold_s`). A remedy's process started from this
-machine's probed folder (probes/isa_seed.py) says so in its first-call cell, with its fresh
+machine's probed folder (run/isa_seed.py) says so in its first-call cell, with its fresh
 container's figure beside it (the probe's builds added back); break-even and the chart take the
 fresh container's, the footing of the cold row, the verdict and `check --max-compile-seconds`.
 """
@@ -73,7 +73,7 @@ def rows(report: Report) -> list[list[str]]:
     eager, compiled = rt.eager.median_s, rt.compiled.median_s
     probed = c.probed_cold_s
     which = " (fresh container)" if probed is not None else ""
-    if (c.isa_probe or {}).get("seeded"):  # TCDOCTOR_ISA_PROBE=none: the cold folder seeded too
+    if (c.isa_probe or {}).get("seeded"):  # --isa-probe none: the cold folder seeded too
         which = " (machine probed)"
     out = [
         [
@@ -150,7 +150,7 @@ def probe_note(report: Report) -> str | None:
     if not seeded:
         return None
     build = seeded[0].isa_probe_s
-    if build is None:  # the cold process did not pay the probe either (TCDOCTOR_ISA_PROBE=none)
+    if build is None:  # the cold process did not pay the probe either (--isa-probe none)
         return (
             f"{len(seeded)} remedy process(es) started from this machine's probed folder "
             "(Inductor's CPU ISA probe not built again), as the whole model's cold process did: "

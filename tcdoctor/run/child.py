@@ -1,8 +1,12 @@
 """Child process entry: `python -m tcdoctor.run.child SPEC.json` (a ChildSpec, run/spec.py).
 
 Sets the inductor cache dir and thread count before torch compiles anything, arms
-faulthandler so a hang or crash leaves the stack behind, then runs a PhaseRunner. Exits with
-os._exit once its events are fsynced: torch's interpreter teardown is slow and measures nothing.
+faulthandler so a hang or crash leaves the stack behind, then runs its role (`_ROLES`): the cold
+child's phases and then its plan (experiments/cold_plan.py), the warm child's phases once its go
+message came (run/spec.py `WarmGo`) and then the experiments it was given, a timing-only child's
+bare timing, an experiment child's one experiment, a rank's (run/rank.py). Each role runs a
+PhaseRunner of its process's phases. Exits with os._exit once its events are fsynced: torch's
+interpreter teardown is slow and measures nothing.
 """
 
 from __future__ import annotations
@@ -13,11 +17,13 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import EXIT_INTERNAL
 from ..experiments.specs import Spec
 from ..units import MACHINE_PROBED_CACHE, WARM_PROCESS_CACHE
-from .spec import ChildSpec, ChildSpecError
+from .spec import ChildSpec, ChildSpecError, WarmGo
 
 WAIT_POLL_S = 0.01
 # The warm child waits for its go signal while the cold child times its calls: a 10 ms poll woke it
@@ -46,6 +52,7 @@ def _wait_for(path: str, timeout_s: float | None, poll_s: float = WAIT_POLL_S) -
 
 
 def main(spec_path: str) -> int:
+    """Read the spec, arm the process (cache folder, faulthandler, threads), then run its role."""
     try:
         spec = ChildSpec.read(spec_path)
     except ChildSpecError as exc:  # parent and child disagree: tcdoctor's bug, in one line
@@ -65,89 +72,126 @@ def main(spec_path: str) -> int:
     from .stream import FileSink
 
     sink = FileSink(spec.events_path)
-    options = spec.options
     import torch
 
     # else as the user's own process: OMP_NUM_THREADS or torch's default
-    if options.threads is not None:
-        torch.set_num_threads(options.threads)  # before any compile: a later change recompiles
-    if spec.role == "rank":
-        from .rank import run as run_rank
+    if spec.options.threads is not None:
+        torch.set_num_threads(spec.options.threads)  # before any compile: a later change recompiles
+    return _ROLES[spec.role](spec, sink)
 
-        return run_rank(spec, sink, options)
-    from ..report.phases import COLD, TIMING, WARM
+
+def _load(spec: ChildSpec, sink) -> tuple[Any, Any] | int:
+    """The user's workload and its rebuild (imports torch: only once faulthandler is armed), or
+    the exit code of a load that failed (its record already streamed)."""
+    from .runner import load_target
+
+    return load_target(spec.target, sink)
+
+
+def _phases(
+    spec: ChildSpec, sink, loaded: tuple[Any, Any], process: str, **kw
+) -> tuple[dict[str, Any], bool]:
+    """A PhaseRunner of this process's phases (report/phases/: COLD, WARM, TIMING), run: its
+    results by phase, and whether every phase ran."""
     from .runner import PhaseRunner
 
-    per_call_s, go = None, {}
-    if spec.warm:
-        ready = spec.warm.ready_path
-        with open(ready + ".tmp", "w") as fh:
-            json.dump({"imported": True}, fh)
-        os.replace(ready + ".tmp", ready)
-        go = _wait_for(spec.warm.go_path, None, GO_POLL_S)
-        if not go or not go.get("run"):
-            sink({"event": "end", "ok": True, "skipped": True})
-            return 0
-        per_call_s = go.get("per_call_s")
-
-    from .runner import load_target  # imports torch: only once faulthandler is armed
-
-    loaded = load_target(spec.target, sink)
-    if isinstance(loaded, int):
-        return loaded
     workload, rebuild = loaded
-    if spec.strategy:
-        run = spec.strategy
-        _run_strategy(run.spec, workload, options, sink, run.cache_start, run.isa_probe_s)
-        sink({"event": "end", "ok": True})
-        return 0
-    before_compile = None
-    if spec.wait_for:
-        ready = spec.wait_for
-        before_compile = lambda: _wait_for(ready, 120.0)  # noqa: E731 - keep the cold compile uncontended
-    process = {"warm": WARM, "timing": TIMING}.get(spec.role, COLD)
-    runner = PhaseRunner(
-        workload,
-        options,
-        sink,
-        per_call_hint_s=per_call_s,
-        before_compile=before_compile,
-        rebuild=rebuild,
-        bare=process == TIMING,
-    )
+    runner = PhaseRunner(workload, spec.options, sink, rebuild=rebuild, **kw)
     runner.timing_process = spec.timing.to_dict() if spec.timing else {}
     ok = runner.run(process)
-    if ok and spec.role == "cold" and "compile" in runner.results:
-        from ..experiments import compile_remedies, fixes, patches, strategies
-        from ..verdict.thresholds import RULES
+    return runner.results, ok
 
-        breaks = (runner.results.get("graph_breaks") or {}).get("graph_breaks", {}).get("count")
-        planned = strategies.plan(workload, options, breaks, int(RULES["regional_auto_breaks"]))
-        patch_specs, no_patch = [], []
-        if options.fixes:
-            before = fixes.before_figures(runner.results)
-            patch_specs, no_patch = patches.plan(runner.results, spec.target, before)
-        planned += fixes.plan(runner.results, options, RULES["min_speedup"], patch_specs)
-        remedies, remedies_not_tried = compile_remedies.plan(workload, options, runner.results)
-        planned += remedies  # after the fixes: the fix budget goes to the ablation first
-        sink(
-            {
-                "event": "done",
-                "phase": "plan",
-                "data": {
-                    "strategies": [s.to_dict() for s in planned],
-                    "remedies_not_tried": remedies_not_tried,
-                    "patches_not_planned": no_patch,
-                },
-            }
-        )
-    if ok and go.get("experiments"):
-        _run_experiments(go, workload, options, sink, runner.results.get("runtime_warm"))
+
+def _end(sink, ok: bool) -> int:
     sink({"event": "end", "ok": ok})
     return 0 if ok else 3
 
 
-def _run_experiments(go: dict, workload, options, sink, own_timing: dict | None) -> None:
+def _cold(spec: ChildSpec, sink) -> int:
+    """The cold child: its phases against the empty cache (the compile only once the warm child
+    has imported torch, uncontended), then the experiments it plans (experiments/cold_plan.py)."""
+    from ..experiments import cold_plan
+    from ..report.phases import COLD
+
+    loaded = _load(spec, sink)
+    if isinstance(loaded, int):
+        return loaded
+    ready = spec.wait_for
+    wait = (lambda: _wait_for(ready, 120.0)) if ready else None  # keep the cold compile uncontended
+    results, ok = _phases(spec, sink, loaded, COLD, before_compile=wait)
+    if ok and "compile" in results:
+        planned = cold_plan.plan(loaded[0], spec.target, spec.options, results)
+        sink({"event": "done", "phase": "plan", "data": planned.to_data()})
+    return _end(sink, ok)
+
+
+def _warm(spec: ChildSpec, sink) -> int:
+    """The warm child: ready once torch is imported, then its go message (run/spec.py WarmGo); its
+    phases against the cold child's cache, then the experiments it was given."""
+    from ..report.phases import WARM
+
+    assert spec.warm is not None  # ChildSpec gives the warm role its handshake
+    ready = spec.warm.ready_path
+    with open(ready + ".tmp", "w") as fh:
+        json.dump({"imported": True}, fh)
+    os.replace(ready + ".tmp", ready)
+    found = _wait_for(spec.warm.go_path, None, GO_POLL_S)
+    try:
+        go = WarmGo.from_dict(found) if found is not None else None
+    except ChildSpecError as exc:  # parent and child disagree: tcdoctor's bug, in one line
+        print(f"tcdoctor: {exc}", file=sys.stderr)
+        return EXIT_INTERNAL
+    if go is None or not go.run:
+        sink({"event": "end", "ok": True, "skipped": True})
+        return 0
+    loaded = _load(spec, sink)
+    if isinstance(loaded, int):
+        return loaded
+    results, ok = _phases(spec, sink, loaded, WARM, per_call_hint_s=go.per_call_s)
+    if ok and go.experiments:
+        _run_experiments(go, loaded[0], spec.options, sink, results.get("runtime_warm"))
+    return _end(sink, ok)
+
+
+def _timing(spec: ChildSpec, sink) -> int:
+    """A timing-only child: the main row timed as a plain script calls the model (bare)."""
+    from ..report.phases import TIMING
+
+    loaded = _load(spec, sink)
+    if isinstance(loaded, int):
+        return loaded
+    return _end(sink, _phases(spec, sink, loaded, TIMING, bare=True)[1])
+
+
+def _strategy(spec: ChildSpec, sink) -> int:
+    """An experiment child: one experiment (a strategy, a fix, an ablation backend, a remedy)."""
+    loaded = _load(spec, sink)
+    if isinstance(loaded, int):
+        return loaded
+    run = spec.strategy
+    assert run is not None  # ChildSpec gives the strategy role its experiment
+    _run_strategy(run.spec, loaded[0], spec.options, sink, run.cache_start, run.isa_probe_s)
+    return _end(sink, True)
+
+
+def _rank(spec: ChildSpec, sink) -> int:
+    """One rank of a distributed analysis (run/rank.py)."""
+    from .rank import run as run_rank
+
+    return run_rank(spec, sink, spec.options)
+
+
+# What each role of process does (ChildSpec.role)
+_ROLES: dict[str, Callable[[ChildSpec, Any], int]] = {
+    "cold": _cold,
+    "warm": _warm,
+    "timing": _timing,
+    "strategy": _strategy,
+    "rank": _rank,
+}
+
+
+def _run_experiments(go: WarmGo, workload, options, sink, own_timing: dict | None) -> None:
     """The experiments the parent gave the warm process (`Spec.shares_process`), once its own phases
     are done, in plan order, each as its own phase; those that count against the fix budget stop
     when it is spent (each then says so in a `not_tried` record the parent reports). A fix is
@@ -155,12 +199,12 @@ def _run_experiments(go: dict, workload, options, sink, own_timing: dict | None)
     process, never against another process's pairs."""
     from ..experiments.fixes import budget_used_up, judged_in_process
 
-    budget, spent = go.get("fix_budget_s") or 0.0, 0.0
-    for d in go["experiments"]:
-        spec = judged_in_process(Spec.from_dict(d), own_timing)
+    budget, spent = go.fix_budget_s or 0.0, 0.0
+    for planned in go.experiments:
+        spec = judged_in_process(planned, own_timing)
         if spec.uses_fix_budget and spent >= budget:
             why = budget_used_up(budget)
-            sink({"event": "not_tried", "phase": spec.phase, "spec": d, "why": why})
+            sink({"event": "not_tried", "phase": spec.phase, "spec": planned.to_dict(), "why": why})
             continue
         t0 = time.perf_counter()
         _run_strategy(spec, workload, options, sink, WARM_PROCESS_CACHE)
@@ -216,7 +260,7 @@ def _probed(cache_start: str | None, isa_probe_s: float | None) -> dict:
     folder = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     if cache_start != MACHINE_PROBED_CACHE or not folder:
         return {"cache_start": cache_start}
-    from ..probes.isa_seed import paid
+    from ..probes.isa_probe import paid
 
     again = paid(folder)
     if again:

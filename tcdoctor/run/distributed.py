@@ -9,28 +9,32 @@ own launcher and rendezvous, one analysis process per rank (run/rank.py). Two la
 Each rank streams its phase events to rank{R}.events (fsynced), so a crash, hang or kill of one
 rank keeps every finished phase of every rank. One single-process report is assembled per rank;
 the report returned is the lowest rank's, with the `distributed` section (report/distributed.py)
-and every rank's errors, named by rank.
+and every rank's errors, named by rank. The two launches and the report are `STAGES`, run by
+run/stages.py's one loop, as a single-process analysis's stages are (the warm launch's `when` and
+budget say why it did not run: the report's `warm_not_measured`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import re
-import shutil
 import signal
 import sys
 import time
+from typing import Any
 
 from ..checks.questions import Questions
-from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, ChildFailed
+from ..errors import EXIT_USAGE, ChildFailed
 from ..options import Options
 from ..report import distributed as dsec
 from ..report.model import Report
+from ..report.sections import Distributed
 from ..target.userframes import where_str
 from ..verdict import with_verdict
+from . import stages
 from .assemble import assemble
-from .launcher import begin
 from .process import (
     OUTPUT_TAIL_CHARS,
     ChildProcess,
@@ -44,6 +48,7 @@ from .process import (
     timed_out_message,
 )
 from .spec import RANK_PLACEHOLDER, ChildSpec, RankLaunch
+from .stages import Run, Stage, Where
 from .stream import read_events
 
 TERM_GRACE_S = 5.0
@@ -190,100 +195,129 @@ def _fatal(cold: dict[int, list[dict]]) -> None:
             raise error
 
 
-def analyze_distributed(
-    target: str,
-    options: Options,
-    keep_dir: str | None = None,
-    progress: bool = False,
-    questions: Questions = Questions(),
-) -> tuple[Report, int]:
-    """Both launches and the lowest rank's report with the `distributed` section; `questions`
-    (check TARGET's, checks/questions.py) go to every rank in its spec (RankLaunch.questions)."""
-    prog, workdir, deadline = begin(target, options, keep_dir, progress, "tcdoctor-dist-")
-    trace_dir = os.path.abspath(options.torch_trace) if options.torch_trace else None
-    try:
-        cold = Launch("cold", target, options, workdir, deadline, trace_dir, questions)
+@dataclasses.dataclass
+class Launches(Run):
+    """A distributed analysis's state: `Run`'s, and its two launches' ranks' events and failures."""
 
-        def tick(launch: Launch, source: str):
-            def show() -> None:
-                ranks = launch.ranks()
-                if ranks:
-                    prog.feed(source, _shown(launch.events(ranks[0])))
-                prog.tick()
+    cold: Launch | None = None
+    cold_events: dict[int, list[dict]] = dataclasses.field(default_factory=dict)
+    warm_events: dict[int, list[dict]] = dataclasses.field(default_factory=dict)
+    by_rank: dict[int, dict] = dataclasses.field(default_factory=dict)  # each rank's failure
+    warm_failures: dict[int, dict] = dataclasses.field(default_factory=dict)
 
-            return show if prog.enabled else None
 
-        cold.wait(deadline, tick(cold, "cold"))
-        cold_events, failures = cold.finish()
-        if cold.ranks():
-            prog.feed("cold", _shown(cold_events.get(cold.ranks()[0], [])))
-        _fatal(cold_events)
-        if not any(cold_events.values()):
-            raise ChildFailed(
-                f"torch.distributed.run started no rank: {cold.log_tail(8)}", EXIT_USAGE
-            )
-        warm_events: dict[int, list[dict]] = {}
-        warm_failures: dict[int, dict] = {}
-        compiled = all(done(evs, "compile") is not None for evs in cold_events.values())
-        warm = None
-        if options.warm and compiled and time.monotonic() < deadline - 5:
-            warm = Launch("warm", target, options, workdir, deadline, trace_dir, questions)
-            warm.wait(deadline, tick(warm, "warm"))
-            warm_events, warm_failures = warm.finish()
-        rows, reports = [], {}
-        for rank in sorted(cold_events):
-            evs = list(cold_events[rank]) + measured(warm_events.get(rank, []))
-            fails = [f for f in (failures.get(rank), warm_failures.get(rank)) if f]
-            rep = assemble(
-                target,
-                options.to_dict(),
-                [ev for ev in evs if ev.get("phase") not in ("rank", "ddp")],
-                fails,
-            )
-            if warm is None and rep.compile.warm_s is None:
-                rep.compile.warm_not_measured = (
-                    "--no-warm"
-                    if not options.warm
-                    else "not every rank finished its compile phase"
-                    if not compiled
-                    else "the time limit was used up"
-                )
-            info = dict(done(evs, "rank") or {"rank": rank})
-            info["finished"] = (
-                any(ev.get("event") == "end" for ev in cold_events[rank])
-                and rank not in warm_failures
-            )
-            reports[rank] = rep
-            rows.append(dsec.rank_row(rep, info, done(cold_events[rank], "ddp")))
-        base_rank = min(reports)
-        base = reports[base_rank]
-        base.errors = _rank_errors(reports)
-        info0 = done(cold_events[base_rank], "rank") or {}
-        base.distributed = dsec.section(
-            rows,
-            info0.get("world_size"),
-            info0.get("backend"),
-            options.pg_timeout_s or (600.0 if info0.get("backend") == "nccl" else 1800.0),
-            timeout_source="--pg-timeout"
-            if options.pg_timeout_s
-            else f"torch's default for {info0.get('backend')}",
-            analysis_pg_timeout_s=info0.get("pg_timeout_s"),
-            launcher=" ".join(cold.command[1:-1]) + " SPEC",
-            node_rank=options.node_rank,
-            nnodes=options.nnodes,
-            nproc_per_node=options.nproc,
-            report_rank=base_rank,
-            not_measured={
-                "profile": "not run in distributed analyses (time-sized chunks would give ranks different call counts)",
-                "strategies": "compile strategies are compared in single-process runs only",
-            },
+def _launch(run: Launches, name: str) -> tuple[Launch, dict[int, list[dict]], dict[int, dict]]:
+    """One torchrun launch, waited on with the lowest rank's phases on the progress line: its
+    ranks' events and failures."""
+    trace = os.path.abspath(run.options.torch_trace) if run.options.torch_trace else None
+    launch = Launch(name, run.target, run.options, run.workdir, run.deadline, trace, run.questions)
+
+    def show() -> None:
+        ranks = launch.ranks()
+        if ranks:
+            run.prog.feed(name, _shown(launch.events(ranks[0])))
+        run.prog.tick()
+
+    launch.wait(run.deadline, show if run.prog.enabled else None)
+    events, failures = launch.finish()
+    return launch, events, failures
+
+
+def _cold(run: Launches) -> None:
+    """The cold launch: every rank with an empty cache of its own; a fatal record in any rank, or
+    no rank started, ends the analysis (one line)."""
+    run.cold, run.cold_events, run.by_rank = _launch(run, "cold")
+    if run.cold.ranks():
+        run.prog.feed("cold", _shown(run.cold_events.get(run.cold.ranks()[0], [])))
+    _fatal(run.cold_events)
+    if not any(run.cold_events.values()):
+        raise ChildFailed(
+            f"torch.distributed.run started no rank: {run.cold.log_tail(8)}", EXIT_USAGE
         )
-        report = with_verdict(base)
-    finally:
-        prog.close()
-        if keep_dir is None:
-            shutil.rmtree(workdir, ignore_errors=True)
-    return report, (EXIT_INCOMPLETE if report.errors else EXIT_OK)
+
+
+def _compiled(run: Launches) -> bool:
+    return all(done(evs, "compile") is not None for evs in run.cold_events.values())
+
+
+def _warm_when(run: Launches) -> str | None:
+    """Why the warm launch does not run (the report's `warm_not_measured`), None when it runs."""
+    if not run.options.warm:
+        return "--no-warm"
+    return None if _compiled(run) else "not every rank finished its compile phase"
+
+
+def _warm(run: Launches) -> None:
+    """The warm launch: the same per-rank cache folders again, in fresh processes."""
+    _, run.warm_events, run.warm_failures = _launch(run, "warm")
+
+
+def _report(run: Launches) -> None:
+    """One report per rank; the lowest rank's, with the `distributed` section and every rank's
+    errors, is the analysis's."""
+    rows, reports = [], {}
+    for rank in sorted(run.cold_events):
+        evs = list(run.cold_events[rank]) + measured(run.warm_events.get(rank, []))
+        fails = [f for f in (run.by_rank.get(rank), run.warm_failures.get(rank)) if f]
+        shown = [ev for ev in evs if ev.get("phase") not in ("rank", "ddp")]
+        rep = assemble(run.target, run.options.to_dict(), shown + run.events, fails + run.failures)
+        not_warm = run.skipped.get("warm")
+        if not_warm is not None and rep.compile.warm_s is None:
+            rep.compile.warm_not_measured = not_warm
+        info = dict(done(evs, "rank") or {"rank": rank})
+        info["finished"] = (
+            any(ev.get("event") == "end" for ev in run.cold_events[rank])
+            and rank not in run.warm_failures
+        )
+        reports[rank] = rep
+        rows.append(dsec.rank_row(rep, info, done(run.cold_events[rank], "ddp")))
+    base_rank = min(reports)
+    base = reports[base_rank]
+    base.errors = _rank_errors(reports)
+    base.distributed = _section(run, rows, base_rank)
+    run.report = with_verdict(base)
+
+
+def _section(run: Launches, rows: list[dict], base_rank: int) -> Distributed:
+    """The `distributed` section: every rank's row, the process group, the launcher."""
+    options = run.options
+    info0 = done(run.cold_events[base_rank], "rank") or {}
+    assert run.cold is not None  # the cold stage ran: the report needs it
+    return dsec.section(
+        rows,
+        info0.get("world_size"),
+        info0.get("backend"),
+        options.pg_timeout_s or (600.0 if info0.get("backend") == "nccl" else 1800.0),
+        timeout_source="--pg-timeout"
+        if options.pg_timeout_s
+        else f"torch's default for {info0.get('backend')}",
+        analysis_pg_timeout_s=info0.get("pg_timeout_s"),
+        launcher=" ".join(run.cold.command[1:-1]) + " SPEC",
+        node_rank=options.node_rank,
+        nnodes=options.nnodes,
+        nproc_per_node=options.nproc,
+        report_rank=base_rank,
+        not_measured={
+            "profile": "not run in distributed analyses (time-sized chunks would give ranks different call counts)",
+            "strategies": "compile strategies are compared in single-process runs only",
+        },
+    )
+
+
+# The distributed analysis, stage by stage (run/stages.py runs them in order, as a single-process
+# analysis's); a stage that adds events or failures to the run adds them to every rank's report
+STAGES: tuple[Stage, ...] = (
+    Stage("cold", Where.RANKS, _cold),
+    Stage("warm", Where.RANKS, _warm, needs=("cold",), min_left_s=5.0, when=_warm_when),
+    Stage("report", Where.PARENT, _report, needs=("cold",)),
+)
+
+
+def analyze_distributed(target: str, options: Options, **how: Any) -> tuple[Report, int]:
+    """`STAGES`: both launches and the lowest rank's report with the `distributed` section. `how`:
+    launcher.analyze_target's keep_dir, progress and questions (check TARGET's, checks/questions.py,
+    which go to every rank in its spec: RankLaunch.questions)."""
+    return stages.analyze(STAGES, Launches, target, options, prefix="tcdoctor-dist-", **how)
 
 
 def _rank_errors(reports: dict[int, Report]) -> list[dict]:

@@ -1,49 +1,56 @@
 """Parent side: run the analysis in child processes with a deadline, and keep whatever finished.
 
-The cold child measures everything that needs an empty inductor cache; a warm child compiles
-afterwards against the same cache dir in a fresh process (what a restarted server pays) and
-runs the profiler phases. The warm child is started together with the cold one so that its
-`import torch` overlaps the cold child's; it then waits for a go signal, and the cold child
-waits for the warm child's import to finish before compiling, so no measured phase overlaps
-other work. A crash, hang, OOM or kill of either child still yields a report of every
-finished phase.
+The run is `STAGES`, run by run/stages.py's one loop (the same loop runs a distributed analysis,
+run/distributed.py): the cold child's cache folder (`cache`), the main analysis (`main`), the
+headline's timing-only processes (`timing`), the experiments (`experiments`), the serving
+section's processes when the target gives a traffic (`serving`), the report (`report`).
+Adding a stage is one record in `STAGES` and its function.
 
-Experiments (planned by the cold child; the stance fix by the parent once the warm child measured
-guards): those that need nothing set at process start (`Spec.shares_process`: config fixes, the
-ablation) go to the warm child with its go signal and run there after its own phases, within the
-fix budget; the rest run one by one in children of their own, each starting from a copy of the main
-cache (or an empty one: `Spec.fresh_cache`). One the warm child never started runs in a child.
-What runs when, in which order and within which budget (the headline's timing-only processes,
-the experiments, the go signal) is experiments/plan.py's; this module starts the children it asks
-for and keeps their events.
+The main analysis: the cold child measures everything that needs an empty inductor cache; a warm
+child compiles afterwards against the same cache dir in a fresh process (what a restarted server
+pays) and runs the profiler phases. The warm child is started together with the cold one so that
+its `import torch` overlaps the cold child's; it then waits for its go message (run/spec.py
+`WarmGo`), and the cold child waits for the warm child's import to finish before compiling, so no
+measured phase overlaps other work. A crash, hang, OOM or kill of either child still yields a
+report of every finished phase.
+
+Experiments (planned by the cold child, experiments/cold_plan.py; the stance fix by the parent
+once the warm child measured guards): those that need nothing set at process start
+(`Spec.shares_process`: config fixes, the ablation) go to the warm child with its go message and
+run there after its own phases, within the fix budget; the rest run one by one in children of their
+own, each starting from a copy of the main cache (or an empty one: `Spec.fresh_cache`). One the warm
+child never started runs in a child. What runs when, in which order and within which budget (the
+headline's timing-only processes, the experiments) is experiments/plan.py's: its loops yield each
+step, which `_Experiments` executes (run/stages.py `execute`), and this module keeps the events.
 
 Inductor's CPU ISA probe (probes/isa_probe.py) is paid by the cold child alone, which stays what a
 fresh container pays and measures it: an empty experiment folder starts from this machine's probed
-folder (probes/isa_seed.py), kept by a cold child once per machine and torch version, and its row
-says so (`units.MACHINE_PROBED_CACHE`); `TCDOCTOR_ISA_PROBE=none` seeds the cold child's folder too
-(the test suite), `every` seeds nothing.
+folder (run/isa_seed.py), kept by a cold child once per machine and torch version, and its row
+says so (`units.MACHINE_PROBED_CACHE`); `--isa-probe none` seeds the cold child's folder too,
+`every` seeds nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
-import tempfile
 import time
 
 from ..checks.questions import Questions
-from ..errors import EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, ChildFailed, UserCodeError
+from ..errors import EXIT_USAGE, ChildFailed, UserCodeError
 from ..experiments import plan
+from ..experiments.cold_plan import ExperimentPlan
 from ..experiments.fixes import judged_across_processes
 from ..experiments.specs import PHASE_PREFIX, FixSpec, Spec
 from ..options import Options
-from ..probes import isa_seed
 from ..report.files import write_atomic
 from ..report.model import Report
 from ..report.processes.regimes import AS_LAUNCHED, PINNED_ENV_LABEL
 from ..report.processes.sequential import EXTRA_PHASE, PROCESS_OF_PHASE, extra_name
 from ..units import MACHINE_PROBED_CACHE
+from . import isa_seed, stages
 from .assemble import assemble
 from .process import (
     OUTPUT_TAIL_CHARS,
@@ -63,7 +70,8 @@ from .process import (
     wait_exit,
 )
 from .progress import Progress
-from .spec import ChildSpec, ExperimentRun, TimingProcess, WarmHandshake
+from .spec import ChildSpec, ExperimentRun, TimingProcess, WarmGo, WarmHandshake
+from .stages import Run, Stage, Where, execute
 from .stream import read_events
 
 
@@ -159,7 +167,7 @@ def _results(events: list[dict], phases: tuple[str, ...]) -> dict[str, dict | No
     return {phase: done(events, phase) for phase in phases}
 
 
-# what the go signal is made from (the cold child's) and what the stance fix is planned from
+# what the go message is made from (the cold child's) and what the stance fix is planned from
 GO_PHASES = ("compile", "runtime", "plan")
 STANCE_PHASES = ("profile", *plan.BEFORE_PHASES)
 
@@ -195,10 +203,10 @@ def _experiment_cache(
     cache hits, as in the user's own process, and an environment-only fix compiles nothing. Never
     the original, so the warm-cache figure stays the warm child's own. A spec that measures a cold
     compile (`Spec.fresh_cache`) gets an empty folder, seeded with this machine's probed folder
-    when `seed_from` names where those live and there is one (probes/isa_seed.py: Inductor's CPU
+    when `seed_from` names where those live and there is one (run/isa_seed.py: Inductor's CPU
     ISA probe is not built again; its first call is a machine's that has compiled before). A
     folder prepared here notes what it started as and when (`isa_seed.mark`), so the probe builds
-    its child makes are told from what was copied in (`isa_seed.paid`)."""
+    its child makes are told from what was copied in (`isa_probe.paid`)."""
     path = os.path.join(workdir, f"cache-strategy-{i}")
     if spec.fresh_cache or not os.path.isdir(cache_dir):
         if seed_from and isa_seed.seed(path, MACHINE_PROBED_CACHE, seed_from):
@@ -211,7 +219,8 @@ def _experiment_cache(
 
 class _Experiments:
     """The children the parent starts after the main analysis, one at a time, as
-    experiments/plan.py plans them: the headline's timing-only processes and the experiments."""
+    experiments/plan.py plans them: the headline's timing-only processes and the experiments. The
+    plan's loops yield each step; this class runs it (`execute`) and sends back what it gave."""
 
     def __init__(
         self,
@@ -224,7 +233,7 @@ class _Experiments:
         seed_from: str | None = None,
         probe_s: float | None = None,
     ):
-        """`seed_from`: where this machine's probed folders live (isa_seed.root()), None to seed
+        """`seed_from`: where this machine's probed folders live (isa_probe.root()), None to seed
         nothing; `probe_s`: the probe's builds the cold analysis process paid (its isa_probe's
         build_s), what a seeded child's row adds back for a fresh container's first call."""
         self.target, self.options, self.workdir = target, options, workdir
@@ -234,15 +243,14 @@ class _Experiments:
     def extra_timing(
         self, events: list[dict], questions: Questions, fixes_planned: bool = False
     ) -> list[dict]:
-        """The timing-only processes plan.time_processes asks for, each started here; one done
+        """The timing-only processes plan.timing_steps asks for, each started here; one done
         event joins their results and the sequence."""
         from ..verdict.thresholds import RULES
 
         started = time.monotonic()
         first = _results(events, tuple(PROCESS_OF_PHASE))
-        data = plan.time_processes(
-            first, self.options, RULES, self._timing_child, questions, fixes_planned
-        )
+        steps = plan.timing_steps(first, self.options, RULES, questions, fixes_planned)
+        data = execute(steps, lambda step: self._timing_child(*step))
         if data is None:
             return []
         seconds = time.monotonic() - started
@@ -289,18 +297,17 @@ class _Experiments:
         events: list[dict],
         failures: list[dict],
     ) -> list[dict]:
-        """Run each of `specs` in a child of its own, in plan.run_in_turn's order and budget (its
+        """Run each of `specs` in a child of its own, in plan.in_turn's order and budget (its
         events and failures appended); the ones left untried."""
 
-        def run_one(i: int, spec: Spec) -> None:
-            s_events, s_failure = self._child(i, len(specs), spec)
+        def run_one(step: tuple[int, Spec]) -> None:
+            s_events, s_failure = self._child(step[0], len(specs), step[1])
             events.extend(measured(s_events))
             if s_failure:
                 failures.append(s_failure)
 
-        not_tried, late = plan.run_in_turn(
-            specs, fix_budget, fix_spent, self.deadline, self.options.timeout_s, run_one
-        )
+        steps = plan.in_turn(specs, fix_budget, fix_spent, self.deadline, self.options.timeout_s)
+        not_tried, late = execute(steps, run_one)
         if late:
             failures.append(late)
         return not_tried
@@ -328,17 +335,169 @@ class _Experiments:
         return s_events, s_failure
 
 
-def begin(
-    target: str, options: Options, keep_dir: str | None, progress: bool, prefix: str
-) -> tuple[Progress, str, float]:
-    """What every analysis does first: check the target (one-line errors before any child starts),
-    then its progress printer, its work folder and its deadline."""
-    from ..target.load import precheck
+# -- the stages of a single-process analysis ----------------------------------------------------
 
-    precheck(target)
-    workdir = keep_dir or tempfile.mkdtemp(prefix=prefix)
-    os.makedirs(workdir, exist_ok=True)
-    return Progress(enabled=progress), workdir, time.monotonic() + options.timeout_s
+
+@dataclasses.dataclass
+class Analysis(Run):
+    """A single-process analysis's state: `Run`'s, and what its stages hand on."""
+
+    cache_dir: str = ""  # the main analysis's inductor cache (the cold and warm children's)
+    plan: ExperimentPlan = ExperimentPlan()  # what the cold child planned
+    warm_ran: set[str] = dataclasses.field(default_factory=set)  # experiment phases the warm ran
+    fix_spent: float = 0.0  # the fix budget the warm process spent
+    not_tried: list[dict] = dataclasses.field(default_factory=list)  # experiments left untried
+
+
+def _cache(run: Analysis) -> None:
+    """The main analysis's cache folder: empty (a fresh container), or seeded (`--isa-probe none`)."""
+    run.cache_dir = os.path.join(run.workdir, "inductor-cache")
+    isa_seed.seed_cold(run.cache_dir, run.options)
+
+
+def _child(run: Analysis, role: str, **kw) -> Child:
+    return Child(role, run.target, run.options, run.workdir, run.cache_dir, run.deadline, **kw)
+
+
+def _main(run: Analysis) -> None:
+    """The cold and the warm child, started together (the warm first: its import overlaps the
+    cold one's), watched until both ended; their events, failures and the cold child's plan."""
+    ready, go = os.path.join(run.workdir, "warm.ready"), os.path.join(run.workdir, "warm.go")
+    warm = _child(run, "warm", warm=WarmHandshake(ready, go)) if run.options.warm else None
+    cold = _child(run, "cold", wait_for=ready if warm else None)
+    go_sent = _watch(run, cold, warm, ready, go)
+    _take_cold(run, cold)
+    if warm:
+        _take_warm(run, warm, go_sent)
+    run.plan = ExperimentPlan.from_data(done(run.events, "plan"))
+
+
+def _watch(run: Analysis, cold: Child, warm: Child | None, ready: str, go: str) -> bool:
+    """Wait for both children, drawing the progress, killing both at the deadline, and sending the
+    warm child its go message once the cold child ended; whether it was sent."""
+    go_sent, next_progress, prog, deadline = False, 0.0, run.prog, run.deadline
+    while cold.running() or (warm and warm.running()):
+        if prog.enabled and time.monotonic() >= next_progress:
+            next_progress = time.monotonic() + _show(prog, cold, warm)
+        if time.monotonic() > deadline:
+            for c in (cold, warm):
+                if c and c.running():
+                    c.kill(timed_out=True)
+            break
+        if warm and not warm.running() and not os.path.exists(ready):
+            _touch(ready, {"warm_died": True})  # never leave the cold child waiting
+        if warm and not go_sent and not cold.running():
+            warm_go(cold.events(), run.options).write(go)
+            go_sent = True
+        # no poll: block until a child exits, the next redraw or the deadline
+        wake = min(deadline, next_progress) if prog.enabled else deadline
+        wait_exit([c for c in (cold, warm) if c and c.running()], wake - time.monotonic())
+    return go_sent
+
+
+def warm_go(cold_events: list[dict], options: Options) -> WarmGo:
+    """The warm child's go message, from the cold child's compile, runtime and plan results: run
+    only if the cold child compiled; its profiler budget from the compiled call's time; the planned
+    experiments that share its process (ExperimentPlan.shared), within the fix budget."""
+    cold = _results(cold_events, GO_PHASES)
+    ran = cold["compile"] is not None
+    runtime = cold["runtime"] or {}
+    return WarmGo(
+        run=ran,
+        per_call_s=(runtime.get("compiled") or {}).get("median_s"),
+        experiments=ExperimentPlan.from_data(cold["plan"]).shared if ran else (),
+        fix_budget_s=plan.fix_budget(cold["compile"], options),
+    )
+
+
+def _take_cold(run: Analysis, cold: Child) -> None:
+    """The cold child's events and failure; a fatal record, a death at start-up or inside the
+    user's build() ends the analysis (one line, its exit code)."""
+    events, failure = cold.finish()
+    run.prog.feed("cold", events)
+    error = fatal_event_error(events)
+    if error:
+        raise error
+    if failure and failure["phase"] == "startup":  # died before its first phase: exit 2, as ever
+        raise ChildFailed(failure["message"], EXIT_USAGE)
+    if failure and failure["phase"] == "load":  # died inside the user's build()
+        raise UserCodeError(failure["message"])
+    run.events += events
+    run.failures += [failure] if failure else []
+
+
+def _take_warm(run: Analysis, warm: Child, go_sent: bool) -> None:
+    """The warm child's measured events, its failure (once it was told to run), and what it did
+    with the experiments it was given."""
+    warm_events, warm_failure = warm.finish()
+    run.prog.feed("warm", warm_events)
+    if go_sent and warm_failure:
+        run.failures.append(warm_failure)
+    run.events += measured(warm_events)
+    run.warm_ran, run.fix_spent, run.not_tried = plan.warm_experiments(warm_events, warm_failure)
+
+
+def _children(run: Analysis) -> _Experiments:
+    """The runner of the later children: seeded from this machine's probed folder unless
+    `--isa-probe every`, with the ISA probe's builds the cold process paid."""
+    probe = (done(run.events, "compile") or {}).get("isa_probe") or {}
+    return _Experiments(
+        run.target,
+        run.options,
+        run.workdir,
+        run.cache_dir,
+        run.deadline,
+        run.prog,
+        seed_from=isa_seed.seed_from(run.options),
+        probe_s=probe.get("build_s"),
+    )
+
+
+def _timing(run: Analysis) -> None:
+    """The headline's timing-only processes (experiments/plan.py timing_steps)."""
+    run.events += _children(run).extra_timing(run.events, run.questions, run.plan.fixes_planned)
+
+
+def _experiments(run: Analysis) -> None:
+    """The planned experiments the warm process did not run and the stance fix, each in a child of
+    its own (a fix judged against the headline across processes); those left untried, with why."""
+    # breaks in the user's code with no mechanical patch: listed with why, no child
+    run.not_tried += run.plan.patches_not_planned
+    specs = [s for s in run.plan.specs if s.phase not in run.warm_ran]
+    specs += plan.stance_fix(_results(run.events, STANCE_PHASES), run.options)
+    if any(isinstance(s, FixSpec) for s in specs):  # the bootstrap only where a fix is judged
+        across = plan.across_processes(_results(run.events, (*PROCESS_OF_PHASE, EXTRA_PHASE)))
+        specs = [judged_across_processes(s, across) for s in specs]
+    budget = plan.fix_budget(done(run.events, "compile"), run.options)
+    children = _children(run).children(specs, budget, run.fix_spent, run.events, run.failures)
+    run.not_tried += children
+    if run.not_tried:
+        data = {"not_tried": run.not_tried}
+        run.events.append({"event": "done", "phase": "fixes_not_tried", "data": data})
+
+
+def _serving(run: Analysis) -> None:
+    """The serving section (issue 55): the target's traffic replayed in fresh processes of its own
+    (run/serve.py, as experiments/serving.py plans them); nothing runs without a traffic."""
+    from .serve import stage  # imported only here: most analyses have no traffic
+
+    run.events += stage(run.target, run.options, run.workdir, run.deadline, run.prog, run.events)
+
+
+def _report(run: Run) -> None:
+    """The report, assembled from every stage's events and failures."""
+    run.report = assemble(run.target, run.options.to_dict(), run.events, run.failures)
+
+
+# The single-process analysis, stage by stage (run/stages.py runs them in order)
+STAGES: tuple[Stage, ...] = (
+    Stage("cache", Where.PARENT, _cache),
+    Stage("main", Where.CHILDREN, _main, needs=("cache",)),
+    Stage("timing", Where.CHILDREN, _timing, needs=("main",)),
+    Stage("experiments", Where.CHILDREN, _experiments, needs=("main",)),
+    Stage("serving", Where.CHILDREN, _serving, needs=("main",)),
+    Stage("report", Where.PARENT, _report),
+)
 
 
 def analyze_target(
@@ -348,99 +507,8 @@ def analyze_target(
     progress: bool = False,
     questions: Questions = Questions(),
 ) -> tuple[Report, int]:
-    """Run the children and assemble the report; `progress` writes each phase to stderr as it
-    finishes. `questions`: what a gate will judge (check --min-speedup, --max-slowdown), which the
-    headline's processes must also decide (experiments/plan.py's time_processes)."""
-    who_pays = isa_seed.who_pays()  # TCDOCTOR_ISA_PROBE: a bad value is one line, before any child
-    prog, workdir, deadline = begin(target, options, keep_dir, progress, "tcdoctor-")
-    cache_dir = os.path.join(workdir, "inductor-cache")
-    if who_pays == "none":  # the test suite: the cold process too starts from the probed folder
-        isa_seed.seed(cache_dir, MACHINE_PROBED_CACHE)
-    ready, go = os.path.join(workdir, "warm.ready"), os.path.join(workdir, "warm.go")
-    try:
-        warm = (
-            Child(
-                "warm", target, options, workdir, cache_dir, deadline, warm=WarmHandshake(ready, go)
-            )
-            if options.warm
-            else None
-        )
-        cold = Child(
-            "cold", target, options, workdir, cache_dir, deadline, wait_for=ready if warm else None
-        )
-        go_sent = False
-        next_progress = 0.0
-        while cold.running() or (warm and warm.running()):
-            if prog.enabled and time.monotonic() >= next_progress:
-                next_progress = time.monotonic() + _show(prog, cold, warm)
-            if time.monotonic() > deadline:
-                for c in (cold, warm):
-                    if c and c.running():
-                        c.kill(timed_out=True)
-                break
-            if warm and not warm.running() and not os.path.exists(ready):
-                _touch(ready, {"warm_died": True})  # never leave the cold child waiting
-            if warm and not go_sent and not cold.running():
-                _touch(go, plan.go_signal(_results(cold.events(), GO_PHASES), options))
-                go_sent = True
-            # no poll: block until a child exits, the next redraw or the deadline
-            wake = min(deadline, next_progress) if prog.enabled else deadline
-            wait_exit([c for c in (cold, warm) if c and c.running()], wake - time.monotonic())
-
-        events, failure = cold.finish()
-        prog.feed("cold", events)
-        error = fatal_event_error(events)
-        if error:
-            raise error
-        if (
-            failure and failure["phase"] == "startup"
-        ):  # died before its first phase: exit 2, as ever
-            raise ChildFailed(failure["message"], EXIT_USAGE)
-        if failure and failure["phase"] == "load":  # died inside the user's build()
-            raise UserCodeError(failure["message"])
-        failures = [failure] if failure else []
-        fix_budget = plan.fix_budget(done(events, "compile"), options)
-        fix_spent, not_tried = 0.0, []
-        handled: set[str] = set()  # phases of experiments the warm process ran or left untried
-        if warm:
-            warm_events, warm_failure = warm.finish()
-            prog.feed("warm", warm_events)
-            if go_sent and warm_failure:
-                failures.append(warm_failure)
-            events += measured(warm_events)
-            handled, fix_spent, not_tried = plan.warm_experiments(warm_events, warm_failure)
-        probe = (done(events, "compile") or {}).get("isa_probe") or {}
-        run = _Experiments(
-            target,
-            options,
-            workdir,
-            cache_dir,
-            deadline,
-            prog,
-            seed_from=None if who_pays == "every" else isa_seed.root(),
-            probe_s=probe.get("build_s"),
-        )
-        planned = (done(events, "plan") or {}).get("strategies", [])
-        fixes_planned = any(isinstance(Spec.from_dict(d), FixSpec) for d in planned)
-        events += run.extra_timing(events, questions, fixes_planned)
-        # breaks in the user's code with no mechanical patch: listed with why, no child
-        not_tried += (done(events, "plan") or {}).get("patches_not_planned") or []
-        specs = [s for s in map(Spec.from_dict, planned) if s.phase not in handled]
-        specs += plan.stance_fix(_results(events, STANCE_PHASES), options)
-        if any(isinstance(s, FixSpec) for s in specs):  # the bootstrap only where a fix is judged
-            across = plan.across_processes(_results(events, (*PROCESS_OF_PHASE, EXTRA_PHASE)))
-            specs = [judged_across_processes(s, across) for s in specs]
-        not_tried += run.children(specs, fix_budget, fix_spent, events, failures)
-        if not_tried:
-            events.append(
-                {"event": "done", "phase": "fixes_not_tried", "data": {"not_tried": not_tried}}
-            )
-        from .serve import stage as serving_stage  # issue 55: absent without a traffic
-
-        events += serving_stage(target, options, workdir, deadline, prog, events)
-        report = assemble(target, options.to_dict(), events, failures)
-    finally:
-        prog.close()
-        if keep_dir is None:
-            shutil.rmtree(workdir, ignore_errors=True)
-    return report, (EXIT_INCOMPLETE if report.errors else EXIT_OK)
+    """Run `STAGES` and return the report and its exit code; `progress` writes each phase to stderr
+    as it finishes. `questions`: what a gate will judge (check --min-speedup, --max-slowdown),
+    which the headline's processes must also decide (experiments/plan.py's timing_steps)."""
+    how = {"keep_dir": keep_dir, "progress": progress, "questions": questions}
+    return stages.analyze(STAGES, Analysis, target, options, prefix="tcdoctor-", **how)

@@ -4,9 +4,9 @@ same order and give the same report.
 
 Method. A target string (`path.py:function`) is analysed in child processes: one process at a
 time under run/launcher.py, or one per rank under torch.distributed.run (run/distributed.py) when
-`Options.distributed` (nproc > 1 or nnodes > 1). Both start with `launcher.begin`, which checks the
-target before any child starts (`target.load.precheck`: a missing file or function is one line,
-exit 2). Around the run: the TORCH_TRACE folders are emptied of an earlier run's logs first and
+`Options.distributed` (nproc > 1 or nnodes > 1). Each is a list of stages run by the same loop
+(run/stages.py), which first checks the target before any child starts (`stages.begin`:
+`target.load.precheck`, a missing file or function is one line, exit 2). Around the run: the TORCH_TRACE folders are emptied of an earlier run's logs first and
 the new logs attached (tlparse) after (run/tlparse.py). A model object (`Workload`, `TrainStep`)
 is analysed in this process (`_in_process`: no isolation, no warm-cache figure). Either way the
 verdict is then re-derived for `expected_calls` when given (the break-even horizon), and a child's
@@ -102,9 +102,9 @@ def _in_process(workload: Workload | TrainStep, opts: Options) -> Report:
 
     check_backend(opts.backend)
 
-    from ..probes import dynamo_state, isa_seed
+    from ..probes import dynamo_state
     from ..report.phases import IN_PROCESS
-    from ..units import MACHINE_PROBED_CACHE
+    from . import isa_seed
     from .assemble import assemble
     from .runner import PhaseRunner
     from .stream import ListSink
@@ -114,8 +114,7 @@ def _in_process(workload: Workload | TrainStep, opts: Options) -> Report:
     old_cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     with tempfile.TemporaryDirectory(prefix="tcdoctor-") as cache:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
-        if isa_seed.who_pays() == "none":  # the test suite: the ISA probe from the probed folder
-            isa_seed.seed(cache, MACHINE_PROBED_CACHE)
+        isa_seed.seed_cold(cache, opts)  # --isa-probe none: the ISA probe from the probed folder
         if opts.threads is not None:  # else this process's own setting, as the user runs it
             torch.set_num_threads(opts.threads)
         try:

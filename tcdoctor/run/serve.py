@@ -13,7 +13,7 @@ are the section (one `done` event, phase "serving") and one `failed` event per f
 or a request the traffic or the model could not serve): the report's errors, exit 4.
 
 Cache folders: the replay, each strategy and the host part start from an empty folder seeded with
-the machine's probed ISA checks (probes/isa_seed.py; unless TCDOCTOR_ISA_PROBE=every); the proof
+the machine's probed ISA checks (run/isa_seed.py; unless --isa-probe every); the proof
 part (the restart) from a copy of the replay's folder, never the original.
 
 Child: reads its ServeSpec, sets the cache folder and arms faulthandler before torch is imported,
@@ -33,8 +33,8 @@ from typing import Any
 from ..experiments import serving
 from ..experiments.serving import KILL_GRACE_S, ServeSpec
 from ..options import Options
-from ..probes import isa_seed
 from ..units import MACHINE_PROBED_CACHE
+from . import isa_seed
 from .process import (
     ChildProcess,
     done,
@@ -95,8 +95,7 @@ class _Starter:
     ):
         self.target, self.options, self.workdir = target, options, workdir
         self.deadline, self.prog, self.n = deadline, prog, n
-        who = isa_seed.who_pays()
-        self.seed_from = None if who == "every" else isa_seed.root()
+        self.seed_from = isa_seed.seed_from(options)
         self.replay_cache: str | None = None
 
     def _cache(self, part: str, tag: str) -> tuple[str, str]:

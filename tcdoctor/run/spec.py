@@ -12,7 +12,8 @@ files, when to dump its stacks). What one role reads is a nested record, given f
 None for every other (checked when the spec is made, so a parent cannot hand a child an entry it
 ignores): the cold child's `wait_for`, the warm child's `warm` (WarmHandshake), a timing-only
 child's `timing` (TimingProcess), a strategy child's `strategy` (ExperimentRun), a rank's
-`distributed` (RankLaunch).
+`distributed` (RankLaunch). What the warm child is told later, once the cold child is done, is a
+`WarmGo`, written to its handshake's go file.
 
 Wire format: `to_dict()` / `from_dict()`, JSON-ready. It is internal (the parent and its children
 are always the same tcdoctor), so it carries no version; `from_dict` refuses a key it does not
@@ -77,11 +78,47 @@ class WarmHandshake(_Record):
 
     The warm child starts with the cold one so that its `import torch` overlaps the cold child's;
     it writes `ready_path` once imported (the cold child compiles only then, uncontended), then
-    waits for the parent to write `go_path` (whether to run, the compiled call's time, the
-    experiments it runs after its own phases)."""
+    waits for the parent to write `go_path` (a WarmGo: whether to run, the compiled call's time,
+    the experiments it runs after its own phases)."""
 
     ready_path: str  # written by the warm child once torch is imported; the cold child waits on it
     go_path: str  # written by the parent once the cold child is done; the warm child waits on it
+
+
+@dataclasses.dataclass(frozen=True)
+class WarmGo:
+    """What the parent tells the warm child once the cold child is done (written to its
+    WarmHandshake's `go_path`, read by run/child.py): whether to run at all (the cold child
+    compiled), the compiled call's time (its profiler budget), and the experiments it runs after
+    its own phases (`Spec.shares_process`: each saves a process start, torch's import and build(),
+    and compiles from the main cache) within the fix budget. The same wire rules as ChildSpec:
+    an unknown or missing field is a ChildSpecError."""
+
+    run: bool  # False: the cold child did not compile; the warm child ends, measuring nothing
+    per_call_s: float | None  # the cold child's compiled median per call (None: not timed)
+    experiments: tuple[Spec, ...]  # planned by the cold child, run in plan order
+    fix_budget_s: float  # what the experiments that count against the fix budget may spend
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "per_call_s": self.per_call_s,
+            "experiments": [s.to_dict() for s in self.experiments],
+            "fix_budget_s": self.fix_budget_s,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "go signal") -> WarmGo:
+        kw = _fields(cls, d, where)
+        try:
+            kw["experiments"] = tuple(Spec.from_dict(e) for e in kw["experiments"])
+        except (TypeError, ValueError) as exc:
+            raise ChildSpecError(f"{where}'s experiments: {exc}") from None
+        return cls(**kw)
+
+    def write(self, path: str) -> None:
+        """Write it to `path` atomically (the child polls for the file: never half of one)."""
+        write_atomic(path, json.dumps(self.to_dict()))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,7 +138,7 @@ class ExperimentRun:
 
     spec: Spec  # the experiment (experiments/specs.py): a strategy, a fix, an ablation backend
     cache_start: str  # what its inductor cache held at its start ("empty", a copy), kept in its row
-    # its folder seeded with the machine's probed folder (probes/isa_seed.py): the ISA probe's builds
+    # its folder seeded with the machine's probed folder (run/isa_seed.py): the ISA probe's builds
     # the cold process paid, which this child skips; its row adds them back for a fresh container
     isa_probe_s: float | None = None
 

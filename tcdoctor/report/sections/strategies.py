@@ -71,7 +71,7 @@ class StrategyRow(Record):
     cache_start: str | None = (
         None  # what its child's inductor cache held at start (run/launcher.py)
     )
-    # its empty cache folder seeded with this machine's probed folder (probes/isa_seed.py): the
+    # its empty cache folder seeded with this machine's probed folder (run/isa_seed.py): the
     # Inductor CPU ISA probe builds its first call skipped, as the cold analysis process paid them
     isa_probe_s: float | None = None
     backend: str | None = None  # ablation rows
