@@ -391,3 +391,22 @@ def test_heavy_page_faults_plan_pinned_malloc_thresholds_in_the_environment(monk
     assert "2,206 page faults per compiled call → 0" in a.text and a.text.startswith(
         "Tried `MALLOC_…`"
     )
+
+
+def test_a_mode_row_whose_process_times_eager_unlike_the_headline_gets_no_decision_interval():
+    """Issue 56: the H200 GPT-2 report's reduce-overhead row comes from an analysis-type child whose
+    eager step (17.9 ms) reads 26% above the timing-only process's (14.2 ms): the spread between the
+    headline's processes cannot judge it, so it gets no decision interval and says why; a row
+    whose eager median sits with the timing-only processes is judged as before."""
+    from conftest import DATA
+
+    report = Report.load(str(DATA / "cuda-h200" / "C.json"))
+    tried.attach_decision_intervals(report)
+    ro = next(r for r in report.strategies.modes if r.name == "reduce-overhead")
+    assert ro.speedup and ro.decision_ci is None
+    assert "timed unlike the timing-only processes" in ro.decision_method
+    assert "not judged across processes" in ro.decision_method
+
+    ro.eager_median_s = report.runtime.processes[-1].eager_median_s  # as the timing-only process
+    tried.attach_decision_intervals(report)
+    assert ro.decision_ci is not None and ro.decision_ci[0] < ro.speedup < ro.decision_ci[1]

@@ -19,17 +19,21 @@ ways of compiling (modes, training ways: either may turn a headline that is not 
 it" or "compile another way"), the regions, the remedies. The main analysis's own row keeps the
 headline's decision interval (its own figures are the cold process's). A row of a report saved
 before this existed has none and is judged on its own interval, as it was (rules.row_interval).
+A row whose process timed eager (the same code in every process, the control) outside the band of
+the headline's quiet timing-only processes gets none either: that spread cannot judge a process
+that times the call another way (regimes.row_state, the headline's own rule for its cold and warm
+processes); its method says by how much.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import stats, units
 from ..outcomes import FixOutcome
 from ..report.processes.claims import equivalent
-from ..report.processes.regimes import decided_on
+from ..report.processes.regimes import decided_on, row_state
 from ..report.rules import row_decision_interval
 from ..report.sections import Ablation, Advice, FixRow, StrategyRow
 
@@ -58,6 +62,15 @@ def process_spread(report: Report) -> tuple[tuple[float, int] | None, int]:
     else:
         groups = [[r["speedup"] for r in rows]]
     return stats.pooled_log_sd(groups), len(rows)
+
+
+def _eager_median(row: Any) -> float | None:
+    """The eager median a row's own process timed (a strategy row's, or a fix's `after`): the
+    control that tells whether that process times the call as the headline's processes do."""
+    if isinstance(row, StrategyRow):
+        return row.eager_median_s
+    after = getattr(row, "after", None)
+    return after.get("eager_median_s") if isinstance(after, dict) else None
 
 
 def attach_decision_intervals(report: Report) -> None:
@@ -96,6 +109,10 @@ def attach_decision_intervals(report: Report) -> None:
                 continue
             speedup = _speedup(r)
             if speedup is None:
+                continue
+            state = row_state(_eager_median(r), rt.processes)
+            if state:  # its process timed eager unlike the headline's: the spread cannot judge it
+                r.decision_ci, r.decision_method = None, state
                 continue
             own = (r.after or {}).get("speedup_ci") if isinstance(r, FixRow) else r.speedup_ci
             r.decision_ci, r.decision_method = row_decision_interval(
