@@ -1,4 +1,5 @@
-"""The words a judgement ends in, as string enums: the verdict's `Decision` and a check's `Status`.
+"""The words a judgement ends in, as string enums: the verdict's `Decision`, a check's `Status` and
+a source patch's `Safety` (ordered, as ruff's `Applicability` is).
 
 Each is a `StrEnum`: a member is its string (`Decision.COMPILE == "compile"`), so the JSON keeps the
 same values (json writes a member as its value) and a saved report, whose values load back as
@@ -41,3 +42,51 @@ class Status(StrEnum):
     FAIL = "FAIL"
     INCONCLUSIVE = "INCONCLUSIVE"
     ERROR = "ERROR"  # not judged: a tool or input problem, never a verdict on the model
+
+
+class Safety(StrEnum):
+    """A source patch's safety class (experiments/rewrite/), ordered by what it risks, as ruff's
+    `Applicability` is ordered: SAFE < UNSAFE. Safe: behaviour unchanged eager and compiled
+    (`tcdoctor fix --apply` writes it); unsafe: eager unchanged, compiled runs differ as the
+    patch's note says, or the proof must check the rewrite (written only with `--unsafe`).
+
+    A patch's safety is the higher (the less safe) of its rule's and what the side-effect walk
+    found: `max(rule.safety, walk)`. `fix --apply` writes a patch when `safety <= allowed`. A
+    report keeps the value ("safe", "unsafe"); `Safety.of` reads it back, and anything it does not
+    know as unsafe: what is not known to be safe is never written without `--unsafe`."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+    @classmethod
+    def of(cls, value: object) -> Safety:
+        """The member a saved report's string names; UNSAFE for anything else (None, "")."""
+        try:
+            return cls(value)
+        except ValueError:
+            return cls.UNSAFE
+
+    @property
+    def rank(self) -> int:
+        return list(Safety).index(self)
+
+    def _cmp(self, other: object) -> int | None:
+        if not isinstance(other, str):
+            return None
+        return self.rank - Safety.of(other).rank
+
+    def __lt__(self, other: object) -> bool:
+        d = self._cmp(other)
+        return NotImplemented if d is None else d < 0
+
+    def __le__(self, other: object) -> bool:
+        d = self._cmp(other)
+        return NotImplemented if d is None else d <= 0
+
+    def __gt__(self, other: object) -> bool:
+        d = self._cmp(other)
+        return NotImplemented if d is None else d > 0
+
+    def __ge__(self, other: object) -> bool:
+        d = self._cmp(other)
+        return NotImplemented if d is None else d >= 0

@@ -400,7 +400,8 @@ PLANTED = r'''
 
 import libcst as cst
 
-from tcdoctor.experiments.rewrite.base import SAFE, Page, Proof, Rewrite, Rule
+from tcdoctor.experiments.rewrite.base import Page, Proof, Rewrite, Rule
+from tcdoctor.outcomes import Safety
 
 
 def match(spot, observed):
@@ -410,13 +411,13 @@ def match(spot, observed):
         return None
     new = old.replace("# planted", "# planted, patched")
     return Rewrite(
-        rule="TCD999", family="planted", safety=SAFE, title=f"mark line {line}", note="planted",
+        rule="TCD999", family="planted", safety=Safety.SAFE, title=f"mark line {line}", note="planted",
         source=text.replace(old, new, 1), line=line, proofs=(Proof.STDOUT,),
     )
 
 
 RULE = Rule(
-    code="TCD999", name="planted", safety=SAFE, the_break="a planted pass",
+    code="TCD999", name="planted", safety=Safety.SAFE, the_break="a planted pass",
     the_rewrite="a comment added", statements=(cst.SimpleStatementLine,),
     proofs=(Proof.STDOUT,), match=match,
     page=Page(

@@ -118,7 +118,7 @@ def main(spec_path: str) -> int:
     runner.timing_process = spec.timing.to_dict() if spec.timing else {}
     ok = runner.run(process)
     if ok and spec.role == "cold" and "compile" in runner.results:
-        from ..experiments import compile_remedies, fixes, patches, strategies
+        from ..experiments import compile_remedies, fixes, proving, strategies
         from ..verdict.thresholds import RULES
 
         breaks = (runner.results.get("graph_breaks") or {}).get("graph_breaks", {}).get("count")
@@ -126,7 +126,7 @@ def main(spec_path: str) -> int:
         patch_specs, no_patch = [], []
         if options.fixes:
             before = fixes.before_figures(runner.results)
-            patch_specs, no_patch = patches.plan(runner.results, spec.target, before)
+            patch_specs, no_patch = proving.plan(runner.results, spec.target, before)
         planned += fixes.plan(runner.results, options, RULES["min_speedup"], patch_specs)
         remedies, remedies_not_tried = compile_remedies.plan(workload, options, runner.results)
         planned += remedies  # after the fixes: the fix budget goes to the ablation first

@@ -39,8 +39,9 @@ from pathlib import PurePath
 
 import libcst as cst
 
+from ...outcomes import Safety
 from . import op_shapes, tree
-from .base import UNSAFE, Need, NoRewrite, OpPayload, Page, Proof, Result, Rewrite, Rule
+from .base import Need, NoRewrite, OpPayload, Page, Proof, Result, Rewrite, Rule
 from .tree import BLANK, Spot
 
 CODE, NAME = "TCD105", "custom-op"
@@ -424,7 +425,7 @@ def _custom_op(spot: Spot, op: _OpCall, observed: dict) -> Result:
     return Rewrite(
         rule=CODE,
         family=NAME,
-        safety=UNSAFE,
+        safety=Safety.UNSAFE,
         title=_title(spot, op, line),
         note=note,
         source=module.code,
@@ -548,7 +549,7 @@ PAGE = Page(
 RULE = Rule(
     code=CODE,
     name=NAME,
-    safety=UNSAFE,
+    safety=Safety.UNSAFE,
     the_break=(
         "a call into a non-PyTorch library on tensor data (`scipy.special.expit(h.numpy())`), "
         "or a break inside that library reached from your line"

@@ -26,7 +26,7 @@ def table() -> str:
     lines.append(
         "safe: behaviour unchanged eager and compiled (`tcdoctor fix --apply` writes it); "
         "unsafe: eager unchanged, compiled differs as the patch's note says (written with "
-        "--unsafe). A patch's safety is the lower of its rule's and what the side-effect walk "
+        "--unsafe). A patch's safety is the less safe of its rule's and what the side-effect walk "
         "found. `tcdoctor rules CODE` prints a rule's page."
     )
     return "\n".join(textwrap.fill(x, WIDTH) if x.startswith("safe:") else x for x in lines) + "\n"

@@ -32,8 +32,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from ...outcomes import Safety
 from . import effects, tree
-from .base import UNSAFE, BranchPayload, NoRewrite, Page, Proof, Result, Rewrite, Rule
+from .base import BranchPayload, NoRewrite, Page, Proof, Result, Rewrite, Rule
 from .tree import BLANK, Spot
 
 CODE, NAME = "TCD104", "tensor-cond"
@@ -280,7 +281,7 @@ def _rewrite(
     return Rewrite(
         rule=CODE,
         family=NAME,
-        safety=UNSAFE,
+        safety=Safety.UNSAFE,
         title=f"turn the if at line {line} into torch.cond({pred_code}, ...)",
         note=note,
         source=tree.finish(module),
@@ -440,7 +441,7 @@ PAGE = Page(
 RULE = Rule(
     code=CODE,
     name=NAME,
-    safety=UNSAFE,
+    safety=Safety.UNSAFE,
     the_break=(
         "a branch on a tensor value (`if t.item() > c:`, `if t.any():`) whose branches assign "
         "plain names"
