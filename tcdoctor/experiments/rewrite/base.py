@@ -159,6 +159,7 @@ class Rule:
     library_calls: bool = False
     observe: Callable[[Any], Need | None] | None = None  # (tree.Spot) -> what to observe
     checked: str = field(default="")  # what the proof checks besides breaks and outputs
+    safety_note: str = ""  # why the class, as docs/patches.md's table says it
 
     def applies(self, spot: Any) -> bool:
         """Whether `match` is tried at this spot (the statement's kind)."""

@@ -160,4 +160,5 @@ RULE = Rule(
     match=match,
     page=PAGE,
     checked="as TCD102",
+    safety_note="compiled runs skip the check",
 )

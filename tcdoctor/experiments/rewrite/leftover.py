@@ -120,11 +120,12 @@ RULE = Rule(
     code=CODE,
     name=NAME,
     safety=Safety.SAFE,
-    the_break="`torch._dynamo.graph_break()` left from debugging",
+    the_break="`torch._dynamo.graph_break()` left from debugging (resolved through the imports)",
     the_rewrite="the call deleted (an emptied block gets `pass`)",
     statements=(cst.SimpleStatementLine,),
     proofs=(),
     match=match,
     page=PAGE,
     checked="—",
+    safety_note="unsafe when its arguments are not constants",
 )

@@ -446,13 +446,16 @@ RULE = Rule(
         "a branch on a tensor value (`if t.item() > c:`, `if t.any():`) whose branches assign "
         "plain names"
     ),
-    the_rewrite="`torch.cond` over two nested functions, the predicate at the test's precision",
+    the_rewrite=(
+        "`torch.cond` over two nested functions, the predicate at the test's precision "
+        "(`t.item() > 0.1` becomes `t.double() > 0.1`)"
+    ),
     statements=(cst.If,),
     proofs=(Proof.BRANCHES,),
     match=match,
     page=PAGE,
     checked=(
-        "each branch taken (counted when its if ran), predicate, outputs, gradients and buffers "
-        "equal on every variant"
+        "each branch taken (counted only where its `if` ran), the predicate equal to the test, "
+        "outputs, gradients and buffers equal, on generated inputs and every input variant"
     ),
 )

@@ -45,18 +45,18 @@ def patched_op(ctx: ProofContext) -> tuple[Any, Checks]:
     return None, {"torch.library.opcheck": {"passed": False, "detail": why}}
 
 
-def opcheck(ctx: ProofContext, op: Any) -> Checks:
-    """opcheck on the inputs observed on each call the line (or function) ran on."""
+def opcheck(ctx: ProofContext, op: Any, what: str = "the line") -> Checks:
+    """opcheck on the inputs `what` (the line, or a helper) got on each call it ran on."""
     ran = [(how, args) for how, obs, args in ctx.observations if obs is not None]
     failed = [(how, why) for how, args in ran if (why := opcheck_one(op, args))]  # type: ignore[arg-type]
     skipped = [how for how, obs, _ in ctx.observations if obs is None]
     detail = (
-        f"passed on the inputs the line saw on {', '.join(h for h, _ in ran)}"
+        f"passed on the inputs {what} saw on {', '.join(h for h, _ in ran)}"
         if not failed
         else "; ".join(f"{how}: {why}" for how, why in failed)
     )
     if skipped:
-        detail += f" (the line did not run on {', '.join(skipped)})"
+        detail += f" ({what} did not run on {', '.join(skipped)})"
     return {"torch.library.opcheck": {"passed": bool(ran) and not failed, "detail": detail}}
 
 
