@@ -12,14 +12,13 @@ model, written by hand each way.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
-import sys
 from dataclasses import replace
 
 import pytest
 from conftest import ROOT
+from test_cure import _load, _pytorch_counts  # the cure test's loader and PyTorch's counters
 
 from tcdoctor.experiments import proving, rewrite
 from tcdoctor.options import Options
@@ -126,29 +125,6 @@ def test_an_op_without_its_autograd_registration_fails(planned, monkeypatch):
     assert "requires_grad=True" in patch["checks"]["helper vs op"]["detail"]
 
 
-def _load(path: str, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def _counts(model, x) -> tuple[int, int]:
-    """(graphs, breaks) PyTorch's counters record for one compiled call (backend eager)."""
-    import torch
-    from torch._dynamo.utils import counters
-
-    torch._dynamo.reset()
-    counters.clear()
-    with torch.no_grad():
-        torch.compile(model, backend="eager")(x)
-    breaks = sum({**counters["graph_break"], **counters["unimplemented"]}.values())
-    graphs = counters["stats"]["unique_graphs"]
-    torch._dynamo.reset()
-    return graphs, breaks
-
-
 def test_the_op_removes_the_break_that_disable_keeps(tmp_path):
     """The choice of the rewrite, counted: the helper as written, under torch.compiler.disable,
     and as the patch's op (the corpus case's .out.py), each counted by PyTorch's counters."""
@@ -162,7 +138,7 @@ def test_the_op_removes_the_break_that_disable_keeps(tmp_path):
                        ("op", str(tmp_path / "op.py"))):  # fmt: skip
         mod = _load(path, f"helper_choice_{name.replace(' ', '_')}")
         model, (x,) = mod.build()
-        got[name] = _counts(model, x)
+        got[name] = _pytorch_counts(model, (x,))[:2]
     assert got["op"] == (1, 0), got
     assert got["disable"][1] >= 1 and got["disable"][0] >= 2, got
     assert got["as written"][1] > got["op"][1] and got["as written"][0] > got["disable"][0], got

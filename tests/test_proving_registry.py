@@ -7,13 +7,13 @@ every format. No other file is edited. A proof name with nothing registered fail
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
 
 import pytest
 from conftest import ROOT, saved_report
+from test_cure import _load  # the cure test's module loader
 
 from tcdoctor.experiments import proving
 from tcdoctor.experiments.proving.proofs import ProofContext
@@ -74,9 +74,7 @@ def planted(tmp_path, monkeypatch):
     """The rule's module (written here) first in the rule registry, its proof in the proofs'."""
     path = tmp_path / "planted_guard.py"
     path.write_text(PLANTED)
-    spec = importlib.util.spec_from_file_location("planted_guard", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _load(str(path), "planted_guard")
     monkeypatch.setattr(registry, "RULES", [module.RULE, *registry.RULES])
     monkeypatch.setitem(proofs.PROOFS, module.PROOF, planted_proof)
     folder = tmp_path / "model"

@@ -12,6 +12,9 @@ the registry's order (registry.py); the first that answers decides:
                                  for an `if` on a tensor whose body only reports
     TCD104 tensor-cond           an `if` on a tensor that only assigns names       unsafe
                                  becomes `torch.cond` over two nested functions
+    TCD106 helper-op             a NumPy round-trip helper (tensor in, library     unsafe
+                                 call, NumPy, tensor out) becomes a custom op whole,
+                                 where TCD105 would not wrap the line alone
     TCD105 custom-op             a call into another library (scipy, numpy) on     unsafe
                                  tensor data becomes a `torch.library.custom_op`
 
