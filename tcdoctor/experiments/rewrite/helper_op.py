@@ -41,7 +41,9 @@ Pitfalls: only a module-level function with no decorator, `*args` or `**kwargs`,
 are literals and whose name nothing else binds; existing annotations must be the types the
 eager call observed. Where TCD105 can wrap the line alone, it does: this rule answers only where
 it would not. The dtype is the one the chain fixes (`dtype=np.float32`), else the input's where
-the observed call kept it, else the observed one.
+the observed call kept it, else the observed one. The op replaces the function for every caller:
+a call elsewhere with another kind of argument (a NumPy array) would fail there, and the proof
+sees only the workload's calls (hence unsafe).
 """
 
 from __future__ import annotations
