@@ -29,6 +29,7 @@ from .errors import (
     UsageError,
 )
 from .options import Options
+from .outcomes import FixAction
 
 if TYPE_CHECKING:
     from .report.model import Report
@@ -240,7 +241,7 @@ def fix(
     if diff_only:
         click.echo(fixing.diffs(rep, chosen, left_out), nl=False)
     for o in outcomes:
-        if o.action != "shown":
+        if o.action != FixAction.SHOWN:
             click.echo(
                 f"{o.action}: {o.path} ({o.rule}, {o.safety})" + (f": {o.why}" if o.why else "")
             )

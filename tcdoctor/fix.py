@@ -1,12 +1,13 @@
 """`tcdoctor fix`: the verified source patches of an analysis, shown as a diff or written.
 
 As ruff does: the diff is the default, nothing is written without `--apply`, and a patch whose
-safety class is "unsafe" (it changes what compiled runs do: a guarded print is skipped, a branch
-becomes torch.cond) is written only with `--unsafe`. `--select`/`--ignore` keep patches by rule
-code or prefix. The exit code gates CI as ruff's does: 1 when `--diff` shows a change or
-`--apply` leaves a chosen patch unwritten, 0 when there is nothing to change. Only patches
-verified by the analysis (experiments/patches.py) are ever written, the one per file that
-report/sections/fixes.py `choose` chose.
+safety class is unsafe (`Safety.UNSAFE`: it changes what compiled runs do, a guarded print is
+skipped, a branch becomes torch.cond) is written only with `--unsafe`: a patch is written when its
+safety is at most the one allowed (`Safety` is ordered, SAFE < UNSAFE, as ruff's Applicability).
+`--select`/`--ignore` keep patches by rule code or prefix. The exit code gates CI as ruff's does:
+1 when `--diff` shows a change or `--apply` leaves a chosen patch unwritten, 0 when there is
+nothing to change. Only patches verified by the analysis (experiments/proving/) are ever written,
+the one per file that report/sections/fixes.py `choose` chose.
 
 Before writing, the file must be the one the analysis patched: the sha256 of its bytes equals the
 one the report kept, and the rewrite planned again from it (experiments/rewrite/, with the shapes
@@ -30,7 +31,7 @@ from typing import Sequence
 
 from .errors import UsageError
 from .experiments import rewrite
-from .outcomes import FixAction
+from .outcomes import FixAction, Safety
 from .render.patches import diff_of
 from .report.model import Report
 from .report.sections import FixRow
@@ -43,7 +44,7 @@ class Outcome:
 
     path: str
     rule: str
-    safety: str
+    safety: Safety
     action: FixAction
     why: str = ""
 
@@ -98,14 +99,15 @@ def apply(
 ) -> list[Outcome]:
     """Each chosen verified patch: written (with `write`, safe ones or `unsafe` too), else shown."""
     out = []
+    allowed = Safety.UNSAFE if unsafe else Safety.SAFE
     for row in chosen(report, select, ignore):
         p = row.patch
         assert p is not None
-        path, rule, safety = _file_of(row), str(p.rule), str(p.safety)
+        path, rule, safety = _file_of(row), str(p.rule), Safety.of(p.safety)
         if not write:
             out.append(Outcome(path, rule, safety, FixAction.SHOWN))
             continue
-        if safety != "safe" and not unsafe:
+        if safety > allowed:
             out.append(
                 Outcome(path, rule, safety, FixAction.REFUSED, "unsafe: pass --unsafe to write it")
             )

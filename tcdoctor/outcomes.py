@@ -1,5 +1,6 @@
 """The words a judgement ends in, as string enums: the verdict's `Decision`, a check's `Status`, a
-tried fix's `FixOutcome` and what `tcdoctor fix` did with a patch (`FixAction`).
+tried fix's `FixOutcome`, what `tcdoctor fix` did with a patch (`FixAction`) and a source patch's
+`Safety` (ordered, as ruff's `Applicability` is).
 
 Each is a `StrEnum`: a member is its string (`Decision.COMPILE == "compile"`), so the JSON keeps the
 same values (json writes a member as its value) and a saved report, whose values load back as
@@ -46,7 +47,7 @@ class Status(StrEnum):
 
 class FixOutcome(StrEnum):
     """How a tried fix came out (`FixRow.outcome` in the report): made by experiments/fixes.py
-    (`outcome`, `run`), experiments/patches.py (a source patch) and verdict/tried.py (the shape and
+    (`outcome`, `run`), experiments/proving/ (a source patch) and verdict/tried.py (the shape and
     region rows read off the strategy tables); read by the verdict and the advice. Only HELPS earns
     a fix the headline may apply; every other word says what the fix did instead."""
 
@@ -73,3 +74,51 @@ class FixAction(StrEnum):
     WRITTEN = "written"
     SHOWN = "shown"
     REFUSED = "refused"
+
+
+class Safety(StrEnum):
+    """A source patch's safety class (experiments/rewrite/), ordered by what it risks, as ruff's
+    `Applicability` is ordered: SAFE < UNSAFE. Safe: behaviour unchanged eager and compiled
+    (`tcdoctor fix --apply` writes it); unsafe: eager unchanged, compiled runs differ as the
+    patch's note says, or the proof must check the rewrite (written only with `--unsafe`).
+
+    A patch's safety is the higher (the less safe) of its rule's and what the side-effect walk
+    found: `max(rule.safety, walk)`. `fix --apply` writes a patch when `safety <= allowed`. A
+    report keeps the value ("safe", "unsafe"); `Safety.of` reads it back, and anything it does not
+    know as unsafe: what is not known to be safe is never written without `--unsafe`."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+    @classmethod
+    def of(cls, value: object) -> Safety:
+        """The member a saved report's string names; UNSAFE for anything else (None, "")."""
+        try:
+            return cls(value)
+        except ValueError:
+            return cls.UNSAFE
+
+    @property
+    def rank(self) -> int:
+        return list(Safety).index(self)
+
+    def _cmp(self, other: object) -> int | None:
+        if not isinstance(other, str):
+            return None
+        return self.rank - Safety.of(other).rank
+
+    def __lt__(self, other: object) -> bool:
+        d = self._cmp(other)
+        return NotImplemented if d is None else d < 0
+
+    def __le__(self, other: object) -> bool:
+        d = self._cmp(other)
+        return NotImplemented if d is None else d <= 0
+
+    def __gt__(self, other: object) -> bool:
+        d = self._cmp(other)
+        return NotImplemented if d is None else d > 0
+
+    def __ge__(self, other: object) -> bool:
+        d = self._cmp(other)
+        return NotImplemented if d is None else d >= 0

@@ -2,7 +2,9 @@
 analysed as a user runs it, the written tcdoctor-patches.diff is applied with `git apply` to a fresh
 copy, and the patched copy is checked here with PyTorch's own counters (fewer breaks, none new),
 its eager outputs against the original's and its compiled outputs against its eager ones (the
-numerics rule). A `.tolist()` loop gets no verified patch; `tcdoctor fix` writes only what it may,
+numerics rule). The NumPy round-trip helper (scipy_helper: `gaussian_filter1d`, then
+`np.ascontiguousarray`, `np.asarray(..., dtype=np.float32)`, `torch.from_numpy`) is wrapped whole
+(TCD106). A `.tolist()` loop gets no verified patch; `tcdoctor fix` writes only what it may,
 and exits as ruff does. The held-out-style smoothing model (scipy_smooth: `gaussian_filter1d` on
 `x.detach().cpu().numpy()` in forward) breaks inside scipy: its patch is at the user's line, and the
 verdict's advice says so.
@@ -32,6 +34,7 @@ FAMILIES = {
     "leftover_break": ("TCD101", "leftover-graph-break"),
     "scipy_call": ("TCD105", "custom-op"),
     "scipy_smooth": ("TCD105", "custom-op"),
+    "scipy_helper": ("TCD106", "helper-op"),  # the NumPy round-trip helper, wrapped whole
     "item_branch": ("TCD104", "tensor-cond"),
 }
 # torch.cond compiled by the cheap backend runs slower than the break it removes (on item_branch,
@@ -250,7 +253,7 @@ def test_fix_refuses_an_unknown_code_in_one_line(analysed):
                              "--select", "TCD9")  # fmt: skip
     assert code == 2 and err.strip().splitlines() == [
         "tcdoctor: error: unknown rule code 'TCD9': the rules are TCD101, TCD102, TCD103, TCD104, "
-        "TCD105 (tcdoctor rules)"
+        "TCD106, TCD105 (tcdoctor rules)"
     ]
 
 

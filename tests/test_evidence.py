@@ -70,10 +70,10 @@ def test_gpt2_amp_step_breaks_are_not_the_users_and_the_headline_agrees_with_the
     rep = _analyze(cli, tmp_path, "gpt2_amp_train.py:build", "--no-fixes")
     assert rep.graph_breaks.unique and not any(f.users for f in rep.graph_breaks.unique)
     # the source-patch planner, on these very findings: no patch in library code, none listed
-    from tcdoctor.experiments import patches
+    from tcdoctor.experiments import proving
 
     unique = [f.to_dict() for f in rep.graph_breaks.unique]
-    planned = patches.plan(
+    planned = proving.plan(
         {"graph_breaks": {"graph_breaks": {"unique": unique}}},
         os.path.join(REAL, "gpt2_amp_train.py:build"),
         {},

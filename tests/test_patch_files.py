@@ -19,7 +19,7 @@ import subprocess
 import pytest
 from conftest import ROOT, run_cli, saved_report
 
-from tcdoctor.experiments import patches
+from tcdoctor.experiments import proving
 from tcdoctor.experiments.specs import PatchFix
 from tcdoctor.options import Options
 from tcdoctor.render.patches import diff_file
@@ -68,7 +68,7 @@ def _prove(target: str) -> dict:
         safety="safe",
         before={"graph_breaks": 1, "sites": [site]},
     )
-    row = patches.run(spec, w, Options(backend="eager", budget_s=0.2, threads=1))
+    row = proving.run(spec, w, Options(backend="eager", budget_s=0.2, threads=1))
     row["spec"] = spec.to_dict()
     return row
 

@@ -19,7 +19,8 @@ from dataclasses import replace
 import pytest
 from conftest import ROOT
 
-from tcdoctor.experiments import patches, rewrite
+from tcdoctor.experiments import proving, rewrite
+from tcdoctor.experiments.proving import measure, sandbox
 from tcdoctor.experiments.rewrite import BranchPayload, Proof
 from tcdoctor.experiments.specs import PatchFix
 from tcdoctor.options import Options
@@ -73,7 +74,7 @@ def _run(target: str, line: int = 15, reason: str = "Failed to trace builtin ope
         gb_id=None,
         before={"graph_breaks": breaks, "sites": [{**site, "line": line}] * breaks},
     )
-    return patches.run(spec, w, OPTIONS)
+    return proving.run(spec, w, OPTIONS)
 
 
 def _proven(row: dict) -> dict:
@@ -144,11 +145,11 @@ def test_the_patched_copy_is_timed_against_the_original_eager(target, monkeypatc
 
 def test_an_empty_break_reason_is_a_reason(target):
     """PyTorch may log a break with no reason: keyed as "", the proof runs (it raised before)."""
-    assert patches._key({"file": target, "reason": ""}, os.path.dirname(target)) == (
+    assert measure.key({"file": target, "reason": ""}, os.path.dirname(target)) == (
         "print_stat.py",
         "",
     )
-    assert patches.new_sites([{"file": target, "reason": None}], "/", [], "/", ("x", "")) == []
+    assert measure.new_sites([{"file": target, "reason": None}], "/", [], "/", ("x", "")) == []
     row = _run(target, reason="")
     assert row["patch"]["verified"] is True, (row.get("why"), row["patch"]["checks"])
 
@@ -158,7 +159,7 @@ def test_log_records_are_captured_at_every_level():
     lowers the root logger's level for the block, and puts it back."""
     root = logging.getLogger()
     level = root.level
-    with patches._captured() as said:
+    with sandbox.captured() as said:
         logging.getLogger("tcdoctor.test.capture").info("hidden %s", 1)
     assert said["logs"] == ["tcdoctor.test.capture INFO: hidden 1"]
     assert root.level == level
@@ -422,7 +423,7 @@ def test_breaks_in_library_code_get_no_patch(tmp_path):
     planned for them and none is listed as missing; the user's own break in the same run is."""
     user = tmp_path / "m.py"
     shutil.copy(MODEL, user)
-    lib = os.path.join(os.path.dirname(patches.__file__), "specs.py")  # any file that exists
+    lib = os.path.join(os.path.dirname(proving.__file__), "plan.py")  # any file that exists
     findings = [
         {"id": "B1", "file": lib, "line": 10, "reason": "Failed to trace builtin operator",
          "origin": "library"},
@@ -434,7 +435,7 @@ def test_breaks_in_library_code_get_no_patch(tmp_path):
         {"id": "B4", "file": str(user), "line": 16, "reason": "Unsupported method call",
          "origin": "library", "library": "transformers"},
     ]  # fmt: skip
-    specs, none = patches.plan(_results(findings), f"{user}:build", {})
+    specs, none = proving.plan(_results(findings), f"{user}:build", {})
     assert [s.file for s in specs] == [str(user)] and not none
     assert specs[0].addresses == ["B3"] and specs[0].rule == "TCD102"
 
@@ -461,7 +462,7 @@ def test_breaks_inside_scipy_are_planned_at_the_users_line(tmp_path):
          "access", "origin": "library", "library": "scipy", "occurrences": n}
         for i, n in ((1, 3), (2, 1))
     ]  # fmt: skip
-    specs, none = patches.plan(_results(findings), f"{user}:build", {})
+    specs, none = proving.plan(_results(findings), f"{user}:build", {})
     assert not none and len(specs) == 1
     assert specs[0].rule == "TCD105" and specs[0].addresses == ["B1", "B2"]
     assert specs[0].title.startswith("wrap the scipy call at line 6 in the custom op")
@@ -472,7 +473,7 @@ def test_a_suppressed_break_is_listed(tmp_path):
     user.write_text(open(MODEL).read().replace(PRINT, PRINT[:-1] + "  # tcdoctor: ignore\n"))
     finding = {"id": "B1", "file": str(user), "line": 15, "origin": "user",
                "reason": "Failed to trace builtin operator"}  # fmt: skip
-    specs, none = patches.plan(_results([finding]), f"{user}:build", {})
+    specs, none = proving.plan(_results([finding]), f"{user}:build", {})
     assert not specs
     assert none[0]["why"] == (
         "suppressed: `# tcdoctor: ignore` at line 15 keeps the line as it is (TCD102 "
@@ -486,10 +487,10 @@ def test_a_file_outside_the_target_folder_is_not_patched(tmp_path):
     shutil.copy(MODEL, tmp_path / "b" / "layers.py")
     finding = {"id": "B1", "file": str(tmp_path / "b" / "layers.py"), "line": 15,
                "reason": "Failed to trace builtin operator", "origin": "user"}  # fmt: skip
-    specs, none = patches.plan(_results([finding]), f"{tmp_path / 'a' / 't.py'}:build", {})
+    specs, none = proving.plan(_results([finding]), f"{tmp_path / 'a' / 't.py'}:build", {})
     assert not specs and "outside the target's folder" in none[0]["why"]
     # a link inside the folder to a file outside it: the diff could not patch it either
     os.symlink(tmp_path / "b" / "layers.py", tmp_path / "a" / "layers.py")
     finding["file"] = str(tmp_path / "a" / "layers.py")
-    specs, none = patches.plan(_results([finding]), f"{tmp_path / 'a' / 't.py'}:build", {})
+    specs, none = proving.plan(_results([finding]), f"{tmp_path / 'a' / 't.py'}:build", {})
     assert not specs and "a link to a file outside" in none[0]["why"]

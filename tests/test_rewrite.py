@@ -7,6 +7,7 @@ shape rules were written for is a case: refused (the call named), or rewritten s
 stays. Fast and torch-free: nothing here imports torch (whether the patches compile away the
 breaks is the proof's job, in a child)."""
 
+import dataclasses
 import importlib.util
 import json
 import pathlib
@@ -400,7 +401,8 @@ PLANTED = r'''
 
 import libcst as cst
 
-from tcdoctor.experiments.rewrite.base import SAFE, Page, Proof, Rewrite, Rule
+from tcdoctor.experiments.rewrite.base import Page, Proof, Rewrite, Rule
+from tcdoctor.outcomes import Safety
 
 
 def match(spot, observed):
@@ -410,13 +412,13 @@ def match(spot, observed):
         return None
     new = old.replace("# planted", "# planted, patched")
     return Rewrite(
-        rule="TCD999", family="planted", safety=SAFE, title=f"mark line {line}", note="planted",
+        rule="TCD999", family="planted", safety=Safety.SAFE, title=f"mark line {line}", note="planted",
         source=text.replace(old, new, 1), line=line, proofs=(Proof.STDOUT,),
     )
 
 
 RULE = Rule(
-    code="TCD999", name="planted", safety=SAFE, the_break="a planted pass",
+    code="TCD999", name="planted", safety=Safety.SAFE, the_break="a planted pass",
     the_rewrite="a comment added", statements=(cst.SimpleStatementLine,),
     proofs=(Proof.STDOUT,), match=match,
     page=Page(
@@ -477,6 +479,29 @@ def test_docs_list_every_rule_with_its_safety():
         assert cells[1] == r.name and cells[4].startswith(r.safety), row
 
 
+def test_the_docs_rule_table_is_generated_from_the_registry():
+    """docs/patches.md holds, between its markers, exactly the table the registry renders (as
+    ruff's rule docs are generated from its rules)."""
+    doc = (pathlib.Path(ROOT) / "docs" / "patches.md").read_text(encoding="utf-8")
+    assert doc.count(pages.BEGIN) == 1 and doc.count(pages.END) == 1
+    assert pages.with_table(doc) == doc, (
+        f"docs/patches.md's rule table differs from the registry: run `{pages.REGENERATE}`"
+    )
+    table = pages.markdown_table()
+    assert [ln.split(" | ")[0] for ln in table.splitlines()[2:]] == [
+        f"| {r.code}" for r in registry.RULES
+    ]
+
+
+def test_the_docs_table_check_can_fail(monkeypatch):
+    """A rule changed in the registry and not in the doc: the doc no longer matches."""
+    doc = (pathlib.Path(ROOT) / "docs" / "patches.md").read_text(encoding="utf-8")
+    changed = dataclasses.replace(registry.RULES[0], the_rewrite="something else")
+    monkeypatch.setattr(registry, "RULES", [changed, *registry.RULES[1:]])
+    assert pages.with_table(doc) != doc
+    assert "| something else |" in pages.with_table(doc)
+
+
 def test_the_rules_command_lists_and_pages_the_rules():
     """`tcdoctor rules`: every rule with its safety; `tcdoctor rules CODE`: its page; an unknown
     code: one line, exit 2."""
@@ -498,5 +523,5 @@ def test_the_rules_command_lists_and_pages_the_rules():
     assert bad.exit_code == 2
     assert bad.output.strip().splitlines() == [
         "tcdoctor: error: unknown rule code 'TCD199': the rules are TCD101, TCD102, TCD103, "
-        "TCD104, TCD105"
+        "TCD104, TCD106, TCD105"
     ]

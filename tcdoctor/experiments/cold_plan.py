@@ -3,7 +3,7 @@ main analysis, from the cold child's findings (its phase results) and the user's
 
 Method: the compile strategies first (`strategies.plan`: the modes, training ways, shape settings
 and regions the options and the graph-break count call for), then, with `--fixes`, the source
-patches of the breaks in the user's own files (`patches.plan`: those with no mechanical patch are
+patches of the breaks in the user's own files (`proving.plan`: those with no mechanical patch are
 listed with why, and no child), then the config fixes and the backend ablation (`fixes.plan`), then
 the compile-time remedies (`compile_remedies.plan`) after the fixes, so that the fix budget goes to
 the ablation first. The order is the order they run in (experiments/plan.py `in_turn`).
@@ -73,14 +73,14 @@ class ExperimentPlan:
 def plan(workload: Any, target: str, options: Options, results: dict[str, Any]) -> ExperimentPlan:
     """The cold child's plan from its phase results (`results`, by phase name), in run order."""
     from ..verdict.thresholds import RULES
-    from . import compile_remedies, fixes, patches, strategies
+    from . import compile_remedies, fixes, proving, strategies
 
     breaks = (results.get("graph_breaks") or {}).get("graph_breaks", {}).get("count")
     planned = strategies.plan(workload, options, breaks, int(RULES["regional_auto_breaks"]))
     patch_specs, no_patch = [], []
     if options.fixes:
         before = fixes.before_figures(results)
-        patch_specs, no_patch = patches.plan(results, target, before)
+        patch_specs, no_patch = proving.plan(results, target, before)
     planned += fixes.plan(results, options, RULES["min_speedup"], patch_specs)
     remedies, remedies_not_tried = compile_remedies.plan(workload, options, results)
     planned += remedies  # after the fixes: the fix budget goes to the ablation first

@@ -157,7 +157,7 @@ def plan(
 ) -> list[Spec]:
     """Fix and ablation children to run after the main analysis (in the cold child, from its results).
     Config switches come first (one line, though process-wide), then the source patches planned for
-    the breaks in the user's own code (`patch_specs`, experiments/patches.py)."""
+    the breaks in the user's own code (`patch_specs`, experiments/proving/)."""
     if not getattr(options, "fixes", True):
         return []
     before = before_figures(results)

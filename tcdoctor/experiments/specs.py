@@ -537,7 +537,7 @@ class DisableModuleFix(FixSpec):
 @dataclass(frozen=True)
 class PatchFix(FixSpec):
     """A source patch for a graph break in the user's own file (experiments/rewrite/ plans it,
-    experiments/patches.py applies it to a copy of the target's folder and proves it in this fresh
+    experiments/proving/ applies it to a copy of the target's folder and proves it in this fresh
     child). Planned from the break's site (`file`, `at_line`, PyTorch's `gb_type`/`gb_id`); `family`,
     `rule`, `safety` and `title` are the planned rewrite's, repeated here so the plan, the progress
     line and an untried row can name it without re-planning. `target` is the analysis's own

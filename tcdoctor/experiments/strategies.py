@@ -22,7 +22,7 @@ from ..probes import calls, dynamo_state, first_call
 from ..probes.recompiles import describe_call, limit_warnings
 from ..report.sections.compile import cudagraphs_skipped_all
 from ..target.workload import CallArgs, is_state_change
-from . import compile_remedies, fixes, patches
+from . import compile_remedies, fixes, proving
 from .pair import caller, fresh_copies, main_pair, timed_figures, timed_pair
 from .specs import (
     DYNAMIC_SETTINGS,
@@ -307,7 +307,7 @@ RUNNERS: dict[type[Spec], Callable[[Any, Any, Options], dict]] = {
     DynamicSpec: lambda s, w, o: run_dynamic(w, o, s.how),
     RegionsSpec: lambda s, w, o: {**run_regions(w, o, s.depth), "automatic": s.automatic},
     AblationSpec: fixes.run_ablation,
-    PatchFix: patches.run,  # before FixSpec: the lookup follows the class's MRO
+    PatchFix: proving.run,  # before FixSpec: the lookup follows the class's MRO
     FixSpec: fixes.run,
     RegionalCompileSpec: compile_remedies.run_regional,
     PortableCacheSpec: compile_remedies.run_portable,

@@ -4,7 +4,7 @@ Advice fits who can act on it: a break in code the user did not write gets what 
 their side (a call-site argument, compiling around it, the training ways), never an edit of it.
 A break inside a library outside torch that the user's own line calls with tensor data (scipy,
 NumPy) is the user's to wrap: where a source patch addresses those breaks (the custom op around
-the call, experiments/patches.py), they are said together, at the user's line: "4 breaks inside
+the call, experiments/proving/), they are said together, at the user's line: "4 breaks inside
 scipy, called from your line 15: wrap the call (patch below)" (`library_calls`).
 """
 

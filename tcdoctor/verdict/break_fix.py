@@ -3,7 +3,7 @@
 The verdict says "compile it after these fixes" only where such a fix exists (verdict/decision.py)
 and the advice gives it as the break's "Fix:" (verdict/advice.py). A fix is one of:
 
-- a **patch**: a source patch the analysis verified on a copy (experiments/patches.py);
+- a **patch**: a source patch the analysis verified on a copy (experiments/proving/);
 - a **switch**: a setting the user flips without editing the model (a `torch._dynamo.config` flag);
 - a **rewrite** tcdoctor names: a tensor-valued branch (`torch.where` / `torch.cond`) for a
   data-dependent branch, a 0-dim tensor for `.item()`, the print moved out of forward;

@@ -12,16 +12,19 @@ the registry's order (registry.py); the first that answers decides:
                                  for an `if` on a tensor whose body only reports
     TCD104 tensor-cond           an `if` on a tensor that only assigns names       unsafe
                                  becomes `torch.cond` over two nested functions
+    TCD106 helper-op             a NumPy round-trip helper (tensor in, library     unsafe
+                                 call, NumPy, tensor out) becomes a custom op whole,
+                                 where TCD105 would not wrap the line alone
     TCD105 custom-op             a call into another library (scipy, numpy) on     unsafe
                                  tensor data becomes a `torch.library.custom_op`
 
 (`tcdoctor rules` prints this table from the registry, `tcdoctor rules CODE` a rule's page.)
-Anything else gets a NoRewrite whose reason a user reads (unmatched.py). A patch's safety is the
-lower of its rule's and what the side-effect walk (effects.py) found; an effect the patch would
-skip is hoisted so it stays, or the patch is refused with the call named. A `# tcdoctor:
-ignore[CODE]` comment (suppress.py) makes the rule answer "suppressed". This package only plans
-and writes text; experiments/patches.py applies a patch to a copy and proves it in a child, looking
-up the checks each `Proof` of the rewrite asks for.
+Anything else gets a NoRewrite whose reason a user reads (unmatched.py). A patch's safety (an
+ordered `Safety`, SAFE < UNSAFE) is the less safe of its rule's and what the side-effect walk
+(effects.py) found; an effect the patch would skip is hoisted so it stays, or the patch is refused
+with the call named. A `# tcdoctor: ignore[CODE]` comment (suppress.py) makes the rule answer
+"suppressed". This package only plans and writes text; experiments/proving/ applies a patch to a
+copy and proves it in a child, looking up by name the proofs the rewrite asks for.
 """
 
 from __future__ import annotations
@@ -32,8 +35,6 @@ from pathlib import PurePath
 
 from . import registry, suppress, tree, unmatched
 from .base import (
-    SAFE,
-    UNSAFE,
     BranchPayload,
     Need,
     NoRewrite,
@@ -49,8 +50,6 @@ from .registry import RULES, codes, rule
 
 __all__ = [
     "RULES",
-    "SAFE",
-    "UNSAFE",
     "BranchPayload",
     "Need",
     "NoRewrite",

@@ -2,10 +2,16 @@
 its typed payload) or why it writes nothing (`NoRewrite`), what its proof must check (`Proof`),
 what its eager run must observe (`Need`), and its page (`Page`, printed by `tcdoctor rules CODE`).
 
-Safety is ruff's: "safe" means behaviour is unchanged eager and compiled; "unsafe" means eager
-behaviour is unchanged but compiled runs differ in a way the note states, or the proof must check
-the rewrite. A patch's safety is the lower of its rule's and what the side-effect walk found
-(`lower`): a rule never makes a patch safer than the walk allows.
+Safety is ruff's, an ordered `Safety` (tcdoctor/outcomes.py, SAFE < UNSAFE): "safe" means
+behaviour is unchanged eager and compiled; "unsafe" means eager behaviour is unchanged but compiled
+runs differ in a way the note states, or the proof must check the rewrite. A patch's safety is
+the less safe of its rule's and what the side-effect walk found (`max(RULE.safety, walk)`): a rule
+never makes a patch safer than the walk allows.
+
+Proofs are named: `Proof` holds the proofs tcdoctor ships for several rules; a rule whose proof
+is its own names it by a string constant in its own module (the proof module imports it), so a
+new rule with a new proof edits no shared file but the two registries (rewrite/registry.py and
+experiments/proving/proofs/registry.py).
 """
 
 from __future__ import annotations
@@ -14,17 +20,13 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Union
 
-SAFE, UNSAFE = "safe", "unsafe"
-
-
-def lower(*safeties: str) -> str:
-    """The lowest of the safety classes: unsafe when any is."""
-    return UNSAFE if UNSAFE in safeties else SAFE
+from ...outcomes import Safety
 
 
 class Proof(str, Enum):
-    """What a patch's proof checks beyond breaks, eager outputs and compiled numerics; the proof
-    (experiments/patches.py) keeps one check function per member and looks it up."""
+    """What a patch's proof checks beyond breaks, eager outputs and compiled numerics, for the
+    proofs several rules share; experiments/proving/proofs/registry.py maps each name to the
+    module that checks it and looks it up by name."""
 
     STDOUT = "stdout"  # eager stdout equal
     WARNINGS = "warnings"  # eager warnings equal
@@ -81,7 +83,9 @@ Payload = Union[BranchPayload, OpPayload, None]
 @dataclass(frozen=True)
 class Need:
     """What an eager call of the original must record at `line` of `function`: the values of
-    `inputs` when the line starts, and `output` once the line has bound it."""
+    `inputs` when the line starts, and `output` once the line has bound it. `whole`: the
+    function's whole call instead (`inputs` its parameters when it is called, its return value
+    the output; `line` its `def`)."""
 
     line: int
     function: str
@@ -89,6 +93,7 @@ class Need:
     output: str
     rule: str = ""  # the rule that asks, and the title its patch will have
     title: str = ""
+    whole: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,12 +102,12 @@ class Rewrite:
 
     rule: str
     family: str
-    safety: str
+    safety: Safety
     title: str
     note: str
     source: str
     line: int
-    proofs: tuple[Proof, ...] = ()
+    proofs: tuple[str, ...] = ()  # `Proof` members, or a rule's own proof name
     payload: Payload = None
 
 
@@ -144,16 +149,17 @@ class Rule:
 
     code: str
     name: str
-    safety: str
+    safety: Safety
     the_break: str
     the_rewrite: str
     statements: tuple[type, ...]
-    proofs: tuple[Proof, ...]
+    proofs: tuple[str, ...]
     match: Callable[[Any, dict | None], Result | None]  # (tree.Spot, what the eager run observed)
     page: Page
     library_calls: bool = False
     observe: Callable[[Any], Need | None] | None = None  # (tree.Spot) -> what to observe
     checked: str = field(default="")  # what the proof checks besides breaks and outputs
+    safety_note: str = ""  # why the class, as docs/patches.md's table says it
 
     def applies(self, spot: Any) -> bool:
         """Whether `match` is tried at this spot (the statement's kind)."""

@@ -33,18 +33,16 @@ Pitfalls:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from pathlib import PurePath
 
 import libcst as cst
 
-from . import op_shapes, tree
-from .base import UNSAFE, Need, NoRewrite, OpPayload, Page, Proof, Result, Rewrite, Rule
+from ...outcomes import Safety
+from . import op_shapes, ops, tree
+from .base import Need, NoRewrite, OpPayload, Page, Proof, Result, Rewrite, Rule
 from .tree import BLANK, Spot
 
 CODE, NAME = "TCD105", "custom-op"
-OBSERVED_SCALARS = {"int": "int", "float": "float", "bool": "bool"}
 META_ATTRS = frozenset({"device", "dtype", "shape", "ndim"})
 META_METHODS = frozenset({"size", "dim"})
 KEEP_DTYPE = frozenset({"detach", "cpu", "numpy", "contiguous", "clone"})
@@ -370,7 +368,7 @@ def observe(spot: Spot) -> Need | None:
 
 
 def _title(spot: Spot, op: _OpCall, line: int) -> str:
-    qualname = f"tcdoctor_patch::{_op_name(spot.site.file, op.function, line)}"
+    qualname = f"tcdoctor_patch::{ops.op_name(spot.site.file, op.function, line)}"
     return f"wrap the {op.library} call at line {line} in the custom op {qualname}"
 
 
@@ -394,9 +392,9 @@ def _custom_op(spot: Spot, op: _OpCall, observed: dict) -> Result:
         )
     line = spot.line_of(op.stmt)
     fn = f"_tcd_op_l{line}"
-    qualname = f"tcdoctor_patch::{_op_name(spot.site.file, op.function, line)}"
-    follows = op.keeps_dtype and _dtype(out) == _dtype(seen[op.array])
-    fake = _fake(op, follows, out)
+    qualname = f"tcdoctor_patch::{ops.op_name(spot.site.file, op.function, line)}"
+    follows = op.keeps_dtype and ops.dtype(out) == ops.dtype(seen[op.array])
+    fake = ops.fake(op.shape, op.array, None if follows else ops.dtype(out), op.device == "input")
     defs = _op_defs(fn, qualname, op, types, fake)
     args = [f"{n}.detach()" if n in op.detached else n for n in op.inputs]
     new: dict[cst.CSTNode, cst.BaseExpression] = {
@@ -416,7 +414,7 @@ def _custom_op(spot: Spot, op: _OpCall, observed: dict) -> Result:
         detached = ", ".join(f"{n}.detach()" for n in op.inputs if n in op.detached)
         note = f"no gradient flows through the op, as in the original (the call passes {detached})"
     note += f"; fake: shape by the rule {rule}"
-    note += (f", dtype {op.array}'s" if follows else f", dtype {_dtype(out)} as observed") + (
+    note += (f", dtype {op.array}'s" if follows else f", dtype {ops.dtype(out)} as observed") + (
         f", device {op.array}'s" if op.device == "input" else ", on the CPU"
     )
     if op.returns_array:
@@ -424,7 +422,7 @@ def _custom_op(spot: Spot, op: _OpCall, observed: dict) -> Result:
     return Rewrite(
         rule=CODE,
         family=NAME,
-        safety=UNSAFE,
+        safety=Safety.UNSAFE,
         title=_title(spot, op, line),
         note=note,
         source=module.code,
@@ -445,52 +443,14 @@ def _observed_types(op: _OpCall, observed: dict) -> dict[str, str] | NoRewrite:
             "source first)",
             NAME,
         )
-    if not _known_dtype(out):
+    if not ops.known_dtype(out):
         return NoRewrite("the output's observed dtype is not a torch dtype name", NAME)
-    types: dict[str, str] = {}
-    for name in op.inputs:
-        kind = (seen.get(name) or {}).get("type")
-        if kind == "tensor" and not _known_dtype(seen[name]):
-            return NoRewrite(f"input {name}'s observed dtype is not a torch dtype name", NAME)
-        if kind == "tensor":
-            types[name] = "torch.Tensor"
-        elif kind in OBSERVED_SCALARS:
-            types[name] = OBSERVED_SCALARS[kind]
-        else:
-            return NoRewrite(
-                f"input {name} is {kind or 'not observed'}: a custom op takes tensors, ints, floats "
-                "and bools",
-                NAME,
-            )
+    types = ops.param_types(op.inputs, seen, NAME)
+    if isinstance(types, NoRewrite):
+        return types
     if types.get(op.array) != "torch.Tensor":
         return NoRewrite(f"{op.array}, read as the library's array, is not a tensor", NAME)
     return types
-
-
-def _op_name(file: str | None, function: str, line: int) -> str:
-    stem = PurePath(file).name.split(".")[0] if file else "module"
-    name = re.sub(r"\W", "_", f"{stem}_{function}_l{line}", flags=re.ASCII)
-    return name if name[0].isalpha() else f"m_{name}"
-
-
-def _known_dtype(observed: dict) -> bool:
-    return bool(re.fullmatch(r"(torch\.)?[a-z][a-z0-9_]*", str(observed.get("dtype", ""))))
-
-
-def _dtype(observed: dict) -> str:
-    """`torch.float32` from an observed "float32" (or "torch.float32")."""
-    return "torch." + str(observed["dtype"]).removeprefix("torch.")
-
-
-def _fake(op: _OpCall, follows: bool, out: dict) -> str:
-    """The fake's return expression: empty_like when shape, dtype and device all follow the array
-    input, else torch.empty with each from its rule."""
-    x = op.array
-    if op.shape.kind == op_shapes.SAME and follows and op.device == "input":
-        return f"torch.empty_like({x})"
-    dtype = f"{x}.dtype" if follows else _dtype(out)
-    device = f"{x}.device" if op.device == "input" else '"cpu"'
-    return f"torch.empty({op.shape.code(x)}, dtype={dtype}, device={device})"
 
 
 def _op_defs(
@@ -548,13 +508,14 @@ PAGE = Page(
 RULE = Rule(
     code=CODE,
     name=NAME,
-    safety=UNSAFE,
+    safety=Safety.UNSAFE,
     the_break=(
         "a call into a non-PyTorch library on tensor data (`scipy.special.expit(h.numpy())`), "
         "or a break inside that library reached from your line"
     ),
     the_rewrite=(
-        "a `torch.library.custom_op` around the call, its fake from the function's shape rule"
+        "a `torch.library.custom_op` whose fake follows the function's shape rule (same shape, "
+        "or a reduction over a literal axis)"
     ),
     statements=(cst.SimpleStatementLine,),
     proofs=(Proof.OPCHECK,),
@@ -562,5 +523,8 @@ RULE = Rule(
     page=PAGE,
     library_calls=True,
     observe=observe,
-    checked="`torch.library.opcheck` and the compiled copy on every input variant",
+    checked=(
+        "`torch.library.opcheck` on the inputs the line saw on the workload's call and every "
+        "input variant, and the patched copy compiled (`aot_eager`) on every variant"
+    ),
 )

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ...outcomes import Safety
 from . import effects, tree
-from .base import REPORT_PROOF, REPORT_WORD, UNSAFE, NoRewrite, Page, Proof, Result, Rewrite, Rule
+from .base import REPORT_PROOF, REPORT_WORD, NoRewrite, Page, Proof, Result, Rewrite, Rule
 from .tree import GUARD, Spot
 
 CODE, NAME = "TCD103", "guard-check"
@@ -110,7 +111,7 @@ def _guard_check(spot: Spot, top: cst.If, smalls: list, compound: list, kinds: l
     return Rewrite(
         rule=CODE,
         family=NAME,
-        safety=UNSAFE,
+        safety=Safety.UNSAFE,
         title=f"skip the check at line {spot.line_of(top)} in compiled runs: {how}",
         note=note,
         source=tree.finish(module),
@@ -151,7 +152,7 @@ PAGE = Page(
 RULE = Rule(
     code=CODE,
     name=NAME,
-    safety=UNSAFE,
+    safety=Safety.UNSAFE,
     the_break="an `if` on a tensor value whose body only reports",
     the_rewrite="the test becomes `not torch.compiler.is_compiling() and (...)`",
     statements=(cst.If,),
@@ -159,4 +160,5 @@ RULE = Rule(
     match=match,
     page=PAGE,
     checked="as TCD102",
+    safety_note="compiled runs skip the check",
 )

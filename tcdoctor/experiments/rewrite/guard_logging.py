@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ...outcomes import Safety
 from . import effects, tree
-from .base import REPORT_PROOF, REPORT_WORD, UNSAFE, NoRewrite, Page, Proof, Result, Rewrite, Rule
+from .base import REPORT_PROOF, REPORT_WORD, NoRewrite, Page, Proof, Result, Rewrite, Rule
 from .tree import GUARD, Spot
 
 CODE, NAME = "TCD102", "guard-logging"
@@ -72,7 +73,7 @@ def _guard(
     return Rewrite(
         rule=CODE,
         family=NAME,
-        safety=UNSAFE,
+        safety=Safety.UNSAFE,
         title=f"guard the {name}() at line {line} with `if {GUARD}:`",
         note=note,
         source=tree.finish(module),
@@ -108,12 +109,15 @@ PAGE = Page(
 RULE = Rule(
     code=CODE,
     name=NAME,
-    safety=UNSAFE,
-    the_break="`print`, a `logging` call, `warnings.warn`",
+    safety=Safety.UNSAFE,
+    the_break=(
+        "`print`, a `logging` call or a logger bound from `logging.getLogger(...)`, `warnings.warn`"
+    ),
     the_rewrite="wrapped in `if not torch.compiler.is_compiling():`",
     statements=(cst.SimpleStatementLine,),
     proofs=(Proof.STDOUT, Proof.WARNINGS, Proof.LOGS),
     match=match,
     page=PAGE,
-    checked="eager stdout / log records / warnings unchanged",
+    checked="eager stdout / log records (at every level) / warnings unchanged",
+    safety_note="compiled runs skip the output",
 )

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ...outcomes import Safety
 from . import effects, tree
-from .base import SAFE, UNSAFE, NoRewrite, Page, Result, Rewrite, Rule, lower
+from .base import NoRewrite, Page, Result, Rewrite, Rule
 from .tree import Spot
 
 CODE, NAME = "TCD101", "leftover-graph-break"
@@ -62,16 +63,16 @@ def _delete(
             return NoRewrite(hoisted, NAME)
         kept = [cst.Expr(e.node) for e in found]
         walk, note = (
-            UNSAFE,
+            Safety.UNSAFE,
             "graph_break() does nothing in eager; the call(s) "
             + ", ".join(f"`{e.text}`" for e in found)
             + " in its arguments have an effect and stay as statements of their own",
         )
     elif all(tree.is_constant(a.value) for a in call.args):
-        walk, note = SAFE, "graph_break() does nothing in eager: behaviour unchanged"
+        walk, note = Safety.SAFE, "graph_break() does nothing in eager: behaviour unchanged"
     else:
         walk, note = (
-            UNSAFE,
+            Safety.UNSAFE,
             "graph_break() does nothing in eager; its arguments are no longer evaluated (the "
             "side-effect walk found no effect in them, but they are not constants)",
         )
@@ -86,7 +87,7 @@ def _delete(
     return Rewrite(
         rule=CODE,
         family=NAME,
-        safety=lower(RULE.safety, walk),
+        safety=max(RULE.safety, walk),  # the less safe of the two
         title=f"delete the torch._dynamo.graph_break() call at line {line}",
         note=f"{note}, one graph break fewer",
         source=module.code,
@@ -118,12 +119,13 @@ PAGE = Page(
 RULE = Rule(
     code=CODE,
     name=NAME,
-    safety=SAFE,
-    the_break="`torch._dynamo.graph_break()` left from debugging",
+    safety=Safety.SAFE,
+    the_break="`torch._dynamo.graph_break()` left from debugging (resolved through the imports)",
     the_rewrite="the call deleted (an emptied block gets `pass`)",
     statements=(cst.SimpleStatementLine,),
     proofs=(),
     match=match,
     page=PAGE,
     checked="—",
+    safety_note="unsafe when its arguments are not constants",
 )

@@ -1,15 +1,32 @@
 """`tcdoctor rules` and `tcdoctor rules CODE` (torch-free): the registry's rules as a table, and one
-rule's page, with its example planned live (so the page shows what the rule writes today).
+rule's page, with its example planned live (so the page shows what the rule writes today); and
+docs/patches.md's rule table, generated from the registry as ruff generates its rule docs.
+
+The doc holds the table between two markers (`BEGIN`, `END`); `markdown_table` renders it from the
+rules, `tests/test_rewrite.py` fails when the doc's differs, and `python -m
+tcdoctor.experiments.rewrite.pages docs/patches.md` (REGENERATE) writes it back.
 """
 
 from __future__ import annotations
 
+import sys
 import textwrap
 
 from . import registry
 from .base import NoRewrite, Rule, Site
 
 WIDTH = 100
+BEGIN = "<!-- rules:begin (generated from the rule registry: do not edit by hand) -->"
+END = "<!-- rules:end -->"
+REGENERATE = "python -m tcdoctor.experiments.rewrite.pages docs/patches.md"
+COLUMNS = (
+    "code",
+    "family",
+    "the break",
+    "the rewrite",
+    "safety",
+    "checked besides breaks and outputs",
+)
 
 
 def table() -> str:
@@ -26,7 +43,7 @@ def table() -> str:
     lines.append(
         "safe: behaviour unchanged eager and compiled (`tcdoctor fix --apply` writes it); "
         "unsafe: eager unchanged, compiled differs as the patch's note says (written with "
-        "--unsafe). A patch's safety is the lower of its rule's and what the side-effect walk "
+        "--unsafe). A patch's safety is the less safe of its rule's and what the side-effect walk "
         "found. `tcdoctor rules CODE` prints a rule's page."
     )
     return "\n".join(textwrap.fill(x, WIDTH) if x.startswith("safe:") else x for x in lines) + "\n"
@@ -65,3 +82,43 @@ def page(rule: Rule) -> str:
         example,
     ]
     return "\n".join(parts) + "\n"
+
+
+def markdown_table() -> str:
+    """docs/patches.md's rule table: one row per rule, in the planner's order."""
+
+    def cell(text: str) -> str:
+        return " ".join(text.split()).replace("|", "\\|") or "—"
+
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for r in registry.RULES:
+        safety = f"{r.safety} ({r.safety_note})" if r.safety_note else str(r.safety)
+        row = (r.code, r.name, r.the_break, r.the_rewrite, safety, r.checked)
+        lines.append("| " + " | ".join(cell(c) for c in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def with_table(doc: str) -> str:
+    """`doc` with the text between the markers replaced by the registry's table."""
+    head, begin, rest = doc.partition(BEGIN)
+    _, end, tail = rest.partition(END)
+    if not begin or not end:
+        raise ValueError(f"the rule table's markers are missing ({BEGIN} ... {END})")
+    return f"{head}{BEGIN}\n{markdown_table()}{END}{tail}"
+
+
+def main(argv: list[str]) -> int:
+    """Write the registry's table into each doc named (REGENERATE)."""
+    for path in argv:
+        with open(path, encoding="utf-8") as fh:
+            doc = fh.read()
+        new = with_table(doc)
+        if new != doc:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(new)
+        print(f"{path}: {'rule table regenerated' if new != doc else 'rule table up to date'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -8,7 +8,7 @@ here, with its `.in.py`/`.out.py` cases in tests/rewrites/.
 
 from __future__ import annotations
 
-from . import custom_op, guard_check, guard_logging, leftover, tensor_cond
+from . import custom_op, guard_check, guard_logging, helper_op, leftover, tensor_cond
 from .base import Rule
 
 RULES: list[Rule] = [
@@ -16,6 +16,7 @@ RULES: list[Rule] = [
     guard_logging.RULE,  # TCD102
     guard_check.RULE,  # TCD103: an if that only reports, before
     tensor_cond.RULE,  # TCD104: an if that assigns
+    helper_op.RULE,  # TCD106: a NumPy round-trip helper whole, where TCD105 would not wrap the line
     custom_op.RULE,  # TCD105
 ]
 

@@ -32,8 +32,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from ...outcomes import Safety
 from . import effects, tree
-from .base import UNSAFE, BranchPayload, NoRewrite, Page, Proof, Result, Rewrite, Rule
+from .base import BranchPayload, NoRewrite, Page, Proof, Result, Rewrite, Rule
 from .tree import BLANK, Spot
 
 CODE, NAME = "TCD104", "tensor-cond"
@@ -280,7 +281,7 @@ def _rewrite(
     return Rewrite(
         rule=CODE,
         family=NAME,
-        safety=UNSAFE,
+        safety=Safety.UNSAFE,
         title=f"turn the if at line {line} into torch.cond({pred_code}, ...)",
         note=note,
         source=tree.finish(module),
@@ -440,18 +441,21 @@ PAGE = Page(
 RULE = Rule(
     code=CODE,
     name=NAME,
-    safety=UNSAFE,
+    safety=Safety.UNSAFE,
     the_break=(
         "a branch on a tensor value (`if t.item() > c:`, `if t.any():`) whose branches assign "
         "plain names"
     ),
-    the_rewrite="`torch.cond` over two nested functions, the predicate at the test's precision",
+    the_rewrite=(
+        "`torch.cond` over two nested functions, the predicate at the test's precision "
+        "(`t.item() > 0.1` becomes `t.double() > 0.1`)"
+    ),
     statements=(cst.If,),
     proofs=(Proof.BRANCHES,),
     match=match,
     page=PAGE,
     checked=(
-        "each branch taken (counted when its if ran), predicate, outputs, gradients and buffers "
-        "equal on every variant"
+        "each branch taken (counted only where its `if` ran), the predicate equal to the test, "
+        "outputs, gradients and buffers equal, on generated inputs and every input variant"
     ),
 )

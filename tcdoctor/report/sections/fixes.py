@@ -25,7 +25,7 @@ from .strategies import StrategyRow
 @dataclass
 class Patch(Record):
     """A source patch for a graph break in the user's own file (experiments/rewrite/ plans it,
-    experiments/patches.py proves it on a copy): where, which rule and safety class, the diff, and
+    experiments/proving/ proves it on a copy): where, which rule and safety class, the diff, and
     each check of the proof. `verified` only when every check passed."""
 
     rule: str | None = None  # TCD101 ...
@@ -73,7 +73,7 @@ class FixRow(Record):
     addresses: list[str] = field(default_factory=list)
     before: dict[str, Any] = field(default_factory=dict)
     after: dict[str, Any] | None = None
-    outcome: str | None = None  # helps / no effect / hurts / fails ...
+    outcome: str | None = None  # a FixOutcome word (outcomes.py): helps, no effect, fails, ...
     why: str | None = None
     cheap: dict[str, Any] | None = None
     seconds: float | None = None

@@ -1,0 +1,68 @@
+"""What both custom-op rules write (torch-free): TCD105 wraps one line, TCD106 a whole helper.
+
+- `op_name`: the op's name, `tcdoctor_patch::<file stem>_<function>_l<line>` (an identifier: a
+  custom op's name must be one, and the line keeps two ops of one file apart);
+- `param_types`: each input's annotation (`torch.Tensor`, `int`, `float`, `bool`) from what the
+  eager run observed: a custom op's schema is inferred from them, and takes nothing else;
+- `fake`: the fake implementation's return expression, from the shape rule (op_shapes.py), the
+  dtype (the array input's, or a fixed one) and the device (the input's, or the CPU).
+
+Pitfall: the observed dtype names are torch's (`float32`), checked to be plain names before they
+are written into code.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+
+from . import op_shapes
+from .base import NoRewrite
+
+OBSERVED_SCALARS = {"int": "int", "float": "float", "bool": "bool"}
+
+
+def op_name(file: str | None, function: str, line: int) -> str:
+    stem = PurePath(file).name.split(".")[0] if file else "module"
+    name = re.sub(r"\W", "_", f"{stem}_{function}_l{line}", flags=re.ASCII)
+    return name if name[0].isalpha() else f"m_{name}"
+
+
+def known_dtype(observed: dict) -> bool:
+    return bool(re.fullmatch(r"(torch\.)?[a-z][a-z0-9_]*", str(observed.get("dtype", ""))))
+
+
+def dtype(observed: dict) -> str:
+    """`torch.float32` from an observed "float32" (or "torch.float32")."""
+    return "torch." + str(observed["dtype"]).removeprefix("torch.")
+
+
+def param_types(names: list[str], seen: dict, family: str) -> dict[str, str] | NoRewrite:
+    """Each input's annotation from the observed eager run, or why one cannot be an op's input."""
+    types: dict[str, str] = {}
+    for name in names:
+        kind = (seen.get(name) or {}).get("type")
+        if kind == "tensor" and not known_dtype(seen[name]):
+            return NoRewrite(f"input {name}'s observed dtype is not a torch dtype name", family)
+        if kind == "tensor":
+            types[name] = "torch.Tensor"
+        elif kind in OBSERVED_SCALARS:
+            types[name] = OBSERVED_SCALARS[kind]
+        else:
+            return NoRewrite(
+                f"input {name} is {kind or 'not observed'}: a custom op takes tensors, ints, floats "
+                "and bools",
+                family,
+            )
+    return types
+
+
+def fake(shape: op_shapes.Shape, x: str, fixed_dtype: str | None, on_input: bool) -> str:
+    """The fake's return expression: empty_like when shape, dtype and device all follow the array
+    input `x`, else torch.empty with each from its rule (`fixed_dtype`: a dtype other than x's,
+    as code; `on_input`: on x's device, else the CPU)."""
+    if shape.kind == op_shapes.SAME and fixed_dtype is None and on_input:
+        return f"torch.empty_like({x})"
+    dt = f"{x}.dtype" if fixed_dtype is None else fixed_dtype
+    device = f"{x}.device" if on_input else '"cpu"'
+    return f"torch.empty({shape.code(x)}, dtype={dt}, device={device})"
