@@ -103,7 +103,6 @@ def script(ctx: ServeContext, indices: list[int]) -> str:
     plain = {k: v for k, v in ctx.compile_kwargs().items() if not repr(v).startswith("<")}
     kwargs = ", ".join(f"{k}={v!r}" for k, v in plain.items())
     other = sorted(set(ctx.compile_kwargs()) - set(plain))
-    kind = ctx.traffic.kind
     yours = ctx.traffic.warmup is not None
     head = (
         [
@@ -134,29 +133,7 @@ def script(ctx: ServeContext, indices: list[int]) -> str:
     ]
     if other:  # an object (a backend function) has no source form: the user passes their own
         lines.insert(-1, f"# also pass your {', '.join(other)} as your server does")
-    if kind == "distribution":
-        dims = _dims_of(ctx, indices)
-        lines.append(f"WARMUP = {[dims.get(i) for i in indices]!r}")
-        lines.append("requests = [workload.traffic.make(**dims) for dims in WARMUP]")
-    elif kind == "list":
-        lines.append(f"WARMUP = {indices!r}  # indices into the Traffic's list")
-        lines.append("src = workload.traffic.source")
-        lines.append("requests = [src[i % len(src)] for i in WARMUP]")
-    else:
-        lines.append(f"WARMUP = {indices!r}  # indices into the traffic")
-        lines.append("from tcdoctor.target.traffic import from_workload, requests as all_requests")
-        lines.append("traffic = workload.traffic or from_workload(workload)")
-        lines.append("n = max(WARMUP, default=-1) + 1")
-        lines.append(
-            "requests = [r.args for r in all_requests(traffic, workload, n) if r.index in WARMUP]"
-        )
-    if yours:  # the user's own warm-up first, as the replay served it
-        first = (
-            "[workload.traffic.make(**dims) for dims in workload.traffic.warmup]"
-            if kind == "distribution"
-            else "list(workload.traffic.warmup)"
-        )
-        lines.append(f"requests = {first} + requests  # your Traffic(warmup=...) first")
+    lines += _request_lines(ctx, indices)
     lines += [
         "",
         "",
@@ -180,6 +157,37 @@ def script(ctx: ServeContext, indices: list[int]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _request_lines(ctx: ServeContext, indices: list[int]) -> list[str]:
+    """The script's lines that make its warm-up requests: the traffic's `indices` (a
+    distribution's drawn dimensions through `make`, a list's by index, else regenerated), after
+    the user's own warm-up where the Traffic gives one."""
+    kind, lines = ctx.traffic.kind, []
+    if kind == "distribution":
+        dims = _dims_of(ctx, indices)
+        lines.append(f"WARMUP = {[dims.get(i) for i in indices]!r}")
+        lines.append("requests = [workload.traffic.make(**dims) for dims in WARMUP]")
+    elif kind == "list":
+        lines.append(f"WARMUP = {indices!r}  # indices into the Traffic's list")
+        lines.append("src = workload.traffic.source")
+        lines.append("requests = [src[i % len(src)] for i in WARMUP]")
+    else:
+        lines.append(f"WARMUP = {indices!r}  # indices into the traffic")
+        lines.append("from tcdoctor.target.traffic import from_workload, requests as all_requests")
+        lines.append("traffic = workload.traffic or from_workload(workload)")
+        lines.append("n = max(WARMUP, default=-1) + 1")
+        lines.append(
+            "requests = [r.args for r in all_requests(traffic, workload, n) if r.index in WARMUP]"
+        )
+    if ctx.traffic.warmup is not None:  # the user's own warm-up first, as the replay served it
+        first = (
+            "[workload.traffic.make(**dims) for dims in workload.traffic.warmup]"
+            if kind == "distribution"
+            else "list(workload.traffic.warmup)"
+        )
+        lines.append(f"requests = {first} + requests  # your Traffic(warmup=...) first")
+    return lines
 
 
 def user_warmup(ctx: ServeContext) -> list:
