@@ -378,3 +378,13 @@ def test_a_traffic_takes_the_users_warm_up_and_refuses_a_wrong_one():
         Traffic([(torch.zeros(1),)], warmup="(x,)")
     listed = Traffic([(torch.zeros(3, 2),)], warmup=[(torch.zeros(1, 2),)])
     assert [r.shapes for r in warmup_requests(listed, w)] == ["(Tensor[1,2] float32)"]
+
+
+def test_device_time_is_a_column_only_where_it_was_measured():
+    r = copy.deepcopy(_saved())
+    md = RENDER["markdown"](r)
+    assert "device / request" not in md and "device time: not measured (on CPU" in md
+    r.serving.host.compiled.device_s = 4e-5  # as a CUDA run records it
+    md = RENDER["markdown"](r)
+    assert "| device / request |" in md and "| 40.0 µs |" in md
+    assert "device time: not measured" not in md

@@ -192,9 +192,10 @@ def restart_section(s: Serving) -> Section | None:
     return Section(RESTART, rows=rows, notes=notes(lines))
 
 
-def _host_cells(name: str, row: HostRow | None) -> list[str]:
+def _host_cells(name: str, row: HostRow | None, device: bool) -> list[str]:
+    """One row of the host table; `device`: the device time's column is drawn (CUDA)."""
     if row is None:
-        return [name, units.NA, units.NA, units.NA, units.NA, ""]
+        return [name, units.NA, units.NA, *([units.NA] if device else []), units.NA, ""]
     same = {True: "outputs equal to the guarded run's", False: "outputs DIFFER"}.get(
         row.outputs_equal, ""
     )  # type: ignore[arg-type]
@@ -202,26 +203,35 @@ def _host_cells(name: str, row: HostRow | None) -> list[str]:
         name,
         units.seconds(row.host_s),
         units.seconds(row.wall_s),
-        units.seconds(row.device_s),
+        *([units.seconds(row.device_s)] if device else []),
         units.rate(row.max_rps),
         same,
     ]
 
 
+NO_DEVICE = (
+    "device time: not measured (on CPU the host thread runs the kernels: the host time is the "
+    "latency)"
+)
+
+
 def host_section(s: Serving) -> Section | None:
-    """Host against device time per request, requests/s per process, the threads' row."""
+    """Host against device time per request, requests/s per process, the threads' row. Without
+    a device time (CPU) its column is left out and a line says why."""
     h, th = s.host, s.threads
     if h is None and th is None:
         return None
-    tables = []
+    tables, lines = [], []
     if h is not None:
-        rows = [_host_cells("eager", h.eager), _host_cells("compiled", h.compiled)]
+        named = [("eager", h.eager), ("compiled", h.compiled)]
         if h.skip_guards is not None:
-            rows.append(_host_cells("compiled, skip_guard_eval_unsafe", h.skip_guards))
-        headers = ("", "host / request", "wall / request", "device / request",
-                   "most requests/s", "")  # fmt: skip
-        tables.append(Table(headers, rows))
-    lines = [threads_text(s)]
+            named.append(("compiled, skip_guard_eval_unsafe", h.skip_guards))
+        device = any(row is not None and row.device_s is not None for _, row in named)
+        headers = ("", "host / request", "wall / request",
+                   *(["device / request"] if device else []), "most requests/s", "")  # fmt: skip
+        tables.append(Table(headers, [_host_cells(n, row, device) for n, row in named]))
+        lines += [] if device else [NO_DEVICE]
+    lines.append(threads_text(s))
     if th is not None and th.same_as_one_thread is False:
         lines.append("threaded outputs differ from one thread's bit for bit")
     how = [Note(x, how=True) for x in (h.method if h else None, th.method if th else None) if x]
