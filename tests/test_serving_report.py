@@ -388,3 +388,21 @@ def test_device_time_is_a_column_only_where_it_was_measured():
     md = RENDER["markdown"](r)
     assert "| device / request |" in md and "| 40.0 µs |" in md
     assert "device time: not measured" not in md
+
+
+def test_a_serving_section_whose_replay_failed_is_drawn_and_judged_as_not_measured():
+    from tcdoctor import checks
+    from tcdoctor.report.sections.serving import Serving
+    from tcdoctor.verdict.serving import operating_model
+
+    r = copy.deepcopy(_saved())
+    why = "serving replay: RuntimeError: boom"
+    r.serving = Serving(not_measured={"replay": why, "proof": "the replay did not finish"})
+    r.verdict.serving = operating_model(r)
+    assert r.verdict.serving.model is None and "not both replayed" in r.verdict.serving.text
+    for fmt, render in RENDER.items():
+        text = render(r)
+        assert f"not measured ({why})" in text.replace("\\", ""), fmt
+    results = checks.check(r, max_p99_ms=10, max_traffic_compiles=0, require_warmup_proof=True)
+    assert [x.failed for x in results] == [True, True, True]
+    assert all(why in x.reason or "the replay did not finish" in x.reason for x in results)
