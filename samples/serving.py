@@ -8,6 +8,13 @@ PyTorch's guard, derives the warm-up that covers them and proves it in a fresh p
 with static shapes (`dynamic=False`, one of the strategies) the ~40 distinct shapes reach
 `recompile_limit` (8) and the rest of the traffic is served by the eager fallback, which the
 report names request by request. `buckets` gives the sequence lengths a padding server rounds up to.
+
+`build_warmed` is the same model and traffic served by a server that warms up first
+(`Traffic.shapes(..., warmup=WARMUP)`): WARMUP is the warm-up `analyze --traffic` derives for
+`build` (the requests whose guards failed: batch 7 × seq 48, then 7 × 16, 8 × 24 and 1 × 16).
+Its compiles are the server's start-up cost, so the traffic compiles nothing and its proof passes:
+`tcdoctor check samples/serving.py:build_warmed --max-traffic-compiles 0 --require-warmup-proof`
+passes, and fails on `build`.
 """
 
 import torch
@@ -54,7 +61,16 @@ def request(batch: int, seq: int) -> tuple:
     return (torch.randint(0, VOCAB, (batch, seq)),)
 
 
-def build():
+# the warm-up analyze --traffic derives for build(): one request per compile, in traffic order
+WARMUP = [
+    {"batch": 7, "seq": 48},
+    {"batch": 7, "seq": 16},
+    {"batch": 8, "seq": 24},
+    {"batch": 1, "seq": 16},
+]
+
+
+def _workload(warmup: list | None) -> tcdoctor.Workload:
     torch.manual_seed(0)
     traffic = tcdoctor.Traffic.shapes(
         request,
@@ -63,5 +79,15 @@ def build():
         batch=range(1, 9),
         seq={16: 4, 24: 3, 32: 3, 48: 2, 64: 2, 96: 1},
         buckets={"seq": [32, 64, 96]},
+        warmup=warmup,
     )
     return tcdoctor.Workload(TextModel().eval(), request(4, 32), traffic=traffic)
+
+
+def build():
+    return _workload(None)
+
+
+def build_warmed():
+    """The same traffic, the server warming up first with WARMUP."""
+    return _workload(WARMUP)

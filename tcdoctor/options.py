@@ -480,6 +480,12 @@ class Options:
         """Check every option by its declared kind (`check_field`), as the command line does."""
         for f in dataclasses.fields(self):
             setattr(self, f.name, check_field(f, getattr(self, f.name)))
+        if self.traffic is not None and self.distributed:  # the one cross-check (issue 55)
+            raise OptionError(
+                "--traffic replays requests one at a time in single processes, as one server "
+                "serves them: it cannot run with --nproc/--nnodes above 1 (analyze the served "
+                "model without them)"
+            )
 
     @property
     def distributed(self) -> bool:

@@ -292,3 +292,31 @@ def relative_link(path: str | None, base_dir: str | None) -> str | None:
         return os.path.relpath(path, base_dir or os.getcwd())
     except ValueError:  # another drive on Windows
         return path
+
+
+def rate(x: Any) -> str:
+    """Requests per second: 616.9 -> '617 requests/s' (3 significant figures below 100)."""
+    if x is None:
+        return NA
+    return f"{x:,.0f} requests/s" if x >= 100 else f"{x:.3g} requests/s"
+
+
+def indices(xs: Any, limit: int = 8) -> str:
+    """Request indices: '3, 7, 9' or '3, 7, 9, 12, … (40 in all)' past `limit`; 'none' for none."""
+    xs = list(xs or [])
+    if not xs:
+        return "none"
+    shown = ", ".join(str(x) for x in xs[:limit])
+    return shown if len(xs) <= limit else f"{shown}, … ({len(xs)} in all)"
+
+
+def paired(iv: Any) -> str:
+    """A paired interval of the serving section (its ratio of median times, its bounds, what it
+    decides): '0.82× the time (95% CI 0.75–0.90, widened by the spread between 2 processes):
+    faster'."""
+    if not iv:
+        return NA
+    across = ", widened by the spread between 2 processes" if iv.get("processes") == 2 else ""
+    bounds = ci([iv.get("low"), iv.get("high")], iv.get("level"))
+    inner = f" ({bounds}{across})" if bounds else ""
+    return f"{ratio(iv.get('ratio'))} the time{inner}: {iv.get('decides') or 'not decided'}"

@@ -395,9 +395,9 @@ def test_a_planted_bad_request_is_one_line_and_the_rest_of_the_report_is_written
     assert s.threads.n == 4 and s.threads.ok is True and s.threads.outputs_equal is True
     assert s.threads.requests == 9  # the requests eager serves
     assert s.strategies == [] and s.not_measured["strategies"] == "--no-dynamic"
-    # the start-up script runs as it is (aot_eager, the same requests)
+    # the start-up script, written beside the JSON report and named in it, runs as it is
     script = tmp_path / "tcdoctor-warmup.py"
-    script.write_text(s.warmup.script)
+    assert script.read_text() == s.warmup.script and s.warmup.script_path == str(script)
     done = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, timeout=300
     )

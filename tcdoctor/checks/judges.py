@@ -199,3 +199,82 @@ def compile_seconds(report: Report, bound: float, compile_remedies: bool = False
     if compile_remedies:
         return _best_start(report, bound)
     return judged("cold compile seconds", report.compile.cold_s, bound, True, units.seconds)
+
+
+# The serving section's checks (issue 55: the traffic replayed, `analyze --traffic N` or a
+# Workload's traffic). A report without one fails each as not measured, as every check does on a
+# figure it lacks, and the reason says how to measure it.
+
+NO_SERVING = "no serving section (analyze with --traffic N, or a Workload(..., traffic=...))"
+
+
+def _serving_why(report: Report, part: str = "replay") -> str:
+    """Why a serving figure is missing: no section, or the part's own why."""
+    s = report.serving
+    if s is None:
+        return NO_SERVING
+    return s.not_measured.get(part) or s.not_measured.get("replay") or f"its {part} did not finish"
+
+
+def p99(report: Report, bound: float) -> CheckResult:
+    """--max-p99-ms: the compiled model's p99 under the traffic (compile stalls included; after
+    the user's own warm-up where the Traffic gives one), in milliseconds."""
+    s = report.serving
+    value = s.p99_s * 1e3 if s is not None and s.p99_s is not None else None
+    r = judged("p99 under traffic (ms)", value, bound, True, lambda v: f"{v:.2f} ms")
+    if value is None:
+        return replace(r, reason=f"{units.NA} ({_serving_why(report)}), limit {bound} ms")
+    return r
+
+
+def traffic_compiles(report: Report, bound: int) -> CheckResult:
+    """--max-traffic-compiles: the compiles during traffic that made a graph (a warm-up's are
+    start-up cost, not counted); each one a detail line (its request, shapes and guard)."""
+    s = report.serving
+    count = s.traffic_compiles if s is not None else None
+    r = judged("compiles during traffic", count, bound, True)
+    if count is None:
+        return replace(r, reason=f"{units.NA} ({_serving_why(report)}), limit {bound}")
+    side = s.compiled  # type: ignore[union-attr]
+    details = tuple(
+        f"request {c.request} {c.shapes or ''}: {c.kind} ({c.reason or 'first compile of the frame'})"
+        for c in (side.compiles if side else [])
+        if c.kind in ("compile", "recompile")
+    )
+    return replace(r, details=details)
+
+
+def _whose(s) -> str:
+    """'your warm-up (3 request(s))' or 'the derived warm-up (4 request(s))'."""
+    w = s.warmup
+    if w.source == "yours":
+        return f"your warm-up ({units.count(w.user.requests if w.user else None)} request(s))"
+    return f"the derived warm-up ({len(w.requests)} request(s))"
+
+
+def warmup_proof(report: Report, required: bool = True) -> CheckResult:
+    """--require-warmup-proof: the warm-up (the user's own where the Traffic gives one, else the
+    one derived from the traffic's compiles) proven in a fresh process: no request compiled after
+    it under set_stance("fail_on_recompile"); each request that would have is a detail line."""
+    name, limit = "warm-up proof", "proven"
+    s = report.serving
+    proof = s.warmup.proof if s is not None and s.warmup is not None else None
+    if proof is None or proof.proven is None:
+        why = (proof.why if proof is not None else None) or _serving_why(report, "proof")
+        return CheckResult(name, units.NA, limit, False, f"{units.NA} ({why})")
+    if proof.proven:
+        return CheckResult(name, limit, limit, True, f"{_whose(s)} proven")
+    would = proof.compiled_requests
+    details = tuple(
+        f"request {c.get('request')} {c.get('shapes') or ''}: {c.get('reason') or 'would compile'}"
+        for c in would
+    )
+    first = would[0] if would else {}
+    reason = (
+        f"not proven: request {first.get('request')} {first.get('shapes') or ''} would compile"
+        + (f" ({first['reason']})" if first.get("reason") else "")
+        + (f", and {len(would) - 1} more" if len(would) > 1 else "")
+        if would
+        else f"not proven ({proof.why})"
+    )
+    return CheckResult(name, "not proven", limit, False, reason, details=details)

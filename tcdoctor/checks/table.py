@@ -25,8 +25,11 @@ from .judges import (
     known_breaks,
     min_speedup,
     numerics,
+    p99,
     recompiles,
+    traffic_compiles,
     verdict,
+    warmup_proof,
 )
 from .outcome import CheckResult, error_result, judged
 from .questions import Questions, slowdown_question
@@ -323,6 +326,29 @@ CHECKS: tuple[Check, ...] = (
         "inconclusive).",
         choices=(Decision.COMPILE.value, Decision.COMPILE_AFTER_FIXES.value),
         judge=verdict,
+    ),
+    Check(
+        "max_p99_ms",
+        "number",
+        help="The compiled model's p99 latency under the traffic replayed, in ms (compile stalls "
+        "included; after your Traffic(warmup=...) where it gives one). Needs a serving section: "
+        "analyze --traffic N, or a Workload with a traffic.",
+        metavar="MS",
+        judge=p99,
+    ),
+    Check(
+        "max_traffic_compiles",
+        "count",
+        help="Compiles during the traffic replayed (each named with its request and guard; your "
+        "Traffic(warmup=...)'s are start-up cost, not counted).",
+        judge=traffic_compiles,
+    ),
+    Check(
+        "require_warmup_proof",
+        "switch",
+        help="The warm-up (your Traffic(warmup=...), else the one derived from the traffic's "
+        "compiles) must be proven in a fresh process: no request compiles after it.",
+        judge=warmup_proof,
     ),
     Check(
         "max_new_graph_breaks",

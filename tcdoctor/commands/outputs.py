@@ -48,12 +48,14 @@ def write_outputs(
 ) -> None:
     """`analyze`, `report` and `merge`: write the report files (render/write.py), then print
     `summary` and where the files are: files first, so a closed stdout (`| head`) never costs a
-    report. `patches`: also the verified source patches, as tcdoctor-patches.diff beside the JSON
-    report."""
-    from ..render.write import patches_path, write_report
+    report. `patches` (analyze's): also the files the analysis made beside the JSON report: the
+    verified source patches (tcdoctor-patches.diff) and the serving section's start-up warm-up
+    script (tcdoctor-warmup.py), each only where the report has one."""
+    from ..render.write import WARMUP_NAME, patches_path, write_report
 
     diff = patches_path(json_path, html_path) if patches else None
-    written = write_report(report, json_path, html_path, md_path, diff)
+    warmup = patches_path(json_path, html_path, WARMUP_NAME) if patches else None
+    written = write_report(report, json_path, html_path, md_path, diff, warmup)
     if summary is not None:
         click.echo(summary)
     echo_written(written)

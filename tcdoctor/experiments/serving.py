@@ -50,15 +50,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
-import statistics
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..options import Options
 from ..report.files import write_atomic
-from ..stats import bootstrap, percentile_ci
+from ..report.sections.serving import log_spread, ratio_interval, steady
 
 PARTS = ("replay", "proof", "strategies", "host", "aot")  # "aot" runs as "aot" + "aot_serve"
 WEIGHTS = {"replay": 3.0, "proof": 2.0, "strategies": 3.0, "host": 2.0, "aot": 2.0}
@@ -74,7 +72,6 @@ STRATEGY_LABELS = {
     "regional": "regional compilation: the repeated block compiled alone",
 }
 THREADS = 4  # threads serving the traffic in one process (the issue's N)
-LEVEL = 0.95
 AOT_NOT_BUILT = "the AOT part is not built yet"
 AOT_BUILD_SHARE = 0.7  # of the aot part's time: export and the C++ build; the rest loads and serves
 
@@ -134,6 +131,11 @@ def asked(options: Options, workload: Mapping[str, Any] | None) -> dict | None:
     return {"requests": n, "traffic": traffic, "kind": (workload or {}).get("kind")}
 
 
+def yours(ask: Mapping[str, Any]) -> bool:
+    """The Traffic gives the user's own warm-up (`Traffic(warmup=...)`)."""
+    return bool(((ask or {}).get("traffic") or {}).get("warmup"))
+
+
 def budget(part: str, left_s: float, remaining: list[str]) -> float:
     """`part`'s share of the `left_s` seconds before the deadline, among the parts still to run."""
     total = sum(WEIGHTS[p] for p in remaining) or 1.0
@@ -179,66 +181,21 @@ def traffic_record(info: dict | None, n: int, replay: dict | None) -> dict:
     }
 
 
-def _steady(latencies: list | None, skip: set[int]) -> dict[int, float]:
-    return {i: x for i, x in enumerate(latencies or []) if x is not None and i not in skip}
-
-
-def ratio_interval(
-    num: Mapping[int, float], den: Mapping[int, float], floor: float | None, vs: str
-) -> dict | None:
-    """The strategy/reference ratio of medians on the requests both served, paired by request,
-    its percentile-bootstrap interval widened by `floor` (the log spread between two processes of
-    the reference) on both sides; `decides`: "faster", "slower" or "inside the noise"."""
-    both = sorted(set(num) & set(den))
-    if len(both) < 5:
-        return None
-    a, b = [num[i] for i in both], [den[i] for i in both]
-
-    def stat(idx: list[int]) -> float:
-        return statistics.median([a[i] for i in idx]) / statistics.median([b[i] for i in idx])
-
-    low, high = percentile_ci(bootstrap(stat, len(both), resamples=1000, seed=0), LEVEL)
-    widen = math.exp(floor) if floor is not None else None
-    out = {
-        "vs": vs,
-        "ratio": statistics.median(a) / statistics.median(b),
-        "low": low / widen if widen else low,
-        "high": high * widen if widen else high,
-        "level": LEVEL,
-        "pairs": len(both),
-        "process_spread": floor,
-        "processes": 2 if floor is not None else 1,
-    }
-    if widen is None:
-        out["decides"] = "not decided across processes (the reference ran in one process only)"
-    elif out["high"] < 1:
-        out["decides"] = "faster"
-    elif out["low"] > 1:
-        out["decides"] = "slower"
-    else:
-        out["decides"] = "inside the noise"
-    return out
-
-
 def process_spread(proof: dict | None, host: dict | None) -> float | None:
     """|log(median ratio)| between the reference's two processes (the proof's replay and the host
     part's compiled replay), on the requests both served; None when either is missing."""
-    a = _steady(((proof or {}).get("proof") or {}).get("latencies_s"), set())
-    b = _steady(((host or {}).get("compiled_replay") or {}).get("latencies_s"), set())
-    both = sorted(set(a) & set(b))
-    if len(both) < 5:
-        return None
-    return abs(
-        math.log(statistics.median([a[i] for i in both]) / statistics.median([b[i] for i in both]))
+    return log_spread(
+        ((proof or {}).get("proof") or {}).get("latencies_s"),
+        ((host or {}).get("compiled_replay") or {}).get("latencies_s"),
     )
 
 
 def intervals(rows: list[dict], proof: dict | None, host: dict | None) -> None:
     """Each strategy row's `interval` against the reference (see the module's docstring)."""
-    ref = _steady(((proof or {}).get("proof") or {}).get("latencies_s"), set())
+    ref = steady(((proof or {}).get("proof") or {}).get("latencies_s"))
     floor = process_spread(proof, host)
     for row in rows:
-        mine = _steady(row.get("latencies_s"), set(row.get("fallback_requests") or ()))
+        mine = steady(row.get("latencies_s"), set(row.get("fallback_requests") or ()))
         row["interval"] = ratio_interval(mine, ref, floor, "automatic") if ref else None
 
 
@@ -249,20 +206,21 @@ def reference_row(replay: dict | None, proof: dict | None, warmup: dict | None) 
     served = ((proof or {}).get("proof") or {}).get("latencies_s")
     if not compiled or served is None:
         return None
+    startup = (replay or {}).get("startup") or {}  # the user's warm-up: its compiles count too
+    made = [*(startup.get("compiles") or []), *(compiled.get("compiles") or [])]
     return {
         "name": "automatic",
         "label": STRATEGY_LABELS["automatic"],
         "latencies_s": served,
-        "compiles": sum(
-            1 for c in compiled.get("compiles") or [] if c.get("kind") in ("compile", "recompile")
-        ),
-        "compile_s": compiled.get("compile_s"),
+        "compiles": sum(1 for c in made if c.get("kind") in ("compile", "recompile")),
+        "compile_s": (compiled.get("compile_s") or 0.0) + (startup.get("compile_s") or 0.0),
         "warmup_s": (warmup or {}).get("seconds_cold"),
         "fallback_requests": compiled.get("fallback_requests") or [],
         "errors": [],
         "interval": None,
-        "method": "the replay process's compiled side (compiles, from an empty cache) and the proof "
-        "process's replay after the warm-up (latencies): the reference every strategy is compared with",
+        "method": "the replay process's compiled side (compiles, from an empty cache, the user's "
+        "warm-up's included) and the proof process's replay after the warm-up (latencies): the "
+        "reference every strategy is compared with",
     }
 
 
@@ -347,7 +305,9 @@ class Stage:
                 self.not_measured.setdefault(part, "the replay did not finish")
             return
         derived = replay.get("warmup")
-        warm = (derived or {}).get("requests") or []
+        # the proof checks the user's own warm-up where the Traffic gives one (served first by
+        # every part that warms up: probes/warmup.py serve_warmup), else the derived set
+        warm = [] if yours(self.ask) else (derived or {}).get("requests") or []
         if derived is None:  # the compiled side did not finish: nothing to warm up or prove
             why = "the replay's compiled side did not finish: no warm-up was derived"
             self.not_measured["proof"] = self.not_measured["host"] = why
@@ -401,6 +361,8 @@ class Stage:
         replay, proof, host = r.get("replay"), r.get("proof"), r.get("host")
         warmup = dict((replay or {}).get("warmup") or {}) or None
         if warmup is not None:
+            warmup["source"] = "yours" if yours(self.ask) else "derived"
+            warmup["user"] = (replay or {}).get("startup")
             warmup["seconds_cold"] = (host or {}).get("warmup_s")
             warmup["seconds_warm"] = (proof or {}).get("warmup_s")
             warmup["proof"] = (proof or {}).get("proof")
@@ -411,10 +373,12 @@ class Stage:
         intervals([row for row in rows if row is not ref], proof, host)
         return {
             "traffic": traffic_record(self.ask.get("traffic"), self.ask["requests"], replay),
-            "replay": {k: v for k, v in (replay or {}).items() if k != "warmup"} or None,
+            "replay": {k: v for k, v in (replay or {}).items() if k not in ("warmup", "startup")}
+            or None,
             "warmup": warmup,
             "restart": (proof or {}).get("restart"),
             "strategies": rows,
+            "process_spread": process_spread(proof, host),
             "host": (host or {}).get("host"),
             "threads": (host or {}).get("threads"),
             "aot": r.get("aot"),

@@ -203,7 +203,8 @@ def part_host(ctx: ServeContext, indices: list[int]) -> None:
     ctx.call(eager, ctx.workload.call_args)  # the runtime's lazy start, untimed, as in the replay
     dynamo_state.fresh()
     compiled = ctx.compile(ctx.fresh().model)
-    label = f"serving: warm-up ({len(indices)} requests, an empty cache)"
+    n = len(warmup.user_warmup(ctx)) + len(indices)
+    label = f"serving: warm-up ({n} requests, an empty cache)"
     ctx.sink({"event": "start", "phase": label})
     seconds, _ = warmup.serve_warmup(ctx, compiled, indices)
     ctx.sink({"event": "done", "phase": label, "seconds": seconds})
@@ -214,7 +215,7 @@ def part_host(ctx: ServeContext, indices: list[int]) -> None:
     host = {
         "eager": host_row(e, cuda),
         "compiled": host_row(c, cuda),
-        "skip_guards": skip_guards_row(ctx, compiled, guarded, cuda) if indices else None,
+        "skip_guards": skip_guards_row(ctx, compiled, guarded, cuda) if n else None,
         "method": "after the warm-up, the traffic replayed eager then compiled in one fresh "
         "process; host time per request (CUDA: until the call returned; CPU: the latency, the host "
         "runs the kernels), max requests/s = 1 / median host time",

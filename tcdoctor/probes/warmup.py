@@ -103,10 +103,23 @@ def script(ctx: ServeContext, indices: list[int]) -> str:
     plain = {k: v for k, v in ctx.compile_kwargs().items() if not repr(v).startswith("<")}
     kwargs = ", ".join(f"{k}={v!r}" for k, v in plain.items())
     other = sorted(set(ctx.compile_kwargs()) - set(plain))
-    kind = ctx.traffic.kind
+    yours = ctx.traffic.warmup is not None
+    head = (
+        [
+            f'"""Warm-up for {target}: your Traffic(warmup=...) ({len(ctx.traffic.warmup)} '
+            "request(s)), then",
+            f"the {len(indices)} request(s) of the traffic tcdoctor replayed ({ctx.n} requests) "
+            "that still compiled after it.",
+        ]
+        if yours
+        else [
+            f'"""Warm-up for {target}: {len(indices)} request(s) that trigger every compile of the',
+            f"traffic tcdoctor replayed ({ctx.n} requests).",
+        ]
+    )
     lines = [
-        f'"""Warm-up for {target}: {len(indices)} request(s) that trigger every compile of the',
-        f"traffic tcdoctor replayed ({ctx.n} requests). Run it at start-up, before serving.",
+        *head,
+        "Run it at start-up, before serving.",
         '"""',
         "import importlib.util",
         "",
@@ -120,22 +133,7 @@ def script(ctx: ServeContext, indices: list[int]) -> str:
     ]
     if other:  # an object (a backend function) has no source form: the user passes their own
         lines.insert(-1, f"# also pass your {', '.join(other)} as your server does")
-    if kind == "distribution":
-        dims = _dims_of(ctx, indices)
-        lines.append(f"WARMUP = {[dims.get(i) for i in indices]!r}")
-        lines.append("requests = [workload.traffic.make(**dims) for dims in WARMUP]")
-    elif kind == "list":
-        lines.append(f"WARMUP = {indices!r}  # indices into the Traffic's list")
-        lines.append("src = workload.traffic.source")
-        lines.append("requests = [src[i % len(src)] for i in WARMUP]")
-    else:
-        lines.append(f"WARMUP = {indices!r}  # indices into the traffic")
-        lines.append("from tcdoctor.target.traffic import from_workload, requests as all_requests")
-        lines.append("traffic = workload.traffic or from_workload(workload)")
-        lines.append("n = max(WARMUP, default=-1) + 1")
-        lines.append(
-            "requests = [r.args for r in all_requests(traffic, workload, n) if r.index in WARMUP]"
-        )
+    lines += _request_lines(ctx, indices)
     lines += [
         "",
         "",
@@ -161,22 +159,108 @@ def script(ctx: ServeContext, indices: list[int]) -> str:
     return "\n".join(lines)
 
 
+def _request_lines(ctx: ServeContext, indices: list[int]) -> list[str]:
+    """The script's lines that make its warm-up requests: the traffic's `indices` (a
+    distribution's drawn dimensions through `make`, a list's by index, else regenerated), after
+    the user's own warm-up where the Traffic gives one."""
+    kind, lines = ctx.traffic.kind, []
+    if kind == "distribution":
+        dims = _dims_of(ctx, indices)
+        lines.append(f"WARMUP = {[dims.get(i) for i in indices]!r}")
+        lines.append("requests = [workload.traffic.make(**dims) for dims in WARMUP]")
+    elif kind == "list":
+        lines.append(f"WARMUP = {indices!r}  # indices into the Traffic's list")
+        lines.append("src = workload.traffic.source")
+        lines.append("requests = [src[i % len(src)] for i in WARMUP]")
+    else:
+        lines.append(f"WARMUP = {indices!r}  # indices into the traffic")
+        lines.append("from tcdoctor.target.traffic import from_workload, requests as all_requests")
+        lines.append("traffic = workload.traffic or from_workload(workload)")
+        lines.append("n = max(WARMUP, default=-1) + 1")
+        lines.append(
+            "requests = [r.args for r in all_requests(traffic, workload, n) if r.index in WARMUP]"
+        )
+    if ctx.traffic.warmup is not None:  # the user's own warm-up first, as the replay served it
+        first = (
+            "[workload.traffic.make(**dims) for dims in workload.traffic.warmup]"
+            if kind == "distribution"
+            else "list(workload.traffic.warmup)"
+        )
+        lines.append(f"requests = {first} + requests  # your Traffic(warmup=...) first")
+    return lines
+
+
+def user_warmup(ctx: ServeContext) -> list:
+    """The user's own warm-up requests (`Traffic(warmup=...)`), empty without one."""
+    from ..target.traffic import warmup_requests
+
+    return warmup_requests(ctx.traffic, ctx.workload)
+
+
+def run_user_warmup(ctx: ServeContext, fn: Any, label: str) -> ReplayResult | None:
+    """The user's own warm-up served on `fn` as the server's start-up, each request synced and
+    timed by the one replay (its compiles are the start-up's, not the traffic's); None without
+    one. A warm-up request the model rejects is an error of the result, named by its place in
+    the warm-up."""
+    from .traffic_replay import replay
+
+    reqs = user_warmup(ctx)
+    if not reqs:
+        return None
+    ctx.sink({"event": "start", "phase": label})
+    t0 = time.perf_counter()
+    result = replay(
+        fn,
+        reqs,
+        ctx.call,
+        ctx.sync,
+        deadline=ctx.deadline,
+        device=ctx.device,
+        compile_kwargs=ctx.compile_kwargs(),
+    )
+    ctx.sink({"event": "done", "phase": label, "seconds": time.perf_counter() - t0})
+    return result
+
+
+def startup_record(result: ReplayResult) -> dict:
+    """The user's warm-up as the replay served it: its requests, their seconds, its compiles."""
+    return {
+        "requests": len(result.latencies_s),
+        "shapes": list(result.shapes),
+        "latencies_s": list(result.latencies_s),
+        "seconds": sum(result.served),
+        "compiles": list(result.compiles),
+        "compile_s": result.compile_s,
+        "errors": list(result.errors),
+        "limit_hit": result.limit_hit,
+        "method": "the user's Traffic(warmup=...) served first in the replay process, on the "
+        "compiled model before the traffic, each request synced and timed as the traffic's are; "
+        "its compiles are the server's start-up cost, not the traffic's",
+    }
+
+
 def serve_warmup(
     ctx: ServeContext, compiled: Any, indices: list[int]
 ) -> tuple[float, float | None]:
-    """Serve the warm-up requests on `compiled`, each synced: (seconds in all, the first
-    request's answer as time.time(), or None when the set is empty)."""
+    """Serve the warm-up on `compiled`, each request synced: the user's own warm-up first (when
+    the Traffic gives one), then the traffic's requests `indices`. Returns (seconds in all, the
+    first request's answer as time.time(), or None when there was nothing to serve)."""
     want = set(indices)
     first = None
     t0 = time.perf_counter()
-    for r in ctx.requests():
+    for r in user_warmup(ctx):
+        ctx.sync()
+        ctx.call(compiled, r.args)
+        ctx.sync()
+        first = first or restart.now_unix()
+    for r in ctx.requests() if want else ():
         if r.index in want:
             ctx.sync()
             ctx.call(compiled, r.args)
             ctx.sync()
             if first is None:
                 first = restart.now_unix()
-        if not want or r.index >= max(want):
+        if r.index >= max(want):
             break
     return time.perf_counter() - t0, first
 
@@ -236,7 +320,8 @@ def part_proof(ctx: ServeContext, indices: list[int], spawn: dict) -> None:
     import torch
 
     dynamo_state.fresh()
-    label = f"serving: warm-up ({len(indices)} requests, a copy of the replay's cache)"
+    n = len(user_warmup(ctx)) + len(indices)
+    label = f"serving: warm-up ({n} requests, a copy of the replay's cache)"
     ctx.sink({"event": "start", "phase": label})
     with restart.cache_watch() as watch:
         compiled = ctx.compile(ctx.fresh().model)

@@ -247,3 +247,74 @@ def speedups(rows: Sequence[SweepRow], width: int = 720) -> dict[str, Any] | Non
         "right": right,
         "items": items,
     }
+
+
+SERIES_COLORS = {
+    "eager": COLORS["eager"],
+    "compiled": COLORS["compiled"],
+    "after warm-up": "#2ba68a",
+}
+STALL, FALLBACK = "#d4504c", "#e0a526"
+
+
+def latency(
+    series: dict[str, Sequence[float | None]],
+    stalls: dict[int, str],
+    fallback: Sequence[int],
+    width: int = 640,
+    height: int = 240,
+) -> dict[str, Any] | None:
+    """Latency over requests, one line per side (eager, compiled, compiled after the warm-up) on a
+    log scale (a compile stall is orders of magnitude above a steady request); each compile stall a
+    red dot on the compiled line (`stalls`: request -> its title), each request the eager
+    fallback served an orange tick under it. A request not served (None) breaks its line. None
+    when no side served a request."""
+    values = [v for s in series.values() for v in s if v is not None and v > 0]
+    if not values:
+        return None
+    n = max(len(s) for s in series.values())
+    lo, hi = math.log(min(values) / 1.3), math.log(max(values) * 1.3)
+    left, right, top, bottom = 70, width - 20, 10, height - 46
+    x = lambda i: left + (right - left) * i / max(1, n - 1)  # noqa: E731
+    y = lambda v: bottom - (bottom - top) * (math.log(v) - lo) / ((hi - lo) or 1.0)  # noqa: E731
+    lines = []
+    for name, s in series.items():
+        runs, cur = [], []
+        for i, v in enumerate(s):
+            if v is None or v <= 0:
+                runs, cur = (runs + [cur]) if cur else runs, []
+            else:
+                cur.append(f"{x(i):.1f},{y(v):.1f}")
+        runs += [cur] if cur else []
+        color = SERIES_COLORS.get(name, "#555")
+        lines.append({"name": name, "color": color, "dashed": name == "after warm-up",
+                      "runs": [" ".join(r) for r in runs]})  # fmt: skip
+    compiled = series.get("compiled") or []
+    dots = [
+        {"x": x(i), "y": y(compiled[i]), "title": title}
+        for i, title in stalls.items()
+        if i < len(compiled) and compiled[i]
+    ]
+    ticks = [math.exp(lo + (hi - lo) * f) for f in (0.1, 0.4, 0.7, 0.95)]
+    return {
+        "width": width,
+        "height": height,
+        "left": left,
+        "right": right,
+        "top": top,
+        "bottom": bottom,
+        "lines": lines,
+        "stalls": dots,
+        "stall_color": STALL,
+        "fallback": [
+            {"x": x(i), "title": f"request {i}: served by the eager fallback"}
+            for i in fallback
+            if i < n
+        ],  # fmt: skip
+        "fallback_color": FALLBACK,
+        "y_ticks": [(y(t), units.seconds(t)) for t in ticks],
+        "x_ticks": [(x(i), f"request {i}") for i in sorted({0, (n - 1) // 2, n - 1})],
+        "legend": [(ln["color"], ln["name"]) for ln in lines]
+        + ([(STALL, "compile stall")] if dots else [])
+        + ([(FALLBACK, "eager fallback")] if fallback else []),
+    }

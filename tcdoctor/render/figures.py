@@ -189,8 +189,25 @@ def tiles(report: Report) -> Section:
         Row("compile cold / warm", units.seconds(c.cold_s), f"warm {units.seconds(c.warm_s)}"),
         Row("break-even", units.calls(calls) if calls else "never", "cold cache"),
         Row("numerics", units.numerics_status(n.passed), f"max abs err {units.sci(n.max_abs_err)}"),
+        *_serving_tile(report),
     )
     return Section(TILES, rows=rows)
+
+
+def _serving_tile(report: Report) -> tuple[Row, ...]:
+    """The p99 under traffic (compiled, compile stalls included), where serving was measured; a
+    warning where the eager fallback served requests or the warm-up is not proven."""
+    s = report.serving
+    if s is None or s.compiled is None:
+        return ()
+    side = s.compiled
+    line = f"{units.count(s.traffic_compiles)} compile(s) during traffic"
+    if side.fallback_requests:
+        return (Row("p99 under traffic", units.seconds(s.p99_s), "eager fallback", alarm=True),)
+    if s.proven is False:
+        return (Row("p99 under traffic", units.seconds(s.p99_s), "warm-up not proven", alarm=True),)
+    proven = "; warm-up proven" if s.proven else ""
+    return (Row("p99 under traffic", units.seconds(s.p99_s), line + proven),)
 
 
 def _blank(value: object) -> str:

@@ -58,6 +58,7 @@ from . import (
     patches,
     ranks,
     remedy_table,
+    serving,
     strategies,
     sweep,
     trace,
@@ -155,6 +156,7 @@ def outline(report: Report, base_dir: str | None = None) -> list[Placed]:
         *_compile(report),
         *_break_even(report),
         *_strategies(report),
+        *_serving(report, base_dir),
         *_guards(report),
         *_memory(report),
         *_phases(report),
@@ -361,6 +363,52 @@ def _strategies(report: Report) -> list[Placed]:
         chart = _chart("modes", charts.modes(timed.get(sec.title) or []))
         out.append(Placed("strategies", sec, EVERY, fold, chart=chart))
     return out
+
+
+def _serving(report: Report, base_dir: str | None) -> list[Placed]:
+    """The traffic replayed (render/serving.py): its key figures and the operating model (every
+    format), the latency table under its chart (the files), the compiles during traffic and the
+    strategies (every format, long tables cut), the warm-up, restart, host, AOT and what was not
+    measured (the files): one fold, open. None without a serving section."""
+    s = report.serving
+    if s is None:
+        return []
+    fold = Fold(serving.fold_title(s), True)
+    cut = frozenset({TERMINAL, MARKDOWN})
+    out = [Placed("serving", serving.section(report), EVERY, fold)]  # type: ignore[arg-type]
+    if (sec := serving.model_section(report)) is not None:
+        out.append(Placed("serving_model", sec, EVERY, fold))
+    if (sec := serving.latency_section(report)) is not None:
+        out.append(Placed("serving_latency", sec, FILES, fold, chart=_latency_chart(s)))
+    if (sec := serving.compiles_section(report)) is not None:
+        out.append(Placed("serving_compiles", sec, EVERY, fold, cut=cut))
+    if (sec := serving.strategies_section(report)) is not None:
+        out.append(Placed("serving_strategies", sec, EVERY, fold))
+    out += [Placed("serving_part", sec, FILES, fold) for sec in serving.details(report, base_dir)]
+    if (sec := serving.not_measured_section(report)) is not None:
+        out.append(Placed("serving_not_measured", sec, FILES, fold))
+    return out
+
+
+def _latency_chart(s: Any) -> Chart | None:
+    """Latency over requests: eager, compiled, compiled after the warm-up; compile stalls and
+    the eager fallback's requests marked."""
+    replay, proof = s.replay, (s.warmup.proof if s.warmup else None)
+    series = {}
+    if replay and replay.eager:
+        series["eager"] = replay.eager.latencies_s
+    side = replay.compiled if replay else None
+    if side is not None:
+        series["compiled"] = side.latencies_s
+    if proof is not None and proof.latencies_s:
+        series["after warm-up"] = proof.latencies_s
+    stalls: dict[int, str] = {}
+    for c in side.compiles if side else []:
+        if c.request is not None:
+            said = f"{units.seconds(c.seconds)} {c.kind}" + (f": {c.reason}" if c.reason else "")
+            stalls[c.request] = stalls.get(c.request, f"request {c.request}") + f"; {said}"
+    fallback = side.fallback_requests if side else []
+    return _chart("latency", charts.latency(series, stalls, fallback)) if series else None
 
 
 def _guards(report: Report) -> list[Placed]:

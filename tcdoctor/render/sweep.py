@@ -17,7 +17,7 @@ reports) draw as links.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,12 +45,14 @@ _ORDER = {
 class Column:
     """One column of the targets' table: its header, its cell's text, the value the HTML sorts
     it by (None sorts last); `reported`: read from the target's report, so blank for a target
-    that has none."""
+    that has none; `optional`: drawn only when some row has its figure (its `sort` value), as the
+    serving figures, which only a target analysed with a traffic has."""
 
     header: str
     text: Callable[[SweepRow], str]
     sort: Callable[[SweepRow], Any]
     reported: bool = True
+    optional: bool = False
 
 
 def _verdict(row: SweepRow) -> str:
@@ -99,8 +101,25 @@ COLUMNS: tuple[Column, ...] = (
         lambda r: units.numerics_status(r.numerics),
         lambda r: None if r.numerics is None else int(r.numerics),
     ),
+    Column(
+        "p99 under traffic",
+        lambda r: units.seconds(r.p99_s),
+        lambda r: r.p99_s,
+        optional=True,
+    ),
+    Column(
+        "traffic compiles",
+        lambda r: units.count(r.traffic_compiles),
+        lambda r: r.traffic_compiles,
+        optional=True,
+    ),
     Column("took", _took, lambda r: r.duration_s, reported=False),
 )
+
+
+def columns(rows: Sequence[SweepRow]) -> list[Column]:
+    """The columns drawn for these rows: every column, less an optional one no row has."""
+    return [c for c in COLUMNS if not c.optional or any(c.sort(r) is not None for r in rows)]
 
 
 def _reported(row: SweepRow) -> bool:
@@ -108,14 +127,15 @@ def _reported(row: SweepRow) -> bool:
     return row.status in ("complete", "incomplete")
 
 
-def cells(row: SweepRow) -> list[str]:
-    """The row's cells as text, one per column (blank where a target without a report has none)."""
-    return [c.text(row) if _reported(row) or not c.reported else "" for c in COLUMNS]
+def cells(row: SweepRow, cols: Sequence[Column] | None = None) -> list[str]:
+    """The row's cells as text, one per column of `cols` (default: every column; blank where a
+    target without a report has none)."""
+    return [c.text(row) if _reported(row) or not c.reported else "" for c in cols or COLUMNS]
 
 
-def sort_values(row: SweepRow) -> list[Any]:
+def sort_values(row: SweepRow, cols: Sequence[Column] | None = None) -> list[Any]:
     """What each of the row's cells sorts by (None sorts last)."""
-    return [c.sort(row) for c in COLUMNS]
+    return [c.sort(row) for c in cols or COLUMNS]
 
 
 def title(sweep: Sweep) -> str:
@@ -130,15 +150,15 @@ def title(sweep: Sweep) -> str:
 
 def targets(sweep: Sweep) -> Section:
     """One row per target, its name linking its own report."""
-    rows = []
+    rows, cols = [], columns(sweep.rows)
     for r in sweep.rows:
-        row: list[str] = cells(r)
+        row: list[str] = cells(r, cols)
         row[0] = Text(row[0], href=r.report if _reported(r) else None)
         rows.append(row)
     table = Table(
-        [c.header for c in COLUMNS],
+        [c.header for c in cols],
         rows,
-        sort=[sort_values(r) for r in sweep.rows],
+        sort=[sort_values(r, cols) for r in sweep.rows],
         states=[r.status for r in sweep.rows],
     )
     against = f" Changes are against {sweep.baseline}." if sweep.baseline else ""

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..report.model import Report
     from ..report.sweep import Sweep
 
-_FORMATS = (("json", "JSON"), ("html", "HTML"), ("md", "Markdown"))
+_FORMATS = (("json", "JSON"), ("html", "HTML"), ("md", "Markdown"), ("warmup", "Warm-up script"))
 
 
 def write_text(path: str, text: str, what: str = "output") -> None:
@@ -47,11 +47,22 @@ def write_report(
     html: str | None = None,
     md: str | None = None,
     patches: str | None = None,
+    warmup: str | None = None,
 ) -> list[tuple[str, str]]:
     """The report files a path is given for; (label, path) of each written, e.g. ('JSON report', p).
-    `patches`: where tcdoctor-patches.diff goes, written only when a source patch was verified."""
+    `patches`: where tcdoctor-patches.diff goes, written only when a source patch was verified.
+    `warmup`: where the serving section's start-up warm-up script goes, written with the report
+    files (in the same batch: rendered first, then each written atomically) only when the report
+    has one; its path is recorded in the report (`serving.warmup.script_path`) before rendering,
+    so every format names it."""
     renderers = {"json": report.to_json, "html": _html(report, html), "md": _markdown(report)}
-    written = _write_formats(renderers, {"json": json, "html": html, "md": md}, "report", "output")
+    paths = {"json": json, "html": html, "md": md}
+    w = report.serving.warmup if report.serving else None
+    script = w.script if w is not None and warmup else None
+    if script:
+        w.script_path = os.path.abspath(warmup)  # type: ignore[arg-type, union-attr]
+        renderers["warmup"], paths["warmup"] = (lambda: script), warmup
+    written = _write_formats(renderers, paths, "report", "output")
     if patches:
         from .patches import diff_file
 
@@ -62,12 +73,16 @@ def write_report(
     return written
 
 
-def patches_path(json: str | None, html: str | None) -> str:
-    """tcdoctor-patches.diff beside the JSON report (or the HTML one, or here)."""
+def patches_path(json: str | None, html: str | None, name: str | None = None) -> str:
+    """tcdoctor-patches.diff (or `name`) beside the JSON report (or the HTML one, or here)."""
     from .patches import DIFF_NAME
 
     beside = json or html
-    return os.path.join(os.path.dirname(os.path.abspath(beside)) if beside else ".", DIFF_NAME)
+    folder = os.path.dirname(os.path.abspath(beside)) if beside else "."
+    return os.path.join(folder, name or DIFF_NAME)
+
+
+WARMUP_NAME = "tcdoctor-warmup.py"  # the serving section's start-up script, beside the reports
 
 
 def write_sweep(
@@ -109,7 +124,7 @@ def _write_formats(
 ) -> list[tuple[str, str]]:
     chosen = [(key, label, paths[key]) for key, label in _FORMATS if paths.get(key)]
     write_all([(path, renderers[key]) for key, _, path in chosen], what)
-    return [(f"{label} {noun}", path) for _, label, path in chosen]
+    return [(label if key == "warmup" else f"{label} {noun}", path) for key, label, path in chosen]
 
 
 def _html(report: Report, path: str | None) -> Callable[[], str]:

@@ -73,7 +73,7 @@ class SweepRow(Record):
     """One target of a sweep: how its analysis ended and its headline figures, from its own report."""
 
     DERIVED = ("status", "memory_compression")
-    OMIT_NONE = ("changes",)
+    OMIT_NONE = ("changes", "p99_s", "traffic_compiles")
 
     target: str = ""
     slug: str = ""
@@ -97,6 +97,8 @@ class SweepRow(Record):
     torch: str | None = None
     device: str | None = None
     changes: list[dict] | None = None  # against a baseline sweep (`compare`)
+    p99_s: float | None = None  # the compiled p99 under the traffic replayed (serving section)
+    traffic_compiles: int | None = None  # the compiles during that traffic
 
     @property
     def status(self) -> str:
@@ -317,6 +319,8 @@ def row_from_report(
         json=f"{folder}/report.json",
         torch=report.environment.get("torch"),
         device=_device(report.environment),
+        p99_s=report.serving.p99_s if report.serving else None,
+        traffic_compiles=report.serving.traffic_compiles if report.serving else None,
     )
     row.verdict = row.shown_verdict  # a row says only what was measured
     return row

@@ -222,7 +222,10 @@ def part_replay(ctx: Any) -> None:
     """The `replay` part: eager then compiled (a fresh Dynamo state, the cache folder empty but for
     the machine's probed ISA checks), then the warm-up derived from the compiled side's compiles.
     One eager call on the example inputs comes first, untimed: the runtime's lazy start (allocator,
-    thread pool) is paid before either side, so neither side's first request carries it."""
+    thread pool) is paid before either side, so neither side's first request carries it. The
+    user's own warm-up (`Traffic(warmup=...)`), when given, is served first on each side, as the
+    server's start-up: on the compiled side it is timed and its compiles are the start-up's
+    (`startup`), so the traffic's compiles are those the warm-up did not cover."""
     from ..probes import dynamo_state, warmup
 
     method = REPLAY_METHOD + ("" if ctx.device.type == "cuda" else f"; {CPU_HOST}")
@@ -230,11 +233,16 @@ def part_replay(ctx: Any) -> None:
     ctx.put("process", "replay")
     eager_model = ctx.fresh().model
     ctx.call(eager_model, ctx.workload.call_args)
+    warmup.run_user_warmup(ctx, eager_model, "serving: your warm-up (eager)")
     eager = ctx.replay(eager_model, f"serving: replaying {ctx.n} requests (eager)")
     ctx.put("eager", {**eager.to_dict(), "method": method})
     dynamo_state.fresh()
     model = ctx.compile(ctx.fresh().model)
-    compiled = ctx.replay(model, f"serving: replaying {ctx.n} requests (compiled)")
+    started = warmup.run_user_warmup(ctx, model, "serving: your warm-up (compiled)")
+    if started is not None:
+        ctx.put("startup", warmup.startup_record(started))
+    label = f"serving: replaying {ctx.n} requests (compiled)"
+    compiled = ctx.replay(model, label, limit_hit=started.limit_hit if started else None)
     ctx.put("compiled", {**compiled.to_dict(), "method": method})
     ctx.put("warmup", warmup.derive(compiled, ctx))
 

@@ -15,6 +15,13 @@ A user describes it one of three ways, all `Traffic`:
   strategy calls `make` with each bucketed dimension rounded up to its bucket (the shapes a padding
   server feeds the model), and a size above the largest bucket is left as drawn.
 
+A traffic may carry the user's own warm-up, `warmup=[...]`: the inputs the server runs at
+start-up, before its first request (for `Traffic(list or fn)` requests written as the traffic's
+are; for `Traffic.shapes` each a dict of the drawn dimensions, `{"batch": 1, "seq": 16}`, given to
+`make`). The replay runs them first in the same process, their compiles are the server's start-up
+cost, not the traffic's, and the warm-up proof checks them (probes/warmup.py); without one, the
+proof checks the warm-up tcdoctor derives from the traffic's compiles.
+
 `Workload(model, inputs, traffic=Traffic(...))` hands it to tcdoctor; `--traffic N` replays N of
 its requests (a list is cycled when N exceeds its length). Without a Workload traffic, `--traffic N`
 replays the workload's own example inputs and variants, cycled (`from_workload`).
@@ -127,7 +134,8 @@ class Traffic:
     `Traffic.shapes(make, n=200, seed=0, **dims)`: `make(**drawn)` returns each request.
     `n`: how many requests a replay takes when `--traffic` does not say (default: the list's
     length, else DEFAULT_REQUESTS). `buckets`: {dimension: sizes} a padding server rounds up to
-    (shape distributions only: tcdoctor cannot pad an arbitrary request)."""
+    (shape distributions only: tcdoctor cannot pad an arbitrary request). `warmup`: the user's
+    own start-up warm-up (requests; for a distribution, dicts of its dimensions for `make`)."""
 
     source: Sequence[Any] | Callable[[], Iterable[Any]] | None = None
     n: int | None = None
@@ -136,6 +144,7 @@ class Traffic:
     dims: dict[str, Dim] = dataclasses.field(default_factory=dict)
     buckets: dict[str, Sequence[int]] | None = None
     description: str | None = None
+    warmup: Sequence[Any] | None = None
 
     is_traffic: ClassVar[bool] = True  # what Workload checks (it cannot import this module)
 
@@ -178,6 +187,24 @@ class Traffic:
                 _check_dim(f"buckets[{name}]", sizes)
         if self.n is not None and (not isinstance(self.n, int) or self.n < 1):
             raise TypeError(f"Traffic(n=...) must be a positive integer, got {self.n!r}")
+        self._check_warmup()
+
+    def _check_warmup(self) -> None:
+        """A warm-up is a list; a distribution's entries are dicts naming its dimensions."""
+        if self.warmup is None:
+            return
+        if isinstance(self.warmup, (str, bytes)) or not isinstance(self.warmup, Sequence):
+            raise TypeError(
+                f"Traffic(warmup=...) takes a list of requests, got {type(self.warmup).__name__}"
+            )
+        if self.make is None:
+            return
+        for entry in self.warmup:
+            if not isinstance(entry, Mapping) or set(entry) != set(self.dims):
+                raise TypeError(
+                    "Traffic.shapes(warmup=...) takes dicts of the drawn dimensions "
+                    f"({', '.join(self.dims)}) for make, got {entry!r}"
+                )
 
     @classmethod
     def shapes(
@@ -186,10 +213,12 @@ class Traffic:
         n: int = DEFAULT_REQUESTS,
         seed: int = 0,
         buckets: dict[str, Sequence[int]] | None = None,
+        warmup: Sequence[Mapping[str, int]] | None = None,
         **dims: Dim,
     ) -> Traffic:
-        """A shape distribution: each request's dimensions drawn (seeded) and `make(**dims)` called."""
-        return cls(make=make, n=n, seed=seed, dims=dict(dims), buckets=buckets)
+        """A shape distribution: each request's dimensions drawn (seeded) and `make(**dims)` called;
+        `warmup`: the dimensions of the user's own start-up requests."""
+        return cls(make=make, n=n, seed=seed, dims=dict(dims), buckets=buckets, warmup=warmup)
 
     @property
     def kind(self) -> str:
@@ -230,6 +259,7 @@ class Traffic:
             "seed": self.seed,
             "description": self.describe(),
             "buckets": {k: list(v) for k, v in self.buckets.items()} if self.buckets else None,
+            "warmup": len(self.warmup) if self.warmup is not None else None,
         }
 
     def raw(self, padded: bool = False) -> Iterator[tuple[Any, dict[str, int] | None]]:
@@ -299,3 +329,23 @@ def requests(traffic: Traffic, workload: Any, n: int, padded: bool = False) -> I
             ) from None
         ca = as_call(raw, base)
         yield Request(index, ca, describe(ca), dims)
+
+
+def warmup_requests(traffic: Traffic, workload: Any) -> list[Request]:
+    """The user's own warm-up (`Traffic(warmup=...)`) as Requests, indexed by their place in it
+    (a distribution's entries through `make`); empty when the traffic has none. A warm-up entry
+    that `make` cannot build raises TrafficError naming it."""
+    base, out = workload.call_args, []
+    for index, entry in enumerate(traffic.warmup or ()):
+        dims = None
+        if traffic.make is not None:
+            dims = {k: int(v) for k, v in entry.items()}
+            try:
+                entry = traffic.make(**dims)
+            except Exception as exc:  # noqa: BLE001 - the user's make: one line naming it
+                raise TrafficError(
+                    index, f"warm-up entry {dims}: {type(exc).__name__}: {exc}"
+                ) from None
+        ca = as_call(entry, base)
+        out.append(Request(index, ca, describe(ca), dims))
+    return out

@@ -19,6 +19,7 @@ from .decision import decision
 from .distributed import extend_verdict
 from .figures import Figures
 from .recommend import recommend
+from .serving import operating_model
 from .thresholds import HORIZONS, RULES
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ def decide(
             **_remedy_break_even(fig, rules),
         },
         rules=rules,
+        serving=operating_model(report),  # the traffic's operating model (verdict/serving.py)
     )
 
 

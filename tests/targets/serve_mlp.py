@@ -1,6 +1,7 @@
 """A small MLP served with a few batch sizes (tests/test_serving.py): `build` gives a list traffic,
 `build_bad` plants a wrong-rank request mid-traffic, `build_raises` a generator that raises,
-`build_limited` lowers recompile_limit to 3 through compile_kwargs."""
+`build_limited` lowers recompile_limit to 3 through compile_kwargs, `build_warmed` serves the same
+traffic after the user's own warm-up (the batch sizes whose guards fail: 4, 2, then 1)."""
 
 import torch
 from torch import nn
@@ -47,3 +48,9 @@ def build_limited():
         compile_kwargs={"recompile_limit": 3},
         traffic=tcdoctor.Traffic(_requests()),
     )
+
+
+def build_warmed():
+    warmup = [(torch.randn(b, 16),) for b in (4, 2, 1)]  # what analyze derives for build()
+    traffic = tcdoctor.Traffic(_requests(), warmup=warmup)
+    return tcdoctor.Workload(_model(), (torch.randn(4, 16),), traffic=traffic)

@@ -15,17 +15,81 @@ derived properties, written to the JSON for machines that read it and recomputed
 
 from __future__ import annotations
 
+import math
+import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...stats import nearest_rank
+from ...stats import bootstrap, nearest_rank, percentile_ci
 from ..record import Record
+
+LEVEL = 0.95  # the intervals' level
 
 
 def percentile(latencies: list[float | None] | None, q: float) -> float | None:
     """The nearest-rank percentile of the served requests' latencies (None: none served)."""
     served = [x for x in latencies or [] if x is not None]
     return nearest_rank(served, q) if served else None
+
+
+def steady(latencies: list | None, skip: set[int] | None = None) -> dict[int, float]:
+    """{request index: latency} of the requests served, less those in `skip` (the eager
+    fallback's: a strategy's requests that ran eagerly are not its steady state)."""
+    skip = skip or set()
+    return {i: x for i, x in enumerate(latencies or []) if x is not None and i not in skip}
+
+
+def log_spread(a: list | None, b: list | None) -> float | None:
+    """|log(ratio of medians)| between two replays of one configuration in two processes, on the
+    requests both served (paired by request); None with fewer than 5 such requests."""
+    x, y = steady(a), steady(b)
+    both = sorted(set(x) & set(y))
+    if len(both) < 5:
+        return None
+    return abs(
+        math.log(statistics.median([x[i] for i in both]) / statistics.median([y[i] for i in both]))
+    )
+
+
+def ratio_interval(
+    num: Mapping[int, float], den: Mapping[int, float], floor: float | None, vs: str
+) -> dict | None:
+    """The ratio of medians `num` / `den` on the requests both served, paired by request, its
+    percentile-bootstrap interval (LEVEL) widened by `floor` (the log spread between two processes
+    of one configuration) on both sides; `decides`: "faster" (the upper bound below 1), "slower"
+    (the lower bound above 1) or "inside the noise"; without a `floor` it decides nothing across
+    processes. The one rule of every serving comparison (the strategies against the reference,
+    the verdict's eager, JIT and AOT against each other)."""
+    both = sorted(set(num) & set(den))
+    if len(both) < 5:
+        return None
+    a, b = [num[i] for i in both], [den[i] for i in both]
+
+    def stat(idx: list[int]) -> float:
+        return statistics.median([a[i] for i in idx]) / statistics.median([b[i] for i in idx])
+
+    low, high = percentile_ci(bootstrap(stat, len(both), resamples=1000, seed=0), LEVEL)
+    widen = math.exp(floor) if floor is not None else None
+    out = {
+        "vs": vs,
+        "ratio": statistics.median(a) / statistics.median(b),
+        "low": low / widen if widen else low,
+        "high": high * widen if widen else high,
+        "level": LEVEL,
+        "pairs": len(both),
+        "process_spread": floor,
+        "processes": 2 if floor is not None else 1,
+    }
+    if widen is None:
+        out["decides"] = "not decided across processes (the reference ran in one process only)"
+    elif out["high"] < 1:
+        out["decides"] = "faster"
+    elif out["low"] > 1:
+        out["decides"] = "slower"
+    else:
+        out["decides"] = "inside the noise"
+    return out
 
 
 class _Percentiles:
@@ -135,13 +199,45 @@ class Proof(_Percentiles, Record):
 
 
 @dataclass
-class Warmup(Record):
-    """The warm-up derived from the traffic's compiles (one request per compile), its start-up
-    script, its time from an empty cache and from a warm one, and its proof."""
+class Startup(Record):
+    """The user's own warm-up (`Traffic(warmup=...)`) as the replay process served it before the
+    traffic: its requests, their latencies and seconds in all, its compiles (the server's start-up
+    cost, not the traffic's), the requests the model rejected."""
 
+    requests: int | None = None
+    shapes: list[str] = field(default_factory=list)
+    latencies_s: list[float | None] = field(default_factory=list)
+    seconds: float | None = None
+    compiles: list[TrafficCompile] = field(default_factory=list)
+    compile_s: float | None = None
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    limit_hit: dict[str, Any] | None = None
+    method: str | None = None
+
+    @property
+    def made(self) -> int:
+        """The compiles that made a graph."""
+        return sum(1 for c in self.compiles if c.kind in MADE)
+
+
+MADE = ("compile", "recompile")  # the kinds of compile that made a graph
+
+
+@dataclass
+class Warmup(Record):
+    """The warm-up: the user's own (`source` "yours", `user` its start-up figures) or the one
+    derived from the traffic's compiles (one request per compile; with the user's, the requests
+    that still compiled after it), its start-up script, its time from an empty cache and from a
+    warm one, and its proof (of the user's warm-up where given, else of the derived one)."""
+
+    OMIT_NONE = ("source", "user", "script_path")
+
+    source: str | None = None
+    user: Startup | None = None
     requests: list[int] = field(default_factory=list)
     signatures: list[dict[str, Any]] = field(default_factory=list)
     script: str | None = None
+    script_path: str | None = None  # where `analyze` wrote it (beside the JSON report)
     seconds_cold: float | None = None
     seconds_warm: float | None = None
     proof: Proof | None = None
@@ -241,6 +337,21 @@ class Threads(Record):
 
 
 @dataclass
+class OperatingModel(Record):
+    """The verdict's operating model for this traffic (verdict/serving.py): `model` ("eager",
+    "jit" with the proven warm-up, "aot", or null where nothing decides), its one line, the
+    figures behind it (one line each), the strategy that serves the traffic best with its
+    interval (or why none is named), and how it relates to the report's headline."""
+
+    model: str | None = None
+    text: str = ""
+    figures: list[str] = field(default_factory=list)
+    strategy: str | None = None
+    strategy_text: str = ""
+    relation: str = ""
+
+
+@dataclass
 class Serving(Record):
     """The serving section; a part that was not measured is null (or absent from `strategies`)
     and says why in `not_measured`."""
@@ -253,4 +364,28 @@ class Serving(Record):
     host: Host | None = None
     threads: Threads | None = None
     aot: dict[str, Any] | None = None
+    process_spread: float | None = None
     not_measured: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def compiled(self) -> ServedSide | None:
+        """The replay's compiled side (None: not measured)."""
+        return self.replay.compiled if self.replay else None
+
+    @property
+    def p99_s(self) -> float | None:
+        """The compiled side's p99 under traffic, compile stalls included."""
+        return self.compiled.p99_s if self.compiled else None
+
+    @property
+    def traffic_compiles(self) -> int | None:
+        """The compiles during traffic that made a graph (the user's warm-up's are start-up
+        cost, not counted); None where the compiled side was not replayed."""
+        side = self.compiled
+        return None if side is None else sum(1 for c in side.compiles if c.kind in MADE)
+
+    @property
+    def proven(self) -> bool | None:
+        """Whether the warm-up's proof passed (None: no proof)."""
+        proof = self.warmup.proof if self.warmup else None
+        return proof.proven if proof else None

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..record import Record
+from .serving import OperatingModel
 
 
 @dataclass
@@ -20,7 +21,10 @@ class Advice(Record):
 class Verdict(Record):
     """The decision, its reasons and the advice (tcdoctor/verdict/). `decision` is one of
     "compile", "compile-after-fixes", "dont-compile" and "cant-tell" (Can't tell yet: the speed
-    undecided at this precision), or null when there is none."""
+    undecided at this precision), or null when there is none. `serving`: the operating model
+    for the traffic replayed (verdict/serving.py), only where the report has a serving section."""
+
+    OMIT_NONE = ("serving",)
 
     # a `Decision` (tcdoctor/outcomes.py) where the verdict was given in this process, its plain
     # string where loaded from JSON: the two compare equal
@@ -32,3 +36,4 @@ class Verdict(Record):
     break_even_calls: int | None = None
     break_even: dict[str, Any] = field(default_factory=dict)
     rules: dict[str, float] = field(default_factory=dict)
+    serving: OperatingModel | None = None
