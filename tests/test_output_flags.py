@@ -25,7 +25,7 @@ def _options(command: str) -> dict[str, click.Option]:
 
 
 def test_every_command_that_writes_reports_has_the_same_output_flags():
-    writes = {"analyze": "jhm", "report": "jhm", "merge": "jhm", "diff": "jhm", "check": "jh"}
+    writes = {"analyze": "jhm", "report": "jhm", "merge": "jhm", "diff": "jhm", "check": "jhm"}
     for command, formats in writes.items():
         options = _options(command)
         for letter, flag in (("j", "--json"), ("h", "--html"), ("m", "--md")):

@@ -192,7 +192,6 @@ def check_params() -> list[Param]:
         *output_params(
             "the report checked (with --sweep: the overview judged)",
             notes={"json_path": "e.g. as the next run's --baseline"},
-            formats=("json_path", "html_path"),
         ),
         NO_ANNOTATIONS,
     ]

@@ -43,6 +43,7 @@ class CheckArgs:
     analysis: dict[str, Any]  # the analysis options as click parsed them (Options.from_cli)
     json_path: str | None
     html_path: str | None
+    md_path: str | None
     junit_path: str | None
     annotations: bool  # GitHub annotations (--no-annotations turns them off)
     inconclusive: str  # how an inconclusive check counts: "fail" or "pass"
@@ -66,6 +67,7 @@ class CheckArgs:
             "baseline": self.baseline_path,
             "json": self.json_path,
             "html": self.html_path,
+            "md": self.md_path,
         }
 
 
@@ -80,6 +82,7 @@ _OWN = (
     "quiet",
     "json_path",
     "html_path",
+    "md_path",
     "junit_path",
     "inconclusive",
 )
@@ -129,7 +132,9 @@ def _check_sweep(gate: Gate, args: CheckArgs) -> int:
     def write_files() -> list[tuple[str, str]]:
         from ..render.write import write_sweep
 
-        return write_sweep(overview, gate.links.get("json"), gate.links.get("html"))
+        return write_sweep(
+            overview, gate.links.get("json"), gate.links.get("html"), gate.links.get("md")
+        )
 
     return gate.finish(
         results,
@@ -233,7 +238,9 @@ def _finish_report(gate: Gate, rep: Report, results: list, note: str | None) -> 
     def write_files() -> list[tuple[str, str]]:
         from ..render.write import write_report
 
-        return write_report(rep, gate.links.get("json"), gate.links.get("html"))
+        return write_report(
+            rep, gate.links.get("json"), gate.links.get("html"), gate.links.get("md")
+        )
 
     return gate.finish(
         results,
