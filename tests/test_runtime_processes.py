@@ -389,3 +389,23 @@ def test_the_h200_gpt2_analysis_processes_are_kept_out_and_its_mode_row_not_judg
     assert why and "eager 17.9 ms, 26% above" in why and why.endswith("not judged across processes")
     third_like = data["runtime"]["processes"][2]["eager_median_s"] * 1.1
     assert regimes.row_state(third_like, out["processes"]) is None
+
+
+def test_key_figures_give_the_decided_on_medians_when_the_cold_process_is_left_out():
+    """Issue 56: an analysis process kept out of the headline keeps its medians out of the key
+    figures too: they are the median of the medians of the processes decided on, said so."""
+    from conftest import DATA
+
+    from tcdoctor.render.figures import _speed
+    from tcdoctor.report.model import Report
+
+    rt = Report.load(str(DATA / "cuda-h200" / "C.json")).runtime
+    cold, warm, third = rt.processes
+    assert rt.shown_medians == (rt.eager.median_s, rt.compiled.median_s, None)
+    cold.excluded = "timed unlike the timing-only processes (third): left out of the headline"
+    eager, compiled, how = rt.shown_medians
+    assert eager == (warm.eager_median_s + third.eager_median_s) / 2
+    assert compiled == (warm.compiled_median_s + third.compiled_median_s) / 2
+    assert "warm, third" in how and "cold process was left out" in how
+    rows = {r.label: r for r in _speed(Report(runtime=rt))}
+    assert rows["eager median / call"].how == how
