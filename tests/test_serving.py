@@ -282,7 +282,7 @@ def _fake_parts(spread=1.0, faster=0.5, fail=None):
 def test_the_plan_runs_the_parts_in_order_within_their_budgets():
     start, calls = _fake_parts()
     ask = {"requests": 60, "traffic": {"kind": "list"}, "kind": "inference"}
-    stage = serving.Stage(start, Options(backend="aot_eager"), ask, lambda: 600.0)
+    stage = serving.Parts(start, Options(backend="aot_eager"), ask, lambda: 600.0)
     stage.run()
     parts = [(p, s) for p, s, _ in calls]
     assert parts == [("replay", None), ("proof", None), *[("strategy", n) for n in
@@ -300,7 +300,7 @@ def test_the_plan_runs_the_parts_in_order_within_their_budgets():
 
 def test_a_strategy_is_faster_only_beyond_the_spread_between_processes():
     start, _ = _fake_parts(spread=1.6, faster=0.8)  # two processes of one config differ by 60%
-    stage = serving.Stage(start, Options(backend="aot_eager"), {"requests": 60}, lambda: 600.0)
+    stage = serving.Parts(start, Options(backend="aot_eager"), {"requests": 60}, lambda: 600.0)
     stage.run()
     rows = stage.section()["strategies"][1:]
     assert {r["interval"]["decides"] for r in rows} == {"inside the noise"}
@@ -309,7 +309,7 @@ def test_a_strategy_is_faster_only_beyond_the_spread_between_processes():
 
 def test_a_failed_part_is_one_error_line_and_the_rest_still_runs():
     start, calls = _fake_parts(fail="proof")
-    stage = serving.Stage(
+    stage = serving.Parts(
         start, Options(backend="aot_eager", dynamic=False), {"requests": 60}, lambda: 600.0
     )
     stage.run()
@@ -328,7 +328,7 @@ def test_a_replay_cut_short_proves_nothing_and_says_why():
             else ({"row": {"name": extra.get("strategy"), "latencies_s": [0.01] * 5}}, None)
         )
 
-    stage = serving.Stage(
+    stage = serving.Parts(
         start, Options(backend="aot_eager", dynamic=False), {"requests": 5}, lambda: 600.0
     )
     stage.run()
@@ -350,7 +350,7 @@ def test_the_aot_part_builds_then_serves_in_a_fresh_process(monkeypatch):
             return {"built": built, "unserved": {"exported": True, "not_measured": {}}}, None
         return None, "was killed by SIGKILL (out of memory, or killed from outside)"
 
-    stage = serving.Stage(start, Options(), {"requests": 5}, lambda: 600.0)
+    stage = serving.Parts(start, Options(), {"requests": 5}, lambda: 600.0)
     stage.remaining = ["aot"]
     stage._aot()
     assert [p for p, _ in seen] == ["aot", "aot_serve"]

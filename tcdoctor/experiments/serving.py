@@ -261,7 +261,7 @@ def request_errors(replay: dict | None) -> list[str]:
 Start = Callable[[str, float, dict], tuple[dict | None, str | None]]
 
 
-class Stage:
+class Parts:
     """The serving parts run in turn: each started by `start(part, budget_s, extra)` (run/serve.py:
     a fresh process; it returns the part's data, or None and why it failed), within its budget of
     the time `left()` before the analysis's deadline. `section()` is the report's section;

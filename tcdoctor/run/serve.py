@@ -66,7 +66,7 @@ def stage(
         return []
     t0 = time.monotonic()
     starter = _Starter(target, options, workdir, deadline, prog, ask["requests"])
-    plan = serving.Stage(starter.start, options, ask, lambda: deadline - time.monotonic())
+    plan = serving.Parts(starter.start, options, ask, lambda: deadline - time.monotonic())
     plan.run()
     out = [
         {
