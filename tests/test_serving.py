@@ -240,6 +240,30 @@ def test_static_shapes_reach_the_limit_and_the_strategy_names_the_fallback():
     assert row["compile_kwargs"]["dynamic"] == "False"
 
 
+def test_padding_keeps_the_bucketed_dim_static_and_marks_the_rest_dynamic():
+    """Padded to the sequence buckets, the batch size (no buckets) is marked dynamic: one graph
+    per bucket, not one per batch size, and no request on the eager fallback."""
+    from tcdoctor.experiments.serve_strategies import part_strategy, varying_dims
+
+    def make(batch, seq):
+        return (torch.randn(batch, seq, 16),)
+
+    traffic = Traffic.shapes(make, n=24, seed=1, batch=range(2, 9), seq=range(3, 17),
+                             buckets={"seq": [8, 16]})  # fmt: skip
+    w = tcdoctor.Workload(_mlp(), (torch.randn(4, 8, 16),), traffic=traffic)
+    ctx = ServeContext(
+        workload=w, fresh=Pristine(w).fresh, traffic=traffic, n=24,
+        options=Options(backend="aot_eager", threads=1), device=torch.device("cpu"),
+        deadline=time.monotonic() + 120, sink=[].append, target=f"{TARGET}:build",
+    )  # fmt: skip
+    assert varying_dims(ctx) == [(0, 0), (0, 1)]
+    assert varying_dims(ctx, padded=True) == [(0, 0)]
+    row = part_strategy(ctx, "padded")
+    assert len(row["marked"]) == 1 and row["marked"][0].endswith("dim 0"), row["marked"]
+    assert row["fallback_requests"] == [] and 1 <= row["compiles"] <= 2
+    assert row["compile_kwargs"]["dynamic"] == "False"
+
+
 def test_four_threads_serve_the_traffic_with_outputs_equal_to_eager():
     ctx, _ = _context([4, 2, 4, 8, 2, 4, 1, 8] * 2)
     dynamo_state.fresh()

@@ -12,8 +12,10 @@ The strategies (experiments/serving.py `STRATEGIES`, each against the reference,
   request's tensors before it is served (off the clock); a size-1 request still specialises (0/1),
   which PyTorch's guard then names;
 - `padded`: each request's bucketed dimensions rounded up to the Traffic's bucket sizes (`make`
-  called with them: the shapes a padding server feeds the model) and `dynamic=False`: one graph
-  per bucket combination; the padded work is in the latency;
+  called with them: the shapes a padding server feeds the model) and `dynamic=False`, the
+  dimensions that still vary without a bucket (a batch size, where only the sequence length is
+  bucketed) marked dynamic as `marked` does: one graph per bucket (a bucketed dimension is static,
+  which is why a server pads), not one per batch size; the padded work is in the latency;
 - `regional`: the model's repeated block (experiments/compile_remedies.py `repeated_block`, the
   project's one definition) compiled alone, instance by instance with `module.compile()`, the rest
   eager; where the model has none, the row says why.
@@ -43,12 +45,14 @@ OVERRIDES = {
 }
 
 
-def varying_dims(ctx: ServeContext) -> list[tuple[int, int]]:
+def varying_dims(ctx: ServeContext, padded: bool = False) -> list[tuple[int, int]]:
     """(tensor index, dim) of every dimension whose size varies across the traffic's requests
-    (tensors of the same rank as the first request's, in iteration order)."""
+    (tensors of the same rank as the first request's, in iteration order); `padded`: across the
+    requests as a padding server feeds them, minus the dimensions the padding sets (those that
+    differ between a request and its padded form: static per bucket)."""
     base: list[tuple[int, ...]] | None = None
     seen: set[tuple[int, int]] = set()
-    for r in ctx.requests():
+    for r in ctx.requests(padded):
         shapes = [tuple(t.shape) for t in calls.iter_tensors(r.args)]
         if base is None:
             base = shapes
@@ -56,7 +60,19 @@ def varying_dims(ctx: ServeContext) -> list[tuple[int, int]]:
         for i, s in enumerate(shapes):
             if i < len(base) and len(s) == len(base[i]):
                 seen |= {(i, d) for d in range(len(s)) if s[d] != base[i][d]}
+    if padded:
+        seen -= _padded_dims(ctx)
     return sorted(seen)
+
+
+def _padded_dims(ctx: ServeContext) -> set[tuple[int, int]]:
+    """(tensor index, dim) of the dimensions padding changes in some request: the bucketed ones."""
+    out: set[tuple[int, int]] = set()
+    for raw, pad in zip(ctx.requests(), ctx.requests(True)):
+        for i, (a, b) in enumerate(zip(calls.iter_tensors(raw.args), calls.iter_tensors(pad.args))):
+            if a.dim() == b.dim():
+                out |= {(i, d) for d in range(a.dim()) if a.shape[d] != b.shape[d]}
+    return out
 
 
 def _marker(dims: list[tuple[int, int]]) -> Any:
@@ -94,12 +110,11 @@ def part_strategy(ctx: ServeContext, name: str) -> dict:
     else:
         kwargs = ctx.compile_kwargs(**OVERRIDES.get(name, {}))
         subject = torch.compile(model, **kwargs)
-    if name == "marked":
-        dims = varying_dims(ctx)
-        names = _tensor_dims(ctx, dims)
-        extra["marked"] = names
-        prepare = _marker(dims)
     padded = name == "padded"
+    if name in ("marked", "padded"):  # padded: the dims that vary without buckets stay dynamic
+        dims = varying_dims(ctx, padded)
+        extra["marked"] = _tensor_dims(ctx, dims)
+        prepare = _marker(dims) if dims else None
     label = f"serving: strategy {name}"
     cold = ctx.replay(
         subject, f"{label} (cold)", padded=padded, prepare=prepare, compile_kwargs=kwargs

@@ -68,7 +68,7 @@ STRATEGY_LABELS = {
     "static": "static shapes: dynamic=False",
     "dynamic": "dynamic=True",
     "marked": "mark_dynamic on the dimensions that vary",
-    "padded": "padded to the Traffic's buckets, dynamic=False",
+    "padded": "padded to the Traffic's buckets (static), the other varying dims marked dynamic",
     "regional": "regional compilation: the repeated block compiled alone",
 }
 THREADS = 4  # threads serving the traffic in one process (the N)
