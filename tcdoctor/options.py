@@ -359,7 +359,7 @@ class Options:
         ),
     )
     # Compile-time remedies (tcdoctor/experiments/compile_remedies.py): None tries them when the
-    # cold first call is slow (RULES["compile_seconds_warn"]); `check` judges the best one with it.
+    # cold first call is slow (RULES.compile_seconds_warn); `check` judges the best one with it.
     compile_remedies: bool | None = _option(
         None,
         Flag(
