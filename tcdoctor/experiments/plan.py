@@ -35,7 +35,7 @@ from collections.abc import Callable, Generator, Mapping
 from typing import NamedTuple
 
 from ..checks.questions import Questions
-from ..options import Options
+from ..options import FIX_BUDGET_FIRST_CALLS, FIX_BUDGET_MIN_S, Options
 from ..report.processes import claims, regimes, sequential
 from ..thresholds import RULES, Rules
 from .fixes import before_figures, budget_used_up, plan_stance
@@ -243,11 +243,12 @@ def in_turn(
 
 
 def fix_budget(compile_result: dict | None, options: Options) -> float:
-    """Seconds the tried fixes may take: --fix-budget, else four cold first calls (20 s at least)."""
+    """Seconds the tried fixes may take: --fix-budget, else FIX_BUDGET_FIRST_CALLS cold first calls
+    (FIX_BUDGET_MIN_S at least; options.py declares both, for the flag's help)."""
     if options.fix_budget_s is not None:
         return options.fix_budget_s
     first = (compile_result or {}).get("first_call_s") or 0.0
-    return max(20.0, 4 * first)
+    return max(FIX_BUDGET_MIN_S, FIX_BUDGET_FIRST_CALLS * first)
 
 
 def warm_experiments(
