@@ -18,9 +18,9 @@ import statistics
 
 from tcdoctor import stats
 from tcdoctor.report.processes import claims, regimes, sequential
-from tcdoctor.verdict.thresholds import RULES
+from tcdoctor.thresholds import RULES
 
-M = RULES["min_speedup"]
+M = RULES.min_speedup
 
 
 def _proc(s: float) -> dict:

@@ -26,7 +26,7 @@ from tcdoctor.experiments import plan
 from tcdoctor.options import Options
 from tcdoctor.report.model import Report
 from tcdoctor.report.processes import claims, regimes, sequential
-from tcdoctor.verdict.thresholds import RULES
+from tcdoctor.thresholds import RULES
 
 CAP, WITHIN = 6, 0.01
 SPREADS = (0.02, 0.05, 0.10)
@@ -120,7 +120,7 @@ def main() -> None:
     ap.add_argument("--gate", type=float, default=1.2)
     args = ap.parse_args()
     rng = random.Random(43)
-    x, margin = args.gate, RULES["equivalence_margin"]
+    x, margin = args.gate, RULES.equivalence_margin
     print(
         f"cap {CAP}, level per look {sequential.look_level(CAP):.2%}, equivalence margin ±"
         f"{margin - 1:.0%}, {args.trials} trials per row; processes log-normal, 1% within\n"

@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from .errors import OptionError
+from .thresholds import RULES
 
 # Where a distributed run writes PyTorch's structured compile logs (TORCH_TRACE, for tlparse).
 DEFAULT_TORCH_TRACE_DIR = "tcdoctor-torch-trace"
@@ -47,6 +48,11 @@ MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "ma
 # its default (the test suite's: tests/conftest.py)
 ISA_PROBE = ("cold", "none", "every")
 ISA_PROBE_ENV = "TCDOCTOR_ISA_PROBE"
+
+# The fix budget without --fix-budget (experiments/plan.fix_budget): this many cold first calls, and
+# at least this many seconds
+FIX_BUDGET_FIRST_CALLS = 4
+FIX_BUDGET_MIN_S = 20.0
 
 
 # The kinds of value an option takes, on the command line and in the Python API. Each parses a
@@ -354,19 +360,21 @@ class Options:
         None,
         Flag(
             "--fix-budget",
-            "Seconds for tried fixes and the backend ablation [default: 4 × the cold first call, ≥ 20 s].",
+            "Seconds for tried fixes and the backend ablation [default: "
+            f"{FIX_BUDGET_FIRST_CALLS} × the cold first call, ≥ {FIX_BUDGET_MIN_S:g} s].",
             FloatRange(1),
         ),
     )
     # Compile-time remedies (tcdoctor/experiments/compile_remedies.py): None tries them when the
-    # cold first call is slow (RULES["compile_seconds_warn"]); `check` judges the best one with it.
+    # cold first call is slow (RULES.compile_seconds_warn); `check` judges the best one with it.
     compile_remedies: bool | None = _option(
         None,
         Flag(
             "--compile-remedies/--no-compile-remedies",
             "Try regional compilation and a portable cache (save/load_cache_artifacts), each in a "
             "fresh process with an empty cache, within the fix budget; check's --max-compile-seconds "
-            "then judges the best one [default: tried when the cold first call exceeds 60 s].",
+            "then judges the best one [default: tried when the cold first call exceeds "
+            f"{RULES.compile_seconds_warn:g} s].",
             Switch(),
         ),
     )

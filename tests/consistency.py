@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from tcdoctor.report.compile_joins import frame_time
 from tcdoctor.report.model import Report
+from tcdoctor.thresholds import Rules
 from tcdoctor.verdict.break_fix import UNFIT_HINTS
 from tcdoctor.verdict.decision import best_way, can_fix
 from tcdoctor.verdict.figures import Figures
-from tcdoctor.verdict.thresholds import RULES
 
 
 def contradictions(report: Report) -> list[str]:
-    v, rules = report.verdict, dict(report.verdict.rules or RULES)
+    v, rules = report.verdict, Rules.from_dict(report.verdict.rules)
     fig = Figures.from_report(report)
     out: list[str] = []
     faster_fixes = [r for r in fig.tried_fixes if r.significantly_faster(rules)]
@@ -44,9 +44,9 @@ def contradictions(report: Report) -> list[str]:
     if v.decision == "dont-compile" and not failed and fig.speedup is not None:
         if faster_fixes:
             out.append(f"'don't compile' although tried {faster_fixes[0].fix} is faster than eager")
-        if best is not None and not fig.never_repaid(int(rules["expected_calls"])):
+        if best is not None and not fig.never_repaid(rules.expected_calls):
             out.append(f"'don't compile' although {best.label} is faster and repaid")
-    remedy, horizon = fig.best_remedy(rules), int(rules["expected_calls"])
+    remedy, horizon = fig.best_remedy(rules), rules.expected_calls
     if v.decision == "dont-compile" and not failed and fig.significantly_faster(rules):
         if remedy is not None and remedy.steps_to_repay <= horizon:
             out.append(f"'don't compile' although {remedy.title} is faster and repaid")
@@ -55,7 +55,7 @@ def contradictions(report: Report) -> list[str]:
         out.append("the best remedy's break-even differs from its row")
     train = (v.recommendations or {}).get("training") or {}
     if train.get("choice") not in (None, "eager") and v.decision == "dont-compile" and not failed:
-        if not fig.never_repaid(int(rules["expected_calls"])):
+        if not fig.never_repaid(rules.expected_calls):
             out.append(f"the training table recommends {train['choice']}, the headline says no")
     for r in report.fixes or []:
         b, a = (r.before or {}).get("speedup_ci"), (r.after or {}).get("speedup_ci")

@@ -1,22 +1,28 @@
 """The advice reads the findings beside it (issue 42 item 5), driven with literal figures: a
 localised drift names its module and what compiling around it measured (or why it was not tried)
 and what the drift search found there; no advice to run a backend the analysis already ran, nor a
-fix or remedy it already tried, which are cited with their figures instead. No model runs."""
+fix or remedy it already tried, which are cited with their figures instead. Then each advice rule
+on its own threshold (guards, compile time, the recompile limit, numerics, CUDA graphs skipped).
+No model runs."""
 
 import dataclasses
 
+import pytest
+
 from tcdoctor.report.model import Report
 from tcdoctor.report.sections import FixRow, GraphBreak, Recompile, RemedyRow, StrategyRow
+from tcdoctor.thresholds import RULES
 from tcdoctor.verdict import decide
 from tcdoctor.verdict.advice import (
     advise_compile_time,
     advise_graph_breaks,
     advise_guards,
+    advise_mode,
     advise_numerics,
+    advise_recompile_limit,
     advise_recompiles,
 )
 from tcdoctor.verdict.figures import Figures
-from tcdoctor.verdict.thresholds import RULES
 
 RETRY = "retry with backend='aot_eager'"
 GENERIC = (
@@ -50,7 +56,7 @@ LOCALISED = dataclasses.replace(DRIFT, drift_origin=ORIGIN)
 
 
 def numerics_text(fig: Figures) -> str:
-    (item,) = advise_numerics(fig, dict(RULES))
+    (item,) = advise_numerics(fig, RULES)
     assert item.topic == "numerics"
     return item.text
 
@@ -237,18 +243,18 @@ STANCE = FixRow(
 
 def test_guard_advice_cites_the_tried_stance():
     base = Figures(guard_fraction=0.5, guard_s=4e-6, guard_count=45)
-    (item,) = advise_guards(dataclasses.replace(base, fix_rows=(STANCE,)), dict(RULES))
+    (item,) = advise_guards(dataclasses.replace(base, fix_rows=(STANCE,)), RULES)
     assert (
         'skipping guard checks was tried in a fresh process: `torch.compiler.set_stance("default", '
         "skip_guard_eval_unsafe=True)  # after warm-up`: no effect (0.80× → 0.81× (95% CI 0.78–0.84))"
         in item.text
     )
     assert "skips guard checks once all shapes are warmed up" not in item.text
-    (item,) = advise_guards(base, dict(RULES))  # not tried: suggested
+    (item,) = advise_guards(base, RULES)  # not tried: suggested
     assert "skips guard checks once all shapes are warmed up" in item.text
     # on CUDA with CUDA graphs already the analysed mode: never suggested again
     cuda = dataclasses.replace(base, device="cuda:0", mode="reduce-overhead")
-    (item,) = advise_guards(cuda, dict(RULES))
+    (item,) = advise_guards(cuda, RULES)
     assert 'use mode="reduce-overhead"' not in item.text
     assert "CUDA graphs are this analysis's mode already" in item.text
 
@@ -266,18 +272,18 @@ def test_compile_time_advice_cites_a_measured_remedy():
         line="for b in model.blocks: b.compile()",
     )
     slow = Figures(cold_s=61.0, warm_s=30.0, speedup=2.0, ci_low=1.9, ci_high=2.1)
-    (item,) = advise_compile_time(dataclasses.replace(slow, remedies=(regional,)), dict(RULES))
+    (item,) = advise_compile_time(dataclasses.replace(slow, remedies=(regional,)), RULES)
     assert "Consider compiling only" not in item.text
     assert (
         "The first call compiles for 61.00 s. Regional compilation (12 × Block), measured in a "
         "fresh process: first result after 1.20 s, repaid after 2,398 calls" in item.text
     )
     assert "`for b in model.blocks: b.compile()`" in item.text
-    (item,) = advise_compile_time(slow, dict(RULES))
+    (item,) = advise_compile_time(slow, RULES)
     assert "Consider compiling only the hot submodules" in item.text
     cache = dataclasses.replace(regional, name="portable_cache", line="load_cache_artifacts(b)")
     cached = Figures(cold_s=3.0, warm_s=1.0, remedies=(cache,))
-    (item,) = advise_compile_time(cached, dict(RULES))
+    (item,) = advise_compile_time(cached, RULES)
     assert "keep TORCHINDUCTOR_CACHE_DIR" in item.text
     assert (
         " Portable cache (load_cache_artifacts, then first call), measured in a fresh process: "
@@ -296,9 +302,9 @@ def test_graph_break_and_recompile_advice_point_at_measured_rows():
             "site": {"file": "/site-packages/somelib/x.py", "line": 3, "function": "f"},
         }
     )
-    (item,) = advise_graph_breaks(Figures(break_findings=(brk,), regions_measured=True), {})
+    (item,) = advise_graph_breaks(Figures(break_findings=(brk,), regions_measured=True), RULES)
     assert "regional compilation: measured, see the regions recommendation" in item.text
-    (item,) = advise_graph_breaks(Figures(break_findings=(brk,)), {})
+    (item,) = advise_graph_breaks(Figures(break_findings=(brk,)), RULES)
     assert "(regional compilation, `--submodules`)" in item.text
     ev = Recompile(
         function="forward", variant="batch 8", reason="tensor 'x' size mismatch at index 0"
@@ -306,10 +312,87 @@ def test_graph_break_and_recompile_advice_point_at_measured_rows():
     row = FixRow(
         name="marked", kind="dynamic", fix="torch._dynamo.mark_dynamic(x, dim)", outcome="helps"
     )
-    (item,) = advise_recompiles(Figures(recompile_events=(ev,), fix_rows=(row,)), {})
+    (item,) = advise_recompiles(Figures(recompile_events=(ev,), fix_rows=(row,)), RULES)
     assert (
         "Measured (the dynamic-shape rows): `torch._dynamo.mark_dynamic(x, dim)`: helps"
         in item.text
     )
-    (item,) = advise_recompiles(Figures(recompile_events=(ev,)), {})
+    (item,) = advise_recompiles(Figures(recompile_events=(ev,)), RULES)
     assert "Measured" not in item.text
+
+
+# -- each advice rule on its own threshold, literal Figures ------------------------------------
+
+
+@pytest.mark.parametrize("fraction, flagged", [(0.2, False), (0.201, True), (None, False)])
+def test_guard_advice_above_a_fifth_of_a_compiled_call(fraction, flagged):
+    figs = Figures(guard_fraction=fraction, guard_s=4e-6, guard_count=45)
+    advice = advise_guards(figs, RULES)
+    assert bool(advice) is flagged
+    if flagged:
+        (item,) = advice
+        assert item.topic == "guard overhead" and item.evidence == "guards.overhead_fraction"
+        assert item.text.startswith("Guard evaluation costs 4.0 µs per call, 20% of a compiled")
+        assert "(45 guards)" in item.text and "skip_guard_eval_unsafe" in item.text
+
+
+def test_guard_advice_on_cuda_points_at_cuda_graphs():
+    (item,) = advise_guards(Figures(guard_fraction=0.5, device="cuda:0"), RULES)
+    assert 'mode="reduce-overhead"' in item.text and "skip_guard_eval_unsafe" not in item.text
+
+
+@pytest.mark.parametrize(
+    "cold, warm, advice",
+    [
+        (3.0, 1.0, "keep TORCHINDUCTOR_CACHE_DIR"),  # cold/warm = 3: keep the cache
+        (2.9, 1.0, None),
+        (61.0, 30.0, "The first call compiles for 61.00 s"),  # ratio 2 but over 60 s
+        (60.0, 30.0, None),
+        (61.0, None, "The first call compiles for 61.00 s"),
+        (None, None, None),
+    ],
+)
+def test_compile_time_advice(cold, warm, advice):
+    got = advise_compile_time(Figures(cold_s=cold, warm_s=warm), RULES)
+    if advice is None:
+        assert got == []
+    else:
+        (item,) = got
+        assert item.topic == "compile time" and advice in item.text
+
+
+@pytest.mark.parametrize("cold, warm", [(12.0, 1.5), (61.0, None)])
+def test_compile_time_advice_names_the_isa_probe_compiling_less_cannot_cut(cold, warm):
+    (item,) = advise_compile_time(Figures(cold_s=cold, warm_s=warm, isa_probe_s=8.9), RULES)
+    assert "8.90 s of the cold first call is Inductor's one-off CPU ISA probe" in item.text
+    assert "compiling less does not cut it" in item.text
+    (plain,) = advise_compile_time(Figures(cold_s=cold, warm_s=warm), RULES)
+    assert "ISA probe" not in plain.text
+
+
+def test_recompile_limit_advice_only_when_hit():
+    assert advise_recompile_limit(Figures(recompile_limit=8), RULES) == []
+    (item,) = advise_recompile_limit(Figures(limit_hit=True, recompile_limit=8), RULES)
+    assert item.text.startswith("The recompile limit (8) was hit") and "EAGERLY" in item.text
+
+
+def test_numerics_advice_only_on_failure():
+    assert advise_numerics(Figures(numerics_passed=None), RULES) == []
+    assert advise_numerics(Figures(numerics_passed=True), RULES) == []
+    (item,) = advise_numerics(Figures(numerics_passed=False, numerics_max_abs_err=0.5), RULES)
+    assert "beyond tolerance (max abs error 0.5)" in item.text and "aot_eager" in item.text
+
+
+def test_mode_advice_when_cuda_graphs_were_skipped():
+    assert advise_mode(Figures(mode="reduce-overhead"), RULES) == []
+    assert advise_mode(Figures(mode="max-autotune", cudagraph_skips=1), RULES) == []
+    # a report from before PyTorch's reasons were read: the count, never a made-up reason
+    figs = Figures(mode="reduce-overhead", cudagraph_skips=2, device="cpu")
+    (item,) = advise_mode(figs, RULES)
+    assert "(2 skip(s) recorded)" in item.text and "does not hold its reason" in item.text
+    assert "nothing for it to capture" not in item.text and "default mode" not in item.text
+    # with the reasons: PyTorch's words, for any mode that asks for CUDA graphs
+    g = {"graphs": 2, "skipped": 1, "captured": 1, "reasons": [{"reason": "r", "count": 1}]}
+    (item,) = advise_mode(Figures(mode="max-autotune", cudagraphs=g), RULES)
+    assert "1 of 2 compiled graph(s) (1 captured)" in item.text and "«r»" in item.text
+    assert advise_mode(Figures(mode="max-autotune", cudagraphs={**g, "skipped": 0}), RULES) == []

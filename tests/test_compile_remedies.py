@@ -24,10 +24,10 @@ from tcdoctor.render.html import HtmlRenderer
 from tcdoctor.render.markdown import MarkdownRenderer
 from tcdoctor.render.terminal import TerminalRenderer
 from tcdoctor.report.model import Report
+from tcdoctor.thresholds import RULES
 from tcdoctor.verdict import judge
 from tcdoctor.verdict.decision import decision
 from tcdoctor.verdict.figures import Figures
-from tcdoctor.verdict.thresholds import RULES
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LLAMA = os.path.join(HERE, "targets", "real", "llama_layers.py")
@@ -191,8 +191,8 @@ def report_with_remedies(cold=200.0, warm=100.0, rows=None) -> Report:
 def test_a_remedy_that_repays_within_the_horizon_turns_never_repaid_into_compile():
     rep = report_with_remedies()
     fig = Figures.from_report(rep)
-    assert fig.never_repaid(int(RULES["expected_calls"]))
-    d, reasons = decision(fig, dict(RULES))
+    assert fig.never_repaid(RULES.expected_calls)
+    d, reasons = decision(fig, RULES)
     assert d == "compile" and rep.verdict.decision == "compile"
     assert "with regional compilation (4 × Block) it is repaid after" in reasons[0]
     assert "slower per call" in reasons[0]  # it costs speed, and says how much
@@ -200,7 +200,7 @@ def test_a_remedy_that_repays_within_the_horizon_turns_never_repaid_into_compile
     assert rep.verdict.break_even["remedy"]["name"] == "regional"
     assert contradictions(rep) == []
     without = dataclasses.replace(fig, remedies=())
-    assert decision(without, dict(RULES))[0] == "dont-compile"
+    assert decision(without, RULES)[0] == "dont-compile"
 
 
 def test_a_compile_verdict_names_the_remedys_break_even_and_speed():

@@ -87,6 +87,7 @@ def test_a_skip_without_a_message_says_so_and_an_unknown_reason_gets_no_fix(coun
 
 
 def test_the_advice_quotes_pytorch_and_never_says_the_figures_are_the_default_modes():
+    from tcdoctor.thresholds import RULES
     from tcdoctor.verdict.advice import advise_mode
     from tcdoctor.verdict.figures import Figures
 
@@ -103,7 +104,7 @@ def test_the_advice_quotes_pytorch_and_never_says_the_figures_are_the_default_mo
         ],
     }
     fig = Figures(mode="reduce-overhead", device="cuda:0", cudagraph_skips=1, cudagraphs=g)
-    (item,) = advise_mode(fig, {})
+    (item,) = advise_mode(fig, RULES)
     text = item.text
     assert "«skipping cudagraphs due to mutated inputs (1 instances)»" in text
     assert "1 of 1 compiled graph(s) (0 captured)" in text and "clone" in text
@@ -112,11 +113,11 @@ def test_the_advice_quotes_pytorch_and_never_says_the_figures_are_the_default_mo
     from tcdoctor.report.sections import StrategyRow
 
     row = StrategyRow(name="reduce-overhead", cudagraphs=g)
-    (item,) = advise_mode(Figures(mode="default", mode_rows=(row,)), {})
+    (item,) = advise_mode(Figures(mode="default", mode_rows=(row,)), RULES)
     assert item.text.startswith("mode='reduce-overhead': PyTorch skipped") and "clone" in item.text
     # a saved report without the reasons: the count, and that the reason is not in it
     old = Figures(mode="reduce-overhead", device="cuda:0", cudagraph_skips=1)
-    (item,) = advise_mode(old, {})
+    (item,) = advise_mode(old, RULES)
     text = item.text
     assert "1 skip(s)" in text and "does not hold its reason" in text
 

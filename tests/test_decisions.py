@@ -19,11 +19,11 @@ from tcdoctor.checks.table import baseline_checks, run_checks
 from tcdoctor.report.model import Report
 from tcdoctor.report.processes import claims, regimes, sequential
 from tcdoctor.report.sections import GraphBreak
+from tcdoctor.thresholds import RULES
 from tcdoctor.verdict.decision import decision
 from tcdoctor.verdict.figures import Figures
-from tcdoctor.verdict.thresholds import RULES
 
-M = RULES["min_speedup"]
+M = RULES.min_speedup
 
 
 # One process's timing result with a paired interval of ±`noise` (about 1.96 σ), 40 samples.
@@ -89,7 +89,7 @@ def test_the_recipe_two_plus_one_reads_faster_in_both_and_the_pinned_probe_is_no
     assert "probe" in fourth and fourth["process"] == "fourth"
     rep = _report(out)
     assert rep.runtime.claim(RULES) == claims.Claim.FASTER
-    d, reasons = decision(Figures.from_report(rep), dict(RULES))
+    d, reasons = decision(Figures.from_report(rep), RULES)
     assert d == "compile"
     assert reasons[0].startswith("Compiled is faster in both allocator regimes: ")
     assert "1.76× when it does not (third; one process, its own interval)" in reasons[0]
@@ -113,7 +113,7 @@ def test_a_regime_with_one_process_keeps_the_loop_going_at_a_strict_level():
         M,
         sequential.look_level(6),
     )
-    d, reasons = decision(Figures.from_report(_report(out)), dict(RULES))
+    d, reasons = decision(Figures.from_report(_report(out)), RULES)
     assert d == "compile" and "faster in both allocator regimes" in reasons[0]
 
 
@@ -145,7 +145,7 @@ def test_every_regime_on_one_side_decides_and_names_the_regimes():
     }  # fmt: skip
     rep = _report(runtime)
     assert rep.runtime.claim(RULES) == claims.Claim.FASTER
-    d, reasons = decision(Figures.from_report(rep), dict(RULES))
+    d, reasons = decision(Figures.from_report(rep), RULES)
     assert d == "compile", reasons
     assert "faster in both allocator regimes" in reasons[0]
     assert "when the heap page-faults (cold, warm, third, fourth, sixth" in reasons[0]
@@ -154,7 +154,7 @@ def test_every_regime_on_one_side_decides_and_names_the_regimes():
     runtime["regimes"][1].update(speedup=0.9, speedup_ci=[0.88, 0.92])
     rep = _report(runtime)
     assert rep.runtime.claim(RULES) == claims.Claim.UNDECIDED
-    d, reasons = decision(Figures.from_report(rep), dict(RULES))
+    d, reasons = decision(Figures.from_report(rep), RULES)
     assert d == "cant-tell" and "not faster in every allocator regime" in reasons[0]
     # and a headline no regime decides on its own (one process in each) stays "can't tell"
     runtime["regimes"][0].update(processes=["cold"], decided=False, speedup_ci=[1.4, 1.5])
@@ -289,7 +289,7 @@ def test_the_lstm_break_gain_against_the_loss_is_cant_tell_in_both_analyses(gain
     # the word-level LSTM's two analyses: the bound read 49.1 µs, then 79.0 µs, against about
     # 53 µs needed; as point figures the verdict swung between "don't" and "after fixes"
     fig = dataclasses.replace(LSTM, break_findings=(_brk(gain),))
-    d, reasons = decision(fig, dict(RULES))
+    d, reasons = decision(fig, RULES)
     assert d == "dont-compile"
     text = " ".join(reasons)
     assert "Could not tell whether fixing the 1 graph break(s) in your code pays" in text
@@ -304,8 +304,8 @@ def test_check_min_speedup_and_the_verdict_compare_the_same_way():
     (at,) = run_checks(rep, min_speedup=1.25)
     (above,) = run_checks(rep, min_speedup=1.26)
     assert at.passed and not above.passed
-    assert rep.runtime.significantly_faster(dict(RULES, min_speedup=1.25))
-    assert not rep.runtime.significantly_faster(dict(RULES, min_speedup=1.26))
+    assert rep.runtime.significantly_faster(RULES.replace(min_speedup=1.25))
+    assert not rep.runtime.significantly_faster(RULES.replace(min_speedup=1.26))
 
 
 # -- regressions against a baseline: a one-sided Welch test -----------------------------------
@@ -388,7 +388,7 @@ def test_a_decision_is_an_enum_whose_json_is_its_string():
     from tcdoctor.outcomes import Decision
 
     out = claims.combine(_named(*[_proc(s) for s in (2.7, 2.8, 2.75)]), None)
-    d, _ = decision(Figures.from_report(_report(out)), dict(RULES))
+    d, _ = decision(Figures.from_report(_report(out)), RULES)
     assert isinstance(d, Decision) and d is Decision.COMPILE
     assert json.dumps({"decision": d}) == '{"decision": "compile"}' and f"{d}" == "compile"
     loaded = Report.from_dict(json.loads(json.dumps({"verdict": {"decision": d}})))
@@ -411,7 +411,7 @@ def test_an_undecided_speedup_runs_to_the_cap_and_says_so(monkeypatch):
     assert len(started) == 4 and data["sequence"]["stopped"] == "cap"
     out = claims.combine(_named(*[_proc(s) for s in speeds]), data["sequence"])
     fig = Figures.from_report(_report(out))
-    d, reasons = decision(fig, dict(RULES))
+    d, reasons = decision(fig, RULES)
     assert d == "cant-tell" and "can't tell at this precision" in reasons[0]  # issue 43 item 7
     assert "6 process(es) timed: the cap was reached undecided (cap 6, --processes)" in reasons[0]
 

@@ -16,7 +16,7 @@ from conftest import ROOT, sample
 
 from tcdoctor.report.model import Report
 from tcdoctor.report.processes.regimes import load_seen
-from tcdoctor.verdict.thresholds import RULES
+from tcdoctor.thresholds import RULES
 
 # every test here times real calls: under xdist, none runs beside another test (conftest)
 pytestmark = pytest.mark.timing

@@ -10,6 +10,7 @@ torch."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import random
 import sys
@@ -19,16 +20,16 @@ import pytest
 from tcdoctor import units
 from tcdoctor.report.model import Report
 from tcdoctor.report.processes import claims, regimes, sequential
+from tcdoctor.thresholds import RULES
 from tcdoctor.verdict.decision import decision
 from tcdoctor.verdict.figures import Figures
-from tcdoctor.verdict.thresholds import RULES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 import equivalence_simulation as sim  # noqa: E402
 
-M = RULES["min_speedup"]
+M = RULES.min_speedup
 X = 1.2  # the gate's threshold: check --min-speedup 1.2
 TRIALS = 2000
 
@@ -69,7 +70,10 @@ def _launch(speeds: list[float], gate: tuple[float, ...] = ()) -> dict:
 
 
 def test_the_margin_is_a_rule_and_the_report_layer_uses_the_same_figure():
-    assert RULES["equivalence_margin"] == claims.EQUIVALENCE_MARGIN == 1.10
+    assert RULES.equivalence_margin == 1.10
+    for fn in (claims.claim, claims.equivalent, claims.overall_claim, sequential.decided):
+        # the report layer's default margin is the rule's own value, not a second literal
+        assert inspect.signature(fn).parameters["margin"].default is RULES.equivalence_margin
 
 
 def test_the_band_is_the_margin_never_min_speedup():
@@ -79,7 +83,7 @@ def test_the_band_is_the_margin_never_min_speedup():
     # min_speedup 1.5 used to call 1.3× "the same" (within [1/1.5, 1.5]): it is faster than eager
     # by a difference that matters, below the bar: decided, and not "the same"
     assert claims.claim([1.25, 1.35], 1.5) == "below"
-    d, reasons = decision(_figures((1.25, 1.35)), dict(RULES, min_speedup=1.5))
+    d, reasons = decision(_figures((1.25, 1.35)), RULES.replace(min_speedup=1.5))
     assert d == "dont-compile"
     assert reasons[0].startswith("Compiled is faster than eager, but not by 1.5×")
     assert "the same" not in reasons[0]
@@ -91,13 +95,13 @@ def test_the_band_is_the_margin_never_min_speedup():
 
 
 def test_the_same_and_no_difference_larger_than_are_worded_with_their_figures():
-    d, reasons = decision(_figures((0.97, 1.06)), dict(RULES))
+    d, reasons = decision(_figures((0.97, 1.06)), RULES)
     assert d == "dont-compile"
     assert reasons[0].startswith(
         "Compiled is the same speed as eager: no difference that matters (±10%)"
     )
     seq = {"cap": 6, "timed": 3, "stopped": "futile", "looks": 4, "level": sequential.look_level(6)}
-    d, reasons = decision(_figures((0.93, 1.12), seq), dict(RULES))
+    d, reasons = decision(_figures((0.93, 1.12), seq), RULES)
     assert d == "cant-tell"
     assert "can't tell at this precision, no difference larger than 0.93–1.12×" in reasons[0]
     assert "3 process(es) timed: stopped: more processes would not decide (cap 6" in reasons[0]
@@ -150,7 +154,7 @@ def table() -> dict:
     gate = {(s, f): sim.gate_point(f, s, X, TRIALS, rng) for s in sim.SPREADS for f in sim.FACTORS}
     equal = {s: sim.equal_point(s, TRIALS, rng) for s in (0.02, 0.05)}
     at_margin = {
-        s: sim.equal_point(s, TRIALS, rng, true=RULES["equivalence_margin"]) for s in sim.SPREADS
+        s: sim.equal_point(s, TRIALS, rng, true=RULES.equivalence_margin) for s in sim.SPREADS
     }
     return {"gate": gate, "equal": equal, "margin": at_margin}
 

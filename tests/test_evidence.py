@@ -14,6 +14,7 @@ from conftest import CHEAP, NO_TIMING_PROCESSES, ROOT
 from consistency import contradictions
 
 from tcdoctor.report.model import Report
+from tcdoctor.thresholds import Rules
 
 REAL = os.path.join(ROOT, "tests", "targets", "real")
 FAST = (*CHEAP, "--json", "r.json")
@@ -40,7 +41,7 @@ def test_lstm_a_fix_that_removes_the_break_decides_only_if_it_pays(shared_analys
     assert contradictions(rep) == [], rep.verdict.reasons
     (fix,) = [r for r in rep.fixes if r.name == "allow_rnn"]
     assert fix.after and fix.after.get("graph_breaks") == 0  # the break goes away with it
-    rules = dict(rep.verdict.rules)
+    rules = Rules.from_dict(rep.verdict.rules)
     if rep.verdict.decision == "compile-after-fixes":
         assert fix.significantly_faster(rules) and "allow_rnn" in rep.verdict.reasons[0]
     elif not rep.runtime.significantly_faster(rules):

@@ -18,9 +18,9 @@ from conftest import ONE_PROCESS, ROOT
 
 from tcdoctor.probes.graph_breaks import _is_entry, function_at
 from tcdoctor.report.model import Report
+from tcdoctor.thresholds import RULES
 from tcdoctor.verdict.decision import decision
 from tcdoctor.verdict.figures import Figures
-from tcdoctor.verdict.thresholds import RULES
 
 TARGET = os.path.join(ROOT, "tests", "targets", "real", "nms_loop.py")
 FAST = ("--backend", "eager", "--budget", "0.2", "--threads", "1", *ONE_PROCESS)
@@ -124,7 +124,7 @@ def test_the_skipped_entry_frame_is_named(nms):
         cold_s=0.5,
         numerics_passed=True,
     )
-    verdict, reasons = decision(faster, dict(RULES))
+    verdict, reasons = decision(faster, RULES)
     assert verdict == "compile-after-fixes", reasons
     named = (
         f"the model's entry `Detector.forward` at nms_loop.py:{def_line} runs eagerly: a graph "

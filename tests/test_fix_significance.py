@@ -32,10 +32,10 @@ from tcdoctor.report.processes import regimes, sequential
 from tcdoctor.report.sections import FixRow, StrategyRow
 from tcdoctor.run.assemble import assemble
 from tcdoctor.run.launcher import _results
+from tcdoctor.thresholds import RULES
 from tcdoctor.verdict import judge, tried
 from tcdoctor.verdict.decision import decision
 from tcdoctor.verdict.figures import Figures, Way
-from tcdoctor.verdict.thresholds import RULES
 
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 import equivalence_simulation  # noqa: E402
@@ -127,7 +127,7 @@ def test_three_fixes_of_no_effect_rarely_earn_apply_it():
 def test_no_effect_fixes_on_the_threshold_stay_within_the_family_wise_level():
     """Harder: the headline and the fixes' true speedup exactly at min_speedup (1.02), where each
     row's own one-sided chance is largest: still at most 5% over the three."""
-    new, old = _rates(RULES["min_speedup"], [RULES["min_speedup"]] * 3, seed=7)
+    new, old = _rates(RULES.min_speedup, [RULES.min_speedup] * 3, seed=7)
     print(f"\nthree no-effect fixes at 1.02×, 'apply it': {new:.1%} (one-process rule: {old:.1%})")
     assert new <= 0.05 and old > new
 
@@ -228,10 +228,10 @@ def test_the_verdict_applies_a_fix_only_by_its_decision_interval():
     slow = Figures(
         speedup=0.95, ci_low=0.92, ci_high=0.98, eager_s=1e-3, compiled_s=1.05e-3, cold_s=2.0
     )
-    d, reasons = decision(dataclasses.replace(slow, tried_fixes=(_row([0.95, 1.32]),)), dict(RULES))
+    d, reasons = decision(dataclasses.replace(slow, tried_fixes=(_row([0.95, 1.32]),)), RULES)
     assert d == "dont-compile"
     assert "0.95–1.32× with the spread between processes" in reasons[1]
-    d, reasons = decision(dataclasses.replace(slow, tried_fixes=(_row([1.06, 1.18]),)), dict(RULES))
+    d, reasons = decision(dataclasses.replace(slow, tried_fixes=(_row([1.06, 1.18]),)), RULES)
     assert d == "compile-after-fixes"
     assert reasons[0].endswith(
         "1.12× faster (95% CI 1.10–1.14; 1.06–1.18× with the spread between processes): apply it."
@@ -249,9 +249,9 @@ def test_the_verdict_applies_a_fix_only_by_its_decision_interval():
         decision_method="test",
     )
     fig = dataclasses.replace(slow, ways=(Way("compile the model only", way),))
-    assert decision(fig, dict(RULES))[0] == "dont-compile"
+    assert decision(fig, RULES)[0] == "dont-compile"
     way.decision_ci = [1.06, 1.18]
-    d, reasons = decision(fig, dict(RULES))
+    d, reasons = decision(fig, RULES)
     assert d == "compile" and "1.06–1.18× with the spread between processes" in reasons[0]
 
 

@@ -45,6 +45,7 @@ LAYERS = [  # top to bottom: module prefixes
         "tcdoctor.version",
         "tcdoctor.pysource",
         "tcdoctor.outcomes",
+        "tcdoctor.thresholds",
     ),
 ]
 CORE = [

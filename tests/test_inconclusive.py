@@ -245,14 +245,14 @@ def test_threads_beyond_the_free_cores_are_named_with_what_to_do():
     waited on each other and name --threads 1; on a quiet machine (or one thread) nothing is said."""
     from dataclasses import replace
 
+    from tcdoctor.thresholds import RULES
     from tcdoctor.verdict.decision import decision, thread_reason
     from tcdoctor.verdict.figures import Figures
-    from tcdoctor.verdict.thresholds import RULES
 
     loaded = Figures(speedup=1.0, ci_low=0.5, ci_high=2.0, threads=2, cpu_count=2, others_cores=0.9)
     text = thread_reason(loaded)
     assert text and "OpenMP threads" in text and "--threads 1" in text
-    assert text in decision(loaded, dict(RULES))[1]
+    assert text in decision(loaded, RULES)[1]
     assert thread_reason(replace(loaded, others_cores=0.2)) is None  # quiet: no claim
     assert thread_reason(replace(loaded, threads=1)) is None  # one thread fits the free core
     assert thread_reason(replace(loaded, cpu_count=8)) is None  # cores to spare
@@ -286,11 +286,11 @@ def test_an_undecided_speed_that_could_never_repay_the_compile_is_dont_compile()
     """Can't tell needs the speed to matter: with a first call longer than the expected calls'
     whole eager time, not even an infinitely fast compiled call repays it, so the answer is
     decided (don't compile) and the reason says why; with a long horizon it is can't tell."""
+    from tcdoctor.thresholds import RULES
     from tcdoctor.verdict.decision import decision
     from tcdoctor.verdict.figures import Figures
-    from tcdoctor.verdict.thresholds import RULES
 
     fig = Figures(speedup=1.0, ci_low=0.8, ci_high=1.25, eager_s=1e-4, compiled_s=1e-4, cold_s=2.0)
-    short, reasons = decision(fig, {**RULES, "expected_calls": 1})
+    short, reasons = decision(fig, RULES.replace(expected_calls=1))
     assert short == "dont-compile" and "infinitely fast" in reasons[-1]
-    assert decision(fig, {**RULES, "expected_calls": 10**9})[0] == "cant-tell"
+    assert decision(fig, RULES.replace(expected_calls=10**9))[0] == "cant-tell"

@@ -14,11 +14,11 @@ from tcdoctor import stats
 from tcdoctor.checks.questions import Questions
 from tcdoctor.report.model import Report
 from tcdoctor.report.processes import claims, regimes, sequential
+from tcdoctor.thresholds import RULES
 from tcdoctor.verdict.decision import decision
 from tcdoctor.verdict.figures import Figures
-from tcdoctor.verdict.thresholds import RULES
 
-M = RULES["min_speedup"]
+M = RULES.min_speedup
 NAMES = ("cold", "warm", *sequential.ORDINALS)
 
 
@@ -108,7 +108,7 @@ def test_a_two_plus_one_split_borrows_no_spread_and_decides_only_where_both_read
     assert "one process in the not page-faulting regime (third)" in out["across_method"]
     rep = _report(out)
     assert rep.runtime.claim(RULES) == claims.Claim.FASTER
-    d, reasons = decision(Figures.from_report(rep), dict(RULES))
+    d, reasons = decision(Figures.from_report(rep), RULES)
     assert d == "compile" and "faster in both allocator regimes" in reasons[0]
     assert "1.76× when it does not (third; one process, its own interval)" in reasons[0]
     # the launcher still asks for another process of the lone regime: it is not decided there
@@ -120,7 +120,7 @@ def test_a_two_plus_one_split_borrows_no_spread_and_decides_only_where_both_read
     other = [*procs[:2], _proc(0.80, eager_ms=15.9)]
     rep = _report(claims.combine(_named(*other), seq))
     assert rep.runtime.claim(RULES) == claims.Claim.UNDECIDED
-    d, reasons = decision(Figures.from_report(rep), dict(RULES))
+    d, reasons = decision(Figures.from_report(rep), RULES)
     assert d == "cant-tell"
     assert (
         "not faster in every allocator regime (one process in the not page-faulting" in reasons[0]
@@ -231,7 +231,7 @@ def test_sustained_load_on_every_process_is_said_and_undecided():
     assert rep.runtime.load["sustained"] and rep.runtime.claim(RULES) == "undecided"
     assert (
         "timed under load: 590 of 600 pairs loaded"
-        in decision(Figures.from_report(rep), dict(RULES))[1][0]
+        in decision(Figures.from_report(rep), RULES)[1][0]
     )
     # clear figures under the same load still decide nothing
     clear = [dict(p, speedup=2.0, speedup_ci=[1.98, 2.02]) for p in procs]

@@ -21,9 +21,9 @@ from tcdoctor.report.model import Report
 from tcdoctor.report.processes import claims, regimes, sequential
 from tcdoctor.report.processes.rows import Load, ProcessRow, Regime, Sequence
 from tcdoctor.report.sections import StrategyRow
+from tcdoctor.thresholds import RULES
 from tcdoctor.verdict.figures import Figures
 from tcdoctor.verdict.recommend import main_shape_row, trade
-from tcdoctor.verdict.thresholds import RULES
 
 
 def _timing(
@@ -237,11 +237,11 @@ def test_a_setting_that_compiles_less_but_runs_slower_is_not_a_win_within_the_sp
     # automatic row, compiled in 28.1 s in another process
     auto = _shape_row("automatic", 28.11, [104, 86, 104, 128], source="main analysis")
     marked = _shape_row("marked", 19.77, [170, 140, 202, 227])
-    wins, text = trade(marked, auto, dict(RULES))
+    wins, text = trade(marked, auto, RULES)
     assert not wins and "per call vs eager" in text
     # a setting that saves far more compile time than the spread, at the same speed, wins
     cheap = _shape_row("dynamic", 5.0, [104, 86, 104, 128])
-    assert trade(cheap, auto, dict(RULES))[0]
+    assert trade(cheap, auto, RULES)[0]
     assert main_shape_row([marked, auto]) is auto
 
 
@@ -330,7 +330,6 @@ def test_claims_are_one_enum_and_equal_their_words():
     assert claims.claim(None, 1.02) is claims.Claim.UNDECIDED
     assert json.dumps({"c": claims.Claim.FASTER}) == '{"c": "faster"}'
     assert f"{claims.Claim.SAME}" == "same" and claims.Claim.FASTER.sided
-    assert RULES["equivalence_margin"] is claims.EQUIVALENCE_MARGIN  # declared once
 
 
 # -- an analysis process kept out of the headline (issue 56 item 2) ------------------------------

@@ -24,10 +24,10 @@ from tcdoctor.report.sections import (
     StrategyRow,
     Timing,
 )
+from tcdoctor.thresholds import RULES
 from tcdoctor.verdict import with_verdict
 
 SCHEMA1 = Path(__file__).parent / "data" / "schema1_two_breaks.json"
-RULES = {"min_speedup": 1.02}
 
 
 def _leaves(x, path=""):
@@ -111,7 +111,7 @@ def test_significantly_faster_is_the_ci_lower_bound_above_the_rule():
     assert Runtime(speedup=0.8, speedup_ci=[0.7, 0.9]).significantly_slower
     assert not Runtime(speedup=0.99, speedup_ci=[0.9, 1.1]).significantly_slower
     row = StrategyRow(speedup=1.2, speedup_ci=[1.1, 1.3])
-    assert row.significantly_faster(RULES) == faster_than_eager(1.1, 1.02) is True
+    assert row.significantly_faster(RULES) == faster_than_eager(1.1, RULES.min_speedup) is True
 
 
 def test_break_even_and_steps_to_repay():

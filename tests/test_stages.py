@@ -24,7 +24,7 @@ from tcdoctor.run import distributed, launcher
 from tcdoctor.run.process import done
 from tcdoctor.run.spec import ChildSpecError, WarmGo
 from tcdoctor.run.stages import TIME_USED_UP, Run, Stage, Where, check_order, run_stages
-from tcdoctor.verdict.thresholds import RULES
+from tcdoctor.thresholds import RULES
 
 MLP = os.path.join(ROOT, "samples", "mlp.py") + ":build"
 # one cold process, no experiments: the cheapest real analysis

@@ -11,8 +11,8 @@ from conftest import CHEAP, NO_TIMING_PROCESSES, ONE_PROCESS, ROOT, sample
 
 import tcdoctor
 from tcdoctor.report.sections import StrategyRow
+from tcdoctor.thresholds import RULES
 from tcdoctor.verdict.recommend import trade
-from tcdoctor.verdict.thresholds import RULES
 
 
 def analyze(tmp_path, target, *args, timeout=600):
@@ -69,7 +69,7 @@ def test_dynamic_shapes_recommend_dynamic_over_static_naming_the_dimension(share
     # ('automatic') by no more than the spread of compile seconds between processes
     costs, best = rec["costs_s"], min(rec["costs_s"], key=rec["costs_s"].get)
     main_row = StrategyRow.from_dict(rows["automatic"])
-    wins = trade(StrategyRow.from_dict(rows[best]), main_row, dict(RULES))[0]
+    wins = trade(StrategyRow.from_dict(rows[best]), main_row, RULES)[0]
     assert rec["choice"] == (best if best == "automatic" or wins else "automatic"), costs
     assert "x dim 1" in out
 
@@ -114,7 +114,7 @@ def test_training_ways_compared_on_fresh_copies(tmp_path):
     faster = [
         r
         for r in rows.values()
-        if r["name"] != "eager" and r["speedup_ci"] and r["speedup_ci"][0] > RULES["min_speedup"]
+        if r["name"] != "eager" and r["speedup_ci"] and r["speedup_ci"][0] > RULES.min_speedup
     ]
     if rec["choice"] == "eager":
         assert not faster
@@ -144,9 +144,7 @@ def test_regions_recommend_the_clean_child_only(tmp_path):
         tmp_path, "regions.py:build", "--budget", "1.5", "--no-fixes", *NO_TIMING_PROCESSES
     )
     reg = rep["strategies"]["regions"]
-    assert (
-        reg["automatic"] is True and rep["graph_breaks"]["count"] >= RULES["regional_auto_breaks"]
-    )
+    assert reg["automatic"] is True and rep["graph_breaks"]["count"] >= RULES.regional_auto_breaks
     rows = {r["name"]: r for r in reg["regions"]}
     assert rows["body"]["fullgraph"] is True and rows["head"]["fullgraph"] is False
     assert "Unsupported" in rows["head"]["why"]

@@ -2,9 +2,9 @@
 
 from tcdoctor.report.model import Report
 from tcdoctor.report.sections import GraphBreak, Recompile
+from tcdoctor.thresholds import RULES
 from tcdoctor.verdict.advice import graph_break_advice
 from tcdoctor.verdict.recommend import recommend
-from tcdoctor.verdict.thresholds import RULES
 
 
 def _train_row(name, speedup, lo, passed, err=None):
@@ -39,7 +39,7 @@ def test_faster_ways_that_fail_numerics_are_named_not_called_slower():
             ]
         }
     }
-    text = recommend(Report.from_dict(data), dict(RULES))["training"]["text"]
+    text = recommend(Report.from_dict(data), RULES)["training"]["text"]
     assert "no way of compiling it is measurably faster" not in text
     assert "1.39× faster but fails the numerics check (max abs error 0.0084)" in text
 
@@ -54,7 +54,7 @@ def test_a_faster_way_that_passes_is_recommended():
             ]
         }
     }
-    rec = recommend(Report.from_dict(data), dict(RULES))["training"]
+    rec = recommend(Report.from_dict(data), RULES)["training"]
     assert rec["choice"] == "step" and rec["text"].startswith("compile the whole training step")
 
 
@@ -132,12 +132,7 @@ import pytest  # noqa: E402
 from tcdoctor import units  # noqa: E402
 from tcdoctor.verdict import decide  # noqa: E402
 from tcdoctor.verdict.advice import (  # noqa: E402
-    advise_compile_time,
     advise_graph_breaks,
-    advise_guards,
-    advise_mode,
-    advise_numerics,
-    advise_recompile_limit,
     advise_recompiles,
 )
 from tcdoctor.verdict.decision import decision  # noqa: E402
@@ -161,7 +156,7 @@ def fig(**kw) -> Figures:
 
 
 def test_faster_repaid_and_clean_is_compile():
-    d, reasons = decision(FAST, dict(RULES))
+    d, reasons = decision(FAST, RULES)
     assert d == "compile"
     assert reasons == [
         "Compiled is 1.52× faster (95% CI 1.49–1.56).",
@@ -175,7 +170,7 @@ def test_faster_repaid_and_clean_is_compile():
 def test_faster_means_ci_lower_bound_at_least_min_speedup(ci_low, faster):
     # the same comparison as check --min-speedup (report/rules.faster_than_eager): at or above
     # (the high end past the ±10% equivalence margin: 1.08 would be "the same", issue 43 item 2)
-    d, reasons = decision(fig(speedup=1.05, ci_low=ci_low, ci_high=1.12), dict(RULES))
+    d, reasons = decision(fig(speedup=1.05, ci_low=ci_low, ci_high=1.12), RULES)
     assert (d == "compile") is faster
     if not faster:
         # an interval straddling min_speedup is undecided: "Can't tell yet" (issue 43 item 7)
@@ -183,10 +178,10 @@ def test_faster_means_ci_lower_bound_at_least_min_speedup(ci_low, faster):
 
 
 def test_min_speedup_is_a_rule_not_a_constant():
-    assert decision(FAST, dict(RULES, min_speedup=1.49))[0] == "compile"
+    assert decision(FAST, RULES.replace(min_speedup=1.49))[0] == "compile"
     # 1.49–1.56 straddles 1.50: undecided, "Can't tell yet" (issue 43 item 7)
-    assert decision(FAST, dict(RULES, min_speedup=1.50))[0] == "cant-tell"
-    assert decision(FAST, dict(RULES, min_speedup=1.57))[0] == "dont-compile"  # wholly below
+    assert decision(FAST, RULES.replace(min_speedup=1.50))[0] == "cant-tell"
+    assert decision(FAST, RULES.replace(min_speedup=1.57))[0] == "dont-compile"  # wholly below
 
 
 # LSTM word LM as the user found it: 0.92× compiled; the break hands aten::lstm to eager.
@@ -226,7 +221,7 @@ def test_a_tried_fix_that_leaves_compiled_slower_is_not_compile_after_fixes():
     lstm = dataclasses.replace(
         LSTM, break_findings=(_brk("pytorch"),), tried_fixes=(_fix(0.93, [0.92, 0.96]),)
     )
-    d, reasons = decision(lstm, dict(RULES))
+    d, reasons = decision(lstm, RULES)
     assert d == "dont-compile"
     assert reasons[0] == "Compiled is slower than eager: 0.92× (95% CI 0.91–0.92)."
     assert reasons[1].startswith(
@@ -239,7 +234,7 @@ def test_a_tried_fix_that_makes_compiled_faster_is_named():
     fixed = dataclasses.replace(
         LSTM, break_findings=(_brk(),), tried_fixes=(_fix(1.30, [1.25, 1.35], outcome="helps"),)
     )
-    d, reasons = decision(fixed, dict(RULES))
+    d, reasons = decision(fixed, RULES)
     assert d == "compile-after-fixes"
     assert (
         "with `torch._dynamo.config.allow_rnn = True` (tried in a separate process) it is "
@@ -261,7 +256,7 @@ def test_an_untried_break_of_the_users_counts_only_when_its_bounded_gain_covers_
 ):
     # 4.0 ms compiled vs 3.7 ms eager: it must lose 0.37 ms per call to be faster than 1.02×
     d, reasons = decision(
-        dataclasses.replace(LSTM, break_findings=(_brk(gain=gain, source="bound"),)), dict(RULES)
+        dataclasses.replace(LSTM, break_findings=(_brk(gain=gain, source="bound"),)), RULES
     )
     assert d == decided and any(words in r for r in reasons)
 
@@ -276,7 +271,7 @@ def test_breaks_no_one_can_fix_from_the_users_side_are_dont_compile_with_owners(
             _brk("step", origin_text="tcdoctor's standard training step", occurrences=2),
         ),
     )
-    d, reasons = decision(gpt2, dict(RULES))
+    d, reasons = decision(gpt2, RULES)
     assert d == "dont-compile"
     assert (
         "9 graph break(s) are in code you did not write (4 in transformers, 3 in PyTorch itself, "
@@ -300,17 +295,15 @@ def test_the_headline_follows_a_faster_measured_way():
         )
         return Way("compile the model only", row)
 
-    d, reasons = decision(dataclasses.replace(LSTM, ways=(way(1.3, 1.25),)), dict(RULES))
+    d, reasons = decision(dataclasses.replace(LSTM, ways=(way(1.3, 1.25),)), RULES)
     assert d == "compile" and reasons[0].endswith("compile the model only.")
     assert "compile the model only is 1.30× faster (95% CI 1.25–1.30), repaid after" in reasons[0]
-    d, _ = decision(dataclasses.replace(LSTM, ways=(way(1.01, 0.98),)), dict(RULES))
+    d, _ = decision(dataclasses.replace(LSTM, ways=(way(1.01, 0.98),)), RULES)
     assert d == "dont-compile"
 
 
 def test_a_faster_model_with_breaks_only_in_foreign_code_says_they_are_not_the_users():
-    d, reasons = decision(
-        fig(breaks=5, break_findings=(_brk("pytorch", occurrences=5),)), dict(RULES)
-    )
+    d, reasons = decision(fig(breaks=5, break_findings=(_brk("pytorch", occurrences=5),)), RULES)
     assert d == "compile"
     assert reasons[-1] == (
         "5 graph break(s) in code you did not write remain (5 in PyTorch itself): nothing to change "
@@ -330,45 +323,45 @@ def test_slower_with_nothing_to_fix_names_the_per_call_guard_cost():
         guard_s=7e-6,
         guard_count=12,
     )
-    d, reasons = decision(slow, dict(RULES))
+    d, reasons = decision(slow, RULES)
     assert d == "dont-compile" and reasons[0].startswith("Compiled is slower than eager: 0.50×")
     assert "guard evaluation alone: 7.0 µs for 12 guards, 35% of a compiled call" in reasons[1]
     # guards far smaller than the loss (timm ResNet-18 here: 327 µs of 2.94 ms) are not named the cause
     conv = dataclasses.replace(
         slow, eager_s=43.9e-3, compiled_s=46.84e-3, guard_s=326.9e-6, guard_fraction=0.007
     )
-    assert decision(conv, dict(RULES))[1][1] == (
+    assert decision(conv, RULES)[1][1] == (
         "Guard evaluation (326.9 µs for 12 guards) accounts for only 11% of the 2.94 ms lost per "
         "call (eager 43.90 ms, compiled 46.84 ms)."
     )
     tiny = dataclasses.replace(slow, eager_s=2.5e-6, compiled_s=14.4e-6, guard_s=1.6e-6)
-    assert decision(tiny, dict(RULES))[1][1].startswith(
+    assert decision(tiny, RULES)[1][1].startswith(
         "The compiled path adds 11.9 µs per call, more than this call's whole eager time (2.5 µs)"
     )
     # not significantly slower (CI reaches 1): no claim about a fixed cost
-    _, reasons = decision(dataclasses.replace(slow, ci_high=1.0), dict(RULES))
+    _, reasons = decision(dataclasses.replace(slow, ci_high=1.0), RULES)
     assert len(reasons) == 1 and "not measurably faster" in reasons[0]
 
 
 def test_faster_but_never_repaid_within_the_horizon_is_dont_compile():
     slow_compile = fig(cold_s=200.0, warm_s=100.0)  # 584,613 calls cold, 292,304 warm
-    d, reasons = decision(slow_compile, dict(RULES))
+    d, reasons = decision(slow_compile, RULES)
     assert d == "dont-compile"
     assert "repaid only after 584,613 calls, beyond the expected 100,000" in reasons[0]
-    assert decision(slow_compile, dict(RULES, expected_calls=600_000))[0] == "compile"
+    assert decision(slow_compile, RULES.replace(expected_calls=600_000))[0] == "compile"
     cold_only = fig(warm_s=None)  # repaid after 5,844 calls
-    assert decision(cold_only, dict(RULES, expected_calls=5_843))[0] == "dont-compile"
-    assert decision(cold_only, dict(RULES, expected_calls=5_844))[0] == "compile"
+    assert decision(cold_only, RULES.replace(expected_calls=5_843))[0] == "dont-compile"
+    assert decision(cold_only, RULES.replace(expected_calls=5_844))[0] == "compile"
 
 
 def test_a_warm_cache_that_repays_within_the_horizon_is_enough():
-    decided, reasons = decision(fig(cold_s=200.0, warm_s=2.0), dict(RULES))
+    decided, reasons = decision(fig(cold_s=200.0, warm_s=2.0), RULES)
     assert decided == "compile"
     assert not any(
         "(cold cache), within" in r for r in reasons
     )  # the cold figure is beyond the horizon
     assert any("warm inductor cache" in r and "keep the cache" in r for r in reasons)
-    assert decision(fig(cold_s=200.0, warm_s=None), dict(RULES))[0] == "dont-compile"
+    assert decision(fig(cold_s=200.0, warm_s=None), RULES)[0] == "dont-compile"
 
 
 @pytest.mark.parametrize(
@@ -379,7 +372,7 @@ def test_a_warm_cache_that_repays_within_the_horizon_is_enough():
     ],
 )
 def test_faster_but_running_partly_eagerly_is_compile_after_fixes(kw, eager):
-    d, reasons = decision(fig(**kw), dict(RULES))
+    d, reasons = decision(fig(**kw), RULES)
     assert d == "compile-after-fixes"
     assert reasons == [
         f"Compiled is 1.52× faster (95% CI 1.49–1.56), but parts of the model run eagerly ({eager}."
@@ -387,7 +380,7 @@ def test_faster_but_running_partly_eagerly_is_compile_after_fixes(kw, eager):
 
 
 def test_remaining_breaks_are_listed_as_further_gains_when_compiling():
-    d, reasons = decision(fig(breaks=1), dict(RULES))
+    d, reasons = decision(fig(breaks=1), RULES)
     assert d == "compile" and reasons[-1].startswith("1 graph break(s) and 0 recompile(s) remain")
 
 
@@ -397,101 +390,27 @@ def test_numerics_failure_while_faster_says_both():
         numerics_max_abs_err=0.0123,
         numerics_failed_outputs=("out", "aux[0]", "aux[1]", "aux[2]"),
     )
-    d, reasons = decision(drift, dict(RULES))
+    d, reasons = decision(drift, RULES)
     assert d == "dont-compile"
     assert reasons == [
         "Compiled is 1.52× faster (95% CI 1.49–1.56), but the numerics check "
         "failed (max abs error 0.0123 vs eager) on out, aux[0], aux[1]."
     ]
-    d, reasons = decision(dataclasses.replace(drift, ci_low=1.0), dict(RULES))
+    d, reasons = decision(dataclasses.replace(drift, ci_low=1.0), RULES)
     assert d == "dont-compile" and reasons[0].startswith("Numerics check failed (max abs error")
 
 
 def test_compile_failure_comes_first():
     d, reasons = decision(
-        fig(compile_failed_message="InductorError: boom", numerics_passed=False), dict(RULES)
+        fig(compile_failed_message="InductorError: boom", numerics_passed=False), RULES
     )
     assert (d, reasons) == ("dont-compile", ["The compiled model failed: InductorError: boom"])
 
 
 def test_unmeasured_speed_is_no_gain():
-    d, reasons = decision(Figures(speed_not_measured="timed out"), dict(RULES))
+    d, reasons = decision(Figures(speed_not_measured="timed out"), RULES)
     assert d == "dont-compile"
     assert reasons == ["Speed was not measured (timed out), so no gain is shown."]
-
-
-@pytest.mark.parametrize("fraction, flagged", [(0.2, False), (0.201, True), (None, False)])
-def test_guard_advice_above_a_fifth_of_a_compiled_call(fraction, flagged):
-    figs = Figures(guard_fraction=fraction, guard_s=4e-6, guard_count=45)
-    advice = advise_guards(figs, dict(RULES))
-    assert bool(advice) is flagged
-    if flagged:
-        (item,) = advice
-        assert item.topic == "guard overhead" and item.evidence == "guards.overhead_fraction"
-        assert item.text.startswith("Guard evaluation costs 4.0 µs per call, 20% of a compiled")
-        assert "(45 guards)" in item.text and "skip_guard_eval_unsafe" in item.text
-
-
-def test_guard_advice_on_cuda_points_at_cuda_graphs():
-    (item,) = advise_guards(Figures(guard_fraction=0.5, device="cuda:0"), dict(RULES))
-    assert 'mode="reduce-overhead"' in item.text and "skip_guard_eval_unsafe" not in item.text
-
-
-@pytest.mark.parametrize(
-    "cold, warm, advice",
-    [
-        (3.0, 1.0, "keep TORCHINDUCTOR_CACHE_DIR"),  # cold/warm = 3: keep the cache
-        (2.9, 1.0, None),
-        (61.0, 30.0, "The first call compiles for 61.00 s"),  # ratio 2 but over 60 s
-        (60.0, 30.0, None),
-        (61.0, None, "The first call compiles for 61.00 s"),
-        (None, None, None),
-    ],
-)
-def test_compile_time_advice(cold, warm, advice):
-    got = advise_compile_time(Figures(cold_s=cold, warm_s=warm), dict(RULES))
-    if advice is None:
-        assert got == []
-    else:
-        (item,) = got
-        assert item.topic == "compile time" and advice in item.text
-
-
-@pytest.mark.parametrize("cold, warm", [(12.0, 1.5), (61.0, None)])
-def test_compile_time_advice_names_the_isa_probe_compiling_less_cannot_cut(cold, warm):
-    (item,) = advise_compile_time(Figures(cold_s=cold, warm_s=warm, isa_probe_s=8.9), dict(RULES))
-    assert "8.90 s of the cold first call is Inductor's one-off CPU ISA probe" in item.text
-    assert "compiling less does not cut it" in item.text
-    (plain,) = advise_compile_time(Figures(cold_s=cold, warm_s=warm), dict(RULES))
-    assert "ISA probe" not in plain.text
-
-
-def test_recompile_limit_advice_only_when_hit():
-    assert advise_recompile_limit(Figures(recompile_limit=8), dict(RULES)) == []
-    (item,) = advise_recompile_limit(Figures(limit_hit=True, recompile_limit=8), dict(RULES))
-    assert item.text.startswith("The recompile limit (8) was hit") and "EAGERLY" in item.text
-
-
-def test_numerics_advice_only_on_failure():
-    assert advise_numerics(Figures(numerics_passed=None), dict(RULES)) == []
-    assert advise_numerics(Figures(numerics_passed=True), dict(RULES)) == []
-    (item,) = advise_numerics(Figures(numerics_passed=False, numerics_max_abs_err=0.5), dict(RULES))
-    assert "beyond tolerance (max abs error 0.5)" in item.text and "aot_eager" in item.text
-
-
-def test_mode_advice_when_cuda_graphs_were_skipped():
-    assert advise_mode(Figures(mode="reduce-overhead"), dict(RULES)) == []
-    assert advise_mode(Figures(mode="max-autotune", cudagraph_skips=1), dict(RULES)) == []
-    # a report from before PyTorch's reasons were read: the count, never a made-up reason
-    figs = Figures(mode="reduce-overhead", cudagraph_skips=2, device="cpu")
-    (item,) = advise_mode(figs, dict(RULES))
-    assert "(2 skip(s) recorded)" in item.text and "does not hold its reason" in item.text
-    assert "nothing for it to capture" not in item.text and "default mode" not in item.text
-    # with the reasons: PyTorch's words, for any mode that asks for CUDA graphs
-    g = {"graphs": 2, "skipped": 1, "captured": 1, "reasons": [{"reason": "r", "count": 1}]}
-    (item,) = advise_mode(Figures(mode="max-autotune", cudagraphs=g), dict(RULES))
-    assert "1 of 2 compiled graph(s) (1 captured)" in item.text and "«r»" in item.text
-    assert advise_mode(Figures(mode="max-autotune", cudagraphs={**g, "skipped": 0}), {}) == []
 
 
 def test_one_advice_item_per_break_and_per_recompile():
@@ -502,11 +421,11 @@ def test_one_advice_item_per_break_and_per_recompile():
     )
     brk = GraphBreak.from_dict({**BREAK, "origin": "user"})
     figs = Figures(break_findings=(brk,) * 2, recompile_events=(ev,))
-    assert [a.topic for a in advise_graph_breaks(figs, dict(RULES))] == ["graph break"] * 2
-    (item,) = advise_recompiles(figs, dict(RULES))
+    assert [a.topic for a in advise_graph_breaks(figs, RULES)] == ["graph break"] * 2
+    (item,) = advise_recompiles(figs, RULES)
     assert "torch._dynamo.mark_dynamic(x, 0)" in item.text
-    assert advise_graph_breaks(Figures(), dict(RULES)) == []
-    assert advise_recompiles(Figures(), dict(RULES)) == []
+    assert advise_graph_breaks(Figures(), RULES) == []
+    assert advise_recompiles(Figures(), RULES) == []
 
 
 def test_figures_are_read_from_a_report_once():
@@ -678,14 +597,14 @@ def test_a_break_whose_only_way_out_is_a_rewrite_by_hand_is_dont_compile_with_it
     own = break_fix(BEAM.break_findings[0], (), BEAM.fixes_not_tried)
     assert isinstance(own, NoFix) and own.why == PLANNER["why"]
     assert "cannot apply" in own.refused and "integer" in own.refused
-    d, reasons = decision(BEAM, dict(RULES))
+    d, reasons = decision(BEAM, RULES)
     assert d == "dont-compile", reasons
     (line,) = [r for r in reasons if r.startswith("No fix tcdoctor can name")]
     assert "a rewrite by hand could gain up to 390.0 µs per call (a bound" in line
     assert "more than the 31.5–105.5 µs compiled needs to be faster" in line
     # the same break with a fix tcdoctor names (a `.item()`: a switch or a 0-dim tensor) pays
     item = dataclasses.replace(BEAM.break_findings[0], reason=BREAK["reason"], hints=BREAK["hints"])
-    d, reasons = decision(dataclasses.replace(BEAM, break_findings=(item,), graphs=1), dict(RULES))
+    d, reasons = decision(dataclasses.replace(BEAM, break_findings=(item,), graphs=1), RULES)
     assert d == "compile-after-fixes" and "/u/beam.py:35: a named rewrite" in reasons[0]
 
 
@@ -694,7 +613,7 @@ def test_an_unfit_hint_is_never_given_as_the_fix():
     text = graph_break_advice(f, own=break_fix(f, (), BEAM.fixes_not_tried))
     assert "Fix:" not in text and "No fix tcdoctor can name: no mechanical patch" in text
     assert "PyTorch's hint, an integer tensor for `tolist()`, cannot apply" in text
-    (advice,) = advise_graph_breaks(BEAM, dict(RULES))
+    (advice,) = advise_graph_breaks(BEAM, RULES)
     assert "Fix: Ensure" not in advice.text and "cannot apply" in advice.text
     # the same hint on an integer tensor's break (another reason) is PyTorch's hint, given
     other = dataclasses.replace(f, reason="Unsupported Tensor.tolist() call")
@@ -722,27 +641,25 @@ def test_generic_hints_are_no_fix_and_a_config_hint_is_a_switch():
 
 def test_nothing_compiled_is_dont_compile_whatever_the_interval():
     undecided = dataclasses.replace(BEAM, ci_low=0.79, ci_high=1.08, speedup=0.91)
-    assert decision(dataclasses.replace(undecided, graphs=1), dict(RULES))[0] == "cant-tell"
-    d, reasons = decision(undecided, dict(RULES))
+    assert decision(dataclasses.replace(undecided, graphs=1), RULES)[0] == "cant-tell"
+    d, reasons = decision(undecided, RULES)
     assert d == "dont-compile" and reasons[1].startswith("Nothing was compiled")
     noise = dataclasses.replace(BEAM, speedup=1.05, ci_low=1.03, ci_high=1.07)  # a lucky reading
-    assert decision(noise, dict(RULES))[0] == "dont-compile"
+    assert decision(noise, RULES)[0] == "dont-compile"
 
 
 def test_a_faster_model_whose_skipped_frame_has_no_fix_is_compile_not_after_fixes():
     fast = fig(break_findings=BEAM.break_findings, fixes_not_tried=(PLANNER,), skipped=1)
-    d, reasons = decision(fast, dict(RULES))
+    d, reasons = decision(fast, RULES)
     assert d == "compile", reasons
     assert any(r.startswith("Parts of the model run eagerly with no fix") for r in reasons)
     assert any("a rewrite by hand could gain up to 390.0 µs" in r for r in reasons)
     # a fix tried in a fresh process that did not help is no fix either
     item = dataclasses.replace(BEAM.break_findings[0], reason=BREAK["reason"])
     tried = _fix(0.93, [0.92, 0.96], outcome="removes the break, no speed gain")
-    d, _ = decision(dataclasses.replace(fast, break_findings=(item,)), dict(RULES))
+    d, _ = decision(dataclasses.replace(fast, break_findings=(item,)), RULES)
     assert d == "compile-after-fixes"
-    d, _ = decision(
-        dataclasses.replace(fast, break_findings=(item,), tried_fixes=(tried,)), dict(RULES)
-    )
+    d, _ = decision(dataclasses.replace(fast, break_findings=(item,), tried_fixes=(tried,)), RULES)
     assert d == "compile"
 
 
@@ -757,13 +674,13 @@ def test_a_verified_patch_that_pays_is_still_after_these_fixes():
         outcome="helps",
         patch=Patch(rule="TCD104", title="branch as torch.cond", verified=True),
     )
-    d, reasons = decision(dataclasses.replace(BEAM, tried_fixes=(patch,)), dict(RULES))
+    d, reasons = decision(dataclasses.replace(BEAM, tried_fixes=(patch,)), RULES)
     assert d == "compile-after-fixes" and reasons[0].endswith("apply it."), reasons
     own = break_fix(BEAM.break_findings[0], (patch,), BEAM.fixes_not_tried)
     assert own.kind == FixKind.PATCH
     unverified = dataclasses.replace(
         patch, outcome="fails verification", patch=Patch(rule="TCD104", verified=False)
     )
-    assert decision(dataclasses.replace(BEAM, tried_fixes=(unverified,)), dict(RULES))[0] == (
+    assert decision(dataclasses.replace(BEAM, tried_fixes=(unverified,)), RULES)[0] == (
         "dont-compile"
     )

@@ -35,7 +35,7 @@ import torch
 
 from ..options import Options
 from ..probes import calls, first_call
-from ..verdict.thresholds import RULES
+from ..thresholds import RULES
 from .pair import fresh_copies, main_pair, timed_pair
 from .specs import PortableCacheSpec, RegionalCompileSpec, Spec
 
@@ -62,10 +62,10 @@ def wanted(options: Options, first_call_s: float | None) -> str | None:
         return f"backend {options.backend!r} keeps no compile cache: nothing to cut"
     if options.compile_remedies is False:
         return "--no-compile-remedies"
-    if options.compile_remedies is None and (first_call_s or 0.0) < RULES["compile_seconds_warn"]:
+    if options.compile_remedies is None and (first_call_s or 0.0) < RULES.compile_seconds_warn:
         return (
             f"the cold first call ({first_call_s or 0.0:.1f} s) is under "
-            f"{RULES['compile_seconds_warn']:.0f} s (--compile-remedies tries them anyway)"
+            f"{RULES.compile_seconds_warn:.0f} s (--compile-remedies tries them anyway)"
         )
     return None
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from .. import units
 from ..outcomes import FixOutcome, StrEnum
+from ..report.processes.regimes import HEAVY_FAULTS_PER_CALL
 from ..report.rules import ACROSS_WORDS, Side, apart
 from .specs import (
     AblationSpec,
@@ -65,8 +66,6 @@ ABLATION_BACKENDS = ("eager", "aot_eager")
 # per call in one process and not at all in another (Inductor's per-call channels-last weight copies on
 # conv nets). Pinned in the environment (no code edit; glibc reads it at start), the heap keeps them.
 MALLOC_PINNED = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
-# minor page faults per compiled call (1 MiB of fresh pages) that plan the fix
-FAULTS_PER_CALL = 256
 
 
 def budget_used_up(budget_s: float) -> str:
@@ -214,7 +213,8 @@ def allocator_fixes(before: dict) -> list[FixSpec]:
     """Pinned malloc thresholds, when compiled calls page-fault heavily under glibc (and they are not
     pinned already): the fix child starts with them in its environment."""
     faults = before.get("faults_per_call")
-    if faults is None or faults < FAULTS_PER_CALL or platform.libc_ver()[0] != "glibc":
+    # the faults that put a process in the page-faulting regime (1 MiB of fresh pages per call)
+    if faults is None or faults < HEAVY_FAULTS_PER_CALL or platform.libc_ver()[0] != "glibc":
         return []
     if all(os.environ.get(k) == v for k, v in MALLOC_PINNED.items()):
         return []

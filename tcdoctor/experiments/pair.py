@@ -27,7 +27,7 @@ from ..probes import (
 )
 from ..target.pristine import Pristine, reset_rng_state
 from ..target.workload import CallArgs
-from ..verdict.thresholds import RULES
+from ..thresholds import RULES
 
 
 def caller(spec: Any, device: torch.device) -> Callable[[Any, CallArgs], Any]:
@@ -50,7 +50,7 @@ def fresh_copies(w: Any, device: torch.device) -> Callable[[], Any]:
 def question(*against: float | None) -> timing.Question:
     """What a timed row answers (timing.Question): is it faster than eager, than the required
     speedup, and than each figure `against` (the main analysis's speedup, for a tried fix)?"""
-    return timing.Question(tuple(sorted({1.0, RULES["min_speedup"], *(a for a in against if a)})))
+    return timing.Question(tuple(sorted({1.0, RULES.min_speedup, *(a for a in against if a)})))
 
 
 def timed_figures(

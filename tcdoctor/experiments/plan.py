@@ -35,8 +35,9 @@ from collections.abc import Callable, Generator, Mapping
 from typing import NamedTuple
 
 from ..checks.questions import Questions
-from ..options import Options
+from ..options import FIX_BUDGET_FIRST_CALLS, FIX_BUDGET_MIN_S, Options
 from ..report.processes import claims, regimes, sequential
+from ..thresholds import RULES, Rules
 from .fixes import before_figures, budget_used_up, plan_stance
 from .specs import PHASE_PREFIX, Spec
 
@@ -58,7 +59,7 @@ TimingSteps = Generator[TimingStep, Timed, dict | None]
 def timing_steps(
     first: Mapping[str, dict | None],
     options: Options,
-    rules: Mapping[str, float],
+    rules: Rules,
     questions: Questions = Questions(),
     fixes_planned: bool = False,
 ) -> TimingSteps:
@@ -115,7 +116,7 @@ class _Looks:
     def __init__(
         self,
         cap: int,
-        rules: Mapping[str, float],
+        rules: Rules,
         questions: Questions,
         fixes_planned: bool,
         min_processes: int,
@@ -123,7 +124,7 @@ class _Looks:
         self.cap, self.rules, self.questions = cap, rules, questions
         self.level = sequential.look_level(cap)
         self.spread_for = max(sequential.SPREAD_FOR_ROWS if fixes_planned else 0, min_processes)
-        self.margin = rules.get("equivalence_margin", claims.EQUIVALENCE_MARGIN)
+        self.margin = rules.equivalence_margin
         self.looked: list[int] = []  # the processes decided on at each look taken
 
     def run(self, rows0: list[dict], extra: list[dict]) -> Generator[TimingStep, Timed, str]:
@@ -150,7 +151,7 @@ class _Looks:
         step = sequential.progress(
             counted,
             self.questions.speedups,
-            self.rules["min_speedup"],
+            self.rules.min_speedup,
             self.level,
             self.cap,
             self.margin,
@@ -183,7 +184,7 @@ class _Looks:
             "cap": self.cap,
             "looks": sequential.looks(self.cap),
             "level": self.level,
-            "thresholds": sorted({1.0, self.rules["min_speedup"], *questions.speedups}),
+            "thresholds": sorted({1.0, self.rules.min_speedup, *questions.speedups}),
             **({"questions": questions.texts} if questions.texts else {}),
             "margin": self.margin,
             "timed": timed,
@@ -195,7 +196,7 @@ class _Looks:
 def time_processes(
     first: Mapping[str, dict | None],
     options: Options,
-    rules: Mapping[str, float],
+    rules: Rules,
     time_one: Callable[[int, str, bool], Timed],
     questions: Questions = Questions(),
     fixes_planned: bool = False,
@@ -242,11 +243,12 @@ def in_turn(
 
 
 def fix_budget(compile_result: dict | None, options: Options) -> float:
-    """Seconds the tried fixes may take: --fix-budget, else four cold first calls (20 s at least)."""
+    """Seconds the tried fixes may take: --fix-budget, else FIX_BUDGET_FIRST_CALLS cold first calls
+    (FIX_BUDGET_MIN_S at least; options.py declares both, for the flag's help)."""
     if options.fix_budget_s is not None:
         return options.fix_budget_s
     first = (compile_result or {}).get("first_call_s") or 0.0
-    return max(20.0, 4 * first)
+    return max(FIX_BUDGET_MIN_S, FIX_BUDGET_FIRST_CALLS * first)
 
 
 def warm_experiments(
@@ -284,7 +286,6 @@ def stance_fix(results: Mapping[str, dict | None], options: Options) -> list[Spe
     and BEFORE_PHASES; planned by the parent: the cold child can't)."""
     from ..report.rules import guard_share
     from ..report.sections import guard_cost
-    from ..verdict.thresholds import RULES
 
     profile, runtime = results.get("profile") or {}, results.get("runtime") or {}
     cost = guard_cost(profile)  # by removal where exact (probes/guard_ab.py), else the profiler's
@@ -295,7 +296,7 @@ def stance_fix(results: Mapping[str, dict | None], options: Options) -> list[Spe
     if not options.fixes or over is None or not median:
         return []
     before = before_figures({name: results.get(name) for name in BEFORE_PHASES})
-    return plan_stance(guard_share(over, median), RULES["guard_overhead_fraction"], before)
+    return plan_stance(guard_share(over, median), RULES.guard_overhead_fraction, before)
 
 
 def across_processes(results: Mapping[str, dict | None]) -> dict | None:

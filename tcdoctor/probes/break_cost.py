@@ -34,9 +34,10 @@ from __future__ import annotations
 import bisect
 import statistics
 
-REGION = "Torch-Compiled Region: "
+from .guards import CALL_MARK  # profile.py's mark around each profiled call
+
+REGION = "Torch-Compiled Region: "  # Dynamo's event per compiled frame, "...: F/C"
 GRAPH_CALL = "## Call CompiledFxGraph"
-CALL_MARK = "tcdoctor.call"
 
 Event = tuple[str, int, int]  # (name, start ns, duration ns)
 

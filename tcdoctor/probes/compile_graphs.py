@@ -55,7 +55,8 @@ from typing import Any, Iterable
 
 from ..report.compile_joins import RegionCounts, id_key, join_runs, join_warm_rows
 from ..target.userframes import ORIGINS, deepest_user_frame, origin_of, readable_function
-from .break_cost import CALL_MARK, REGION  # the compiled regions and profile.py's call marks
+from .break_cost import REGION  # the compiled regions
+from .guards import CALL_MARK  # profile.py's call marks
 
 Event = tuple[str, int, int]  # (name, start ns, duration ns)
 

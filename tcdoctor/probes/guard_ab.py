@@ -36,11 +36,9 @@ import torch
 
 from .. import stats
 from . import dynamo_state
+from .timing import MAX_PAIRS, MIN_PAIRS, TARGET_SAMPLE_S  # the timing phase's sampling design
 
-TARGET_SAMPLE_S = 0.002
 WARMUP_CALLS = 3
-MIN_PAIRS = 10
-MAX_PAIRS = 2000
 BUDGET_S = 1.0
 _RECOMPILED = re.compile(r"(\d+)/(\d+)")
 

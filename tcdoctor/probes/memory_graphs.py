@@ -1,9 +1,9 @@
 """Where a compiled call's extra memory lives: its peak split by the compiled graph that allocated it.
 
 Runs right after the memory phase, in the same process, and only when that phase found the compiled
-call's peak above eager's by more than `RULES["memory_growth_fraction"]` and
-`RULES["memory_growth_min_bytes"]`: on a model without growth it calls nothing and returns the one
-line the report shows (no profiler, no extra process, no time).
+call's peak above eager's by more than `RULES.memory_growth_fraction` and
+`RULES.memory_growth_min_bytes` (tcdoctor/thresholds.py): on a model without growth it calls
+nothing and returns the one line the report shows (no profiler, no extra process, no time).
 
 Method (CPU). One compiled call under `torch.profiler.profile(profile_memory=True)`, read from the
 raw event tree (`kineto_results.experimental_event_tree()`): every allocation and free event (size,
@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 import torch
 
-from ..verdict.thresholds import RULES
+from ..thresholds import RULES
 from .break_cost import REGION
 from .context import PhaseContext
 
@@ -49,7 +49,7 @@ METHOD = (
 
 def _above(e: int, c: int) -> tuple[bool, int]:
     growth = max(0, int(c) - int(e))
-    limit = max(RULES["memory_growth_min_bytes"], RULES["memory_growth_fraction"] * e)
+    limit = max(RULES.memory_growth_min_bytes, RULES.memory_growth_fraction * e)
     return growth > limit, growth
 
 
@@ -77,8 +77,8 @@ def grew(memory: dict) -> tuple[bool, int | None]:
 def _threshold_text(held: bool) -> str:
     what = "compiled held memory + peak above eager's" if held else "compiled peak above eager's"
     return (
-        f"{what} by more than {RULES['memory_growth_fraction']:.0%} and "
-        f"{int(RULES['memory_growth_min_bytes']) // 2**20} MiB (RULES memory_growth_*)"
+        f"{what} by more than {RULES.memory_growth_fraction:.0%} and "
+        f"{RULES.memory_growth_min_bytes // 2**20} MiB (RULES memory_growth_*)"
     )
 
 

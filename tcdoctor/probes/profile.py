@@ -46,12 +46,12 @@ import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
 from . import break_cost, compile_graphs
+from .break_cost import REGION
 from .context import PhaseContext
 from .guards import CACHE_LOOKUP, CALL_MARK
 from .guards import cost as guard_cost
 from .guards import ns_per_call as guard_ns_per_call
 
-COMPILED_REGION = "Torch-Compiled Region"
 TOP_N = 15
 BUDGET_S = 1.0  # seconds for the whole phase, profiler start-up included
 EAGER_SHARE = 0.25  # eager is profiled for the top-operators table only
@@ -161,7 +161,7 @@ def profile_side(
             per_break += break_cost.per_call(events)
             region_calls += compile_graphs.per_call_regions(events)
         lookups += sum(1 for name, _, _ in events if name == CACHE_LOOKUP)
-        regions += sum(1 for name, _, _ in events if name.startswith(COMPILED_REGION))
+        regions += sum(1 for name, _, _ in events if name.startswith(REGION))
         t_raw = time.perf_counter()
         raw_cost = (t_raw - t) / n
         if averaging:

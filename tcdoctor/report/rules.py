@@ -1,6 +1,6 @@
 """The decision rules the sections' derived figures apply: what "significantly faster" and "slower"
 mean, the cold/warm ratio, the guard share of a call, break-even. The thresholds they are applied
-with are the verdict's (tcdoctor/verdict/thresholds.py, RULES); the rules themselves live below the
+with are the verdict's (tcdoctor/thresholds.py, `Rules`); the rules themselves live below the
 verdict, in report/, because the sections' properties (`Runtime.significantly_faster`,
 `Guards.overhead_fraction`, `StrategyRow.steps_to_repay`, ...) apply them and report/ imports
 nothing above it. The verdict, the renderers and the launcher call the same functions.

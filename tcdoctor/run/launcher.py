@@ -49,6 +49,7 @@ from ..report.files import write_atomic
 from ..report.model import Report
 from ..report.processes.regimes import AS_LAUNCHED, PINNED_ENV_LABEL
 from ..report.processes.sequential import EXTRA_PHASE, PROCESS_OF_PHASE, extra_name
+from ..thresholds import RULES
 from ..units import MACHINE_PROBED_CACHE
 from . import isa_seed, stages
 from .assemble import assemble
@@ -245,8 +246,6 @@ class _Experiments:
     ) -> list[dict]:
         """The timing-only processes plan.timing_steps asks for, each started here; one done
         event joins their results and the sequence."""
-        from ..verdict.thresholds import RULES
-
         started = time.monotonic()
         first = _results(events, tuple(PROCESS_OF_PHASE))
         steps = plan.timing_steps(first, self.options, RULES, questions, fixes_planned)

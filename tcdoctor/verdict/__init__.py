@@ -3,7 +3,7 @@
 `decide` is the pure entry point (figures -> rules -> decision -> recommendations); `judge` puts
 the verdict on a report together with what its tried fixes showed (`tried.py`) and, for a
 distributed run, what its ranks showed (`distributed.py`); `with_verdict` recomputes it on a copy.
-Every threshold lives in `rules.RULES`.
+Every threshold lives in `thresholds.Rules` (its defaults: `thresholds.RULES`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..report.rules import break_even
 from ..report.sections import Verdict
+from ..thresholds import HORIZONS, RULES, Rules
 from . import tried
 from .advice import ADVICE_RULES, advice_item, numerics_caveat
 from .decision import decision
@@ -20,7 +21,6 @@ from .distributed import extend_verdict
 from .figures import Figures
 from .recommend import recommend
 from .serving import operating_model
-from .thresholds import HORIZONS, RULES
 
 if TYPE_CHECKING:
     from ..report.model import Report
@@ -45,11 +45,8 @@ def decide(
     report: Report, expected_calls: int | None = None, min_speedup: float | None = None
 ) -> Verdict:
     """The verdict of a report: decision, reasons, advice, strategy recommendations, break-even."""
-    rules = dict(RULES)
-    if expected_calls is not None:
-        rules["expected_calls"] = expected_calls
-    if min_speedup is not None:
-        rules["min_speedup"] = min_speedup
+    overrides = {"expected_calls": expected_calls, "min_speedup": min_speedup}
+    rules = RULES.replace(**{k: v for k, v in overrides.items() if v is not None})
     fig = Figures.from_report(report)
     advice = [item for rule in ADVICE_RULES for item in rule(fig, rules)]
     verdict, reasons = decision(fig, rules)
@@ -64,7 +61,7 @@ def decide(
     # a machine's that has compiled before is given beside it ("probed"), never judged
     probed = report.compile.probed_cold_s
     be_probed = break_even(probed, fig.eager_s, fig.compiled_s) if probed is not None else None
-    horizon = int(rules["expected_calls"])
+    horizon = int(rules.expected_calls)
     return Verdict(
         decision=verdict,
         reasons=reasons,
@@ -79,7 +76,7 @@ def decide(
             "horizons": dict(HORIZONS),
             **_remedy_break_even(fig, rules),
         },
-        rules=rules,
+        rules=rules.to_dict(),
         serving=operating_model(report),  # the traffic's operating model (verdict/serving.py)
     )
 
@@ -89,7 +86,7 @@ def _build_s(report: Report) -> float | None:
     return (report.compile.isa_probe or {}).get("build_s")
 
 
-def _remedy_break_even(fig: Figures, rules: dict) -> dict:
+def _remedy_break_even(fig: Figures, rules: Rules) -> dict:
     """{"remedy": ...}: the best measured compile-time remedy's break-even, when one was measured."""
     if not fig.remedies:
         return {}

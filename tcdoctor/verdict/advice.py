@@ -22,6 +22,7 @@ from ..report.sections import (
     GraphBreak,
     Recompile,
 )
+from ..thresholds import Rules
 from .break_fix import BreakFix, NoFix, break_fix
 from .figures import Figures
 
@@ -216,7 +217,7 @@ def _library_call_advice(call: LibraryCall) -> str:
     return f"{call.reason}. At {where}{code}; inside {call.library}: {sites}."
 
 
-def advise_graph_breaks(fig: Figures, rules: dict) -> list[Advice]:
+def advise_graph_breaks(fig: Figures, rules: Rules) -> list[Advice]:
     calls = library_calls(fig)
     wrapped = {id(f) for c in calls for f in c.findings}
     out = [
@@ -243,7 +244,7 @@ def advise_graph_breaks(fig: Figures, rules: dict) -> list[Advice]:
     ]
 
 
-def advise_recompiles(fig: Figures, rules: dict) -> list[Advice]:
+def advise_recompiles(fig: Figures, rules: Rules) -> list[Advice]:
     """Each recompile's fix; where it is a dynamic-shape setting, what the measured dynamic-shape
     rows showed (they are tried fixes already, never advice to try)."""
     shapes = [r for r in fig.fix_rows if r.kind == "dynamic"]
@@ -257,7 +258,7 @@ def advise_recompiles(fig: Figures, rules: dict) -> list[Advice]:
     return out
 
 
-def advise_recompile_limit(fig: Figures, rules: dict) -> list[Advice]:
+def advise_recompile_limit(fig: Figures, rules: Rules) -> list[Advice]:
     if not fig.limit_hit:
         return []
     text = (
@@ -284,10 +285,10 @@ def _not_tried_why(fig: Figures, fix_kind: str) -> str | None:
     return None
 
 
-def advise_guards(fig: Figures, rules: dict) -> list[Advice]:
+def advise_guards(fig: Figures, rules: Rules) -> list[Advice]:
     """Guard overhead: the stance that skips guard checks, cited from its tried row when the
     analysis tried it; on CUDA, CUDA graphs unless they are the analysed mode already."""
-    if fig.guard_fraction is None or fig.guard_fraction <= rules["guard_overhead_fraction"]:
+    if fig.guard_fraction is None or fig.guard_fraction <= rules.guard_overhead_fraction:
         return []
     stance = next((r for r in fig.fix_rows if r.kind == "stance"), None)
     untried = _not_tried_why(fig, "stance")
@@ -332,7 +333,7 @@ RETRY = "retry with backend='aot_eager' to tell Dynamo/AOT problems from Inducto
 BELOW_INDUCTOR = ("eager", "aot_eager")  # the backends the ablation runs below the real one
 
 
-def advise_numerics(fig: Figures, rules: dict) -> list[Advice]:
+def advise_numerics(fig: Figures, rules: Rules) -> list[Advice]:
     """Drifting outputs. With a localised drift: compile around its module (the tried fix's
     figures, or why it was not tried) and what the search found there (the precision, the op
     PyTorch's bisector blames). Which layer drifts, from the backends the analysis already ran
@@ -355,7 +356,7 @@ def advise_numerics(fig: Figures, rules: dict) -> list[Advice]:
     return [advice_item("numerics", " ".join(parts), "numerics.drift.origin")]
 
 
-def _around_origin(fig: Figures, o: dict, rules: dict) -> str:
+def _around_origin(fig: Figures, o: dict, rules: Rules) -> str:
     """'Compile around `mixer` (`Mixer`, mixer.py:12), where the drift starts: …' with the tried
     DisableModuleFix row's outcome, or why it was not tried. The line is one the user writes in
     their own code, whoever wrote the module."""
@@ -381,7 +382,7 @@ def _around_origin(fig: Figures, o: dict, rules: dict) -> str:
     return f"{text} Not tried in this analysis."
 
 
-def _around_outcome(row: FixRow, rules: dict) -> str:
+def _around_outcome(row: FixRow, rules: Rules) -> str:
     """What compiling around the module did, from its fix row (before and after, each paired
     against eager in its own process)."""
     a, b = row.after or {}, row.before or {}
@@ -522,11 +523,11 @@ def _probe_text(fig: Figures) -> str:
     )
 
 
-def advise_compile_time(fig: Figures, rules: dict) -> list[Advice]:
+def advise_compile_time(fig: Figures, rules: Rules) -> list[Advice]:
     """A long or cache-sensitive compile: keep the cache, compile less; a remedy the analysis
     measured is cited with its figures instead of suggested."""
     ratio = fig.cold_warm_ratio
-    if ratio is not None and ratio >= rules["cold_warm_ratio"]:
+    if ratio is not None and ratio >= rules.cold_warm_ratio:
         text = (
             f"A cold compile takes {units.seconds(fig.cold_s)}, a warm-cache one "
             f"{units.seconds(fig.warm_s)}: keep TORCHINDUCTOR_CACHE_DIR on persistent storage "
@@ -537,7 +538,7 @@ def advise_compile_time(fig: Figures, rules: dict) -> list[Advice]:
         text += f" {shipped[0].upper()}{shipped[1:]}." if shipped else ""
         text += _probe_text(fig)
         return [advice_item("compile time", text, "compile.cold_s / compile.warm_s")]
-    if fig.cold_s and fig.cold_s > rules["compile_seconds_warn"]:
+    if fig.cold_s and fig.cold_s > rules.compile_seconds_warn:
         regional = _remedy_text(fig, "regional")
         text = (
             f"The first call compiles for {units.seconds(fig.cold_s)}. "
@@ -553,7 +554,7 @@ def advise_compile_time(fig: Figures, rules: dict) -> list[Advice]:
     return []
 
 
-def advise_mode(fig: Figures, rules: dict) -> list[Advice]:
+def advise_mode(fig: Figures, rules: Rules) -> list[Advice]:
     """A mode that asks for CUDA graphs whose graphs PyTorch skipped (the main analysis's, and each
     mode row's of its own child): how many of how many, its reasons in its own words
     (probes/cudagraphs.py) and the fix each reason calls for. A report from before the reasons
@@ -591,7 +592,7 @@ def _cudagraph_advice(mode: str, g: dict, evidence: str) -> list[Advice]:
     return [advice_item("mode", text, evidence)]
 
 
-ADVICE_RULES: tuple[Callable[[Figures, dict], list[Advice]], ...] = (
+ADVICE_RULES: tuple[Callable[[Figures, Rules], list[Advice]], ...] = (
     advise_graph_breaks,
     advise_recompiles,
     advise_recompile_limit,

@@ -1,6 +1,6 @@
 """The decision, from measured figures only: one decision over every measured way.
 
-compile              significantly faster (95% CI of the speedup above RULES["min_speedup"]), the
+compile              significantly faster (95% CI of the speedup above rules.min_speedup), the
                      compile time pays back within the expected number of calls, numerics do not fail
                      (a verdict without a numerics check says so), and no frame of the user's runs
                      eagerly; or the analysed way is not faster but another measured way (a mode, a
@@ -39,12 +39,13 @@ from ..report.sections import (
     GraphBreak,
     RemedyRow,
 )
+from ..thresholds import Rules
 from .advice import library_calls
 from .break_fix import BreakFix, break_fix
 from .figures import Figures, Way
 
 
-def decision(fig: Figures, rules: dict) -> tuple[Decision, list[str]]:
+def decision(fig: Figures, rules: Rules) -> tuple[Decision, list[str]]:
     """compile / compile-after-fixes / dont-compile / cant-tell, and the reasons, from the figures
     alone (`_decision`), then what the threads did on a loaded machine (`thread_reason`)."""
     verdict, reasons = _decision(fig, rules)
@@ -74,14 +75,14 @@ def thread_reason(fig: Figures) -> str | None:
     )
 
 
-def _decision(fig: Figures, rules: dict) -> tuple[Decision, list[str]]:
+def _decision(fig: Figures, rules: Rules) -> tuple[Decision, list[str]]:
     """The decision and its reasons from the figures alone.
 
     One decision over every measured way: the main analysis, the fixes tried in fresh processes,
     the other ways of compiling (modes, training ways, regions), and the breaks' owners. "After
     fixes" only names a fix the user can make whose gain was measured, or bounded above the loss.
     """
-    horizon = int(rules["expected_calls"])
+    horizon = int(rules.expected_calls)
     faster = fig.significantly_faster(rules)
     if fig.compile_failed_message is not None:
         return Decision.DONT_COMPILE, [f"The compiled model failed: {fig.compile_failed_message}"]
@@ -232,7 +233,7 @@ def _owners(findings: tuple[GraphBreak, ...]) -> str:
     return ", ".join(f"{n} in {who}" for who, n in counts.items())
 
 
-def _remaining(fig: Figures, rules: dict) -> list[str]:
+def _remaining(fig: Figures, rules: Rules) -> list[str]:
     """A compile verdict's further gains: breaks in the user's code with a fix (with what fixing
     them gains), those with none (what a rewrite by hand could gain), and breaks in code they did
     not write said to be none of theirs."""
@@ -283,14 +284,14 @@ def _gain_kind(findings: list[GraphBreak]) -> str:
     return "a bound: the time outside graphs minus the eager work that would still run"
 
 
-def best_way(fig: Figures, rules: dict) -> Way | None:
+def best_way(fig: Figures, rules: Rules) -> Way | None:
     """The fastest other way of compiling that is faster than eager by its decision interval
     (`Way.usable`), numerics not failing, repaid within the horizon."""
     usable = [w for w in fig.ways if w.usable(rules)]
     return max(usable, key=lambda w: w.row.speedup or 0.0) if usable else None
 
 
-def _best_fix(fig: Figures, rules: dict) -> FixRow | None:
+def _best_fix(fig: Figures, rules: Rules) -> FixRow | None:
     """The fastest tried fix that makes compiled faster than eager by its decision interval
     (`FixRow.significantly_faster`: the spread between processes in it, the candidates counted),
     numerics not failing."""
@@ -302,7 +303,7 @@ def _best_fix(fig: Figures, rules: dict) -> FixRow | None:
     return max(good, key=lambda r: (r.after or {}).get("speedup") or 0.0) if good else None
 
 
-def _not_faster(fig: Figures, rules: dict) -> tuple[Decision, list[str]]:
+def _not_faster(fig: Figures, rules: Rules) -> tuple[Decision, list[str]]:
     """Compiled as analysed is not significantly faster: is there a measured way, a tried fix, or
     a fix of the user's own whose bounded gain covers the loss? Otherwise: not yet, and who owns
     each blocker."""
@@ -347,7 +348,7 @@ def _not_faster(fig: Figures, rules: dict) -> tuple[Decision, list[str]]:
         reasons.append(guard_reason(fig))  # no graph: no guard of a graph to evaluate
     if fig.graphs == 0 or not _cant_tell(fig, rules):
         return Decision.DONT_COMPILE, reasons
-    horizon = int(rules["expected_calls"])
+    horizon = int(rules.expected_calls)
     if not fig.unrepayable(horizon):
         return Decision.CANT_TELL, reasons
     first = min(x for x in (fig.cold_s, fig.warm_s) if x is not None)
@@ -388,7 +389,7 @@ def _nothing_compiled(fig: Figures) -> list[str]:
 
 
 def _rewrite_reasons(
-    fig: Figures, findings: list[GraphBreak], need: tuple[float, float] | None, rules: dict
+    fig: Figures, findings: list[GraphBreak], need: tuple[float, float] | None, rules: Rules
 ) -> list[str]:
     """Breaks in the user's code with no fix tcdoctor can name (break_fix.NoFix): why, and what a
     rewrite by hand could gain, their bound (report/break_gain.py), against what compiled needs
@@ -431,7 +432,7 @@ def _no_fix_why(fig: Figures, f: GraphBreak) -> str:
     return own.why + (f"; {own.refused}" if own.refused else "")
 
 
-def _cant_tell(fig: Figures, rules: dict) -> bool:
+def _cant_tell(fig: Figures, rules: Rules) -> bool:
     """The speed is undecided at this precision: the interval straddles a threshold, or, when the
     processes fell in allocator regimes, the regimes point different ways (or none decides on its
     own processes), so no side is shown. Regimes that all read one side decide it
@@ -439,22 +440,22 @@ def _cant_tell(fig: Figures, rules: dict) -> bool:
     return fig.claim(rules) == Claim.UNDECIDED
 
 
-def _needed_gain(fig: Figures, rules: dict) -> tuple[float, float] | None:
+def _needed_gain(fig: Figures, rules: Rules) -> tuple[float, float] | None:
     """(low, high) seconds per call compiled must lose to be significantly faster: eager's median
     over each end of the speedup's decision interval, less eager / min_speedup."""
     if not fig.eager_s or fig.ci_low is None or fig.ci_high is None or fig.ci_low <= 0:
         return None
-    target = fig.eager_s / rules["min_speedup"]
+    target = fig.eager_s / rules.min_speedup
     return max(0.0, fig.eager_s / fig.ci_high - target), max(0.0, fig.eager_s / fig.ci_low - target)
 
 
-def _bound_range(bound: float, rules: dict) -> tuple[float, float]:
-    """The break-gain bound's run-to-run range: within RULES' gain_bound_spread either way."""
-    spread = rules["gain_bound_spread"]
+def _bound_range(bound: float, rules: Rules) -> tuple[float, float]:
+    """The break-gain bound's run-to-run range: within the rules' gain_bound_spread either way."""
+    spread = rules.gain_bound_spread
     return bound / spread, bound * spread
 
 
-def _bound_pays(bound: float | None, need: tuple[float, float] | None, rules: dict) -> bool | None:
+def _bound_pays(bound: float | None, need: tuple[float, float] | None, rules: Rules) -> bool | None:
     """Whether fixing the breaks pays by their bounded gain: True when the bound's range lies above
     everything the loss may need, False when below it, None when they overlap (inside the noise)
     or either is unknown."""
@@ -479,7 +480,7 @@ def _blockers(
     bound: float | None,
     need: tuple[float, float] | None,
     pays: bool | None,
-    rules: dict,
+    rules: Rules,
 ) -> list[str]:
     """Who owns each break that stands in the way, and what fixing the user's own could gain."""
     out = []

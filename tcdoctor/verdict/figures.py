@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from .. import units
 from ..report.processes.claims import (
-    EQUIVALENCE_MARGIN,
     Claim,
     lone_regimes_text,
     no_difference_text,
@@ -24,6 +23,7 @@ from ..report.sections import (
     RemedyRow,
     StrategyRow,
 )
+from ..thresholds import RULES, Rules
 from .recommend import TRAINING_WAYS
 
 if TYPE_CHECKING:
@@ -174,23 +174,23 @@ class Figures:
             probed_cold_s=c.probed_cold_s,
         )
 
-    def claim(self, rules: dict) -> Claim:
+    def claim(self, rules: Rules) -> Claim:
         """faster / slower / same / below / undecided: the report's `Runtime.claim`, the same rule."""
         return overall_claim(
             (self.ci_low, self.ci_high),
             self.regimes,
             self.undecided_why,
-            rules["min_speedup"],
-            rules.get("equivalence_margin", EQUIVALENCE_MARGIN),
+            rules.min_speedup,
+            rules.equivalence_margin,
         )
 
-    def significantly_faster(self, rules: dict) -> bool:
+    def significantly_faster(self, rules: Rules) -> bool:
         """The same rule as the report's `Runtime` and every strategy row (report/sections/runtime.py)."""
         return self.claim(rules) == Claim.FASTER
 
     @property
     def significantly_slower(self) -> bool:
-        return self.claim({"min_speedup": 1.0}) == Claim.SLOWER
+        return self.claim(RULES.replace(min_speedup=1.0)) == Claim.SLOWER
 
     @property
     def break_even_cold(self) -> dict | None:
@@ -212,7 +212,7 @@ class Figures:
         cold, warm = self.break_even_cold, self.break_even_warm
         return bool(cold) and cold["calls"] > horizon and not (warm and warm["calls"] <= horizon)
 
-    def best_remedy(self, rules: dict) -> RemedyRow | None:
+    def best_remedy(self, rules: Rules) -> RemedyRow | None:
         """The measured compile-time remedy repaid soonest: significantly faster than eager,
         numerics not failing (None when no remedy is both)."""
         good = [
@@ -278,18 +278,18 @@ class Figures:
         text += f", by allocator regime: {self.regimes_text}" if self.regimes_text else ""
         return text + (f"; {self.probe_text}" if self.probe_text else "")
 
-    def claim_text(self, rules: dict) -> str:
+    def claim_text(self, rules: Rules) -> str:
         """What the processes say of compiled against eager, in words, for a verdict that is not
         'faster': slower, the same within the threshold, or can't tell at this precision."""
         claim = self.claim(rules)
         if claim == Claim.SLOWER:
             return "slower than eager"
         ci = (self.ci_low, self.ci_high)
-        margin = rules.get("equivalence_margin", EQUIVALENCE_MARGIN)
+        margin = rules.equivalence_margin
         if claim == Claim.SAME:  # two one-sided tests at the margin (processes.claims.equivalent)
             return f"the same speed as eager: {no_difference_text(ci, margin)}"
         if claim == Claim.BELOW:
-            return f"faster than eager, but not by {rules['min_speedup']:g}×"
+            return f"faster than eager, but not by {rules.min_speedup:g}×"
         if self.regimes:  # the regimes read different sides, or a side only where one decides
             lone = lone_regimes_text(self.regimes)
             return "not faster in every allocator regime" + (f" ({lone})" if lone else "")
@@ -314,10 +314,10 @@ class Way:
     label: str  # "compile the model only", "mode='max-autotune'"
     row: StrategyRow
 
-    def usable(self, rules: dict) -> bool:
+    def usable(self, rules: Rules) -> bool:
         """Significantly faster than eager by its decision interval (StrategyRow.significantly_faster:
         the spread between processes in it), numerics not failing, compile time repaid in the horizon."""
-        r, horizon = self.row, rules["expected_calls"]
+        r, horizon = self.row, rules.expected_calls
         repaid = r.steps_to_repay is not None and r.steps_to_repay <= horizon
         return r.significantly_faster(rules) and r.numerics_passed is not False and repaid
 

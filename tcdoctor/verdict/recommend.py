@@ -11,6 +11,7 @@ from ..report.sections import (
     RegionRow,
     StrategyRow,
 )
+from ..thresholds import Rules
 
 if TYPE_CHECKING:
     from ..report.model import Report
@@ -26,7 +27,7 @@ def changing_dims(report: Report) -> list[str]:
     return dims
 
 
-def _recommend_mode(rows: list[StrategyRow], rules: dict) -> dict:
+def _recommend_mode(rows: list[StrategyRow], rules: Rules) -> dict:
     good = [
         r
         for r in rows
@@ -49,7 +50,7 @@ TRAINING_WAYS = {
 }
 
 
-def _recommend_training(rows: list[StrategyRow], rules: dict) -> dict:
+def _recommend_training(rows: list[StrategyRow], rules: Rules) -> dict:
     compiled = [r for r in rows if r.name != "eager"]
     good = [r for r in compiled if r.significantly_faster(rules) and r.numerics_passed is not False]
     best = max(good, key=lambda r: r.speedup) if good else None
@@ -94,19 +95,19 @@ def horizon_cost(row: StrategyRow, horizon: int) -> float:
     return row.fresh_compile_s + horizon * sum(s["median_s"] for s in row.shapes) / len(row.shapes)
 
 
-def trade(row: StrategyRow, base: StrategyRow, rules: dict) -> tuple[bool, str]:
+def trade(row: StrategyRow, base: StrategyRow, rules: Rules) -> tuple[bool, str]:
     """Whether `row` beats `base` over the horizon, compile and calls together, by more than the
     spread of compile seconds between processes (each row compiled in its own process), and the
     figures: a setting that compiles less but runs every call slower is a trade, judged as one."""
-    horizon = int(rules["expected_calls"])
+    horizon = int(rules.expected_calls)
     cost, base_cost = horizon_cost(row, horizon), horizon_cost(base, horizon)
-    margin = rules["compile_spread"] * max(row.fresh_compile_s, base.fresh_compile_s)
+    margin = rules.compile_spread * max(row.fresh_compile_s, base.fresh_compile_s)
     per_call = ", ".join(units.ratio(s.get("speedup"), s.get("speedup_ci")) for s in row.shapes)
     base_call = ", ".join(units.ratio(s.get("speedup")) for s in base.shapes)
     text = (
         f"compile + {horizon:,} calls {units.seconds(cost)} vs {units.seconds(base_cost)} "
         f"('{base.name}'; a win must exceed {units.seconds(margin)}, "
-        f"{units.percent(rules['compile_spread'])} of the larger compile, the spread of compile "
+        f"{units.percent(rules.compile_spread)} of the larger compile, the spread of compile "
         f"seconds between processes); per call vs eager, each shape: {per_call} "
         f"('{base.name}': {base_call})"
     )
@@ -120,8 +121,8 @@ def main_shape_row(rows: list[StrategyRow]) -> StrategyRow | None:
     )
 
 
-def _recommend_dynamic(rows: list[StrategyRow], rules: dict, report: Report) -> dict:
-    horizon = rules["expected_calls"]
+def _recommend_dynamic(rows: list[StrategyRow], rules: Rules, report: Report) -> dict:
+    horizon = rules.expected_calls
     usable = [r for r in rows if not r.limit_hit] or rows
     cost = {r.name: horizon_cost(r, int(horizon)) for r in usable}
     best = min(usable, key=lambda r: cost[r.name])
@@ -154,7 +155,7 @@ def _recommend_dynamic(rows: list[StrategyRow], rules: dict, report: Report) -> 
 
 
 def _recommend_regions(
-    regions: list[RegionRow], rules: dict, eager_forward_s: float | None
+    regions: list[RegionRow], rules: Rules, eager_forward_s: float | None
 ) -> dict:
     pick = [r for r in regions if r.fullgraph and r.significantly_faster(rules)]
     gain = sum(r.gain_s_per_forward for r in pick)
@@ -174,7 +175,7 @@ def _recommend_regions(
     return {"choice": [r.name for r in pick], "expected_gain_s_per_forward": gain, "text": text}
 
 
-def recommend(report: Report, rules: dict) -> dict:
+def recommend(report: Report, rules: Rules) -> dict:
     """One recommendation per strategy family that was measured, each with the figures behind it."""
     st = report.strategies
     rec: dict = {}

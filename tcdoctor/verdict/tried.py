@@ -36,6 +36,7 @@ from ..report.processes.claims import equivalent
 from ..report.processes.regimes import decided_on, row_state
 from ..report.rules import row_decision_interval
 from ..report.sections import Ablation, Advice, FixRow, StrategyRow
+from ..thresholds import RULES
 
 if TYPE_CHECKING:
     from ..report.model import Report
@@ -129,7 +130,6 @@ def from_strategies(report: Report) -> list[FixRow]:
     st = report.strategies
     out = []
     from .recommend import main_shape_row, trade
-    from .thresholds import RULES
 
     dyn = {r.name: r for r in st.dynamic or []}
     base = main_shape_row(list(dyn.values())) or dyn.get("static")
@@ -141,7 +141,7 @@ def from_strategies(report: Report) -> list[FixRow]:
         if not r or not base or r is base:
             continue
         fewer = r.recompiles < base.recompiles
-        wins, trade_text = trade(r, base, dict(RULES)) if r.shapes and base.shapes else (fewer, "")
+        wins, trade_text = trade(r, base, RULES) if r.shapes and base.shapes else (fewer, "")
         outcome = (
             FixOutcome.HELPS
             if wins and not r.limit_hit
@@ -171,7 +171,7 @@ def from_strategies(report: Report) -> list[FixRow]:
     if st.regions and st.regions.regions:
         from .recommend import recommend  # the same recommendation the verdict shows
 
-        rec = recommend(report, dict(RULES)).get("regions") or {}
+        rec = recommend(report, RULES).get("regions") or {}
         picked = rec.get("choice") or []
         out.append(
             FixRow(

@@ -1,7 +1,7 @@
 """The memory-attribution phase (issue 36): where a compiled call's peak above eager's is held, by
 compiled graph (probes/memory_graphs.py; the wording and the join with each graph's user line in
 report/attribution.py). In the warm process, after the memory phase it reads; below the growth
-threshold (RULES memory_growth_*) it calls nothing.
+threshold (Rules.memory_growth_*) it calls nothing.
 
 It fills part of the memory section (`memory.attribution`), so its row and its layout read that
 (`Phase.reads`): one key-figure row (no growth, where the growth is, or why not measured) and the

@@ -20,7 +20,7 @@ script and not disturbed (regimes.classify):
   (stats.prediction_interval, √(n + 1) times wider), widened to hold every process's own paired
   interval. Shown, labelled as such; nothing decides on it.
 - **"The same" is an equivalence answer** (`claim`, `equivalent`): two one-sided tests at
-  EQUIVALENCE_MARGIN (RULES' equivalence_margin, ±10%): the decision interval within
+  the rules' equivalence_margin (thresholds.Rules, ±10%): the decision interval within
   [1/margin, margin] is "no difference that matters (±10%)"; the band is the margin, never
   min_speedup. An interval wholly above 1 and below min_speedup (where min_speedup exceeds the
   margin) is 'below': faster than eager, not by the bar.
@@ -43,6 +43,7 @@ from typing import Any, Callable, Sequence
 
 from ... import stats, units
 from ...outcomes import Status, StrEnum
+from ...thresholds import RULES
 from ..rules import faster_than_eager, slower_than_eager
 from .regimes import (
     HEAVY_FAULTS_PER_CALL,
@@ -64,14 +65,6 @@ from .rows import Sequence as SequenceRecord
 # The chance, over all looks, that the sequence claims a side when the speedup sits on a threshold
 # (sequential.look_level holds every look to it).
 ALPHA = 0.05
-# "No difference that matters": the decision interval within [1/EQUIVALENCE_MARGIN,
-# EQUIVALENCE_MARGIN] (two one-sided tests, `equivalent`); RULES' equivalence_margin reads it
-# (verdict/thresholds.py: declared here, once, because report/ imports nothing above it). ±10% is
-# what the cap reaches at typical spread: simulated through the launcher's loop
-# (benchmarks/equivalence_simulation.py), a truly equal model is called the same 99% of the time at
-# 2% spread between processes and about half at 5%, where ±2% (the old band, min_speedup itself)
-# was reached 5% and 0.3% of the time.
-EQUIVALENCE_MARGIN = 1.10
 
 
 class Claim(StrEnum):
@@ -91,7 +84,7 @@ class Claim(StrEnum):
 
 
 def claim(
-    ci: Sequence[float] | None, min_speedup: float, margin: float = EQUIVALENCE_MARGIN
+    ci: Sequence[float] | None, min_speedup: float, margin: float = RULES.equivalence_margin
 ) -> Claim:
     """Where a decision interval puts compiled against eager: FASTER (low ≥ min_speedup), SLOWER
     (high < 1), SAME (`equivalent`: within [1/margin, margin], no difference that matters), BELOW
@@ -112,7 +105,7 @@ def claim(
     return Claim.UNDECIDED
 
 
-def equivalent(ci: Sequence[float] | None, margin: float = EQUIVALENCE_MARGIN) -> bool:
+def equivalent(ci: Sequence[float] | None, margin: float = RULES.equivalence_margin) -> bool:
     """Two one-sided tests (TOST) on the decision interval: its low end at or above 1/margin and
     its high end at or below margin, so compiled is neither more than `margin` slower nor more than
     `margin` faster. Each end of the two-sided interval at level L is a one-sided test at (1 − L)/2:
@@ -126,7 +119,7 @@ def equivalent(ci: Sequence[float] | None, margin: float = EQUIVALENCE_MARGIN) -
     )
 
 
-def no_difference_text(ci: Sequence[float] | None, margin: float = EQUIVALENCE_MARGIN) -> str:
+def no_difference_text(ci: Sequence[float] | None, margin: float = RULES.equivalence_margin) -> str:
     """What an interval says of a difference: 'no difference that matters (±10%)' when it lies
     within the margin; 'no difference larger than 0.93–1.12×' when it holds 1 but reaches past the
     margin (no side shown, and no equivalence either); '' otherwise."""
@@ -144,7 +137,9 @@ def answers(ci: Sequence[float] | None, threshold: float) -> bool:
     return bool(ci) and ci[0] is not None and (ci[0] >= threshold or ci[1] < threshold)
 
 
-def regime_claim(group: Regime, min_speedup: float, margin: float = EQUIVALENCE_MARGIN) -> Claim:
+def regime_claim(
+    group: Regime, min_speedup: float, margin: float = RULES.equivalence_margin
+) -> Claim:
     """One regime's `claim` on its own decision interval (UNDECIDED where the regime has too few
     processes of its own to decide: `regime_reading` says what its processes read)."""
     group = Regime.of(group)
@@ -153,7 +148,9 @@ def regime_claim(group: Regime, min_speedup: float, margin: float = EQUIVALENCE_
     return claim(group.speedup_ci, min_speedup, margin)
 
 
-def regime_reading(group: Regime, min_speedup: float, margin: float = EQUIVALENCE_MARGIN) -> Claim:
+def regime_reading(
+    group: Regime, min_speedup: float, margin: float = RULES.equivalence_margin
+) -> Claim:
     """The side a regime reads: its `regime_claim` where it decides; where it has one process of
     its own, the side that process's own paired interval lies on (FASTER or SLOWER; UNDECIDED for
     anything else: its own interval does not cover the spread between processes, so it shows a
@@ -170,7 +167,7 @@ def overall_claim(
     regimes: Sequence[Regime] | None,
     undecided_why: str | None,
     min_speedup: float,
-    margin: float = EQUIVALENCE_MARGIN,
+    margin: float = RULES.equivalence_margin,
 ) -> Claim:
     """The headline's claim; UNDECIDED when the processes cannot decide (`undecided_why`). When
     they fell in allocator regimes, the side every regime reads (`regime_reading`: a regime of one

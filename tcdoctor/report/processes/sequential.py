@@ -34,7 +34,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from ... import stats
-from .claims import ALPHA, EQUIVALENCE_MARGIN, Claim, answers, claim
+from ...thresholds import RULES
+from .claims import ALPHA, Claim, answers, claim
 from .regimes import (
     AS_LAUNCHED,
     COLD,
@@ -194,7 +195,7 @@ def decided(
     speedups: Sequence[float],
     min_speedup: float,
     level: float,
-    margin: float = EQUIVALENCE_MARGIN,
+    margin: float = RULES.equivalence_margin,
 ) -> bool:
     """Whether the processes `rows` (already classified) answer what is asked: the verdict's claim
     (`claim` is not 'undecided', in every regime) and each of `speedups` (check's
@@ -218,7 +219,7 @@ def progress(
     min_speedup: float,
     level: float,
     cap: int,
-    margin: float = EQUIVALENCE_MARGIN,
+    margin: float = RULES.equivalence_margin,
 ) -> str:
     """What the launcher does after a look at the processes `rows` (already classified): 'more'
     while some question in play (`_in_play`: the verdict's claim until it is faster or slower,

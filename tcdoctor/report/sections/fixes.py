@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ... import units
+from ...thresholds import Rules
 from ..record import Record
 from ..rules import (
     faster_than_eager,
@@ -124,13 +125,13 @@ class FixRow(Record):
         own = (self.after or {}).get("speedup_ci")
         return ci_bounds(row_interval(own, self.decision_ci, self.decision_method))
 
-    def significantly_faster(self, rules: dict) -> bool:
+    def significantly_faster(self, rules: Rules) -> bool:
         """With the fix applied, compiled is significantly faster than eager by the row's decision
         interval (the one rule: rules.faster_than_eager)."""
         return (
             self.measured
             and self.applicable
-            and faster_than_eager(self.decision_interval[0], rules["min_speedup"])
+            and faster_than_eager(self.decision_interval[0], rules.min_speedup)
         )
 
     @property

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ... import units
+from ...thresholds import RULES, Rules
 from ..processes import claims
 from ..processes.claims import Claim
 from ..processes.regimes import decided_on, least_favourable
@@ -124,19 +125,19 @@ class Runtime(Record):
     def ci_high(self) -> float | None:
         return ci_bounds(self.speedup_ci)[1]
 
-    def significantly_faster(self, rules: dict) -> bool:
+    def significantly_faster(self, rules: Rules) -> bool:
         return self.claim(rules) == Claim.FASTER
 
-    def claim(self, rules: dict) -> Claim:
+    def claim(self, rules: Rules) -> Claim:
         """faster / slower / same / below / undecided, from the decision interval (every allocator
         regime reading the same side when the processes fell in two: processes.claims
-        .overall_claim; "same" within RULES' equivalence_margin)."""
+        .overall_claim; "same" within the rules' equivalence_margin)."""
         return claims.overall_claim(
             self.speedup_ci,
             self.regimes,
             self.undecided_why,
-            rules["min_speedup"],
-            rules.get("equivalence_margin", claims.EQUIVALENCE_MARGIN),
+            rules.min_speedup,
+            rules.equivalence_margin,
         )
 
     @property
@@ -171,7 +172,7 @@ class Runtime(Record):
 
     @property
     def significantly_slower(self) -> bool:
-        return self.claim({"min_speedup": 1.0}) == Claim.SLOWER
+        return self.claim(RULES.replace(min_speedup=1.0)) == Claim.SLOWER
 
 
 def _median(xs: list[float | None]) -> float | None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ... import units
+from ...thresholds import Rules
 from ..record import Record
 from ..rules import (
     break_even,
@@ -91,9 +92,9 @@ class StrategyRow(Record):
         """The interval every claim about the row rests on (rules.row_interval)."""
         return ci_bounds(row_interval(self.speedup_ci, self.decision_ci, self.decision_method))
 
-    def significantly_faster(self, rules: dict) -> bool:
+    def significantly_faster(self, rules: Rules) -> bool:
         """Faster than eager by its decision interval (the one rule: rules.faster_than_eager)."""
-        return faster_than_eager(self.decision_interval[0], rules["min_speedup"])
+        return faster_than_eager(self.decision_interval[0], rules.min_speedup)
 
     @property
     def significantly_slower(self) -> bool:

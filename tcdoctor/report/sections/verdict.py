@@ -35,5 +35,7 @@ class Verdict(Record):
     recommendations: dict[str, dict] = field(default_factory=dict)
     break_even_calls: int | None = None
     break_even: dict[str, Any] = field(default_factory=dict)
+    # the thresholds judged with, as a plain object (thresholds.Rules.to_dict; a reader gets them
+    # back with Rules.from_dict)
     rules: dict[str, float] = field(default_factory=dict)
     serving: OperatingModel | None = None
