@@ -19,16 +19,17 @@ import pytest
 import torch
 
 from tcdoctor.probes import aot, aot_reference, export_findings
+from tcdoctor.probes.traffic_replay import replay
+from tcdoctor.target.traffic import Request, describe
 from tcdoctor.target.workload import CallArgs, Workload
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "targets", "aot")
 sys.path.insert(0, HERE)
 
-import branch  # noqa: E402
-import dim_guard  # noqa: E402
-import mlp  # noqa: E402
-import raises  # noqa: E402
-import replay_standin  # noqa: E402
+import aot_branch as branch  # noqa: E402
+import aot_dim_guard as dim_guard  # noqa: E402
+import aot_mlp as mlp  # noqa: E402
+import aot_raises as raises  # noqa: E402
 
 
 def _run(mod, reqs, tmp_path, budget_s):
@@ -179,7 +180,7 @@ def test_a_request_that_does_not_fit_the_program_is_kept_from_the_package():
     plan = export_findings.shape_plan(calls)
     traffic = [*calls[:3], CallArgs((torch.randn(2, 3, 32),)), *calls[3:]]
     traffic.append(CallArgs((torch.randn(plan.dims[0].max + 1, 32),)))
-    requests = replay_standin.requests_of(traffic)
+    requests = [Request(i, ca, describe(ca)) for i, ca in enumerate(traffic)]
     model, _ = mlp.build()
     sent: list[int] = []
 
@@ -188,7 +189,7 @@ def test_a_request_that_does_not_fit_the_program_is_kept_from_the_package():
         return fn(*args.args)
 
     gate = aot_reference.Gate(plan.accepts)
-    result = replay_standin.replay(model, gate.stream(requests), call, lambda: None, deadline=1e18)
+    result = replay(model, gate.stream(requests), call, lambda: None, deadline=1e18)
     merged = gate.merge(result)
     assert -1 not in sent and len(sent) == len(traffic) - 2
     lat = merged["latencies_s"]

@@ -102,13 +102,13 @@ def _passes(eager: Any, compiled: Any) -> bool:
     )
 
 
-def skip_guards_row(ctx: ServeContext, compiled: Any, guarded: dict, cuda: bool) -> dict:
+def skip_guards_row(serve: ServeContext, compiled: Any, guarded: dict, cuda: bool) -> dict:
     """The traffic again with skip_guard_eval_unsafe=True: its host row, and its outputs against
     the guarded run's."""
     outs: dict = {}
     torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)
     try:
-        result = ctx.replay(
+        result = serve.replay(
             compiled, "serving: host time (compiled, skip_guard_eval_unsafe)", keep=_keeper(outs)
         )
     finally:
@@ -123,20 +123,20 @@ def skip_guards_row(ctx: ServeContext, compiled: Any, guarded: dict, cuda: bool)
     return row
 
 
-def run_threads(ctx: ServeContext, eager: Any, compiled: Any, n: int = THREADS) -> dict:
+def run_threads(serve: ServeContext, eager: Any, compiled: Any, n: int = THREADS) -> dict:
     """The first SAMPLE requests served by `n` threads; outputs against eager's and one thread's."""
     ref: dict[int, Any] = {}
     sample = []
-    for r in itertools.islice(ctx.requests(), SAMPLE):  # the requests eager serves
+    for r in itertools.islice(serve.requests(), SAMPLE):  # the requests eager serves
         try:
-            ref[r.index] = ctx.call(eager, r.args)
+            ref[r.index] = serve.call(eager, r.args)
         except Exception:  # noqa: BLE001 - the model rejects it: the replay's error line names it
             continue
         sample.append(r)
-    ctx.sync()
+    serve.sync()
     t0 = time.perf_counter()
-    one = {r.index: ctx.call(compiled, r.args) for r in sample}
-    ctx.sync()
+    one = {r.index: serve.call(compiled, r.args) for r in sample}
+    serve.sync()
     rps_one = len(sample) / (time.perf_counter() - t0)
     todo: queue.SimpleQueue = queue.SimpleQueue()
     for r in sample:
@@ -152,7 +152,7 @@ def run_threads(ctx: ServeContext, eager: Any, compiled: Any, n: int = THREADS) 
             except queue.Empty:
                 return
             try:
-                results[r.index] = ctx.call(compiled, r.args)
+                results[r.index] = serve.call(compiled, r.args)
             except Exception as exc:  # noqa: BLE001 - what failed is the finding
                 first = (str(exc).strip().splitlines() or [""])[0][:200]
                 errors.append(
@@ -164,8 +164,8 @@ def run_threads(ctx: ServeContext, eager: Any, compiled: Any, n: int = THREADS) 
     for t in threads:
         t.start()
     for t in threads:
-        t.join(max(0.0, ctx.deadline - time.monotonic()))
-    ctx.sync()
+        t.join(max(0.0, serve.deadline - time.monotonic()))
+    serve.sync()
     wall = time.perf_counter() - t0
     hung = sum(t.is_alive() for t in threads)
     served = sorted(results)
@@ -196,34 +196,36 @@ def run_threads(ctx: ServeContext, eager: Any, compiled: Any, n: int = THREADS) 
     }
 
 
-def part_host(ctx: ServeContext, indices: list[int]) -> None:
+def part_host(serve: ServeContext, indices: list[int]) -> None:
     """The `host` part (see the module's docstring)."""
-    cuda = ctx.device.type == "cuda"
-    eager = ctx.fresh().model
-    ctx.call(eager, ctx.workload.call_args)  # the runtime's lazy start, untimed, as in the replay
+    cuda = serve.device.type == "cuda"
+    eager = serve.fresh().model
+    serve.call(
+        eager, serve.workload.call_args
+    )  # the runtime's lazy start, untimed, as in the replay
     dynamo_state.fresh()
-    compiled = ctx.compile(ctx.fresh().model)
-    n = len(warmup.user_warmup(ctx)) + len(indices)
+    compiled = serve.compile(serve.fresh().model)
+    n = len(warmup.user_warmup(serve)) + len(indices)
     label = f"serving: warm-up ({n} requests, an empty cache)"
-    ctx.sink({"event": "start", "phase": label})
-    seconds, _ = warmup.serve_warmup(ctx, compiled, indices)
-    ctx.sink({"event": "done", "phase": label, "seconds": seconds})
-    ctx.put("warmup_s", seconds)
-    e = ctx.replay(eager, "serving: host time (eager)")
+    serve.sink({"event": "start", "phase": label})
+    seconds, _ = warmup.serve_warmup(serve, compiled, indices)
+    serve.sink({"event": "done", "phase": label, "seconds": seconds})
+    serve.put("warmup_s", seconds)
+    e = serve.replay(eager, "serving: host time (eager)")
     guarded: dict = {}
-    c = ctx.replay(compiled, "serving: host time (compiled)", keep=_keeper(guarded))
+    c = serve.replay(compiled, "serving: host time (compiled)", keep=_keeper(guarded))
     host = {
         "eager": host_row(e, cuda),
         "compiled": host_row(c, cuda),
-        "skip_guards": skip_guards_row(ctx, compiled, guarded, cuda) if n else None,
+        "skip_guards": skip_guards_row(serve, compiled, guarded, cuda) if n else None,
         "method": "after the warm-up, the traffic replayed eager then compiled in one fresh "
         "process; host time per request (CUDA: until the call returned; CPU: the latency, the host "
         "runs the kernels), max requests/s = 1 / median host time",
     }
-    ctx.put("compiled_replay", {"latencies_s": c.latencies_s, "compiles": len(c.compiles)})
-    ctx.put("host", host)
+    serve.put("compiled_replay", {"latencies_s": c.latencies_s, "compiles": len(c.compiles)})
+    serve.put("host", host)
     label = f"serving: {THREADS} threads in one process"
-    ctx.sink({"event": "start", "phase": label})
+    serve.sink({"event": "start", "phase": label})
     t0 = time.perf_counter()
-    ctx.put("threads", run_threads(ctx, eager, compiled))
-    ctx.sink({"event": "done", "phase": label, "seconds": time.perf_counter() - t0})
+    serve.put("threads", run_threads(serve, eager, compiled))
+    serve.sink({"event": "done", "phase": label, "seconds": time.perf_counter() - t0})

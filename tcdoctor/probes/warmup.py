@@ -51,7 +51,7 @@ PROOF_METHOD = (
 )
 
 
-def derive(compiled: ReplayResult, ctx: ServeContext | None = None) -> dict:
+def derive(compiled: ReplayResult, serve: ServeContext | None = None) -> dict:
     """The warm-up set from the compiled side's compiles: {requests, signatures, script, method}."""
     rejected = {e["request"] for e in compiled.errors}
     order: dict[int, list[dict]] = {}
@@ -75,17 +75,17 @@ def derive(compiled: ReplayResult, ctx: ServeContext | None = None) -> dict:
         "failed), in traffic order; a compile at recompile_limit, or of a request the model "
         "rejected, compiled nothing and is not in it",
     }
-    if ctx is not None:
-        out["script"] = script(ctx, list(order))
+    if serve is not None:
+        out["script"] = script(serve, list(order))
     return out
 
 
-def _dims_of(ctx: ServeContext, indices: list[int]) -> dict[int, dict | None]:
+def _dims_of(serve: ServeContext, indices: list[int]) -> dict[int, dict | None]:
     """The drawn dimensions of the requests `indices` (a distribution's), regenerated."""
     want, found = set(indices), {}
     if not want:
         return found
-    for r in ctx.requests():
+    for r in serve.requests():
         if r.index in want:
             found[r.index] = dict(r.dims) if r.dims is not None else None
         if r.index >= max(want):
@@ -93,28 +93,28 @@ def _dims_of(ctx: ServeContext, indices: list[int]) -> dict[int, dict | None]:
     return found
 
 
-def script(ctx: ServeContext, indices: list[int]) -> str:
+def script(serve: ServeContext, indices: list[int]) -> str:
     """The start-up warm-up script's text (see the module's docstring)."""
     from ..target.load import split_target
 
-    target = ctx.target or "TARGET.py:build"
+    target = serve.target or "TARGET.py:build"
     path, func = split_target(target)
     path = os.path.abspath(path)
-    plain = {k: v for k, v in ctx.compile_kwargs().items() if not repr(v).startswith("<")}
+    plain = {k: v for k, v in serve.compile_kwargs().items() if not repr(v).startswith("<")}
     kwargs = ", ".join(f"{k}={v!r}" for k, v in plain.items())
-    other = sorted(set(ctx.compile_kwargs()) - set(plain))
-    yours = ctx.traffic.warmup is not None
+    other = sorted(set(serve.compile_kwargs()) - set(plain))
+    yours = serve.traffic.warmup is not None
     head = (
         [
-            f'"""Warm-up for {target}: your Traffic(warmup=...) ({len(ctx.traffic.warmup)} '
+            f'"""Warm-up for {target}: your Traffic(warmup=...) ({len(serve.traffic.warmup)} '
             "request(s)), then",
-            f"the {len(indices)} request(s) of the traffic tcdoctor replayed ({ctx.n} requests) "
+            f"the {len(indices)} request(s) of the traffic tcdoctor replayed ({serve.n} requests) "
             "that still compiled after it.",
         ]
         if yours
         else [
             f'"""Warm-up for {target}: {len(indices)} request(s) that trigger every compile of the',
-            f"traffic tcdoctor replayed ({ctx.n} requests).",
+            f"traffic tcdoctor replayed ({serve.n} requests).",
         ]
     )
     lines = [
@@ -133,7 +133,7 @@ def script(ctx: ServeContext, indices: list[int]) -> str:
     ]
     if other:  # an object (a backend function) has no source form: the user passes their own
         lines.insert(-1, f"# also pass your {', '.join(other)} as your server does")
-    lines += _request_lines(ctx, indices)
+    lines += _request_lines(serve, indices)
     lines += [
         "",
         "",
@@ -148,7 +148,7 @@ def script(ctx: ServeContext, indices: list[int]) -> str:
         "",
         "",
     ]
-    if ctx.workload.grad:
+    if serve.workload.grad:
         lines += ["for request in requests:", "    serve(request)"]
     else:
         lines += ["with torch.no_grad():", "    for request in requests:", "        serve(request)"]
@@ -159,13 +159,13 @@ def script(ctx: ServeContext, indices: list[int]) -> str:
     return "\n".join(lines)
 
 
-def _request_lines(ctx: ServeContext, indices: list[int]) -> list[str]:
+def _request_lines(serve: ServeContext, indices: list[int]) -> list[str]:
     """The script's lines that make its warm-up requests: the traffic's `indices` (a
     distribution's drawn dimensions through `make`, a list's by index, else regenerated), after
     the user's own warm-up where the Traffic gives one."""
-    kind, lines = ctx.traffic.kind, []
+    kind, lines = serve.traffic.kind, []
     if kind == "distribution":
-        dims = _dims_of(ctx, indices)
+        dims = _dims_of(serve, indices)
         lines.append(f"WARMUP = {[dims.get(i) for i in indices]!r}")
         lines.append("requests = [workload.traffic.make(**dims) for dims in WARMUP]")
     elif kind == "list":
@@ -180,7 +180,7 @@ def _request_lines(ctx: ServeContext, indices: list[int]) -> list[str]:
         lines.append(
             "requests = [r.args for r in all_requests(traffic, workload, n) if r.index in WARMUP]"
         )
-    if ctx.traffic.warmup is not None:  # the user's own warm-up first, as the replay served it
+    if serve.traffic.warmup is not None:  # the user's own warm-up first, as the replay served it
         first = (
             "[workload.traffic.make(**dims) for dims in workload.traffic.warmup]"
             if kind == "distribution"
@@ -190,35 +190,35 @@ def _request_lines(ctx: ServeContext, indices: list[int]) -> list[str]:
     return lines
 
 
-def user_warmup(ctx: ServeContext) -> list:
+def user_warmup(serve: ServeContext) -> list:
     """The user's own warm-up requests (`Traffic(warmup=...)`), empty without one."""
     from ..target.traffic import warmup_requests
 
-    return warmup_requests(ctx.traffic, ctx.workload)
+    return warmup_requests(serve.traffic, serve.workload)
 
 
-def run_user_warmup(ctx: ServeContext, fn: Any, label: str) -> ReplayResult | None:
+def run_user_warmup(serve: ServeContext, fn: Any, label: str) -> ReplayResult | None:
     """The user's own warm-up served on `fn` as the server's start-up, each request synced and
     timed by the one replay (its compiles are the start-up's, not the traffic's); None without
     one. A warm-up request the model rejects is an error of the result, named by its place in
     the warm-up."""
     from .traffic_replay import replay
 
-    reqs = user_warmup(ctx)
+    reqs = user_warmup(serve)
     if not reqs:
         return None
-    ctx.sink({"event": "start", "phase": label})
+    serve.sink({"event": "start", "phase": label})
     t0 = time.perf_counter()
     result = replay(
         fn,
         reqs,
-        ctx.call,
-        ctx.sync,
-        deadline=ctx.deadline,
-        device=ctx.device,
-        compile_kwargs=ctx.compile_kwargs(),
+        serve.call,
+        serve.sync,
+        deadline=serve.deadline,
+        device=serve.device,
+        compile_kwargs=serve.compile_kwargs(),
     )
-    ctx.sink({"event": "done", "phase": label, "seconds": time.perf_counter() - t0})
+    serve.sink({"event": "done", "phase": label, "seconds": time.perf_counter() - t0})
     return result
 
 
@@ -240,7 +240,7 @@ def startup_record(result: ReplayResult) -> dict:
 
 
 def serve_warmup(
-    ctx: ServeContext, compiled: Any, indices: list[int]
+    serve: ServeContext, compiled: Any, indices: list[int]
 ) -> tuple[float, float | None]:
     """Serve the warm-up on `compiled`, each request synced: the user's own warm-up first (when
     the Traffic gives one), then the traffic's requests `indices`. Returns (seconds in all, the
@@ -248,16 +248,16 @@ def serve_warmup(
     want = set(indices)
     first = None
     t0 = time.perf_counter()
-    for r in user_warmup(ctx):
-        ctx.sync()
-        ctx.call(compiled, r.args)
-        ctx.sync()
+    for r in user_warmup(serve):
+        serve.sync()
+        serve.call(compiled, r.args)
+        serve.sync()
         first = first or restart.now_unix()
-    for r in ctx.requests() if want else ():
+    for r in serve.requests() if want else ():
         if r.index in want:
-            ctx.sync()
-            ctx.call(compiled, r.args)
-            ctx.sync()
+            serve.sync()
+            serve.call(compiled, r.args)
+            serve.sync()
             if first is None:
                 first = restart.now_unix()
         if r.index >= max(want):
@@ -265,17 +265,17 @@ def serve_warmup(
     return time.perf_counter() - t0, first
 
 
-def rejected_by_eager(ctx: ServeContext, indices: set[int]) -> set[int]:
+def rejected_by_eager(serve: ServeContext, indices: set[int]) -> set[int]:
     """Which of the requests `indices` the model itself rejects (eager raises on them), checked off
     the clock on a fresh eager copy: no warm-up can make such a request compile, so it is no gap in
     the warm-up (it is the replay's error line already)."""
     if not indices:
         return set()
-    eager, out = ctx.fresh().model, set()
-    for r in ctx.requests():
+    eager, out = serve.fresh().model, set()
+    for r in serve.requests():
         if r.index in indices:
             try:
-                ctx.call(eager, r.args)
+                serve.call(eager, r.args)
             except Exception:  # noqa: BLE001 - the model rejects it
                 out.add(r.index)
         if r.index >= max(indices):
@@ -314,27 +314,27 @@ def proof_record(result: ReplayResult, rejected: set[int] | None = None) -> dict
     }
 
 
-def part_proof(ctx: ServeContext, indices: list[int], spawn: dict) -> None:
+def part_proof(serve: ServeContext, indices: list[int], spawn: dict) -> None:
     """The `proof` part: the restart's figures over the warm-up, then the proof's replay (each
     piece put as it is measured)."""
     import torch
 
     dynamo_state.fresh()
-    n = len(user_warmup(ctx)) + len(indices)
+    n = len(user_warmup(serve)) + len(indices)
     label = f"serving: warm-up ({n} requests, a copy of the replay's cache)"
-    ctx.sink({"event": "start", "phase": label})
+    serve.sink({"event": "start", "phase": label})
     with restart.cache_watch() as watch:
-        compiled = ctx.compile(ctx.fresh().model)
-        seconds, first = serve_warmup(ctx, compiled, indices)
-    ctx.sink({"event": "done", "phase": label, "seconds": seconds})
-    ctx.put("warmup_s", seconds)
-    ctx.put("restart", restart.restart_record(spawn, watch, first, ctx.options.backend))
+        compiled = serve.compile(serve.fresh().model)
+        seconds, first = serve_warmup(serve, compiled, indices)
+    serve.sink({"event": "done", "phase": label, "seconds": seconds})
+    serve.put("warmup_s", seconds)
+    serve.put("restart", restart.restart_record(spawn, watch, first, serve.options.backend))
     torch.compiler.set_stance("fail_on_recompile")
     try:
-        proof = ctx.replay(
-            compiled, f"serving: proof: {ctx.n} requests under set_stance('fail_on_recompile')"
+        proof = serve.replay(
+            compiled, f"serving: proof: {serve.n} requests under set_stance('fail_on_recompile')"
         )
     finally:
         torch.compiler.set_stance("default")
     would = {e["request"] for e in proof.errors if "Detected recompile" in e["message"]}
-    ctx.put("proof", proof_record(proof, rejected_by_eager(ctx, would)))
+    serve.put("proof", proof_record(proof, rejected_by_eager(serve, would)))

@@ -11,17 +11,15 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import replay_standin  # noqa: E402
-
-which = replay_standin.install()
-
-import mlp  # noqa: E402
+import aot_mlp  # noqa: E402
 
 from tcdoctor.probes import aot  # noqa: E402
+from tcdoctor.target.traffic import Request, describe  # noqa: E402
 from tcdoctor.target.workload import CallArgs  # noqa: E402
 
 package, reference, n, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-requests = replay_standin.requests_of([CallArgs(r) for r in mlp.requests(n, seed)])
+calls = [CallArgs(r) for r in aot_mlp.requests(n, seed)]
+requests = [Request(i, ca, describe(ca)) for i, ca in enumerate(calls)]
 events: list = []
 served = aot.load_and_serve(
     package,
@@ -32,5 +30,4 @@ served = aot.load_and_serve(
     sink=events.append,
 )
 served["events"] = [(e["event"], e["phase"]) for e in events]
-served["replay"] = which
 print(json.dumps(served, default=str))
