@@ -312,11 +312,11 @@ def indices(xs: Any, limit: int = 8) -> str:
 
 def paired(iv: Any) -> str:
     """A paired interval of the serving section (its ratio of median times, its bounds, what it
-    decides): '0.82× the time (95% CI 0.75–0.90, widened by the spread between 2 processes):
+    decides): '0.82× the time (95% CI 0.75–0.90, widened by the spread between processes):
     faster'."""
     if not iv:
         return NA
-    across = ", widened by the spread between 2 processes" if iv.get("processes") == 2 else ""
+    across = ", widened by the spread between processes" if iv.get("processes") == 2 else ""
     bounds = ci([iv.get("low"), iv.get("high")], iv.get("level"))
     inner = f" ({bounds}{across})" if bounds else ""
     return f"{ratio(iv.get('ratio'))} the time{inner}: {iv.get('decides') or 'not decided'}"

@@ -453,3 +453,20 @@ def test_a_restart_hits_the_fx_graph_cache_the_replay_filled(tmp_path):
     assert restart["compiled_again"]["inductor_compiled"] == 0
     assert restart["compiled_again"]["traced_frames"] == len(warm)  # Dynamo traces again
     assert restart["first_request_s"] > restart["import_s"] > 0
+
+
+def test_the_spread_between_processes_is_the_largest_pair_of_the_references_three():
+    """The replay's compiled side (once compiled: the requests that compiled left out), the proof's
+    replay and the host part's compiled replay: the floor a strategy row is widened by is the
+    largest pairwise spread, so two processes that happen to agree never hide a third."""
+    import math
+
+    from tcdoctor.experiments.serving import process_spread
+
+    base = [1.0e-3] * 20
+    replay = {"compiled": {"latencies_s": [5.0] + [1.3e-3] * 19, "compiles": [{"request": 0}]}}
+    proof = {"proof": {"latencies_s": base}}
+    host = {"compiled_replay": {"latencies_s": [1.02e-3] * 20}}
+    assert process_spread(replay, proof, host) == pytest.approx(math.log(1.3))  # not 1.02, not 5000
+    assert process_spread(None, proof, host) == pytest.approx(math.log(1.02))
+    assert process_spread(None, proof, None) is None

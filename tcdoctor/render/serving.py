@@ -317,8 +317,8 @@ def strategies_section(report: Report) -> Section | None:
     how = (
         "Each strategy in a fresh process with an empty cache: a cold pass (its compiles, its "
         "warm-up's cost), then a steady pass (p50, p99). Interval: the ratio of medians against "
-        "the reference, paired by request, widened by the spread between two processes of the "
-        "reference; 'faster' or 'slower' only when it excludes 1."
+        "the reference, paired by request, widened by the largest spread between the reference's "
+        "processes; 'faster' or 'slower' only when it excludes 1."
     )
     table = (Table(headers, rows, detail=(4,)),) if rows else ()
     return Section(STRATEGIES, tables=table, notes=notes(lines) + (Note(how, how=True),))
