@@ -406,3 +406,16 @@ def test_a_serving_section_whose_replay_failed_is_drawn_and_judged_as_not_measur
     results = checks.check(r, max_p99_ms=10, max_traffic_compiles=0, require_warmup_proof=True)
     assert [x.failed for x in results] == [True, True, True]
     assert all(why in x.reason or "the replay did not finish" in x.reason for x in results)
+
+
+def test_a_compile_inside_the_threaded_run_is_said_with_its_reason():
+    """The threads' requests/s includes any compile made inside the threaded run (seen on GPT-2:
+    298 requests/s in one thread, 26.7 in 4, one compile): the row says so in PyTorch's words."""
+    from tcdoctor.render.serving_parts import threads_text
+
+    rep = _saved()
+    th = rep.serving.threads
+    assert th.compiles == 0 and "compile" not in threads_text(rep.serving)
+    th.compiles, th.compile_reasons = 1, ["forward: tensor 'x' size mismatch at index 0"]
+    text = threads_text(rep.serving)
+    assert "1 compile(s) inside the threaded run" in text and "size mismatch at index 0" in text

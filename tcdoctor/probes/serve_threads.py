@@ -43,7 +43,9 @@ from typing import Any
 import torch
 
 from . import dynamo_state, warmup
+from .first_call import function_name
 from .outputs import flatten
+from .recompiles import plain_reason
 from .traffic_replay import ReplayResult, ServeContext
 
 THREADS = 4
@@ -123,6 +125,16 @@ def skip_guards_row(serve: ServeContext, compiled: Any, guarded: dict, cuda: boo
     return row
 
 
+def reason_of(m: Any) -> str:
+    """Why a compile happened inside the threaded run, in PyTorch's words (its recompile reason,
+    or its first compile of the frame): a compile there is in the threads' requests/s, and a
+    thread that compiles what one thread did not is what the article's "multithreading is buggy"
+    looks like from outside."""
+    reason = getattr(m, "recompile_reason", None)
+    where = function_name(m, "compiled function")
+    return f"{where}: {plain_reason(reason)}" if reason else f"{where}: first compile of the frame"
+
+
 def run_threads(serve: ServeContext, eager: Any, compiled: Any, n: int = THREADS) -> dict:
     """The first SAMPLE requests served by `n` threads; outputs against eager's and one thread's."""
     ref: dict[int, Any] = {}
@@ -167,6 +179,7 @@ def run_threads(serve: ServeContext, eager: Any, compiled: Any, n: int = THREADS
         t.join(max(0.0, serve.deadline - time.monotonic()))
     serve.sync()
     wall = time.perf_counter() - t0
+    made = dynamo_state.compilation_metrics()[n_before:]  # compiles inside the threaded run
     hung = sum(t.is_alive() for t in threads)
     served = sorted(results)
     equal = [_passes(ref[i], results[i]) for i in served]
@@ -186,7 +199,8 @@ def run_threads(serve: ServeContext, eager: Any, compiled: Any, n: int = THREADS
         "same_as_one_thread": all(same) if same else None,
         "rps_one": rps_one,
         "rps_n": len(served) / wall if wall > 0 and served else None,
-        "compiles": len(dynamo_state.compilation_metrics()) - n_before,
+        "compiles": len(made),
+        "compile_reasons": [reason_of(m) for m in made][:5],
         "error": error,
         "errors": errors[:10],
         "method": f"the first {len(sample)} requests after the warm-up: eager in one thread (the "

@@ -32,6 +32,9 @@ def threads_text(s: Serving) -> str:
     if th is None:
         return _nm(s, "host", "threads")
     speed = f"{units.rate(th.rps_one)} in one thread, {units.rate(th.rps_n)} in {th.n}"
+    if th.compiles:  # in the threads' figure: say so, with PyTorch's reason
+        why = f": {th.compile_reasons[0]}" if th.compile_reasons else ""
+        speed += f" ({th.compiles} compile(s) inside the threaded run, in that figure{why})"
     if th.error or th.ok is False:
         return f"{th.n} threads: FAILED: {th.error or '; '.join(th.errors) or 'see the JSON'}"
     if th.outputs_equal is False:

@@ -331,6 +331,7 @@ class Threads(Record):
     rps_one: float | None = None
     rps_n: float | None = None
     compiles: int | None = None
+    compile_reasons: list[str] = field(default_factory=list)  # PyTorch's, per compile (5 at most)
     error: str | None = None
     errors: list[str] = field(default_factory=list)
     method: str | None = None
