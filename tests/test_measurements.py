@@ -300,6 +300,37 @@ def test_compile_phases_of_a_training_step_are_never_negative_and_add_up():
     assert ph["backward_graphs_s"] == pytest.approx(0.78)
 
 
+def test_a_cumulative_column_counted_twice_never_makes_parts_larger_than_the_entry():
+    """PyTorch's inductor and codegen columns add every timed region's duration: a region entered
+    twice in one compile can read more than the frame that contains it."""
+    from tcdoctor.probes.first_call import phase_breakdown
+
+    ph = phase_breakdown([_Metric(16.8, 16.0, 28.0, 27.1)])
+    assert ph["total_compile_s"] == pytest.approx(16.8)
+    assert ph["codegen_and_cpp_or_triton_s"] == pytest.approx(16.0)
+    assert min(ph[k] for k in ("dynamo_s", "aot_autograd_s", "inductor_lowering_s")) >= 0
+    backward = _Metric(None, None, 9.0, 8.0)
+    backward.duration_us = 5_000_000
+    assert phase_breakdown([backward])["total_compile_s"] == pytest.approx(5.0)
+
+
+def test_an_entry_compiled_inside_another_entrys_time_is_left_out():
+    """Two threads: the second thread's compile lies inside the first's time, so adding both
+    counts the same seconds twice; entries one after another are all counted."""
+    from tcdoctor.probes.first_call import concurrent, phase_breakdown
+
+    def timed(frame, start_s):
+        m = _Metric(frame, None, None, None)
+        m.start_time_us, m.end_time_us = int(start_s * 1e6), int((start_s + frame) * 1e6)
+        return m
+
+    outer, inner, after = timed(10.0, 0.0), timed(4.0, 3.0), timed(2.0, 10.5)
+    assert concurrent([outer, inner, after]) == [inner]
+    assert phase_breakdown([outer, inner, after])["total_compile_s"] == pytest.approx(12.0)
+    assert phase_breakdown([outer, after])["total_compile_s"] == pytest.approx(12.0)
+    assert concurrent([_Metric(1.0, None, None, None), outer]) == []  # no times: counted
+
+
 def test_a_random_model_is_never_compared_across_two_rng_streams_unless_asked():
     from tcdoctor.probes import randomness
 

@@ -470,3 +470,31 @@ def test_the_spread_between_processes_is_the_largest_pair_of_the_references_thre
     assert process_spread(replay, proof, host) == pytest.approx(math.log(1.3))  # not 1.02, not 5000
     assert process_spread(None, proof, host) == pytest.approx(math.log(1.02))
     assert process_spread(None, proof, None) is None
+
+
+def test_threads_stop_taking_requests_when_the_parts_time_runs_out():
+    """A thread still serving after the part's time goes on to the next request no more: left
+    running, it would compile and take CPU in the background while the next part measures."""
+    ctx, _ = _context([4, 2, 8, 1] * 10)
+    eager, compiled = ctx.fresh().model, ctx.compile(ctx.fresh().model)
+
+    class Slow:  # each call 20 ms; the deadline passes before the threads start
+        deadline = time.monotonic() - 1.0
+        calls = 0
+
+        def requests(self):
+            return ctx.requests()
+
+        def call(self, fn, args):
+            Slow.calls += 1
+            time.sleep(0.02)
+            return ctx.call(fn, args)
+
+        def sync(self):
+            ctx.sync()
+
+    row = serve_threads.run_threads(Slow(), eager, compiled, 4)
+    time.sleep(1.0)  # 40 requests of 20 ms in 4 threads take 0.2 s: left running, all are served
+    threaded = Slow.calls - 2 * row["requests"]  # after eager's and one thread's passes
+    assert threaded <= 4 < row["requests"], threaded  # the calls in flight when time ran out
+    assert row["served"] <= 4 and row["ok"] is False

@@ -67,23 +67,68 @@ def _entry_phases(m: Any) -> dict:
     A backward graph is compiled in an entry of its own (no frame, no backend time: it is compiled
     when the first backward runs), so its inductor time is a part of its own, never subtracted
     from a forward frame: subtracting it is what made AOTAutograd's share negative for training.
+
+    Pitfall: PyTorch fills the inner three from *cumulative* columns (`dynamo_timed` adds each
+    timed region's duration to its column), so a region entered twice within one compile counts
+    twice and an inner column can exceed the one that contains it. Each is bounded by its
+    container (inductor ≤ backend ≤ frame; a backward entry by its own `duration_us`), so an
+    entry's parts never add up to more than the time the entry took.
     """
-    frame = getattr(m, "entire_frame_compile_time_s", None) or 0.0
+    frame = getattr(m, "entire_frame_compile_time_s", None)
+    forward = frame is not None
     backend = getattr(m, "backend_compile_time_s", None) or 0.0
     inductor = getattr(m, "inductor_compile_time_s", None) or 0.0
     codegen = getattr(m, "code_gen_time_s", None) or 0.0
-    forward = getattr(m, "entire_frame_compile_time_s", None) is not None
+    if forward:
+        backend = min(backend, frame)
+        inductor = min(inductor, backend) if backend else min(inductor, frame)
+    else:
+        duration = getattr(m, "duration_us", None)
+        if duration:
+            inductor = min(inductor, duration / 1e6)
+    codegen = min(codegen, inductor) if inductor else codegen
+    outer = frame if forward else max(inductor, codegen)
     parts = {
         "codegen_and_cpp_or_triton_s": codegen,
         "inductor_lowering_s": max(0.0, inductor - codegen),
         "aot_autograd_s": max(0.0, backend - max(inductor, codegen)),
-        "dynamo_s": max(0.0, frame - max(backend, inductor, codegen)),
+        "dynamo_s": max(0.0, (outer or 0.0) - max(backend, inductor, codegen)),
     }
     return {"forward": forward, "parts": parts}
 
 
+def _interval(m: Any) -> tuple[int, int] | None:
+    start, end = getattr(m, "start_time_us", None), getattr(m, "end_time_us", None)
+    return (start, end) if start is not None and end is not None and end >= start else None
+
+
+def concurrent(ms: list) -> list:
+    """The entries whose time lies inside another entry's (start_time_us..end_time_us): compiles
+    made while another was under way, which one thread cannot do (Dynamo compiles a thread's frames
+    one after another, and a backward graph after its forward): another thread's. Their seconds
+    are already wall time of the entry they lie in; added to it, the parts of a first call would
+    add up to more than the call took."""
+    spans = [(_interval(m), m) for m in ms]
+    out = []
+    for i, (span, m) in enumerate(spans):
+        if span is None:
+            continue
+        inside = any(
+            j != i
+            and other is not None
+            and other[0] <= span[0]
+            and span[1] <= other[1]
+            and other != span
+            for j, (other, _) in enumerate(spans)
+        )
+        if inside:
+            out.append(m)
+    return out
+
+
 def phase_breakdown(ms: list) -> dict:
-    """Compile time by compiler phase, summed over the entries of one call; parts add up to the total."""
+    """Compile time by compiler phase, summed over the entries of one call; parts add up to the
+    total. Entries compiled concurrently inside another's time (`concurrent`) are left out."""
     out: dict = {
         k: 0.0
         for k in (
@@ -94,7 +139,9 @@ def phase_breakdown(ms: list) -> dict:
         )
     }
     backward = 0.0
-    for m in ms:
+    inside = concurrent(ms)
+    counted = [m for m in ms if all(m is not c for c in inside)]
+    for m in counted:
         e = _entry_phases(m)
         for k, v in e["parts"].items():
             out[k] += v
@@ -108,9 +155,16 @@ def phase_breakdown(ms: list) -> dict:
 PHASES_METHOD = (
     "CompilationMetrics per entry: Dynamo = frame - backend, AOTAutograd = backend - inductor, "
     "Inductor lowering = inductor - codegen; backward graphs (compiled at the first backward) are "
-    "entries of their own, counted once (backward_graphs_s is part of the other four); "
+    "entries of their own, counted once (backward_graphs_s is part of the other four); each part "
+    "bounded by the one containing it (PyTorch's columns are cumulative); an entry lying inside "
+    "another's time (another thread's compile) left out; "
     "dynamo_s + aot_autograd_s + inductor_lowering_s + codegen_and_cpp_or_triton_s = total_compile_s"
 )
+
+
+def _left_out(ms: list) -> str:
+    n = len(concurrent(ms))
+    return f" (here {n} entries, compiled inside another's time, left out)" if n else ""
 
 
 def cache_counters() -> dict:
@@ -162,7 +216,7 @@ def first_call(
     data = {
         "first_call_s": wall,
         "phases": breakdown,
-        "phases_method": PHASES_METHOD,
+        "phases_method": PHASES_METHOD + _left_out(ms),
         "native_compile_s": native_compile_s(),
         "outside_compiler_s": max(0.0, wall - frame),
         "frames_compiled": len(ms),

@@ -156,9 +156,10 @@ def run_threads(serve: ServeContext, eager: Any, compiled: Any, n: int = THREADS
     results: dict[int, Any] = {}
     errors: list[str] = []
     n_before = len(dynamo_state.compilation_metrics())
+    stop = threading.Event()  # set when the part's time runs out: no thread takes another request
 
     def worker(k: int) -> None:
-        while True:
+        while not stop.is_set():
             try:
                 r = todo.get_nowait()
             except queue.Empty:
@@ -177,7 +178,8 @@ def run_threads(serve: ServeContext, eager: Any, compiled: Any, n: int = THREADS
         t.start()
     for t in threads:
         t.join(max(0.0, serve.deadline - time.monotonic()))
-    serve.sync()
+    stop.set()  # a thread still in a call finishes that one request and takes no other: none
+    serve.sync()  # keeps serving in the background while the next part measures
     wall = time.perf_counter() - t0
     made = dynamo_state.compilation_metrics()[n_before:]  # compiles inside the threaded run
     hung = sum(t.is_alive() for t in threads)
