@@ -7,6 +7,7 @@ end to end (aot_eager), the sweep's serving columns, the warm-up script beside t
 from __future__ import annotations
 
 import copy
+import html
 import json
 import os
 
@@ -419,3 +420,15 @@ def test_a_compile_inside_the_threaded_run_is_said_with_its_reason():
     th.compiles, th.compile_reasons = 1, ["forward: tensor 'x' size mismatch at index 0"]
     text = threads_text(rep.serving)
     assert "1 compile(s) inside the threaded run" in text and "size mismatch at index 0" in text
+
+
+def test_a_strategy_whose_steady_pass_ran_out_of_time_says_so_in_every_format():
+    """GPT-2's static row: 8 compiles took the part's time, the steady pass served no request; its
+    p50 and p99 read 'not measured' and a line says why."""
+    r = copy.deepcopy(_saved())
+    row = next(x for x in r.serving.strategies if x.name == "static")
+    row.latencies_s = []  # p50 and p99 are derived from them
+    row.stopped = "the part's time ran out after 0 requests"
+    for fmt, render in RENDER.items():
+        text = html.unescape(render(r)) if fmt == "html" else render(r)
+        assert "static: stopped early: the part's time ran out after 0 requests" in text, fmt

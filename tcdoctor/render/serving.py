@@ -310,6 +310,7 @@ def strategies_section(report: Report) -> Section | None:
         for r in s.strategies
     ]
     lines = [f"{name}: {units.NA} ({why})" for name, why in _strategies_not_run(s)]
+    lines += [f"{r.name}: stopped early: {r.stopped}" for r in s.strategies if r.stopped]
     if not rows and not lines:
         return None
     headers = ("strategy", "p50", "p99", "compiles", "warm-up (cold)", "eager fallback",
