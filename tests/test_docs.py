@@ -222,3 +222,16 @@ def test_verdict_table_is_rules():
         number = float(re.match(r"[\d,.]+", cell.strip()).group().replace(",", ""))
         value = number / 100 if "%" in cell else number
         assert abs(value - rules[key]) < 1e-9, f"{key}: docs say {cell.strip()}, RULES {rules[key]}"
+
+
+def test_verdict_prose_defaults_are_the_declared_ones():
+    """The defaults docs/verdict.md gives in its prose (the fix budget, when the compile remedies
+    start) are the declared constants, as its table is RULES."""
+    from tcdoctor.options import FIX_BUDGET_FIRST_CALLS, FIX_BUDGET_MIN_S
+
+    text = " ".join((ROOT / "docs" / "verdict.md").read_text(encoding="utf-8").split())
+    budget = (
+        f"default {FIX_BUDGET_FIRST_CALLS} × the cold first call, at least {FIX_BUDGET_MIN_S:g} s"
+    )
+    assert budget in text
+    assert f"automatic when the cold first call exceeds {RULES.compile_seconds_warn:g} s" in text
