@@ -178,8 +178,10 @@ def run_threads(serve: ServeContext, eager: Any, compiled: Any, n: int = THREADS
         t.start()
     for t in threads:
         t.join(max(0.0, serve.deadline - time.monotonic()))
-    stop.set()  # a thread still in a call finishes that one request and takes no other: none
-    serve.sync()  # keeps serving in the background while the next part measures
+    # a thread still in a call when the time ran out finishes that request and takes no other:
+    # none keeps serving in the background while the next part measures
+    stop.set()
+    serve.sync()
     wall = time.perf_counter() - t0
     made = dynamo_state.compilation_metrics()[n_before:]  # compiles inside the threaded run
     hung = sum(t.is_alive() for t in threads)
