@@ -432,3 +432,20 @@ def test_a_strategy_whose_steady_pass_ran_out_of_time_says_so_in_every_format():
     for fmt, render in RENDER.items():
         text = html.unescape(render(r)) if fmt == "html" else render(r)
         assert "static: stopped early: the part's time ran out after 0 requests" in text, fmt
+
+
+def test_a_strategy_past_recompile_limit_names_the_requests_the_eager_fallback_served():
+    """The issue's static shapes: the report says the limit was reached and names the requests
+    served by the eager fallback, not only how many."""
+    r = copy.deepcopy(_saved())
+    row = next(x for x in r.serving.strategies if x.name == "static")
+    row.recompile_limit, row.limit_hit = 8, {"request": 9, "message": "recompile limit"}
+    row.fallback_requests = [9, 10, 12, *range(14, 60)]
+    line = (
+        "static: recompile_limit (8) reached at request 9; served by the eager fallback: requests "
+        "9, 10, 12, 14, 15"
+    )
+    for fmt, render in RENDER.items():
+        text = html.unescape(render(r)) if fmt == "html" else render(r)
+        text = text.replace("\\_", "_") if fmt == "markdown" else text  # Markdown's escape
+        assert line in text and "(49 in all)" in text, fmt

@@ -24,6 +24,7 @@ from ..report.sections.serving import (
     MADE,
     OperatingModel,
     ServedSide,
+    ServeStrategy,
     Serving,
     TrafficCompile,
     percentile,
@@ -310,6 +311,7 @@ def strategies_section(report: Report) -> Section | None:
         for r in s.strategies
     ]
     lines = [f"{name}: {units.NA} ({why})" for name, why in _strategies_not_run(s)]
+    lines += [_fallback_line(r) for r in s.strategies if r.fallback_requests]
     lines += [f"{r.name}: stopped early: {r.stopped}" for r in s.strategies if r.stopped]
     if not rows and not lines:
         return None
@@ -323,6 +325,21 @@ def strategies_section(report: Report) -> Section | None:
     )
     table = (Table(headers, rows, detail=(4,)),) if rows else ()
     return Section(STRATEGIES, tables=table, notes=notes(lines) + (Note(how, how=True),))
+
+
+def _fallback_line(r: ServeStrategy) -> str:
+    """'static: recompile_limit (8) reached at request 9; served by the eager fallback: requests
+    10, 11, … (165 in all)'."""
+    hit = r.limit_hit or {}
+    reached = (
+        f"recompile_limit ({units.count(r.recompile_limit)}) reached at request "
+        f"{hit.get('request')}; "
+        if hit
+        else ""
+    )
+    return f"{r.name}: {reached}served by the eager fallback: requests " + units.indices(
+        r.fallback_requests, 20
+    )
 
 
 def _strategies_not_run(s: Serving) -> list[tuple[str, str]]:
