@@ -130,6 +130,15 @@ def first_calls(bars: list[tuple[str, float]], width: int = 640) -> dict[str, An
     return {"width": width, "height": rh * len(rows) + 8, "left": left, "rows": out}
 
 
+def _plot_box(
+    width: int, height: int, left: float, right: float, top: float, bottom: float
+) -> dict:
+    """A line chart's canvas and plot area (the break-even and the latency chart), as the
+    templates read them."""
+    return {"width": width, "height": height, "left": left, "right": right, "top": top,
+            "bottom": bottom}  # fmt: skip
+
+
 def break_even(
     eager_s: float,
     compiled_s: float,
@@ -147,12 +156,7 @@ def break_even(
     X = lambda n: left + (right - left) * n / n_max  # noqa: E731
     Y = lambda t: bottom - (bottom - top) * t / ymax  # noqa: E731
     return {
-        "width": width,
-        "height": height,
-        "left": left,
-        "right": right,
-        "top": top,
-        "bottom": bottom,
+        **_plot_box(width, height, left, right, top, bottom),
         "eager": (X(0), Y(0), X(n_max), Y(eager_s * n_max)),
         "compiled": [
             {
@@ -297,12 +301,7 @@ def latency(
     ]
     ticks = [math.exp(lo + (hi - lo) * f) for f in (0.1, 0.4, 0.7, 0.95)]
     return {
-        "width": width,
-        "height": height,
-        "left": left,
-        "right": right,
-        "top": top,
-        "bottom": bottom,
+        **_plot_box(width, height, left, right, top, bottom),
         "lines": lines,
         "stalls": dots,
         "stall_color": STALL,
