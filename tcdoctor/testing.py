@@ -95,10 +95,10 @@ def assert_compiles(
     with _dynamo_state_kept(), _records_of(GRAPH_BREAK_LOGGER) as breaks_log:
         dynamo_state.fresh()
         compiled = torch.compile(model, backend=backend, **workload.compile_kwargs)
-        n_before = len(dynamo_state.compilation_metrics())
+        window = dynamo_state.Window()
         with dynamo_state.dynamo_logs():
             workload.call_args.apply(compiled)
-        first_call = dynamo_state.compilation_metrics()[n_before:]  # its own recompiles count too
+        first_call = window.entries()  # its own recompiles count too
         sequence = recompiles.run(
             compiled, model, label, workload, lambda fn, ca: ca.apply(fn), first_call
         )

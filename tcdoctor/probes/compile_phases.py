@@ -48,11 +48,12 @@ def phase_compile(ctx: PhaseContext) -> dict:
     subject = ctx.fresh()
     compiled = ctx.torch_compile(subject)
     reset_rng_state()
-    n_before = len(dynamo_state.compilation_metrics())
     began = time.time()  # wall clock, as the cache files' times; before the first call, untimed
     own = subject.workload.call_args  # the copy's own inputs, pristine: a call may change them
     with dynamo_state.dynamo_logs() as logs, cudagraphs.capture() as skips:
-        out, data = first_call(lambda: ctx.call(compiled, own), ctx.label, ctx.sync, ctx.device)
+        out, data, entries = first_call(
+            lambda: ctx.call(compiled, own), ctx.label, ctx.sync, ctx.device
+        )
     data["break_sites"] = graph_breaks.break_sites(logs)  # which compiled region each break ends
     # the counts the report shows: this compile's (the user's backend, mode, DDPOptimizer), not explain's
     data["counted"] = graph_breaks.counted(logs)
@@ -60,7 +61,7 @@ def phase_compile(ctx: PhaseContext) -> dict:
         ctx.results["graph_breaks"] = counts.use_compile_counts(
             ctx.results["graph_breaks"], data["counted"]
         )
-    ctx.first_call_metrics = dynamo_state.compilation_metrics()[n_before:]
+    ctx.first_call_metrics = entries  # the call's own compile entries (dynamo_state.Window)
     graphs = cudagraphs.summary(
         ctx.options.mode, skips, cudagraphs.metrics_reasons(ctx.first_call_metrics), ctx.device.type
     )
@@ -99,16 +100,15 @@ def phase_compile_warm(ctx: PhaseContext) -> dict:
     compiled = ctx.torch_compile(ctx.fresh())
     ctx.eager_subject = checked[0] if checked is not None else ctx.fresh()
     reset_rng_state()
-    n_before = len(dynamo_state.compilation_metrics())
     # what this copy holds from before its first call to after the timing's warm-up of it
     # (probes/memory.Held, closed in runtime_warm's warm-up: nothing else runs between)
     ctx.held = memory.Held(ctx.device).start()
-    _, data = first_call(lambda: ctx.call(compiled), ctx.label, ctx.sync, ctx.device)
+    _, data, entries = first_call(lambda: ctx.call(compiled), ctx.label, ctx.sync, ctx.device)
     ctx.compiled = compiled
     return {
         "warm_s": data["first_call_s"],
         # joined with the cold rows by compile id in the parent (report/compile_joins.py)
-        "graphs": compile_graphs.table(dynamo_state.compilation_metrics()[n_before:]),
+        "graphs": compile_graphs.table(entries),
         "phases": data["phases"],
         "cache": data["cache"],
         "native_compile_s": data["native_compile_s"],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from typing import Iterator
 
 import torch
@@ -30,8 +31,41 @@ def fresh() -> None:
 
 
 def compilation_metrics() -> list:
+    """This process's compile entries (CompilationMetrics), in the order PyTorch recorded them.
+
+    Pitfall: PyTorch's list also holds *runtime* entries (`is_runtime=True`, no compile id). Time
+    that Inductor spends in a compile column outside any Dynamo compile (an AOTInductor build, an
+    export lowered by Inductor) accumulates in the thread's runtime metrics context, and is
+    recorded as one entry only at the next compiled graph's first run, started when those seconds
+    began. Such an entry is no compile of the call it lands in: an earlier test's AOTInductor
+    build (16.8 s of Inductor lowering) was counted into a BERT step's first call of 20.9 s. Every
+    count and phase reads compiles, so only compile entries are returned.
+    """
     get = getattr(dutils, "get_compilation_metrics", None)
-    return list(get()) if get else []
+    return [m for m in get() if not getattr(m, "is_runtime", False)] if get else []
+
+
+class Window:
+    """The compile entries one stretch of this thread's work made: recorded after the window
+    opened, and begun after it opened (`start_time_us`).
+
+    An entry recorded inside the window but begun before it is another thread's compile that was
+    under way when the window opened (each thread has its own metrics context; this thread was not
+    compiling): its seconds are no part of this thread's call. `left_out` keeps those entries."""
+
+    def __init__(self) -> None:
+        self.n_before = len(compilation_metrics())
+        self.start_us = time.time_ns() // 1000
+        self.left_out: list = []
+
+    def entries(self) -> list:
+        recorded = compilation_metrics()[self.n_before :]
+        self.left_out = [m for m in recorded if self._began_before(m)]
+        return [m for m in recorded if not self._began_before(m)]
+
+    def _began_before(self, m: object) -> bool:
+        began = getattr(m, "start_time_us", None)
+        return began is not None and began < self.start_us
 
 
 def counters_of(group: str) -> dict:

@@ -156,15 +156,19 @@ PHASES_METHOD = (
     "CompilationMetrics per entry: Dynamo = frame - backend, AOTAutograd = backend - inductor, "
     "Inductor lowering = inductor - codegen; backward graphs (compiled at the first backward) are "
     "entries of their own, counted once (backward_graphs_s is part of the other four); each part "
-    "bounded by the one containing it (PyTorch's columns are cumulative); an entry lying inside "
-    "another's time (another thread's compile) left out; "
+    "bounded by the one containing it (PyTorch's columns are cumulative); only the call's own "
+    "compile entries: an entry lying inside another's time or begun before the call (another "
+    "thread's compile) left out, and PyTorch's runtime entries (Inductor time spent outside any "
+    "compile, recorded at a later graph's first run) are not compiles; "
     "dynamo_s + aot_autograd_s + inductor_lowering_s + codegen_and_cpp_or_triton_s = total_compile_s"
 )
 
 
-def _left_out(ms: list) -> str:
-    n = len(concurrent(ms))
-    return f" (here {n} entries, compiled inside another's time, left out)" if n else ""
+def _left_out(ms: list, began_before: list) -> str:
+    n, m = len(concurrent(ms)), len(began_before)
+    said = [f"{n} entries compiled inside another's time"] if n else []
+    said += [f"{m} entries begun before the call (another thread's)"] if m else []
+    return f" (here {' and '.join(said)}, left out)" if said else ""
 
 
 def cache_counters() -> dict:
@@ -197,11 +201,12 @@ def first_call(
     label: str,
     sync: Callable[[], None],
     device: torch.device | None = None,
-) -> tuple[Any, dict]:
-    """Make the compiled model's first call from a fresh state; returns its output and the
-    measurements. Its memory peak: the device allocator's on CUDA, RSS growth elsewhere
+) -> tuple[Any, dict, list]:
+    """Make the compiled model's first call from a fresh state; returns its output, the
+    measurements and the call's own compile entries (`dynamo_state.Window`: what later phases read
+    as the first call's). Its memory peak: the device allocator's on CUDA, RSS growth elsewhere
     (probes/memory.first_call_peak)."""
-    n_before = len(dynamo_state.compilation_metrics())
+    window = dynamo_state.Window()
     device = device if device is not None else torch.device("cpu")
     with RssPeak() as rss:
         if device.type == "cuda":
@@ -210,13 +215,13 @@ def first_call(
         else:
             peak = {}
             out, wall = timed_call(call, (), sync)
-    ms = dynamo_state.compilation_metrics()[n_before:]
+    ms = window.entries()
     breakdown = phase_breakdown(ms)
     frame = breakdown.get("total_compile_s") or 0.0  # within the first call's wall time
     data = {
         "first_call_s": wall,
         "phases": breakdown,
-        "phases_method": PHASES_METHOD + _left_out(ms),
+        "phases_method": PHASES_METHOD + _left_out(ms, window.left_out),
         "native_compile_s": native_compile_s(),
         "outside_compiler_s": max(0.0, wall - frame),
         "frames_compiled": len(ms),
@@ -235,4 +240,4 @@ def first_call(
             for m in ms
         ],
     }
-    return out, data
+    return out, data, ms

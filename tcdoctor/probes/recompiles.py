@@ -238,9 +238,9 @@ def phase_recompiles(ctx: PhaseContext) -> dict:
         subject = ctx.fresh()
         compiled = ctx.torch_compile(subject)
         reset_rng_state()
-        n_before = len(dynamo_state.compilation_metrics())
+        window = dynamo_state.Window()
         ctx.call(compiled)
-        ctx.first_call_metrics = dynamo_state.compilation_metrics()[n_before:]
+        ctx.first_call_metrics = window.entries()
         ctx.sequence = (subject, compiled)
         state = SEQUENCE_AGAIN
     subject, compiled = ctx.sequence
