@@ -14,7 +14,7 @@ import statistics
 import pytest
 from conftest import ROOT
 
-from tcdoctor import stats
+from tcdoctor import stats, units
 from tcdoctor.experiments.fixes import judged_across_processes, judged_in_process
 from tcdoctor.experiments.specs import ConfigFix
 from tcdoctor.report.model import Report
@@ -390,21 +390,41 @@ def test_the_h200_gpt2_analysis_processes_are_kept_out_and_its_mode_row_not_judg
     assert regimes.row_state(third_like, out["processes"]) is None
 
 
-def test_key_figures_give_the_decided_on_medians_when_the_cold_process_is_left_out():
-    """Issue 56: an analysis process kept out of the headline keeps its medians out of the key
-    figures too: they are the median of the medians of the processes decided on, said so."""
-    from conftest import DATA
-
+def test_the_headline_sides_are_the_decided_on_processes_in_every_format_when_cold_is_left_out():
+    """Issues 56 and 61: an analysis process kept out of the headline keeps its medians out of the
+    headline's sides, in the key figures and in the JSON that diff, the sweep and CI read alike:
+    each figure is the median over the processes decided on, said so; the cold process's own
+    medians stay on its process row. Where the cold process is decided on, the sides are its own."""
     from tcdoctor.render.figures import _speed
     from tcdoctor.report.model import Report
+    from tcdoctor.report.sections import Runtime
 
-    rt = Report.load(str(DATA / "cuda-h200" / "C.json")).runtime
-    cold, warm, third = rt.processes
-    assert rt.shown_medians == (rt.eager.median_s, rt.compiled.median_s, None)
-    cold.excluded = "timed unlike the timing-only processes (third): left out of the headline"
-    eager, compiled, how = rt.shown_medians
-    assert eager == (warm.eager_median_s + third.eager_median_s) / 2
-    assert compiled == (warm.compiled_median_s + third.compiled_median_s) / 2
-    assert "warm, third" in how and "cold process was left out" in how
-    rows = {r.label: r for r in _speed(Report(runtime=rt))}
-    assert rows["eager median / call"].how == how
+    cold = _timing(2.0, seed=1)
+    cold["eager"] = dict(cold["eager"], median_s=cold["eager"]["median_s"] * 1.6)  # planted
+    cold["speedup"] *= 1.6
+    cold["speedup_ci"] = [x * 1.6 for x in cold["speedup_ci"]]
+    others = [
+        ("warm", regimes.AS_LAUNCHED, _timing(2.02, seed=2)),
+        ("third", regimes.AS_LAUNCHED, dict(_timing(1.98, seed=3), why="spread")),
+        ("fourth", regimes.AS_LAUNCHED, dict(_timing(2.01, seed=4), why="spread")),
+    ]
+    out = claims.combine([("cold", regimes.AS_LAUNCHED, cold), *others])
+    rows = {p["process"]: p for p in out["processes"]}
+    assert rows["cold"]["excluded"] and rows["cold"]["eager_median_s"] == cold["eager"]["median_s"]
+    on = [r for _, _, r in others]
+    for side in ("eager", "compiled"):
+        want = statistics.median(r[side]["median_s"] for r in on)
+        assert out[side]["median_s"] == pytest.approx(want)
+    assert out["eager"]["median_s"] < cold["eager"]["median_s"] / 1.4  # not the cold process's
+    assert "warm, third, fourth" in out["sides_method"] and "left out" in out["sides_method"]
+    data = dict(cold, **out)  # the runtime section after derive(): the cold phase's, then combine's
+    data.pop("raw")
+    rep = Report(runtime=Runtime.from_dict(data))
+    shown = {r.label: r for r in _speed(rep)}
+    json_runtime = rep.to_dict()["runtime"]
+    assert json_runtime["eager"]["median_s"] == out["eager"]["median_s"]
+    assert shown["eager median / call"].how == out["sides_method"]
+    assert shown["eager median / call"].value == units.seconds(json_runtime["eager"]["median_s"])
+    # the cold process decided on: the sides are its own, and nothing says otherwise
+    kept = claims.combine([("cold", regimes.AS_LAUNCHED, _timing(2.0, seed=1)), *others])
+    assert "eager" not in kept and "sides_method" not in kept

@@ -103,7 +103,11 @@ def speed_section(rt: Runtime) -> Section:
         tables=tuple(tables),
         notes=tuple(notes),
         method=(
-            "(each process; the eager/compiled rows are the cold process's) " if several else ""
+            f"(each process; the eager/compiled rows: {rt.sides_method}) "
+            if several and rt.sides_method
+            else "(each process; the eager/compiled rows are the cold process's) "
+            if several
+            else ""
         )
         + f"{rt.method}. Speedup = median(eager)/median(compiled); CI: {rt.ci_method}. "
         f"Budget {rt.budget_s} s."

@@ -50,6 +50,7 @@ from .regimes import (
     MIN_PER_REGIME,
     by_regime,
     classify,
+    decided_on,
     load_seen,
     modes,
     modes_text,
@@ -234,7 +235,50 @@ def combine(processes: list[tuple[str, str, dict]], seq: dict | None = None) -> 
         out["sequence"] = SequenceRecord.from_dict(dict(seq, counted=len(counted)))
     out["across_method"] = _method(rows, counted, out.get("regimes"), seq)
     out["ci_method"] = _ci_method(out, by, counted, level, seq)
+    out.update(headline_sides(processes, rows))
     return {k: _json(v) for k, v in out.items()}
+
+
+def headline_sides(processes: list[tuple[str, str, dict]], rows: list[ProcessRow]) -> dict:
+    """The headline's eager and compiled figures per call (`eager`, `compiled`, `sides_method`)
+    where they are not the cold process's own; {} where they are.
+
+    The runtime section starts from the cold process's timing. Where that process was left out of
+    the headline (disturbed, or timed unlike the timing-only processes), its figures are not what
+    the headline was decided on: one fact, the eager median, would read one figure in the report
+    and another in the JSON that `diff`, the sweep and CI jobs read. So the sides become those of
+    the processes decided on: each figure the median over them of each process's own (samples,
+    their sum); the cold process's own medians stay on its process row."""
+    cold = next((r for r in rows if r.process == "cold"), None)
+    on = decided_on(rows)
+    if cold is None or not cold.excluded or not on:
+        return {}
+    names = {r.process for r in on}
+    results = [result for name, _, result in processes if name in names]
+    return {
+        "eager": _typical([r.get("eager") or {} for r in results]),
+        "compiled": _typical([r.get("compiled") or {} for r in results]),
+        "sides_method": (
+            f"the median over the {len(on)} process(es) the headline was decided on "
+            f"({', '.join(r.process for r in on)}) of each one's own figure (samples: their sum); "
+            "the cold process was left out of the headline: its own medians are on its process row"
+        ),
+    }
+
+
+def _typical(sides: list[dict]) -> dict:
+    """Each figure of one side: the median over the processes' own (None where none measured
+    it); the samples, their sum."""
+    import statistics
+
+    out: dict = {}
+    for key in dict.fromkeys(k for side in sides for k in side):
+        got = [v for side in sides if isinstance(v := side.get(key), (int, float))]
+        if key == "samples":
+            out[key] = sum(got) if got else None
+        else:
+            out[key] = statistics.median(got) if got else None
+    return out
 
 
 def _json(value: Any) -> Any:

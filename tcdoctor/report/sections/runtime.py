@@ -9,7 +9,7 @@ from ... import units
 from ...thresholds import RULES, Rules
 from ..processes import claims
 from ..processes.claims import Claim
-from ..processes.regimes import decided_on, least_favourable
+from ..processes.regimes import least_favourable
 from ..processes.rows import Load, ModeRow, ProcessRow, Regime, Sequence
 from ..record import Record
 from ..rules import (
@@ -64,6 +64,7 @@ class Runtime(Record):
 
     OMIT_NONE = (
         "not_measured",
+        "sides_method",
         "samples_per_round",
         "processes",
         "regimes",
@@ -76,10 +77,13 @@ class Runtime(Record):
         "modes",
     )
 
-    # the cold process's own timing; `speedup` and `speedup_ci` are across processes
-    # (report/processes/), each process's figures in `processes`
+    # the headline's sides: the cold process's own timing, or where that process was left out of
+    # the headline, the processes' it was decided on (`sides_method` says how: claims.
+    # headline_sides); `speedup` and `speedup_ci` are across processes (report/processes/), each
+    # process's figures in `processes`
     eager: Timing = field(default_factory=Timing)
     compiled: Timing = field(default_factory=Timing)
+    sides_method: str | None = None
     speedup: float | None = None
     speedup_ci: list[float] | None = None
     samples: int | None = None
@@ -141,27 +145,6 @@ class Runtime(Record):
         )
 
     @property
-    def shown_medians(self) -> tuple[float | None, float | None, str | None]:
-        """(eager, compiled) median per call as the key figures show them, and how, when that is
-        not the cold process's own: where the cold process was left out of the headline (it timed
-        the call unlike the timing-only processes, or was disturbed), its medians are not what the
-        headline was decided on, so the key figures give the median of the medians of the
-        processes that were (None for how: the cold process's own, the runtime phase's)."""
-        cold = next((ProcessRow.of(r) for r in self.processes or [] if r.process == "cold"), None)
-        on = decided_on(self.processes)
-        if cold is None or not cold.excluded or not on:
-            return self.eager.median_s, self.compiled.median_s, None
-        how = (
-            f"median of the medians of the {len(on)} process(es) the headline was decided on "
-            f"({', '.join(r.process for r in on)}); the cold process was left out of it"
-        )
-        return (
-            _median([r.eager_median_s for r in on]),
-            _median([r.compiled_median_s for r in on]),
-            how,
-        )
-
-    @property
     def least_favourable_medians(self) -> tuple[float | None, float | None]:
         """(eager, compiled) medians of the process with the lowest speedup: what per-call gains
         and the break-even are computed from, so a lucky process never shortens them."""
@@ -173,11 +156,3 @@ class Runtime(Record):
     @property
     def significantly_slower(self) -> bool:
         return self.claim(RULES.replace(min_speedup=1.0)) == Claim.SLOWER
-
-
-def _median(xs: list[float | None]) -> float | None:
-    """The median of the figures that were measured (None when none was)."""
-    import statistics
-
-    got = [x for x in xs if x is not None]
-    return statistics.median(got) if got else None
