@@ -5,6 +5,7 @@ rows carry the changes as their `changes`)."""
 from __future__ import annotations
 
 from .. import units
+from ..report.rules import Side, apart
 from ..report.sweep import COMPILE_CHANGE, Sweep, SweepRow
 
 
@@ -37,16 +38,16 @@ def compare(new: SweepRow, old: SweepRow | None) -> list[dict]:
         and new.recompiles != old.recompiles
     ):
         out.append(_change("recompiles", f"recompiles {old.recompiles} → {new.recompiles}"))
-    if new.speedup_ci and old.speedup_ci:
-        if new.speedup_ci[0] > old.speedup_ci[1] or new.speedup_ci[1] < old.speedup_ci[0]:
-            word = "faster" if new.speedup_ci[0] > old.speedup_ci[1] else "slower"
-            out.append(
-                _change(
-                    f"speedup_{word}",
-                    f"speedup {units.ratio(old.speedup, old.speedup_ci)} → "
-                    f"{units.ratio(new.speedup, new.speedup_ci)} ({word}: the CIs do not overlap)",
-                )
+    side = apart(new.speedup_ci, old.speedup_ci)  # the intervals do not overlap
+    if side is not None:
+        word = "faster" if side == Side.ABOVE else "slower"
+        out.append(
+            _change(
+                f"speedup_{word}",
+                f"speedup {units.ratio(old.speedup, old.speedup_ci)} → "
+                f"{units.ratio(new.speedup, new.speedup_ci)} ({word}: the CIs do not overlap)",
             )
+        )
     if new.slower_than_eager and not old.slower_than_eager:
         out.append(_change("newly_slower_than_eager", "now slower than eager (CI wholly below 1×)"))
     a, b = old.cold_compile_s, new.cold_compile_s
