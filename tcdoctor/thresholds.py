@@ -55,6 +55,10 @@ class Rules:
     # differ on every model)
     memory_growth_fraction: float = 0.10
     memory_growth_min_bytes: int = 1024 * 1024
+    # the serving section's paired intervals (report/processes/paired.py): their level, and the
+    # fewest requests both sides served for one to be taken (fewer give no interval)
+    serving_level: float = 0.95
+    min_pairs: int = 5
 
     def replace(self, **changes: Any) -> Rules:
         """These rules with some thresholds changed (dataclasses.replace); a name that is not a

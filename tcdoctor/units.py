@@ -311,12 +311,12 @@ def indices(xs: Any, limit: int = 8) -> str:
 
 
 def paired(iv: Any) -> str:
-    """A paired interval of the serving section (its ratio of median times, its bounds, what it
-    decides): '0.82× the time (95% CI 0.75–0.90, widened by the spread between processes):
+    """A paired interval of the serving section (report/processes/paired.Interval: its ratio of
+    median times, its bounds, what it decides): '0.82× the time (95% CI 0.75–0.90, widened by the spread between processes):
     faster'."""
     if not iv:
         return NA
-    across = ", widened by the spread between processes" if iv.get("processes") == 2 else ""
-    bounds = ci([iv.get("low"), iv.get("high")], iv.get("level"))
+    across = ", widened by the spread between processes" if iv.processes == 2 else ""
+    bounds = ci([iv.low, iv.high], iv.level)
     inner = f" ({bounds}{across})" if bounds else ""
-    return f"{ratio(iv.get('ratio'))} the time{inner}: {iv.get('decides') or 'not decided'}"
+    return f"{ratio(iv.ratio)} the time{inner}: {iv.decides or 'not decided'}"

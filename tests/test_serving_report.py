@@ -229,8 +229,13 @@ def test_aot_when_faster_than_the_jit_or_as_fast_and_sooner_after_a_restart():
 
 
 def _row(name, ratio, decides, fallback=()):
-    iv = {"vs": "automatic", "ratio": ratio, "low": ratio * 0.9, "high": ratio * 1.1,
-          "level": 0.95, "processes": 2, "decides": decides}  # fmt: skip
+    """A strategy row whose interval decides `decides` (its words derive from its bounds)."""
+    from tcdoctor.report.processes.paired import Interval
+
+    high = {"faster": ratio * 1.1, "inside the noise": 1.2}[decides]
+    iv = Interval(vs="automatic", ratio=ratio, low=ratio * 0.9, high=high, level=0.95, pairs=60,
+                  process_spread=0.05, processes=2).to_dict()  # fmt: skip
+    assert iv["decides"] == decides
     return {"name": name, "label": name, "latencies_s": _lat(1e-3), "interval": iv,
             "fallback_requests": list(fallback)}  # fmt: skip
 
@@ -449,3 +454,34 @@ def test_a_strategy_past_recompile_limit_names_the_requests_the_eager_fallback_s
         text = html.unescape(render(r)) if fmt == "html" else render(r)
         text = text.replace("\\_", "_") if fmt == "markdown" else text  # Markdown's escape
         assert line in text and "(49 in all)" in text, fmt
+
+
+# -- the one comparison: report/processes/paired.py ----------------------------------------------
+
+
+def test_a_paired_interval_claims_with_the_one_claim_enum_and_derives_its_words():
+    from tcdoctor.report.processes.claims import Claim
+    from tcdoctor.report.processes.paired import Interval, ratio_interval
+    from tcdoctor.thresholds import RULES
+
+    def iv(low, high, spread=0.05):
+        return Interval(vs="automatic", ratio=(low + high) / 2, low=low, high=high, level=0.95,
+                        pairs=40, process_spread=spread, processes=2 if spread else 1)  # fmt: skip
+
+    assert iv(0.7, 0.9).claim is Claim.FASTER and iv(0.7, 0.9).decides == "faster"
+    assert iv(1.1, 1.3).claim is Claim.SLOWER and iv(1.1, 1.3).decides == "slower"
+    noise = iv(0.8, 1.2)
+    assert noise.claim is Claim.UNDECIDED and noise.inside_the_noise
+    assert noise.decides == "inside the noise"
+    alone = iv(0.7, 0.9, spread=None)  # one process: decides nothing across processes
+    assert alone.claim is Claim.UNDECIDED and not alone.inside_the_noise
+    assert alone.decides.startswith("not decided across processes")
+    # a saved report's words, recomputed on load from its bounds, read as the file wrote them
+    stored = [r["interval"] for r in _saved().to_dict()["serving"]["strategies"] if r["interval"]]
+    assert stored and all(Interval.from_dict(d).to_dict() == d for d in stored)
+    # the level and the fewest pairs are the rules'
+    a = {i: 1.0 + 0.01 * (i % 3) for i in range(4)}
+    b = {i: 2.0 + 0.01 * (i % 5) for i in range(4)}
+    assert ratio_interval(a, b, 0.05, "b") is None  # 4 pairs, under RULES.min_pairs
+    got = ratio_interval(a, b, 0.05, "b", RULES.replace(min_pairs=4, serving_level=0.9))
+    assert got is not None and got.level == 0.9 and got.pairs == 4 and got.claim is Claim.FASTER

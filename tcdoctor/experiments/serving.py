@@ -58,7 +58,7 @@ from typing import Any
 
 from ..options import Options
 from ..report.files import write_atomic
-from ..report.sections.serving import log_spread, ratio_interval, steady
+from ..report.processes.paired import log_spread, ratio_interval, steady
 
 PARTS = ("replay", "proof", "strategies", "host", "aot")  # "aot" runs as "aot" + "aot_serve"
 WEIGHTS = {"replay": 3.0, "proof": 2.0, "strategies": 3.0, "host": 2.0, "aot": 2.0}
@@ -224,7 +224,8 @@ def intervals(rows: list[dict], replay: dict | None, proof: dict | None, host: d
     floor = process_spread(replay, proof, host)
     for row in rows:
         mine = steady(row.get("latencies_s"), set(row.get("fallback_requests") or ()))
-        row["interval"] = ratio_interval(mine, ref, floor, "automatic") if ref else None
+        iv = ratio_interval(mine, ref, floor, "automatic") if ref else None
+        row["interval"] = iv.to_dict() if iv is not None else None
 
 
 def reference_row(replay: dict | None, proof: dict | None, warmup: dict | None) -> dict | None:

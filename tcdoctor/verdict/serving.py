@@ -43,13 +43,9 @@ from typing import TYPE_CHECKING, Any
 
 from .. import units
 from ..outcomes import Decision
-from ..report.sections.serving import (
-    OperatingModel,
-    ServeStrategy,
-    Serving,
-    ratio_interval,
-    steady,
-)
+from ..report.processes.claims import Claim
+from ..report.processes.paired import Interval, ratio_interval, steady
+from ..report.sections.serving import OperatingModel, ServeStrategy, Serving
 
 if TYPE_CHECKING:
     from ..report.model import Report
@@ -60,7 +56,6 @@ NAMES = {
     JIT: "JIT: torch.compile with the proven warm-up",
     AOT: "AOT: torch.export and an AOTInductor package",
 }
-FASTER = "faster"
 
 
 def operating_model(report: Report) -> OperatingModel | None:
@@ -104,15 +99,15 @@ def _sides(s: Serving) -> dict[str, dict[int, float]]:
 
 def _compare(
     sides: dict[str, dict[int, float]], a: str, b: str, floor: float | None
-) -> dict | None:
-    """`a` / `b` on the requests both served (None: either side missing, or under 5 pairs)."""
+) -> Interval | None:
+    """`a` / `b` on the requests both served (None: either side missing, or too few pairs)."""
     if not sides.get(a) or not sides.get(b):
         return None
     return ratio_interval(sides[a], sides[b], floor, b)
 
 
-def _decides(iv: dict | None) -> str | None:
-    return (iv or {}).get("decides")
+def _faster(iv: Interval | None) -> bool:
+    return iv is not None and iv.claim is Claim.FASTER
 
 
 def _aot_fits(s: Serving) -> str | None:
@@ -156,26 +151,31 @@ def _jit_gap(s: Serving) -> str | None:
 
 
 def _choose(
-    s: Serving, jit_eager: dict | None, aot_jit: dict | None, aot_eager: dict | None
+    s: Serving, jit_eager: Interval | None, aot_jit: Interval | None, aot_eager: Interval | None
 ) -> tuple[str | None, str]:
     """The model and its one line (see the module's docstring for the rule)."""
     aot_no, jit_no = _aot_fits(s), _jit_gap(s)
-    jit_fast = _decides(jit_eager) == FASTER
+    jit_fast = _faster(jit_eager)
     if jit_eager is None:
         return None, "no operating model named: eager and compiled were not both replayed"
     if jit_fast and jit_no is None:
-        if aot_no is None and _decides(aot_jit) == FASTER:
+        if aot_no is None and _faster(aot_jit):
             return (
                 AOT,
                 f"{NAMES[AOT]}: faster than the JIT on this traffic ({units.paired(aot_jit)})",
             )
-        if aot_no is None and _decides(aot_jit) == "inside the noise" and _starts_sooner(s):
+        if (
+            aot_no is None
+            and aot_jit is not None
+            and aot_jit.inside_the_noise
+            and _starts_sooner(s)
+        ):
             return AOT, (
                 f"{NAMES[AOT]}: as fast as the JIT within the noise ({units.paired(aot_jit)}) and "
                 "it serves its first request sooner after a restart, with no warm-up to run"
             )
         return JIT, f"{NAMES[JIT]}: faster than eager on this traffic ({units.paired(jit_eager)})"
-    if aot_no is None and _decides(aot_eager) == FASTER:
+    if aot_no is None and _faster(aot_eager):
         why = f"; the JIT does not fit: {jit_no}" if jit_fast and jit_no else ""
         return AOT, f"{NAMES[AOT]}: faster than eager ({units.paired(aot_eager)}){why}"
     if jit_fast:
@@ -204,9 +204,9 @@ def _best_strategy(s: Serving) -> tuple[str | None, str]:
         why = s.not_measured.get("strategies")
         return None, f"shape strategies: {units.NA}" + (f" ({why})" if why else "")
     fits = [r for r in rows if not r.fallback_requests and not r.errors]
-    faster = [r for r in fits if _decides(r.interval) == FASTER]
+    faster = [r for r in fits if _faster(r.interval)]
     if faster:
-        best = min(faster, key=lambda r: r.interval["ratio"])  # type: ignore[index]
+        best = min(faster, key=lambda r: r.interval.ratio)  # type: ignore[union-attr]
         return best.name, (
             f"best shape strategy on this traffic: {best.label or best.name}, "
             f"{units.paired(best.interval)} against torch.compile as the target compiles it"
@@ -225,7 +225,7 @@ def _why_not(r: ServeStrategy) -> str:
     return f"{r.name}: {len(r.errors)} request(s) failed"
 
 
-def _figures(s: Serving, jit_eager: dict | None, aot_jit: dict | None) -> list[str]:
+def _figures(s: Serving, jit_eager: Interval | None, aot_jit: Interval | None) -> list[str]:
     """The figures behind the choice, one line each."""
     replay, out = s.replay, []
     eager, compiled = (replay.eager, replay.compiled) if replay else (None, None)
@@ -271,7 +271,7 @@ def warmup_text(s: Serving) -> str:
     return f"{gap} ({units.count(n)} request(s), {whose})"
 
 
-def _aot_line(s: Serving, aot_jit: dict | None) -> str:
+def _aot_line(s: Serving, aot_jit: Interval | None) -> str:
     """AOT's figures against the JIT's, or why it does not fit."""
     why = _aot_fits(s)
     aot = s.aot or {}

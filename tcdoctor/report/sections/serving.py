@@ -15,81 +15,18 @@ derived properties, written to the JSON for machines that read it and recomputed
 
 from __future__ import annotations
 
-import math
-import statistics
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...stats import bootstrap, nearest_rank, percentile_ci
+from ...stats import nearest_rank
+from ..processes.paired import Interval
 from ..record import Record
-
-LEVEL = 0.95  # the intervals' level
 
 
 def percentile(latencies: list[float | None] | None, q: float) -> float | None:
     """The nearest-rank percentile of the served requests' latencies (None: none served)."""
     served = [x for x in latencies or [] if x is not None]
     return nearest_rank(served, q) if served else None
-
-
-def steady(latencies: list | None, skip: set[int] | None = None) -> dict[int, float]:
-    """{request index: latency} of the requests served, less those in `skip` (the eager
-    fallback's: a strategy's requests that ran eagerly are not its steady state)."""
-    skip = skip or set()
-    return {i: x for i, x in enumerate(latencies or []) if x is not None and i not in skip}
-
-
-def log_spread(a: list | None, b: list | None) -> float | None:
-    """|log(ratio of medians)| between two replays of one configuration in two processes, on the
-    requests both served (paired by request); None with fewer than 5 such requests."""
-    x, y = steady(a), steady(b)
-    both = sorted(set(x) & set(y))
-    if len(both) < 5:
-        return None
-    return abs(
-        math.log(statistics.median([x[i] for i in both]) / statistics.median([y[i] for i in both]))
-    )
-
-
-def ratio_interval(
-    num: Mapping[int, float], den: Mapping[int, float], floor: float | None, vs: str
-) -> dict | None:
-    """The ratio of medians `num` / `den` on the requests both served, paired by request, its
-    percentile-bootstrap interval (LEVEL) widened by `floor` (the log spread between two processes
-    of one configuration) on both sides; `decides`: "faster" (the upper bound below 1), "slower"
-    (the lower bound above 1) or "inside the noise"; without a `floor` it decides nothing across
-    processes. The one rule of every serving comparison (the strategies against the reference,
-    the verdict's eager, JIT and AOT against each other)."""
-    both = sorted(set(num) & set(den))
-    if len(both) < 5:
-        return None
-    a, b = [num[i] for i in both], [den[i] for i in both]
-
-    def stat(idx: list[int]) -> float:
-        return statistics.median([a[i] for i in idx]) / statistics.median([b[i] for i in idx])
-
-    low, high = percentile_ci(bootstrap(stat, len(both), resamples=1000, seed=0), LEVEL)
-    widen = math.exp(floor) if floor is not None else None
-    out = {
-        "vs": vs,
-        "ratio": statistics.median(a) / statistics.median(b),
-        "low": low / widen if widen else low,
-        "high": high * widen if widen else high,
-        "level": LEVEL,
-        "pairs": len(both),
-        "process_spread": floor,
-        "processes": 2 if floor is not None else 1,
-    }
-    if widen is None:
-        out["decides"] = "not decided across processes (the reference ran in one process only)"
-    elif out["high"] < 1:
-        out["decides"] = "faster"
-    elif out["low"] > 1:
-        out["decides"] = "slower"
-    else:
-        out["decides"] = "inside the noise"
-    return out
 
 
 class _Percentiles:
@@ -281,7 +218,7 @@ class ServeStrategy(_Percentiles, Record):
     limit_hit: dict[str, Any] | None = None
     recompile_limit: int | None = None
     errors: list[dict[str, Any]] = field(default_factory=list)
-    interval: dict[str, Any] | None = None
+    interval: Interval | None = None
     compile_kwargs: dict[str, str] | None = None
     cache_start: str | None = None
     stopped: str | None = None

@@ -1,0 +1,130 @@
+"""Is A faster than B, request by request: the serving section's one comparison (the strategies
+against the reference, the operating model's eager, JIT and AOT against each other), the record
+it gives (`Interval`) and the claim it makes (`Claim`, the one enum of every "which is faster").
+
+Method. A and B served the same requests; the statistic is the ratio of their median latencies
+on the requests both served, paired by request (`ratio_interval`). Its percentile-bootstrap
+interval (stats.bootstrap, 1,000 resamples, seed 0, at `Rules.serving_level`) speaks of one
+process each; a process-to-process spread (`log_spread`: |log ratio of medians| between two
+replays of one configuration) widens it on both sides, so a claim holds across processes. The
+interval's upper bound below 1 is FASTER (A takes less time), its lower bound above 1 SLOWER,
+anything else UNDECIDED, said "inside the noise"; without a spread it decides nothing across
+processes. Fewer than `Rules.min_pairs` requests served by both: no interval.
+
+Pitfalls. The requests a strategy served on the eager fallback, or that compiled, are not its
+steady state (`steady` leaves them out). A ratio of *times*: below 1 is faster, unlike the
+headline's speedup (eager ÷ compiled). The JSON's `decides` is derived from the bounds, so a saved
+report's words are recomputed on load and read the same.
+
+Torch-free: assembled in the parent, re-read by `tcdoctor report`.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ...stats import bootstrap, percentile_ci
+from ...thresholds import RULES, Rules
+from ..record import Record
+from .claims import Claim
+
+NOT_ACROSS = "not decided across processes (the reference ran in one process only)"
+NOISE = "inside the noise"
+
+
+def steady(latencies: list | None, skip: set[int] | None = None) -> dict[int, float]:
+    """{request index: latency} of the requests served, less those in `skip` (the eager
+    fallback's: a strategy's requests that ran eagerly are not its steady state)."""
+    skip = skip or set()
+    return {i: x for i, x in enumerate(latencies or []) if x is not None and i not in skip}
+
+
+def log_spread(a: list | None, b: list | None, rules: Rules = RULES) -> float | None:
+    """|log(ratio of medians)| between two replays of one configuration in two processes, on the
+    requests both served (paired by request); None with fewer than `rules.min_pairs` of them."""
+    x, y = steady(a), steady(b)
+    both = sorted(set(x) & set(y))
+    if len(both) < rules.min_pairs:
+        return None
+    return abs(
+        math.log(statistics.median([x[i] for i in both]) / statistics.median([y[i] for i in both]))
+    )
+
+
+@dataclass
+class Interval(Record):
+    """A / B as a ratio of median times on the requests both served (`ratio`), its interval
+    (`low`..`high` at `level`, widened by `process_spread` where `processes` is 2), against `vs`
+    (B's name); `claim` and its words `decides` derived from the bounds."""
+
+    DERIVED = ("decides",)
+
+    vs: str | None = None
+    ratio: float | None = None
+    low: float | None = None
+    high: float | None = None
+    level: float | None = None
+    pairs: int | None = None
+    process_spread: float | None = None
+    processes: int | None = None
+
+    @property
+    def across(self) -> bool:
+        """Widened by the spread between processes: only then does it decide."""
+        return self.process_spread is not None
+
+    @property
+    def claim(self) -> Claim:
+        if not self.across or self.low is None or self.high is None:
+            return Claim.UNDECIDED
+        if self.high < 1:
+            return Claim.FASTER
+        if self.low > 1:
+            return Claim.SLOWER
+        return Claim.UNDECIDED
+
+    @property
+    def inside_the_noise(self) -> bool:
+        """Judged across processes, and neither side: as fast as B within the noise."""
+        return self.across and self.claim is Claim.UNDECIDED
+
+    @property
+    def decides(self) -> str:
+        if not self.across:
+            return NOT_ACROSS
+        return NOISE if self.claim is Claim.UNDECIDED else str(self.claim)
+
+
+def ratio_interval(
+    num: Mapping[int, float],
+    den: Mapping[int, float],
+    floor: float | None,
+    vs: str,
+    rules: Rules = RULES,
+) -> Interval | None:
+    """`num` / `den` on the requests both served (see the module's docstring); None under
+    `rules.min_pairs` such requests."""
+    both = sorted(set(num) & set(den))
+    if len(both) < rules.min_pairs:
+        return None
+    a, b = [num[i] for i in both], [den[i] for i in both]
+
+    def stat(idx: list[int]) -> float:
+        return statistics.median([a[i] for i in idx]) / statistics.median([b[i] for i in idx])
+
+    level = rules.serving_level
+    low, high = percentile_ci(bootstrap(stat, len(both), resamples=1000, seed=0), level)
+    widen = math.exp(floor) if floor is not None else None
+    return Interval(
+        vs=vs,
+        ratio=statistics.median(a) / statistics.median(b),
+        low=low / widen if widen else low,
+        high=high * widen if widen else high,
+        level=level,
+        pairs=len(both),
+        process_spread=floor,
+        processes=2 if floor is not None else 1,
+    )
