@@ -33,7 +33,7 @@ text says they are inside the noise.
 Pitfalls: the headline times steady calls on the example inputs across processes, this judges the
 traffic's own requests, so the two can differ; `relation` says how they relate in one line, and
 neither is changed by the other. The spread between processes is the largest of at most three
-pairs of the reference's processes (experiments/serving.py `process_spread`): a few draws, not a
+pairs of the reference's processes (run/serving/section.py `process_spread`): a few draws, not a
 distribution; a row near the noise's edge can read differently in another run.
 """
 
