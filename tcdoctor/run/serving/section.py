@@ -26,18 +26,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...experiments.shapes import SERVED_LABELS
 from ...options import Options
 from ...report.sections.serving import log_spread, ratio_interval, steady
 from .part import Serving
-
-LABELS = {  # the strategies table's rows, the reference first
-    "automatic": "torch.compile as the target compiles it (automatic dynamic shapes)",
-    "static": "static shapes: dynamic=False",
-    "dynamic": "dynamic=True",
-    "marked": "mark_dynamic on the dimensions that vary",
-    "padded": "padded to the Traffic's buckets (static), the other varying dims marked dynamic",
-    "regional": "regional compilation: the repeated block compiled alone",
-}
 
 
 def asked(options: Options, workload: Mapping[str, Any] | None) -> dict | None:
@@ -128,7 +120,7 @@ def reference_row(replay: dict | None, proof: dict | None, warmup: dict | None) 
     made = [*(startup.get("compiles") or []), *(compiled.get("compiles") or [])]
     return {
         "name": "automatic",
-        "label": LABELS["automatic"],
+        "label": SERVED_LABELS["automatic"],
         "latencies_s": served,
         "compiles": sum(1 for c in made if c.get("kind") in ("compile", "recompile")),
         "compile_s": (compiled.get("compile_s") or 0.0) + (startup.get("compile_s") or 0.0),

@@ -2,7 +2,7 @@
 own, with an empty cache folder (seeded with the machine's probed ISA checks), so its compiles are
 its own cold ones.
 
-The strategies (`STRATEGIES`, in order, each against the reference, plain
+The strategies (`STRATEGIES`, in order, their labels and `dynamic` experiments/shapes.py's, each against the reference, plain
 `torch.compile` as the target compiles it):
 - `static`: `dynamic=False`: one graph per distinct shape until `recompile_limit`, then the eager
   fallback for every new shape (the requests it served are named);
@@ -35,11 +35,17 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from ...experiments.shapes import (
+    SERVED_LABELS,
+    changing_dims,
+    dim_names,
+    mark_dims,
+    served_override,
+)
 from ..spec import ServeSpec
 from ..stages import Where
 from .part import Part, Serving
 from .replay import replayed
-from .section import LABELS
 
 if TYPE_CHECKING:
     from ...probes.traffic_replay import ServeContext
@@ -77,33 +83,15 @@ def _plan(run: Serving) -> None:
     run.results["strategies"] = rows
 
 
-OVERRIDES = {
-    "static": {"dynamic": False},
-    "dynamic": {"dynamic": True},
-    "padded": {"dynamic": False},
-}
-
-
 def varying_dims(ctx: ServeContext, padded: bool = False) -> list[tuple[int, int]]:
     """(tensor index, dim) of every dimension whose size varies across the traffic's requests
-    (tensors of the same rank as the first request's, in iteration order); `padded`: across the
-    requests as a padding server feeds them, minus the dimensions the padding sets (those that
-    differ between a request and its padded form: static per bucket)."""
-    from ...probes import calls
-
-    base: list[tuple[int, ...]] | None = None
-    seen: set[tuple[int, int]] = set()
-    for r in ctx.requests(padded):
-        shapes = [tuple(t.shape) for t in calls.iter_tensors(r.args)]
-        if base is None:
-            base = shapes
-            continue
-        for i, s in enumerate(shapes):
-            if i < len(base) and len(s) == len(base[i]):
-                seen |= {(i, d) for d in range(len(s)) if s[d] != base[i][d]}
+    (shapes.py `changing_dims`); `padded`: across the requests as a padding server feeds them,
+    minus the dimensions the padding sets (those that differ between a request and its padded
+    form: static per bucket)."""
+    seen = changing_dims(r.args for r in ctx.requests(padded))
     if padded:
-        seen -= _padded_dims(ctx)
-    return sorted(seen)
+        return sorted(set(seen) - _padded_dims(ctx))
+    return seen
 
 
 def _padded_dims(ctx: ServeContext) -> set[tuple[int, int]]:
@@ -116,20 +104,6 @@ def _padded_dims(ctx: ServeContext) -> set[tuple[int, int]]:
             if a.dim() == b.dim():
                 out |= {(i, d) for d in range(a.dim()) if a.shape[d] != b.shape[d]}
     return out
-
-
-def _marker(dims: list[tuple[int, int]]) -> Any:
-    import torch
-
-    from ...probes import calls
-
-    def mark(request: Any) -> None:
-        tensors = list(calls.iter_tensors(request.args))
-        for i, d in dims:
-            if i < len(tensors) and d < tensors[i].dim():
-                torch._dynamo.mark_dynamic(tensors[i], d)
-
-    return mark
 
 
 def _regional(ctx: ServeContext, model: Any) -> tuple[Any, dict]:
@@ -158,16 +132,16 @@ def part_strategy(ctx: ServeContext, name: str) -> dict:
     if name == "regional":
         subject, extra = _regional(ctx, model)
         if subject is None:
-            return {"name": name, "label": LABELS[name], "not_measured": extra["why"]}
+            return {"name": name, "label": SERVED_LABELS[name], "not_measured": extra["why"]}
         kwargs = ctx.compile_kwargs()
     else:
-        kwargs = ctx.compile_kwargs(**OVERRIDES.get(name, {}))
+        kwargs = ctx.compile_kwargs(**served_override(name))
         subject = torch.compile(model, **kwargs)
     padded = name == "padded"
     if name in ("marked", "padded"):  # padded: the dims that vary without buckets stay dynamic
         dims = varying_dims(ctx, padded)
-        extra["marked"] = _tensor_dims(ctx, dims)
-        prepare = _marker(dims) if dims else None
+        extra["marked"] = dim_names(ctx.workload.call_args, dims)
+        prepare = (lambda r: mark_dims(r.args, dims)) if dims else None
     label = f"serving: strategy {name}"
     cold = ctx.replay(
         subject, f"{label} (cold)", padded=padded, prepare=prepare, compile_kwargs=kwargs
@@ -183,7 +157,7 @@ def part_strategy(ctx: ServeContext, name: str) -> dict:
     compiled_at = {c["request"] for c in cold.made}
     return {
         "name": name,
-        "label": LABELS[name],
+        "label": SERVED_LABELS[name],
         "compile_kwargs": {k: repr(v) for k, v in kwargs.items()},
         **extra,
         "latencies_s": steady.latencies_s,
@@ -203,13 +177,6 @@ def part_strategy(ctx: ServeContext, name: str) -> dict:
         "eager fallback, warm-up cost: the cold latencies of the requests that compiled), then "
         "again (the steady latencies: p50, p99)",
     }
-
-
-def _tensor_dims(ctx: ServeContext, dims: list[tuple[int, int]]) -> list[str]:
-    from ...experiments.strategies import tensor_names
-
-    names = tensor_names(ctx.workload.call_args)
-    return [f"{names[i] if i < len(names) else f'tensor {i}'} dim {d}" for i, d in dims]
 
 
 def _serve(ctx: Any, spec: ServeSpec, spawn: dict) -> None:
