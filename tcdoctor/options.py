@@ -455,7 +455,7 @@ class Options:
         ),
     )
     # Last: a report's options keep their order (tests/test_options.py). The serving section
-    # (issue 55; tcdoctor/experiments/serving.py): None replays the Workload's own traffic when it
+    # (issue 55; tcdoctor/run/serving/): None replays the Workload's own traffic when it
     # gives one, and nothing otherwise.
     traffic: int | None = _option(
         None,

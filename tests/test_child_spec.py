@@ -27,6 +27,7 @@ from tcdoctor.run.spec import (
     ChildSpecError,
     ExperimentRun,
     RankLaunch,
+    ServeSpec,
     TimingProcess,
     WarmHandshake,
 )
@@ -64,6 +65,14 @@ ROLES = {
             "copy of the main analysis's cache",
         ),
     ),
+    "serve": _spec(
+        "serve",
+        "serve-strategy-marked",
+        serve=ServeSpec("strategy", 40, 30.0, 1.7e9, strategy="marked"),
+    ),
+    "proof": _spec(
+        "serve", "serve-proof", serve=ServeSpec("proof", 40, 20.0, 1.7e9, warmup=[0, 2])
+    ),
     "rank": ChildSpec(
         target="model.py:build",
         role="rank",
@@ -89,6 +98,12 @@ def test_each_roles_spec_round_trips_through_json(name, tmp_path):
     assert ChildSpec.read(str(tmp_path / "x.spec")) == spec
 
 
+def test_every_role_has_its_function_in_the_child():
+    from tcdoctor.run import child, spec
+
+    assert set(child._ROLES) == set(spec.ROLES)
+
+
 def test_the_records_come_back_typed():
     fix = ChildSpec.from_dict(ROLES["fix"].to_dict()).strategy
     assert isinstance(fix.spec, ConfigFix) and fix.spec.before == {"speedup": 1.2}
@@ -98,6 +113,8 @@ def test_the_records_come_back_typed():
     timing = ChildSpec.from_dict(ROLES["timing"].to_dict()).timing
     # the timing record goes into the process's runtime row under these keys (probes/timing.py)
     assert timing.to_dict() == {"why": "undecided", "env": "as launched", "process": extra_name(0)}
+    proof = ChildSpec.from_dict(ROLES["proof"].to_dict()).serve
+    assert isinstance(proof, ServeSpec) and proof.warmup == [0, 2] and proof.strategy is None
 
 
 def _one_line_error(d) -> str:
@@ -171,7 +188,7 @@ def test_a_child_handed_a_bad_spec_says_so_in_one_line(tmp_path):
     assert run.stderr.strip().splitlines() == [
         "tcdoctor: child spec: unknown field(s) 'bogus' (its fields: target, role, options, "
         "cache_dir, events_path, stacks_path, dump_after_s, wait_for, warm, timing, strategy, "
-        "distributed)"
+        "distributed, serve)"
     ]
 
 

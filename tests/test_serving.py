@@ -15,13 +15,20 @@ from conftest import ROOT, run_cli
 from torch import nn
 
 import tcdoctor
+from tcdoctor.checks.questions import Questions
 from tcdoctor.errors import EXIT_INCOMPLETE
-from tcdoctor.experiments import serving
 from tcdoctor.options import Options
 from tcdoctor.probes import dynamo_state, serve_threads, warmup
 from tcdoctor.probes.recompiles import plain_reason
 from tcdoctor.probes.traffic_replay import ServeContext, recompile_limit, replay
 from tcdoctor.report.model import Report
+from tcdoctor.run import serving
+from tcdoctor.run.progress import Progress
+from tcdoctor.run.serving import aot as aot_part
+from tcdoctor.run.serving import section
+from tcdoctor.run.serving.part import Serving
+from tcdoctor.run.serving.proof import part_proof
+from tcdoctor.run.serving.strategies import part_strategy, varying_dims
 from tcdoctor.stats import nearest_rank
 from tcdoctor.target.pristine import Pristine
 from tcdoctor.target.traffic import Traffic, TrafficError, bucket_of, from_workload, requests
@@ -153,7 +160,7 @@ def test_a_request_the_model_rejects_is_one_line_and_the_rest_is_served():
     assert [x is None for x in r.latencies_s] == [False, False, True, False]
     (err,) = r.errors
     assert err["request"] == 2 and err["shapes"] == "(Tensor[2,3,7] float32)"
-    lines = serving.request_errors({"eager": r.to_dict()})
+    lines = section.request_errors({"eager": r.to_dict()})
     assert lines == [f"serving: request 2 (Tensor[2,3,7] float32) failed (eager): {err['message']}"]
     assert "\n" not in lines[0] and "mat1 and mat2" in lines[0]
 
@@ -168,7 +175,7 @@ def test_a_traffic_generator_that_raises_stops_the_replay_at_its_request():
     w = tcdoctor.Workload(_mlp(), (torch.randn(4, 16),), traffic=Traffic(gen))
     r = _replay(_mlp(), w, 10)
     assert len(r.served) == 4 and "request 4" in r.stopped
-    (line,) = serving.request_errors({"eager": r.to_dict()})
+    (line,) = section.request_errors({"eager": r.to_dict()})
     assert line == (
         "serving: the traffic could not produce request 4: ValueError: the queue went away"
     )
@@ -205,13 +212,13 @@ def test_the_warmup_proof_passes_on_the_derived_set_and_fails_on_a_planted_incom
     assert derived["requests"] == sorted({c["request"] for c in cold.made})
     assert derived["requests"][0] == 0 and len(derived["requests"]) >= 2
 
-    warmup.part_proof(ctx, derived["requests"], {"started_unix": None})
+    part_proof(ctx, derived["requests"], {"started_unix": None})
     proof = _results(sink)["proof"]
     assert proof["proven"] is True and proof["compiled_requests"] == []
 
     planted = derived["requests"][:-1]  # the last compile's request left out
     sink.clear()
-    warmup.part_proof(ctx, planted, {"started_unix": None})
+    part_proof(ctx, planted, {"started_unix": None})
     proof = _results(sink)["proof"]
     assert proof["proven"] is False
     named = proof["compiled_requests"][0]
@@ -229,8 +236,6 @@ def test_the_warmup_script_compiles_as_the_analysis_did_and_names_the_requests()
 
 
 def test_static_shapes_reach_the_limit_and_the_strategy_names_the_fallback():
-    from tcdoctor.experiments.serve_strategies import part_strategy
-
     sizes = [1, 2, 3, 4, 5, 2, 6]
     ctx, _ = _context(sizes, {"recompile_limit": 3})
     row = part_strategy(ctx, "static")
@@ -243,7 +248,6 @@ def test_static_shapes_reach_the_limit_and_the_strategy_names_the_fallback():
 def test_padding_keeps_the_bucketed_dim_static_and_marks_the_rest_dynamic():
     """Padded to the sequence buckets, the batch size (no buckets) is marked dynamic: one graph
     per bucket, not one per batch size, and no request on the eager fallback."""
-    from tcdoctor.experiments.serve_strategies import part_strategy, varying_dims
 
     def make(batch, seq):
         return (torch.randn(batch, seq, 16),)
@@ -303,40 +307,56 @@ def _fake_parts(spread=1.0, faster=0.5, fail=None):
     return start, calls
 
 
+class _Fake(Serving):
+    """The serving run with each process answered by `start(process, seconds, handed)`."""
+
+    def __init__(self, start, options, ask, left=600.0):
+        super().__init__("t.py:build", options, Questions(), "/nonexistent", 0.0,
+                         Progress(enabled=False), ask=ask, parts=serving.PARTS)  # fmt: skip
+        self.start, self.left = start, left
+
+    def left_s(self):
+        return self.left
+
+    def _start(self, part, process, seconds, handed):
+        return self.start(process, seconds, handed)
+
+
+def _ran(start, options, ask):
+    run = _Fake(start, options, ask)
+    serving.run_parts(run)
+    return run
+
+
 def test_the_plan_runs_the_parts_in_order_within_their_budgets():
     start, calls = _fake_parts()
     ask = {"requests": 60, "traffic": {"kind": "list"}, "kind": "inference"}
-    stage = serving.Parts(start, Options(backend="aot_eager"), ask, lambda: 600.0)
-    stage.run()
+    stage = _ran(start, Options(backend="aot_eager"), ask)
     parts = [(p, s) for p, s, _ in calls]
     assert parts == [("replay", None), ("proof", None), *[("strategy", n) for n in
                      ("static", "dynamic", "marked", "regional")], ("host", None)]  # fmt: skip
     assert calls[0][2] == pytest.approx(600 * 3 / 12)  # the replay's share of what is left
-    section = stage.section()
-    assert section["not_measured"]["aot"] == serving.aot_wanted(Options(backend="aot_eager"))
-    assert "bucket" in section["not_measured"]["padded"]
-    assert section["warmup"]["seconds_cold"] == 2.0 and section["warmup"]["seconds_warm"] == 1.0
-    rows = section["strategies"]
+    made = section.build(stage)
+    assert made["not_measured"]["aot"] == aot_part.aot_wanted(Options(backend="aot_eager"))
+    assert "bucket" in made["not_measured"]["padded"]
+    assert made["warmup"]["seconds_cold"] == 2.0 and made["warmup"]["seconds_warm"] == 1.0
+    rows = made["strategies"]
     assert rows[0]["name"] == "automatic" and rows[0]["interval"] is None
     assert {r["interval"]["decides"] for r in rows[1:]} == {"faster"}
-    Report.from_dict({"serving": section})  # the section reads as the Record
+    Report.from_dict({"serving": made})  # the section reads as the Record
 
 
 def test_a_strategy_is_faster_only_beyond_the_spread_between_processes():
     start, _ = _fake_parts(spread=1.6, faster=0.8)  # two processes of one config differ by 60%
-    stage = serving.Parts(start, Options(backend="aot_eager"), {"requests": 60}, lambda: 600.0)
-    stage.run()
-    rows = stage.section()["strategies"][1:]
+    stage = _ran(start, Options(backend="aot_eager"), {"requests": 60})
+    rows = section.build(stage)["strategies"][1:]
     assert {r["interval"]["decides"] for r in rows} == {"inside the noise"}
     assert rows[0]["interval"]["process_spread"] == pytest.approx(math.log(1.6))
 
 
 def test_a_failed_part_is_one_error_line_and_the_rest_still_runs():
     start, calls = _fake_parts(fail="proof")
-    stage = serving.Parts(
-        start, Options(backend="aot_eager", dynamic=False), {"requests": 60}, lambda: 600.0
-    )
-    stage.run()
+    stage = _ran(start, Options(backend="aot_eager", dynamic=False), {"requests": 60})
     assert stage.failures == [
         {"phase": "serving:proof", "message": "serving (proof): was killed by SIGSEGV"}
     ]
@@ -352,19 +372,15 @@ def test_a_replay_cut_short_proves_nothing_and_says_why():
             else ({"row": {"name": extra.get("strategy"), "latencies_s": [0.01] * 5}}, None)
         )
 
-    stage = serving.Parts(
-        start, Options(backend="aot_eager", dynamic=False), {"requests": 5}, lambda: 600.0
-    )
-    stage.run()
+    stage = _ran(start, Options(backend="aot_eager", dynamic=False), {"requests": 5})
     why = "the replay's compiled side did not finish: no warm-up was derived"
     assert stage.not_measured["proof"] == stage.not_measured["host"] == why
-    assert stage.section()["replay"]["eager"]["latencies_s"] == [0.01] * 5
+    assert section.build(stage)["replay"]["eager"]["latencies_s"] == [0.01] * 5
 
 
-def test_the_aot_part_builds_then_serves_in_a_fresh_process(monkeypatch):
+def test_the_aot_part_builds_then_serves_in_a_fresh_process(tmp_path):
     """The wiring of probes/aot.py (the aot helper's): the build process's `unserved` dict stands
     when the serving process fails, with its failure as the why."""
-    monkeypatch.setattr(serving, "aot_wanted", lambda options: None)
     seen = []
 
     def start(part, seconds, extra):
@@ -374,23 +390,31 @@ def test_the_aot_part_builds_then_serves_in_a_fresh_process(monkeypatch):
             return {"built": built, "unserved": {"exported": True, "not_measured": {}}}, None
         return None, "was killed by SIGKILL (out of memory, or killed from outside)"
 
-    stage = serving.Parts(start, Options(), {"requests": 5}, lambda: 600.0)
-    stage.remaining = ["aot"]
-    stage._aot()
+    stage = _Fake(start, Options(), {"requests": 5})
+    stage.workdir = str(tmp_path)
+    aot_part.PART.run(stage)  # its `when` passed: the parent's two processes
     assert [p for p, _ in seen] == ["aot", "aot_serve"]
-    assert seen[1][1]["built"]["package_path"] == "/x/aot-model.pt2"
+    assert seen[0][1]["aot"]["out_dir"] == str(tmp_path / "serve-aot")
+    assert seen[1][1]["aot"]["built"]["package_path"] == "/x/aot-model.pt2"
     aot = stage.results["aot"]
     assert aot["exported"] is True and "SIGKILL" in aot["not_measured"]["serve"]
     assert stage.failures[0]["phase"] == "serving:aot_serve"
 
 
-def test_no_traffic_no_serving_section_and_no_process():
-    assert serving.asked(Options(), {"kind": "inference", "name": "x"}) is None
-    from tcdoctor.run.serve import stage
+def test_no_traffic_no_serving_section_and_no_process_and_the_stage_says_why():
+    from tcdoctor.run import launcher
 
-    assert stage("t.py:build", Options(), "/nonexistent", time.monotonic() + 1, None, []) == []
+    assert section.asked(Options(), {"kind": "inference", "name": "x"}) is None
+    (stage,) = [s for s in launcher.STAGES if s.name == "serving"]
+    run = launcher.Analysis("t.py:build", Options(), Questions(), "/nonexistent",
+                            time.monotonic() + 60, Progress(enabled=False), ran=["main"])  # fmt: skip
+    env = {"event": "done", "phase": "environment", "data": {"workload": {"kind": "inference"}}}
+    run.events.append(env)
+    assert stage.why_not(run) == launcher.NO_TRAFFIC
+    env["data"]["workload"]["traffic"] = {"kind": "list", "default_n": 10}
+    assert stage.why_not(run) is None
     assert "serving" not in Report().to_dict()
-    assert serving.asked(Options(traffic=7), None)["requests"] == 7
+    assert section.asked(Options(traffic=7), None)["requests"] == 7
 
 
 # -- one analysis, end to end -------------------------------------------------------------------
@@ -434,20 +458,20 @@ def test_a_restart_hits_the_fx_graph_cache_the_replay_filled(tmp_path):
     """The one Inductor test: an FX graph cache hit needs Inductor (aot_eager writes no cache:
     its counters stay at 0). The replay process fills an empty folder; the proof process starts
     from a copy of it and its warm-up compiles nothing in Inductor again."""
-    from tcdoctor.run.progress import Progress
-    from tcdoctor.run.serve import COPY_OF_REPLAY, _Starter
+    from tcdoctor.run.serving import proof, replay
+    from tcdoctor.run.serving.proof import COPY_OF_REPLAY
 
     opts = Options(backend="inductor", threads=1)
-    start = _Starter(f"{TARGET}:build", opts, str(tmp_path), time.monotonic() + 900,
-                     Progress(enabled=False), 3)  # fmt: skip
-    replay_data, why = start.start("replay", 400, {})
+    start = Serving(f"{TARGET}:build", opts, Questions(), str(tmp_path), time.monotonic() + 900,
+                    Progress(enabled=False), ask={"requests": 3}, parts=serving.PARTS)  # fmt: skip
+    replay_data, why = start._start(replay.PART, "replay", 400, {})
     assert why is None, why
     warm = replay_data["warmup"]["requests"]
     assert warm == [0, 2]  # batch 4, then batch 2 (automatic dynamic shapes)
-    proof, why = start.start("proof", 400, {"warmup": warm})
+    proven, why = start._start(proof.PART, "proof", 400, {"warmup": warm})
     assert why is None, why
-    assert proof["cache_start"] == COPY_OF_REPLAY and proof["proof"]["proven"] is True
-    restart = proof["restart"]
+    assert proven["cache_start"] == COPY_OF_REPLAY and proven["proof"]["proven"] is True
+    restart = proven["restart"]
     fx = restart["caches"]["fx_graph"]
     assert fx["hit"] >= len(warm) and fx["miss"] == 0, restart
     assert restart["compiled_again"]["inductor_compiled"] == 0
@@ -461,7 +485,7 @@ def test_the_spread_between_processes_is_the_largest_pair_of_the_references_thre
     largest pairwise spread, so two processes that happen to agree never hide a third."""
     import math
 
-    from tcdoctor.experiments.serving import process_spread
+    from tcdoctor.run.serving.section import process_spread
 
     base = [1.0e-3] * 20
     replay = {"compiled": {"latencies_s": [5.0] + [1.3e-3] * 19, "compiles": [{"request": 0}]}}

@@ -85,6 +85,7 @@ def test_a_planted_stage_runs_in_the_loop_and_its_events_reach_the_report(monkey
     def planted(run: Run) -> None:
         seen["compiled"] = done(run.events, "compile") is not None
         seen["before"] = list(run.ran)
+        seen["skipped"] = dict(run.skipped)
         run.events.append({"event": "done", "phase": "planted", "seconds": 0.5, "data": {"n": 1}})
         run.failures.append({"phase": "planted_check", "message": "the planted stage's failure"})
 
@@ -92,7 +93,9 @@ def test_a_planted_stage_runs_in_the_loop_and_its_events_reach_the_report(monkey
     *others, report = launcher.STAGES
     monkeypatch.setattr(launcher, "STAGES", (*others, stage, report))
     rep, code = launcher.analyze_target(MLP, CHEAP, keep_dir=str(tmp_path))
-    assert seen == {"compiled": True, "before": [s.name for s in others]}
+    # the serving stage's `when`: no traffic, so it did not run, and says why
+    ran = [s.name for s in others if s.name != "serving"]
+    assert seen == {"compiled": True, "before": ran, "skipped": {"serving": launcher.NO_TRAFFIC}}
     assert seen["before"][:4] == ["cache", "main", "timing", "experiments"]
     assert rep.phases["planted"] == {"status": "ok", "seconds": 0.5}
     assert "the planted stage's failure" in [e["message"] for e in rep.errors]

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator, Mapping
 
 from ..report.record import required_fields
+from .shapes import DYNAMIC_LABELS
 
 PHASE_PREFIX = "strategy:"  # an experiment child's phase is named PHASE_PREFIX + its spec's key
 
@@ -168,12 +169,6 @@ class TrainWaySpec(Spec):
         return f"compile the {'optimizer step' if self.way == 'optimizer' else self.way} only"
 
 
-DYNAMIC_LABELS = {
-    "static": "dynamic=False",
-    "automatic": "dynamic=None (automatic)",
-    "dynamic": "dynamic=True",
-    "marked": "mark_dynamic on the changing dims",
-}
 DYNAMIC_SETTINGS = tuple(DYNAMIC_LABELS)  # the shape settings compared, in the table's order
 
 

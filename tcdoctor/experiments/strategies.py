@@ -24,6 +24,7 @@ from ..report.sections.compile import cudagraphs_skipped_all
 from ..target.workload import CallArgs, is_state_change
 from . import compile_remedies, fixes, proving
 from .pair import caller, fresh_copies, main_pair, timed_figures, timed_pair
+from .shapes import changing_dims, compare_kwargs, dim_names, mark_dims
 from .specs import (
     DYNAMIC_SETTINGS,
     AblationSpec,
@@ -92,18 +93,6 @@ def shape_variants(workload: Any) -> list[CallArgs]:
     return out
 
 
-def tensor_names(ca: CallArgs) -> list[str]:
-    """How the user would name each input tensor, in iter_tensors order: args[0], attention_mask, …"""
-    names = []
-    for label, value in [(f"args[{j}]", a) for j, a in enumerate(ca.args)] + list(
-        ca.kwargs.items()
-    ):
-        names += [
-            label if t is value else f"a tensor inside {label}" for t in calls.iter_tensors(value)
-        ]
-    return names
-
-
 def run_mode(w: Any, o: Options, mode: str) -> dict:
     """A mode's row. When PyTorch skipped CUDA graphs for every graph of a mode that asks for
     them, the row's note says so with PyTorch's reason (probes/cudagraphs.py): its figures are
@@ -135,21 +124,6 @@ def run_train(w: Any, o: Options, way: str) -> dict:
     return row
 
 
-def _changing(w: Any, shapes: list[CallArgs]) -> list[tuple[int, int]]:
-    """(tensor index, dim) of every dimension that differs from the inputs' in some variant."""
-    base = [tuple(t.shape) for t in calls.iter_tensors(w.call_args)]
-    return sorted(
-        {
-            (i, d)
-            for v in shapes[1:]
-            for i, t in enumerate(calls.iter_tensors(v))
-            if i < len(base) and len(base[i]) == t.dim()
-            for d in range(t.dim())
-            if base[i][d] != t.shape[d]
-        }
-    )
-
-
 def dynamic_row(
     w: Any,
     o: Options,
@@ -165,7 +139,6 @@ def dynamic_row(
     device = calls.detect(w.model, w.call_args)
     sync = calls.synchronizer(device)
     shapes = [w.call_args] + shape_variants(w)
-    names = tensor_names(w.call_args)
     budget = max(MIN_SPLIT_BUDGET_S, o.budget_s / len(shapes))
     per_shape = []
     for s in shapes:
@@ -173,7 +146,7 @@ def dynamic_row(
         per_shape.append({"inputs": describe_call(s), **figures})
     return {
         "name": how,
-        "changing_dims": [f"{names[i]} dim {d}" for i, d in _changing(w, shapes)],
+        "changing_dims": dim_names(w.call_args, changing_dims(shapes)),
         "compile_kwargs": {k: repr(v) for k, v in dynamic_kwargs(w, how).items()},
         "compiles": len(ms),
         "recompiles": sum(1 for m in ms if getattr(m, "recompile_reason", None)),
@@ -186,16 +159,10 @@ def dynamic_row(
 
 
 def dynamic_kwargs(w: Any, how: str) -> dict:
-    """The workload's compile arguments with `dynamic` as shape setting `how` sets it ("automatic"
-    and "marked": not given, PyTorch's default; "marked" adds mark_dynamic on the changing dims)."""
-    kwargs = {k: v for k, v in w.compile_kwargs.items() if k != "dynamic"}
-    if how == "static":
-        kwargs["dynamic"] = False
-    elif how == "marked":
-        kwargs["dynamic"] = None
-    elif how == "dynamic":
-        kwargs["dynamic"] = True
-    return kwargs
+    """The workload's compile arguments with `dynamic` as shape setting `how` sets it (shapes.py
+    `compare_kwargs`: "automatic" not given, PyTorch's default; "marked" None, with mark_dynamic
+    on the changing dims)."""
+    return compare_kwargs(w.compile_kwargs, how)
 
 
 def run_dynamic(w: Any, o: Options, how: str) -> dict:
@@ -205,13 +172,10 @@ def run_dynamic(w: Any, o: Options, how: str) -> dict:
     w.device_type = device.type
     sync, call = calls.synchronizer(device), caller(w, device)
     shapes = [w.call_args] + shape_variants(w)
-    if (
-        how == "marked"
-    ):  # mark exactly the dimensions that change, on every shape, before its first call
+    if how == "marked":  # exactly the dimensions that change, on every shape, before its first call
+        dims = changing_dims(shapes)
         for v in shapes:
-            tensors = list(calls.iter_tensors(v))
-            for i, d in _changing(w, shapes):
-                torch._dynamo.mark_dynamic(tensors[i], d)
+            mark_dims(v, dims)
     dynamo_state.fresh()
     compiled = first_call.build(w.model, o.backend, o.mode, kwargs)
     t0 = time.perf_counter()

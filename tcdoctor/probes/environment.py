@@ -65,7 +65,7 @@ def phase_environment(ctx: PhaseContext) -> dict:
             "parameters": sum(p.numel() for p in w.model.parameters())
             if isinstance(w.model, torch.nn.Module)
             else None,
-            # only when the Workload gives one: what run/serve.py reads to start the serving section
+            # only when the Workload gives one: what run/launcher.py's serving stage reads to start the serving section
             **({"traffic": w.traffic.info()} if getattr(w, "traffic", None) is not None else {}),
         },
     }

@@ -1,7 +1,7 @@
 """Can Python keep up: host against device time per request, the most requests per second one
 Python process can drive, and the same traffic served from several threads in one process.
 
-Method (the `host` part, one fresh process started from an empty cache folder seeded with the
+Method (the `host` part, run/serving/host.py: one fresh process started from an empty cache folder seeded with the
 machine's probed ISA checks):
 1. The warm-up set is served on a freshly compiled model: its time is the warm-up's cold figure
    (`warmup_s`: an empty cache, a fresh process).
@@ -42,7 +42,7 @@ from typing import Any
 
 import torch
 
-from . import dynamo_state, warmup
+from . import dynamo_state
 from .first_call import function_name
 from .outputs import flatten
 from .recompiles import plain_reason
@@ -70,7 +70,7 @@ def host_row(result: ReplayResult, cuda: bool) -> dict | None:
     }
 
 
-def _keeper(store: dict) -> Any:
+def keeper(store: dict) -> Any:
     def keep(index: int, out: Any) -> None:
         if index < SAMPLE:
             store[index] = out
@@ -111,7 +111,7 @@ def skip_guards_row(serve: ServeContext, compiled: Any, guarded: dict, cuda: boo
     torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)
     try:
         result = serve.replay(
-            compiled, "serving: host time (compiled, skip_guard_eval_unsafe)", keep=_keeper(outs)
+            compiled, "serving: host time (compiled, skip_guard_eval_unsafe)", keep=keeper(outs)
         )
     finally:
         torch.compiler.set_stance("default", skip_guard_eval_unsafe=False)
@@ -212,38 +212,3 @@ def run_threads(serve: ServeContext, eager: Any, compiled: Any, n: int = THREADS
         f"{n} threads of one process taking requests from one queue (requests/s of {n}); each "
         "threaded output against eager's by the numerics rule and against one thread's bit for bit",
     }
-
-
-def part_host(serve: ServeContext, indices: list[int]) -> None:
-    """The `host` part (see the module's docstring)."""
-    cuda = serve.device.type == "cuda"
-    eager = serve.fresh().model
-    serve.call(
-        eager, serve.workload.call_args
-    )  # the runtime's lazy start, untimed, as in the replay
-    dynamo_state.fresh()
-    compiled = serve.compile(serve.fresh().model)
-    n = len(warmup.user_warmup(serve)) + len(indices)
-    label = f"serving: warm-up ({n} requests, an empty cache)"
-    serve.sink({"event": "start", "phase": label})
-    seconds, _ = warmup.serve_warmup(serve, compiled, indices)
-    serve.sink({"event": "done", "phase": label, "seconds": seconds})
-    serve.put("warmup_s", seconds)
-    e = serve.replay(eager, "serving: host time (eager)")
-    guarded: dict = {}
-    c = serve.replay(compiled, "serving: host time (compiled)", keep=_keeper(guarded))
-    host = {
-        "eager": host_row(e, cuda),
-        "compiled": host_row(c, cuda),
-        "skip_guards": skip_guards_row(serve, compiled, guarded, cuda) if n else None,
-        "method": "after the warm-up, the traffic replayed eager then compiled in one fresh "
-        "process; host time per request (CUDA: until the call returned; CPU: the latency, the host "
-        "runs the kernels), max requests/s = 1 / median host time",
-    }
-    serve.put("compiled_replay", {"latencies_s": c.latencies_s, "compiles": len(c.compiles)})
-    serve.put("host", host)
-    label = f"serving: {THREADS} threads in one process"
-    serve.sink({"event": "start", "phase": label})
-    t0 = time.perf_counter()
-    serve.put("threads", run_threads(serve, eager, compiled))
-    serve.sink({"event": "done", "phase": label, "seconds": time.perf_counter() - t0})

@@ -36,7 +36,7 @@ elapsed time between the first launch and the last kernel (not measured on this 
 
 Pitfalls: the first request of a compiled side includes the compile (a server's cold start: that is
 the figure); the process must run nothing compiled before the replay for its compiles to be the
-traffic's (run/serve.py starts each side in a fresh Dynamo state). Outputs are handed to `keep`
+traffic's (run/serving/replay.py starts each side in a fresh Dynamo state). Outputs are handed to `keep`
 after the clock stopped (threads and AOT compare them with eager's).
 """
 
@@ -291,7 +291,7 @@ def _one(
 
 @dataclasses.dataclass
 class ServeContext:
-    """What a serving process's part is given (run/serve.py builds it): the workload as build()
+    """What a serving process's part is given (run/serving/child.py builds it): the workload as build()
     returned it and fresh copies of it, the traffic and N, the options, the device, its deadline
     and its event sink. Its methods are the one way each part makes requests, calls, compiles and
     replays, so every part's figures are taken alike."""
@@ -329,7 +329,7 @@ class ServeContext:
 
     def put(self, key: str, data: Any) -> None:
         """One finished piece of the part's result, streamed at once (a later crash or kill of the
-        process keeps it: run/serve.py merges the pieces)."""
+        process keeps it: run/serving/part.py merges the pieces)."""
         self.sink({"event": "result", "key": key, "data": data})
 
     def sync(self) -> None:

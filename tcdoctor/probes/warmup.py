@@ -12,7 +12,7 @@ compiled nothing. A compile that hit `recompile_limit` compiled nothing (the eag
 not in the set, and the proof then fails on its request, as it must: no warm-up covers a traffic
 past the limit.
 
-Proof (`part_proof`, in a fresh process started from a copy of the replay's cache): the warm-up
+Proof (run/serving/proof.py, in a fresh process started from a copy of the replay's cache): the warm-up
 requests are served (timed: `seconds_warm`, the warm-up with a warm cache; the host part measures
 it from an empty cache: `seconds_cold`), then `set_stance("fail_on_recompile")`, then the whole
 traffic is replayed. A request that would compile raises PyTorch's "Detected recompile when
@@ -40,7 +40,7 @@ import os
 import time
 from typing import Any
 
-from . import dynamo_state, restart
+from . import restart
 from .traffic_replay import ReplayResult, ServeContext
 
 PROOF_METHOD = (
@@ -312,29 +312,3 @@ def proof_record(result: ReplayResult, rejected: set[int] | None = None) -> dict
         "requests": len(result.latencies_s),
         "method": PROOF_METHOD,
     }
-
-
-def part_proof(serve: ServeContext, indices: list[int], spawn: dict) -> None:
-    """The `proof` part: the restart's figures over the warm-up, then the proof's replay (each
-    piece put as it is measured)."""
-    import torch
-
-    dynamo_state.fresh()
-    n = len(user_warmup(serve)) + len(indices)
-    label = f"serving: warm-up ({n} requests, a copy of the replay's cache)"
-    serve.sink({"event": "start", "phase": label})
-    with restart.cache_watch() as watch:
-        compiled = serve.compile(serve.fresh().model)
-        seconds, first = serve_warmup(serve, compiled, indices)
-    serve.sink({"event": "done", "phase": label, "seconds": seconds})
-    serve.put("warmup_s", seconds)
-    serve.put("restart", restart.restart_record(spawn, watch, first, serve.options.backend))
-    torch.compiler.set_stance("fail_on_recompile")
-    try:
-        proof = serve.replay(
-            compiled, f"serving: proof: {serve.n} requests under set_stance('fail_on_recompile')"
-        )
-    finally:
-        torch.compiler.set_stance("default")
-    would = {e["request"] for e in proof.errors if "Detected recompile" in e["message"]}
-    serve.put("proof", proof_record(proof, rejected_by_eager(serve, would)))

@@ -70,7 +70,7 @@ class Report(Record):
     verdict: Verdict = field(default_factory=Verdict)
     distributed: Distributed | None = None  # a --nproc run's ranks (report/distributed.py)
     torch_trace: TorchTrace | None = None  # TORCH_TRACE logs and tlparse (run/tlparse.py)
-    serving: Serving | None = None  # the traffic replayed (run/serve.py); absent without one
+    serving: Serving | None = None  # the traffic replayed (run/serving/); absent without one
 
     OMIT_NONE = ("distributed", "torch_trace", "serving")
     REQUIRED = ("schema_version",)

@@ -71,7 +71,7 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
     for phase in phases.PHASES:
         if phase.name in done:
             phase.fill(data, done[phase.name])
-    if "serving" in done:  # the serving section (run/serve.py): absent without a traffic
+    if "serving" in done:  # the serving section (run/serving/): absent without a traffic
         data["serving"] = done["serving"]
     rows = _experiment_rows(done)
     data["strategies"] = _strategies(data, done, rows, strategy_failures)

@@ -4,7 +4,8 @@ Sets the inductor cache dir and thread count before torch compiles anything, arm
 faulthandler so a hang or crash leaves the stack behind, then runs its role (`_ROLES`): the cold
 child's phases and then its plan (experiments/cold_plan.py), the warm child's phases once its go
 message came (run/spec.py `WarmGo`) and then the experiments it was given, a timing-only child's
-bare timing, an experiment child's one experiment, a rank's (run/rank.py). Each role runs a
+bare timing, an experiment child's one experiment, a rank's (run/rank.py), a serving part's process
+(run/serving/child.py). Each role runs a
 PhaseRunner of its process's phases. Exits with os._exit once its events are fsynced: torch's
 interpreter teardown is slow and measures nothing.
 """
@@ -64,7 +65,8 @@ def main(spec_path: str) -> int:
         spec = per_rank(spec)
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = spec.cache_dir
     stacks = open(spec.stacks_path, "w")  # noqa: SIM115 - must outlive this function for faulthandler
-    faulthandler.enable(file=stacks, all_threads=False)
+    # a serving part's stacks name every thread (the host part serves from several)
+    faulthandler.enable(file=stacks, all_threads=spec.role == "serve")
     if spec.dump_after_s:
         faulthandler.dump_traceback_later(spec.dump_after_s, exit=False, file=stacks)
     warnings.filterwarnings("ignore", message=".*NumPy.*")
@@ -181,6 +183,14 @@ def _rank(spec: ChildSpec, sink) -> int:
     return run_rank(spec, sink, spec.options)
 
 
+def _serve(spec: ChildSpec, sink) -> int:
+    """A serving part's process (run/serving/child.py): the part its ServeSpec names."""
+    imported = time.time()  # torch is imported: the restart's import time ends here
+    from .serving.child import serve
+
+    return serve(spec, sink, imported)
+
+
 # What each role of process does (ChildSpec.role)
 _ROLES: dict[str, Callable[[ChildSpec, Any], int]] = {
     "cold": _cold,
@@ -188,6 +198,7 @@ _ROLES: dict[str, Callable[[ChildSpec, Any], int]] = {
     "timing": _timing,
     "strategy": _strategy,
     "rank": _rank,
+    "serve": _serve,
 }
 
 

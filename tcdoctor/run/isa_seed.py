@@ -91,3 +91,21 @@ def seed(cache_dir: str, start: str, base: str | None = None) -> dict[str, Any] 
         return None
     mark(cache_dir, start, copied)
     return found
+
+
+def start_folder(
+    path: str, seed_from: str | None, copy_of: str | None = None, copied: str = ""
+) -> str:
+    """Prepare the cache folder `path` a child starts with, and say how it starts (its row's
+    `cache_start`): a copy of `copy_of` where that folder exists (marked `copied`: the main
+    analysis's cache for an experiment, the replay's for the serving proof), else an empty folder
+    seeded with this machine's probed folder when `seed_from` names where those live and there is
+    one (`MACHINE_PROBED_CACHE`), else an empty one (not made here). Never the original: a copy leaves the figures
+    of the process that filled it its own."""
+    if copy_of and os.path.isdir(copy_of):
+        shutil.copytree(copy_of, path, symlinks=True, dirs_exist_ok=True)
+        mark(path, copied)
+        return copied
+    if seed_from and seed(path, MACHINE_PROBED_CACHE, seed_from):
+        return MACHINE_PROBED_CACHE
+    return "empty"  # made by the child's first compile

@@ -35,7 +35,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
 import time
 
 from ..checks.questions import Questions
@@ -197,7 +196,7 @@ COPY_CACHE = "copy of the main analysis's cache"
 def _experiment_cache(
     cache_dir: str, workdir: str, i: int, spec: Spec, seed_from: str | None = None
 ) -> tuple[str, str]:
-    """The cache folder experiment child `i` starts with, and how it starts.
+    """The cache folder experiment child `i` starts with, and how it starts (isa_seed.start_folder).
 
     A copy of the main analysis's Inductor/AOTAutograd/Triton cache (made once the warm child is
     done, so nothing writes to it while it is copied): graphs the experiment leaves unchanged are
@@ -209,13 +208,8 @@ def _experiment_cache(
     folder prepared here notes what it started as and when (`isa_seed.mark`), so the probe builds
     its child makes are told from what was copied in (`isa_probe.paid`)."""
     path = os.path.join(workdir, f"cache-strategy-{i}")
-    if spec.fresh_cache or not os.path.isdir(cache_dir):
-        if seed_from and isa_seed.seed(path, MACHINE_PROBED_CACHE, seed_from):
-            return path, MACHINE_PROBED_CACHE
-        return path, "empty"
-    shutil.copytree(cache_dir, path, symlinks=True, dirs_exist_ok=True)
-    isa_seed.mark(path, COPY_CACHE)
-    return path, COPY_CACHE
+    copy_of = None if spec.fresh_cache else cache_dir
+    return path, isa_seed.start_folder(path, seed_from, copy_of, COPY_CACHE)
 
 
 class _Experiments:
@@ -475,12 +469,27 @@ def _experiments(run: Analysis) -> None:
         run.events.append({"event": "done", "phase": "fixes_not_tried", "data": data})
 
 
-def _serving(run: Analysis) -> None:
-    """The serving section (issue 55): the target's traffic replayed in fresh processes of its own
-    (run/serve.py, as experiments/serving.py plans them); nothing runs without a traffic."""
-    from .serve import stage  # imported only here: most analyses have no traffic
+NO_TRAFFIC = "no traffic: the target's Workload gives none and --traffic is not set"
 
-    run.events += stage(run.target, run.options, run.workdir, run.deadline, run.prog, run.events)
+
+def _traffic(run: Analysis) -> str | None:
+    """Why the serving section does not run (None: a traffic is asked for)."""
+    from .serving.section import asked  # imported only here: most analyses have no traffic
+
+    return None if asked(run.options, _workload(run)) else NO_TRAFFIC
+
+
+def _workload(run: Run) -> dict | None:
+    """The cold process's environment record of the workload (its traffic, its kind)."""
+    return (done(run.events, "environment") or {}).get("workload")
+
+
+def _serving(run: Analysis) -> None:
+    """The serving section (issue 55): the target's traffic replayed in fresh processes of its own,
+    one stage record per part (run/serving/)."""
+    from . import serving
+
+    serving.stage(run, _workload(run))
 
 
 def _report(run: Run) -> None:
@@ -494,7 +503,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("main", Where.CHILDREN, _main, needs=("cache",)),
     Stage("timing", Where.CHILDREN, _timing, needs=("main",)),
     Stage("experiments", Where.CHILDREN, _experiments, needs=("main",)),
-    Stage("serving", Where.CHILDREN, _serving, needs=("main",)),
+    Stage("serving", Where.CHILDREN, _serving, needs=("main",), when=_traffic),
     Stage("report", Where.PARENT, _report),
 )
 

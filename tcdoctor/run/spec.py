@@ -1,9 +1,9 @@
 """The child spec: what the parent tells one analysis process, as one typed record.
 
 The parent builds a `ChildSpec` (run/launcher.py for the cold, warm, timing and strategy children;
-run/distributed.py for the ranks of a torchrun launch), `ChildProcess` (run/process.py) writes it to
-the child's spec file before the start, and the child (run/child.py, run/rank.py) reads it back with
-`ChildSpec.read` and reads its attributes. Not to be confused with experiments/specs.py's `Spec`:
+run/distributed.py for the ranks of a torchrun launch; run/serving/ for the serving parts),
+`ChildProcess` (run/process.py) writes it to the child's spec file before the start, and the child
+(run/child.py, run/rank.py) reads it back with `ChildSpec.read` and reads its attributes. Not to be confused with experiments/specs.py's `Spec`:
 that is one experiment to run (a compile strategy, a fix, an ablation backend); a strategy child's
 ChildSpec carries one, in `strategy.spec`.
 
@@ -12,7 +12,7 @@ files, when to dump its stacks). What one role reads is a nested record, given f
 None for every other (checked when the spec is made, so a parent cannot hand a child an entry it
 ignores): the cold child's `wait_for`, the warm child's `warm` (WarmHandshake), a timing-only
 child's `timing` (TimingProcess), a strategy child's `strategy` (ExperimentRun), a rank's
-`distributed` (RankLaunch). What the warm child is told later, once the cold child is done, is a
+`distributed` (RankLaunch), a serving part's `serve` (ServeSpec). What the warm child is told later, once the cold child is done, is a
 `WarmGo`, written to its handshake's go file.
 
 Wire format: `to_dict()` / `from_dict()`, JSON-ready. It is internal (the parent and its children
@@ -35,7 +35,7 @@ from ..options import Options
 from ..report.files import write_atomic
 from ..report.record import required_fields
 
-ROLES = ("cold", "warm", "timing", "strategy", "rank")
+ROLES = ("cold", "warm", "timing", "strategy", "rank", "serve")
 RANK_PLACEHOLDER = "{rank}"  # in a rank spec's paths: each rank fills in its RANK (`for_rank`)
 
 
@@ -194,12 +194,29 @@ class RankLaunch(_Record):
             )
 
 
+@dataclasses.dataclass(frozen=True)
+class ServeSpec(_Record):
+    """What one serving process is told (run/serving/part.py `Serving.go`, read by
+    run/serving/child.py): which process of which part it is, how many requests, its budget from its
+    spawn (`started_unix`, also where the restart's import time starts), and what the later parts
+    are handed: the warm-up requests, the strategy, the ahead-of-time part's files."""
+
+    part: str  # a process name of run/serving's PARTS (`Part.serves`): "replay", "strategy", ...
+    requests: int  # N: the traffic's first N requests are replayed
+    budget_s: float  # its share of the analysis's time; it stops replaying at its own deadline
+    started_unix: float  # time.time() just before the parent started it
+    warmup: list[int] | None = None  # the proof and host parts: the warm-up's requests
+    strategy: str | None = None  # a strategy process: which strategy
+    aot: dict[str, Any] | None = None  # the aot processes: where to build; what was built
+
+
 # the role-specific fields: each given for its role only, and (but for wait_for) always for it
 _RECORDS: dict[str, type] = {
     "warm": WarmHandshake,
     "timing": TimingProcess,
     "strategy": ExperimentRun,
     "distributed": RankLaunch,
+    "serve": ServeSpec,
 }
 _ROLE_OF = {
     "wait_for": "cold",
@@ -207,6 +224,7 @@ _ROLE_OF = {
     "timing": "timing",
     "strategy": "strategy",
     "distributed": "rank",
+    "serve": "serve",
 }
 _OPTIONAL_FOR_ROLE = ("wait_for",)
 
@@ -227,6 +245,7 @@ class ChildSpec:
     timing: TimingProcess | None = None  # timing only: which extra timing process it is, and why
     strategy: ExperimentRun | None = None  # strategy only: the experiment and its cache's start
     distributed: RankLaunch | None = None  # rank only: the launch and its process group's limits
+    serve: ServeSpec | None = None  # serve only: its serving part and what that part is handed
 
     def __post_init__(self) -> None:
         """A known role, given its own record and no other role's."""

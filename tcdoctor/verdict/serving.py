@@ -3,7 +3,7 @@ the proven warm-up, or AOT (torch.export + an AOTInductor package), with the fig
 choice, the shape strategy that serves this traffic best, and how the choice relates to the
 report's headline. Reads the report's serving section only (report/sections/serving.py).
 
-Method. Every comparison is one paired interval (report/sections/serving.py `ratio_interval`, the
+Method. Every comparison is one paired interval (report/processes/paired.py `ratio_interval`, the
 rule the strategies' table uses): the ratio of medians of two replays of the same traffic, paired
 by request, a 95% percentile-bootstrap interval, widened on both sides by the spread between two
 processes of one configuration (`Serving.process_spread`: the proof's replay against the host
@@ -33,7 +33,7 @@ text says they are inside the noise.
 Pitfalls: the headline times steady calls on the example inputs across processes, this judges the
 traffic's own requests, so the two can differ; `relation` says how they relate in one line, and
 neither is changed by the other. The spread between processes is the largest of at most three
-pairs of the reference's processes (experiments/serving.py `process_spread`): a few draws, not a
+pairs of the reference's processes (run/serving/section.py `process_spread`): a few draws, not a
 distribution; a row near the noise's edge can read differently in another run.
 """
 

@@ -2,8 +2,8 @@
 eager and compiled, the compiles it triggered, the warm-up proven to cover them, a restart, the
 shape strategies, host time and threads, and the ahead-of-time part.
 
-Filled by run/assemble.py from the serving stage's one event (run/serve.py, planned by
-experiments/serving.py; the methods are in docs/serving.md); absent (`Report.serving` None, not
+Filled by run/assemble.py from the serving stage's one event (run/serving/, one stage
+record per part; the methods are in docs/serving.md); absent (`Report.serving` None, not
 written) when the target gave no traffic and `--traffic` was not given, so every report without
 traffic is unchanged. Seconds, never milliseconds, in the JSON.
 
@@ -201,7 +201,7 @@ class Restart(Record):
 class ServeStrategy(_Percentiles, Record):
     """One shape strategy replayed on the traffic in a fresh process of its own: its steady
     latencies (p50, p99), its cold compiles, its warm-up cost, the requests the eager fallback
-    served, and its interval against the reference (experiments/serving.py `intervals`)."""
+    served, and its interval against the reference (run/serving/section.py `intervals`)."""
 
     DERIVED = ("p50_s", "p99_s")
     OMIT_NONE = ("not_measured", "cold_latencies_s", "compile_kwargs", "cache_start", "stopped")

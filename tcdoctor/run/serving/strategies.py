@@ -2,7 +2,7 @@
 own, with an empty cache folder (seeded with the machine's probed ISA checks), so its compiles are
 its own cold ones.
 
-The strategies (experiments/serving.py `STRATEGIES`, each against the reference, plain
+The strategies (`STRATEGIES`, in order, their labels and `dynamic` experiments/shapes.py's, each against the reference, plain
 `torch.compile` as the target compiles it):
 - `static`: `dynamic=False`: one graph per distinct shape until `recompile_limit`, then the eager
   fallback for every new shape (the requests it served are named);
@@ -25,48 +25,79 @@ requests served by the eager fallback, and `warmup_s`: the cold pass's latencies
 that compiled, what a warm-up with this strategy's own set costs from an empty cache), then the
 steady pass, whose latencies are the row's p50/p99 (the requests served by the fallback are left
 out of the comparison with the reference, never out of the row).
+
+Torch-free at import: the parent imports it (`_plan`, the strategies to run); the rest runs in each
+strategy's own process.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import time
+from typing import TYPE_CHECKING, Any
 
-import torch
+from ...experiments.shapes import (
+    SERVED_LABELS,
+    changing_dims,
+    dim_names,
+    mark_dims,
+    served_override,
+)
+from ..spec import ServeSpec
+from ..stages import Where
+from .part import Part, Serving
+from .replay import replayed
 
-from ..probes import calls, dynamo_state
-from ..probes.traffic_replay import ServeContext
-from .compile_remedies import repeated_block
-from .serving import STRATEGY_LABELS
+if TYPE_CHECKING:
+    from ...probes.traffic_replay import ServeContext
 
-OVERRIDES = {
-    "static": {"dynamic": False},
-    "dynamic": {"dynamic": True},
-    "padded": {"dynamic": False},
-}
+STRATEGIES = ("static", "dynamic", "marked", "padded", "regional")
+NO_BUCKETS = "the Traffic gives no bucket sizes (Traffic.shapes(make, ..., buckets={dim: sizes}))"
+
+
+def _when(run: Serving) -> str | None:
+    """Why no strategy runs: no replay, --no-dynamic, or every request of the same shapes."""
+    why = replayed(run)
+    if why is not None:
+        return why
+    if run.options.dynamic is False:
+        return "--no-dynamic"
+    distinct = len(set((run.results["replay"].get("compiled") or {}).get("shapes") or []))
+    if run.options.dynamic is None and distinct < 2:
+        return "every request has the same shapes (--dynamic compares them anyway)"
+    return None
+
+
+def _plan(run: Serving) -> None:
+    """Each strategy in a process of its own, each its share of what the earlier ones left."""
+    names = list(STRATEGIES)
+    if not (run.ask.get("traffic") or {}).get("buckets"):
+        names.remove("padded")
+        run.not_measured["padded"] = NO_BUCKETS
+    end = time.monotonic() + run.share(PART)
+    rows = []
+    for i, name in enumerate(names):
+        share = (end - time.monotonic()) / (len(names) - i)
+        data = run.go(PART, share, "strategy", strategy=name)
+        if data and data.get("row"):
+            rows.append({**data["row"], "cache_start": data.get("cache_start")})
+    run.results["strategies"] = rows
 
 
 def varying_dims(ctx: ServeContext, padded: bool = False) -> list[tuple[int, int]]:
     """(tensor index, dim) of every dimension whose size varies across the traffic's requests
-    (tensors of the same rank as the first request's, in iteration order); `padded`: across the
-    requests as a padding server feeds them, minus the dimensions the padding sets (those that
-    differ between a request and its padded form: static per bucket)."""
-    base: list[tuple[int, ...]] | None = None
-    seen: set[tuple[int, int]] = set()
-    for r in ctx.requests(padded):
-        shapes = [tuple(t.shape) for t in calls.iter_tensors(r.args)]
-        if base is None:
-            base = shapes
-            continue
-        for i, s in enumerate(shapes):
-            if i < len(base) and len(s) == len(base[i]):
-                seen |= {(i, d) for d in range(len(s)) if s[d] != base[i][d]}
+    (shapes.py `changing_dims`); `padded`: across the requests as a padding server feeds them,
+    minus the dimensions the padding sets (those that differ between a request and its padded
+    form: static per bucket)."""
+    seen = changing_dims(r.args for r in ctx.requests(padded))
     if padded:
-        seen -= _padded_dims(ctx)
-    return sorted(seen)
+        return sorted(set(seen) - _padded_dims(ctx))
+    return seen
 
 
 def _padded_dims(ctx: ServeContext) -> set[tuple[int, int]]:
     """(tensor index, dim) of the dimensions padding changes in some request: the bucketed ones."""
+    from ...probes import calls
+
     out: set[tuple[int, int]] = set()
     for raw, pad in zip(ctx.requests(), ctx.requests(True)):
         for i, (a, b) in enumerate(zip(calls.iter_tensors(raw.args), calls.iter_tensors(pad.args))):
@@ -75,18 +106,10 @@ def _padded_dims(ctx: ServeContext) -> set[tuple[int, int]]:
     return out
 
 
-def _marker(dims: list[tuple[int, int]]) -> Any:
-    def mark(request: Any) -> None:
-        tensors = list(calls.iter_tensors(request.args))
-        for i, d in dims:
-            if i < len(tensors) and d < tensors[i].dim():
-                torch._dynamo.mark_dynamic(tensors[i], d)
-
-    return mark
-
-
 def _regional(ctx: ServeContext, model: Any) -> tuple[Any, dict]:
     """The model with each repeated-block instance compiled alone, or (None, {"why"})."""
+    from ...experiments.compile_remedies import repeated_block
+
     block = repeated_block(model)
     if "why" in block:
         return None, {"why": block["why"]}
@@ -98,6 +121,10 @@ def _regional(ctx: ServeContext, model: Any) -> tuple[Any, dict]:
 
 def part_strategy(ctx: ServeContext, name: str) -> dict:
     """One strategy's row (see the module's docstring)."""
+    import torch
+
+    from ...probes import dynamo_state
+
     dynamo_state.fresh()
     model = ctx.fresh().model
     extra: dict = {}
@@ -105,16 +132,16 @@ def part_strategy(ctx: ServeContext, name: str) -> dict:
     if name == "regional":
         subject, extra = _regional(ctx, model)
         if subject is None:
-            return {"name": name, "label": STRATEGY_LABELS[name], "not_measured": extra["why"]}
+            return {"name": name, "label": SERVED_LABELS[name], "not_measured": extra["why"]}
         kwargs = ctx.compile_kwargs()
     else:
-        kwargs = ctx.compile_kwargs(**OVERRIDES.get(name, {}))
+        kwargs = ctx.compile_kwargs(**served_override(name))
         subject = torch.compile(model, **kwargs)
     padded = name == "padded"
     if name in ("marked", "padded"):  # padded: the dims that vary without buckets stay dynamic
         dims = varying_dims(ctx, padded)
-        extra["marked"] = _tensor_dims(ctx, dims)
-        prepare = _marker(dims) if dims else None
+        extra["marked"] = dim_names(ctx.workload.call_args, dims)
+        prepare = (lambda r: mark_dims(r.args, dims)) if dims else None
     label = f"serving: strategy {name}"
     cold = ctx.replay(
         subject, f"{label} (cold)", padded=padded, prepare=prepare, compile_kwargs=kwargs
@@ -130,7 +157,7 @@ def part_strategy(ctx: ServeContext, name: str) -> dict:
     compiled_at = {c["request"] for c in cold.made}
     return {
         "name": name,
-        "label": STRATEGY_LABELS[name],
+        "label": SERVED_LABELS[name],
         "compile_kwargs": {k: repr(v) for k, v in kwargs.items()},
         **extra,
         "latencies_s": steady.latencies_s,
@@ -152,8 +179,16 @@ def part_strategy(ctx: ServeContext, name: str) -> dict:
     }
 
 
-def _tensor_dims(ctx: ServeContext, dims: list[tuple[int, int]]) -> list[str]:
-    from .strategies import tensor_names
+def _serve(ctx: Any, spec: ServeSpec, spawn: dict) -> None:
+    ctx.put("row", part_strategy(ctx, spec.strategy or ""))
 
-    names = tensor_names(ctx.workload.call_args)
-    return [f"{names[i] if i < len(names) else f'tensor {i}'} dim {d}" for i, d in dims]
+
+PART = Part(
+    "strategies",
+    Where.CHILDREN,
+    _plan,
+    needs=("replay",),
+    when=_when,
+    weight=3.0,
+    serves={"strategy": _serve},
+)
