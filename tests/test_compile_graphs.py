@@ -210,7 +210,7 @@ def _cold_first_call(backend: str) -> tuple[dict, object, torch.Tensor]:
         _, eager_s = calls.timed_call(eager_model, (x,), sync)
         compiled = first_call.build(model, backend, None, {})
         with dynamo_state.dynamo_logs() as logs:
-            _, data = first_call.first_call(lambda: compiled(x), "TwoStage.forward", sync)
+            _, data, _ = first_call.first_call(lambda: compiled(x), "TwoStage.forward", sync)
     ms = dynamo_state.compilation_metrics()
     result = compile_graphs.probe(ms, data["first_call_s"], eager_s, graph_breaks.break_sites(logs))
     result["first_call"] = data

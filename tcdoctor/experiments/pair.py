@@ -124,16 +124,12 @@ def timed_pair(
     dynamo_state.fresh()
     reset_rng_state()
     held = memory.Held(device).start()  # closed after the compiled copy's warm-up (CUDA)
-    n_before = len(dynamo_state.compilation_metrics())
     c_ca = own_inputs()
     with dynamo_state.dynamo_logs() as logs, cudagraphs.capture() as skips:
-        c_out, first = first_call.first_call(lambda: call(compiled, c_ca), label, sync, device)
-    graphs = cudagraphs.summary(
-        mode,
-        skips,
-        cudagraphs.metrics_reasons(dynamo_state.compilation_metrics()[n_before:]),
-        device.type,
-    )
+        c_out, first, entries = first_call.first_call(
+            lambda: call(compiled, c_ca), label, sync, device
+        )
+    graphs = cudagraphs.summary(mode, skips, cudagraphs.metrics_reasons(entries), device.type)
     c_out = outputs.snapshot(c_out, inputs=(c_ca, pristine_ca))
     if after_first_call:
         after_first_call()
