@@ -523,5 +523,5 @@ def test_the_rules_command_lists_and_pages_the_rules():
     assert bad.exit_code == 2
     assert bad.output.strip().splitlines() == [
         "tcdoctor: error: unknown rule code 'TCD199': the rules are TCD101, TCD102, TCD103, "
-        "TCD104, TCD106, TCD105"
+        "TCD104, TCD106, TCD105, TCD107"
     ]
