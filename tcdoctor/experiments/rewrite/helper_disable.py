@@ -158,7 +158,7 @@ PAGE = Page(
     proof=(
         "PyTorch's counters (counters['graph_break'] and ['unimplemented'], unique graphs) on "
         "the original and the patched copy compiled (backend eager): fewer breaks; the patched "
-        "copy compiled (aot_eager) against the original eager on every input variant: outputs "
+        "copy compiled against the original eager on every input variant: outputs "
         "by the numerics rule and the Python-side state (the module's lists, dicts and numbers, "
         "the model's plain attributes, stdout and log records) equal"
     ),

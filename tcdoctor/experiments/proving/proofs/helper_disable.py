@@ -5,13 +5,14 @@ eagerly, with the same Python-side state written.
 Method.
 - Breaks: the original and the patched copy, each a fresh pristine copy compiled with the cheap
   backend (`eager`) and called once on the workload's inputs, Dynamo reset and counters cleared
-  before each: `counters["graph_break"]` and `counters["unimplemented"]` summed (a break in an
+  before each (the patched copy's is the first compiled call of the state check below): `counters["graph_break"]` and `counters["unimplemented"]` summed (a break in an
   inlined function is counted twice by PyTorch, the same way on both sides), and
   `counters["stats"]["unique_graphs"]`. Passed when the patched copy's breaks are fewer. The
   detail says what the patch leaves: the call site's own break ("Skip calling
   `torch.compiler.disable()`d function"), the helper running eagerly between two graphs.
 - Outputs and state, on the workload's inputs and every variant: the original called eagerly and
-  the patched copy compiled (aot_eager), each on a pristine copy with every RNG reset. The
+  the patched copy compiled (backend `eager`: disable is Dynamo's, no fake is traced), each on
+  a pristine copy with every RNG reset. The
   Python-side state is the user's module's plain globals (lists, tuples, dicts, sets, numbers,
   strings, nested) and the model's plain attributes, read before and after each call; what a
   call changed (the items appended to a list, a counter's increase, a value replaced) must be
@@ -35,7 +36,7 @@ from ..plan import first_line
 from .context import Checks, ProofContext
 
 __all__ = ["PROOF", "prove"]
-BACKEND = "aot_eager"
+BACKEND = "eager"  # disable is Dynamo's business: no fake or AOT trace is involved
 PLAIN = (bool, int, float, str, type(None))
 
 
@@ -93,29 +94,38 @@ def _close(a: Any, b: Any) -> bool:
     return a == b
 
 
-def _counts(fresh: Any, w: Any, device: Any, ca: Any) -> tuple[int, int]:
-    """(breaks, unique graphs) in PyTorch's counters for one call compiled with `eager`."""
+def _read_counters() -> tuple[int, int]:
+    """(breaks, unique graphs) in PyTorch's counters since they were last cleared."""
+    from torch._dynamo.utils import counters
+
+    breaks = sum(counters["graph_break"].values()) + sum(counters["unimplemented"].values())
+    return breaks, int(counters["stats"]["unique_graphs"])
+
+
+def _original_counts(ctx: ProofContext) -> tuple[int, int]:
+    """The original's breaks and graphs for one call compiled with `eager`."""
     import torch
     from torch._dynamo.utils import counters
 
     from ...pair import caller
 
-    model = fresh().model
+    model = ctx.fresh_o().model
     torch._dynamo.reset()
     counters.clear()
     try:
-        caller(w, device)(torch.compile(model, backend="eager"), ca)
-        breaks = sum(counters["graph_break"].values()) + sum(counters["unimplemented"].values())
-        return breaks, int(counters["stats"]["unique_graphs"])
+        caller(ctx.w, ctx.device)(torch.compile(model, backend="eager"), ctx.made[0][1])
+        return _read_counters()
     finally:
         torch._dynamo.reset()
         counters.clear()
 
 
-def _break_check(ctx: ProofContext) -> Checks:
-    ca = ctx.made[0][1]
-    b0, g0 = _counts(ctx.fresh_o, ctx.w, ctx.device, ca)
-    b1, g1 = _counts(ctx.fresh_p, ctx.pw, ctx.device, ca)
+def _break_check(ctx: ProofContext, patched: tuple[int, int] | None) -> Checks:
+    if patched is None:
+        why = "not counted: the patched copy's compiled call raised (see the state check)"
+        return {"fewer breaks (PyTorch's counters)": {"passed": False, "detail": why}}
+    b0, g0 = _original_counts(ctx)
+    b1, g1 = patched
     detail = (
         f"PyTorch's counters (graph_break + unimplemented, backend='eager', one call on the "
         f"workload's inputs): breaks {b0} → {b1}, graphs {g0} → {g1}; what it leaves: the helper "
@@ -124,9 +134,11 @@ def _break_check(ctx: ProofContext) -> Checks:
     return {"fewer breaks (PyTorch's counters)": {"passed": b1 < b0, "detail": detail}}
 
 
-def _one(ctx: ProofContext, ca: Any) -> tuple[bool, dict, dict, str | None]:
-    """(outputs equal, the original's state changes, the copy's, what else differs)."""
+def _one(ctx: ProofContext, ca: Any) -> tuple[bool, dict, dict, str | None, tuple[int, int]]:
+    """(outputs equal, the original's state changes, the copy's, what else differs, the copy's
+    breaks and graphs in PyTorch's counters for the compiled call)."""
     import torch
+    from torch._dynamo.utils import counters
 
     from ....probes import outputs
     from ....target.pristine import reset_rng_state
@@ -141,13 +153,16 @@ def _one(ctx: ProofContext, ca: Any) -> tuple[bool, dict, dict, str | None]:
     d_o = changed(s0, state(ctx.original, model_o))
     s1 = state(mod_p, model_p)
     torch._dynamo.reset()
+    counters.clear()
     try:
         compiled = torch.compile(model_p, backend=BACKEND)
         reset_rng_state()
         with sandbox.captured() as said_p:
             got = outputs.snapshot(caller(ctx.pw, ctx.device)(compiled, ca))
+        counted = _read_counters()
     finally:
         torch._dynamo.reset()
+        counters.clear()
     d_p = changed(s1, state(mod_p, model_p))
     same = sandbox.same(want, got, ctx.w.autocast, "original eager vs patched compiled")
     other = None
@@ -155,20 +170,23 @@ def _one(ctx: ProofContext, ca: Any) -> tuple[bool, dict, dict, str | None]:
         other = "stdout differs"
     elif said_o["logs"] != said_p["logs"]:
         other = "log records differ"
-    return same["passed"] is True, d_o, d_p, other
+    return same["passed"] is True, d_o, d_p, other, counted
 
 
-def _state_check(ctx: ProofContext) -> Checks:
+def _state_check(ctx: ProofContext) -> tuple[Checks, tuple[int, int] | None]:
+    """The state check, and the patched copy's counts on the workload's inputs (None: its
+    compiled call raised)."""
     if ctx.w.kind == "train":
         why = "not compared (a training step: the step's own checks compare it)"
-        return {"outputs and state, compiled": {"passed": False, "detail": why}}
-    bad, seen = [], set()
-    for how, ca in ctx.made:
+        return {"outputs and state, compiled": {"passed": False, "detail": why}}, None
+    bad, seen, counts = [], set(), None
+    for i, (how, ca) in enumerate(ctx.made):
         try:
-            equal, d_o, d_p, other = _one(ctx, ca)
+            equal, d_o, d_p, other, counted = _one(ctx, ca)
         except Exception as exc:  # noqa: BLE001 - a compiled call that raises is the finding
             bad.append(f"{how} ({type(exc).__name__}: {first_line(str(exc))[:120]})")
             continue
+        counts = counted if i == 0 else counts
         seen |= set(d_o)
         if not equal:
             bad.append(f"{how} (outputs differ)")
@@ -187,7 +205,7 @@ def _state_check(ctx: ProofContext) -> Checks:
             if seen
             else "; no Python-side state changed on these inputs (equal, nothing to compare)"
         )
-    return {"outputs and state, compiled": {"passed": not bad, "detail": detail}}
+    return {"outputs and state, compiled": {"passed": not bad, "detail": detail}}, counts
 
 
 def _short(d: dict) -> str:
@@ -197,4 +215,5 @@ def _short(d: dict) -> str:
 def prove(ctx: ProofContext) -> Checks:
     """Fewer breaks in PyTorch's counters; outputs and Python-side state equal, original eager vs
     patched compiled, on every input variant."""
-    return {**_break_check(ctx), **_state_check(ctx)}
+    state, counts = _state_check(ctx)
+    return {**_break_check(ctx, counts), **state}
