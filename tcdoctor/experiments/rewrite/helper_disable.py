@@ -147,7 +147,11 @@ PAGE = Page(
         "eagerly between two graphs, so what it writes (a list, a counter, a file, a log record) "
         "is written as in eager mode. Handles: a helper that writes Python state (never a custom "
         "op), a helper whose output length depends on the data, a helper the custom-op rules "
-        "cannot read (a branch, an array read off its chain), a method"
+        "cannot read (a branch, an array read off its chain), a method. What it leaves: one "
+        'break per call site ("Skip calling `torch.compiler.disable()`d function"), the helper '
+        "running eagerly between two graphs. What it gains: the breaks inside the helper and the "
+        "library are gone, as its proof counts them with PyTorch's counters (11 breaks and 7 "
+        "graphs become 1 and 2 on the state writer of the cure corpus)"
     ),
     refuses=(
         "`forward`, `__call__` or a function nothing in the file calls (the compiled entry "
