@@ -150,6 +150,40 @@ def _reads_array(node: cst.CSTNode, env: dict[str, Value]) -> bool:
     return any(env.get(n, Value(OTHER)).kind != OTHER for n in tree.reads(node))
 
 
+# modules whose functions write state outside the helper (a log, a file, the process)
+STATE_MODULES = frozenset({"logging", "warnings", "os", "shutil", "sys", "json", "pickle", "csv"})
+STATE_BUILTINS = frozenset({"open", "print", "input", "exec", "eval", "setattr", "next"})
+
+
+def _state_write(spot: Spot, node: cst.CSTNode, params: list[str], env: dict) -> str | None:
+    """The call in a value that writes state outside the helper (None: none does): a method of
+    a module-level object (`HISTORY.append(...)`, `logger.info(...)`, `counter.bump()`), a
+    builtin that writes (`open`, `print`, `next`), a function of a module that writes
+    (`logging`, `os`, ...), an in-place method on a parameter (`x.add_(1)`). A call of a
+    library function (`np.hanning(5)`) or a method of a local value is not a write."""
+    for found in effects.effects(spot, node):
+        call = found.node
+        if not isinstance(call, cst.Call):
+            return found.text
+        func, root = call.func, tree.root(call.func)
+        if isinstance(func, cst.Name):
+            if func.value in STATE_BUILTINS or tree.resolve(spot, func) is None:
+                return found.text
+            if tree.resolve(spot, func).split(".")[0] in STATE_MODULES:  # type: ignore[union-attr]
+                return found.text
+            continue
+        if root in spot.imports:
+            if (tree.resolve(spot, func) or "").split(".")[0] in STATE_MODULES:
+                return found.text
+            continue
+        if root in params or root in env:
+            if isinstance(func, cst.Attribute) and func.attr.value.endswith("_"):
+                return found.text  # in place on an input
+            continue
+        return found.text  # a method of a module-level object
+    return None
+
+
 def _first(call: cst.Call) -> cst.BaseExpression | None:
     positional = [a.value for a in call.args if a.keyword is None and not a.star]
     return positional[0] if positional else None
@@ -245,9 +279,9 @@ def _eval(spot: Spot, node: cst.BaseExpression, env: dict, params: list[str]) ->
     if isinstance(node, cst.Name) and node.value in env:
         return env[node.value]
     if not _reads_array(node, env):
-        if tree.calls(node) and effects.effects(spot, node):
-            what = effects.effects(spot, node)[0].text
-            raise Refuse(f"it calls `{what}`, which has an effect: an op must not stand for it")
+        what = _state_write(spot, node, params, env)
+        if what is not None:
+            raise Refuse(f"it writes Python state (`{what}`): an op never stands for a write")
         return Value(OTHER)
     if isinstance(node, cst.BinaryOperation):
         return _binary(spot, node.left, node.right, env, params)
