@@ -93,9 +93,8 @@ def writes(spot: Spot, func: cst.FunctionDef) -> list[str]:
         if isinstance(node, (cst.Global, cst.Nonlocal)):
             found += [f"{type(node).__name__.lower()} {n.name.value}" for n in node.names]
         elif isinstance(node, (cst.AssignTarget, cst.AugAssign)):
-            target = node.target
-            if isinstance(target, (cst.Attribute, cst.Subscript)):
-                found.append(spot.code(target))
+            if isinstance(node.target, cst.Attribute):  # self.calls, module.STATE
+                found.append(spot.code(node.target))
         elif isinstance(node, cst.Expr):
             found += [e.text for e in effects.effects(spot, node.value)]
     return found
