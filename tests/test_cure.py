@@ -253,7 +253,7 @@ def test_fix_refuses_an_unknown_code_in_one_line(analysed):
                              "--select", "TCD9")  # fmt: skip
     assert code == 2 and err.strip().splitlines() == [
         "tcdoctor: error: unknown rule code 'TCD9': the rules are TCD101, TCD102, TCD103, TCD104, "
-        "TCD106, TCD105 (tcdoctor rules)"
+        "TCD106, TCD105, TCD107 (tcdoctor rules)"
     ]
 
 

@@ -523,5 +523,39 @@ def test_the_rules_command_lists_and_pages_the_rules():
     assert bad.exit_code == 2
     assert bad.output.strip().splitlines() == [
         "tcdoctor: error: unknown rule code 'TCD199': the rules are TCD101, TCD102, TCD103, "
-        "TCD104, TCD106, TCD105"
+        "TCD104, TCD106, TCD105, TCD107"
     ]
+
+
+STATE_HELPER = """import numpy as np
+import scipy.ndimage
+import torch
+
+COUNTER = {}
+
+
+def smooth(x):
+    LINE
+    y = scipy.ndimage.convolve1d(x.detach().numpy(), taps)
+    return torch.from_numpy(np.ascontiguousarray(y))
+"""
+
+
+@pytest.mark.parametrize(
+    "line, writes",
+    [
+        ("taps = np.ones(5) / 5", False),  # a library call computes a value: no write
+        ("taps = COUNTER.setdefault('k', np.ones(3))", True),  # a module-level dict written
+        ("taps = x.add_(1)", True),  # an input updated in place
+        ("taps = print(3)", True),
+    ],
+)
+def test_a_helper_value_that_writes_state_refuses_the_op(line, writes):
+    """TCD106 reads a value computed in the helper as part of the op unless it writes state
+    outside it; then the op is refused with the call named (TCD107 stands in where the helper
+    is called in the file; it is not here)."""
+    result = plan(STATE_HELPER.replace("LINE", line), Site(10, "x", file="m.py"))
+    assert isinstance(result, NoRewrite) and result.family == "helper-op"
+    assert result.pending is not writes, result.reason
+    if writes:
+        assert f"it writes Python state (`{line.removeprefix('taps = ')}`)" in result.reason

@@ -273,7 +273,25 @@ def describe(value: Any) -> dict:
     for t in (bool, int, float):
         if isinstance(value, t):
             return {"type": t.__name__}
+    if isinstance(value, tuple) and value:
+        return {"type": "tuple", "items": [describe(v) for v in value]}
     return {"type": type(value).__name__}
+
+
+def _local(frame: Any, name: str) -> Any:
+    """A local's value, or an attribute of one (`self.gain`)."""
+    head, _, attr = name.partition(".")
+    value = frame.f_locals.get(head)
+    return getattr(value, attr, None) if attr else value
+
+
+def _bound(frame: Any, target: str) -> Any:
+    """The value a line binds: one name's, or (`vals, vecs`) the tuple of several names', once
+    every one is bound."""
+    if "," not in target:
+        return frame.f_locals.get(target)
+    values = tuple(frame.f_locals.get(n.strip()) for n in target.split(","))
+    return None if any(v is None for v in values) else values
 
 
 def _line_watch(need: rewrite.Need, seen: dict) -> TraceFn:
@@ -287,9 +305,9 @@ def _line_watch(need: rewrite.Need, seen: dict) -> TraceFn:
         if event == "line" and frame.f_lineno == need.line and "inputs" not in seen:
             loc = frame.f_locals
             seen["inputs"] = {n: loc.get(n) for n in names}
-            seen["before"] = loc.get(target)
+            seen["before"] = _bound(frame, target)
         elif "inputs" in seen and event in ("line", "return"):
-            value = frame.f_locals.get(target)
+            value = _bound(frame, target)
             if value is not None and value is not seen["before"]:
                 seen["output"] = value
         return local
@@ -305,7 +323,7 @@ def _call_watch(need: rewrite.Need, seen: dict) -> TraceFn:
         if "output" in seen:
             return None
         if event == "call" and "inputs" not in seen:
-            seen["inputs"] = {n: frame.f_locals.get(n) for n in names}
+            seen["inputs"] = {n: _local(frame, n) for n in names}
             seen["frame"] = id(frame)
         elif event == "return" and seen.get("frame") == id(frame):
             seen["output"] = arg

@@ -17,6 +17,8 @@ the registry's order (registry.py); the first that answers decides:
                                  where TCD105 would not wrap the line alone
     TCD105 custom-op             a call into another library (scipy, numpy) on     unsafe
                                  tensor data becomes a `torch.library.custom_op`
+    TCD107 helper-disable        the fallback where the custom-op rules refuse a    safe
+                                 helper: `@torch.compiler.disable` on it
 
 (`tcdoctor rules` prints this table from the registry, `tcdoctor rules CODE` a rule's page.)
 Anything else gets a NoRewrite whose reason a user reads (unmatched.py). A patch's safety (an
@@ -85,8 +87,16 @@ def plan(source: str, site: Site, observed: dict | None = None) -> Result:
 
 
 def _decide(spot: tree.Spot, observed: dict | None) -> Result:
+    result = _first(spot, observed)
+    if isinstance(result, NoRewrite) and not (result.suppressed or result.pending):
+        return _fallback(spot, observed, result)
+    return result
+
+
+def _first(spot: tree.Spot, observed: dict | None) -> Result:
+    """The answer of the first rule (not a fallback) that answers, or why none does."""
     for r in registry.RULES:
-        if not r.applies(spot):
+        if r.fallback or not r.applies(spot):
             continue
         result = r.match(spot, observed)
         if result is None:
@@ -99,6 +109,22 @@ def _decide(spot: tree.Spot, observed: dict | None) -> Result:
     if at is not None:
         return _suppressed("any rule", None, at)
     return unmatched.reason(spot)
+
+
+def _fallback(spot: tree.Spot, observed: dict | None, refused: NoRewrite) -> Result:
+    """A fallback rule's rewrite where the first answer was a refusal of a family it stands in
+    for (its note says why the first rule refused), else the refusal."""
+    for r in registry.RULES:
+        if not r.fallback or refused.family not in r.fallback or not r.applies(spot):
+            continue
+        result = r.match(spot, observed)
+        if not isinstance(result, Rewrite):
+            continue
+        at = suppress.suppression(spot, r.code)
+        if at is not None:
+            return _suppressed(f"{r.code} {r.name}", r.name, at)
+        return replace(result, note=f"{result.note}; not a custom op: {refused.reason}")
+    return refused
 
 
 def _suppressed(what: str, family: str | None, at: tuple[int, str]) -> NoRewrite:
@@ -118,7 +144,7 @@ def needs_observation(source: str, site: Site) -> Need | None:
         if isinstance(spot, NoRewrite):
             return None
         for r in registry.RULES:
-            if not r.applies(spot):
+            if r.fallback or not r.applies(spot):
                 continue
             need = r.observe(spot) if r.observe is not None else None
             if need is not None:

@@ -69,12 +69,15 @@ class BranchPayload:
 @dataclass(frozen=True)
 class OpPayload:
     """A custom-op rewrite: the op's qualified name, the function defining it in the patched
-    module, its inputs, and the shape rule its fake follows."""
+    module, its inputs, and the shape rule its fake follows; for a method wrapped whole, its
+    class and name (the op's inputs are then its parameters and the attributes it reads)."""
 
     qualname: str
     function: str
     inputs: tuple[str, ...]
     shape_rule: str
+    owner: str = ""  # a method's class (TCD106): the op is its module-level body
+    method: str = ""  # that method's name
 
 
 Payload = Union[BranchPayload, OpPayload, None]
@@ -119,6 +122,7 @@ class NoRewrite:
     reason: str
     family: str | None = None
     suppressed: bool = False
+    pending: bool = False  # only the eager run's observation is missing: not a refusal yet
 
 
 Result = Union[Rewrite, NoRewrite]
@@ -145,7 +149,9 @@ class Rule:
     kinds; `library_calls`: also at a user's line whose call breaks inside a library, where the
     planner keeps only such a rule's patch), the proofs its patches may need,
     `match` (the rewrite, the reason there is none, or None: not this rule's statement) and
-    `observe` (what the eager run must record first; None for most rules)."""
+    `observe` (what the eager run must record first; None for most rules). `fallback`: the
+    families whose refusal (None: no rule answered) this rule may stand in for; such a rule is
+    tried only after the others refused (rewrite/__init__.py `_decide`)."""
 
     code: str
     name: str
@@ -160,6 +166,8 @@ class Rule:
     observe: Callable[[Any], Need | None] | None = None  # (tree.Spot) -> what to observe
     checked: str = field(default="")  # what the proof checks besides breaks and outputs
     safety_note: str = ""  # why the class, as docs/patches.md's table says it
+    fallback: tuple[str | None, ...] = ()
+    leaves: tuple[str, ...] = ()  # break reasons (first lines) its patch knowingly leaves
 
     def applies(self, spot: Any) -> bool:
         """Whether `match` is tried at this spot (the statement's kind)."""

@@ -70,6 +70,8 @@ class _OpCall:
     keeps_dtype: bool
     device: str  # "input": follows the array input; "cpu"
     later: list[cst.Call]  # converters of the name after the line (returns_array)
+    names: tuple[str, ...] = ()  # a result unpacked into several names (`vals, vecs = f(...)`)
+    shapes: tuple[op_shapes.Shape, ...] = ()  # the rule of each of them
 
 
 # ---------------------------------------------------------------------------------------------
@@ -111,6 +113,12 @@ def candidate(spot: Spot) -> _OpCall | NoRewrite | None:
         )
     assign = assigns[0]
     line = spot.site.line
+    unpacked = _unpacked(assign, call, full)
+    if unpacked:
+        funcs = spot.funcs()
+        if not funcs:
+            return NoRewrite(f"the {library} call at line {line} is not inside a function", NAME)
+        return _inputs(spot, stmt, assign, call, full, funcs, unpacked)
     if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
         what = spot.code(assign.targets[0].target)
         return NoRewrite(
@@ -124,6 +132,18 @@ def candidate(spot: Spot) -> _OpCall | NoRewrite | None:
     return _inputs(spot, stmt, assign, call, full, funcs)
 
 
+def _unpacked(assign: cst.Assign, call: cst.Call, full: str) -> tuple[str, ...]:
+    """The names a call returning a tuple is unpacked into (`vals, vecs = f(...)`), when the call
+    is the whole value and the function has a rule per output; () otherwise."""
+    target = assign.targets[0].target if len(assign.targets) == 1 else None
+    if not isinstance(target, (cst.Tuple, cst.List)) or assign.value is not call:
+        return ()
+    names = [e.value for e in target.elements]
+    if not all(isinstance(n, cst.Name) for n in names) or full not in op_shapes.TUPLES:
+        return ()
+    return tuple(n.value for n in names)  # type: ignore[attr-defined]
+
+
 def _inputs(
     spot: Spot,
     stmt: cst.SimpleStatementLine,
@@ -131,6 +151,7 @@ def _inputs(
     call: cst.Call,
     full: str,
     funcs: list[cst.FunctionDef],
+    unpacked: tuple[str, ...] = (),
 ) -> _OpCall | NoRewrite:
     line, library = spot.site.line, full.split(".")[0]
     imported = set(spot.imports)
@@ -153,16 +174,31 @@ def _inputs(
             "tensors and numbers; bind the attribute to a local first",
             NAME,
         )
-    target = assign.targets[0].target.value  # type: ignore[attr-defined]
     detached = {n for n in inputs if _only_detached(assign.value, n)}
-    shape = op_shapes.shape_of(full, call)
-    if isinstance(shape, str):
+    shapes: tuple[op_shapes.Shape, ...] | str = ()
+    if unpacked:
+        target = ", ".join(unpacked)
+        shapes = op_shapes.shapes_of(full, call)
+        shape: op_shapes.Shape | str = shapes[0] if not isinstance(shapes, str) else shapes
+    else:
+        target = assign.targets[0].target.value  # type: ignore[attr-defined]
+        shape = op_shapes.shape_of(full, call)
+    if isinstance(shape, str) or isinstance(shapes, str):
         return NoRewrite(f"{UNKNOWN}: {shape} (the call at line {line})", NAME)
     array = _array_input(call, inputs)
     if isinstance(array, NoRewrite):
         return array
     name, keeps = array
-    form = _form(spot, assign, call, target, name, funcs[0])
+    if unpacked:
+        later: list[cst.Call] = []
+        for n in unpacked:
+            got = _later_converters(spot, assign, n, funcs[0])
+            if isinstance(got, NoRewrite):
+                return got
+            later += got
+        form: tuple | NoRewrite = (True, True, "cpu", later)
+    else:
+        form = _form(spot, assign, call, target, name, funcs[0])
     if isinstance(form, NoRewrite):
         return form
     returns_array, keeps_wrap, device, later = form
@@ -182,6 +218,8 @@ def _inputs(
         keeps and keeps_wrap,
         device,
         later,
+        unpacked,
+        shapes,  # type: ignore[arg-type]
     )
 
 
@@ -354,7 +392,7 @@ def match(spot: Spot, observed: dict | None) -> Result | None:
     if op is None or isinstance(op, NoRewrite):
         return op
     if not observed:
-        return NoRewrite("needs the eager run's shapes", NAME)
+        return NoRewrite("needs the eager run's shapes", NAME, pending=True)
     return _custom_op(spot, op, observed)
 
 
@@ -376,25 +414,42 @@ def _title(spot: Spot, op: _OpCall, line: int) -> str:
 # writing the op
 
 
+def _shape_checks(spot: Spot, op: _OpCall, outs: list[dict], seen: dict) -> NoRewrite | None:
+    """Each output's observed shape against its rule (None: every one agrees)."""
+    for shape, out in zip(op.shapes or (op.shape,), outs):
+        derived = shape.of([int(d) for d in seen[op.array].get("shape", ())])
+        got = [int(d) for d in out.get("shape", ())]
+        if derived != got:
+            return NoRewrite(
+                f"{UNKNOWN}: the shape rule ({shape.describe(op.full)}) gives "
+                f"{tuple(derived or ())}, but the call at line {spot.site.line} produced "
+                f"{tuple(got)}",
+                NAME,
+            )
+    return None
+
+
 def _custom_op(spot: Spot, op: _OpCall, observed: dict) -> Result:
     types = _observed_types(op, observed)
     if isinstance(types, NoRewrite):
         return types
     out, seen = observed["output"], observed["inputs"]
-    derived = op.shape.of([int(d) for d in seen[op.array].get("shape", ())])
-    got = [int(d) for d in out.get("shape", ())]
-    rule = op.shape.describe(op.full)
-    if derived != got:
-        return NoRewrite(
-            f"{UNKNOWN}: the shape rule ({rule}) gives {tuple(derived or ())}, but the call at "
-            f"line {spot.site.line} produced {tuple(got)}",
-            NAME,
-        )
+    outs = out["items"] if op.names else [out]
+    wrong = _shape_checks(spot, op, outs, seen)
+    if wrong is not None:
+        return wrong
+    rule = "; ".join(s.describe(op.full) for s in (op.shapes or (op.shape,)))
     line = spot.line_of(op.stmt)
     fn = f"_tcd_op_l{line}"
     qualname = f"tcdoctor_patch::{ops.op_name(spot.site.file, op.function, line)}"
-    follows = op.keeps_dtype and ops.dtype(out) == ops.dtype(seen[op.array])
-    fake = ops.fake(op.shape, op.array, None if follows else ops.dtype(out), op.device == "input")
+    fakes, follows = [], True
+    for shape, o in zip(op.shapes or (op.shape,), outs):
+        same = op.keeps_dtype and ops.dtype(o) == ops.dtype(seen[op.array])
+        follows = follows and same
+        fakes.append(
+            ops.fake(shape, op.array, None if same else ops.dtype(o), op.device == "input")
+        )
+    fake = f"({', '.join(fakes)})" if op.names else fakes[0]
     defs = _op_defs(fn, qualname, op, types, fake)
     args = [f"{n}.detach()" if n in op.detached else n for n in op.inputs]
     new: dict[cst.CSTNode, cst.BaseExpression] = {
@@ -402,7 +457,7 @@ def _custom_op(spot: Spot, op: _OpCall, observed: dict) -> Result:
     }
     for conv in op.later:
         if (tree.resolve(spot, conv.func) or "") == "torch.from_numpy":
-            new[conv] = cst.Name(op.target)
+            new[conv] = cst.Name(conv.args[0].value.value)  # type: ignore[attr-defined]
         elif (tree.resolve(spot, conv.func) or "") == "torch.tensor":
             new[conv] = cst.parse_expression(
                 spot.code(conv).replace(spot.code(conv.func), "torch.as_tensor", 1) + ".clone()"
@@ -414,10 +469,18 @@ def _custom_op(spot: Spot, op: _OpCall, observed: dict) -> Result:
         detached = ", ".join(f"{n}.detach()" for n in op.inputs if n in op.detached)
         note = f"no gradient flows through the op, as in the original (the call passes {detached})"
     note += f"; fake: shape by the rule {rule}"
-    note += (f", dtype {op.array}'s" if follows else f", dtype {ops.dtype(out)} as observed") + (
-        f", device {op.array}'s" if op.device == "input" else ", on the CPU"
+    note += (
+        (f", dtype {op.array}'s" if follows else f", dtype {ops.dtype(out)} as observed")
+        + (f", device {op.array}'s" if op.device == "input" else ", on the CPU")
+        if not op.names
+        else (f", dtype {op.array}'s" if follows else ", dtypes as observed")
     )
-    if op.returns_array:
+    if op.names:
+        note += (
+            f"; the op returns a tuple of tensors, unpacked into `{op.target}` as the call's "
+            "arrays were, so each is a tensor"
+        )
+    elif op.returns_array:
         note += f"; the op returns a tensor where the call returned an array, so `{op.target}` is a tensor"
     return Rewrite(
         rule=CODE,
@@ -436,6 +499,16 @@ def _observed_types(op: _OpCall, observed: dict) -> dict[str, str] | NoRewrite:
     """Each input's annotation (`torch.Tensor`, `int`, ...) from the observed eager run."""
     seen, out = observed.get("inputs") or {}, observed.get("output") or {}
     want = "ndarray" if op.returns_array else "tensor"
+    if op.names:
+        items = out.get("items") if out.get("type") == "tuple" else None
+        if not isinstance(items, list) or len(items) != len(op.names):
+            return NoRewrite(
+                f"the call returns {out.get('type') or 'an unobserved value'}, not a tuple of "
+                f"{len(op.names)} arrays",
+                NAME,
+            )
+        bad = [i for i in items if i.get("type") != want or not ops.known_dtype(i)]
+        out = bad[0] if bad else items[0]
     if out.get("type") != want:
         return NoRewrite(
             f"the call returns {out.get('type') or 'an unobserved value'}, not a {want}: a "
@@ -458,9 +531,13 @@ def _op_defs(
 ) -> list[cst.BaseStatement]:
     params = ", ".join(f"{n}: {types[n]}" for n in op.inputs)
     body = "torch.as_tensor(__tcd_expr__)" if op.returns_array else "__tcd_expr__"
+    returns = "torch.Tensor"
+    if op.names:
+        body = "tuple(torch.as_tensor(a).contiguous() for a in __tcd_expr__)"  # LAPACK: F-order
+        returns = f"tuple[{', '.join(['torch.Tensor'] * len(op.names))}]"
     text = (
         f'@torch.library.custom_op("{qualname}", mutates_args=())\n'
-        f"def {fn}({params}) -> torch.Tensor:\n"
+        f"def {fn}({params}) -> {returns}:\n"
         f"    return {body}\n"
         "\n"
         "\n"

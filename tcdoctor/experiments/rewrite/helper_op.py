@@ -9,21 +9,22 @@ Applies to a module-level function written as users write such helpers:
         y = np.asarray(y, dtype=np.float32)
         return torch.from_numpy(y).to(x.device)
 
-TCD105 wraps one line and refuses this one (the array `y` is used as an array on the next line);
-yet the helper is tensor in, tensor out. The whole function becomes the op: decorated in place
-with `@torch.library.custom_op`, its parameters annotated from the eager call observed, a fake
-registered from the shape rule, and an autograd registration that marks the output
-non-differentiable.
+and to a method of a module-level class that another method calls (helper_method.py: the op is
+module-level, its attributes passed in). TCD105 wraps one line and refuses this one (the array
+`y` is used as an array on the next line); yet the helper is tensor in, tensor out. The whole
+function becomes the op, read from its contract: the schema from the signature and the eager
+call (tensors, Python int/float/bool, a tuple of tensors returned), decorated in place with
+`@torch.library.custom_op`, a fake registered from the shape rules, and an autograd
+registration that marks each output non-differentiable. How the body is read: helper_read.py.
 
-The body is read as a chain of values, each assignment to a local name: a tensor parameter read
-through `.detach()`, `.cpu()` (`.float()`, ...) and `.numpy()` is an array; a library function
-with a shape rule (op_shapes.py) applied to an array is an array of the shape its rule gives (one
-reduction at most); NumPy's conversions (`np.asarray`, `np.ascontiguousarray`, `np.array`,
-`y.astype`, `y.copy()`) keep the shape and may fix the dtype; `torch.from_numpy` /
-`torch.as_tensor` make the tensor the helper returns, with `.to(x.device)` (or `device=x.device`),
-`.to(dtype)`, `.float()`, `.contiguous()` after. An assignment that reads no array is a value the
-op computes as before (`k = int(3 * sigma)`). Anything else (a branch, a loop, an array read off
-its chain, such as `y.max()`) is not this rule's helper: TCD105 answers for the line as before.
+A helper that writes Python state, or whose output length depends on the data, is refused with
+the reason (never an op); TCD107 (helper_disable.py) then stands in with `@torch.compiler.
+disable`. The data-dependent case could also be an op whose fake asks
+`torch.library.get_ctx().new_dynamic_size()`: measured with PyTorch's counters on
+tests/targets/cure/shape_dynamic.py (aot_eager), such an op left 1 break ("Dynamic shape
+operator": Dynamo stops at an op with a data-dependent output unless
+`capture_dynamic_output_shape_ops` is set) and 2 graphs, the same as disable, which is safe and
+keeps the helper's code as written; so disable it is.
 
 Why a custom op and not `torch.compiler.disable`: disable keeps a graph break at every call of
 the helper (PyTorch counts "Skip calling `torch.compiler.disable()`d function"); the op removes
@@ -37,8 +38,8 @@ the op's output is marked non-differentiable (`ctx.mark_non_differentiable`), so
 `requires_grad` and every gradient are the original's (without the registration, a backward
 through the op raises "no autograd formula").
 
-Pitfalls: only a module-level function with no decorator, `*args` or `**kwargs`, whose defaults
-are literals and whose name nothing else binds; existing annotations must be the types the
+Pitfalls: only a module-level function (or a method) with no decorator, `*args` or `**kwargs`,
+whose defaults are literals and whose name nothing else binds; existing annotations must be the types the
 eager call observed. Where TCD105 can wrap the line alone, it does: this rule answers only where
 it would not. The dtype is the one the chain fixes (`dtype=np.float32`), else the input's where
 the observed call kept it, else the observed one. The op replaces the function for every caller:
@@ -48,247 +49,23 @@ sees only the workload's calls (hence unsafe).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import libcst as cst
 
 from ...outcomes import Safety
-from . import custom_op, op_shapes, ops, tree
+from . import custom_op, helper_method, ops, tree
 from .base import Need, NoRewrite, OpPayload, Page, Result, Rewrite, Rule
+from .helper_read import Helper, Refuse, read
 from .tree import BLANK, Spot
 
 CODE, NAME = "TCD106", "helper-op"
 PROOF = "helper-op"  # its own proof: experiments/proving/proofs/helper_op.py
 UNKNOWN = custom_op.UNKNOWN
-ARRAY, RESULT, OTHER = "array", "tensor", "other"
-# NumPy conversions that keep the shape -> the positional index of their dtype (None: none)
-CONVERT = {
-    "numpy.asarray": 1,
-    "numpy.ascontiguousarray": 1,
-    "numpy.asanyarray": 1,
-    "numpy.asfortranarray": 1,
-    "numpy.array": 1,
-    "numpy.copy": None,
-}
-DTYPES = {  # a dtype literal (NumPy's or torch's name, or a builtin) -> torch's name
-    **{n: n for n in "float16 float32 float64 int8 int16 int32 int64 uint8 complex64".split()},
-    "complex128": "complex128",
-    "bool_": "bool",
-    "bool": "bool",
-    "half": "float16",
-    "single": "float32",
-    "double": "float64",
-    "float": "float64",  # the builtin, as NumPy reads it
-    "int": "int64",
-    "long": "int64",
-}
-TORCH_METHOD_DTYPE = {"float": "float32", "double": "float64", "half": "float16"}
-KEEP = frozenset({"contiguous", "clone", "detach"})
+ENTRIES = frozenset({"forward", "__call__", "__init__"})  # the compiled entry: never an op
 
 
-@dataclass(frozen=True)
-class _Value:
-    """A local's value as the rule reads it: an array or the tensor made from one (its shape rule
-    from the array parameter `source`, a fixed dtype or None, whether no library call changed the
-    dtype since, its device), or OTHER (a value that reads no array)."""
-
-    kind: str
-    source: str = ""
-    shape: op_shapes.Shape = op_shapes.Shape(op_shapes.SAME)
-    dtype: str | None = None
-    keeps: bool = True
-    device: str = "cpu"  # "cpu" | "input"
-    rules: tuple[str, ...] = ()  # the shape rules applied, described
-
-
-@dataclass
-class _Helper:
-    """The helper read whole: its def, parameters, the returned value, the break's line."""
-
-    func: cst.FunctionDef
-    params: list[str]
-    result: _Value
-    line: int
-    env: dict[str, _Value] = field(default_factory=dict)
-
-
-# ---------------------------------------------------------------------------------------------
-# reading the helper
-
-
-def _dtype_literal(spot: Spot, node: cst.BaseExpression) -> str | None:
-    """The torch dtype name a literal names (`np.float32`, `"float32"`, `torch.float64`,
-    `float`), None for anything else."""
-    if isinstance(node, cst.SimpleString):
-        return DTYPES.get(node.evaluated_value if isinstance(node.evaluated_value, str) else "")
-    full = tree.resolve(spot, node) if tree.dotted(node) else None
-    if full is None:
-        return None
-    head, _, name = full.rpartition(".")
-    if head in ("numpy", "torch") or (not head and name in ("float", "int", "bool")):
-        return DTYPES.get(name)
-    return None
-
-
-def _numpy_read(spot: Spot, node: cst.Call, params: list[str]) -> _Value | None:
-    """`x.detach().cpu().numpy()` on a parameter: the array, its dtype fixed by `.float()` etc."""
-    dtype: str | None = None
-    inner: cst.BaseExpression = node.func.value  # type: ignore[attr-defined]
-    while isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and not inner.args:
-        method = inner.func.attr.value
-        if method in TORCH_METHOD_DTYPE:
-            dtype = dtype or TORCH_METHOD_DTYPE[method]
-        elif method not in ("detach", "cpu", "contiguous", "clone"):
-            return None
-        inner = inner.func.value
-    if isinstance(inner, cst.Name) and inner.value in params:
-        return _Value(ARRAY, inner.value, dtype=dtype)
-    return None
-
-
-def _reads_array(node: cst.CSTNode, env: dict[str, _Value]) -> bool:
-    """Whether `node` reads an array or a tensor made from one, or calls `.numpy()`."""
-    if tree.method_calls(node, "numpy"):
-        return True
-    return any(env.get(n, _Value(OTHER)).kind != OTHER for n in tree.reads(node))
-
-
-def _first(call: cst.Call) -> cst.BaseExpression | None:
-    positional = [a.value for a in call.args if a.keyword is None and not a.star]
-    return positional[0] if positional else None
-
-
-def _library(spot: Spot, call: cst.Call, full: str, arg: _Value) -> _Value | None:
-    """A NumPy conversion or a library function with a shape rule, applied to an array."""
-    rest = [a for a in call.args if a.value is not _first(call)]
-    if full in CONVERT:
-        at = CONVERT[full]
-        named = {a.keyword.value: a.value for a in rest if a.keyword is not None}
-        positional = [a.value for a in call.args if a.keyword is None]
-        node = named.get("dtype") or (
-            positional[at] if at is not None and len(positional) > at else None
-        )
-        if node is None:
-            return arg
-        fixed = _dtype_literal(spot, node)
-        return replace(arg, dtype=fixed, keeps=fixed is not None)
-    shape = op_shapes.shape_of(full, call)
-    if isinstance(shape, str) or tree.is_torch(full):
-        return None
-    if arg.shape.kind != op_shapes.SAME and shape.kind != op_shapes.SAME:
-        return None  # two reductions: no rule composes them here
-    composed = shape if shape.kind != op_shapes.SAME else arg.shape
-    rules = (*arg.rules, shape.describe(full))
-    return replace(arg, shape=composed, dtype=None, keeps=False, rules=rules)
-
-
-def _tensor_of(spot: Spot, call: cst.Call, arg: _Value) -> _Value | None:
-    """`torch.from_numpy(a)` / `torch.as_tensor(a, dtype=..., device=x.device)`."""
-    value = replace(arg, kind=RESULT)
-    for a in call.args[1:]:
-        key = a.keyword.value if a.keyword is not None else None
-        if key == "device" and _is_device_of(a.value, arg.source):
-            value = replace(value, device="input")
-        elif key == "dtype" and _dtype_literal(spot, a.value):
-            value = replace(value, dtype=_dtype_literal(spot, a.value), keeps=True)
-        else:
-            return None
-    return value
-
-
-def _is_device_of(node: cst.BaseExpression, param: str) -> bool:
-    return (
-        isinstance(node, cst.Attribute)
-        and node.attr.value == "device"
-        and isinstance(node.value, cst.Name)
-        and node.value.value == param
-    )
-
-
-def _method(spot: Spot, call: cst.Call, arg: _Value) -> _Value | None:
-    """A method of an array (`astype`, `copy`) or of the tensor made from one (`to`, `float`,
-    `contiguous`, ...)."""
-    method = call.func.attr.value  # type: ignore[attr-defined]
-    args = [a.value for a in call.args]
-    if arg.kind == ARRAY and method == "copy" and not args:
-        return arg
-    if arg.kind == ARRAY and method == "astype" and args:
-        fixed = _dtype_literal(spot, args[0])
-        return replace(arg, dtype=fixed, keeps=fixed is not None)
-    if arg.kind != RESULT:
-        return None
-    if method in KEEP and not args:
-        return arg
-    if method in TORCH_METHOD_DTYPE and not args:
-        return replace(arg, dtype=TORCH_METHOD_DTYPE[method], keeps=True)
-    if method == "cpu" and not args:
-        return replace(arg, device="cpu")
-    if method == "to" and len(args) == 1:
-        if _is_device_of(args[0], arg.source):
-            return replace(arg, device="input")
-        fixed = _dtype_literal(spot, args[0])
-        return replace(arg, dtype=fixed, keeps=True) if fixed else None
-    return None
-
-
-def _eval(spot: Spot, node: cst.BaseExpression, env: dict, params: list[str]) -> _Value | None:
-    """The value of an expression of the helper's chain, or None: not a step the rule reads."""
-    if isinstance(node, cst.Name) and node.value in env:
-        return env[node.value]
-    if not _reads_array(node, env):
-        return _Value(OTHER)
-    if not isinstance(node, cst.Call):
-        return None
-    if isinstance(node.func, cst.Attribute) and node.func.attr.value == "numpy" and not node.args:
-        return _numpy_read(spot, node, params)
-    full = tree.resolve(spot, node.func) if tree.dotted(node.func) else None
-    if full is None and isinstance(node.func, cst.Attribute):
-        inner = _eval(spot, node.func.value, env, params)
-        return _method(spot, node, inner) if inner is not None else None
-    first = _first(node)
-    arg = _eval(spot, first, env, params) if first is not None else None
-    if full is None or arg is None or arg.kind != ARRAY:
-        return None
-    if any(_reads_array(a.value, env) for a in node.args if a.value is not first):
-        return None  # a second array argument: no shape rule reads two
-    if full in custom_op.CONVERTERS:
-        return _tensor_of(spot, node, arg)
-    return _library(spot, node, full, arg)
-
-
-def _read(spot: Spot, func: cst.FunctionDef) -> _Helper | None:
-    """The helper's chain, statement by statement, to the tensor it returns."""
-    params = tree.params(func)
-    body = list(func.body.body)
-    if body and tree.is_docstring(body[0]):
-        body = body[1:]
-    env: dict[str, _Value] = {}
-    for stmt in body[:-1]:
-        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
-            return None
-        small = stmt.body[0]
-        if not isinstance(small, cst.Assign):
-            return None
-        if len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name):
-            return None
-        name = small.targets[0].target.value
-        value = _eval(spot, small.value, env, params)
-        if value is None or name in params:
-            return None
-        env[name] = value
-    last = body[-1] if body else None
-    if not isinstance(last, cst.SimpleStatementLine) or len(last.body) != 1:
-        return None
-    ret = last.body[0]
-    if not isinstance(ret, cst.Return) or ret.value is None:
-        return None
-    result = _eval(spot, ret.value, env, params)
-    if result is None or result.kind != RESULT:
-        return None
-    return _Helper(func, params, result, spot.site.line, env)
-
-
-def _refusal(spot: Spot, func: cst.FunctionDef) -> NoRewrite | None:
+def _refusal(spot: Spot, func: cst.FunctionDef, method: bool = False) -> NoRewrite | None:
     """Why a helper the rule reads cannot become an op as it is written (None: it can)."""
     name, p = func.name.value, func.params
     if func.decorators:
@@ -303,51 +80,105 @@ def _refusal(spot: Spot, func: cst.FunctionDef) -> NoRewrite | None:
             "holds its defaults",
             NAME,
         )
-    if len(tree.module_binds(spot, name)) != 1:
+    if not method and len(tree.module_binds(spot, name)) != 1:
         return NoRewrite(f"{name} is bound more than once at module level", NAME)
     return None
 
 
-def candidate(spot: Spot) -> _Helper | NoRewrite | None:
-    """The helper around the line (None: not this rule's; TCD105's line patch comes first)."""
-    funcs = spot.funcs()
-    if len(funcs) != 1 or not isinstance(spot.parents.get(funcs[0]), cst.Module):
+def _method_of(spot: Spot, func: cst.FunctionDef) -> cst.ClassDef | None:
+    """The module-level class `func` is a method of (None: not a method)."""
+    block = spot.parents.get(func)
+    klass = spot.parents.get(block) if block is not None else None
+    if isinstance(klass, cst.ClassDef) and isinstance(spot.parents.get(klass), cst.Module):
+        return klass
+    return None
+
+
+def _op_function(spot: Spot, func: cst.FunctionDef, klass: cst.ClassDef) -> str:
+    return f"_tcd_{klass.name.value}_{func.name.value.lstrip('_')}"
+
+
+def _read_method(
+    spot: Spot, func: cst.FunctionDef, klass: cst.ClassDef, arrays: set[str]
+) -> Helper | NoRewrite | None:
+    """A method read as the module-level function its op is (`arrays`: its NumPy attributes)."""
+    what = f"{klass.name.value}.{func.name.value}"
+    if func.name.value in ENTRIES or not tree.params(func)[:1] == ["self"]:
         return None
-    if not isinstance(spot.stmt, cst.SimpleStatementLine):
+    attrs = helper_method.read(spot, func)
+    if isinstance(attrs, str):
+        return NoRewrite(f"the method {attrs}", NAME)
+    as_fn = helper_method.as_function(func, _op_function(spot, func, klass), attrs, arrays)
+    try:
+        helper = read(spot, as_fn)
+    except Refuse as why:
+        return NoRewrite(f"the method {what}(): {why}", NAME)
+    if helper is None:
+        return None
+    return replace(helper, method=func, klass=klass, attrs=attrs)
+
+
+def candidate(spot: Spot, arrays: set[str] | None = None) -> Helper | NoRewrite | None:
+    """The helper around the line (None: not this rule's; TCD105's line patch comes first).
+    `arrays`: a method's attributes the eager run saw as NumPy arrays."""
+    funcs = spot.funcs()
+    if len(funcs) != 1 or not isinstance(spot.stmt, cst.SimpleStatementLine):
+        return None
+    klass = _method_of(spot, funcs[0])
+    if klass is None and not isinstance(spot.parents.get(funcs[0]), cst.Module):
         return None
     line_op = custom_op.candidate(spot)
     if line_op is not None and not isinstance(line_op, NoRewrite):
         return None  # TCD105 wraps the line alone
-    helper = _read(spot, funcs[0])
+    if klass is not None:
+        helper = _read_method(spot, funcs[0], klass, arrays or set())
+        if helper is None or isinstance(helper, NoRewrite):
+            return helper
+        return _refusal(spot, funcs[0], method=True) or helper
+    try:
+        helper = read(spot, funcs[0])
+    except Refuse as why:
+        return NoRewrite(f"the helper {funcs[0].name.value}(): {why}", NAME)
     if helper is None:
         return None
     return _refusal(spot, funcs[0]) or helper
 
 
-def _qualname(spot: Spot, func: cst.FunctionDef) -> str:
-    return f"tcdoctor_patch::{ops.op_name(spot.site.file, func.name.value, spot.line_of(func))}"
+def _defined(spot: Spot, helper: Helper) -> cst.FunctionDef:
+    """The def the op's name and line come from: the helper's, or the method's."""
+    return helper.method if helper.method is not None else helper.func
 
 
-def _title(spot: Spot, func: cst.FunctionDef) -> str:
+def _qualname(spot: Spot, helper: Helper) -> str:
+    func = _defined(spot, helper)
+    name = helper.name.replace(".", "_")
+    return f"tcdoctor_patch::{ops.op_name(spot.site.file, name, spot.line_of(func))}"
+
+
+def _title(spot: Spot, helper: Helper) -> str:
     return (
-        f"wrap the whole helper {func.name.value}() (the break at line {spot.site.line}) in the "
-        f"custom op {_qualname(spot, func)}"
+        f"wrap the whole helper {helper.name}() (the break at line {spot.site.line}) in the "
+        f"custom op {_qualname(spot, helper)}"
     )
 
 
 def observe(spot: Spot) -> Need | None:
-    """The helper's whole call: its arguments when it is called, and what it returns."""
+    """The helper's whole call: its arguments when it is called (a method's `self` and the
+    attributes it reads too), and what it returns."""
     helper = candidate(spot)
-    if not isinstance(helper, _Helper):
+    if not isinstance(helper, Helper):
         return None
-    func = helper.func
+    func = _defined(spot, helper)
+    inputs = [helper.key(p) for p in helper.params]
+    if helper.method is not None:
+        inputs = ["self", *inputs]
     return Need(
         spot.line_of(func),
         func.name.value,
-        tuple(helper.params),
+        tuple(inputs),
         "",
         CODE,
-        _title(spot, func),
+        _title(spot, helper),
         whole=True,
     )
 
@@ -357,54 +188,105 @@ def match(spot: Spot, observed: dict | None) -> Result | None:
     if helper is None or isinstance(helper, NoRewrite):
         return helper
     if not observed:
-        return NoRewrite("needs the eager run's shapes", NAME)
-    return _write(spot, helper, observed)
+        return NoRewrite("needs the eager run's shapes", NAME, pending=True)
+    arrays: set[str] = set()
+    if helper.method is not None:  # read again, its NumPy attributes known
+        seen = observed.get("inputs") or {}
+        arrays = {a for a, _ in helper.attrs.names if _kind(seen, f"self.{a}") == "ndarray"}
+        helper = candidate(spot, arrays)
+        if not isinstance(helper, Helper):
+            why = "the method reads differently once its attributes' kinds are known"
+            return helper or NoRewrite(why, NAME)
+    return _write(spot, helper, observed, arrays)
+
+
+def _kind(seen: dict, key: str) -> str | None:
+    return (seen.get(key) or {}).get("type")
 
 
 # ---------------------------------------------------------------------------------------------
 # writing the op
 
 
+def _outputs(observed: dict, n: int, several: bool) -> list[dict] | NoRewrite:
+    """The observed output of each returned value."""
+    out = observed.get("output") or {}
+    if several:
+        items = out.get("items") if out.get("type") == "tuple" else None
+        if not isinstance(items, list) or len(items) != n:
+            return NoRewrite(
+                f"the helper returned {out.get('type') or 'an unobserved value'}, not a tuple of "
+                f"{n} tensors",
+                NAME,
+            )
+    else:
+        items = [out]
+    for item in items:
+        if item.get("type") != "tensor" or not ops.known_dtype(item):
+            return NoRewrite(
+                f"the helper returned {item.get('type') or 'an unobserved value'} with no torch "
+                "dtype: a custom op returns a tensor",
+                NAME,
+            )
+    return items
+
+
+def _seen(helper: Helper, observed: dict) -> dict:
+    """The observed inputs by the op's parameter names, a NumPy attribute seen as the tensor it
+    is passed as."""
+    raw = observed.get("inputs") or {}
+    seen = {}
+    for p in helper.params:
+        got = dict(raw.get(helper.key(p)) or {})
+        if got.get("type") == "ndarray":
+            got["type"] = "tensor"
+        seen[p] = got
+    return seen
+
+
 def _checked_types(
-    helper: _Helper, observed: dict
-) -> tuple[dict[str, str], str | None] | NoRewrite:
-    """Each parameter's type from the observed call, and the fake's dtype (None: the array
-    input's), or why the observed call does not fit the helper's rule."""
-    seen, out = observed.get("inputs") or {}, observed.get("output") or {}
-    if out.get("type") != "tensor" or not ops.known_dtype(out):
-        return NoRewrite(
-            f"the helper returned {out.get('type') or 'an unobserved value'} with no torch "
-            "dtype: a custom op returns a tensor",
-            NAME,
-        )
+    helper: Helper, observed: dict
+) -> tuple[dict[str, str], list[str | None]] | NoRewrite:
+    """Each parameter's type from the observed call, and each output's fake dtype (None: its
+    array input's), or why the observed call does not fit the helper's rule."""
+    outs = _outputs(observed, len(helper.results), helper.several)
+    if isinstance(outs, NoRewrite):
+        return outs
+    seen = _seen(helper, observed)
     types = ops.param_types(helper.params, seen, NAME)
     if isinstance(types, NoRewrite):
         return types
-    x, result = helper.result.source, helper.result
-    if types.get(x) != "torch.Tensor":
-        return NoRewrite(f"{x}, read as the library's array, is not a tensor", NAME)
-    derived = result.shape.of([int(d) for d in seen[x].get("shape", ())])
-    got = [int(d) for d in out.get("shape", ())]
-    if derived != got:
-        rule = "; ".join(result.rules) or "NumPy conversions: same shape as its input"
-        return NoRewrite(
-            f"{UNKNOWN}: the shape rule ({rule}) gives {tuple(derived or ())}, but "
-            f"{helper.func.name.value}() returned {tuple(got)}",
-            NAME,
-        )
-    if result.dtype is not None:
-        if ops.dtype(out) != f"torch.{result.dtype}":
+    fixed: list[str | None] = []
+    for result, out in zip(helper.results, outs):
+        x = result.source
+        if types.get(x) != "torch.Tensor":
+            return NoRewrite(f"{x}, read as the library's array, is not a tensor", NAME)
+        derived = result.shape.of([int(d) for d in seen[x].get("shape", ())])
+        for other in result.broadcast:
+            derived = ops.broadcast(derived, [int(d) for d in seen[other].get("shape", ())])
+        got = [int(d) for d in out.get("shape", ())]
+        if derived != got:
+            rule = "; ".join(result.rules) or "NumPy conversions: same shape as its input"
             return NoRewrite(
-                f"the helper fixes the dtype {result.dtype}, but returned {out.get('dtype')}",
+                f"{UNKNOWN}: the shape rule ({rule}) gives {tuple(derived or ())}, but "
+                f"{helper.name}() returned {tuple(got)}",
                 NAME,
             )
-        return types, f"torch.{result.dtype}"
-    follows = result.keeps and ops.dtype(out) == ops.dtype(seen[x])
-    return types, None if follows else ops.dtype(out)
+        if result.dtype is not None:
+            if ops.dtype(out) != f"torch.{result.dtype}":
+                return NoRewrite(
+                    f"the helper fixes the dtype {result.dtype}, but returned {out.get('dtype')}",
+                    NAME,
+                )
+            fixed.append(f"torch.{result.dtype}")
+            continue
+        follows = result.keeps and ops.dtype(out) == ops.dtype(seen[x])
+        fixed.append(None if follows else ops.dtype(out))
+    return types, fixed
 
 
 def _annotated(
-    spot: Spot, func: cst.FunctionDef, types: dict[str, str]
+    spot: Spot, func: cst.FunctionDef, types: dict[str, str], returns_type: str
 ) -> cst.FunctionDef | NoRewrite:
     """The def with every parameter annotated with its observed type and `-> torch.Tensor`; an
     annotation already written must name that type."""
@@ -413,7 +295,7 @@ def _annotated(
         if node is None:
             return cst.Annotation(cst.parse_expression(want))
         have = tree.resolve(spot, node.annotation) if tree.dotted(node.annotation) else None
-        if have != want:
+        if have != want and spot.code(node.annotation).replace(" ", "") != want.replace(" ", ""):
             return NoRewrite(
                 f"{what} is annotated `{spot.code(node.annotation)}`: a custom op's is "
                 f"`{want}` (as observed)",
@@ -431,7 +313,7 @@ def _annotated(
         )  # PEP 8: `sigma: float = 2.0` once annotated
         equal = spaced if param.default is not None else param.equal
         params.append(param.with_changes(annotation=got, equal=equal))
-    returns = annotation(func.returns, "torch.Tensor", f"{func.name.value}()'s result")
+    returns = annotation(func.returns, returns_type, f"{func.name.value}()'s result")
     if isinstance(returns, NoRewrite):
         return returns
     p = func.params
@@ -459,84 +341,153 @@ def _plain(params: cst.Parameters) -> cst.Parameters:
     )
 
 
-def _registrations(func: cst.FunctionDef, n: int, fake: str) -> list[cst.BaseStatement]:
-    """The fake, and the autograd registration that marks the output non-differentiable."""
+def _registrations(
+    func: cst.FunctionDef, n: int, fake: str, several: bool, shown: str
+) -> list[cst.BaseStatement]:
+    """The fake, and the autograd registration that marks the output (each output of a tuple)
+    non-differentiable (`shown`: the helper as its callers name it)."""
     name = func.name.value
+    base = name.removeprefix("_tcd_")
     nones = "(" + ", ".join(["None"] * n) + ("," if n == 1 else "") + ")"
+    outputs, grads = ("*output", "*grads") if several else ("output", "grad")
     text = (
         f"@{name}.register_fake\n"
-        f"def _tcd_{name}_fake():\n"
+        f"def _tcd_{base}_fake():\n"
         f"    return {fake}\n"
         "\n"
         "\n"
-        f"def _tcd_{name}_no_grad(ctx, inputs, output):\n"
-        f"    ctx.mark_non_differentiable(output)  # no gradient through {name}(), as before\n"
+        f"def _tcd_{base}_no_grad(ctx, inputs, output):\n"
+        f"    ctx.mark_non_differentiable({outputs})  # no gradient through {shown}(), as before\n"
         "\n"
         "\n"
-        f"{name}.register_autograd(lambda ctx, grad: {nones}, setup_context=_tcd_{name}_no_grad)\n"
+        f"{name}.register_autograd(lambda ctx, {grads}: {nones}, setup_context=_tcd_{base}_no_grad)\n"
     )
     defs = list(cst.parse_module(text).body)
     defs[0] = defs[0].with_changes(params=_plain(func.params))  # type: ignore[call-arg]
     return [d.with_changes(leading_lines=[BLANK, BLANK]) for d in defs]
 
 
-def _write(spot: Spot, helper: _Helper, observed: dict) -> Result:
+def _fakes(helper: Helper, fixed: list[str | None]) -> str:
+    """The fake's return expression: one empty tensor per output, a tuple for several."""
+    each = [
+        ops.fake(r.shape, r.source, f, r.device == "input", r.broadcast)
+        for r, f in zip(helper.results, fixed)
+    ]
+    return f"({', '.join(each)})" if helper.several else each[0]
+
+
+def _note(helper: Helper, fixed: list[str | None]) -> str:
+    parts = []
+    for r, f in zip(helper.results, fixed):
+        rule = "; ".join(r.rules) or "NumPy conversions: same shape as its input"
+        parts.append(
+            f"shape by the rule {rule}, "
+            + (f"dtype {f}" if f else f"dtype {r.source}'s")
+            + (f", device {r.source}'s" if r.device == "input" else ", on the CPU")
+        )
+    return "; ".join(parts)
+
+
+def _module(
+    spot: Spot, helper: Helper, op: cst.FunctionDef, regs: list, arrays: set[str]
+) -> cst.Module:
+    """The module with the op in place: the helper decorated where it is, or (a method) the op
+    and its registrations before the class and the method calling it."""
+    body = list(spot.module.body)
+    if helper.method is None:
+        at = next(i for i, s in enumerate(body) if s is helper.func)
+        body[at] = op
+        body[at + 1 : at + 1] = regs
+        if at + 1 + len(regs) < len(body):
+            body[at + 1 + len(regs)] = tree.two_blank(body[at + 1 + len(regs)])
+        return tree.ensure_torch(spot.module.with_changes(body=body))
+    assert helper.klass is not None
+    at = next(i for i, s in enumerate(body) if s is helper.klass)
+    method = helper_method.delegate(helper.method, op.name.value, helper.attrs, arrays)
+    klass = helper.klass.visit(tree.ReplaceNodes({helper.method: method}))
+    lead = list(helper.klass.leading_lines)
+    body[at] = tree.two_blank(klass.with_changes(leading_lines=[]))  # type: ignore[arg-type]
+    body[at:at] = [op.with_changes(leading_lines=lead or [BLANK, BLANK]), *regs]
+    return tree.ensure_torch(spot.module.with_changes(body=body))
+
+
+def _write(spot: Spot, helper: Helper, observed: dict, arrays: set[str]) -> Result:
     checked = _checked_types(helper, observed)
     if isinstance(checked, NoRewrite):
         return checked
     types, fixed = checked
-    func, result, name = helper.func, helper.result, helper.func.name.value
-    annotated = _annotated(spot, func, types)
+    n = len(helper.results)
+    returns = "torch.Tensor" if not helper.several else f"tuple[{', '.join(['torch.Tensor'] * n)}]"
+    annotated = _annotated(spot, helper.func, types, returns)
     if isinstance(annotated, NoRewrite):
         return annotated
-    qualname = _qualname(spot, func)
+    qualname = _qualname(spot, helper)
     decorator = cst.Decorator(
         cst.parse_expression(f'torch.library.custom_op("{qualname}", mutates_args=())')
     )
-    fake = ops.fake(result.shape, result.source, fixed, result.device == "input")
-    body = list(spot.module.body)
-    at = next(i for i, s in enumerate(body) if s is func)
-    body[at] = annotated.with_changes(decorators=[decorator])
-    body[at + 1 : at + 1] = _registrations(func, len(helper.params), fake)
-    if at + 1 + 3 < len(body):
-        body[at + 4] = tree.two_blank(body[at + 4])
-    module = tree.ensure_torch(spot.module.with_changes(body=body))
-    rule = "; ".join(result.rules) or "NumPy conversions: same shape as its input"
-    x = result.source
+    op = annotated.with_changes(decorators=[decorator])
+    fakes = _fakes(helper, fixed)
+    regs = _registrations(helper.func, len(helper.params), fakes, helper.several, helper.name)
+    module = _module(spot, helper, op, regs, arrays)
     note = (
-        f"the whole helper {name}() runs as one op, opaque to the compiler; its output is marked "
-        f"non-differentiable, as the original's NumPy-made output was; fake: shape by the rule "
-        f"{rule}, "
-        + (f"dtype {fixed}" if fixed else f"dtype {x}'s")
-        + (f", device {x}'s" if result.device == "input" else ", on the CPU")
+        f"the whole helper {helper.name}() runs as one op, opaque to the compiler; "
+        + ("its outputs are" if helper.several else "its output is")
+        + " marked non-differentiable, as the original's NumPy-made output was; fake: "
+        + _note(helper, fixed)
     )
+    if helper.method is not None:
+        note += (
+            f"; the method calls the module-level op {helper.func.name.value}(), the attributes "
+            f"it reads passed in ({', '.join(helper.attrs.keys) or 'none'})"
+        )
     return Rewrite(
         rule=CODE,
         family=NAME,
         safety=Safety.UNSAFE,
-        title=_title(spot, func),
+        title=_title(spot, helper),
         note=note,
         source=module.code,
         line=spot.site.line,
         proofs=(PROOF,),
-        payload=OpPayload(qualname, name, tuple(helper.params), rule),
+        payload=OpPayload(
+            qualname,
+            helper.func.name.value,
+            tuple(helper.params),
+            "; ".join(r for v in helper.results for r in v.rules),
+            owner=helper.klass.name.value if helper.klass is not None else "",
+            method=helper.method.name.value if helper.method is not None else "",
+        ),
     )
 
 
 PAGE = Page(
     rewrites=(
-        "a module-level helper that calls a library on a tensor's data (`x.detach().cpu()."
-        "numpy()`), tidies the result with NumPy (`np.ascontiguousarray`, `np.asarray(y, "
-        "dtype=...)`, `.astype`) and returns `torch.from_numpy(...)` (`.to(x.device)`) becomes a "
-        "`torch.library.custom_op`, decorated in place: its parameters annotated from the eager "
-        "call, a fake from the library function's shape rule and the dtype the chain fixes, and "
-        "its output marked non-differentiable (as the original's NumPy-made output is)"
+        "a helper (a module-level function, or a method another function calls) that calls a "
+        "library on a tensor's data (`x.detach().cpu().numpy()`), tidies the result with NumPy "
+        "and returns tensors made from it becomes a `torch.library.custom_op`, read from its "
+        "contract. Shapes handled: Python scalar parameters (int, float, bool: the schema from "
+        "the signature and the eager call); a tuple of tensors returned (`return a, b`: the "
+        "schema returns tuple[Tensor, ...], one fake and one non-differentiable output each); a "
+        "method (the op is module-level, the method calls it; each attribute it reads is passed "
+        "in: a NumPy attribute as `torch.from_numpy(self.NAME)`, a number or tensor as it is); an "
+        "array with a number (`y * strength`, `a ** 2`, `e > t`) or broadcast with another "
+        "array input (`y * self.gain`); conversions on the way back (`np.ascontiguousarray`, "
+        "`np.asarray(y, dtype=...)`, `.astype`, `.to(x.dtype)`, `.to(x.device)`, "
+        "`torch.as_tensor`) read as part of the body. The fake's shape is the input's, a "
+        "reduction of it or a broadcast, by each step's shape rule, checked against every call "
+        "observed"
     ),
     refuses=(
-        "where TCD105 wraps the line alone (it does); a helper with a branch, a loop or an array "
-        "read off its chain (`y.max()`), a method or nested function, a decorator, *args or "
-        "**kwargs, a default that is not a literal, an annotation other than the observed type, "
-        "a function with no shape rule, or two reductions"
+        "a helper that writes Python state (a list append, a counter, a file, a log record, an "
+        "attribute of self: an op's body is opaque and its inputs are copies, so the write would "
+        "be lost or skipped); a function whose output length depends on the data "
+        "(`np.flatnonzero`, `np.unique`: a fake of one fixed shape would bake the observed length "
+        "into the graph); a method calling another method or passing self on; both get TCD107's "
+        "`@torch.compiler.disable` where the helper is called in the file. Not this rule's (TCD105 "
+        "or TCD107 answer): where TCD105 wraps the line alone; a branch, a loop or an array read "
+        "off its chain (`y.max()`); a nested function, `forward`; a decorator, *args or **kwargs, "
+        "a default that is not a literal, an annotation other than the observed type, a function "
+        "with no shape rule, or two reductions"
     ),
     proof=(
         "torch.library.opcheck on the arguments the helper got in the workload's call and every "
@@ -568,13 +519,15 @@ RULE = Rule(
     name=NAME,
     safety=Safety.UNSAFE,
     the_break=(
-        "a helper that calls a library on a tensor's data and converts the result back with "
-        "NumPy (`np.ascontiguousarray`, `np.asarray(y, dtype=...)`, then `torch.from_numpy`), "
-        "which TCD105 refuses line by line"
+        "a helper (a function, or a method) that calls a library on a tensor's data and converts "
+        "the result back with NumPy (`np.ascontiguousarray`, `np.asarray(y, dtype=...)`, then "
+        "`torch.from_numpy`), which TCD105 refuses line by line"
     ),
     the_rewrite=(
-        "the whole helper a `torch.library.custom_op` (decorated in place), its fake from the "
-        "shape rule and the dtype the chain fixes, its output non-differentiable as before"
+        "the whole helper a `torch.library.custom_op` (a function decorated in place; a method's "
+        "body a module-level op, its attributes passed in), its schema from the signature and "
+        "the call (tensors, int/float/bool, a tuple of tensors returned), its fake from the "
+        "shape rules and the dtype the chain fixes, its outputs non-differentiable as before"
     ),
     statements=(cst.SimpleStatementLine,),
     proofs=(PROOF,),

@@ -60,6 +60,11 @@ RULES: dict[str, str] = {
     "numpy.linalg.norm": REDUCE,
     "scipy.special.logsumexp": REDUCE,
 }
+# functions whose output's length depends on the data (no fixed shape rule can give it)
+DATA_DEPENDENT = frozenset(
+    {f"numpy.{f}" for f in "flatnonzero nonzero argwhere unique extract compress".split()}
+    | {"scipy.signal.find_peaks", "scipy.signal.argrelmax", "scipy.signal.argrelmin"}
+)
 # reductions whose second positional parameter is `axis`
 AXIS_SECOND = {f"numpy.{f}" for f in _NUMPY_REDUCE} | {"scipy.special.logsumexp"}
 
@@ -103,6 +108,23 @@ class Shape:
         over = "every axis" if self.axis is None else f"axis {self.axis}"
         keep = ", keepdims" if self.keepdims else ""
         return f"{function}: reduces over {over}{keep}"
+
+
+# functions returning a tuple of arrays: one rule per output, for a call with the array alone
+# (eigh: the eigenvalues reduce the last axis, the eigenvectors keep the shape)
+TUPLES: dict[str, tuple[Shape, ...]] = {
+    f: (Shape(REDUCE, -1), Shape(SAME)) for f in ("scipy.linalg.eigh", "numpy.linalg.eigh")
+}
+
+
+def shapes_of(function: str, call: cst.Call) -> tuple[Shape, ...] | str:
+    """The rule of each output of a function returning a tuple, or why there is none."""
+    rules = TUPLES.get(function)
+    if rules is None:
+        return f"{function} has no rule tcdoctor knows for a tuple of outputs"
+    if any(a.keyword is not None for a in call.args) or len(call.args) != 1:
+        return f"{function} is called with more than its array: its outputs may differ"
+    return rules
 
 
 def _int(node: cst.BaseExpression) -> int | None:

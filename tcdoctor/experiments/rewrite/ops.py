@@ -57,12 +57,33 @@ def param_types(names: list[str], seen: dict, family: str) -> dict[str, str] | N
     return types
 
 
-def fake(shape: op_shapes.Shape, x: str, fixed_dtype: str | None, on_input: bool) -> str:
+def fake(
+    shape: op_shapes.Shape,
+    x: str,
+    fixed_dtype: str | None,
+    on_input: bool,
+    broadcast: tuple[str, ...] = (),
+) -> str:
     """The fake's return expression: empty_like when shape, dtype and device all follow the array
     input `x`, else torch.empty with each from its rule (`fixed_dtype`: a dtype other than x's,
-    as code; `on_input`: on x's device, else the CPU)."""
-    if shape.kind == op_shapes.SAME and fixed_dtype is None and on_input:
+    as code; `on_input`: on x's device, else the CPU; `broadcast`: inputs whose shapes the
+    output's is broadcast with)."""
+    if shape.kind == op_shapes.SAME and fixed_dtype is None and on_input and not broadcast:
         return f"torch.empty_like({x})"
     dt = f"{x}.dtype" if fixed_dtype is None else fixed_dtype
     device = f"{x}.device" if on_input else '"cpu"'
-    return f"torch.empty({shape.code(x)}, dtype={dt}, device={device})"
+    size = shape.code(x)
+    if broadcast:
+        size = f"torch.broadcast_shapes({size}, {', '.join(f'{b}.shape' for b in broadcast)})"
+    return f"torch.empty({size}, dtype={dt}, device={device})"
+
+
+def broadcast(a: list[int] | None, b: list[int]) -> list[int] | None:
+    """NumPy's broadcast of two shapes (None: they do not broadcast)."""
+    if a is None:
+        return None
+    n = max(len(a), len(b))
+    a2, b2 = [1] * (n - len(a)) + a, [1] * (n - len(b)) + b
+    if any(x != y and 1 not in (x, y) for x, y in zip(a2, b2)):
+        return None
+    return [max(x, y) if 1 in (x, y) else x for x, y in zip(a2, b2)]

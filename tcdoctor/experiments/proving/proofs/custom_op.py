@@ -45,11 +45,15 @@ def patched_op(ctx: ProofContext) -> tuple[Any, Checks]:
     return None, {"torch.library.opcheck": {"passed": False, "detail": why}}
 
 
-def opcheck(ctx: ProofContext, op: Any, what: str = "the line") -> Checks:
-    """opcheck on the inputs `what` (the line, or a helper) got on each call it ran on."""
-    ran = [(how, args) for how, obs, args in ctx.observations if obs is not None]
+def opcheck(
+    ctx: ProofContext, op: Any, what: str = "the line", observations: list | None = None
+) -> Checks:
+    """opcheck on the inputs `what` (the line, or a helper) got on each call it ran on
+    (`observations`: the op's arguments, when they are not the observed ones)."""
+    observations = ctx.observations if observations is None else observations
+    ran = [(how, args) for how, obs, args in observations if obs is not None]
     failed = [(how, why) for how, args in ran if (why := opcheck_one(op, args))]  # type: ignore[arg-type]
-    skipped = [how for how, obs, _ in ctx.observations if obs is None]
+    skipped = [how for how, obs, _ in observations if obs is None]
     detail = (
         f"passed on the inputs {what} saw on {', '.join(h for h, _ in ran)}"
         if not failed

@@ -35,6 +35,48 @@ from .context import Checks, ProofContext
 __all__ = ["PROOF", "prove"]
 
 
+def op_args(ctx: ProofContext, args: tuple) -> tuple:
+    """The op's arguments from a call's observed ones: a method's `self` dropped, a NumPy
+    attribute as the tensor the method passes (`torch.from_numpy`)."""
+    import torch
+
+    if ctx.planned.payload.owner:
+        args = args[1:]
+    return tuple(
+        torch.from_numpy(a) if type(a).__module__ == "numpy" and hasattr(a, "shape") else a
+        for a in args
+    )
+
+
+def _original(ctx: ProofContext) -> Any:
+    """The original helper, called as the observed arguments come: a function, or a method
+    with its observed `self` (the attributes it reads are read off that `self`)."""
+    payload = ctx.planned.payload
+    if ctx.original is None:
+        return None
+    if not payload.owner:
+        return getattr(ctx.original, payload.function, None)
+    klass = getattr(ctx.original, payload.owner, None)
+    method = getattr(klass, payload.method, None) if klass is not None else None
+    if method is None:
+        return None
+    n = len(payload.inputs) - sum(1 for a in payload.inputs if a not in _own(ctx))
+    return lambda *args: method(args[0], *args[1 : 1 + n])
+
+
+def _own(ctx: ProofContext) -> set[str]:
+    """The method's own parameters among the op's inputs (the rest are its attributes)."""
+    need = [n for _, obs, _ in ctx.observations if obs is not None for n in obs["inputs"]]
+    return {n for n in need if n != "self" and not n.startswith("self.")}
+
+
+def _grad_flags(value: Any) -> Any:
+    """`requires_grad` of the output, or a list of each output's for a tuple."""
+    if isinstance(value, tuple):
+        return [getattr(v, "requires_grad", None) for v in value]
+    return getattr(value, "requires_grad", None)
+
+
 def _requiring_grad(args: tuple) -> tuple:
     import torch
 
@@ -47,7 +89,7 @@ def _requiring_grad(args: tuple) -> tuple:
 
 
 def _against_original(
-    original: Any, op: Any, args: tuple, autocast: Any
+    ctx: ProofContext, original: Any, op: Any, args: tuple
 ) -> tuple[str | None, bool]:
     """(what differs, None when nothing does; whether the arguments required grad)."""
     from ....probes import outputs
@@ -59,25 +101,27 @@ def _against_original(
         grad_args, with_grad = args, False
         want = original(*args)
     try:
-        got = op(*grad_args)
+        got = op(*op_args(ctx, grad_args))
     except Exception as exc:  # noqa: BLE001 - an op that fails where the helper runs is the finding
         return f"the op raises {type(exc).__name__}: {first_line(str(exc))[:120]}", with_grad
-    w_grad, g_grad = getattr(want, "requires_grad", None), getattr(got, "requires_grad", None)
+    w_grad, g_grad = _grad_flags(want), _grad_flags(got)
     if w_grad != g_grad:
         return f"the op's output requires_grad={g_grad}, the helper's {w_grad}", with_grad
+    autocast = ctx.w.autocast
     same = sandbox.same(outputs.snapshot(want), outputs.snapshot(got), autocast, "op vs helper")
     return (None if same["passed"] is True else "outputs differ"), with_grad
 
 
 def _helper_check(ctx: ProofContext, op: Any) -> Checks:
     """The op against the original helper on every call's observed arguments."""
-    name = ctx.planned.payload.function
-    original = getattr(ctx.original, name, None) if ctx.original is not None else None
+    payload = ctx.planned.payload
+    name = f"{payload.owner}.{payload.method}" if payload.owner else payload.function
+    original = _original(ctx)
     if original is None:
         why = f"the original {name}() was not found in the user's module"
         return {"helper vs op": {"passed": False, "detail": why}}
     ran = [(how, args) for how, obs, args in ctx.observations if obs is not None]
-    found = [(how, *_against_original(original, op, args, ctx.w.autocast)) for how, args in ran]
+    found = [(how, *_against_original(ctx, original, op, args)) for how, args in ran]
     bad = [f"{how}: {why}" for how, why, _ in found if why]
     no_grad = [how for how, _, with_grad in found if not with_grad]
     detail = f"the op against the original {name}() on the arguments it got on " + (
@@ -117,8 +161,10 @@ def prove(ctx: ProofContext) -> Checks:
     op, missing = custom_op.patched_op(ctx)
     if op is None:
         return missing
-    what = f"{ctx.planned.payload.function}()"
-    checks = {**custom_op.opcheck(ctx, op, what), **_helper_check(ctx, op)}
+    payload = ctx.planned.payload
+    what = f"{payload.owner}.{payload.method}()" if payload.owner else f"{payload.function}()"
+    ops = [(h, o, op_args(ctx, a) if o is not None else a) for h, o, a in ctx.observations]
+    checks = {**custom_op.opcheck(ctx, op, what, ops), **_helper_check(ctx, op)}
     if ctx.w.kind != "train":
         checks.update(_gradient_check(ctx))
     checks.update(custom_op.compiled_on_variants(ctx))

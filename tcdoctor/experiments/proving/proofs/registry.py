@@ -10,7 +10,7 @@ A name with no proof here fails the patch ("no proof of this kind").
 from __future__ import annotations
 
 from ...rewrite import Proof
-from . import branches, custom_op, helper_op, said
+from . import branches, custom_op, helper_disable, helper_op, said
 from .context import ProofFn
 
 PROOFS: dict[str, ProofFn] = {
@@ -20,4 +20,5 @@ PROOFS: dict[str, ProofFn] = {
     Proof.BRANCHES: branches.prove,
     Proof.OPCHECK: custom_op.prove,
     helper_op.PROOF: helper_op.prove,  # TCD106's own proof
+    helper_disable.PROOF: helper_disable.prove,  # TCD107's own proof
 }
