@@ -60,6 +60,7 @@ OTHER_TOOLS = {
         "--include-dashboard",
         "--temp-dir",
         "--working-dir",
+        "--disable-usage-stats",
     },
 }
 

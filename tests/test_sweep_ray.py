@@ -237,6 +237,38 @@ def test_a_worker_killed_mid_target_is_retried_and_its_row_is_complete(cluster, 
     assert json.loads((out / row["json"]).read_text())["errors"] == []
 
 
+def test_a_target_whose_worker_dies_on_every_try_is_a_row_with_the_why(cluster, tmp_path):
+    """Each of the three tries' workers killed as soon as its analysis starts: the row says so,
+    and the sweep still writes its overview (exit 4, as for any target without a report)."""
+    out = tmp_path / "ray"
+    cmd = [sys.executable, "-m", "tcdoctor", "sweep", target("clean"), "--out", str(out)]
+    cmd += ["--ray", cluster.address, *OPTS]
+    driver = subprocess.Popen(
+        cmd, cwd=ROOT, env=cluster.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    killed = []
+    try:
+        deadline = time.monotonic() + 180
+        while driver.poll() is None and time.monotonic() < deadline:
+            for analysis in analyses_on(cluster):
+                worker = analysis.parent()
+                if worker is not None and worker.pid not in killed:
+                    killed.append(worker.pid)
+                    worker.kill()
+            time.sleep(0.05)
+        stdout, err = driver.communicate(timeout=60)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    assert driver.returncode == 4 and len(killed) == 3, (killed, err)
+    (row,) = json.loads((out / "sweep.json").read_text())["rows"]
+    assert row["status"] == "failed" and row["exit_code"] == 4, row
+    assert row["reason"].startswith("the Ray task failed on every try (3): "), row
+    assert (
+        json.loads((out / row["slug"] / "row.json").read_text())["row"]["reason"] == row["reason"]
+    )
+
+
 def test_a_gpu_the_cluster_lacks_is_one_line_never_a_wait(cluster, tmp_path):
     began = time.monotonic()
     rc, stdout, err = run_cli(

@@ -181,6 +181,7 @@ def _run_tasks(plan, todo, rows, spec, options, expected_calls, out_dir, quiet, 
         target = pending.pop(ref)
         folder = plan.folders[target]
         row = _row_of(ray, ref, target, out_dir, folder)
+        os.makedirs(os.path.join(out_dir, folder), exist_ok=True)  # a task that failed wrote none
         _write_record(
             os.path.join(out_dir, folder), record_key(target, options, expected_calls), row
         )
