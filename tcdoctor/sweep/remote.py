@@ -34,6 +34,7 @@ from ..render.write import WARMUP_NAME
 from ..report import sweep as sw
 from ..run.pipeline import echo
 from . import (
+    Plan,
     _headline,
     _read_record,
     _write_record,
@@ -78,7 +79,15 @@ class RaySpec:
         return cls(ray, targets, cpus or threads or 1, gpus)
 
 
-def _task_spec(target: str, folder: str, spec: RaySpec, options: Options, expected_calls, out_dir):
+def _task_spec(
+    target: str,
+    folder: str,
+    spec: RaySpec,
+    options: Options,
+    expected_calls: int | None,
+    out_dir: str,
+) -> dict[str, Any]:
+    """What the task is given (JSON-ready: it reaches the analysis process as a file)."""
     return {
         "target": target,
         "folder": folder,
@@ -166,7 +175,18 @@ def run_on_ray(
     return EXIT_OK if overview.complete else EXIT_INCOMPLETE
 
 
-def _run_tasks(plan, todo, rows, spec, options, expected_calls, out_dir, quiet, began, extra):
+def _run_tasks(
+    plan: Plan,
+    todo: list[str],
+    rows: dict[str, sw.SweepRow],
+    spec: RaySpec,
+    options: Options,
+    expected_calls: int | None,
+    out_dir: str,
+    quiet: bool,
+    began: float,
+    extra: dict[str, Any],
+) -> None:
     """Submit every target of `todo`; as each ends: its files, its record, the overview."""
     ray = import_ray()
     task = ray.remote(run_target).options(
