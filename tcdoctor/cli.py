@@ -4,6 +4,7 @@ Every expected failure is one line and an exit code."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import sys
@@ -15,9 +16,12 @@ from .commands.flags import (
     EXPECTED_CALLS,
     NO_ANNOTATIONS,
     Param,
+    analysis_flags,
     analysis_params,
     check_params,
     output_params,
+    sweep_params,
+    typed,
 )
 from .commands.outputs import write_outputs
 from .errors import (
@@ -86,6 +90,10 @@ def _click_option(p: Param) -> Callable:
     names = [p.spelling, *([p.short] if p.short else []), *p.aliases, p.name]
     if p.kind == "flag":
         return click.option(*names, is_flag=True, help=p.help)
+    if p.kind == "optional":  # `--ray` alone is `--ray local`
+        return click.option(
+            *names, is_flag=False, flag_value=p.flag_value, metavar=p.metavar, help=p.help
+        )
     typed: dict[str, Any] = {}
     if p.kind != "pair":
         kind = click.Choice(list(p.choices)) if p.kind == "choice" else None
@@ -311,20 +319,7 @@ def schema() -> None:
 )
 @click.argument("targets", nargs=-1)
 @analysis_options
-@click.option("--out", "out_dir", default="tcdoctor-sweep", show_default=True, help="Sweep folder.")
-@click.option("--retry-failed", is_flag=True, help="Rerun targets whose recorded result failed.")
-@click.option("--shard", default=None, help="K/N: analyse only the K-th of N shares (1-based).")
-@click.option(
-    "--durations",
-    default=None,
-    help="With --shard: an earlier sweep (DIR or sweep.json) whose durations balance the shards.",
-)
-@click.option(
-    "--baseline",
-    default=None,
-    help="An earlier sweep (DIR or sweep.json): each row says what changed since.",
-)
-@click.option("--merge", is_flag=True, help="Join the shard folders given as arguments into --out.")
+@_options(sweep_params())
 @_one_line_errors
 def sweep(
     targets: tuple[str, ...],
@@ -334,6 +329,9 @@ def sweep(
     durations: str | None,
     baseline: str | None,
     merge: bool,
+    ray: str | None,
+    ray_cpus: int | None,
+    ray_gpus: int,
     quiet: bool,
     expected_calls: int | None,
     **analysis: Any,
@@ -341,20 +339,24 @@ def sweep(
     from .sweep import run_sweep
     from .sweep.merge import merge_dirs
 
+    on_ray = typed(["ray_cpus", "ray_gpus"])
+    if on_ray and ray is None:
+        raise UsageError(f"{analysis_flags(on_ray)} place targets on a Ray cluster: add --ray")
     if merge:
+        if ray is not None:
+            raise UsageError("--merge joins finished sweeps: leave out --ray")
         sys.exit(merge_dirs(targets, out_dir, baseline))
-    code = run_sweep(
-        targets,
-        Options.from_cli(analysis),
-        expected_calls,
-        out_dir,
-        quiet=quiet,
-        retry_failed=retry_failed,
-        shard=shard,
-        durations=durations,
-        baseline=baseline,
+    common = dict(
+        quiet=quiet, retry_failed=retry_failed, shard=shard, durations=durations, baseline=baseline
     )
-    sys.exit(code)
+    if ray is not None:
+        from .sweep.remote import RaySpec, run_on_ray
+
+        opts = Options.from_cli(analysis)
+        spec = RaySpec.of(ray, targets, ray_cpus, ray_gpus, opts.threads)
+        opts = dataclasses.replace(opts, threads=spec.cpus)  # the CPUs its task holds
+        sys.exit(run_on_ray(spec, opts, expected_calls, out_dir, **common))
+    sys.exit(run_sweep(targets, Options.from_cli(analysis), expected_calls, out_dir, **common))
 
 
 @main.command(

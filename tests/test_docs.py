@@ -35,7 +35,7 @@ OTHER_TOOLS = {
         "--plan",
         "--device",
     },
-    "SLURM's sbatch": {
+    "SLURM's sbatch and srun": {
         "--array",
         "--cpus-per-task",
         "--dependency",
@@ -43,6 +43,24 @@ OTHER_TOOLS = {
         "--parsable",
         "--time",
         "--wrap",
+        "--nodes",
+        "--ntasks",
+        "--ntasks-per-node",
+        "--gpus-per-node",
+    },
+    "hostname": {"--ip-address"},
+    "ray start and ray job submit (docs/cluster.md)": {
+        "--head",
+        "--block",
+        "--address",
+        "--node-ip-address",
+        "--port",
+        "--num-cpus",
+        "--num-gpus",
+        "--include-dashboard",
+        "--temp-dir",
+        "--working-dir",
+        "--disable-usage-stats",
     },
 }
 

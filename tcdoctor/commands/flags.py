@@ -24,9 +24,10 @@ from ..options import Switch, TurnsOff, cli_params
 
 class Param(NamedTuple):
     """One option of a command. `kind`: "flag" (given or not), "pair" (`--x/--no-x`), "text",
-    "choice" (one of `choices`), or a kind of number: "count" (int ≥ 0), "calls" (int ≥ 1),
-    "number" (float ≥ 0), "share" (float 0-1). `aliases`: other spellings it keeps (merge's
-    `-o/--output` for its `--json`)."""
+    "optional" (a text whose value may be left out: `flag_value` then), "choice" (one of
+    `choices`), or a kind of number: "count" (int ≥ 0), "calls" (int ≥ 1), "number" (float ≥ 0),
+    "share" (float 0-1). `aliases`: other spellings it keeps (merge's `-o/--output` for its
+    `--json`)."""
 
     spelling: str
     name: str
@@ -38,6 +39,7 @@ class Param(NamedTuple):
     choices: tuple[str, ...] = ()
     short: str | None = None
     aliases: tuple[str, ...] = ()
+    flag_value: Any = None
 
 
 def _analysis_param(spelling: str, name: str, kind: Any, help: str, default: Any, show: bool):
@@ -194,6 +196,65 @@ def check_params() -> list[Param]:
             notes={"json_path": "e.g. as the next run's --baseline"},
         ),
         NO_ANNOTATIONS,
+    ]
+
+
+RAY = Param(
+    "--ray",
+    "ray",
+    "optional",
+    "Run each target as a Ray task (pip install tcdoctor[ray]): ADDRESS 'auto' attaches to the "
+    "running cluster (RAY_ADDRESS, `ray start`), HOST:PORT or ray://HOST:PORT to that one; without "
+    "ADDRESS a local cluster on 127.0.0.1 is started for the sweep and stopped after it.",
+    metavar="[ADDRESS]",
+    flag_value="local",
+)
+RAY_CPUS = Param(
+    "--ray-cpus",
+    "ray_cpus",
+    "calls",
+    "With --ray: the CPUs each target's task holds, and its analysis's --threads (default: "
+    "--threads, else 1).",
+    metavar="N",
+)
+RAY_GPUS = Param(
+    "--ray-gpus",
+    "ray_gpus",
+    "count",
+    "With --ray: the GPUs each target's task holds (whole GPUs; Ray sets CUDA_VISIBLE_DEVICES).",
+    metavar="N",
+    default=0,
+    show_default=True,
+)
+
+
+def sweep_params() -> list[Param]:
+    """`sweep`'s own options, in --help order: the folder, resume, shards, the baseline, the
+    merge, and the Ray cluster's (`RAY`, `RAY_CPUS`, `RAY_GPUS`)."""
+    return [
+        Param(
+            "--out", "out_dir", "text", "Sweep folder.", default="tcdoctor-sweep", show_default=True
+        ),
+        Param(
+            "--retry-failed", "retry_failed", "flag", "Rerun targets whose recorded result failed."
+        ),
+        Param("--shard", "shard", "text", "K/N: analyse only the K-th of N shares (1-based)."),
+        Param(
+            "--durations",
+            "durations",
+            "text",
+            "With --shard: an earlier sweep (DIR or sweep.json) whose durations balance the shards.",
+        ),
+        Param(
+            "--baseline",
+            "baseline",
+            "text",
+            "An earlier sweep (DIR or sweep.json): each row says what changed since.",
+        ),
+        Param("--merge", "merge", "flag", "Join the shard folders given as arguments into --out."),
+        RAY,
+        RAY_CPUS,
+        RAY_GPUS,
     ]
 
 

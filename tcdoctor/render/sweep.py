@@ -113,6 +113,13 @@ COLUMNS: tuple[Column, ...] = (
         lambda r: r.traffic_compiles,
         optional=True,
     ),
+    Column(
+        "ran on",
+        lambda r: r.ran_on.text if r.ran_on else "",
+        lambda r: r.ran_on.text if r.ran_on else None,
+        reported=False,
+        optional=True,
+    ),
     Column("took", _took, lambda r: r.duration_s, reported=False),
 )
 
@@ -183,6 +190,7 @@ def sweep_notes(sweep: Sweep) -> Section | None:
     lines += [f"not in the baseline: {', '.join(new)}"] if new else []
     lines += [f"{t}: in the baseline, not in this sweep" for t in sweep.removed]
     lines += [f"merge: {w}" for w in sweep.warnings]
+    lines += [f"versions: {w}" for w in sweep.version_mismatches]
     return Section(NOTES, notes=notes(lines)) if lines else None
 
 

@@ -48,19 +48,21 @@ def write_report(
     md: str | None = None,
     patches: str | None = None,
     warmup: str | None = None,
+    warmup_named: str | None = None,
 ) -> list[tuple[str, str]]:
     """The report files a path is given for; (label, path) of each written, e.g. ('JSON report', p).
     `patches`: where tcdoctor-patches.diff goes, written only when a source patch was verified.
     `warmup`: where the serving section's start-up warm-up script goes, written with the report
     files (in the same batch: rendered first, then each written atomically) only when the report
     has one; its path is recorded in the report (`serving.warmup.script_path`) before rendering,
-    so every format names it."""
+    so every format names it: `warmup_named` when given (the path it will have where the files are
+    copied to: a Ray sweep's driver), else `warmup` made absolute."""
     renderers = {"json": report.to_json, "html": _html(report, html), "md": _markdown(report)}
     paths = {"json": json, "html": html, "md": md}
     w = report.serving.warmup if report.serving else None
     script = w.script if w is not None and warmup else None
     if script:
-        w.script_path = os.path.abspath(warmup)  # type: ignore[arg-type, union-attr]
+        w.script_path = warmup_named or os.path.abspath(warmup)  # type: ignore[arg-type, union-attr]
         renderers["warmup"], paths["warmup"] = (lambda: script), warmup
     written = _write_formats(renderers, paths, "report", "output")
     if patches:

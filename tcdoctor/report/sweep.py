@@ -69,11 +69,45 @@ def slug(target: str) -> str:
 
 
 @dataclass
+class Versions(Record):
+    """What a result was produced with (a Ray sweep records the worker's and the driver's):
+    Python, tcdoctor, torch (its package metadata) and the CUDA torch was built with (None: a CPU
+    build)."""
+
+    python: str | None = None
+    tcdoctor: str | None = None
+    torch: str | None = None
+    cuda: str | None = None
+
+    FIELDS = ("python", "tcdoctor", "torch", "cuda")
+
+
+@dataclass
+class Placement(Record):
+    """Where a Ray sweep's target was analysed: the node (host name, IP, Ray's node id), the
+    GPUs Ray gave the task (its CUDA_VISIBLE_DEVICES), the CPUs it held (the analysis's
+    --threads), the worker's pid and the task's try that produced the row (1: the first)."""
+
+    node: str | None = None
+    node_ip: str | None = None
+    node_id: str | None = None
+    gpus: list[str] = field(default_factory=list)
+    cpus: float | None = None
+    pid: int | None = None
+
+    @property
+    def text(self) -> str:
+        """'host (127.0.0.1), GPU 0' as the overview's column writes it."""
+        where = f"{self.node} ({self.node_ip})" if self.node_ip else str(self.node)
+        return where + (f", GPU {','.join(self.gpus)}" if self.gpus else "")
+
+
+@dataclass
 class SweepRow(Record):
     """One target of a sweep: how its analysis ended and its headline figures, from its own report."""
 
     DERIVED = ("status", "memory_compression")
-    OMIT_NONE = ("changes", "p99_s", "traffic_compiles")
+    OMIT_NONE = ("changes", "p99_s", "traffic_compiles", "ran_on", "versions")
 
     target: str = ""
     slug: str = ""
@@ -99,6 +133,8 @@ class SweepRow(Record):
     changes: list[dict] | None = None  # against a baseline sweep (`compare`)
     p99_s: float | None = None  # the compiled p99 under the traffic replayed (serving section)
     traffic_compiles: int | None = None  # the compiles during that traffic
+    ran_on: Placement | None = None  # a Ray sweep's: the node (and GPUs) that analysed it
+    versions: Versions | None = None  # a Ray sweep's: what the worker analysed it with
 
     @property
     def status(self) -> str:
@@ -157,7 +193,7 @@ class Sweep(Record):
     """A sweep's overview (DIR/sweep.json): its rows and, derived from them, the summary."""
 
     DERIVED = ("summary",)
-    OMIT_NONE = ("shard", "baseline")
+    OMIT_NONE = ("shard", "baseline", "cluster", "driver")
 
     schema: str = SCHEMA
     schema_version: int = SWEEP_SCHEMA_VERSION
@@ -173,6 +209,28 @@ class Sweep(Record):
     baseline: str | None = None  # the baseline sweep the rows' changes are against
     removed: list[str] = field(default_factory=list)  # in the baseline, not in this sweep
     warnings: list[str] = field(default_factory=list)  # a merge's findings, one line each
+    cluster: str | None = None  # a Ray sweep's cluster: its address, or "local" (started for it)
+    driver: Versions | None = None  # a Ray sweep's driver: what the workers' versions must equal
+
+    @property
+    def version_mismatches(self) -> list[str]:
+        """One line per version a worker analysed with that is not the driver's (a sweep that
+        mixes versions compares unlike things), naming the targets; none without a driver."""
+        if self.driver is None:
+            return []
+        lines = []
+        for name in Versions.FIELDS:
+            want = getattr(self.driver, name)
+            by_value: dict[str, list[str]] = {}
+            for r in self.rows:
+                got = getattr(r.versions, name) if r.versions else want
+                if got != want:
+                    by_value.setdefault(str(got), []).append(r.target)
+            lines += [
+                f"{name} {got} (the driver has {want}) analysed {', '.join(ts)}"
+                for got, ts in by_value.items()
+            ]
+        return lines
 
     # ------------------------------------------------------------------ summary figures
 

@@ -49,7 +49,7 @@ from ..errors import (
     UsageError,
 )
 from ..options import Options
-from ..render.write import write_report, write_sweep, write_text
+from ..render.write import WARMUP_NAME, write_report, write_sweep, write_text
 from ..report import sweep as sw
 from ..report.model import Report
 from ..run.pipeline import analyze, echo
@@ -198,12 +198,18 @@ def _run_one(
     options: Options,
     expected_calls: int | None,
     quiet: bool = True,
+    warmup_named: str | None = None,
+    environment: dict[str, Any] | None = None,
 ) -> sw.SweepRow:
     """Analyse one target as `analyze` does and read its row back from the saved JSON report;
-    `quiet=False` shows analyze's own progress (on a terminal: one line rewritten in place)."""
+    `quiet=False` shows analyze's own progress (on a terminal: one line rewritten in place). The
+    serving section's warm-up script, when the report has one, is written beside the reports;
+    `warmup_named`: the path the report names for it (where a Ray driver will put it);
+    `environment`: keys added to the report's environment (a Ray sweep's node)."""
     started = time.monotonic()
     os.makedirs(os.path.join(out_dir, folder), exist_ok=True)
     paths = {k: os.path.join(out_dir, folder, f"report.{k}") for k in ("json", "html", "md")}
+    paths["warmup"] = os.path.join(out_dir, folder, WARMUP_NAME)
     for stale in paths.values():  # an earlier run's files must not stand in for this run's
         if os.path.exists(stale):
             os.remove(stale)
@@ -211,7 +217,11 @@ def _run_one(
         report, code = analyze(
             target, _own_folders(options, folder), expected_calls=expected_calls, progress=not quiet
         )
-        write_report(report, paths["json"], paths["html"], paths["md"])
+        report.environment.update(environment or {})
+        write_report(
+            report, paths["json"], paths["html"], paths["md"], warmup=paths["warmup"],
+            warmup_named=warmup_named,
+        )  # fmt: skip
         saved = Report.load(paths["json"])
     except TcdoctorError as exc:
         return sw.failed_row(target, exc.exit_code, exc.message, time.monotonic() - started)
@@ -232,19 +242,27 @@ def _headline(row: sw.SweepRow) -> str:
 # ---------------------------------------------------------------------------- the sweep
 
 
-def run_sweep(
+@dataclasses.dataclass
+class Plan:
+    """What one run of a sweep covers: the whole list (`targets`), this shard's share (`mine`),
+    each target's report folder, and the baseline sweep (or None)."""
+
+    targets: list[str]
+    mine: list[str]
+    folders: dict[str, str]
+    shard: str | None = None
+    base: sw.Sweep | None = None
+    baseline: str | None = None
+
+
+def plan_sweep(
     items: tuple[str, ...],
-    options: Options,
-    expected_calls: int | None,
-    out_dir: str,
-    quiet: bool = False,
-    retry_failed: bool = False,
     shard: str | None = None,
     durations: str | None = None,
     baseline: str | None = None,
-) -> int:
-    """Analyse every target of this shard (skipping those already done), write the overview, and
-    return the sweep's exit code."""
+) -> Plan:
+    """The targets expanded, this shard's share, their folders; a UsageError (one line) for no
+    target, a bad --shard, --durations without --shard, or two targets sharing a folder."""
     if not items:
         raise UsageError("give at least one target (path.py:function, a glob, or @list.txt)")
     if durations and not shard:
@@ -263,29 +281,62 @@ def run_sweep(
     folders = {t: sw.slug(t) for t in mine}
     if len(set(folders.values())) < len(folders):
         raise UsageError("two targets map to the same report folder; rename one of the files")
-    os.makedirs(out_dir, exist_ok=True)
-    began = time.monotonic()
-    rows = []
-    for i, target in enumerate(mine, 1):
-        rows.append(
-            _sweep_one(
-                target, folders[target], i, len(mine), out_dir, options, expected_calls,
-                quiet, retry_failed,
-            )
-        )  # fmt: skip
+    return Plan(targets, mine, folders, shard, base, baseline)
+
+
+def overview_of(
+    plan: Plan,
+    rows: list[sw.SweepRow],
+    options: Options,
+    expected_calls: int | None,
+    began: float,
+    **extra: Any,
+) -> sw.Sweep:
+    """The overview of the rows finished so far (in the list's order), with the baseline's
+    changes; `extra`: further Sweep fields (a Ray sweep's `cluster` and `warnings`)."""
+    order = {t: i for i, t in enumerate(plan.mine)}
     overview = sw.Sweep(
         tool={"name": "tcdoctor", "version": __version__},
         torch=_torch_version(),
         options=options.to_dict(),
         expected_calls=expected_calls,
-        shard=shard,
-        targets=targets,
-        rows=rows,
+        shard=plan.shard,
+        targets=plan.targets,
+        rows=sorted(rows, key=lambda r: order.get(r.target, len(order))),
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         wall_s=time.monotonic() - began,
+        **extra,
     )
-    if base is not None:
-        overview = with_baseline(overview, base, baseline)
+    if plan.base is not None:
+        overview = with_baseline(overview, plan.base, plan.baseline)
+    return overview
+
+
+def run_sweep(
+    items: tuple[str, ...],
+    options: Options,
+    expected_calls: int | None,
+    out_dir: str,
+    quiet: bool = False,
+    retry_failed: bool = False,
+    shard: str | None = None,
+    durations: str | None = None,
+    baseline: str | None = None,
+) -> int:
+    """Analyse every target of this shard (skipping those already done), write the overview, and
+    return the sweep's exit code."""
+    plan = plan_sweep(items, shard, durations, baseline)
+    os.makedirs(out_dir, exist_ok=True)
+    began = time.monotonic()
+    rows: list[sw.SweepRow] = []
+    for i, target in enumerate(plan.mine, 1):
+        rows.append(
+            _sweep_one(
+                target, plan.folders[target], i, len(plan.mine), out_dir, options, expected_calls,
+                quiet, retry_failed,
+            )
+        )  # fmt: skip
+    overview = overview_of(plan, rows, options, expected_calls, began)
     write_overview(overview, out_dir)
     return EXIT_OK if overview.complete else EXIT_INCOMPLETE
 
@@ -331,12 +382,18 @@ def load_sweep(path: str) -> sw.Sweep:
         raise UsageError(exc.message) from None
 
 
+def save_overview(overview: sw.Sweep, out_dir: str) -> list[tuple[str, str]]:
+    """sweep.json, sweep.html and sweep.md in `out_dir` (render/write.py), each written atomically
+    (a Ray sweep rewrites them as each target ends: a sweep in progress has the rows so far)."""
+    paths = {k: os.path.join(out_dir, f"sweep.{k}") for k in ("json", "html", "md")}
+    return write_sweep(overview, **paths, what="the sweep overview")
+
+
 def write_overview(overview: sw.Sweep, out_dir: str) -> None:
-    """sweep.json, sweep.html and sweep.md in `out_dir` (render/write.py); the terminal table on stdout."""
+    """The overview's files (`save_overview`); the terminal table on stdout."""
     from ..render.terminal import TerminalRenderer
 
-    paths = {k: os.path.join(out_dir, f"sweep.{k}") for k in ("json", "html", "md")}
-    written = write_sweep(overview, **paths, what="the sweep overview")
+    written = save_overview(overview, out_dir)
     echo(TerminalRenderer().render_sweep(overview))
     for label, p in written:
         echo(f"{label}: {p}")
