@@ -56,6 +56,23 @@ def test_classify_aot_eager_off_blames_aot_autograd_and_missing_runs_are_not_cla
     assert kind is None and "run alone agrees" in words
 
 
+def test_a_difference_the_graph_alone_does_not_show_is_not_classified():
+    # what the neural ODE's graph 1/3 gave run alone: its state (output 0), off by 0.0154 in the
+    # program, agrees; only the error estimate (output 1, a cancellation) differs, by 0.00244
+    alone = {
+        **BUG[0],
+        "max_abs_err": 0.00244,
+        "outputs": [
+            {"output": 0, "max_abs_err": 3e-7, "allclose": True},
+            {"output": 1, "max_abs_err": 0.00244, "allclose": False},
+        ],
+    }
+    kind, words = miscompile.classify([alone, BUG[1], BUG[2]], seen={0: 0.0154})
+    assert kind is None and words.startswith("not reproduced alone: in the program output 0")
+    shown = {**alone, "outputs": [{"output": 0, "max_abs_err": 0.0154, "allclose": False}]}
+    assert miscompile.classify([shown, BUG[1], BUG[2]], seen={0: 0.0154})[0] == "compiler_bug"
+
+
 class _OffWhenDtChanges:
     """A test double of a miscompiling backend (not a claim about any compiler): the graph's own
     eager outputs, plus 0.01 on every call whose `dt` differs from its compile-time one. It lets

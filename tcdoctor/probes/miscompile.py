@@ -56,8 +56,34 @@ def _sci(x: Any) -> str:
     return f"{x:.3g}" if isinstance(x, (int, float)) else "?"
 
 
-def classify(runs: list[dict], backend: str = "inductor") -> tuple[str | None, str]:
-    """(kind, words) from the reproducer's runs (`backend`, `fp64`, `max_abs_err`, `allclose`)."""
+REPRODUCED = (
+    0.1  # run alone, a failing output is off by at least this share of its in-program error
+)
+
+
+def reproduced(ind: dict, seen: dict[int, float] | None) -> str | None:
+    """None when the run alone shows the in-program difference (an output that failed there is
+    outside allclose alone, by at least REPRODUCED of its error there); else why not."""
+    if not seen:
+        return None
+    alone = {o.get("output"): o for o in ind.get("outputs") or []}
+    for i, err in seen.items():
+        o = alone.get(i)
+        if o and not o.get("allclose") and (o.get("max_abs_err") or 0.0) >= REPRODUCED * err:
+            return None
+    i, err = max(seen.items(), key=lambda kv: kv[1])
+    got = (alone.get(i) or {}).get("max_abs_err")
+    return (
+        f"not reproduced alone: in the program output {i} was off by {_sci(err)}, run alone by "
+        f"{_sci(got)} (the divergence depends on what ran before it in the program)"
+    )
+
+
+def classify(
+    runs: list[dict], backend: str = "inductor", seen: dict[int, float] | None = None
+) -> tuple[str | None, str]:
+    """(kind, words) from the reproducer's runs (`backend`, `fp64`, `max_abs_err`, `allclose`,
+    per-output `outputs`); `seen`: the outputs that failed in the program and their error there."""
     by = {(r.get("backend"), bool(r.get("fp64"))): r for r in runs}
     ind, aot, ind64 = (
         by.get((backend, False)),
@@ -66,6 +92,9 @@ def classify(runs: list[dict], backend: str = "inductor") -> tuple[str | None, s
     )
     if ind is None or aot is None:
         return None, "not classified: the reproducer's runs are missing"
+    why = reproduced(ind, seen)
+    if why is not None:
+        return None, why
     if not aot.get("allclose"):
         return "aot", (
             f"AOTAutograd or a decomposition: aot_eager differs from eager too (max abs error "
@@ -162,7 +191,12 @@ def finish(out: dict, target: str, backend: str) -> dict:
         data["verdict"] = f"not classified: the reproducer did not run ({reruns['not_run']})"
         return data
     data["reruns"] = reruns.get("runs") or []
-    data["kind"], data["verdict"] = classify(data["reruns"], backend)
+    seen = {
+        int(str(o.get("path")).split()[-1]): o.get("max_abs_err") or 0.0
+        for o in (out["found"].get("outputs") or [])
+        if str(o.get("path", "")).startswith("output ")
+    }
+    data["kind"], data["verdict"] = classify(data["reruns"], backend, seen)
     script = os.path.join(out["folder"], repro_script.SCRIPT_NAME)
     if data["kind"] in ("compiler_bug", "aot"):
         with open(script) as f:

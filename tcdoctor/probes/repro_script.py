@@ -156,7 +156,7 @@ def check(backend, fp64=False):
                 primed[i] = v if not isinstance(args[i], torch.Tensor) else torch.tensor(v, dtype=args[i].dtype)
             compiled(*primed)
         got = compiled(*args)
-    worst = {{"backend": backend, "fp64": fp64, "max_abs_err": 0.0, "allclose": True}}
+    worst = {{"backend": backend, "fp64": fp64, "max_abs_err": 0.0, "allclose": True, "outputs": []}}
     for i, (e, g) in enumerate(zip(expected, got)):
         if not isinstance(e, torch.Tensor) or not e.is_floating_point():
             continue
@@ -164,6 +164,7 @@ def check(backend, fp64=False):
         tol = TOL.get(str(e.dtype).replace("torch.", ""), 1e-4)
         close = bool(torch.allclose(g, e, rtol=tol, atol=tol, equal_nan=True))
         worst["allclose"] = worst["allclose"] and close
+        worst["outputs"].append({{"output": i, "max_abs_err": err, "allclose": close}})
         if err >= worst["max_abs_err"]:
             worst.update(max_abs_err=err, output=i, tol=tol)
             if e.numel() == 1:
