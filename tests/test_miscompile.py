@@ -264,3 +264,15 @@ def test_drift_at_the_root_module_is_the_whole_model():
     from tcdoctor.report.phases.drift import summary
 
     assert summary(rep.numerics.drift).startswith("origin the whole model (NeuralODE)")
+
+
+def test_specialisations_are_the_guards_that_fix_a_scalar():
+    parts = [
+        "___check_type_id(L['t'], 94)",
+        "L['t'] == 0.0",
+        "L['t'] + L['dt'] == 1.0",
+        "L['y'].size()[0] == 8",
+        "___check_obj_id(L['self'], 1)",
+    ]
+    assert diverge.specialisations(parts) == ["L['t'] == 0.0", "L['t'] + L['dt'] == 1.0"]
+    assert diverge.guard_values(["L['t'] == 0.0", "L['t'] + L['dt'] == 1.0"]) == {"L['t']": 0.0}

@@ -250,11 +250,15 @@ def _code_parts(compile_id: str, site: dict) -> list[str]:
 
 
 def specialisations(parts: list[str]) -> list[str]:
-    """The guards that fix a local's value: `L['t'] == 0.0` (not type, id or tensor checks)."""
+    """The guards that fix a local's value, `L['t'] == 0.0`, or an expression of locals,
+    `L['t'] + L['dt'] == 1.0` (a float Inductor specialised); not type, id or tensor checks."""
     import re
 
-    keep = re.compile(r"^L\['[^']+'\](\.\w+)* == [-+0-9.e]+$|^L\['[^']+'\] == (True|False|None)$")
-    return [p for p in parts if keep.match(p.strip())][:20]
+    value = re.compile(r"^L\['[^']+'\](\.\w+)* == ([-+0-9.e]+|True|False|None)$")
+    expression = re.compile(r"^[-+*/() .0-9e]*L\['[^']+'\][^_]*== [-+0-9.e]+$")
+    parts = [p.strip() for p in parts]
+    keep = [p for p in parts if "()" not in p]  # no tensor size, stride or offset checks
+    return [p for p in keep if value.match(p) or expression.match(p)][:20]
 
 
 def _backend(backend: str, mode: str | None, compile_kwargs: dict) -> Callable:
@@ -381,6 +385,8 @@ def guard_values(guards: list[str]) -> dict[str, float | int | bool]:
     out: dict[str, Any] = {}
     for g in guards:
         left, _, right = g.partition(" == ")
+        if not (left.startswith("L['") and left.endswith("']") and left.count("'") == 2):
+            continue  # an expression of several locals fixes none of them alone
         try:
             value = ast.literal_eval(right.strip())
         except (ValueError, SyntaxError):
