@@ -15,7 +15,7 @@ dtype). The first call that fails names the graph (its compile id; its function,
 CompilationMetrics; its specialisations from the guards of its cache entry, e.g. `L['t'] == 0.0`)
 and the call (its number, the shapes of its tensors, the values of its scalars). Its inputs are
 saved and the graph's code is written as `tcdoctor-repro.py` (probes/repro_script.py), which
-this process then runs in a fresh process of its own with `--fp64 --json`: Inductor, aot_eager and
+this process then runs in a fresh process of its own with `--fp64 --print-json`: Inductor, aot_eager and
 Inductor in float64 on the same call, as a user running the script would see them. The last stdout
 line is the JSON result.
 
@@ -351,7 +351,7 @@ def write_repro(out: str, g: Graph, args: list, found: Divergence, site: dict) -
 
 
 def run_script(path: str, left_s: float) -> dict:
-    """The reproducer in a fresh process (`--fp64 --json`, its own Inductor cache): its runs,
+    """The reproducer in a fresh process (`--fp64 --print-json`, its own Inductor cache): its runs,
     or `not_run` (why)."""
     import subprocess
     import tempfile
@@ -362,7 +362,7 @@ def run_script(path: str, left_s: float) -> dict:
     t0 = time.monotonic()
     try:
         p = subprocess.run(
-            [sys.executable, path, "--fp64", "--json"],
+            [sys.executable, path, "--fp64", "--print-json"],
             capture_output=True,
             text=True,
             timeout=left_s,

@@ -14,7 +14,7 @@ program (automatic dynamic), and a compiler state those compiles leave (Inductor
 there as it was; then on the recorded call, the one compared. Each backend runs after
 `torch._dynamo.reset()`. It prints, for Inductor and aot_eager, the largest difference from eager
 and whether it is within `allclose` at the dtype's tolerance (probes/numerics.TOL); `--fp64` adds
-Inductor on the inputs cast to float64 (against eager in float64), `--json` one JSON line.
+Inductor on the inputs cast to float64 (against eager in float64), `--print-json` one JSON line.
 
 Pitfalls: a graph compiled again from its code may be specialised differently than inside the
 user's program (other guards, other recompiles): the script is run by tcdoctor in a fresh process
@@ -104,7 +104,7 @@ SCRIPT = '''"""Reproducer written by tcdoctor {version}: a graph torch.compile m
 {what}
 
 Run it with the torch you have: python {script}
-  (--fp64 also runs Inductor in float64; --json prints one JSON line)
+  (--fp64 also runs Inductor in float64; --print-json prints one JSON line)
 It calls the graph eagerly, then compiled with Inductor and with aot_eager: first with the Python
 scalars of the function's earlier calls (so Dynamo specialises and recompiles as it did in the
 program), then on the recorded call (inputs in {inputs}, beside this file), and prints how
@@ -175,10 +175,10 @@ def check(backend, fp64=False):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--fp64", action="store_true", help="also Inductor in float64")
-    p.add_argument("--json", action="store_true", help="one JSON line")
+    p.add_argument("--print-json", action="store_true", help="one JSON line")
     a = p.parse_args()
     runs = [check("inductor"), check("aot_eager")] + ([check("inductor", fp64=True)] if a.fp64 else [])
-    if a.json:
+    if a.print_json:
         print(json.dumps({{"torch": torch.__version__, "runs": runs}}))
         return
     print("torch", torch.__version__)
