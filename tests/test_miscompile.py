@@ -95,6 +95,7 @@ def step(y, t: float, dt: float):
 
 def _record():
     torch._dynamo.reset()
+    torch._dynamo.utils.clear_compilation_metrics()
     rec = diverge.Recorder(_OffWhenDtChanges(), None, time.monotonic() + 120)
     compiled = torch.compile(step, backend=rec)
     y = torch.randn(4, 8)

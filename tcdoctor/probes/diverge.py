@@ -220,7 +220,9 @@ def graph_site(compile_id: str) -> dict:
     guards of its cache entry that fix a Python scalar's value (`L['t'] == 0.0`)."""
     from torch._dynamo.utils import get_compilation_metrics
 
-    m = next((m for m in get_compilation_metrics() if str(m.compile_id) == compile_id), None)
+    # the latest entry of that id: Dynamo's reset numbers frames from 0 again, and keeps the metrics
+    same = [m for m in get_compilation_metrics() if str(m.compile_id) == compile_id]
+    m = same[-1] if same else None
     site = {
         "function": getattr(m, "co_name", None),
         "file": getattr(m, "co_filename", None),
@@ -278,6 +280,8 @@ def record_run(target: str, backend: str, mode: str | None, deadline: float) -> 
     from . import calls
 
     workload, _ = load_with_rebuild(target)
+    torch._dynamo.reset()  # compile ids from 0/0, as in the user's own process
+    torch._dynamo.utils.clear_compilation_metrics()
     torch._dynamo.utils.set_compilation_metrics_limit(4096)
     kwargs = {
         k: v for k, v in workload.compile_kwargs.items() if k not in ("backend", "mode", "options")
