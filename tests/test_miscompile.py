@@ -212,6 +212,10 @@ def test_every_format_names_the_graph_the_call_and_the_kind(tmp_path):
     assert "Where compiled is wrong" in term and "compiler bug, most likely" in term
     md = MarkdownRenderer().render(rep)
     assert "### Where compiled is wrong" in md and "saved 1 tensors of the call (512 B)" in md
+    from tcdoctor.render.html import HtmlRenderer
+
+    html = HtmlRenderer().render(rep)
+    assert "Where compiled is wrong" in html and "compiler bug, most likely" in html
 
 
 def test_the_reproducer_is_written_beside_the_reports_only_for_a_bug(tmp_path):
