@@ -156,6 +156,14 @@ def test_the_phase_runs_nothing_unless_numerics_fail(monkeypatch):
     # failed, but the in-process API: no target file a fresh process could rebuild
     out = miscompile.phase_miscompile(_Ctx({"passed": False}))
     assert "in-process API" in out["not_measured"]
+    # failed, from a target file, but the analysis's --timeout leaves too little: not started
+    from tcdoctor.probes import drift
+
+    monkeypatch.setattr(drift, "target_of", lambda _w: "/x/model.py:build")
+    ctx = _Ctx({"passed": False})
+    ctx.options = type("O", (), {"timeout_s": 60.0})()
+    out = miscompile.phase_miscompile(ctx)
+    assert "analyse again with a larger --timeout" in out["not_measured"]
 
 
 RECORD = {

@@ -3,8 +3,8 @@ is a compiler bug or precision, and a reproducer for PyTorch's tracker (issue 64
 
 Runs only when the numerics phase failed (`passed is False`); an analysis whose numerics pass, or
 were not measured, runs nothing and pays nothing. Then `python -m tcdoctor.probes.diverge TARGET`
-runs in a fresh process (fresh Dynamo state, its own Inductor cache, BUDGET_S of its own, killed
-past it): it compiles the target as the user does, compares each compiled graph's outputs with the
+runs in a fresh process (fresh Dynamo state, its own Inductor cache, BUDGET_S of its own or what
+the analysis's --timeout leaves, killed past it; under MIN_BUDGET_S left it does not start): it compiles the target as the user does, compares each compiled graph's outputs with the
 same graph run eagerly, call by call, on the real inputs recorded at the graph's boundary, names the
 first that diverges, writes `tcdoctor-repro.py` and the recorded inputs, and runs that script in a
 fresh process of its own (probes/diverge.py, probes/repro_script.py).
@@ -38,6 +38,8 @@ from .context import PhaseContext
 DIVERGE_MODULE = "tcdoctor.probes.diverge"
 BUDGET_S = 420  # the search's own budget (the child process's), reproducer runs included
 IMPORT_S = 60  # over the budget, for the child's imports and build() before its clock starts
+MARGIN_S = 30  # kept of the analysis's --timeout after the search (the report is still sent)
+MIN_BUDGET_S = 90  # less than this left: not run (one Inductor compile and the script's runs)
 FP64_TOL = 1e-7
 
 METHOD = (
@@ -139,24 +141,42 @@ def phase_miscompile(ctx: PhaseContext) -> dict:
             "not_measured": "the workload was not loaded from a target file (in-process API): a "
             "fresh process cannot rebuild it"
         }
-    out = run_search(target, ctx.options.backend, ctx.options.mode, ctx.options.fallback_random)
-    return finish(out, target, ctx.options.backend)
+    budget = min(BUDGET_S, time_left(ctx.options.timeout_s) - IMPORT_S - MARGIN_S)
+    if budget < MIN_BUDGET_S:
+        return {
+            "checked": True,
+            "reason": "numerics failed",
+            "not_measured": f"{max(0, budget + IMPORT_S):.0f} s of the analysis's --timeout were "
+            f"left, the search needs {MIN_BUDGET_S + IMPORT_S} s (analyse again with a larger "
+            "--timeout)",
+        }
+    opts = ctx.options
+    out = run_search(target, opts.backend, opts.mode, opts.fallback_random, budget)
+    return finish(out, target, opts.backend)
 
 
-def run_search(target: str, backend: str, mode: str | None, fallback_random: bool) -> dict:
+def time_left(timeout_s: float) -> float:
+    """At most what this process has left of the analysis's --timeout (the run's deadline came
+    before this process started, so this overestimates by that delay: MARGIN_S covers it)."""
+    import psutil
+
+    return timeout_s - (time.time() - psutil.Process().create_time())
+
+
+def run_search(
+    target: str, backend: str, mode: str | None, fallback_random: bool, budget: float = BUDGET_S
+) -> dict:
     """probes/diverge.py in a fresh process, its own Inductor cache; its JSON, or why not."""
     folder = tempfile.mkdtemp(prefix="tcdoctor-repro-")
     cmd = [sys.executable, "-m", DIVERGE_MODULE, target, "--out", folder, "--backend", backend]
-    cmd += ["--budget", str(BUDGET_S)] + (["--mode", mode] if mode else [])
+    cmd += ["--budget", f"{budget:.0f}"] + (["--mode", mode] if mode else [])
     cmd += ["--fallback-random"] if fallback_random else []
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=os.path.join(folder, "inductor-cache"))
     t0 = time.monotonic()
     try:
-        p = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=BUDGET_S + IMPORT_S, env=env
-        )
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=budget + IMPORT_S, env=env)
     except subprocess.TimeoutExpired:
-        return {"not_measured": f"the search ran over its {BUDGET_S + IMPORT_S} s"}
+        return {"not_measured": f"the search ran over its {budget + IMPORT_S:.0f} s"}
     cost = round(time.monotonic() - t0, 1)
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
     if p.returncode != 0 or not lines:
