@@ -357,6 +357,7 @@ def write_repro(out: str, g: Graph, args: list, found: Divergence, site: dict) -
 def run_script(path: str, left_s: float) -> dict:
     """The reproducer in a fresh process (`--fp64 --print-json`, its own Inductor cache): its runs,
     or `not_run` (why)."""
+    import shutil
     import subprocess
     import tempfile
 
@@ -375,6 +376,8 @@ def run_script(path: str, left_s: float) -> dict:
         )
     except subprocess.TimeoutExpired:
         return {"not_run": f"it ran over the {left_s:.0f} s left of the search's budget"}
+    finally:
+        shutil.rmtree(env["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
     if p.returncode != 0 or not lines:
         tail = (p.stderr.strip().splitlines() or ["no output"])[-1][:300]

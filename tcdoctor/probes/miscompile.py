@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -152,7 +153,11 @@ def phase_miscompile(ctx: PhaseContext) -> dict:
         }
     opts = ctx.options
     out = run_search(target, opts.backend, opts.mode, opts.fallback_random, budget)
-    return finish(out, target, opts.backend)
+    data = finish(out, target, opts.backend)
+    if data.get("kind") not in ("compiler_bug", "aot") and out.get("folder"):
+        shutil.rmtree(out["folder"], ignore_errors=True)  # nothing of it goes beside the reports
+        data["folder"] = None
+    return data
 
 
 def time_left(timeout_s: float) -> float:
@@ -176,7 +181,10 @@ def run_search(
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=budget + IMPORT_S, env=env)
     except subprocess.TimeoutExpired:
+        shutil.rmtree(folder, ignore_errors=True)
         return {"not_measured": f"the search ran over its {budget + IMPORT_S:.0f} s"}
+    finally:
+        shutil.rmtree(env["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
     cost = round(time.monotonic() - t0, 1)
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
     if p.returncode != 0 or not lines:
