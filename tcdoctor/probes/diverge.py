@@ -314,7 +314,8 @@ def search(
     found = rec.found
     g = rec.graphs[found.compile_id]
     site = graph_site(found.compile_id)
-    result.update(found={k: v for k, v in vars(found).items() if k != "frame_before"}, site=site)
+    kept = {k: v for k, v in vars(found).items() if k != "frame_before"}
+    result.update(found={**kept, "earlier_calls": len(found.frame_before)}, site=site)
     written = write_repro(out, g, rec.inputs or [], found, site)
     result.update(written)
     if "not_measured" not in written:

@@ -238,6 +238,11 @@ def issue_text(found: dict, site: dict, runs: list[dict], command: str, version:
             "against eager in float64"
         )
     scal = ", ".join(f"{k} = {v!r}" for k, v in (found.get("scalars") or {}).items())
+    if found.get("earlier_calls"):
+        lines.append(
+            f"- before it, the function was called {found['earlier_calls']} times (the script "
+            "replays their Python scalars first, so Dynamo specialises and recompiles as it did)"
+        )
     lines += [
         f"- the call: {scal or 'no Python scalars'}; tensors "
         + ", ".join(f"{k} {v}" for k, v in list((found.get("shapes") or {}).items())[:6]),
