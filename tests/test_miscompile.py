@@ -186,7 +186,13 @@ RECORD = {
             }
         ],
     },
-    "site": {"function": "step", "file": "/x/neural_ode.py", "line": 50, "guards": []},
+    "site": {
+        "function": "step",
+        "file": "/x/neural_ode.py",
+        "line": 50,
+        "guards": [],
+        "earlier": [{"compile_id": "1/0", "guards": ["L['t'] == 0.0", "L['dt'] == 0.5"]}],
+    },
     "calls_compared": 4,
     "graphs_compared": 4,
     "reruns": BUG,
@@ -220,6 +226,7 @@ def test_every_format_names_the_graph_the_call_and_the_kind(tmp_path):
     assert "Where compiled is wrong" in term and "compiler bug, most likely" in term
     md = MarkdownRenderer().render(rep)
     assert "### Where compiled is wrong" in md and "saved 1 tensors of the call (512 B)" in md
+    assert "dynamic: dt, t; compiled after 1/0 (L['t'] == 0.0, L['dt'] == 0.5)" in term
     from tcdoctor.render.html import HtmlRenderer
 
     html = HtmlRenderer().render(rep)

@@ -315,6 +315,8 @@ def search(
     g = rec.graphs[found.compile_id]
     site = graph_site(found.compile_id)
     kept = {k: v for k, v in vars(found).items() if k != "frame_before"}
+    earlier = dict.fromkeys(cid for cid, _ in found.frame_before)  # the function's earlier graphs
+    site["earlier"] = [{"compile_id": c, "guards": graph_site(c)["guards"]} for c in earlier]
     result.update(found={**kept, "earlier_calls": len(found.frame_before)}, site=site)
     written = write_repro(out, g, rec.inputs or [], found, site)
     result.update(written)

@@ -37,7 +37,7 @@ from typing import Any
 from .context import PhaseContext
 
 DIVERGE_MODULE = "tcdoctor.probes.diverge"
-BUDGET_S = 420  # the search's own budget (the child process's), reproducer runs included
+BUDGET_S = 900  # the search's own budget (the child process's), reproducer runs included
 IMPORT_S = 60  # over the budget, for the child's imports and build() before its clock starts
 MARGIN_S = 30  # kept of the analysis's --timeout after the search (the report is still sent)
 MIN_BUDGET_S = 90  # less than this left: not run (one Inductor compile and the script's runs)

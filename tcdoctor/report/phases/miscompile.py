@@ -46,6 +46,12 @@ def specialised(m: Miscompile) -> str:
     parts = [f"specialised on {', '.join(guards)}" if guards else "no scalar specialised"]
     if dyn:
         parts.append(f"dynamic: {', '.join(dyn)}")
+    before = [
+        f"{e.get('compile_id')} ({', '.join(e.get('guards') or []) or 'no scalar specialised'})"
+        for e in (m.site or {}).get("earlier") or []
+    ]
+    if before:
+        parts.append(f"compiled after {', '.join(before)}")
     return "; ".join(parts)
 
 
@@ -148,7 +154,14 @@ def layout(report: Any) -> Section:
         summary=summary(m),
         tables=(
             Table(
-                ["output", "shape", "max abs err", "compiled err vs fp64", "eager err vs fp64", ""],
+                [
+                    "output",
+                    "shape",
+                    "max abs err",
+                    "compiled err vs fp64",
+                    "eager err vs fp64",
+                    "values",
+                ],
                 _rows(m),
             ),
             Table(["the graph alone", "max abs err vs eager", ""], _reruns(m)),
