@@ -50,12 +50,14 @@ def write_outputs(
     `summary` and where the files are: files first, so a closed stdout (`| head`) never costs a
     report. `patches` (analyze's): also the files the analysis made beside the JSON report: the
     verified source patches (tcdoctor-patches.diff) and the serving section's start-up warm-up
-    script (tcdoctor-warmup.py), each only where the report has one."""
-    from ..render.write import WARMUP_NAME, patches_path, write_report
+    script (tcdoctor-warmup.py), and the reproducer of a miscompiled graph (tcdoctor-repro.py with
+    its inputs and issue text), each only where the report has one."""
+    from ..render.write import REPRO_NAME, WARMUP_NAME, patches_path, write_report
 
     diff = patches_path(json_path, html_path) if patches else None
     warmup = patches_path(json_path, html_path, WARMUP_NAME) if patches else None
-    written = write_report(report, json_path, html_path, md_path, diff, warmup)
+    repro = patches_path(json_path, html_path, REPRO_NAME) if patches else None
+    written = write_report(report, json_path, html_path, md_path, diff, warmup, repro)
     if summary is not None:
         click.echo(summary)
     echo_written(written)

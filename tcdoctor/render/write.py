@@ -49,6 +49,7 @@ def write_report(
     patches: str | None = None,
     warmup: str | None = None,
     warmup_named: str | None = None,
+    repro: str | None = None,
 ) -> list[tuple[str, str]]:
     """The report files a path is given for; (label, path) of each written, e.g. ('JSON report', p).
     `patches`: where tcdoctor-patches.diff goes, written only when a source patch was verified.
@@ -56,7 +57,11 @@ def write_report(
     files (in the same batch: rendered first, then each written atomically) only when the report
     has one; its path is recorded in the report (`serving.warmup.script_path`) before rendering,
     so every format names it: `warmup_named` when given (the path it will have where the files are
-    copied to: a Ray sweep's driver), else `warmup` made absolute."""
+    copied to: a Ray sweep's driver), else `warmup` made absolute. `repro`: where tcdoctor-repro.py
+    goes (issue 64), with its recorded inputs and the issue text beside it, only for a compiled
+    graph classified as a bug; their paths are recorded the same way (`numerics.miscompile.
+    script_path`, …) before rendering."""
+    extra = _repro_files(report, repro)
     renderers = {"json": report.to_json, "html": _html(report, html), "md": _markdown(report)}
     paths = {"json": json, "html": html, "md": md}
     w = report.serving.warmup if report.serving else None
@@ -65,6 +70,9 @@ def write_report(
         w.script_path = warmup_named or os.path.abspath(warmup)  # type: ignore[arg-type, union-attr]
         renderers["warmup"], paths["warmup"] = (lambda: script), warmup
     written = _write_formats(renderers, paths, "report", "output")
+    for label, path, write in extra:
+        write()
+        written.append((label, path))
     if patches:
         from .patches import diff_file
 
@@ -84,6 +92,39 @@ def patches_path(json: str | None, html: str | None, name: str | None = None) ->
     return os.path.join(folder, name or DIFF_NAME)
 
 
+def _repro_files(report: Report, script: str | None) -> list[tuple[str, str, Callable[[], None]]]:
+    """(label, path, write) of the reproducer's three files, their paths set on the record; none
+    where the report has no bug to reproduce or the search's folder is gone."""
+    import shutil
+
+    m = report.numerics.miscompile if report.numerics else None
+    if not script or m is None or not m.is_bug or not m.script or not m.folder:
+        return []
+    inputs_src = os.path.join(m.folder, REPRO_INPUTS)
+    if not os.path.isfile(inputs_src):
+        return []
+    folder = os.path.dirname(os.path.abspath(script))
+    m.script_path = os.path.abspath(script)
+    m.inputs_path = os.path.join(folder, REPRO_INPUTS)
+    m.issue_path = os.path.join(folder, REPRO_ISSUE)
+    text, issue = m.script, m.issue or ""
+
+    def copy() -> None:
+        try:
+            shutil.copyfile(inputs_src, m.inputs_path)  # type: ignore[arg-type]
+        except OSError as exc:
+            raise TcdoctorError(f"cannot write output: {exc}") from None
+
+    return [
+        ("Reproducer", m.script_path, lambda: write_text(m.script_path, text)),  # type: ignore[arg-type]
+        ("Reproducer's inputs", m.inputs_path, copy),
+        ("Issue text", m.issue_path, lambda: write_text(m.issue_path, issue)),  # type: ignore[arg-type]
+    ]
+
+
+REPRO_NAME = "tcdoctor-repro.py"  # probes/repro_script.SCRIPT_NAME (render/ does not import probes)
+REPRO_INPUTS = "tcdoctor-repro-inputs.pt"
+REPRO_ISSUE = "tcdoctor-repro-issue.md"
 WARMUP_NAME = "tcdoctor-warmup.py"  # the serving section's start-up script, beside the reports
 
 

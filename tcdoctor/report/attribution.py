@@ -62,6 +62,53 @@ class DriftOrigin(Record):
     not_measured: str | None = None
 
 
+@dataclass
+class Miscompile(Record):
+    """The first compiled graph, and its first call, whose outputs differ from eager's on the real
+    inputs at the graph's boundary (probes/diverge.py), and what kind of error it is.
+
+    `found`: compile_id, call (the graph's own call number), call_overall, shapes, scalars (the
+    Python floats and ints of the call), outputs (the numerics rows that failed); `site`:
+    function, file, line, guards (its specialisations, `L['t'] == 0.0`). `reruns`: the
+    reproducer run alone in a fresh process (inductor, aot_eager, inductor in float64: max_abs_err,
+    allclose), or `reruns_not_run` (why). `kind`: compiler_bug, precision, aot (AOTAutograd or a
+    decomposition) or None (not classified), `verdict` the words. `script`, `issue`: the
+    reproducer's text and the pre-filled issue (only for a bug), `folder` where the child left
+    them with the saved inputs (`saved`: each tensor's name, shape, dtype, bytes), and the paths
+    they were written to beside the reports. `checked` False: numerics did not fail, nothing ran."""
+
+    OMIT_NONE = ("not_measured", "found", "site", "script", "issue", "reruns_not_run")
+
+    checked: bool | None = None
+    reason: str | None = None
+    found: dict[str, Any] | None = None
+    site: dict[str, Any] | None = None
+    calls_compared: int | None = None
+    graphs_compared: int | None = None
+    why_none: str | None = None
+    kind: str | None = None
+    verdict: str | None = None
+    reruns: list[dict] = field(default_factory=list)
+    reruns_not_run: str | None = None
+    script: str | None = None
+    issue: str | None = None
+    folder: str | None = None
+    saved: list[dict] = field(default_factory=list)
+    saved_bytes: int | None = None
+    not_written: str | None = None  # why no reproducer is offered (precision; cannot capture)
+    script_path: str | None = None
+    inputs_path: str | None = None
+    issue_path: str | None = None
+    cost_s: float | None = None
+    method: str | None = None
+    not_measured: str | None = None
+
+    @property
+    def is_bug(self) -> bool:
+        """A kind PyTorch's tracker takes: the reproducer and the issue text go with it."""
+        return self.kind in ("compiler_bug", "aot")
+
+
 def attach_memory(data: dict) -> None:
     """Join each attributed graph with the cold compile's row of the same compile id (function,
     file, line: where the graph's frame starts), and set the compile-time working set beside the

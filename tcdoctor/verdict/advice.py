@@ -343,6 +343,9 @@ def advise_numerics(fig: Figures, rules: Rules) -> list[Advice]:
     err = fig.numerics_max_abs_err
     err_txt = f" (max abs error {units.sci(err)})" if err is not None else ""
     head = f"Compiled outputs drift from eager beyond tolerance{err_txt}."
+    bug = _miscompile_advice(fig, head)
+    if bug is not None:
+        return [advice_item("numerics", bug, "numerics.miscompile.kind")]
     layer = _drift_layer(fig)
     o = fig.drift_origin or {}
     if not o.get("name"):
@@ -354,6 +357,31 @@ def advise_numerics(fig: Figures, rules: Rules) -> list[Advice]:
     parts = [head, _around_origin(fig, o, rules), *_drift_found(fig, o)]
     parts.append(layer or f"{RETRY[0].upper()}{RETRY[1:]}{_ablation_untried(fig)}.")
     return [advice_item("numerics", " ".join(parts), "numerics.drift.origin")]
+
+
+def _miscompile_advice(fig: Figures, head: str) -> str | None:
+    """For a graph the search classified as a bug (issue 64): not precision, so no advice on
+    precision; the reproducer to attach to an issue on PyTorch's tracker, and aot_eager, which
+    computed that graph right in the reproducer's own run. None otherwise."""
+    m = fig.miscompile
+    if m is None or not m.is_bug or not m.found:
+        return None
+    from ..report.phases.miscompile import call_text, graph_name
+
+    script = m.script_path or "tcdoctor-repro.py"
+    issue = m.issue_path or "tcdoctor-repro-issue.md"
+    where = (
+        "Until it is fixed, backend='aot_eager' computes that graph as eager does (the "
+        "reproducer's own run)."
+        if m.kind == "compiler_bug"
+        else "backend='eager' leaves AOTAutograd out."
+    )
+    return (
+        f"{head} It is not precision: {graph_name(m)} diverges at {call_text(m)}, and "
+        f"{m.verdict}. Attach {script} (with its recorded inputs) and the pre-filled text in "
+        f"{issue} to an issue on PyTorch's tracker: run alone, the script shows the difference. "
+        f"{where}"
+    )
 
 
 def _around_origin(fig: Figures, o: dict, rules: Rules) -> str:

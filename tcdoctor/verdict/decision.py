@@ -99,6 +99,7 @@ def _decision(fig: Figures, rules: Rules) -> tuple[Decision, list[str]]:
             + (f" on {', '.join(failed[:3])}" if failed else "")
             + "."
             + _drift_origin(fig)
+            + _miscompile(fig)
         ]
     if fig.speedup is None:
         why = fig.speed_not_measured or "no runtime figures"
@@ -164,8 +165,10 @@ def _drift_origin(fig: Figures) -> str:
     o = fig.drift_origin
     if not o:
         return ""
+    # the root module's name is '': it is the whole model, never an empty name (issue 64)
+    name = f"`{o['name']}`" if o.get("name") else "the whole model"
     text = (
-        f" The drift starts in `{o.get('name')}` ({o.get('class')}, "
+        f" The drift starts in {name} ({o.get('class')}, "
         f"{units.file_line(o.get('class_file'), o.get('class_line'))}): "
         f"{units.sci(o.get('err_vs_fp64'))} off fp64 compiled, "
         f"{units.sci(o.get('eager_err_vs_fp64'))} eager"
@@ -177,6 +180,24 @@ def _drift_origin(fig: Figures) -> str:
             a.get("numerics_passed"), "numerics not compared"
         )
         text += f"; compiled around it (tried): {passes}, {around.vs_eager()} vs eager"
+    return text + "."
+
+
+def _miscompile(fig: Figures) -> str:
+    """' The first compiled graph that diverges is graph 1/3 of `step` (ode.py:50), specialised on
+    …, at call 1 …: a compiler bug, most likely (Inductor): …; reproducer: tcdoctor-repro.py.'
+    ('' when the search did not run or found no graph)."""
+    from ..report.phases.miscompile import call_text, graph_name, specialised
+
+    m = fig.miscompile
+    if m is None or not m.found:
+        return ""
+    text = (
+        f" The first compiled graph that diverges is {graph_name(m)} ({specialised(m)}), at "
+        f"{call_text(m)}: {m.verdict or 'not classified'}"
+    )
+    if m.is_bug:
+        text += f"; reproducer: {m.script_path or 'tcdoctor-repro.py'} (beside the reports)"
     return text + "."
 
 

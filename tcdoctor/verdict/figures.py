@@ -19,6 +19,7 @@ from ..report.rules import break_even, cold_warm_ratio
 from ..report.sections import (
     FixRow,
     GraphBreak,
+    Miscompile,
     Recompile,
     RemedyRow,
     StrategyRow,
@@ -77,6 +78,9 @@ class Figures:
     backend: str | None = None  # the analysis's own backend (options.backend)
     ablation_rows: tuple[StrategyRow, ...] = ()  # eager / aot_eager / the real backend
     drift_bisector: dict | None = None  # CompilerBisector on the drift origin, alone
+    miscompile: Miscompile | None = (
+        None  # the graph and call that diverge (report.numerics.miscompile)
+    )
     regions_measured: bool = False  # regional compilation rows exist (strategies.regions)
     ways: tuple[Way, ...] = ()  # other measured ways of compiling (modes, training ways)
     ablation_layer: str | None = None  # where the loss comes from, when the ablation ran
@@ -156,6 +160,7 @@ class Figures:
             backend=(report.options or {}).get("backend"),
             ablation_rows=tuple(report.ablation.rows) if report.ablation else (),
             drift_bisector=n.drift.bisector if n.drift is not None else None,
+            miscompile=n.miscompile,
             regions_measured=bool(report.strategies.regions and report.strategies.regions.regions),
             ways=tuple(other_ways(report)),
             ablation_layer=report.ablation.layer if report.ablation else None,

@@ -45,8 +45,9 @@ def summary(d: DriftOrigin) -> str:
     o = d.origin
     if not o:
         return f"no single module drifts on exact inputs ({d.modules_compared} compared)"
+    name = o.get("name") or "the whole model"  # the root module's name is ''
     return (
-        f"origin {o.get('name')} ({o.get('class')}): compiled err vs fp64 "
+        f"origin {name} ({o.get('class')}): compiled err vs fp64 "
         f"{units.sci(o.get('err_vs_fp64'))}, eager {units.sci(o.get('eager_err_vs_fp64'))}"
     )
 

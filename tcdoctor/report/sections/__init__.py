@@ -22,7 +22,7 @@ Torch-free, like everything `tcdoctor report` imports.
 
 from __future__ import annotations
 
-from ..attribution import DriftOrigin, MemoryAttribution
+from ..attribution import DriftOrigin, MemoryAttribution, Miscompile
 from ..record import Record
 from ..rules import slower_than_eager
 from .breaks import GraphBreak, GraphBreaks, Graphs, Recompile, Recompiles
@@ -51,6 +51,7 @@ __all__ = [
     "Distributed",
     "Divergence",
     "DriftOrigin",
+    "Miscompile",
     "FixRow",
     "GUARDS_BY_PROFILER",
     "GUARDS_BY_REMOVAL",

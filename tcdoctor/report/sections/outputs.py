@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..attribution import DriftOrigin, MemoryAttribution
+from ..attribution import DriftOrigin, MemoryAttribution, Miscompile
 from ..record import Record
 
 
@@ -77,7 +77,7 @@ def footprint(held: int | None, peak: int | None) -> int | None:
 class Numerics(Record):
     """Compiled vs eager against an fp64 reference, output by output (probes/numerics.py)."""
 
-    OMIT_NONE = ("not_measured", "drift", "mutates")
+    OMIT_NONE = ("not_measured", "drift", "miscompile", "mutates")
 
     passed: bool | None = None
     max_abs_err: float | None = None
@@ -97,6 +97,7 @@ class Numerics(Record):
     method: str | None = None
     not_measured: str | None = None
     drift: DriftOrigin | None = None  # where the numbers drift (report/attribution.py)
+    miscompile: Miscompile | None = None  # the graph and call that diverge (probes/diverge.py)
 
 
 def mutates_text(mutates: dict | None) -> str | None:
