@@ -57,7 +57,7 @@ def write_outputs(
     diff = patches_path(json_path, html_path) if patches else None
     warmup = patches_path(json_path, html_path, WARMUP_NAME) if patches else None
     repro = patches_path(json_path, html_path, REPRO_NAME) if patches else None
-    written = write_report(report, json_path, html_path, md_path, diff, warmup, repro)
+    written = write_report(report, json_path, html_path, md_path, diff, warmup, repro=repro)
     if summary is not None:
         click.echo(summary)
     echo_written(written)
