@@ -4,26 +4,24 @@ Every expected failure is one line and an exit code."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import click
 
 from .commands.flags import (
     EXPECTED_CALLS,
     NO_ANNOTATIONS,
+    NO_FAIL,
     Param,
-    analysis_flags,
     analysis_params,
     check_params,
+    fix_params,
     output_params,
     sweep_params,
-    typed,
 )
-from .commands.outputs import write_outputs
 from .errors import (
     CHECK_EXIT_CODES_HELP,
     EXIT_CODES_HELP,
@@ -32,11 +30,6 @@ from .errors import (
     TcdoctorError,
     UsageError,
 )
-from .options import Options
-from .outcomes import FixAction
-
-if TYPE_CHECKING:
-    from .report.model import Report
 
 
 def _one_line_errors(fn: Callable) -> Callable:
@@ -81,6 +74,7 @@ _NUMBERS = {
     "calls": click.IntRange(1),
     "number": click.FloatRange(0),
     "share": click.FloatRange(0, 1),
+    "file": click.Path(dir_okay=False),
 }
 
 
@@ -98,6 +92,8 @@ def _click_option(p: Param) -> Callable:
     if p.kind != "pair":
         kind = click.Choice(list(p.choices)) if p.kind == "choice" else None
         typed = {"type": kind or _NUMBERS.get(p.kind, click.STRING), "metavar": p.metavar}
+    if p.multiple:
+        typed["multiple"] = True
     return click.option(
         *names, default=p.default, show_default=p.show_default, help=p.help, **typed
     )
@@ -117,58 +113,32 @@ def _options(params: list[Param]) -> Callable:
 analysis_options = _options(analysis_params())
 
 
-def _run_analysis(
-    target: str, opts: Options, quiet: bool, expected_calls: int | None
-) -> tuple[Report, int]:
-    """The analysis pipeline (run/pipeline.py), with progress unless --quiet."""
-    from .run.pipeline import analyze as run_pipeline
-
-    return run_pipeline(target, opts, expected_calls=expected_calls, progress=not quiet)
-
-
 @main.command(help="Analyse TARGET (path.py:function) and write the reports.\n\n" + EXIT_CODES_HELP)
 @click.argument("target")
 @analysis_options
 @_options(
     output_params(
         "the report",
-        defaults={"json_path": "tcdoctor-report.json", "html_path": "tcdoctor-report.html"},
+        defaults={"json": "tcdoctor-report.json", "html": "tcdoctor-report.html"},
     )
 )
 @_options([NO_ANNOTATIONS])
 @_one_line_errors
-def analyze(
-    target: str,
-    json_path: str,
-    html_path: str,
-    md_path: str | None,
-    quiet: bool,
-    expected_calls: int | None,
-    no_annotations: bool,
-    **analysis: Any,
-) -> None:
-    from .commands.outputs import github
-    from .render.github import GitHubAnnotations, step_summary
-    from .render.terminal import TerminalRenderer
+def analyze(**kw: Any) -> None:
+    from .commands.analyze import run_analyze
 
-    report, code = _run_analysis(target, Options.from_cli(analysis), quiet, expected_calls)
-    summary = TerminalRenderer().render(report) + "\n"
-    write_outputs(report, json_path or None, html_path or None, md_path, summary, patches=True)
-    # on GitHub Actions: the step summary, and the annotations unless --no-annotations
-    annotations = None if no_annotations else (lambda: GitHubAnnotations().render(report))
-    github(lambda: step_summary(report), annotations)
-    sys.exit(code)
+    sys.exit(run_analyze(**kw))
 
 
 @main.command(help="Re-render a saved JSON report without re-running the model.")
 @click.argument("saved", type=click.Path(dir_okay=False))
-@_options(output_params("the report", notes={"json_path": "e.g. after --expected-calls"}))
+@_options(output_params("the report", notes={"json": "e.g. after --expected-calls"}))
 @_options([EXPECTED_CALLS])
 @_one_line_errors
 def report(saved: str, expected_calls: int | None, **outputs: Any) -> None:
     from .commands.report import run_report
 
-    run_report(saved, expected_calls, **outputs)
+    run_report(saved, expected_calls, outputs)
 
 
 FIX_EXIT_CODES_HELP = (
@@ -186,74 +156,13 @@ FIX_EXIT_CODES_HELP = (
     "`tcdoctor rules` lists the rules.\n\n" + FIX_EXIT_CODES_HELP
 )
 @click.argument("target", required=False)
-@click.option(
-    "--report",
-    "report_path",
-    default=None,
-    type=click.Path(dir_okay=False),
-    help="Use a saved JSON report instead of running TARGET.",
-)
-@click.option(
-    "--diff/--apply",
-    "diff_only",
-    default=True,
-    show_default=True,
-    help="Print the diffs (default) or write the patches.",
-)
-@click.option(
-    "--unsafe", is_flag=True, help="With --apply, also write patches whose safety class is unsafe."
-)
-@click.option(
-    "--select",
-    multiple=True,
-    metavar="CODES",
-    help="Only the patches of these rules: codes or prefixes, comma-separated or repeated "
-    "(TCD101,TCD104; TCD1 for every TCD1xx).",
-)
-@click.option(
-    "--ignore",
-    multiple=True,
-    metavar="CODES",
-    help="Leave out the patches of these rules (codes or prefixes, as --select).",
-)
+@_options(fix_params())
 @analysis_options
 @_one_line_errors
-def fix(
-    target: str | None,
-    report_path: str | None,
-    diff_only: bool,
-    unsafe: bool,
-    select: tuple[str, ...],
-    ignore: tuple[str, ...],
-    quiet: bool,
-    expected_calls: int | None,
-    **analysis: Any,
-) -> None:
-    from . import fix as fixing
-    from .commands.saved import load_saved
+def fix(**kw: Any) -> None:
+    from .commands.fix import run_fix
 
-    if bool(target) == bool(report_path):
-        raise UsageError("give TARGET or --report saved.json, not both and not neither")
-    chosen, left_out = fixing.codes(select), fixing.codes(ignore)
-    if report_path:
-        rep = load_saved(report_path)
-    else:
-        rep, _ = _run_analysis(target, Options.from_cli(analysis), quiet, expected_calls)
-    fixing.require_patches(rep)
-    for line in fixing.suppressed(rep):
-        click.echo(f"suppressed: {line}", err=True)
-    outcomes = fixing.apply(rep, not diff_only, unsafe, chosen, left_out)
-    if not outcomes:
-        click.echo("no verified patch (the report lists what was tried and why)")
-        return
-    if diff_only:
-        click.echo(fixing.diffs(rep, chosen, left_out), nl=False)
-    for o in outcomes:
-        if o.action != FixAction.SHOWN:
-            click.echo(
-                f"{o.action}: {o.path} ({o.rule}, {o.safety})" + (f": {o.why}" if o.why else "")
-            )
-    sys.exit(fixing.exit_code(outcomes))
+    sys.exit(run_fix(**kw))
 
 
 @main.command(
@@ -289,9 +198,9 @@ def check_command() -> click.Command:
     @analysis_options
     @_one_line_errors
     def check(**kw: Any) -> None:
-        from .commands.run import run_check
+        from .commands.run import CheckArgs, run_check
 
-        sys.exit(run_check(**kw))
+        sys.exit(run_check(CheckArgs.from_click(kw)))
 
     return check
 
@@ -321,42 +230,10 @@ def schema() -> None:
 @analysis_options
 @_options(sweep_params())
 @_one_line_errors
-def sweep(
-    targets: tuple[str, ...],
-    out_dir: str,
-    retry_failed: bool,
-    shard: str | None,
-    durations: str | None,
-    baseline: str | None,
-    merge: bool,
-    ray: str | None,
-    ray_cpus: int | None,
-    ray_gpus: int,
-    quiet: bool,
-    expected_calls: int | None,
-    **analysis: Any,
-) -> None:
-    from .sweep import run_sweep
-    from .sweep.merge import merge_dirs
+def sweep(**kw: Any) -> None:
+    from .commands.sweep import run_sweep_command
 
-    on_ray = typed(["ray_cpus", "ray_gpus"])
-    if on_ray and ray is None:
-        raise UsageError(f"{analysis_flags(on_ray)} place targets on a Ray cluster: add --ray")
-    if merge:
-        if ray is not None:
-            raise UsageError("--merge joins finished sweeps: leave out --ray")
-        sys.exit(merge_dirs(targets, out_dir, baseline))
-    common = dict(
-        quiet=quiet, retry_failed=retry_failed, shard=shard, durations=durations, baseline=baseline
-    )
-    if ray is not None:
-        from .sweep.remote import RaySpec, run_on_ray
-
-        opts = Options.from_cli(analysis)
-        spec = RaySpec.of(ray, targets, ray_cpus, ray_gpus, opts.threads)
-        opts = dataclasses.replace(opts, threads=spec.cpus)  # the CPUs its task holds
-        sys.exit(run_on_ray(spec, opts, expected_calls, out_dir, **common))
-    sys.exit(run_sweep(targets, Options.from_cli(analysis), expected_calls, out_dir, **common))
+    sys.exit(run_sweep_command(**kw))
 
 
 @main.command(
@@ -369,12 +246,12 @@ def sweep(
 @click.argument("before", type=click.Path(dir_okay=False))
 @click.argument("after", type=click.Path(dir_okay=False))
 @_options(output_params("the diff"))
-@click.option("--no-fail", is_flag=True, help="Exit 0 even when the diff finds a regression.")
+@_options([NO_FAIL])
 @_one_line_errors
 def diff(before: str, after: str, no_fail: bool, **outputs: Any) -> None:
     from .commands.diff import run_diff
 
-    sys.exit(run_diff(before, after, no_fail, **outputs))
+    sys.exit(run_diff(before, after, no_fail, outputs))
 
 
 @main.command(
@@ -384,15 +261,15 @@ def diff(before: str, after: str, no_fail: bool, **outputs: Any) -> None:
 @_options(
     output_params(
         "the merged report",
-        defaults={"json_path": "tcdoctor-merged.json"},
-        aliases={"json_path": ("-o", "--output")},
+        defaults={"json": "tcdoctor-merged.json"},
+        aliases={"json": ("-o", "--output")},
     )
 )
 @_one_line_errors
 def merge(reports: tuple[str, ...], **outputs: Any) -> None:
     from .commands.report import run_merge
 
-    run_merge(reports, **outputs)
+    run_merge(reports, outputs)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -234,6 +234,7 @@ def test_every_format_names_the_graph_the_call_and_the_kind(tmp_path):
 
 
 def test_the_reproducer_is_written_beside_the_reports_only_for_a_bug(tmp_path):
+    from tcdoctor.render.formats import Outputs
     from tcdoctor.render.write import write_report
 
     folder = tmp_path / "search"
@@ -242,7 +243,7 @@ def test_the_reproducer_is_written_beside_the_reports_only_for_a_bug(tmp_path):
     rep = _report_with({**RECORD, "folder": str(folder)})
     out = tmp_path / "out"
     out.mkdir()
-    written = write_report(rep, json=str(out / "r.json"), repro=str(out / repro_script.SCRIPT_NAME))
+    written = write_report(rep, Outputs.of(json=str(out / "r.json"), beside=("repro",)))
     labels = [label for label, _ in written]
     assert labels == ["JSON report", "Reproducer", "Reproducer's inputs", "Issue text"]
     assert (out / repro_script.SCRIPT_NAME).read_text() == RECORD["script"]
@@ -252,9 +253,7 @@ def test_the_reproducer_is_written_beside_the_reports_only_for_a_bug(tmp_path):
     prec = _report_with({**RECORD, "folder": str(folder), "reruns": PRECISION, "script": None})
     other = tmp_path / "other"
     other.mkdir()
-    written = write_report(
-        prec, json=str(other / "r.json"), repro=str(other / repro_script.SCRIPT_NAME)
-    )
+    written = write_report(prec, Outputs.of(json=str(other / "r.json"), beside=("repro",)))
     assert [label for label, _ in written] == ["JSON report"]
     assert prec.numerics.miscompile.kind == "precision"
     assert "It is not precision" not in " ".join(a.text for a in prec.verdict.advice)

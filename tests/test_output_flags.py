@@ -1,6 +1,7 @@
-"""The output flags (`--json`, `--html`, `--md`) and `--expected-calls` are declared once
-(commands/flags.py `OUTPUTS`, `EXPECTED_CALLS`), for every command that writes reports; the
-command bodies of `report`, `diff` and `merge` are in commands/, not cli.py. No analysis runs."""
+"""The output flags (`--json`, `--html`, `--md`) are made from the declared formats
+(render/formats.py `FORMATS`) and `--expected-calls` is declared once (commands/flags.py
+`EXPECTED_CALLS`), for every command that writes reports; every command's body is in commands/,
+and cli.py declares no option of its own. No analysis runs."""
 
 from __future__ import annotations
 
@@ -53,19 +54,29 @@ def _string_constants(path: pathlib.Path) -> set[str]:
 
 
 def test_the_flags_are_spelled_in_one_module():
-    """Each spelling stands in commands/flags.py alone (a message may name one in a longer
-    string; a declaration is the spelling alone)."""
+    """--expected-calls stands in commands/flags.py alone, and the output flags nowhere: each is
+    made from its format's key (a message may name one in a longer string; a declaration is the
+    spelling alone)."""
     spelled = {
         str(p.relative_to(PKG)): found for p in PKG.rglob("*.py") if (found := _string_constants(p))
     }
-    assert spelled == {"commands/flags.py": FLAGS}, spelled
+    assert spelled == {"commands/flags.py": {"--expected-calls"}}, spelled
 
 
 def test_the_command_bodies_are_in_commands():
-    """cli.py's report, diff and merge call commands/ and do nothing else."""
+    """cli.py's commands call commands/ and do nothing else; its only `click.option` is the one
+    that makes every declared option click's (`_click_option`)."""
     tree = ast.parse((PKG / "cli.py").read_text(encoding="utf-8"))
     bodies = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
-    for name, module in (("report", "report"), ("diff", "diff"), ("merge", "report")):
+    options = [
+        f.name
+        for f in bodies.values()
+        for n in ast.walk(f)
+        if isinstance(n, ast.Attribute) and n.attr == "option"
+    ]
+    assert set(options) == {"_click_option"}, options
+    commands = {"analyze": "analyze", "report": "report", "diff": "diff", "merge": "report"}
+    for name, module in {**commands, "fix": "fix", "sweep": "sweep"}.items():
         body = bodies[name].body
         assert len(body) == 2, name  # the import and the call
         (imp,) = [s for s in body if isinstance(s, ast.ImportFrom)]

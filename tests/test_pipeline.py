@@ -168,10 +168,12 @@ def test_a_renderer_that_raises_leaves_the_previous_files_and_no_temporary_file(
     tmp_path, monkeypatch
 ):
     from tcdoctor.render import html
+    from tcdoctor.render.formats import Outputs
     from tcdoctor.render.write import write_report
 
     json_path, html_path = str(tmp_path / "r.json"), str(tmp_path / "r.html")
-    assert write_report(_report(), json_path, html_path) == [
+    outputs = Outputs.of(json=json_path, html=html_path)
+    assert write_report(_report(), outputs) == [
         ("JSON report", json_path),
         ("HTML report", html_path),
     ]
@@ -185,7 +187,7 @@ def test_a_renderer_that_raises_leaves_the_previous_files_and_no_temporary_file(
     changed = _report()
     changed.target = "other.py:build"
     with pytest.raises(RuntimeError, match="renderer bug"):
-        write_report(changed, json_path, html_path)
+        write_report(changed, outputs)
     assert {p: open(p, encoding="utf-8").read() for p in before} == before  # JSON too: not written
     assert sorted(os.listdir(tmp_path)) == ["r.html", "r.json"]
 

@@ -351,18 +351,23 @@ def test_traffic_with_nproc_above_one_is_refused_in_one_line_before_any_child(cl
 
 
 def test_the_warm_up_script_is_written_beside_the_reports_and_named_in_them(tmp_path):
+    from tcdoctor.commands.analyze import BESIDE
     from tcdoctor.commands.outputs import write_outputs
+    from tcdoctor.render.formats import Outputs
 
     r = _saved()
     (tmp_path / "out").mkdir()
     (tmp_path / "p").mkdir()
-    write_outputs(r, str(tmp_path / "out" / "r.json"), None, str(tmp_path / "r.md"), None, True)
+    write_outputs(
+        r,
+        Outputs.of(json=str(tmp_path / "out" / "r.json"), md=str(tmp_path / "r.md"), beside=BESIDE),
+    )
     script = tmp_path / "out" / "tcdoctor-warmup.py"
     assert script.read_text() == r.serving.warmup.script
     assert Report.load(str(tmp_path / "out" / "r.json")).serving.warmup.script_path == str(script)
     assert str(script) in (tmp_path / "r.md").read_text().replace("\\_", "_")
     plain = Report.load(str(saved_report("two_breaks")))  # no serving: no script
-    write_outputs(plain, str(tmp_path / "p" / "r.json"), None, None, None, True)
+    write_outputs(plain, Outputs.of(json=str(tmp_path / "p" / "r.json"), beside=BESIDE))
     assert not (tmp_path / "p" / "tcdoctor-warmup.py").exists()
 
 

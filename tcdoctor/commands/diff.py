@@ -9,31 +9,27 @@ closed stdout (`| head`) never costs a file.
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ..errors import EXIT_CHECK_FAILED
+from ..render.formats import Outputs
 from .outputs import echo_written
 from .saved import load_saved
 
 
-def run_diff(
-    before: str,
-    after: str,
-    no_fail: bool,
-    json_path: str | None,
-    html_path: str | None,
-    md_path: str | None,
-) -> int:
+def run_diff(before: str, after: str, no_fail: bool, flags: dict[str, Any]) -> int:
     """The diff's files and its terminal text; the exit code: 1 on a regression (0 with
-    `no_fail`), else 0."""
+    `no_fail`), else 0. `flags`: the output flags' values (`Outputs.take`)."""
     from ..checks.table import regressions
     from ..render.terminal import TerminalRenderer
-    from ..render.write import write_diff
+    from ..render.write import write_formats
     from ..report.diff import Diff
 
     a, b = load_saved(before), load_saved(after)
     d = Diff(a, b, regressions(a, b))
-    written = write_diff(d, json_path, html_path, md_path)
+    written = write_formats(d, Outputs.take(flags), "diff")
     click.echo(TerminalRenderer().render_diff(d))
     echo_written(written)
     return EXIT_CHECK_FAILED if d.regressed and not no_fail else 0

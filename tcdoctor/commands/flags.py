@@ -2,7 +2,7 @@
 order: an analysis option's from its Options field (tcdoctor/options.py), a check's from its entry
 in the gate's table (checks/table.py `CHECKS`), `check`'s own (what is judged, the baseline, where
 the results go), and the output flags of every command that writes reports (`output_params`:
-`--json`, `--html`, `--md`, declared once in `OUTPUTS`), and `--expected-calls` once
+one per declared format, render/formats.py `FORMATS`), and `--expected-calls` once
 (`EXPECTED_CALLS`). cli.py turns each into a click option, the only place that does.
 
 Pitfalls: an analysis option's value reaches `Options` as the string typed (kind "text"), so that
@@ -20,14 +20,15 @@ import click
 
 from ..checks.table import BASELINE, REPORT, SWEEP, Check, checks
 from ..options import Switch, TurnsOff, cli_params
+from ..render.formats import FORMATS
 
 
 class Param(NamedTuple):
     """One option of a command. `kind`: "flag" (given or not), "pair" (`--x/--no-x`), "text",
     "optional" (a text whose value may be left out: `flag_value` then), "choice" (one of
     `choices`), or a kind of number: "count" (int ≥ 0), "calls" (int ≥ 1), "number" (float ≥ 0),
-    "share" (float 0-1). `aliases`: other spellings it keeps (merge's `-o/--output` for its
-    `--json`)."""
+    "share" (float 0-1); "file" (a path to a file, not a folder). `aliases`: other spellings it
+    keeps (merge's `-o/--output` for its `--json`); `multiple`: given more than once, a tuple."""
 
     spelling: str
     name: str
@@ -40,6 +41,7 @@ class Param(NamedTuple):
     short: str | None = None
     aliases: tuple[str, ...] = ()
     flag_value: Any = None
+    multiple: bool = False
 
 
 def _analysis_param(spelling: str, name: str, kind: Any, help: str, default: Any, show: bool):
@@ -88,44 +90,27 @@ NO_ANNOTATIONS = Param(
 )
 
 
-class Output(NamedTuple):
-    """A file format a command writes: its flag, its parameter, its name."""
-
-    spelling: str
-    name: str
-    format: str
-
-
-OUTPUTS = (
-    Output("--json", "json_path", "JSON"),
-    Output("--html", "html_path", "HTML"),
-    Output("--md", "md_path", "Markdown"),
-)
-
-
 def output_params(
     what: str,
     defaults: Mapping[str, str] | None = None,
     notes: Mapping[str, str] | None = None,
-    formats: Sequence[str] = ("json_path", "html_path", "md_path"),
     aliases: Mapping[str, tuple[str, ...]] | None = None,
 ) -> list[Param]:
-    """The output flags of a command that writes `what` ("the report", "the diff"), in --help
-    order: each writes it in its format to the PATH given. By parameter name: `defaults`, the
-    path written when the flag is not given ('' skips it); `notes`, a flag's own words;
-    `formats`, the ones the command writes; `aliases`, other spellings a flag keeps."""
+    """The output flags of a command that writes `what` ("the report", "the diff"), one per
+    declared format (render/formats.py `FORMATS`: `--json`, `--html`, `--md`), in its order: each
+    writes it in its format to the PATH given. By format key: `defaults`, the path written when
+    the flag is not given ('' skips it); `notes`, a flag's own words; `aliases`, other spellings
+    a flag keeps. The command reads them back as one `Outputs` (`Outputs.take`)."""
     defaults, notes, aliases = defaults or {}, notes or {}, aliases or {}
     out = []
-    for o in OUTPUTS:
-        if o.name not in formats:
-            continue
-        note = notes.get(o.name)
-        help = f"Write {what} as {o.format} to PATH" + (f" ({note})" if note else "")
-        default = defaults.get(o.name)
+    for f in FORMATS:
+        note = notes.get(f.key)
+        help = f"Write {what} as {f.label} to PATH" + (f" ({note})" if note else "")
+        default = defaults.get(f.key)
         help += " ('' to skip)." if default else "."
-        named = aliases.get(o.name, ())
+        named = aliases.get(f.key, ())
         out.append(
-            Param(o.spelling, o.name, "text", help, "PATH", default, bool(default), aliases=named)
+            Param(f.flag, f.param, "text", help, "PATH", default, bool(default), aliases=named)
         )
     return out
 
@@ -193,11 +178,56 @@ def check_params() -> list[Param]:
         ),
         *output_params(
             "the report checked (with --sweep: the overview judged)",
-            notes={"json_path": "e.g. as the next run's --baseline"},
+            notes={"json": "e.g. as the next run's --baseline"},
         ),
         NO_ANNOTATIONS,
     ]
 
+
+def fix_params() -> list[Param]:
+    """`fix`'s own options, in --help order: the saved report, show or write, the rules chosen."""
+    return [
+        Param(
+            "--report",
+            "report_path",
+            "file",
+            "Use a saved JSON report instead of running TARGET.",
+        ),
+        Param(
+            "--diff/--apply",
+            "diff_only",
+            "pair",
+            "Print the diffs (default) or write the patches.",
+            default=True,
+            show_default=True,
+        ),
+        Param(
+            "--unsafe",
+            "unsafe",
+            "flag",
+            "With --apply, also write patches whose safety class is unsafe.",
+        ),
+        Param(
+            "--select",
+            "select",
+            "text",
+            "Only the patches of these rules: codes or prefixes, comma-separated or repeated "
+            "(TCD101,TCD104; TCD1 for every TCD1xx).",
+            metavar="CODES",
+            multiple=True,
+        ),
+        Param(
+            "--ignore",
+            "ignore",
+            "text",
+            "Leave out the patches of these rules (codes or prefixes, as --select).",
+            metavar="CODES",
+            multiple=True,
+        ),
+    ]
+
+
+NO_FAIL = Param("--no-fail", "no_fail", "flag", "Exit 0 even when the diff finds a regression.")
 
 RAY = Param(
     "--ray",

@@ -18,6 +18,7 @@ from ..errors import TcdoctorError
 
 if TYPE_CHECKING:
     from ..checks.outcome import CheckResult
+    from ..render.formats import Outputs
     from ..report.model import Report
 
 
@@ -38,26 +39,13 @@ def github(summary: Callable[[], str], annotations: Callable[[], str] | None) ->
         click.echo(text)
 
 
-def write_outputs(
-    report: Report,
-    json_path: str | None,
-    html_path: str | None,
-    md_path: str | None,
-    summary: str | None = None,
-    patches: bool = False,
-) -> None:
-    """`analyze`, `report` and `merge`: write the report files (render/write.py), then print
-    `summary` and where the files are: files first, so a closed stdout (`| head`) never costs a
-    report. `patches` (analyze's): also the files the analysis made beside the JSON report: the
-    verified source patches (tcdoctor-patches.diff) and the serving section's start-up warm-up
-    script (tcdoctor-warmup.py), and the reproducer of a miscompiled graph (tcdoctor-repro.py with
-    its inputs and issue text), each only where the report has one."""
-    from ..render.write import REPRO_NAME, WARMUP_NAME, patches_path, write_report
+def write_outputs(report: Report, outputs: Outputs, summary: str | None = None) -> None:
+    """`analyze`, `report` and `merge`: write the report files and the files beside them that
+    `outputs` asks for (render/write.py `write_report`), then print `summary` and where the files
+    are: files first, so a closed stdout (`| head`) never costs a report."""
+    from ..render.write import write_report
 
-    diff = patches_path(json_path, html_path) if patches else None
-    warmup = patches_path(json_path, html_path, WARMUP_NAME) if patches else None
-    repro = patches_path(json_path, html_path, REPRO_NAME) if patches else None
-    written = write_report(report, json_path, html_path, md_path, diff, warmup, repro=repro)
+    written = write_report(report, outputs)
     if summary is not None:
         click.echo(summary)
     echo_written(written)
@@ -70,8 +58,9 @@ def echo_written(written: list[tuple[str, str]]) -> None:
 
 
 class Gate:
-    """The outputs of one gate: the JUnit file, the files `write_files` writes, the terminal
-    lines, then on GitHub Actions the step summary and the annotations. `not_judged` writes the
+    """The outputs of one gate: the JUnit file, the files `write_files` writes (`outputs`: the
+    report's formats asked for), the terminal lines, then on GitHub Actions the step summary and
+    the annotations. `not_judged` writes the
     same outputs for a gate that ended in an error before judging (exit 2 or 3). `inconclusive`:
     how an inconclusive check counts (`--inconclusive fail|pass`), said in its reason (`counted`)
     and applied to the exit code."""
@@ -82,9 +71,13 @@ class Gate:
         links: dict[str, str | None],
         annotations: bool,
         inconclusive: str = "fail",
+        outputs: Outputs | None = None,
     ):
+        from ..render.formats import Outputs
+
         self.junit_path = junit_path
-        self.links = {k: v for k, v in links.items() if v}
+        self.outputs = outputs or Outputs()
+        self.links = {k: v for k, v in {**links, **self.outputs.paths}.items() if v}
         self.annotations = annotations
         self.inconclusive = inconclusive
 

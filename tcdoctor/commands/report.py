@@ -10,28 +10,23 @@ report re-renders where torch is not installed (tests/test_golden.py compares ev
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..errors import TcdoctorError
+from ..render.formats import Outputs
 from .outputs import write_outputs
 from .saved import load_saved
 
 
-def run_report(
-    saved: str,
-    expected_calls: int | None,
-    json_path: str | None,
-    html_path: str | None,
-    md_path: str | None,
-) -> None:
-    """`tcdoctor report SAVED`: the files asked for, then the terminal summary."""
+def run_report(saved: str, expected_calls: int | None, flags: dict[str, Any]) -> None:
+    """`tcdoctor report SAVED`: the files its output flags ask for, then the terminal summary."""
     from ..render.terminal import TerminalRenderer
 
     rep = load_saved(saved, expected_calls)
-    write_outputs(rep, json_path, html_path, md_path, TerminalRenderer().render(rep))
+    write_outputs(rep, Outputs.take(flags), TerminalRenderer().render(rep))
 
 
-def run_merge(
-    reports: tuple[str, ...], json_path: str | None, html_path: str | None, md_path: str | None
-) -> None:
+def run_merge(reports: tuple[str, ...], flags: dict[str, Any]) -> None:
     """`tcdoctor merge REPORTS...`: the nodes' reports joined, judged and written; reports that
     cannot be joined (another target, the same rank twice) are one line, exit 2."""
     from ..render.terminal import TerminalRenderer
@@ -43,4 +38,4 @@ def run_merge(
     except ValueError as exc:
         raise TcdoctorError(f"cannot merge: {exc}") from None
     rep = with_verdict(merged)
-    write_outputs(rep, json_path, html_path, md_path, TerminalRenderer().render(rep))
+    write_outputs(rep, Outputs.take(flags), TerminalRenderer().render(rep))

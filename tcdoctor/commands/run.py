@@ -21,6 +21,7 @@ from typing import Any
 from ..checks.table import BASELINE, REPORT, SWEEP, checks, given
 from ..errors import TcdoctorError
 from ..options import Options, cli_params
+from ..render.formats import Outputs
 from ..report.model import Report
 from .flags import analysis_flags, flag_list, typed
 from .outputs import Gate
@@ -41,9 +42,7 @@ class CheckArgs:
     quiet: bool
     limits: dict[str, dict[str, Any]]  # by scope (REPORT, BASELINE, SWEEP): check key -> value
     analysis: dict[str, Any]  # the analysis options as click parsed them (Options.from_cli)
-    json_path: str | None
-    html_path: str | None
-    md_path: str | None
+    outputs: Outputs  # the report's (with --sweep: the overview's) formats asked for
     junit_path: str | None
     annotations: bool  # GitHub annotations (--no-annotations turns them off)
     inconclusive: str  # how an inconclusive check counts: "fail" or "pass"
@@ -53,6 +52,7 @@ class CheckArgs:
         """The command line click parsed (`kw`: its values by parameter name)."""
         return cls(
             **{k: kw[k] for k in _OWN},
+            outputs=Outputs.take(dict(kw)),
             limits={scope: {c.key: kw[c.key] for c in checks(scope)} for scope in _SCOPES},
             analysis={p.name: kw[p.name] for p in cli_params()},
             annotations=not kw["no_annotations"],
@@ -60,15 +60,9 @@ class CheckArgs:
 
     @property
     def links(self) -> dict[str, str | None]:
-        """What the gate's outputs link to: the report or sweep judged, the baseline, the files."""
-        return {
-            "report": self.report_path,
-            "sweep": self.sweep_dir,
-            "baseline": self.baseline_path,
-            "json": self.json_path,
-            "html": self.html_path,
-            "md": self.md_path,
-        }
+        """What the gate's outputs link to: the report or sweep judged, the baseline (the files
+        written are added by the `Gate`)."""
+        return {"report": self.report_path, "sweep": self.sweep_dir, "baseline": self.baseline_path}
 
 
 _SCOPES = (REPORT, BASELINE, SWEEP)
@@ -80,20 +74,15 @@ _OWN = (
     "allow_mismatch",
     "expected_calls",
     "quiet",
-    "json_path",
-    "html_path",
-    "md_path",
     "junit_path",
     "inconclusive",
 )
 
 
-def run_check(**kw: Any) -> int:
-    """`tcdoctor check` from its parsed command line (`kw`: click's values by parameter name: the
-    table's limits, the analysis options and `check`'s own, read once into a CheckArgs); the exit
-    code. A gate that ends in an error still writes its outputs (`Gate.not_judged`)."""
-    args = CheckArgs.from_click(kw)
-    gate = Gate(args.junit_path, args.links, args.annotations, args.inconclusive)
+def run_check(args: CheckArgs) -> int:
+    """`tcdoctor check` from its command line read once (`CheckArgs.from_click`); the exit code.
+    A gate that ends in an error still writes its outputs (`Gate.not_judged`)."""
+    gate = Gate(args.junit_path, args.links, args.annotations, args.inconclusive, args.outputs)
     judged = args.sweep_dir or args.target or args.report_path
     try:
         return _check_sweep(gate, args) if args.sweep_dir else _check_report(gate, args)
@@ -129,17 +118,12 @@ def _check_sweep(gate: Gate, args: CheckArgs) -> int:
     overview, results = check_sweep_dir(sweep_dir, gate.links.get("baseline"), **limits)
     results = gate.counted(results)
 
-    def write_files() -> list[tuple[str, str]]:
-        from ..render.write import write_sweep
-
-        return write_sweep(
-            overview, gate.links.get("json"), gate.links.get("html"), gate.links.get("md")
-        )
+    from ..render.write import write_formats
 
     return gate.finish(
         results,
         junit=lambda: JUnitRenderer(results, gate.links).render_sweep(overview, sweep_dir),
-        write_files=write_files,
+        write_files=lambda: write_formats(overview, gate.outputs, "overview"),
         summary=lambda: sweep_step_summary(overview, results, None),
         annotations=lambda: GitHubAnnotations(results).render_checks(),
     )
@@ -167,8 +151,7 @@ def _check_report(gate: Gate, args: CheckArgs) -> int:
         if baseline is not None and not args.allow_mismatch:  # before the analysis: fail at once
             mismatch = baseline_mismatch(baseline, args.target, opts.to_dict())
             _refuse_mismatch(mismatch, args.baseline_path)
-        limits = {**report_limits, **regressions}
-        rep = _analyse(args.target, opts, args.quiet, args.expected_calls, limits, baseline)
+        rep = _analyse(args, opts, baseline)
     # --compile-remedies as typed: judge --max-compile-seconds on the best measured remedy (a saved
     # report analysed with remedies is still judged on its cold start unless the flag is given)
     results = run_checks(rep, compile_remedies=opts.compile_remedies is True, **report_limits)
@@ -206,14 +189,7 @@ def _typed_options(opts: Options) -> dict[str, Any]:
     return {n: mine.get(fields[n]) for n in typed(list(fields))}
 
 
-def _analyse(
-    target: str | None,
-    opts: Options,
-    quiet: bool,
-    expected_calls: int | None,
-    limits: dict[str, Any],
-    baseline: Report | None,
-) -> Report:
+def _analyse(args: CheckArgs, opts: Options, baseline: Report | None) -> Report:
     """`check TARGET`'s analysis (run/pipeline.py), with progress unless --quiet. What the checks
     given ask of its timing loop (`checks.table.questions`: --min-speedup's threshold,
     --max-slowdown's Welch comparison with the baseline's processes, one `Questions`) is handed
@@ -221,9 +197,13 @@ def _analyse(
     from ..checks.table import questions
     from ..run.pipeline import analyze
 
-    asked = questions(limits, baseline)
+    asked = questions({**args.limits[REPORT], **args.limits[BASELINE]}, baseline)
     rep, _ = analyze(
-        target, opts, expected_calls=expected_calls, questions=asked, progress=not quiet
+        args.target,
+        opts,
+        expected_calls=args.expected_calls,
+        questions=asked,
+        progress=not args.quiet,
     )
     return rep
 
@@ -235,18 +215,13 @@ def _finish_report(gate: Gate, rep: Report, results: list, note: str | None) -> 
 
     results = gate.counted(results)
 
-    def write_files() -> list[tuple[str, str]]:
-        from ..render.write import write_report
-
-        return write_report(
-            rep, gate.links.get("json"), gate.links.get("html"), gate.links.get("md")
-        )
+    from ..render.write import write_report
 
     return gate.finish(
         results,
         note,
         junit=lambda: JUnitRenderer(results, gate.links).render(rep),
-        write_files=write_files,
+        write_files=lambda: write_report(rep, gate.outputs),
         summary=lambda: step_summary(rep, results, note),
         annotations=lambda: GitHubAnnotations(results).render(rep),
     )

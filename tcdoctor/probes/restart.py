@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from typing import Any, Iterator
+from typing import Iterator
 
 from . import dynamo_state
 
@@ -155,10 +155,3 @@ def restart_record(
 
 def now_unix() -> float:
     return time.time()
-
-
-def describe(record: dict[str, Any]) -> str:
-    """One line: 'first request 4.2 s after the spawn; FX graph cache: 3 hit, ...'."""
-    first = record.get("first_request_s")
-    head = f"first request {first:.2f} s after the spawn" if first is not None else "no request"
-    return "; ".join([head, *record.get("hit", [])])

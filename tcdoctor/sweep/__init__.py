@@ -49,7 +49,8 @@ from ..errors import (
     UsageError,
 )
 from ..options import Options
-from ..render.write import WARMUP_NAME, write_report, write_sweep, write_text
+from ..render.formats import Outputs
+from ..render.write import WARMUP_NAME, write_formats, write_report, write_text
 from ..report import sweep as sw
 from ..report.model import Report
 from ..run.pipeline import analyze, echo
@@ -191,6 +192,17 @@ def _own_folders(options: Options, folder: str) -> Options:
     )
 
 
+def target_outputs(folder: str) -> Outputs:
+    """A target's files in its folder: report.KEY in every format, the warm-up script beside."""
+    return Outputs.in_folder(folder, "report", beside=("warmup",))
+
+
+def target_files(folder: str) -> list[str]:
+    """Every file a target's analysis may write into its folder."""
+    outputs = target_outputs(folder)
+    return [*outputs.paths.values(), outputs.beside_path(WARMUP_NAME)]
+
+
 def _run_one(
     target: str,
     folder: str,
@@ -198,19 +210,18 @@ def _run_one(
     options: Options,
     expected_calls: int | None,
     quiet: bool = True,
-    warmup_named: str | None = None,
+    named_in: str | None = None,
     environment: dict[str, Any] | None = None,
 ) -> sw.SweepRow:
     """Analyse one target as `analyze` does and read its row back from the saved JSON report;
     `quiet=False` shows analyze's own progress (on a terminal: one line rewritten in place). The
     serving section's warm-up script, when the report has one, is written beside the reports;
-    `warmup_named`: the path the report names for it (where a Ray driver will put it);
+    `named_in`: the folder the report names it in (where a Ray driver will put the files);
     `environment`: keys added to the report's environment (a Ray sweep's node)."""
     started = time.monotonic()
     os.makedirs(os.path.join(out_dir, folder), exist_ok=True)
-    paths = {k: os.path.join(out_dir, folder, f"report.{k}") for k in ("json", "html", "md")}
-    paths["warmup"] = os.path.join(out_dir, folder, WARMUP_NAME)
-    for stale in paths.values():  # an earlier run's files must not stand in for this run's
+    outputs = dataclasses.replace(target_outputs(os.path.join(out_dir, folder)), named_in=named_in)
+    for stale in target_files(os.path.join(out_dir, folder)):  # not standing in for this run's
         if os.path.exists(stale):
             os.remove(stale)
     try:
@@ -218,11 +229,8 @@ def _run_one(
             target, _own_folders(options, folder), expected_calls=expected_calls, progress=not quiet
         )
         report.environment.update(environment or {})
-        write_report(
-            report, paths["json"], paths["html"], paths["md"], warmup=paths["warmup"],
-            warmup_named=warmup_named,
-        )  # fmt: skip
-        saved = Report.load(paths["json"])
+        write_report(report, outputs)
+        saved = Report.load(outputs.paths["json"])
     except TcdoctorError as exc:
         return sw.failed_row(target, exc.exit_code, exc.message, time.monotonic() - started)
     except Exception as exc:  # noqa: BLE001 - a tcdoctor bug on one target is that row, not the end
@@ -385,8 +393,8 @@ def load_sweep(path: str) -> sw.Sweep:
 def save_overview(overview: sw.Sweep, out_dir: str) -> list[tuple[str, str]]:
     """sweep.json, sweep.html and sweep.md in `out_dir` (render/write.py), each written atomically
     (a Ray sweep rewrites them as each target ends: a sweep in progress has the rows so far)."""
-    paths = {k: os.path.join(out_dir, f"sweep.{k}") for k in ("json", "html", "md")}
-    return write_sweep(overview, **paths, what="the sweep overview")
+    outputs = Outputs.in_folder(out_dir, "sweep")
+    return write_formats(overview, outputs, "overview", "the sweep overview")
 
 
 def write_overview(overview: sw.Sweep, out_dir: str) -> None:

@@ -210,7 +210,7 @@ def main(spec_path: str) -> int:
     """The fresh analysis process: the local sweep's `_run_one` into the work folder, with the
     node recorded in the report's environment (`ray`), and the row written for the task."""
     from ..options import Options
-    from ..render.write import WARMUP_NAME, write_text
+    from ..render.write import write_text
     from ..report.encoding import dumps
     from . import _run_one
 
@@ -218,10 +218,10 @@ def main(spec_path: str) -> int:
     with open(spec_path, encoding="utf-8") as fh:
         spec = json.load(fh)
     options = Options.from_dict(spec["options"])
-    warmup = os.path.join(spec["driver_out"], spec["folder"], WARMUP_NAME)
+    named_in = os.path.join(spec["driver_out"], spec["folder"])
     row = _run_one(
         spec["target"], spec["folder"], spec["out"], options, spec["expected_calls"],
-        warmup_named=warmup, environment={"ray": spec["placement"]},
+        named_in=named_in, environment={"ray": spec["placement"]},
     )  # fmt: skip
     folder = os.path.join(spec["out"], spec["folder"])
     os.makedirs(folder, exist_ok=True)

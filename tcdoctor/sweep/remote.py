@@ -30,7 +30,6 @@ from typing import Any
 from .. import units
 from ..errors import EXIT_INCOMPLETE, EXIT_OK, UsageError
 from ..options import Options
-from ..render.write import WARMUP_NAME
 from ..report import sweep as sw
 from ..run.pipeline import echo
 from . import (
@@ -43,6 +42,7 @@ from . import (
     record_key,
     reusable,
     save_overview,
+    target_files,
     write_overview,
 )
 from .cluster import LOCAL, Cluster, fits, import_ray
@@ -103,9 +103,9 @@ def _write_files(folder: str, files: dict[str, bytes]) -> None:
     """The task's files into the target's folder, each atomically; an earlier run's report files
     that this run did not write are removed (they must not stand in for this run's)."""
     os.makedirs(folder, exist_ok=True)
-    for name in ("report.json", "report.html", "report.md", WARMUP_NAME):
-        if name not in files and os.path.exists(os.path.join(folder, name)):
-            os.remove(os.path.join(folder, name))
+    for path in target_files(folder):
+        if os.path.basename(path) not in files and os.path.exists(path):
+            os.remove(path)
     for name, data in files.items():
         path = os.path.join(folder, os.path.basename(name))
         tmp = f"{path}.part"

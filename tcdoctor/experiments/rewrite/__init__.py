@@ -3,24 +3,11 @@
 A break site is a line PyTorch reports (with its gb_type and GB id); for a break inside a library
 that the user's line calls, the user's line. `plan` parses the file (tree.py: comments, layout,
 line endings and a byte-order mark kept), finds the statement at the line and tries the rules in
-the registry's order (registry.py); the first that answers decides:
+the registry's order (registry.py `RULES`); the first that answers decides. Each rule declares
+its code, name, safety class and page (base.py `Rule`, `Page`): `tcdoctor rules` prints their
+table and `tcdoctor rules CODE` a rule's page, and docs/patches.md is generated from them, so no
+copy of the table stands here.
 
-    TCD101 leftover-graph-break  delete `torch._dynamo.graph_break()`              safe
-    TCD102 guard-logging         `if not torch.compiler.is_compiling():` around    unsafe
-                                 a print, logging call or warnings.warn
-    TCD103 guard-check           `not torch.compiler.is_compiling() and (TEST)`    unsafe
-                                 for an `if` on a tensor whose body only reports
-    TCD104 tensor-cond           an `if` on a tensor that only assigns names       unsafe
-                                 becomes `torch.cond` over two nested functions
-    TCD106 helper-op             a NumPy round-trip helper (tensor in, library     unsafe
-                                 call, NumPy, tensor out) becomes a custom op whole,
-                                 where TCD105 would not wrap the line alone
-    TCD105 custom-op             a call into another library (scipy, numpy) on     unsafe
-                                 tensor data becomes a `torch.library.custom_op`
-    TCD107 helper-disable        the fallback where the custom-op rules refuse a    safe
-                                 helper: `@torch.compiler.disable` on it
-
-(`tcdoctor rules` prints this table from the registry, `tcdoctor rules CODE` a rule's page.)
 Anything else gets a NoRewrite whose reason a user reads (unmatched.py). A patch's safety (an
 ordered `Safety`, SAFE < UNSAFE) is the less safe of its rule's and what the side-effect walk
 (effects.py) found; an effect the patch would skip is hoisted so it stays, or the patch is refused
