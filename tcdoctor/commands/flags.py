@@ -186,12 +186,10 @@ def check_params() -> list[Param]:
 
 def fix_params() -> list[Param]:
     """`fix`'s own options, in --help order: the saved report, show or write, the rules chosen."""
+    codes = "Only the patches of these rules: codes or prefixes, comma-separated or repeated "
     return [
         Param(
-            "--report",
-            "report_path",
-            "file",
-            "Use a saved JSON report instead of running TARGET.",
+            "--report", "report_path", "file", "Use a saved JSON report instead of running TARGET."
         ),
         Param(
             "--diff/--apply",
@@ -211,9 +209,8 @@ def fix_params() -> list[Param]:
             "--select",
             "select",
             "text",
-            "Only the patches of these rules: codes or prefixes, comma-separated or repeated "
-            "(TCD101,TCD104; TCD1 for every TCD1xx).",
-            metavar="CODES",
+            codes + "(TCD101,TCD104; TCD1 for every TCD1xx).",
+            "CODES",
             multiple=True,
         ),
         Param(
@@ -221,7 +218,7 @@ def fix_params() -> list[Param]:
             "ignore",
             "text",
             "Leave out the patches of these rules (codes or prefixes, as --select).",
-            metavar="CODES",
+            "CODES",
             multiple=True,
         ),
     ]

@@ -79,10 +79,6 @@ def register(fmt: Format) -> None:
     FORMATS[:] = [f for f in FORMATS if f.key != fmt.key] + [fmt]
 
 
-def format_of(key: str) -> Format:
-    return next(f for f in FORMATS if f.key == key)
-
-
 @dataclass(frozen=True)
 class Outputs:
     """Where a command's results go: `paths`, the path of each format asked for (by key; an empty
@@ -101,7 +97,7 @@ class Outputs:
     @classmethod
     def of(cls, beside: tuple[str, ...] = (), **paths: str | None) -> Outputs:
         """`Outputs.of(json="r.json", md="r.md")`."""
-        return cls({k: v for k, v in paths.items() if v}, beside)
+        return cls(paths, beside)  # type: ignore[arg-type]
 
     @classmethod
     def take(cls, kw: dict[str, Any], beside: tuple[str, ...] = ()) -> Outputs:
@@ -116,9 +112,6 @@ class Outputs:
     def chosen(self) -> list[tuple[Format, str]]:
         """The formats asked for, in `FORMATS` order, each with its path."""
         return [(f, self.paths[f.key]) for f in FORMATS if f.key in self.paths]
-
-    def get(self, key: str) -> str | None:
-        return self.paths.get(key)
 
     def beside_path(self, name: str) -> str:
         """`name` beside the JSON report (or the HTML one, or here)."""
