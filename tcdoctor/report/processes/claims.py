@@ -243,7 +243,7 @@ def combine(processes: list[tuple[str, str, dict]], seq: dict | None = None) -> 
         out["ci_level"] = level
     if seq:
         out["sequence"] = SequenceRecord.from_dict(dict(seq, counted=len(counted)))
-    out["across_method"] = _method(rows, counted, out.get("regimes"), seq)
+    out["across_method"] = _method(rows, counted, out.get("regimes"), out.get("sequence"))
     out["ci_method"] = _ci_method(out, by, counted, level, seq)
     out.update(headline_sides(processes, rows))
     return {k: _json(v) for k, v in out.items()}
@@ -374,7 +374,7 @@ def _method(
     rows: list[ProcessRow],
     counted: list[ProcessRow],
     regimes: list[Regime] | None,
-    seq: dict | None,
+    seq: SequenceRecord | None,
 ) -> str:
     n = len(counted)
     if n == 1:
