@@ -33,6 +33,7 @@ from ..outcomes import FixOutcome
 from ..report.processes.claims import Claim, apart
 from ..report.processes.regimes import HEAVY_FAULTS_PER_CALL
 from ..report.rules import ACROSS_WORDS
+from ..report.sections.fixes import Check
 from .specs import (
     AblationSpec,
     ConfigFix,
@@ -282,23 +283,14 @@ def _removes_word(before: int, after: int, slower: bool) -> FixOutcome:
 
 
 class Speed(NamedTuple):
-    """A fix row's speed with the fix against without (`speed_change`): the claim (Claim.FASTER,
-    SLOWER or UNDECIDED: the one enum of "which is faster", report/processes/claims.py) and the
-    words. What a patch's "not slower" check reads (`judge_patch`), never the words.
-
-    `own` is what the claim enum cannot say: the row's own process put the two sides apart
-    (FASTER or SLOWER) while its decision interval, the spread between processes counted, does
-    not (`claim` UNDECIDED). Such a row is "within the noise" (FixOutcome.WITHIN_THE_NOISE), not
-    "no effect": one process saw a difference the processes' spread does not support."""
+    """A fix row's speed with the fix against without (`speed_change`): the claim (FASTER, SLOWER
+    or UNDECIDED of the one enum, report/processes/claims.py), its words, and `noise`, what the
+    enum cannot say: the row's own process put the sides apart while its decision interval (the
+    spread between processes counted) does not, "within the noise", not "no effect"."""
 
     claim: Claim
     words: str
-    own: Claim | None = None
-
-    @property
-    def noise(self) -> bool:
-        """Apart in its own process, within the noise between processes."""
-        return self.claim is Claim.UNDECIDED and self.own is not None
+    noise: bool = False
 
 
 class Outcome(NamedTuple):
@@ -308,11 +300,6 @@ class Outcome(NamedTuple):
     word: FixOutcome
     why: str
     speed: Claim | None = None
-
-
-def _wholly(side: Claim) -> str:
-    """The decision interval against the one before, in the words rows have always had."""
-    return "above" if side is Claim.FASTER else "below"
 
 
 def speed_change(before: dict, after: dict, decision_ci: Sequence[float] | None) -> Speed:
@@ -335,16 +322,16 @@ def speed_change(before: dict, after: dict, decision_ci: Sequence[float] | None)
     before_text = f"{units.span(b_ci)} before" if units.span(b_ci) else "no interval before"
     side = apart(decision_ci, b_ci)
     if side:
+        wholly = "above" if side is Claim.FASTER else "below"
         return Speed(
-            side,
-            f"significantly {side} than without it ({across}, {_wholly(side)} the {before_text})",
+            side, f"significantly {side} than without it ({across}, {wholly} the {before_text})"
         )
     if own:
         return Speed(
             Claim.UNDECIDED,
             f"{own} in its own process ({units.ci(a_ci)} against the {before_text}), but within "
             f"the noise between processes ({across})",
-            own,
+            noise=True,
         )
     return Speed(
         Claim.UNDECIDED,
@@ -375,8 +362,7 @@ def outcome(
             FixOutcome.BREAKS_NUMERICS,
             f"compiled outputs drift (max abs error {after.get('max_abs_err')})",
         )
-    judged = speed_change(before, after, decision_ci)
-    claim, speed = judged.claim, judged.words
+    claim, speed, noise = speed_change(before, after, decision_ci)
     faster, slower = claim is Claim.FASTER, claim is Claim.SLOWER
     change = _breaks_change(before, after, cheap)
     counts = f"graph breaks {change[0]} → {change[1]}" if change else ""
@@ -393,7 +379,7 @@ def outcome(
         return Outcome(_removes_word(*change, slower), f"{counts}; {speed}", claim)
     if slower:
         return Outcome(FixOutcome.SLOWER, speed, claim)
-    if judged.noise:
+    if noise:
         return Outcome(FixOutcome.WITHIN_THE_NOISE, f"{speed}; no break removed", claim)
     return Outcome(FixOutcome.NO_EFFECT, f"{speed} and no break removed", claim)
 
@@ -416,7 +402,7 @@ def reword(row: FixRow) -> None:
     row.outcome, row.why = new.word, text.replace(old.why, new.why, 1)
 
 
-def judge_patch(checks: dict, judged: Outcome) -> tuple[list[str], FixOutcome, str]:
+def judge_patch(checks: dict[str, Check], judged: Outcome) -> tuple[list[str], FixOutcome, str]:
     """A source patch's "not slower" check (set in `checks`) from its outcome's speed change
     (`outcome`: Claim.SLOWER fails it, whatever the words), then (the checks that failed,
     the outcome, why): 'fails verification' naming them, else the outcome words themselves;
@@ -424,11 +410,10 @@ def judge_patch(checks: dict, judged: Outcome) -> tuple[list[str], FixOutcome, s
     parent (`reword`, the decision interval)."""
     word, why, speed = judged
     slower = speed is Claim.SLOWER
-    checks["not slower"] = {
-        "passed": not slower,
-        "detail": f"compiled with the patch vs without: {why}",
-    }
-    failed = [name for name, c in checks.items() if not c["passed"]]
+    checks["not slower"] = Check(
+        passed=not slower, detail=f"compiled with the patch vs without: {why}"
+    )
+    failed = [name for name, c in checks.items() if not c.passed]
     if failed:
         return failed, FixOutcome.FAILS_VERIFICATION, "failed: " + ", ".join(failed) + f"; {why}"
     return failed, word, why
