@@ -81,13 +81,9 @@ def processes(rows: Any) -> str:
     if not rows or len(rows) < 2:
         return ""
     return ", ".join(
-        f"{r['process']} {ratio(r.get('speedup'))}"
-        + (" (glibc thresholds pinned: a probe, not decided on)" if r.get("probe") else "")
-        + (
-            f" (excluded: {str(r['excluded']).split(':')[0].split(' (')[0]})"
-            if r.get("excluded")
-            else ""
-        )
+        f"{r.process} {ratio(r.speedup)}"
+        + (" (glibc thresholds pinned: a probe, not decided on)" if r.probe else "")
+        + (f" (excluded: {str(r.excluded).split(':')[0].split(' (')[0]})" if r.excluded else "")
         for r in rows
     )
 
@@ -97,10 +93,10 @@ def probes(rows: Any) -> str:
     on): 1.54× (95% CI 1.50–1.58)' for each probe process ('' when none)."""
     return "; ".join(
         f"with glibc's thresholds pinned, where the heap "
-        f"{'page-faults' if r.get('regime') == 'page-faulting' else 'does not fault'} "
-        f"({r['process']}, a probe, not decided on): {ratio(r.get('speedup'), r.get('speedup_ci'))}"
+        f"{'page-faults' if r.regime == 'page-faulting' else 'does not fault'} "
+        f"({r.process}, a probe, not decided on): {ratio(r.speedup, r.speedup_ci)}"
         for r in rows or []
-        if r.get("probe")
+        if r.probe
     )
 
 
@@ -118,13 +114,13 @@ def stopped(seq: Any) -> str:
         "cap": "the cap was reached undecided",
         "budget": "the time budget ran out undecided",
         "futile": "stopped: more processes would not decide",
-    }.get(seq.get("stopped") or "", str(seq.get("stopped")))
-    return f"{seq.get('timed')} process(es) timed: {why} (cap {seq.get('cap')}, --processes)"
+    }.get(seq.stopped or "", str(seq.stopped))
+    return f"{seq.timed} process(es) timed: {why} (cap {seq.cap}, --processes)"
 
 
 def load(row: Any) -> str:
     """'others used up to 1.0 core(s); 12 pair(s) rerun, 3 still loaded' for one process's load."""
-    ld = (row or {}).get("load") or {}
+    ld = (row.load if row else None) or {}
     if not ld:
         return ""
     return (
@@ -155,13 +151,9 @@ def regimes(groups: Any, level: float | None = None) -> str:
     """Both allocator regimes' speedups: '3.10× when the heap page-faults (cold, warm; 95% CI
     …), 1.70× when it does not (third; 95% CI …)'."""
     return ", ".join(
-        f"{ratio(g['speedup'])} {_HEAP.get(g['regime'], g['regime'])} ("
-        + ", ".join(g["processes"])
-        + (
-            f"; {ci(g['speedup_ci'], level)}"
-            if g.get("decided", True)
-            else "; one process, its own interval"
-        )
+        f"{ratio(g.speedup)} {_HEAP.get(g.regime, g.regime)} ("
+        + ", ".join(g.processes)
+        + (f"; {ci(g.speedup_ci, level)}" if g.is_decided else "; one process, its own interval")
         + ")"
         for g in groups or []
     )

@@ -26,8 +26,8 @@ def contradictions(report: Report) -> list[str]:
     failed = fig.compile_failed_message is not None or fig.numerics_passed is False
     ci = report.runtime.speedup_ci
     for p in report.runtime.processes or []:
-        if ci and p.get("speedup") is not None and not ci[0] <= p["speedup"] <= ci[1]:
-            out.append(f"the headline interval {ci} leaves out the {p['process']} process's figure")
+        if ci and p.speedup is not None and not ci[0] <= p.speedup <= ci[1]:
+            out.append(f"the headline interval {ci} leaves out the {p.process} process's figure")
     if v.decision == "compile-after-fixes":
         # a bounded gain or an eager part counts only where tcdoctor names a fix for its break
         fixable = [f for f in mine if can_fix(fig, f)]

@@ -74,12 +74,12 @@ def _analyze(tmp_path, name: str, disturb: bool) -> Report:
 def test_a_busy_core_during_one_process_is_named_and_never_flips_the_verdict(tmp_path):
     quiet = _analyze(tmp_path, "quiet", disturb=False)
     busy = _analyze(tmp_path, "busy", disturb=True)
-    third = next(p for p in busy.runtime.processes if p["process"] == "third")
-    load = third.get("load") or {}
+    third = next(p for p in busy.runtime.processes if p.process == "third")
+    load = third.load or {}
     # named: the process's load figures, and the report's own words (excluded, or load seen)
     assert load.get("retimed_pairs", 0) + load.get("loaded_pairs", 0) > 0, third
     text = json.dumps(busy.runtime.to_dict())
-    assert "excluded" in third or "load seen in the third process" in text
+    assert third.excluded or "load seen in the third process" in text
     q, b = quiet.runtime.claim(RULES), busy.runtime.claim(RULES)
     assert q != "undecided", quiet.runtime.speedup_ci
     assert b == q or b == "undecided"
@@ -142,7 +142,7 @@ def test_an_analysis_process_timed_unlike_the_timing_only_ones_is_named_as_kept_
     ]  # fmt: skip
     subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, timeout=300)
     report = Report.load(str(out))
-    rows = {p["process"]: p for p in report.runtime.processes}
+    rows = {p.process: p for p in report.runtime.processes}
     loaded = [n for n, p in rows.items() if load_seen(p.load)]
     references = [n for n in rows if n not in ("cold", "warm", *loaded)]
     if any(n in loaded for n in ("cold", "warm")) or not references:
@@ -150,12 +150,12 @@ def test_an_analysis_process_timed_unlike_the_timing_only_ones_is_named_as_kept_
         # leaves this test without an answer, never a pass or a fail
         pytest.skip(f"load seen in the pairs of {', '.join(loaded)}: not judged, as designed")
     for name in ("cold", "warm"):
-        why = rows[name].get("excluded") or ""
+        why = rows[name].excluded or ""
         assert why.startswith("timed unlike the timing-only processes (third"), (name, why)
         assert "% above the timing-only processes'" in why and "; compiled " in why
-    decided = [p["process"] for p in rows.values() if not p.get("excluded") and not p.get("probe")]
+    decided = [p.process for p in rows.values() if not p.excluded and not p.probe]
     assert set(decided) >= {"third"} and not {"cold", "warm"} & set(decided)
-    assert "replaces the cold process" in (rows.get("fourth") or {}).get("why", "")
+    assert "fourth" in rows and "replaces the cold process" in (rows["fourth"].why or "")
     md = (tmp_path / "r.md").read_text(encoding="utf-8")
     assert "cold not decided on (timed unlike the timing-only processes" in md
     assert "left out of the headline" in md

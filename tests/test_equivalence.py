@@ -20,6 +20,7 @@ import pytest
 from tcdoctor import units
 from tcdoctor.report.model import Report
 from tcdoctor.report.processes import claims, regimes, sequential
+from tcdoctor.report.processes.rows import Sequence
 from tcdoctor.thresholds import RULES
 from tcdoctor.verdict.decision import decision
 from tcdoctor.verdict.figures import Figures
@@ -119,7 +120,9 @@ def test_the_sequence_stops_when_more_processes_would_not_decide():
     assert data["sequence"]["stopped"] == "futile" and data["sequence"]["timed"] == 3
     out = claims.combine(_named(1.12, 1.0, 1.07), data["sequence"])
     assert "stopped: more processes would not decide" in out["across_method"]
-    assert units.stopped(data["sequence"]).startswith("3 process(es) timed: stopped: more")
+    assert units.stopped(Sequence.of(data["sequence"])).startswith(
+        "3 process(es) timed: stopped: more"
+    )
     # processes closer together around 1.08: the interval at the cap could clear 1.02, so more
     assert (
         sequential.progress(_rows(1.08, 1.05, 1.11), (), M, sequential.look_level(6), 6) == "more"

@@ -279,7 +279,7 @@ def test_a_gpu_step_on_a_quiet_16_core_machine_gets_no_thread_advice_and_no_load
     assert loaded_share(row) == 0.0 and under_load([row]) is None
     full = {**quiet, "idle_cores_median": 0.2}
     assert loaded_share({**row, "load": full}) == 1.0
-    assert under_load([{**row, "load": full}])["sustained"]
+    assert under_load([{**row, "load": full}]).sustained
 
 
 def test_an_undecided_speed_that_could_never_repay_the_compile_is_dont_compile():

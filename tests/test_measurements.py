@@ -117,7 +117,7 @@ def test_tiny_add_is_slower_compiled_and_guard_overhead_is_the_stated_cause():
     rt = rep.runtime
     assert rt.speedup_ci[1] < 1.0, rt
     # timed under sustained load (a busy host), the answer widens to "can't tell" (issue 43 item 4)
-    sustained = (rt.load or {}).get("sustained")
+    sustained = rt.load.sustained if rt.load else None
     assert rep.verdict.decision == ("cant-tell" if sustained else "dont-compile"), rt.load
     # by removal (one cache entry) the guards of `x + 1` cost well under a µs, and a negative
     # difference of medians is shown as 0; the profiler's figure, kept beside it, is above 0

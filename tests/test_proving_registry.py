@@ -16,7 +16,7 @@ from conftest import ROOT, saved_report
 from test_cure import _load  # the cure test's module loader
 
 from tcdoctor.experiments import proving
-from tcdoctor.experiments.proving.proofs import ProofContext
+from tcdoctor.experiments.proving.proofs import Check, Checks, ProofContext
 from tcdoctor.experiments.proving.proofs import registry as proofs
 from tcdoctor.experiments.rewrite import registry
 from tcdoctor.options import Options
@@ -61,12 +61,12 @@ RULE = Rule(
 '''
 
 
-def planted_proof(ctx: ProofContext) -> dict:
+def planted_proof(ctx: ProofContext) -> Checks:
     """The planted proof: the patched copy's eager stdout is the original's, line for line."""
     same = ctx.said_orig["stdout"] == ctx.said_patch["stdout"]
     n = len(ctx.said_orig["stdout"].splitlines())
     calls = ", ".join(how for how, _ in ctx.made)
-    return {"planted check": {"passed": same, "detail": f"{n} line(s) on {calls}, equal: {same}"}}
+    return {"planted check": Check(passed=same, detail=f"{n} line(s) on {calls}, equal: {same}")}
 
 
 @pytest.fixture

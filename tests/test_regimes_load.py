@@ -228,7 +228,7 @@ def test_sustained_load_on_every_process_is_said_and_undecided():
     assert out["load"]["text"].startswith("timed under load: 590 of 600 pairs loaded")
     assert out["undecided_why"] == out["load"]["text"]
     rep = _report(out)
-    assert rep.runtime.load["sustained"] and rep.runtime.claim(RULES) == "undecided"
+    assert rep.runtime.load.sustained and rep.runtime.claim(RULES) == "undecided"
     assert (
         "timed under load: 590 of 600 pairs loaded"
         in decision(Figures.from_report(rep), RULES)[1][0]

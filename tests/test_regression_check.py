@@ -75,8 +75,8 @@ def test_the_printed_bound_is_the_one_tested(new_speeds, status, side):
     (line,) = [s for s in gate_lines([r]) if s.startswith(status)]
     change, level, printed_side, bound = BOUND.search(line).groups()
     # the bound the code tests, computed here from the processes at the level printed
-    xs = [p["speedup"] for p in new.runtime.processes]
-    ys = [p["speedup"] for p in old.runtime.processes]
+    xs = [p.speedup for p in new.runtime.processes]
+    ys = [p.speedup for p in old.runtime.processes]
     est, upper, _, _ = stats.welch_log_ratio(xs, ys, slowdown_level(new))
     tested = upper if side == "upper" else est * est / upper
     assert printed_side == side and float(level) == pytest.approx(98.1)
@@ -215,7 +215,7 @@ def _trials(monkeypatch, true: float, n_old: int, trials: int, rng, spread=0.05)
         r = baseline_checks(new, old, max_slowdown=10)[0]
         failed += r.failed
         unsure += r.inconclusive
-        timed += new.runtime.sequence["timed"]
+        timed += new.runtime.sequence.timed
     return failed / trials, unsure / trials, timed / trials
 
 

@@ -292,19 +292,17 @@ def test_the_saved_reports_have_every_typed_row_to_check():
     assert kinds >= {"processes", "sequence", "load"}, kinds  # regimes and modes: built below
 
 
-def test_a_row_reads_as_the_dict_it_was_and_equals_it():
+def test_a_row_is_read_by_attribute_and_equals_the_dict_it_was():
     t = dict(_timing(1.5), why="for the spread")
     r = regimes.row("third", regimes.AS_LAUNCHED, t)
     assert isinstance(r, ProcessRow) and r.speedup == t["speedup"]
     d = r.to_dict()
     assert list(d)[:3] == ["process", "env", "speedup"] and d["why"] == "for the spread"
     assert "probe" not in d and "load" not in d  # written only when set, as before
-    # the readers still indexing rows (units.py, render/, checks/) read them as before
-    assert r["speedup"] == t["speedup"] and r.get("excluded") is None and "why" in r
-    assert dict(r) == d and r == d and d == r and r == ProcessRow.from_dict(d)
+    # read by attribute only: the dict shim (r["speedup"], r.get(...), dict(r)) is gone
+    assert not hasattr(r, "get") and not hasattr(r, "__getitem__") and not hasattr(r, "keys")
+    assert r == d and d == r and r == ProcessRow.from_dict(d)
     assert ProcessRow.of(d) == r and ProcessRow.of(r) is r
-    with pytest.raises(KeyError):
-        r["no such key"]
     # regimes and modes built by combine read back typed from its JSON
     out = claims.combine(
         [

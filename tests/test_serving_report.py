@@ -20,6 +20,7 @@ from tcdoctor.render.html import HtmlRenderer
 from tcdoctor.render.markdown import MarkdownRenderer
 from tcdoctor.render.terminal import TerminalRenderer
 from tcdoctor.report.model import Report
+from tcdoctor.report.sections.serving import Aot
 
 SERVE_MLP = os.path.join(ROOT, "tests", "targets", "serve_mlp.py")
 # the saved reports' options: one process, aot_eager; the raw one runs the shape strategies
@@ -114,16 +115,15 @@ FINDING = {"file": "/src/model.py", "line": 12, "code": "if x.sum() > 0:", "kind
 
 def test_aot_rows_name_the_users_line_or_the_package_against_the_jit():
     r = copy.deepcopy(_saved())
-    r.serving.aot = {"exported": False, "findings": [FINDING], "not_measured": {"export": "no"}}
+    r.serving.aot = Aot(exported=False, findings=[FINDING], not_measured={"export": "no"})
     for fmt, render in RENDER.items():
         assert "does not export at model.py:12: Data dependent error" in render(r), fmt
     md = RENDER["markdown"](r)
     assert "`/src/model.py:12`" in md and "torch.cond(pred, true\\_fn, false\\_fn, (x,))" in md
     lat = [2e-4] * 10
-    r.serving.aot = {"exported": True, "findings": [], "export_s": 1.5, "compile_s": 23.0,
-                     "package_bytes": 2 ** 20, "load_s": 0.007, "first_request_s": 1.2,
-                     "latencies_s": lat, "p50_s": 2e-4, "p99_s": 2e-4,
-                     "numerics": {"status": "pass", "passed": True}, "not_measured": {}}  # fmt: skip
+    r.serving.aot = Aot(exported=True, export_s=1.5, compile_s=23.0, package_bytes=2 ** 20,
+                        load_s=0.007, first_request_s=1.2, latencies_s=lat, p50_s=2e-4,
+                        p99_s=2e-4, numerics={"status": "pass", "passed": True})  # fmt: skip
     text = RENDER["markdown"](r)
     assert "load 7.00 ms, p50 / p99 200.0 µs / 200.0 µs, numerics pass" in text
     assert "| AOT package | 10 of 10 | 200.0 µs |" in text

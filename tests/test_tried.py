@@ -13,8 +13,8 @@ from tcdoctor.experiments.specs import FixSpec, StanceFix
 from tcdoctor.outcomes import FixOutcome
 from tcdoctor.probes import break_cost
 from tcdoctor.report import break_gain
-from tcdoctor.report import rules as report_rules
 from tcdoctor.report.model import Report
+from tcdoctor.report.processes import claims
 from tcdoctor.report.sections import FixRow, StrategyRow
 from tcdoctor.verdict import tried
 
@@ -225,10 +225,8 @@ def test_an_outcome_is_a_fix_outcome_member_written_to_json_as_its_word():
     assert {str(w) for w in FixOutcome} >= {
         "helps", "no effect", "removes the break, no speed gain", "fails verification"
     }  # fmt: skip
-    assert report_rules.apart([2, 3], [0, 1]) is report_rules.Side.ABOVE
-    assert (
-        report_rules.apart([0, 1], [2, 3]) == "below" and report_rules.apart([0, 2], [1, 3]) is None
-    )
+    assert claims.apart([2, 3], [0, 1]) is claims.Claim.FASTER  # a speedup wholly higher
+    assert claims.apart([0, 1], [2, 3]) == "slower" and claims.apart([0, 2], [1, 3]) is None
 
 
 def test_a_patchs_not_slower_check_reads_the_speed_change_never_the_words():
@@ -236,11 +234,11 @@ def test_a_patchs_not_slower_check_reads_the_speed_change_never_the_words():
     its words) fails "not slower"; a word that ends in ", slower" with no slower speed does not."""
     before = {"graph_breaks": 2, "speedup_ci": [0.9, 1.0]}
     judged = fixes.outcome(before, {"graph_breaks": 3, "speedup_ci": [0.5, 0.6]}, None)
-    assert judged.word == "adds graph breaks" and judged.speed == fixes.SpeedChange.SLOWER
+    assert judged.word == "adds graph breaks" and judged.speed is claims.Claim.SLOWER
     checks: dict = {}
     failed, word, _ = fixes.judge_patch(checks, judged)
     assert failed == ["not slower"] and word == "fails verification"
-    unchanged = fixes.Outcome("removes breaks, slower", "why", fixes.SpeedChange.UNCHANGED)
+    unchanged = fixes.Outcome("removes breaks, slower", "why", claims.Claim.UNDECIDED)
     failed, word, _ = fixes.judge_patch({}, unchanged)
     assert failed == [] and word == "removes breaks, slower"
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from .. import units
 from ..outcomes import Decision
 from ..report.processes.regimes import decided_on
+from ..report.processes.rows import Sequence
 from .outcome import CheckResult, judged, level_text
 
 if TYPE_CHECKING:  # the table is read where `check` is built: the report classes load on use
@@ -32,10 +33,10 @@ def _after(report: Report, bound: float) -> str:
     """'after 6 processes (the cap: --processes 6)': how many processes the headline's interval
     rests on and why no more were timed."""
     rt = report.runtime
-    seq = rt.sequence or {}
-    n = seq.get("timed") or len(decided_on(rt.processes)) or 1
+    seq = rt.sequence or Sequence()
+    n = seq.timed or len(decided_on(rt.processes)) or 1
     what = f"after {n} process{'' if n == 1 else 'es'}"
-    stopped, cap = seq.get("stopped"), seq.get("cap")
+    stopped, cap = seq.stopped, seq.cap
     if stopped == "cap":
         return f"{what} (the cap: --processes {cap})"
     if stopped == "budget":
@@ -43,7 +44,7 @@ def _after(report: Report, bound: float) -> str:
     if stopped == "futile":
         return f"{what} (stopped: more processes would not decide, cap {cap})"
     if stopped == "decided":
-        if any(abs(t - bound) < 1e-9 for t in seq.get("thresholds") or ()):
+        if any(abs(t - bound) < 1e-9 for t in seq.thresholds or ()):
             return f"{what} (each allocator regime answered; the headline's interval spans both)"
         return (
             f"{what} (they stopped once the verdict's question was answered: {bound:g}× was not "

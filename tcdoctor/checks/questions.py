@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..outcomes import Status
 from ..report.processes.claims import compare_processes, speedup_of
 from ..report.processes.regimes import decided_on
+from ..report.processes.rows import ProcessRow
 
 if TYPE_CHECKING:
     from ..report.model import Report
@@ -43,7 +44,7 @@ class SlowdownQuestion:
         return f"--max-slowdown {self.pct:g} against the baseline's {len(self.baseline)} processes"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"baseline": [dict(r) for r in self.baseline], "pct": self.pct}
+        return {"baseline": [ProcessRow.of(r).to_dict() for r in self.baseline], "pct": self.pct}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SlowdownQuestion:

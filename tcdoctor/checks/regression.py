@@ -27,6 +27,7 @@ from .. import units
 from ..outcomes import Status
 from ..report.processes.claims import Comparison, compare_processes, speedup_of
 from ..report.processes.regimes import decided_on
+from ..report.processes.rows import ProcessRow, Sequence
 from ..report.processes.sequential import small_baseline_why
 from .outcome import CheckResult, error_result, level_text
 
@@ -102,14 +103,14 @@ def _compiled_slower(new: Report, old: Report, pct: float) -> CheckResult | None
     env_new, env_old = new.environment or {}, old.environment or {}
     if any(env_new.get(k) is None or env_new.get(k) != env_old.get(k) for k in SAME_MACHINE_KEYS):
         return None
-    xs = [r for r in decided_on(new.runtime.processes) if r.get("compiled_median_s")]
-    ys = [r for r in decided_on(old.runtime.processes) if r.get("compiled_median_s")]
+    xs = [r for r in decided_on(new.runtime.processes) if r.compiled_median_s]
+    ys = [r for r in decided_on(old.runtime.processes) if r.compiled_median_s]
     if len(xs) < 2 or len(ys) < 2:
         return None
     name, limit = "compiled time (vs baseline)", f"≤ {pct:g}% slower"
     per_call = (
-        f"compiled per call {units.seconds(statistics.median(r['compiled_median_s'] for r in xs))}"
-        f" against {units.seconds(statistics.median(r['compiled_median_s'] for r in ys))} "
+        f"compiled per call {units.seconds(statistics.median(r.compiled_median_s for r in xs))}"
+        f" against {units.seconds(statistics.median(r.compiled_median_s for r in ys))} "
         "(the processes' medians)"
     )
     cmp = compare_processes(xs, ys, _compiled_speed, pct, slowdown_level(new), True)
@@ -136,17 +137,17 @@ COMPILED_WORDS = (
 SAME_MACHINE_KEYS = ("device", "torch", "threads")
 
 
-def _compiled_speed(r: dict) -> float:
-    return 1.0 / r["compiled_median_s"]
+def _compiled_speed(r: ProcessRow) -> float:
+    return 1.0 / r.compiled_median_s
 
 
 def slowdown_level(new: Report) -> float:
     """The one-sided level of the regression bounds: the new run's per-look level when its
     processes were added one look at a time (Pocock's, `runtime.ci_level`: the loop looked at the
     question after each process, so each look is held to it), else 95%."""
-    seq = new.runtime.sequence or {}
+    seq = new.runtime.sequence
     level = new.runtime.ci_level
-    return level if level and (seq.get("looks") or 1) > 1 else 0.95
+    return level if level and seq and (seq.looks or 1) > 1 else 0.95
 
 
 def _bound(cmp: Comparison, part: tuple, margin: float) -> str:
@@ -164,12 +165,12 @@ def _bound(cmp: Comparison, part: tuple, margin: float) -> str:
 
 def _stopped(new: Report) -> str:
     """Why the new run timed no more processes, for an inconclusive regression."""
-    seq = new.runtime.sequence or {}
+    seq = new.runtime.sequence or Sequence()
     return {
-        "cap": f"; the new run reached its cap (--processes {seq.get('cap')})",
+        "cap": f"; the new run reached its cap (--processes {seq.cap})",
         "budget": "; the new run's time budget ran out before its cap",
         "decided": "; the new run stopped once its questions were answered",
-    }.get(seq.get("stopped") or "", "")
+    }.get(seq.stopped or "", "")
 
 
 def _compared(

@@ -29,9 +29,11 @@ import time
 from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from .. import units
-from ..outcomes import FixOutcome, StrEnum
+from ..outcomes import FixOutcome
+from ..report.processes.claims import Claim, apart
 from ..report.processes.regimes import HEAVY_FAULTS_PER_CALL
-from ..report.rules import ACROSS_WORDS, Side, apart
+from ..report.rules import ACROSS_WORDS
+from ..report.sections.fixes import Check
 from .specs import (
     AblationSpec,
     ConfigFix,
@@ -280,29 +282,28 @@ def _removes_word(before: int, after: int, slower: bool) -> FixOutcome:
     return FixOutcome.REMOVES_BREAKS_SLOWER if slower else FixOutcome.REMOVES_BREAKS_NO_GAIN
 
 
-class SpeedChange(StrEnum):
-    """A fix row's speed with the fix against without (`speed_change`): what a patch's "not
-    slower" check reads (`judge_patch`), never the row's words."""
+class Speed(NamedTuple):
+    """A fix row's speed with the fix against without (`speed_change`): the claim (FASTER, SLOWER
+    or UNDECIDED of the one enum, report/processes/claims.py), its words, and `noise`, what the
+    enum cannot say: the row's own process put the sides apart while its decision interval (the
+    spread between processes counted) does not, "within the noise", not "no effect"."""
 
-    FASTER = "faster"
-    SLOWER = "slower"
-    NOISE = "noise"  # apart in its own process, within the noise between processes
-    UNCHANGED = "unchanged"  # not significantly different
+    claim: Claim
+    words: str
+    noise: bool = False
 
 
 class Outcome(NamedTuple):
     """A fix row's outcome (`outcome`): its word (FixOutcome.HELPS, NO_EFFECT, ...), why, and its
-    speed change (None where it was not judged on speed: a numerics fix, broken numerics)."""
+    speed claim (None where it was not judged on speed: a numerics fix, broken numerics)."""
 
     word: FixOutcome
     why: str
-    speed: SpeedChange | None = None
+    speed: Claim | None = None
 
 
-def speed_change(
-    before: dict, after: dict, decision_ci: Sequence[float] | None
-) -> tuple[SpeedChange, str]:
-    """(SpeedChange, the words): the speed with the fix against without.
+def speed_change(before: dict, after: dict, decision_ci: Sequence[float] | None) -> Speed:
+    """The speed with the fix against without.
 
     With the row's decision interval (the parent's, rules.row_decision_interval: the spread
     between processes in it, the candidate rows counted) the claim rests on that interval, and a
@@ -312,28 +313,28 @@ def speed_change(
     b_ci, a_ci = before.get("speedup_ci"), after.get("speedup_ci")
     own = apart(a_ci, b_ci)
     if decision_ci is None:
-        change = {Side.ABOVE: SpeedChange.FASTER, Side.BELOW: SpeedChange.SLOWER}
-        return SpeedChange.UNCHANGED if own is None else change[own], (
-            "significantly faster than without it (the 95% CIs do not overlap)"
-            if own == Side.ABOVE
-            else "significantly slower than without it"
-            if own == Side.BELOW
-            else "speed not significantly different"
-        )
+        if own is None:
+            return Speed(Claim.UNDECIDED, "speed not significantly different")
+        if own is Claim.FASTER:
+            return Speed(own, "significantly faster than without it (the 95% CIs do not overlap)")
+        return Speed(own, "significantly slower than without it")
     across = f"{units.span(decision_ci)} {ACROSS_WORDS}"
     before_text = f"{units.span(b_ci)} before" if units.span(b_ci) else "no interval before"
     side = apart(decision_ci, b_ci)
     if side:
-        word = SpeedChange.FASTER if side == Side.ABOVE else SpeedChange.SLOWER
-        return word, f"significantly {word} than without it ({across}, {side} the {before_text})"
-    if own:
-        return SpeedChange.NOISE, (
-            f"{'faster' if own == Side.ABOVE else 'slower'} in its own process "
-            f"({units.ci(a_ci)} against the {before_text}), but within the noise between "
-            f"processes ({across})"
+        wholly = "above" if side is Claim.FASTER else "below"
+        return Speed(
+            side, f"significantly {side} than without it ({across}, {wholly} the {before_text})"
         )
-    return (
-        SpeedChange.UNCHANGED,
+    if own:
+        return Speed(
+            Claim.UNDECIDED,
+            f"{own} in its own process ({units.ci(a_ci)} against the {before_text}), but within "
+            f"the noise between processes ({across})",
+            noise=True,
+        )
+    return Speed(
+        Claim.UNDECIDED,
         f"speed within the noise between processes ({across}, against the {before_text})",
     )
 
@@ -361,8 +362,8 @@ def outcome(
             FixOutcome.BREAKS_NUMERICS,
             f"compiled outputs drift (max abs error {after.get('max_abs_err')})",
         )
-    claim, speed = speed_change(before, after, decision_ci)
-    faster, slower = claim == SpeedChange.FASTER, claim == SpeedChange.SLOWER
+    claim, speed, noise = speed_change(before, after, decision_ci)
+    faster, slower = claim is Claim.FASTER, claim is Claim.SLOWER
     change = _breaks_change(before, after, cheap)
     counts = f"graph breaks {change[0]} → {change[1]}" if change else ""
     if change and change[1] > change[0]:
@@ -378,7 +379,7 @@ def outcome(
         return Outcome(_removes_word(*change, slower), f"{counts}; {speed}", claim)
     if slower:
         return Outcome(FixOutcome.SLOWER, speed, claim)
-    if claim == SpeedChange.NOISE:
+    if noise:
         return Outcome(FixOutcome.WITHIN_THE_NOISE, f"{speed}; no break removed", claim)
     return Outcome(FixOutcome.NO_EFFECT, f"{speed} and no break removed", claim)
 
@@ -401,19 +402,18 @@ def reword(row: FixRow) -> None:
     row.outcome, row.why = new.word, text.replace(old.why, new.why, 1)
 
 
-def judge_patch(checks: dict, judged: Outcome) -> tuple[list[str], FixOutcome, str]:
+def judge_patch(checks: dict[str, Check], judged: Outcome) -> tuple[list[str], FixOutcome, str]:
     """A source patch's "not slower" check (set in `checks`) from its outcome's speed change
-    (`outcome`: SpeedChange.SLOWER fails it, whatever the words), then (the checks that failed,
+    (`outcome`: Claim.SLOWER fails it, whatever the words), then (the checks that failed,
     the outcome, why): 'fails verification' naming them, else the outcome words themselves;
     verified means none failed. Used in the child (its own process's interval) and again in the
     parent (`reword`, the decision interval)."""
     word, why, speed = judged
-    slower = speed == SpeedChange.SLOWER
-    checks["not slower"] = {
-        "passed": not slower,
-        "detail": f"compiled with the patch vs without: {why}",
-    }
-    failed = [name for name, c in checks.items() if not c["passed"]]
+    slower = speed is Claim.SLOWER
+    checks["not slower"] = Check(
+        passed=not slower, detail=f"compiled with the patch vs without: {why}"
+    )
+    failed = [name for name, c in checks.items() if not c.passed]
     if failed:
         return failed, FixOutcome.FAILS_VERIFICATION, "failed: " + ", ".join(failed) + f"; {why}"
     return failed, word, why

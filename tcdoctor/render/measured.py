@@ -16,6 +16,7 @@ from typing import Any
 from .. import units
 from ..report.layout import Note, Row, Section, Table
 from ..report.model import Report
+from ..report.processes.rows import ProcessRow
 from ..report.sections import CompileTime, Guards, Memory, Numerics, Runtime, Verdict
 from ..report.sections.outputs import mutates_text
 
@@ -31,18 +32,18 @@ def _spread(a: float | None, b: float | None) -> str:
     return f"{units.seconds(a)} – {units.seconds(b)}"
 
 
-def _process_row(p: dict) -> list[str]:
+def _process_row(p: ProcessRow) -> list[str]:
     """One timing process: its environment, speedup, medians, faults, regime, load and why."""
-    why = _text(p.get("why"))
-    why += f" Excluded: {p['excluded']}." if p.get("excluded") else ""
-    why += f" Not decided on: {p['probe']}." if p.get("probe") else ""
+    why = _text(p.why)
+    why += f" Excluded: {p.excluded}." if p.excluded else ""
+    why += f" Not decided on: {p.probe}." if p.probe else ""
     return [
-        _text(p.get("process")),
-        _text(p.get("env")),
-        units.ratio(p.get("speedup"), p.get("speedup_ci")),
-        f"{units.seconds(p.get('eager_median_s'))} / {units.seconds(p.get('compiled_median_s'))}",
-        f"{_text(p.get('eager_faults_per_call'))} / {_text(p.get('compiled_faults_per_call'))}",
-        _text(p.get("regime")),
+        _text(p.process),
+        _text(p.env),
+        units.ratio(p.speedup, p.speedup_ci),
+        f"{units.seconds(p.eager_median_s)} / {units.seconds(p.compiled_median_s)}",
+        f"{_text(p.eager_faults_per_call)} / {_text(p.compiled_faults_per_call)}",
+        _text(p.regime),
         units.load(p),
         why,
     ]

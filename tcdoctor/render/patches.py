@@ -57,10 +57,7 @@ def heading(row: FixRow) -> str:
 def check_lines(row: FixRow) -> list[str]:
     """One line per check: 'pass  eager outputs: patched vs original, ...'."""
     checks = row.patch.checks if row.patch is not None else {}
-    return [
-        f"{'pass' if c.get('passed') else 'FAIL'}  {name}: {c.get('detail')}"
-        for name, c in checks.items()
-    ]
+    return [f"{'pass' if c.passed else 'FAIL'}  {name}: {c.detail}" for name, c in checks.items()]
 
 
 def measured(row: FixRow) -> str:

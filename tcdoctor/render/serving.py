@@ -133,7 +133,7 @@ def _later_rows(s: Serving) -> tuple[Row, ...]:
         Row("restart (a fresh process)", restart, (r.method if r else "") or ""),
         Row("requests/s per process (1 / host time)", rps, (h.method if h else "") or ""),
         Row("threads", threads_text(s), (th.method if th else "") or ""),
-        Row("ahead of time (AOT)", aot_text(s), (aot or {}).get("method") or ""),
+        Row("ahead of time (AOT)", aot_text(s), (aot.method if aot else "") or ""),
     )
 
 
@@ -142,19 +142,14 @@ def aot_text(s: Serving) -> str:
     aot = s.aot
     if aot is None:
         return _nm(s, "aot")
-    if not aot.get("exported"):
-        f = (aot.get("findings") or [{}])[0]
-        at = f" at {units.file_line(f.get('file'), f.get('line'))}" if f.get("file") else ""
-        why = f.get("why") or (aot.get("not_measured") or {}).get("export") or "not exported"
-        return f"does not export{at}: {why}"
-    nm = aot.get("not_measured") or {}
-    if aot.get("p50_s") is None:
-        why = nm.get("package") or nm.get("serve") or "no request served"
-        return f"exported; {units.NA} ({why})"
+    if aot.unexported:
+        where, why = aot.unexported
+        return f"does not export{f' at {where}' if where else ''}: {why}"
+    if aot.p50_s is None:
+        return f"exported; {units.NA} ({aot.unserved_why or 'no request served'})"
     return (
-        f"load {units.seconds(aot.get('load_s'))}, p50 / p99 {units.seconds(aot.get('p50_s'))} / "
-        f"{units.seconds(aot.get('p99_s'))}, numerics "
-        f"{(aot.get('numerics') or {}).get('status') or units.NA}"
+        f"load {units.seconds(aot.load_s)}, p50 / p99 {units.seconds(aot.p50_s)} / "
+        f"{units.seconds(aot.p99_s)}, numerics {aot.numerics_status or units.NA}"
     )
 
 
@@ -217,9 +212,8 @@ def latency_section(report: Report) -> Section | None:
             *_pcts(*(percentile(proof.latencies_s, q) for q in (0.5, 0.9, 0.99, 1.0))),
             units.count(len(proof.compiled_requests)) + " would", "—", "—",
         ])  # fmt: skip
-    aot = s.aot or {}
-    if aot.get("latencies_s"):
-        lat = aot["latencies_s"]
+    if s.aot and s.aot.served:
+        lat = s.aot.latencies_s
         rows.append([
             "AOT package", _served(lat),
             *_pcts(*(percentile(lat, q) for q in (0.5, 0.9, 0.99, 1.0))), "0", "—", "—",

@@ -249,21 +249,21 @@ def aot_section(s: Serving) -> Section | None:
         return None
     proof = s.warmup.proof if s.warmup else None
     jit_first = s.restart.first_request_s if s.restart else None
-    num = aot.get("numerics") or {}
+    num = aot.numerics or {}
     rows = (
-        Row("exported", "yes" if aot.get("exported") else "no", ""),
-        Row("export / build", units.pair(units.seconds, aot.get("export_s"), aot.get("compile_s")),
+        Row("exported", "yes" if aot.exported else "no", ""),
+        Row("export / build", units.pair(units.seconds, aot.export_s, aot.compile_s),
             "torch.export.export; aoti_compile_and_package (Inductor's lowering and the C++ build)"),
-        Row("package", units.nbytes(aot.get("package_bytes"))),
+        Row("package", units.nbytes(aot.package_bytes)),
         Row("load / first request after the spawn",
-            units.pair(units.seconds, aot.get("load_s"), aot.get("first_request_s"))
+            units.pair(units.seconds, aot.load_s, aot.first_request_s)
             + f" (the JIT restart's first request: {units.seconds(jit_first)})"),
         Row("p50 / p99 AOT vs JIT after the warm-up",
-            f"{units.pair(units.seconds, aot.get('p50_s'), aot.get('p99_s'))} vs "
+            f"{units.pair(units.seconds, aot.p50_s, aot.p99_s)} vs "
             f"{units.pair(units.seconds, proof.p50_s if proof else None, proof.p99_s if proof else None)}"),
         Row("numerics vs eager", num.get("status") or units.NA, num.get("method") or ""),
     )  # fmt: skip
-    findings = aot.get("findings") or []
+    findings = aot.findings
     tables = ()
     if findings:
         tables = (
@@ -281,7 +281,5 @@ def aot_section(s: Serving) -> Section | None:
                 code=(0, 1),
             ),
         )
-    lines = [f"{k}: {units.NA} ({v})" for k, v in (aot.get("not_measured") or {}).items()]
-    return Section(
-        AOT, rows=rows, tables=tables, notes=notes(lines), method=aot.get("method") or ""
-    )
+    lines = [f"{k}: {units.NA} ({v})" for k, v in aot.not_measured.items()]
+    return Section(AOT, rows=rows, tables=tables, notes=notes(lines), method=aot.method or "")

@@ -1,4 +1,5 @@
-"""JSON encoding of reports and phase events: strictly valid JSON (no inf/nan), anything else as str."""
+"""JSON encoding of reports and phase events: strictly valid JSON (no inf/nan), a typed record as
+its JSON (`Record.to_dict`), anything else as str."""
 
 from __future__ import annotations
 
@@ -6,11 +7,15 @@ import json
 import math
 from typing import Any
 
+from .record import Record
+
 
 def _clean(obj: Any) -> Any:
     """JSON has no inf/nan; keep the report strictly valid JSON."""
     if isinstance(obj, float) and not math.isfinite(obj):
         return None if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if isinstance(obj, Record):  # a typed record built in a child: its JSON, the report's
+        return _clean(obj.to_dict())
     if isinstance(obj, dict):
         return {str(k): _clean(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -20,3 +25,8 @@ def _clean(obj: Any) -> Any:
 
 def dumps(obj: Any, **kw: Any) -> str:
     return json.dumps(_clean(obj), default=str, allow_nan=False, **kw)
+
+
+def as_sent(obj: Any) -> Any:
+    """`obj` as the parent reads it back from a child's event line: its JSON, parsed."""
+    return json.loads(dumps(obj))

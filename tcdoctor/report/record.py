@@ -132,6 +132,10 @@ def _read(hint: Any, value: Any) -> Any:
         if not isinstance(value, dict):
             raise TypeError(f"{rec.__name__} expects an object, got {type(value).__name__}")
         return rec.from_dict(value)
+    if typing.get_origin(hint) is dict and isinstance(value, dict):
+        (_, item) = typing.get_args(hint) or (str, Any)
+        if _record_type(item) is not None:
+            return {k: _read(item, v) for k, v in value.items()}
     if typing.get_origin(hint) is list:
         if not isinstance(value, list):
             raise TypeError(f"expected a list, got {type(value).__name__}")

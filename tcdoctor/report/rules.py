@@ -21,7 +21,6 @@ import math
 from typing import Sequence
 
 from .. import stats, units
-from ..outcomes import StrEnum
 
 
 def faster_than_eager(ci_low: float | None, min_speedup: float) -> bool:
@@ -153,18 +152,3 @@ def row_interval(
     row of a report saved before the decision interval existed, or built by hand with literal
     figures, is judged as it was."""
     return decision_ci if decision_method is not None else own_ci
-
-
-class Side(StrEnum):
-    """Where one interval lies against another, wholly (`apart`)."""
-
-    ABOVE = "above"
-    BELOW = "below"
-
-
-def apart(a: Sequence[float] | None, b: Sequence[float] | None) -> Side | None:
-    """Side.ABOVE / Side.BELOW when interval `a` lies wholly above / below interval `b`, else None
-    (they overlap, or either is missing)."""
-    if not a or not b or None in (a[0], a[1], b[0], b[1]):
-        return None
-    return Side.ABOVE if a[0] > b[1] else Side.BELOW if a[1] < b[0] else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from ..report.encoding import dumps
+from ..report.encoding import as_sent, dumps
 
 
 class FileSink:
@@ -25,7 +25,7 @@ class ListSink:
         self.events: list[dict] = []
 
     def __call__(self, event: dict) -> None:
-        self.events.append(json.loads(dumps(event)))
+        self.events.append(as_sent(event))
 
 
 def read_events(path: str) -> list[dict]:

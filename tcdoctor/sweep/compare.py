@@ -5,7 +5,7 @@ rows carry the changes as their `changes`)."""
 from __future__ import annotations
 
 from .. import units
-from ..report.rules import Side, apart
+from ..report.processes.claims import apart
 from ..report.sweep import COMPILE_CHANGE, Sweep, SweepRow
 
 
@@ -38,9 +38,8 @@ def compare(new: SweepRow, old: SweepRow | None) -> list[dict]:
         and new.recompiles != old.recompiles
     ):
         out.append(_change("recompiles", f"recompiles {old.recompiles} → {new.recompiles}"))
-    side = apart(new.speedup_ci, old.speedup_ci)  # the intervals do not overlap
-    if side is not None:
-        word = "faster" if side == Side.ABOVE else "slower"
+    word = apart(new.speedup_ci, old.speedup_ci)  # the intervals do not overlap
+    if word is not None:
         out.append(
             _change(
                 f"speedup_{word}",

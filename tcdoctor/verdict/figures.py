@@ -15,6 +15,7 @@ from ..report.processes.claims import (
     overall_claim,
 )
 from ..report.processes.regimes import least_favourable
+from ..report.processes.rows import ProcessRow, Regime
 from ..report.rules import break_even, cold_warm_ratio
 from ..report.sections import (
     FixRow,
@@ -85,7 +86,7 @@ class Figures:
     ways: tuple[Way, ...] = ()  # other measured ways of compiling (modes, training ways)
     ablation_layer: str | None = None  # where the loss comes from, when the ablation ran
     remedies: tuple[RemedyRow, ...] = ()  # compile-time remedies measured in fresh processes
-    regimes: tuple[dict, ...] = ()  # each regime's figures and decision interval
+    regimes: tuple[Regime, ...] = ()  # each regime's figures and decision interval
     undecided_why: str | None = None  # why the processes cannot decide, whatever the interval
     threads: int | None = None  # torch threads in the analysis processes (environment)
     cpu_count: int | None = None
@@ -165,7 +166,7 @@ class Figures:
             ways=tuple(other_ways(report)),
             ablation_layer=report.ablation.layer if report.ablation else None,
             remedies=tuple(c.remedies.measured) if c.remedies else (),
-            regimes=tuple(rt.regimes or ()),
+            regimes=tuple(Regime.of(g) for g in rt.regimes or ()),
             undecided_why=rt.undecided_why,
             threads=env.get("threads") if isinstance(env.get("threads"), int) else None,
             cpu_count=env.get("cpu_count") if isinstance(env.get("cpu_count"), int) else None,
@@ -298,7 +299,7 @@ class Figures:
         if self.regimes:  # the regimes read different sides, or a side only where one decides
             lone = lone_regimes_text(self.regimes)
             return "not faster in every allocator regime" + (f" ({lone})" if lone else "")
-        stop = (self.sequence or {}).get("stopped")
+        stop = self.sequence.stopped if self.sequence else None
         text = "not measurably faster than eager"
         if stop in ("cap", "budget", "futile"):
             text += ": can't tell at this precision"
@@ -344,22 +345,18 @@ def other_ways(report: Report) -> list[Way]:
     return out
 
 
-def _load_median(processes: list[dict] | None, key: str) -> float | None:
+def _load_median(processes: list[ProcessRow] | None, key: str) -> float | None:
     """A load figure while the counted processes timed: the median over those processes of each
     one's median round (probes/timing.py's `other_cores_median`: other programs' load;
     `idle_cores_median`: the cores nobody used), in cores."""
-    loads = [
-        (p.get("load") or {}).get(key)
-        for p in processes or []
-        if not p.get("excluded") and not p.get("probe")
-    ]
+    loads = [(p.load or {}).get(key) for p in processes or [] if not p.excluded and not p.probe]
     loads = [x for x in loads if isinstance(x, (int, float))]
     return statistics.median(loads) if loads else None
 
 
-def _medians_where(processes: list[dict] | None) -> str:
+def _medians_where(processes: list[ProcessRow] | None) -> str:
     """', in the warm process, the least favourable of 3' when several processes timed the call."""
     worst = least_favourable(processes or [])
     if worst is None or len(processes or []) < 2:
         return ""
-    return f", in the {worst['process']} process, the least favourable of {len(processes)}"
+    return f", in the {worst.process} process, the least favourable of {len(processes)}"

@@ -45,7 +45,7 @@ from .. import units
 from ..outcomes import Decision
 from ..report.processes.claims import Claim
 from ..report.processes.paired import Interval, ratio_interval, steady
-from ..report.sections.serving import OperatingModel, ServeStrategy, Serving
+from ..report.sections.serving import Aot, OperatingModel, ServeStrategy, Serving
 
 if TYPE_CHECKING:
     from ..report.model import Report
@@ -91,9 +91,8 @@ def _sides(s: Serving) -> dict[str, dict[int, float]]:
         side = replay.compiled
         skip = {c.request for c in side.compiles if c.request is not None}
         out[JIT] = steady(side.latencies_s, skip | set(side.fallback_requests))
-    aot = s.aot or {}
-    if aot.get("latencies_s"):
-        out[AOT] = steady(aot["latencies_s"])
+    if s.aot and s.aot.served:
+        out[AOT] = steady(s.aot.latencies_s)
     return out
 
 
@@ -115,15 +114,12 @@ def _aot_fits(s: Serving) -> str | None:
     aot = s.aot
     if aot is None:
         return s.not_measured.get("aot") or "not measured"
-    if not aot.get("exported"):
-        found = (aot.get("findings") or [{}])[0]
-        where = units.file_line(found.get("file"), found.get("line")) if found.get("file") else ""
-        why = found.get("why") or (aot.get("not_measured") or {}).get("export") or "not exported"
+    if aot.unexported:
+        where, why = aot.unexported
         return f"does not export{f' ({where})' if where else ''}: {why}"
-    if not aot.get("latencies_s"):
-        nm = aot.get("not_measured") or {}
-        return nm.get("package") or nm.get("serve") or "the package served no request"
-    if (aot.get("numerics") or {}).get("passed") is False:
+    if not aot.served:
+        return aot.unserved_why or "the package served no request"
+    if (aot.numerics or {}).get("passed") is False:
         return "its outputs differ from eager's (numerics failed)"
     return None
 
@@ -192,7 +188,7 @@ def _choose(
 
 def _starts_sooner(s: Serving) -> bool:
     """The AOT package's first request came sooner after its spawn than the JIT restart's."""
-    aot = (s.aot or {}).get("first_request_s")
+    aot = s.aot.first_request_s if s.aot else None
     jit = s.restart.first_request_s if s.restart else None
     return aot is not None and jit is not None and aot < jit
 
@@ -274,19 +270,18 @@ def warmup_text(s: Serving) -> str:
 def _aot_line(s: Serving, aot_jit: Interval | None) -> str:
     """AOT's figures against the JIT's, or why it does not fit."""
     why = _aot_fits(s)
-    aot = s.aot or {}
-    if why and not aot.get("latencies_s"):
+    aot = s.aot or Aot()
+    if why and not aot.served:
         return f"AOT: {why}"
     proof = s.warmup.proof if s.warmup else None
     jit_first = s.restart.first_request_s if s.restart else None
     return (
-        f"AOT: load {units.seconds(aot.get('load_s'))}, first request "
-        f"{units.seconds(aot.get('first_request_s'))} after the spawn (JIT restart: "
-        f"{units.seconds(jit_first)}); p50 / p99 {units.seconds(aot.get('p50_s'))} / "
-        f"{units.seconds(aot.get('p99_s'))} against the JIT's {units.seconds(proof.p50_s if proof else None)}"
+        f"AOT: load {units.seconds(aot.load_s)}, first request "
+        f"{units.seconds(aot.first_request_s)} after the spawn (JIT restart: "
+        f"{units.seconds(jit_first)}); p50 / p99 {units.seconds(aot.p50_s)} / "
+        f"{units.seconds(aot.p99_s)} against the JIT's {units.seconds(proof.p50_s if proof else None)}"
         f" / {units.seconds(proof.p99_s if proof else None)}; AOT / JIT {units.paired(aot_jit)}; "
-        f"numerics {(aot.get('numerics') or {}).get('status') or units.NA}"
-        + (f" ({why})" if why else "")
+        f"numerics {aot.numerics_status or units.NA}" + (f" ({why})" if why else "")
     )
 
 

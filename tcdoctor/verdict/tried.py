@@ -56,12 +56,9 @@ def process_spread(report: Report) -> tuple[tuple[float, int] | None, int]:
     if rt.undecided_why or len(rows) < 2:  # one process (or one per regime): no spread
         return None, len(rows)
     if rt.regimes:
-        groups = [
-            [r["speedup"] for r in rows if r["process"] in (g.get("processes") or [])]
-            for g in rt.regimes
-        ]
+        groups = [[r.speedup for r in rows if r.process in g.processes] for g in rt.regimes]
     else:
-        groups = [[r["speedup"] for r in rows]]
+        groups = [[r.speedup for r in rows]]
     return stats.pooled_log_sd(groups), len(rows)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
+from ...report.sections.fixes import Check
 from ..specs import PatchFix
 from .plan import first_line, rewrite_package
 
@@ -73,11 +74,11 @@ def break_checks(spec: PatchFix, pw: Any, row: dict, tmp: str, root: str) -> Non
     left = [r for r in new if first_line(r.get("reason")) in leaves]
     new = [r for r in new if first_line(r.get("reason")) not in leaves]
     fewer = b_count is not None and cheap["graph_breaks"] < b_count
-    checks["fewer breaks"] = {
-        "passed": fewer,
-        "detail": f"graph breaks {b_count} → {cheap['graph_breaks']} (backend='eager', "
+    checks["fewer breaks"] = Check(
+        passed=fewer,
+        detail=f"graph breaks {b_count} → {cheap['graph_breaks']} (backend='eager', "
         "counted from PyTorch's graph-break log as the main analysis counts them)",
-    }
+    )
     detail = (
         "none at a site that had none"
         if not new
@@ -86,7 +87,7 @@ def break_checks(spec: PatchFix, pw: Any, row: dict, tmp: str, root: str) -> Non
     )
     if left:
         detail += f"; {len(left)} the rule leaves by design ({first_line(left[0].get('reason'))})"
-    checks["no new break"] = {"passed": not new, "detail": detail}
+    checks["no new break"] = Check(passed=not new, detail=detail)
 
 
 def _makers(w: Any, pw: Any, fresh_o: Callable, fresh_p: Callable, options: Any) -> tuple:
@@ -142,16 +143,16 @@ def measure(
     )
     after = fixes.after_figures(real)
     row["after"] = after
-    checks["compiled numerics"] = {
-        "passed": after.get("numerics_passed") is True,
-        "detail": "the patched copy compiled vs the original eager, by the numerics rule: "
+    checks["compiled numerics"] = Check(
+        passed=after.get("numerics_passed") is True,
+        detail="the patched copy compiled vs the original eager, by the numerics rule: "
         + {True: "pass", False: "fail", None: "not compared"}[after.get("numerics_passed")]
         + (
             f" (max abs error {after.get('max_abs_err')})"
             if after.get("max_abs_err") is not None
             else ""
         ),
-    }
+    )
     outcome = fixes.outcome(spec.before, after, row["cheap"])
     failed, word, why = fixes.judge_patch(checks, outcome)
     row["patch"].update(verified=not failed, failed=failed)

@@ -27,6 +27,8 @@ import time
 from typing import Any, Callable
 
 from ...outcomes import FixOutcome
+from ...report.encoding import as_sent
+from ...report.sections.fixes import Check
 from ..specs import PatchFix
 from . import sandbox
 from .measure import measure
@@ -34,7 +36,8 @@ from .plan import diff_path, digest, first_line, read_source, rewrite_package
 
 
 def run(spec: PatchFix, workload: Any, options: Any) -> dict:
-    """The patch planned, applied to a copy of the target's folder and proven: its fix row."""
+    """The patch planned, applied to a copy of the target's folder and proven: its fix row, as the
+    child sends it (JSON: the patch's typed checks written as their dicts)."""
     t0 = time.perf_counter()
     row: dict = {
         "fix": spec.line,
@@ -53,7 +56,7 @@ def run(spec: PatchFix, workload: Any, options: Any) -> dict:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     row["seconds"] = time.perf_counter() - t0
-    return row
+    return as_sent(row)  # its checks typed up to here (proofs/context.py), as the parent reads it
 
 
 def _replan(
@@ -113,29 +116,29 @@ def _load_copy(spec: PatchFix, patched_source: str, root: str, tmp: str, device:
     return pw, fresh_copies(pw, device), copy_path
 
 
-def _eager_check(w: Any, made: list, originals: list, patched: list) -> dict:
+def _eager_check(w: Any, made: list, originals: list, patched: list) -> Check:
     """Patched vs original, eager, on each call: equal by the numerics rule."""
     sames = [sandbox.same(o[0], p[0], w.autocast) for o, p in zip(originals, patched)]
     differ = [how for (how, _), same in zip(made, sames) if same["passed"] is not True]
     errs = [x["max_abs_err"] for x in sames if x.get("max_abs_err") is not None]
-    return {
-        "passed": not differ,
-        "detail": f"patched vs original, eager, on {', '.join(how for how, _ in made)}: "
+    return Check(
+        passed=not differ,
+        detail=f"patched vs original, eager, on {', '.join(how for how, _ in made)}: "
         + (f"differ on {', '.join(differ)}" if differ else "equal by the numerics rule")
         + f", {sum(x.get('tensors_compared', 0) for x in sames)} tensor(s) compared (outputs "
         f"and buffers), max abs error {max(errs) if errs else None}"
         + ("; parameters and gradients after the step too" if w.kind == "train" else ""),
-    }
+    )
 
 
-def _run_proofs(ctx: Any, checks: dict) -> None:
+def _run_proofs(ctx: Any, checks: dict[str, Check]) -> None:
     """Each proof the rewrite names, looked up by name; a name with no proof fails."""
     from .proofs.registry import PROOFS
 
     for proof in ctx.planned.proofs:
         check = PROOFS.get(proof)
         if check is None:
-            checks[f"proof {proof}"] = {"passed": False, "detail": "no proof of this kind"}
+            checks[f"proof {proof}"] = Check(passed=False, detail="no proof of this kind")
             continue
         checks.update(check(ctx))
 

@@ -106,6 +106,16 @@ def claim(
     return Claim.UNDECIDED
 
 
+def apart(a: Sequence[float] | None, b: Sequence[float] | None) -> Claim | None:
+    """Two speedup intervals, wholly apart: Claim.FASTER where `a` lies wholly above `b` (a
+    speedup, so higher is faster), Claim.SLOWER wholly below, None where they overlap or either is
+    missing. The one test of "did it change" between two intervals: a fix against without it
+    (experiments/fixes.py), a sweep's target against its baseline (sweep/compare.py)."""
+    if not a or not b or None in (a[0], a[1], b[0], b[1]):
+        return None
+    return Claim.FASTER if a[0] > b[1] else Claim.SLOWER if a[1] < b[0] else None
+
+
 def equivalent(ci: Sequence[float] | None, margin: float = RULES.equivalence_margin) -> bool:
     """Two one-sided tests (TOST) on the decision interval: its low end at or above 1/margin and
     its high end at or below margin, so compiled is neither more than `margin` slower nor more than
@@ -233,7 +243,7 @@ def combine(processes: list[tuple[str, str, dict]], seq: dict | None = None) -> 
         out["ci_level"] = level
     if seq:
         out["sequence"] = SequenceRecord.from_dict(dict(seq, counted=len(counted)))
-    out["across_method"] = _method(rows, counted, out.get("regimes"), seq)
+    out["across_method"] = _method(rows, counted, out.get("regimes"), out.get("sequence"))
     out["ci_method"] = _ci_method(out, by, counted, level, seq)
     out.update(headline_sides(processes, rows))
     return {k: _json(v) for k, v in out.items()}
@@ -364,7 +374,7 @@ def _method(
     rows: list[ProcessRow],
     counted: list[ProcessRow],
     regimes: list[Regime] | None,
-    seq: dict | None,
+    seq: SequenceRecord | None,
 ) -> str:
     n = len(counted)
     if n == 1:

@@ -5,59 +5,32 @@ processes decided on (`Load`). `Runtime` (report/sections/runtime.py) holds them
 one these dicts had (each field named as its key, in the same order; a key written only when set is
 in OMIT_NONE, so a saved report reads back and writes out unchanged).
 
-Readers outside this package (units.py, render/, verdict/, checks/) still index some of them as the
-dicts they were (`row["speedup"]`, `row.get("excluded")`, `dict(row)`): `Row` keeps that working
-while they move to attributes; code here reads attributes. A row that arrives as a dict (a
-baseline's processes sent to the timing loop as JSON, a hand-built test row) becomes typed once, at
-the function that takes it (`ProcessRow.of`).
+Every reader reads attributes (the dict shim that let units.py, render/, verdict/ and checks/
+index them as the dicts they were is gone). A row that arrives as a dict (a baseline's processes
+sent to the timing loop as JSON, a hand-built test row) becomes typed once, at the function that
+takes it (`ProcessRow.of`).
 
 Torch-free: assembled in the parent, re-read by `tcdoctor report`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, TypeVar
+from typing import Any, Mapping, TypeVar
 
 from ..record import Record
 
 R = TypeVar("R", bound="Row")
 
 
-@functools.lru_cache(maxsize=None)
-def _names(cls: type) -> frozenset[str]:
-    return frozenset(f.name for f in dataclasses.fields(cls) if f.name != "extra")
-
-
 class Row(Record):
-    """A Record that can also be read as the dict it was written as (read-only): `row[key]` (a
-    field, else a key kept in `extra`), `row.get(key, default)` (default where unset), `key in row`
-    (set), `dict(row)` (its JSON)."""
+    """A Record read by attribute, typed once where it arrives as a dict (`of`), and equal to the
+    dict of its JSON (a row sent to a child as JSON and read back there)."""
 
     @classmethod
     def of(cls: type[R], value: R | Mapping[str, Any]) -> R:
         """`value` typed: itself when it is one already, else read from its dict."""
         return value if isinstance(value, cls) else cls.from_dict(dict(value))
-
-    def __getitem__(self, key: str) -> Any:
-        if key in _names(type(self)):
-            return getattr(self, key)
-        return self.extra[key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        try:
-            value = self[key]
-        except KeyError:
-            return default
-        return default if value is None else value
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and self.get(key) is not None
-
-    def keys(self) -> Any:
-        return self.to_dict().keys()
 
     def __eq__(self, other: object) -> bool:
         """Equal to a row of its class with the same JSON, or to the dict of that JSON (a row sent
@@ -69,9 +42,6 @@ class Row(Record):
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]  # mutable, as the dict it was
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.keys())
 
 
 @dataclass(eq=False)

@@ -24,6 +24,15 @@ from .strategies import StrategyRow
 
 
 @dataclass
+class Check(Record):
+    """One check of a patch's proof (experiments/proving/): whether it passed, and what it
+    compared. Built in the child by the proof that made it, read back typed by the parent."""
+
+    passed: bool = False
+    detail: str = ""
+
+
+@dataclass
 class Patch(Record):
     """A source patch for a graph break in the user's own file (experiments/rewrite/ plans it,
     experiments/proving/ proves it on a copy): where, which rule and safety class, the diff, and
@@ -45,7 +54,7 @@ class Patch(Record):
     observed: dict[str, Any] | None = (
         None  # what the line read and produced eagerly (a custom op's fake)
     )
-    checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {passed, detail}
+    checks: dict[str, Check] = field(default_factory=dict)
     verified: bool = False
     failed: list[str] = field(default_factory=list)  # the checks that failed
 

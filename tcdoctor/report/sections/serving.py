@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ... import units
 from ...stats import nearest_rank
 from ..processes.paired import Interval
 from ..record import Record
@@ -275,6 +276,63 @@ class Threads(Record):
 
 
 @dataclass
+class Aot(Record):
+    """The ahead-of-time part (probes/aot.py `finish`, run/serving/aot.py): the export and the
+    AOTInductor build in one fresh process, the package loaded and the traffic served through it
+    in another. Its fields in the order the probe writes them (`_empty`); the serve process's
+    extras (errors, stopped, host_s, device_s, a traffic's error) stay in `extra`, in theirs.
+    `not_measured` names the first step that did not run and why (export, package, serve,
+    numerics)."""
+
+    OMIT_NONE = ("method",)
+
+    exported: bool = False
+    findings: list[dict] = field(default_factory=list)  # draft_export's, one per failure
+    export_s: float | None = None
+    draft_export_s: float | None = None
+    compile_s: float | None = None
+    package_bytes: int | None = None
+    build_isa_probe_s: float | None = None
+    build_isa_probe_builds: int | None = None
+    isa_probe_s: float | None = None
+    isa_probe_builds: int | None = None
+    load_s: float | None = None
+    first_request_s: float | None = None
+    latencies_s: list[float | None] = field(default_factory=list)  # None: not served
+    p50_s: float | None = None
+    p99_s: float | None = None
+    numerics: dict | None = None  # the saved requests' outputs against eager's (status, passed)
+    dynamic_shapes: list[dict] = field(default_factory=list)
+    example_request: int | None = None
+    not_measured: dict[str, str] = field(default_factory=dict)
+    method: str | None = None
+
+    @property
+    def served(self) -> bool:
+        """Some request was served through the package (its latencies exist)."""
+        return bool(self.latencies_s)
+
+    @property
+    def unexported(self) -> tuple[str, str] | None:
+        """(where, why) it did not export: the first finding's file:line ('' where none) and
+        PyTorch's words, else why export was not tried; None when it exported."""
+        if self.exported:
+            return None
+        f = (self.findings or [{}])[0]
+        where = units.file_line(f.get("file"), f.get("line")) if f.get("file") else ""
+        return where, f.get("why") or self.not_measured.get("export") or "not exported"
+
+    @property
+    def unserved_why(self) -> str | None:
+        """Why no package served the traffic: not built, or its serving process's failure."""
+        return self.not_measured.get("package") or self.not_measured.get("serve")
+
+    @property
+    def numerics_status(self) -> str | None:
+        return (self.numerics or {}).get("status")
+
+
+@dataclass
 class OperatingModel(Record):
     """The verdict's operating model for this traffic (verdict/serving.py): `model` ("eager",
     "jit" with the proven warm-up, "aot", or null where nothing decides), its one line, the
@@ -301,7 +359,7 @@ class Serving(Record):
     strategies: list[ServeStrategy] = field(default_factory=list)
     host: Host | None = None
     threads: Threads | None = None
-    aot: dict[str, Any] | None = None
+    aot: Aot | None = None
     process_spread: float | None = None
     not_measured: dict[str, str] = field(default_factory=dict)
 

@@ -24,12 +24,16 @@ Torch-free: the parent imports it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from ...experiments.shapes import SERVED_LABELS
 from ...options import Options
 from ...report.processes.paired import log_spread, ratio_interval, steady
+from ...report.record import Record
+from ...report.sections.serving import ServedSide, Startup
 from .part import Serving
+
+R = TypeVar("R", bound=Record)
 
 
 def asked(options: Options, workload: Mapping[str, Any] | None) -> dict | None:
@@ -65,17 +69,26 @@ def traffic_record(info: dict | None, n: int, replay: dict | None) -> dict:
     }
 
 
+def _typed(part: dict | None, key: str | None, cls: type[R]) -> R | None:
+    """A part's result (or its `key` entry) as the section's record, read once."""
+    value = (part or {}).get(key) if key else part
+    return cls.from_dict(value) if value else None
+
+
 def _replay_steady(replay: dict | None) -> list | None:
     """The replay process's compiled latencies with the requests that compiled or ran on the eager
     fallback left out (None in their place): the same compiled code the other reference processes
     serve, once compiled."""
-    compiled = (replay or {}).get("compiled") or {}
-    lat = compiled.get("latencies_s")
-    if lat is None:
+    side = _typed(replay, "compiled", ServedSide)
+    if side is None:
         return None
-    skip = {c.get("request") for c in compiled.get("compiles") or []}
-    skip |= set(compiled.get("fallback_requests") or [])
-    return [None if i in skip else x for i, x in enumerate(lat)]
+    skip = {c.request for c in side.compiles or []} | set(side.fallback_requests or [])
+    return [None if i in skip else x for i, x in enumerate(side.latencies_s)]
+
+
+def _proven(proof: dict | None) -> list | None:
+    """The proof process's replay after the warm-up: the reference's steady latencies."""
+    return ((proof or {}).get("proof") or {}).get("latencies_s")
 
 
 def process_spread(replay: dict | None, proof: dict | None, host: dict | None) -> float | None:
@@ -86,11 +99,8 @@ def process_spread(replay: dict | None, proof: dict | None, host: dict | None) -
     compiled model's p50 differed by 20-27% between two of these processes while the other pair
     agreed within a few percent, and one strategy row (one process) read 1.40x slower in one run
     and 0.88x faster in the next under the one-pair spread (samples/serving.py, Inductor)."""
-    runs = [
-        _replay_steady(replay),
-        ((proof or {}).get("proof") or {}).get("latencies_s"),
-        ((host or {}).get("compiled_replay") or {}).get("latencies_s"),
-    ]
+    host_side = (host or {}).get("compiled_replay") or {}  # the host part's own record
+    runs = [_replay_steady(replay), _proven(proof), host_side.get("latencies_s")]
     spreads = [
         d
         for i, a in enumerate(runs)
@@ -102,7 +112,7 @@ def process_spread(replay: dict | None, proof: dict | None, host: dict | None) -
 
 def intervals(rows: list[dict], replay: dict | None, proof: dict | None, host: dict | None) -> None:
     """Each strategy row's `interval` against the reference (see the module's docstring)."""
-    ref = steady(((proof or {}).get("proof") or {}).get("latencies_s"))
+    ref = steady(_proven(proof))
     floor = process_spread(replay, proof, host)
     for row in rows:
         mine = steady(row.get("latencies_s"), set(row.get("fallback_requests") or ()))
@@ -113,20 +123,19 @@ def intervals(rows: list[dict], replay: dict | None, proof: dict | None, host: d
 def reference_row(replay: dict | None, proof: dict | None, warmup: dict | None) -> dict | None:
     """The reference strategy's row (plain torch.compile): compiles from the replay's cold compiled
     side, steady latencies from the proof process's replay after the warm-up."""
-    compiled = (replay or {}).get("compiled")
-    served = ((proof or {}).get("proof") or {}).get("latencies_s")
-    if not compiled or served is None:
+    compiled, served = _typed(replay, "compiled", ServedSide), _proven(proof)
+    if compiled is None or served is None:
         return None
-    startup = (replay or {}).get("startup") or {}  # the user's warm-up: its compiles count too
-    made = [*(startup.get("compiles") or []), *(compiled.get("compiles") or [])]
+    startup = _typed(replay, "startup", Startup) or Startup()  # the user's warm-up's compiles
+    made = [*(startup.compiles or []), *(compiled.compiles or [])]
     return {
         "name": "automatic",
         "label": SERVED_LABELS["automatic"],
         "latencies_s": served,
-        "compiles": sum(1 for c in made if c.get("kind") in ("compile", "recompile")),
-        "compile_s": (compiled.get("compile_s") or 0.0) + (startup.get("compile_s") or 0.0),
+        "compiles": sum(1 for c in made if c.kind in ("compile", "recompile")),
+        "compile_s": (compiled.compile_s or 0.0) + (startup.compile_s or 0.0),
         "warmup_s": (warmup or {}).get("seconds_cold"),
-        "fallback_requests": compiled.get("fallback_requests") or [],
+        "fallback_requests": compiled.fallback_requests or [],
         "errors": [],
         "interval": None,
         "method": "the replay process's compiled side (compiles, from an empty cache, the user's "

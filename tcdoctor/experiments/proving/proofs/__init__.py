@@ -4,6 +4,6 @@ copy on every variant; helper_op.py: a helper wrapped whole, against the origina
 gradients), found by name in registry.py. Each reads a `ProofContext` (context.py)
 and returns named checks."""
 
-from .context import Checks, ProofContext, ProofFn
+from .context import Check, Checks, ProofContext, ProofFn
 
-__all__ = ["Checks", "ProofContext", "ProofFn"]
+__all__ = ["Check", "Checks", "ProofContext", "ProofFn"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from .. import sandbox
-from .context import Checks, ProofContext
+from .context import Check, Checks, ProofContext
 
 if TYPE_CHECKING:
     from ... import rewrite
@@ -164,24 +164,24 @@ def prove(ctx: ProofContext) -> Checks:
         if tally.differs
         else "; outputs and buffers equal on each"
     )
-    checks = {"both branches": {"passed": both and not tally.differs, "detail": detail}}
+    checks = {"both branches": Check(passed=both and not tally.differs, detail=detail)}
     disagree = tally.disagree
-    checks["predicate"] = {
-        "passed": not disagree and both,
-        "detail": f"torch.cond's `{payload.predicate}` against the test `{payload.test}`, "
+    checks["predicate"] = Check(
+        passed=not disagree and both,
+        detail=f"torch.cond's `{payload.predicate}` against the test `{payload.test}`, "
         "evaluated where the if ran: "
         + (f"disagree on {', '.join(dict.fromkeys(disagree))}" if disagree else "equal on each"),
-    }
+    )
     if ctx.w.kind != "train":
         notes = tally.grad_notes
-        checks["gradients"] = {
-            "passed": not tally.grads_differ,
-            "detail": "parameters' gradients of the outputs' sum, patched vs original, on each "
+        checks["gradients"] = Check(
+            passed=not tally.grads_differ,
+            detail="parameters' gradients of the outputs' sum, patched vs original, on each "
             "input the if ran on: "
             + (
                 f"differ on {', '.join(tally.grads_differ)}"
                 if tally.grads_differ
                 else "equal" + (f" ({'; '.join(sorted(notes))})" if notes else "")
             ),
-        }
+        )
     return checks

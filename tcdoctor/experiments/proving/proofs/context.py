@@ -1,12 +1,24 @@
-"""What every proof reads (`ProofContext`) and what it returns: named checks, each
-`{"passed": bool, "detail": str}`, merged into the patch's `checks` in the report."""
+"""What every proof reads (`ProofContext`) and what it returns: named checks (`Checks`), each a
+typed `Check` (passed, detail: report/sections/fixes.py), merged into the patch's `checks` in the
+report."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable
 
-Checks = dict[str, dict[str, Any]]  # check name -> {"passed": bool, "detail": str}
+from ....report.sections.fixes import Check
+
+if TYPE_CHECKING:
+    import torch
+
+    from ....target.workload import CallArgs, Workload
+    from ...rewrite.base import Rewrite
+
+Checks = dict[str, Check]  # check name -> its Check
+
+__all__ = ["Check", "Checks", "ProofContext", "ProofFn"]
 
 
 @dataclass
@@ -19,21 +31,21 @@ class ProofContext:
     None)` where it did not run). `original`: the user's module as the analysis loaded it (its
     functions are the original's), found before the copy's modules replaced it."""
 
-    w: Any
-    pw: Any
-    fresh_o: Callable[[], Any]
+    w: Workload
+    pw: Workload
+    fresh_o: Callable[[], Any]  # a pristine copy of the original's model (pair.fresh_copies)
     fresh_p: Callable[[], Any]
-    device: Any
-    planned: Any  # rewrite.Rewrite
-    made: list[tuple[str, Any]]
-    said_orig: dict
+    device: torch.device
+    planned: Rewrite
+    made: list[tuple[str, CallArgs]]  # (how, the call's inputs): sandbox.calls
+    said_orig: dict  # what the calls printed, warned and logged (sandbox.joined)
     said_patch: dict
     path: str  # the user's file (traced for the original's lines)
     copy_path: str  # the patched file in the copy
     observations: list[tuple[str, dict, tuple] | tuple[str, None, None]] = field(
         default_factory=list
     )
-    original: Any = None  # the user's module, as loaded for the analysis
+    original: ModuleType | None = None  # the user's module, as loaded for the analysis
 
 
 ProofFn = Callable[[ProofContext], Checks]

@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import sandbox
 from ..plan import first_line
-from .context import Checks, ProofContext
+from .context import Check, Checks, ProofContext
 
 COMPILE_CHECK_BACKEND = "aot_eager"  # a custom op's fake is exercised by AOT tracing
 
@@ -42,7 +42,7 @@ def patched_op(ctx: ProofContext) -> tuple[Any, Checks]:
     if op is not None:
         return op, {}
     why = f"the generated op {function} was not found in the patched module"
-    return None, {"torch.library.opcheck": {"passed": False, "detail": why}}
+    return None, {"torch.library.opcheck": Check(passed=False, detail=why)}
 
 
 def opcheck(
@@ -61,7 +61,7 @@ def opcheck(
     )
     if skipped:
         detail += f" ({what} did not run on {', '.join(skipped)})"
-    return {"torch.library.opcheck": {"passed": bool(ran) and not failed, "detail": detail}}
+    return {"torch.library.opcheck": Check(passed=bool(ran) and not failed, detail=detail)}
 
 
 def compiled_on_variants(ctx: ProofContext) -> Checks:
@@ -93,13 +93,13 @@ def compiled_on_variants(ctx: ProofContext) -> Checks:
         if sandbox.same(eager, got, ctx.w.autocast, why)["passed"] is False:
             bad.append(f"{how} (outputs differ)")
     return {
-        "compiled on every variant": {
-            "passed": not bad,
-            "detail": f"the patched copy compiled (backend={COMPILE_CHECK_BACKEND}, the op's fake "
+        "compiled on every variant": Check(
+            passed=not bad,
+            detail=f"the patched copy compiled (backend={COMPILE_CHECK_BACKEND}, the op's fake "
             "traced) against its eager outputs on "
             + ", ".join(how for how, _ in ctx.made)
             + (f": fails on {'; '.join(bad)}" if bad else ": equal on each"),
-        }
+        )
     }
 
 

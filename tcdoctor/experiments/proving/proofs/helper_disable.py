@@ -33,7 +33,7 @@ from typing import Any
 from ...rewrite.helper_disable import PROOF
 from .. import sandbox
 from ..plan import first_line
-from .context import Checks, ProofContext
+from .context import Check, Checks, ProofContext
 
 __all__ = ["PROOF", "prove"]
 BACKEND = "eager"  # disable is Dynamo's business: no fake or AOT trace is involved
@@ -123,7 +123,7 @@ def _original_counts(ctx: ProofContext) -> tuple[int, int]:
 def _break_check(ctx: ProofContext, patched: tuple[int, int] | None) -> Checks:
     if patched is None:
         why = "not counted: the patched copy's compiled call raised (see the state check)"
-        return {"fewer breaks (PyTorch's counters)": {"passed": False, "detail": why}}
+        return {"fewer breaks (PyTorch's counters)": Check(passed=False, detail=why)}
     b0, g0 = _original_counts(ctx)
     b1, g1 = patched
     detail = (
@@ -131,7 +131,7 @@ def _break_check(ctx: ProofContext, patched: tuple[int, int] | None) -> Checks:
         f"workload's inputs): breaks {b0} → {b1}, graphs {g0} → {g1}; what it leaves: the helper "
         "runs eagerly between graphs, its call site still breaks"
     )
-    return {"fewer breaks (PyTorch's counters)": {"passed": b1 < b0, "detail": detail}}
+    return {"fewer breaks (PyTorch's counters)": Check(passed=b1 < b0, detail=detail)}
 
 
 def _one(ctx: ProofContext, ca: Any) -> tuple[bool, dict, dict, str | None, tuple[int, int]]:
@@ -178,7 +178,7 @@ def _state_check(ctx: ProofContext) -> tuple[Checks, tuple[int, int] | None]:
     compiled call raised)."""
     if ctx.w.kind == "train":
         why = "not compared (a training step: the step's own checks compare it)"
-        return {"outputs and state, compiled": {"passed": False, "detail": why}}, None
+        return {"outputs and state, compiled": Check(passed=False, detail=why)}, None
     bad, seen, counts = [], set(), None
     for i, (how, ca) in enumerate(ctx.made):
         try:
@@ -205,7 +205,7 @@ def _state_check(ctx: ProofContext) -> tuple[Checks, tuple[int, int] | None]:
             if seen
             else "; no Python-side state changed on these inputs (equal, nothing to compare)"
         )
-    return {"outputs and state, compiled": {"passed": not bad, "detail": detail}}, counts
+    return {"outputs and state, compiled": Check(passed=not bad, detail=detail)}, counts
 
 
 def _short(d: dict) -> str:

@@ -30,7 +30,7 @@ from .. import sandbox
 from ..plan import first_line
 from . import custom_op
 from .branches import grads_differ
-from .context import Checks, ProofContext
+from .context import Check, Checks, ProofContext
 
 __all__ = ["PROOF", "prove"]
 
@@ -119,7 +119,7 @@ def _helper_check(ctx: ProofContext, op: Any) -> Checks:
     original = _original(ctx)
     if original is None:
         why = f"the original {name}() was not found in the user's module"
-        return {"helper vs op": {"passed": False, "detail": why}}
+        return {"helper vs op": Check(passed=False, detail=why)}
     ran = [(how, args) for how, obs, args in ctx.observations if obs is not None]
     found = [(how, *_against_original(ctx, original, op, args)) for how, args in ran]
     bad = [f"{how}: {why}" for how, why, _ in found if why]
@@ -134,7 +134,7 @@ def _helper_check(ctx: ProofContext, op: Any) -> Checks:
     )
     if no_grad:
         detail += f"; without grad on {', '.join(no_grad)} (the original raises with it)"
-    return {"helper vs op": {"passed": bool(ran) and not bad, "detail": detail}}
+    return {"helper vs op": Check(passed=bool(ran) and not bad, detail=detail)}
 
 
 def _gradient_check(ctx: ProofContext) -> Checks:
@@ -152,7 +152,7 @@ def _gradient_check(ctx: ProofContext) -> Checks:
     detail += f": differ on {', '.join(differ)}" if differ else ": equal"
     if notes and not differ:
         detail += f" ({'; '.join(sorted(notes))})"
-    return {"gradients": {"passed": not differ, "detail": detail}}
+    return {"gradients": Check(passed=not differ, detail=detail)}
 
 
 def prove(ctx: ProofContext) -> Checks:

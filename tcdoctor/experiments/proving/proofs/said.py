@@ -6,7 +6,7 @@ Pitfall: equal and empty proves nothing; the detail says "nothing written on the
 
 from __future__ import annotations
 
-from .context import Checks, ProofContext, ProofFn
+from .context import Check, Checks, ProofContext, ProofFn
 
 
 def said(what: str) -> ProofFn:
@@ -21,7 +21,7 @@ def said(what: str) -> ProofFn:
         )
         if n == 0 and equal:
             detail += " (nothing written on these inputs: equal, but nothing to compare)"
-        return {f"eager {what}": {"passed": equal, "detail": detail}}
+        return {f"eager {what}": Check(passed=equal, detail=detail)}
 
     return check
 
