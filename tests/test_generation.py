@@ -1,0 +1,154 @@
+"""Generation (issue 60): the Generation spec and its one-line refusals, the compiles during
+generation against PyTorch's own count (with their request, decode step and cache length), the
+tokens compared with eager's (a planted numerics divergence and a planted near-tie), a bad prompt
+and a generate that raises mid-request, and the parts as records of the one serving loop. Cheap:
+a 1-layer Llama, the `eager` backend, a few tokens, in this process."""
+
+import time
+
+import pytest
+import torch
+
+import tcdoctor
+from tcdoctor.options import Options
+from tcdoctor.probes import dynamo_state
+from tcdoctor.probes.traffic_replay import ServeContext
+from tcdoctor.run.serving import generate as gen_part
+from tcdoctor.run.serving import generate_section as gs
+from tcdoctor.target.pristine import Pristine
+
+transformers = pytest.importorskip("transformers")
+
+
+def _config():
+    return transformers.LlamaConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+        num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64,
+    )  # fmt: skip
+
+
+class Planted(transformers.LlamaForCausalLM):
+    """A Llama whose logits, while Dynamo traces it, are bumped: `mode` "numerics" adds 1.0 to
+    token 7 (a wide margin: the compiled tokens are wrong); "tie" makes tokens 5 and 6 the top two,
+    5 ahead by 1e-5 in eager, 6 ahead by 1e-5 compiled (within the numerics rule: a tie)."""
+
+    mode = "numerics"
+
+    def forward(self, *args, **kwargs):
+        out = super().forward(*args, **kwargs)
+        logits = out.logits.clone()
+        if self.mode == "tie":
+            top = logits.amax(-1) + 1.0
+            logits[..., 5] = top + 1e-5
+            logits[..., 6] = top + (2e-5 if torch.compiler.is_compiling() else 0.0)
+        elif torch.compiler.is_compiling():
+            logits[..., 7] += 1.0 + logits.amax(-1) - logits[..., 7]
+        out.logits = logits
+        return out
+
+
+def _model(cls=None, mode=None):
+    torch.manual_seed(0)
+    model = (cls or transformers.LlamaForCausalLM)(_config()).eval()
+    if mode:
+        model.mode = mode
+    return model
+
+
+def _prompts(lengths=(5, 9, 7)):
+    g = torch.Generator().manual_seed(0)
+    return [torch.randint(3, 64, (n,), generator=g) for n in lengths]
+
+
+def _serve(w, side, n=None):
+    sink = []
+    ctx = ServeContext(
+        workload=w, fresh=Pristine(w).fresh, traffic=w.traffic, n=n or len(w.traffic.source),
+        options=Options(backend="eager", threads=1), device=torch.device("cpu"),
+        deadline=time.monotonic() + 120, sink=sink.append,
+    )  # fmt: skip
+    gen_part.serve_generation(ctx, side)
+    return {ev["key"]: ev["data"] for ev in sink if ev.get("event") == "result"}
+
+
+def test_the_spec_takes_a_hf_model_and_refuses_bad_ones_in_one_line():
+    w = tcdoctor.Generation(_model(), prompts=[[5, 6, 7], [8, 9]], max_new_tokens=3)
+    assert w.inputs[0].shape == (1, 3) and w.inputs[0].dtype == torch.long
+    assert w.traffic.info()["default_n"] == 2
+    kw = w.call_generate_kwargs()
+    assert kw["do_sample"] is False and kw["min_new_tokens"] == kw["max_new_tokens"] == 3
+    assert w.generation_info()["greedy"] is True
+    with pytest.raises(TypeError, match="needs a model with .generate"):
+        tcdoctor.Generation(torch.nn.Linear(2, 2), prompts=[[1]])
+    with pytest.raises(TypeError, match="max_new_tokens"):
+        tcdoctor.Generation(_model(), prompts=[[1]], max_new_tokens=0)
+    with pytest.raises(TypeError, match="needs prompts"):
+        tcdoctor.Generation(_model())
+
+
+def test_compiles_during_generation_equal_pytorchs_with_their_step_and_cache_length():
+    w = tcdoctor.Generation(_model(), prompts=_prompts((5, 9)), max_new_tokens=3)
+    before = len(dynamo_state.compilation_metrics())
+    got = _serve(w, "compiled")
+    recorded = len(dynamo_state.compilation_metrics()) - before
+    side = got["side"]
+    # every entry PyTorch recorded in the cold and steady replays is one of the cold side's events
+    # (the steady replay compiles nothing: same prompts, same compiled forward)
+    assert len(side["compiles"]) == recorded >= 2
+    assert got["steady"]["compiles"] == []
+    first = side["compiles"][0]
+    assert (first["request"], first["step"], first["cache_length"], first["kind"]) == (
+        0, 0, 5, "compile"
+    )  # fmt: skip
+    later = [c for c in side["compiles"] if c["kind"] == "recompile"]
+    assert all(
+        c["reason"] and c["cache_length"] == 5 + c["step"] for c in later if c["request"] == 0
+    )
+    for times in side["token_times_s"]:
+        assert len(times) == 3 and times == sorted(times) and times[0] > 0
+    assert gs.tokens_equal(_serve(w, "eager")["side"], side)["equal"] == 2
+
+
+@pytest.mark.parametrize("mode, call", [("numerics", gs.NUMERICS), ("tie", gs.TIE)])
+def test_a_planted_divergence_is_named_with_its_step_and_margin(mode, call):
+    w = tcdoctor.Generation(_model(Planted, mode), prompts=_prompts((6,)), max_new_tokens=2)
+    eager, compiled = _serve(w, "eager")["side"], _serve(w, "compiled")["side"]
+    found = gs.tokens_equal(eager, compiled)
+    assert found["compared"] == 1 and found["equal"] == 0
+    first = found["divergences"][0]
+    assert (first["request"], first["step"], first["call"]) == (0, 0, call)
+    if call == gs.TIE:
+        assert first["margin_eager"] == pytest.approx(1e-5, rel=0.5)
+        assert (first["eager_token"], first["compiled_token"]) == (5, 6)
+    else:
+        assert first["margin_eager"] > first["tie_bound"] and first["compiled_token"] == 7
+
+
+class Raises(transformers.LlamaForCausalLM):
+    """Raises in the third decode step of a prompt of length 9."""
+
+    decodes = None
+
+    def forward(self, *args, **kwargs):
+        length = kwargs.get("input_ids", args[0] if args else None).shape[1]
+        if length > 1:
+            self.decodes = 0 if length == 9 else None
+        elif self.decodes is not None:
+            self.decodes += 1
+            if self.decodes == 2:
+                raise RuntimeError("planted failure")
+        return super().forward(*args, **kwargs)
+
+
+def test_a_float_prompt_and_a_generate_that_raises_are_one_line_each_and_the_rest_is_served():
+    prompts = [*_prompts((5, 9)), torch.rand(6)]
+    w = tcdoctor.Generation(_model(Raises), prompts=prompts, max_new_tokens=4)
+    side = _serve(w, "eager")["side"]
+    lines = gen_part.request_errors({"eager": {"side": side}})
+    assert lines == [
+        "generation: request 1 (Tensor[9] int64) failed at step 2 (eager): RuntimeError: planted failure",
+        "generation: request 2 (Tensor[6] float32) failed (eager): token ids must be an integer "
+        "tensor, got float32",
+    ]
+    assert side["tokens"][0] is not None and len(side["tokens"][0]) == 4
+    assert side["tokens"][1] is None and side["tokens"][2] is None
