@@ -15,6 +15,7 @@ from tcdoctor.probes import dynamo_state
 from tcdoctor.probes.traffic_replay import ServeContext
 from tcdoctor.run.serving import generate as gen_part
 from tcdoctor.run.serving import generate_section as gs
+from tcdoctor.run.serving import generate_strategies as gen_strategies
 from tcdoctor.target.pristine import Pristine
 
 transformers = pytest.importorskip("transformers")
@@ -152,3 +153,75 @@ def test_a_float_prompt_and_a_generate_that_raises_are_one_line_each_and_the_res
     ]
     assert side["tokens"][0] is not None and len(side["tokens"][0]) == 4
     assert side["tokens"][1] is None and side["tokens"][2] is None
+
+
+def test_prefill_eager_compiles_the_decode_step_once_and_never_a_prompt():
+    w = tcdoctor.Generation(_model(), prompts=_prompts((5, 9)), max_new_tokens=3)
+    sink = []
+    ctx = ServeContext(
+        workload=w, fresh=Pristine(w).fresh, traffic=w.traffic, n=2,
+        options=Options(backend="eager", threads=1), device=torch.device("cpu"),
+        deadline=time.monotonic() + 120, sink=sink.append,
+    )  # fmt: skip
+    row = gen_strategies.part_strategy(ctx, "prefill_eager")
+    assert row["cache_length"] == 9 + 3
+    made = [c for c in row["cold"]["compiles"] if c["kind"] in ("compile", "recompile")]
+    assert row["compiles"] == len(made) >= 1 and all(c["step"] >= 1 for c in made)
+    assert row["steady"]["compiles"] == []  # the decode's shapes never change
+    # 2 x layers x kv heads x head dim x length x 4 bytes
+    assert row["cache_bytes"] == 2 * 1 * 1 * 16 * 12 * 4
+
+
+def _fake(side_total, strategies):
+    """A `start` answering the generation processes with made-up request times."""
+    calls = []
+
+    def start(process, seconds, handed):
+        calls.append((process, handed.get("strategy")))
+        side = {"total_s": side_total, "tokens": [[1, 2]] * len(side_total), "errors": [],
+                "margins": [[1.0, 1.0]] * len(side_total), "device": "cpu"}  # fmt: skip
+        if process == "generate_eager":
+            return {"side": side}, None
+        if process == "generate_compiled":
+            return {"side": side, "steady": side}, None
+        name = handed["strategy"].removeprefix("generate_")
+        return {"row": {"name": name, "steady": {"total_s": strategies[name]}}}, None
+
+    return start, calls
+
+
+def test_the_generation_parts_are_records_of_the_serving_loop_judged_by_the_paired_rule():
+    from tcdoctor.checks.questions import Questions
+    from tcdoctor.run import serving
+    from tcdoctor.run.progress import Progress
+    from tcdoctor.run.serving import section
+    from tcdoctor.run.serving.part import Serving
+
+    ref = [0.10 + 0.001 * (i % 5) for i in range(20)]
+    start, calls = _fake(ref, {"dynamic": [x * 1.02 for x in ref], "static": [x * 0.5 for x in ref],
+                               "prefill_eager": [x * 0.99 for x in ref]})  # fmt: skip
+
+    class Fake(Serving):
+        def left_s(self):
+            return 600.0
+
+        def _start(self, part, process, seconds, handed):
+            return start(process, seconds, handed)
+
+    ask = {"requests": 20, "traffic": {"kind": "list"}, "kind": "inference",
+           "generation": {"max_new_tokens": 2}}  # fmt: skip
+    run = Fake("t.py:build", Options(backend="eager"), Questions(), "/nonexistent", 0.0,
+               Progress(enabled=False), ask=ask, parts=serving.PARTS)  # fmt: skip
+    serving.run_parts(run)
+    assert calls == [("generate_eager", None), ("generate_compiled", None),
+                     *[("generate_strategy", f"generate_{n}") for n in
+                       ("dynamic", "static", "prefill_eager")]]  # fmt: skip
+    made = section.build(run)
+    assert made["replay"] is None and made["strategies"] == []  # the forward parts did not run
+    assert not any("Generation" in v for v in made["not_measured"].values())
+    gen = made["generation"]
+    assert gen["not_measured"]["generate_reduce_overhead"] == gen_strategies.NO_CUDA
+    rows = {r["name"]: r["interval"] for r in gen["strategies"]}
+    assert rows["dynamic"] is None  # the reference again: the spread's source
+    assert rows["static"]["decides"] == "faster" and rows["prefill_eager"]["decides"] != "faster"
+    assert gen["tokens"]["equal"] == 20

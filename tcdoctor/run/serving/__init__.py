@@ -32,13 +32,16 @@ from __future__ import annotations
 import time
 
 from ..stages import Run, run_stages
-from . import aot, generate, host, proof, replay, strategies
+from . import aot, generate, generate_strategies, host, proof, replay, strategies
 from .part import TRAINED, Part, Serve, Serving
 from .section import asked, build
 
 PARTS: tuple[Part, ...] = (
     *(replay.PART, proof.PART, strategies.PART, host.PART, aot.PART),
-    generate.PART,  # a Generation's parts (issue 60): `Part.generation`, the others skip
+    *(
+        generate.PART,
+        generate_strategies.PART,
+    ),  # a Generation's parts (issue 60): `Part.generation`, the others skip
 )
 
 

@@ -113,17 +113,19 @@ def serve_generation(ctx: Any, side: str) -> None:
     kw = generate_kwargs(ctx, side)
     compile_kwargs = compile_forward(ctx, model) if side == "compiled" else None
     label = f"generation: {ctx.n} requests ({side}{', cold' if compile_kwargs else ''})"
-    res = _replay(ctx, model, kw, label, compile_kwargs)
+    res = replay_side(ctx, model, kw, label, compile_kwargs)
     extra = {"auto_compile": auto_compile(ctx, kw), "device": ctx.device.type}
     if compile_kwargs is not None:
         extra["compile_kwargs"] = {k: repr(v) for k, v in compile_kwargs.items()}
     ctx.put("side", side_record(res, kw, **extra))
     if compile_kwargs is not None:
-        steady = _replay(ctx, model, kw, f"generation: {ctx.n} requests (compiled, steady)", None)
+        steady = replay_side(
+            ctx, model, kw, f"generation: {ctx.n} requests (compiled, steady)", None
+        )
         ctx.put("steady", side_record(steady, kw))
 
 
-def _replay(ctx: Any, model: Any, kw: dict, label: str, compile_kwargs: dict | None) -> Any:
+def replay_side(ctx: Any, model: Any, kw: dict, label: str, compile_kwargs: dict | None) -> Any:
     from ...probes.generate import replay_generate
 
     ctx.sink({"event": "start", "phase": label})

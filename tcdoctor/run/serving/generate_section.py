@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...report.processes.paired import log_spread, ratio_interval, steady
 from .part import Serving
 
 TIE = "tie"
@@ -94,20 +95,48 @@ def build(run: Serving) -> dict | None:
     out = run.results.get("generate") or {}
     eager = (out.get("eager") or {}).get("side")
     compiled = (out.get("compiled") or {}).get("side")
-    steady = (out.get("compiled") or {}).get("steady")
-    strategies = run.results.get("generate_strategies")
+    reference = (out.get("compiled") or {}).get("steady")
+    strategies = judge(list(run.results.get("generate_strategies") or []), reference)
     return {
         "prompts": run.ask["requests"],
         "max_new_tokens": gen.get("max_new_tokens"),
         "generate_kwargs": gen.get("generate_kwargs") or {},
         "eager": eager,
         "compiled": compiled,
-        "steady": steady,
+        "steady": reference,
         "tokens": tokens_equal(eager, compiled),
-        "strategies": strategies or [],
+        "strategies": strategies,
+        "process_spread": process_spread(strategies, reference),
         "proof": run.results.get("generate_proof"),
         "not_measured": {k: v for k, v in run.not_measured.items() if k.startswith("generat")},
     }
+
+
+def judge(rows: list[dict], reference: dict | None) -> list[dict]:
+    """Each strategy row's `interval` against the reference (the generate part's compiled steady
+    replay), per request its time from prompt to last token, paired by request, widened by the
+    spread between the reference's two processes (the `dynamic` row is the second; its own row
+    has no interval: it is where the spread comes from). run/serving/generate_strategies.py."""
+    ref = steady((reference or {}).get("total_s"))
+    again = next((r for r in rows if r.get("name") == "dynamic"), None)
+    floor = log_spread((reference or {}).get("total_s"), _steady_of(again)) if again else None
+    out = []
+    for row in rows:
+        iv = None
+        if row is not again and ref:
+            iv = ratio_interval(steady(_steady_of(row)), ref, floor, "dynamic")
+        out.append({**row, "interval": iv.to_dict() if iv is not None else None})
+    return out
+
+
+def _steady_of(row: dict | None) -> list | None:
+    return ((row or {}).get("steady") or {}).get("total_s")
+
+
+def process_spread(rows: list[dict], reference: dict | None) -> float | None:
+    """|log ratio of medians| between the reference's two processes (None: not both)."""
+    again = next((r for r in rows if r.get("name") == "dynamic"), None)
+    return log_spread((reference or {}).get("total_s"), _steady_of(again)) if again else None
 
 
 def sizes(side: dict | None) -> dict[str, Any]:
