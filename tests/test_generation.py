@@ -225,3 +225,18 @@ def test_the_generation_parts_are_records_of_the_serving_loop_judged_by_the_pair
     assert rows["dynamic"] is None  # the reference again: the spread's source
     assert rows["static"]["decides"] == "faster" and rows["prefill_eager"]["decides"] != "faster"
     assert gen["tokens"]["equal"] == 20
+
+
+def test_the_section_reads_as_the_report_record_with_its_figures_derived():
+    from tcdoctor.report.model import Report
+
+    side = {"token_times_s": [[0.5, 0.6, 0.8], None, [0.2, 0.25]], "total_s": [0.8, None, 0.25],
+            "compiles": [{"request": 0, "step": 1, "cache_length": 6, "kind": "recompile"}]}  # fmt: skip
+    report = Report.from_dict({"serving": {"generation": {"eager": side, "compiled": side}}})
+    gen = report.serving.generation
+    assert gen.compiled.ttft_p50_s == 0.2 and gen.compiled.ttft_p99_s == 0.5
+    assert gen.compiled.itl_p50_s == pytest.approx(0.1) and gen.compiled.new_tokens == 5
+    assert gen.compiled.tokens_per_s == pytest.approx(5 / 1.05) and gen.traffic_compiles == 1
+    written = report.to_dict()["serving"]["generation"]["compiled"]
+    assert written["itl_p99_s"] == pytest.approx(0.2) and written["compile_count"] == 1
+    assert "generation" not in Report.from_dict({"serving": {}}).to_dict()["serving"]
