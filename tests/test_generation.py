@@ -183,7 +183,10 @@ def _fake(side_total, strategies):
         if process == "generate_eager":
             return {"side": side}, None
         if process == "generate_compiled":
-            return {"side": side, "steady": side}, None
+            compiles = [{"request": 0, "step": 0, "kind": "compile"}]
+            return {"side": {**side, "compiles": compiles}, "steady": side}, None
+        if process == "generate_proof":
+            return {"proof": {"requests": handed["warmup"], "proven": True}}, None
         name = handed["strategy"].removeprefix("generate_")
         return {"row": {"name": name, "steady": {"total_s": strategies[name]}}}, None
 
@@ -213,7 +216,7 @@ def test_the_generation_parts_are_records_of_the_serving_loop_judged_by_the_pair
     run = Fake("t.py:build", Options(backend="eager"), Questions(), "/nonexistent", 0.0,
                Progress(enabled=False), ask=ask, parts=serving.PARTS)  # fmt: skip
     serving.run_parts(run)
-    assert calls == [("generate_eager", None), ("generate_compiled", None),
+    assert calls == [("generate_eager", None), ("generate_compiled", None), ("generate_proof", None),
                      *[("generate_strategy", f"generate_{n}") for n in
                        ("dynamic", "static", "prefill_eager")]]  # fmt: skip
     made = section.build(run)
@@ -224,7 +227,7 @@ def test_the_generation_parts_are_records_of_the_serving_loop_judged_by_the_pair
     rows = {r["name"]: r["interval"] for r in gen["strategies"]}
     assert rows["dynamic"] is None  # the reference again: the spread's source
     assert rows["static"]["decides"] == "faster" and rows["prefill_eager"]["decides"] != "faster"
-    assert gen["tokens"]["equal"] == 20
+    assert gen["tokens"]["equal"] == 20 and gen["proof"] == {"requests": [0], "proven": True}
 
 
 def test_the_section_reads_as_the_report_record_with_its_figures_derived():

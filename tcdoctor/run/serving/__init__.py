@@ -32,16 +32,14 @@ from __future__ import annotations
 import time
 
 from ..stages import Run, run_stages
-from . import aot, generate, generate_strategies, host, proof, replay, strategies
+from . import aot, generate, generate_proof, generate_strategies, host, proof, replay, strategies
 from .part import TRAINED, Part, Serve, Serving
 from .section import asked, build
 
 PARTS: tuple[Part, ...] = (
     *(replay.PART, proof.PART, strategies.PART, host.PART, aot.PART),
-    *(
-        generate.PART,
-        generate_strategies.PART,
-    ),  # a Generation's parts (issue 60): `Part.generation`, the others skip
+    # a Generation's parts (issue 60): `Part.generation`; each kind skips the other's
+    *(generate.PART, generate_proof.PART, generate_strategies.PART),
 )
 
 

@@ -125,14 +125,22 @@ def serve_generation(ctx: Any, side: str) -> None:
         ctx.put("steady", side_record(steady, kw))
 
 
-def replay_side(ctx: Any, model: Any, kw: dict, label: str, compile_kwargs: dict | None) -> Any:
+def replay_side(
+    ctx: Any,
+    model: Any,
+    kw: dict,
+    label: str,
+    compile_kwargs: dict | None,
+    only: set[int] | None = None,
+) -> Any:
+    """The prompts (`only`: those requests) served through generate, one progress step."""
     from ...probes.generate import replay_generate
 
     ctx.sink({"event": "start", "phase": label})
     t0 = time.perf_counter()
     res = replay_generate(
         model,
-        ctx.requests(),
+        (r for r in ctx.requests() if only is None or r.index in only),
         kw,
         ctx.sync,
         deadline=ctx.deadline,
