@@ -4,10 +4,12 @@ tokens compared with eager's (a planted numerics divergence and a planted near-t
 and a generate that raises mid-request, and the parts as records of the one serving loop. Cheap:
 a 1-layer Llama, the `eager` backend, a few tokens, in this process."""
 
+import os
 import time
 
 import pytest
 import torch
+from conftest import ROOT, saved_report
 
 import tcdoctor
 from tcdoctor.options import Options
@@ -19,6 +21,10 @@ from tcdoctor.run.serving import generate_strategies as gen_strategies
 from tcdoctor.target.pristine import Pristine
 
 transformers = pytest.importorskip("transformers")
+
+GEN_SAMPLE = os.path.join(ROOT, "samples", "generate.py")
+GEN_SAVED = ("--backend", "eager", "--threads", "1", "--no-warm", "--processes", "1",
+             "--no-fixes", "--no-dynamic", "--budget", "0.3", "--no-submodules")  # fmt: skip
 
 
 def _config():
@@ -142,7 +148,7 @@ class Raises(transformers.LlamaForCausalLM):
 
 
 def test_a_float_prompt_and_a_generate_that_raises_are_one_line_each_and_the_rest_is_served():
-    prompts = [*_prompts((5, 9)), torch.rand(6)]
+    prompts = [*_prompts((5, 9)), torch.rand(6), torch.ones(62, dtype=torch.long)]
     w = tcdoctor.Generation(_model(Raises), prompts=prompts, max_new_tokens=4)
     side = _serve(w, "eager")["side"]
     lines = gen_part.request_errors({"eager": {"side": side}})
@@ -150,6 +156,8 @@ def test_a_float_prompt_and_a_generate_that_raises_are_one_line_each_and_the_res
         "generation: request 1 (Tensor[9] int64) failed at step 2 (eager): RuntimeError: planted failure",
         "generation: request 2 (Tensor[6] float32) failed (eager): token ids must be an integer "
         "tensor, got float32",
+        "generation: request 3 (Tensor[62] int64) failed (eager): 62 prompt + 4 new tokens exceed "
+        "the model's max_position_embeddings 64",
     ]
     assert side["tokens"][0] is not None and len(side["tokens"][0]) == 4
     assert side["tokens"][1] is None and side["tokens"][2] is None
@@ -243,3 +251,36 @@ def test_the_section_reads_as_the_report_record_with_its_figures_derived():
     written = report.to_dict()["serving"]["generation"]["compiled"]
     assert written["itl_p99_s"] == pytest.approx(0.2) and written["compile_count"] == 1
     assert "generation" not in Report.from_dict({"serving": {}}).to_dict()["serving"]
+
+
+# -- the saved report (tests/data/make_reports.py: samples/generate.py with GEN_SAVED) ------------
+
+
+def test_the_saved_section_renders_in_every_format_and_its_limits_are_judged(cli):
+    from tcdoctor.checks import generation as checks
+    from tcdoctor.render.html import HtmlRenderer
+    from tcdoctor.render.markdown import MarkdownRenderer
+    from tcdoctor.render.terminal import TerminalRenderer
+    from tcdoctor.report.model import Report
+
+    report = Report.load(str(saved_report("generation")))
+    g = report.serving.generation
+    made = [c for c in g.compiled.compiles if c.kind in ("compile", "recompile")]
+    assert g.compiled.compile_count == len(made) >= 1 and made[0].step == 0
+    for text in (TerminalRenderer().render(report), MarkdownRenderer().render(report),
+                 HtmlRenderer().render(report)):  # fmt: skip
+        assert "Compiles during generation" in text and "time to first token" in text
+        assert "Cache strategies on the prompts" in text
+    ttft = g.compiled.ttft_p99_s * 1e3
+    assert checks.ttft(report, ttft * 2).passed and not checks.ttft(report, ttft / 2).passed
+    itl = g.compiled.itl_p99_s * 1e3
+    assert checks.itl_p99(report, itl * 2).passed and not checks.itl_p99(report, itl / 2).passed
+    rate = g.compiled.tokens_per_s
+    assert checks.tokens_per_s(report, rate / 2).passed
+    assert not checks.tokens_per_s(report, rate * 2).passed
+    rc, out, err = cli("check", "--report", str(saved_report("generation")),
+                       "--max-ttft-ms", f"{ttft * 2}", "--require-warmup-proof")  # fmt: skip
+    assert rc == 0, out + err
+    assert "PASS  warm-up proof: the derived warm-up" in out
+    rc, out, _ = cli("check", "--report", str(saved_report("serving")), "--max-ttft-ms", "1")
+    assert rc == 1 and checks.NO_GENERATION in out

@@ -57,6 +57,22 @@ def check_prompt(ids: torch.Tensor) -> str | None:
     return None
 
 
+def too_long(model: Any, plen: int, kwargs: dict) -> str | None:
+    """Why a prompt cannot fit (None: it fits): its tokens plus the new ones past the model's
+    positions (`config.max_position_embeddings`) or past a static cache's `max_cache_len`."""
+    need = plen + int(kwargs.get("max_new_tokens") or 0)
+    cache = kwargs.get("max_cache_len")
+    if cache is not None and need > int(cache):
+        return f"{plen} prompt + {need - plen} new tokens exceed the static cache's max_cache_len {cache}"
+    limit = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+    if isinstance(limit, int) and need > limit:
+        return (
+            f"{plen} prompt + {need - plen} new tokens exceed the model's "
+            f"max_position_embeddings {limit}"
+        )
+    return None
+
+
 def make_clock(sync: Callable[[], None]) -> Any:
     """A streamer whose `put` times each new token (its first call, the prompt, is not a token)
     and attributes the compiles PyTorch recorded since the last one to this token's step."""
@@ -158,8 +174,8 @@ def _tokens(out: Any, prompt_len: int) -> tuple[list[int], list[float], list[flo
 def _one(model: Any, request: Request, kwargs: dict, sync: Callable, res: GenResult) -> None:
     """One request served: its times, tokens, compiles, or its error (named with its step)."""
     ids = prompt_of(request.args)
-    why = check_prompt(ids)
     plen = int(ids.shape[-1])
+    why = check_prompt(ids) or too_long(model, plen, kwargs)
     res.prompt_lengths.append(plen)
     for field in (res.token_times_s, res.total_s, res.tokens, res.margins, res.top_logits):
         field.append(None)

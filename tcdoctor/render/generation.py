@@ -84,6 +84,25 @@ def key_rows(g: GenerationSection) -> tuple[Row, ...]:
             alarm=bool(past),
         ),
         Row("tokens equal to eager's", tokens_text(g), (g.tokens.method if g.tokens else "") or ""),
+        Row("warm-up", proof_text(g), ((g.proof or {}).get("method")) or ""),
+    )
+
+
+def proof_text(g: GenerationSection) -> str:
+    """The derived warm-up and its proof in one line."""
+    p = g.proof
+    if not p:
+        return _nm(g, "generate_proof")
+    n = len(p.get("requests") or [])
+    head = f"{n} prompt(s) (requests {units.indices(p.get('requests') or [])}), "
+    head += f"{units.seconds(p.get('warmup_s'))} from a restart: "
+    if p.get("proven"):
+        return head + "proven (no prompt compiled after it under fail_on_recompile)"
+    would = [w.get("request") for w in p.get("would_compile") or []]
+    return head + (
+        f"NOT proven: requests {units.indices(would)} would compile"
+        if would
+        else f"not proven ({p.get('stopped') or 'a prompt was not served'})"
     )
 
 

@@ -15,10 +15,10 @@ A prompt is a 1-D or `[1, L]` tensor of integer token ids, a list of ints, or a 
 (one line naming it at replay time, the rest served), not a bad target: a Traffic's generator
 draws prompts only when replayed.
 
-Pitfalls: `generate` is checked at construction (a model without it is a TypeError: the target's
-build() failed, one line, exit 2 like any bad return value is not: it raises inside build(), so
-exit 3, the user's code); `max_new_tokens` must be a positive int. Nothing here imports torch at
-module level.
+Pitfalls: `generate` is checked at construction: a model without it is a TypeError raised inside
+the target's build(), one line and exit 3 (the user's code failed), as `tcdoctor analyze` reports
+any exception of build(). `max_new_tokens` must be a positive int. Nothing here imports torch at
+module level (`as_ids` imports it when a prompt is converted).
 """
 
 from __future__ import annotations
