@@ -188,8 +188,8 @@ def strategies_section(report: Report) -> Section | None:
                "warm-up (cold)", "cache memory", "request time vs reference (interval)")  # fmt: skip
     how = (
         "Each strategy in a fresh process with an empty cache, cold then steady; interval: the "
-        "ratio of median request times against the compiled forward with the dynamic cache, paired "
-        "by request, widened by the spread between the reference's two processes."
+        "ratio of median request times against the compiled forward with your generate_kwargs, "
+        "paired by request, widened by the spread between the reference's two processes."
     )
     return Section(
         STRATEGIES,

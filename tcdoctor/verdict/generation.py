@@ -7,7 +7,7 @@ ratio of median request times, prompt to last token, paired by request, a 95% bo
 widened by the spread between the reference's two processes, `GenerationSection.process_spread`).
 - Compiled greedy tokens that leave eager's beyond the numerics rule (a "numerics" divergence) rule
   compiling out: eager, with the request and step named. A near-tie does not.
-- The reference (the forward compiled, the dynamic cache, once compiled: the compiled process's
+- The reference (the forward compiled with the user's generate_kwargs, once compiled: the compiled process's
   steady replay) against eager: compiling pays only when it decides "faster".
 - The cache strategy named is the fastest whose interval against the reference decides "faster"
   (the strategies' table); none decides: the reference's setting.
@@ -42,7 +42,7 @@ def operating_model(report: Report) -> OperatingModel | None:
             steady(g.steady.total_s), steady(g.eager.total_s), g.process_spread, "eager"
         )
     name, strategy_text = _best(g)
-    figures = [f"compiled (dynamic cache, steady) / eager request time: {units.paired(iv)}"]
+    figures = [f"compiled (your generate_kwargs, steady) / eager request time: {units.paired(iv)}"]
     if bad:
         d = bad[0]
         text = (
@@ -57,8 +57,8 @@ def operating_model(report: Report) -> OperatingModel | None:
         return OperatingModel(
             model="eager", text=text, figures=figures, strategy_text=strategy_text
         )
-    setting = name or "dynamic"
-    text = f"JIT: model.forward compiled, {setting} cache setting ({units.paired(iv)} vs eager)"
+    setting = f"the {name} cache strategy" if name else "your generate_kwargs"
+    text = f"JIT: model.forward compiled, with {setting} ({units.paired(iv)} vs eager)"
     return OperatingModel(
         model="jit", text=text, figures=figures, strategy=name, strategy_text=strategy_text
     )
@@ -73,6 +73,6 @@ def _best(g: GenerationSection) -> tuple[str | None, str]:
         judged = [r for r in g.strategies if r.interval is not None]
         if not judged:
             return None, ""
-        return None, "no cache strategy is faster than the dynamic cache beyond the noise"
+        return None, "no cache strategy is faster than your generate_kwargs' beyond the noise"
     best = min(faster, key=lambda r: r.interval.ratio)  # type: ignore[union-attr]
     return best.name, f"best cache strategy: {best.label} ({units.paired(best.interval)})"

@@ -3,8 +3,8 @@ in a fresh process of its own (an empty cache folder seeded with the machine's p
 judged against the reference with the serving section's one paired rule.
 
 The strategies (`STRATEGIES`, in order):
-- `dynamic`: the reference again (the user's `generate_kwargs`, `model.forward = torch.compile(
-  model.forward)`): a second process of the reference's configuration, whose spread from the
+- `dynamic`: the reference again (the user's `generate_kwargs`: the dynamic cache unless they
+  say otherwise; `model.forward = torch.compile(model.forward)`): a second process of the reference's configuration, whose spread from the
   generate part's compiled process is the spread between processes that widens every interval;
 - `static`: `cache_implementation="static"` with `max_cache_len` the traffic's longest prompt plus
   max_new_tokens (one cache length for every request: without it transformers sizes the cache per
@@ -40,7 +40,7 @@ from .part import Part, Serving
 
 STRATEGIES = ("dynamic", "static", "prefill_eager", "reduce_overhead")
 LABELS = {
-    "dynamic": "dynamic cache, forward compiled (the reference, again)",
+    "dynamic": "your generate_kwargs, forward compiled (the reference, again)",
     "static": "static cache, forward compiled",
     "prefill_eager": "static cache, prefill eager, decode compiled",
     "reduce_overhead": 'static cache, mode="reduce-overhead" (CUDA graphs)',
@@ -117,7 +117,7 @@ def part_strategy(ctx: Any, name: str) -> dict:
     ctx.call(model, ctx.workload.call_args)  # the runtime's lazy start, untimed, eager
     extra: dict = {}
     length = longest(ctx)
-    if name != "dynamic":
+    if name != "dynamic":  # the reference keeps the user's own cache setting
         extra = {"cache_implementation": "static", "max_cache_len": length}
     kw = generate_kwargs(ctx, "compiled", extra)
     if name == "prefill_eager":
