@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from .target.generation import Generation
 from .target.traffic import Traffic
 from .target.workload import TrainStep, Workload
 from .version import __version__
 
-__all__ = ["Workload", "TrainStep", "Traffic", "analyze", "Report", "__version__"]
+__all__ = ["Workload", "TrainStep", "Traffic", "Generation", "analyze", "Report", "__version__"]
 
 
 def __getattr__(name: str):

@@ -293,6 +293,13 @@ def rate(x: Any) -> str:
     return f"{x:,.0f} requests/s" if x >= 100 else f"{x:.3g} requests/s"
 
 
+def tokens_rate(x: Any) -> str:
+    """Tokens per second: 1234.5 -> '1,234 tokens/s' (3 significant figures below 100)."""
+    if x is None:
+        return NA
+    return f"{x:,.0f} tokens/s" if x >= 100 else f"{x:.3g} tokens/s"
+
+
 def indices(xs: Any, limit: int = 8) -> str:
     """Request indices: '3, 7, 9' or '3, 7, 9, 12, … (40 in all)' past `limit`; 'none' for none."""
     xs = list(xs or [])

@@ -259,6 +259,10 @@ def warmup_proof(report: Report, required: bool = True) -> CheckResult:
     it under set_stance("fail_on_recompile"); each request that would have is a detail line."""
     name, limit = "warm-up proof", "proven"
     s = report.serving
+    if s is not None and s.generation is not None:  # a Generation's own proof (issue 60)
+        from .generation import warmup_proof as generation_proof
+
+        return generation_proof(report)
     proof = s.warmup.proof if s is not None and s.warmup is not None else None
     if proof is None or proof.proven is None:
         why = (proof.why if proof is not None else None) or _serving_why(report, "proof")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .. import units
 from ..errors import OptionError, UsageError
 from ..outcomes import Decision
+from . import generation
 from .judges import (
     compile_seconds,
     graph_breaks,
@@ -335,6 +336,30 @@ CHECKS: tuple[Check, ...] = (
         "analyze --traffic N, or a Workload with a traffic.",
         metavar="MS",
         judge=p99,
+    ),
+    Check(
+        "max_ttft_ms",
+        "number",
+        help="A Generation's time to first token p99 in ms, compiled, from a cold start (the "
+        "first requests' compiles included). Needs a tcdoctor.Generation target.",
+        metavar="MS",
+        judge=generation.ttft,
+    ),
+    Check(
+        "max_itl_p99_ms",
+        "number",
+        help="A Generation's inter-token latency p99 in ms, compiled (compiles during decoding "
+        "included). Needs a tcdoctor.Generation target.",
+        metavar="MS",
+        judge=generation.itl_p99,
+    ),
+    Check(
+        "min_tokens_per_s",
+        "number",
+        help="A Generation's tokens/s, compiled: new tokens over the sum of the request times. "
+        "Needs a tcdoctor.Generation target.",
+        metavar="N",
+        judge=generation.tokens_per_s,
     ),
     Check(
         "max_traffic_compiles",

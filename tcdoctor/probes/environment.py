@@ -67,5 +67,7 @@ def phase_environment(ctx: PhaseContext) -> dict:
             else None,
             # only when the Workload gives one: what run/launcher.py's serving stage reads to start the serving section
             **({"traffic": w.traffic.info()} if getattr(w, "traffic", None) is not None else {}),
+            # a Generation (target/generation.py): the serving section's generation parts run
+            **({"generation": w.generation_info()} if hasattr(w, "generation_info") else {}),
         },
     }

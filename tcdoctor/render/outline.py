@@ -53,6 +53,7 @@ from . import (
     diff,
     environment,
     figures,
+    generation,
     graphs,
     measured,
     patches,
@@ -375,6 +376,11 @@ def _serving(report: Report, base_dir: str | None) -> list[Placed]:
         return []
     fold = Fold(serving.fold_title(s), True)
     cut = frozenset({TERMINAL, MARKDOWN})
+    if s.generation is not None:  # a Generation: its parts replace the forward ones (issue 60)
+        fold = Fold(f"{generation.TITLE}: {s.generation.prompts} prompts served by generate", True)
+        return [
+            Placed("generation", sec, EVERY, fold, cut=cut) for sec in generation.sections(report)
+        ]
     out = [Placed("serving", serving.section(report), EVERY, fold)]  # type: ignore[arg-type]
     if (sec := serving.model_section(report)) is not None:
         out.append(Placed("serving_model", sec, EVERY, fold))

@@ -63,6 +63,10 @@ def operating_model(report: Report) -> OperatingModel | None:
     s = report.serving
     if s is None:
         return None
+    if s.generation is not None:  # a Generation (issue 60): its own operating model
+        from .generation import operating_model as generation_model
+
+        return generation_model(report)
     sides, floor = _sides(s), s.process_spread
     jit_eager = _compare(sides, JIT, EAGER, floor)
     aot_jit, aot_eager = _compare(sides, AOT, JIT, floor), _compare(sides, AOT, EAGER, floor)

@@ -28,6 +28,7 @@ sys.path.insert(0, TESTS)
 
 from conftest import ROOT, plain_env, saved_report  # noqa: E402
 from test_gate import CHEAP as GATE_CHEAP  # noqa: E402
+from test_generation import GEN_SAMPLE, GEN_SAVED  # noqa: E402
 from test_reports import INJECT, INJECT_OPTIONS  # noqa: E402
 from test_serving_report import SERVE_MLP, SERVE_SAVED, SERVE_SAVED_WARMED  # noqa: E402
 
@@ -41,6 +42,8 @@ REPORTS = {
     # verdict, check's serving checks on the raw traffic and on the one warmed up first
     "serving": (f"{SERVE_MLP}:build_limited", list(SERVE_SAVED)),
     "serving_warmed": (f"{SERVE_MLP}:build_warmed", list(SERVE_SAVED_WARMED)),
+    # test_generation.py's generation section: its rendering and check's generation limits
+    "generation": (f"{GEN_SAMPLE}:build", list(GEN_SAVED)),
 }
 
 

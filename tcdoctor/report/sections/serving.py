@@ -22,6 +22,7 @@ from ... import units
 from ...stats import nearest_rank
 from ..processes.paired import Interval
 from ..record import Record
+from .generation import GenerationSection
 
 
 def percentile(latencies: list[float | None] | None, q: float) -> float | None:
@@ -352,6 +353,8 @@ class Serving(Record):
     """The serving section; a part that was not measured is null (or absent from `strategies`)
     and says why in `not_measured`."""
 
+    OMIT_NONE = ("generation",)
+
     traffic: TrafficInfo | None = None
     replay: Replay | None = None
     warmup: Warmup | None = None
@@ -362,6 +365,8 @@ class Serving(Record):
     aot: Aot | None = None
     process_spread: float | None = None
     not_measured: dict[str, str] = field(default_factory=dict)
+    # a tcdoctor.Generation's parts (issue 60): written only for one
+    generation: GenerationSection | None = None
 
     @property
     def compiled(self) -> ServedSide | None:

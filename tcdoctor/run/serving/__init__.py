@@ -32,11 +32,15 @@ from __future__ import annotations
 import time
 
 from ..stages import Run, run_stages
-from . import aot, host, proof, replay, strategies
+from . import aot, generate, generate_proof, generate_strategies, host, proof, replay, strategies
 from .part import TRAINED, Part, Serve, Serving
 from .section import asked, build
 
-PARTS: tuple[Part, ...] = (replay.PART, proof.PART, strategies.PART, host.PART, aot.PART)
+PARTS: tuple[Part, ...] = (
+    *(replay.PART, proof.PART, strategies.PART, host.PART, aot.PART),
+    # a Generation's parts (issue 60): `Part.generation`; each kind skips the other's
+    *(generate.PART, generate_proof.PART, generate_strategies.PART),
+)
 
 
 def process(name: str) -> Serve:

@@ -45,6 +45,8 @@ MIN_PART_S = 5.0  # a part's process with less time than this is not started
 KILL_GRACE_S = 3.0  # the parent kills a part's process this long after its budget
 SOURCE = "serving"  # the progress lines' source name
 REPLAY_UNFINISHED = "the replay did not finish"
+GENERATED = "a Generation is served by generate: the generation parts replay its prompts"
+NOT_GENERATED = "the target is no Generation (tcdoctor.Generation: a model served by generate)"
 TRAINED = "a TrainStep is trained, not served: --traffic replays a Workload's requests"
 
 # What one of a part's processes does in its child: (its ServeContext, its spec, its spawn record:
@@ -61,6 +63,13 @@ class Part(Stage["Serving"]):
     copy_of: str | None = None  # its processes start from a copy of this part's cache folder
     copied: str = ""  # what such a copy is called in its row's `cache_start`
     serves: Mapping[str, Serve] = dataclasses.field(default_factory=dict)
+    generation: bool = False  # runs for a Generation only (run/serving/generate.py); else never
+
+    def why_not(self, run: Serving) -> str | None:  # type: ignore[override]
+        """A forward part does not run for a Generation, a generation part only for one."""
+        if bool(run.ask.get("generation")) != self.generation:
+            return NOT_GENERATED if self.generation else GENERATED
+        return super().why_not(run)
 
 
 @dataclasses.dataclass
@@ -80,8 +89,10 @@ class Serving(Run):
         return self.skipped
 
     def share(self, part: Part) -> float:
-        """`part`'s share of the time left: its weight over its own and the later parts'."""
+        """`part`'s share of the time left: its weight over its own and the later parts' (those
+        of its kind: a Generation's parts, or a forward's)."""
         later = self.parts[[p.name for p in self.parts].index(part.name) :]
+        later = [p for p in later if p.generation == bool(self.ask.get("generation"))]
         total = sum(p.weight for p in later) or 1.0
         return max(0.0, self.left_s() * part.weight / total)
 

@@ -31,7 +31,8 @@ from ...options import Options
 from ...report.processes.paired import log_spread, ratio_interval, steady
 from ...report.record import Record
 from ...report.sections.serving import ServedSide, Startup
-from .part import Serving
+from .generate_section import build as generation
+from .part import GENERATED, NOT_GENERATED, Serving
 
 R = TypeVar("R", bound=Record)
 
@@ -44,7 +45,8 @@ def asked(options: Options, workload: Mapping[str, Any] | None) -> dict | None:
     if options.traffic is None and not traffic:
         return None
     n = options.traffic or int((traffic or {}).get("default_n") or 200)
-    return {"requests": n, "traffic": traffic, "kind": (workload or {}).get("kind")}
+    ask = {"requests": n, "traffic": traffic, "kind": (workload or {}).get("kind")}
+    return {**ask, "generation": (workload or {}).get("generation")}
 
 
 def yours(ask: Mapping[str, Any]) -> bool:
@@ -189,5 +191,10 @@ def build(run: Serving) -> dict:
         "host": (host or {}).get("host"),
         "threads": (host or {}).get("threads"),
         "aot": r.get("aot"),
-        "not_measured": dict(run.not_measured),
+        "not_measured": {
+            k: v
+            for k, v in run.not_measured.items()
+            if v not in (GENERATED, NOT_GENERATED) and not k.startswith("generat")
+        },
+        **({"generation": g} if (g := generation(run)) is not None else {}),
     }

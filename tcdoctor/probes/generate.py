@@ -1,0 +1,244 @@
+"""Replay a generation traffic through `model.generate`, one request at a time, each token timed
+as a server streaming tokens sees it (issue 60).
+
+Method, per request (in traffic order): the prompt is produced (off the clock) and checked (integer
+token ids); `sync()`; t0 = perf_counter; `model.generate(ids, attention_mask=ones, streamer=clock,
+max_new_tokens=n, min_new_tokens=n, do_sample=False, **generate_kwargs, return_dict_in_generate=
+True, output_logits=True)`. The streamer's `put` (transformers' BaseStreamer) is called first with
+the prompt, then once per new token with the token already on the host (generate moves it there:
+a device sync); `put` syncs the device (CUDA) and reads perf_counter: token k's time. So:
+- time to first token (TTFT) = token 0's time - t0 (the prefill, and any compile it triggered);
+- inter-token latency (ITL) = token k's time - token k-1's, every decode step of every request;
+- time per output token (TPOT) of a request = (last token's time - first's) / (tokens - 1), as
+  vLLM's serving benchmark defines it;
+- tokens/s of a request = its new tokens / (its end - t0); over the replay: all new tokens / the
+  sum of the requests' times.
+Compiles: the CompilationMetrics entries PyTorch added (probes/dynamo_state.py), read in `put`
+after the token's time was taken, so each is attributed to the decode step whose forward compiled
+it (step 0: the prefill), with the cache length that step's forward attended over (prompt + step
+tokens) and PyTorch's guard in its own words (traffic_replay.compile_event: the one reading of a
+metrics entry). A `limit` entry is recompile_limit hit: that step and every later step the frame's
+guards miss run eagerly; the requests served after it are named (`past_limit`).
+
+Tokens: each request's greedy tokens and, per step, the margin between the top two raw logits
+(`output_logits`: generate keeps the last position's logits per step, one clone per token, the
+same on both sides) and the top two token ids, so the parent can say at a divergence whether it
+was a near-tie (run/serving/generate_tokens.py).
+
+Pitfalls: `min_new_tokens` is set to `max_new_tokens` so an end-of-sequence token never ends one
+side early; a request that raises mid-generation is one error naming the request and the step it
+reached (the tokens streamed before it), and the replay goes on; the first request of a compiled
+side carries its compiles (a server's cold start: that is the figure).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any, Callable, Iterable
+
+import torch
+
+from ..target.generation import prompt_of
+from ..target.traffic import Request, TrafficError
+from . import dynamo_state
+from .numerics import TOL
+from .traffic_replay import MAX_ERRORS, compile_event, recompile_limit
+
+TOP_TOKENS_KEPT = 256  # per request, the steps whose top-two logits are kept (the first ones)
+
+
+def check_prompt(ids: torch.Tensor) -> str | None:
+    """Why a prompt cannot be served (None: it can): token ids are integers, one row."""
+    if ids.is_floating_point() or ids.dtype == torch.bool or ids.is_complex():
+        return f"token ids must be an integer tensor, got {str(ids.dtype).replace('torch.', '')}"
+    if ids.dim() != 2 or ids.shape[0] != 1:
+        return f"a prompt is one row of token ids, got shape {list(ids.shape)}"
+    return None
+
+
+def too_long(model: Any, plen: int, kwargs: dict) -> str | None:
+    """Why a prompt cannot fit (None: it fits): its tokens plus the new ones past the model's
+    positions (`config.max_position_embeddings`) or past a static cache's `max_cache_len`."""
+    need = plen + int(kwargs.get("max_new_tokens") or 0)
+    cache = kwargs.get("max_cache_len")
+    if cache is not None and need > int(cache):
+        return f"{plen} prompt + {need - plen} new tokens exceed the static cache's max_cache_len {cache}"
+    limit = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+    if isinstance(limit, int) and need > limit:
+        return (
+            f"{plen} prompt + {need - plen} new tokens exceed the model's "
+            f"max_position_embeddings {limit}"
+        )
+    return None
+
+
+def make_clock(sync: Callable[[], None]) -> Any:
+    """A streamer whose `put` times each new token (its first call, the prompt, is not a token)
+    and attributes the compiles PyTorch recorded since the last one to this token's step."""
+    from transformers.generation.streamers import BaseStreamer
+
+    class Clock(BaseStreamer):
+        def __init__(self) -> None:
+            self.times: list[float] = []
+            self.compiles: list[tuple[int, Any]] = []  # (step, metrics entry)
+            self.prompt_seen = False
+            self.n_metrics = len(dynamo_state.compilation_metrics())
+
+        def put(self, value: Any) -> None:
+            if not self.prompt_seen:
+                self.prompt_seen = True
+                return
+            sync()
+            self.times.append(time.perf_counter())
+            self._attribute(len(self.times) - 1)
+
+        def _attribute(self, step: int) -> None:
+            metrics = dynamo_state.compilation_metrics()
+            self.compiles += [(step, m) for m in metrics[self.n_metrics :]]
+            self.n_metrics = len(metrics)
+
+        def end(self) -> None:
+            self._attribute(max(0, len(self.times) - 1))
+
+    return Clock()
+
+
+@dataclasses.dataclass
+class GenResult:
+    """One side's generation replay: per request (None where not served) its token times (seconds
+    from its start), its tokens, its top-two logit margins; the compiles; errors; limit."""
+
+    token_times_s: list[list[float] | None] = dataclasses.field(default_factory=list)
+    total_s: list[float | None] = dataclasses.field(default_factory=list)
+    prompt_lengths: list[int | None] = dataclasses.field(default_factory=list)
+    tokens: list[list[int] | None] = dataclasses.field(default_factory=list)
+    margins: list[list[float] | None] = dataclasses.field(default_factory=list)
+    top_logits: list[list[float] | None] = dataclasses.field(default_factory=list)
+    compiles: list[dict] = dataclasses.field(default_factory=list)
+    errors: list[dict] = dataclasses.field(default_factory=list)
+    past_limit: list[int] = dataclasses.field(default_factory=list)
+    recompile_limit: int | None = None
+    limit_hit: dict | None = None
+    tol: float | None = None  # the numerics rule's tolerance for the logits' dtype
+    stopped: str | None = None
+    wall_s: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in (f.name for f in dataclasses.fields(self))}
+
+
+def _served(model: Any, ids: torch.Tensor, kwargs: dict, sync: Callable[[], None]) -> tuple:
+    """One generate call, timed: (t0, end, clock, output); an exception carries the clock."""
+    clock = make_clock(sync)
+    mask = torch.ones_like(ids)
+    sync()
+    t0 = time.perf_counter()
+    try:
+        out = model.generate(
+            ids,
+            attention_mask=mask,
+            streamer=clock,
+            return_dict_in_generate=True,
+            output_logits=True,
+            **kwargs,
+        )
+    except Exception as exc:  # noqa: BLE001 - the request failed mid-generation: a finding
+        exc.tcdoctor_clock = clock  # type: ignore[attr-defined]
+        exc.tcdoctor_t0 = t0  # type: ignore[attr-defined]
+        raise
+    sync()
+    return t0, time.perf_counter(), clock, out
+
+
+def _compiles(clock: Any, request: Request, prompt_len: int) -> list[dict]:
+    out = []
+    for step, m in clock.compiles:
+        event = compile_event(m, request)
+        event.update(step=step, cache_length=prompt_len + step, prefill=step == 0)
+        out.append(event)
+    return out
+
+
+def _tokens(out: Any, prompt_len: int) -> tuple[list[int], list[float], list[float]]:
+    """The new tokens, and per step the top-two margin and the top logit (of the raw logits)."""
+    tokens = [int(t) for t in out.sequences[0, prompt_len:].tolist()]
+    margins, tops = [], []
+    for logits in list(out.logits or ())[:TOP_TOKENS_KEPT]:
+        top = torch.topk(logits[0].float(), 2).values
+        margins.append(float(top[0] - top[1]))
+        tops.append(float(top[0]))
+    return tokens, margins, tops
+
+
+def _one(model: Any, request: Request, kwargs: dict, sync: Callable, res: GenResult) -> None:
+    """One request served: its times, tokens, compiles, or its error (named with its step)."""
+    ids = prompt_of(request.args)
+    plen = int(ids.shape[-1])
+    why = check_prompt(ids) or too_long(model, plen, kwargs)
+    res.prompt_lengths.append(plen)
+    for field in (res.token_times_s, res.total_s, res.tokens, res.margins, res.top_logits):
+        field.append(None)
+    if why is not None:
+        res.errors.append({"request": request.index, "shapes": request.shapes, "message": why})
+        return
+    try:
+        t0, end, clock, out = _served(model, ids, kwargs, sync)
+    except Exception as exc:  # noqa: BLE001
+        clock = getattr(exc, "tcdoctor_clock", None)
+        step = len(clock.times) if clock is not None else 0
+        if clock is not None:
+            clock.end()
+            res.compiles += _compiles(clock, request, plen)
+        first = (str(exc).strip().splitlines() or [""])[0]
+        message = f"{type(exc).__name__}: {first}".rstrip(": ")[:300]
+        res.errors.append(
+            {"request": request.index, "shapes": request.shapes, "step": step, "message": message}
+        )
+        return
+    events = _compiles(clock, request, plen)
+    res.compiles += events
+    res.token_times_s[-1] = [t - t0 for t in clock.times]
+    res.total_s[-1] = end - t0
+    res.tokens[-1], res.margins[-1], res.top_logits[-1] = _tokens(out, plen)
+    if res.tol is None and out.logits:
+        res.tol = TOL.get(out.logits[0].dtype, 1e-4)
+    limit = next((e for e in events if e["kind"] == "limit"), None)
+    if limit is not None and res.limit_hit is None:
+        res.limit_hit = {"request": request.index, "step": limit["step"]}
+    if res.limit_hit is not None:
+        res.past_limit.append(request.index)
+
+
+def replay_generate(
+    model: Any,
+    requests: Iterable[Request],
+    kwargs: dict,
+    sync: Callable[[], None],
+    *,
+    deadline: float,
+    compile_kwargs: dict | None = None,
+) -> GenResult:
+    """Serve each request through `model.generate(**kwargs)`, one at a time (the module's method)."""
+    res = GenResult(recompile_limit=recompile_limit(compile_kwargs))
+    it = iter(requests)
+    t_start = time.perf_counter()
+    while True:
+        if time.monotonic() > deadline:
+            res.stopped = f"the part's time ran out after {len(res.total_s)} requests"
+            break
+        try:
+            request = next(it)
+        except StopIteration:
+            break
+        except TrafficError as exc:
+            res.errors.append({"request": exc.index, "shapes": None, "message": str(exc)})
+            res.stopped = f"the traffic could not produce request {exc.index}"
+            break
+        with torch.no_grad():
+            _one(model, request, kwargs, sync, res)
+        if len(res.errors) >= MAX_ERRORS:
+            res.stopped = f"{len(res.errors)} requests failed: the replay stopped"
+            break
+    res.wall_s = time.perf_counter() - t_start
+    return res

@@ -1,0 +1,206 @@
+"""The generation section (issue 60), described once (report/layout.py) for every format: the key
+figures (TTFT, ITL, TPOT, tokens/s eager against compiled, the compiles, the tokens compared),
+the compiles during generation (request, decode step, cache length, guard), the divergences, and
+the cache strategies judged against the reference. render/outline.py places them in the serving
+fold when the report's serving section holds a generation (`Serving.generation`).
+
+Every figure is written by units.py; a part not measured says why (the section's `not_measured`).
+"""
+
+from __future__ import annotations
+
+from .. import units
+from ..report.layout import Note, Row, Section, Table, Text, notes
+from ..report.model import Report
+from ..report.sections.generation import GenCompile, GenerationSection, GenSide
+from .breaks import more_line
+
+TITLE = "Generation"
+COMPILES = "Compiles during generation"
+TOKENS = "Tokens compared with eager's"
+STRATEGIES = "Cache strategies on the prompts"
+HOW = (
+    "generate, one request at a time, greedy; each token timed in a streamer's put (device "
+    "synced); percentiles by nearest rank over every decode step (ITL) or every request (TTFT, "
+    "TPOT)"
+)
+
+
+def _gen(report: Report) -> GenerationSection | None:
+    return report.serving.generation if report.serving is not None else None
+
+
+def _nm(g: GenerationSection, key: str) -> str:
+    why = g.not_measured.get(key)
+    return f"{units.NA} ({why})" if why else units.NA
+
+
+def _three(side: GenSide | None, name: str) -> str:
+    if side is None:
+        return units.NA
+    xs = [getattr(side, f"{name}_{q}_s") for q in ("p50", "p90", "p99")]
+    return " / ".join(units.seconds(x) for x in xs)
+
+
+def _pair(g: GenerationSection, name: str) -> str:
+    return f"eager {_three(g.eager, name)}; compiled {_three(g.compiled, name)}"
+
+
+def tokens_text(g: GenerationSection) -> str:
+    """'8 of 8 requests equal', or the divergences in words."""
+    t = g.tokens
+    if t is None:
+        return _nm(g, "generate")
+    text = f"{units.count(t.equal)} of {units.count(t.compared)} requests equal"
+    ties = sum(1 for d in t.divergences if d.call == "tie")
+    bad = len(t.numerics_failures)
+    if ties:
+        text += f"; {ties} near-tie(s) (within the numerics rule)"
+    if bad:
+        text += f"; {bad} NUMERICS FAILURE(S)"
+    return text
+
+
+def key_rows(g: GenerationSection) -> tuple[Row, ...]:
+    e, c = g.eager, g.compiled
+    rate = f"eager {units.tokens_rate(e.tokens_per_s if e else None)}, compiled "
+    rate += f"{units.tokens_rate(c.tokens_per_s if c else None)}, compiled steady "
+    rate += units.tokens_rate(g.steady.tokens_per_s if g.steady else None)
+    compiles = units.NA
+    if c is not None:
+        lost = sum(x.seconds or 0.0 for x in c.compiles)
+        compiles = f"{units.count(c.compile_count)} ({units.seconds(lost)} of compiling)"
+    past = c.past_limit if c else []
+    return (
+        Row("prompts", f"{units.count(g.prompts)} x {units.count(g.max_new_tokens)} new tokens"),
+        Row("time to first token p50 / p90 / p99", _pair(g, "ttft"), HOW),
+        Row("inter-token latency p50 / p90 / p99", _pair(g, "itl")),
+        Row("time per output token p50 / p90 / p99", _pair(g, "tpot")),
+        Row("tokens/s over the replay", rate, "new tokens / the sum of the request times"),
+        Row("compiles during generation", compiles, "CompilationMetrics entries PyTorch added"),
+        Row(
+            f"requests after recompile_limit ({units.count(c.recompile_limit if c else None)})",
+            units.indices(past) if past else "none",
+            alarm=bool(past),
+        ),
+        Row("tokens equal to eager's", tokens_text(g), (g.tokens.method if g.tokens else "") or ""),
+        Row("warm-up", proof_text(g), ((g.proof or {}).get("method")) or ""),
+    )
+
+
+def proof_text(g: GenerationSection) -> str:
+    """The derived warm-up and its proof in one line."""
+    p = g.proof
+    if not p:
+        return _nm(g, "generate_proof")
+    n = len(p.get("requests") or [])
+    head = f"{n} prompt(s) (requests {units.indices(p.get('requests') or [])}), "
+    head += f"{units.seconds(p.get('warmup_s'))} from a restart: "
+    if p.get("proven"):
+        return head + "proven (no prompt compiled after it under fail_on_recompile)"
+    would = [w.get("request") for w in p.get("would_compile") or []]
+    return head + (
+        f"NOT proven: requests {units.indices(would)} would compile"
+        if would
+        else f"not proven ({p.get('stopped') or 'a prompt was not served'})"
+    )
+
+
+def section(report: Report) -> Section | None:
+    """The key figures (every format); None without a generation."""
+    g = _gen(report)
+    if g is None:
+        return None
+    return Section(TITLE, detail=f"{units.count(g.prompts)} prompts", rows=key_rows(g))
+
+
+def _cells(c: GenCompile) -> list[str]:
+    guard = c.reason or (
+        "recompile_limit reached: served eagerly" if c.kind == "limit"
+        else (c.fail_reason or "failed") if c.kind == "failed"
+        else "first compile of the frame"
+    )  # fmt: skip
+    step = "prefill" if c.step == 0 else units.count(c.step)
+    return [
+        units.count(c.request), step, units.count(c.cache_length), units.seconds(c.seconds),
+        c.kind or "", guard,
+    ]  # fmt: skip
+
+
+def compiles_section(report: Report) -> Section | None:
+    """Each compile during generation (every format; long tables cut)."""
+    g = _gen(report)
+    if g is None or g.compiled is None:
+        return None
+    rows = [_cells(c) for c in g.compiled.compiles]
+    headers = ("request", "step", "cache length", "seconds", "kind", "guard that failed (PyTorch)")
+    table = Table(headers, rows, detail=(3,), more=more_line(len(rows)))
+    lines = [f"the replay stopped early: {g.compiled.stopped}"] if g.compiled.stopped else []
+    return Section(COMPILES, count=len(rows), tables=(table,) if rows else (), notes=notes(lines))
+
+
+def tokens_section(report: Report) -> Section | None:
+    """Each divergence: request, step, tokens, margins, the call (every format)."""
+    g = _gen(report)
+    if g is None or g.tokens is None or not g.tokens.divergences:
+        return None
+    rows = [
+        [
+            units.count(d.request), units.count(d.step),
+            f"{units.count(d.eager_token)} / {units.count(d.compiled_token)}",
+            units.sci(d.margin_eager), units.sci(d.tie_bound),
+            "tie" if d.call == "tie" else "NUMERICS FAILURE" if d.call == "numerics" else units.NA,
+        ]
+        for d in g.tokens.divergences
+    ]  # fmt: skip
+    headers = ("request", "step", "token eager / compiled", "top-two margin", "tie bound", "call")
+    return Section(
+        TOKENS,
+        count=len(rows),
+        tables=(Table(headers, rows),),
+        notes=(Note(g.tokens.method or "", how=True),),
+    )
+
+
+def strategies_section(report: Report) -> Section | None:
+    """Each cache strategy: steady TTFT, ITL p50/p99, tokens/s, compiles, warm-up, cache memory,
+    its interval against the reference (every format)."""
+    g = _gen(report)
+    if g is None:
+        return None
+    rows = []
+    for r in g.strategies:
+        s = r.steady
+        rows.append([
+            Text(f"{r.name} ({r.label})" if r.label else (r.name or ""), r.name or ""),
+            units.seconds(s.ttft_p50_s if s else None),
+            units.seconds(s.itl_p50_s if s else None), units.seconds(s.itl_p99_s if s else None),
+            units.tokens_rate(s.tokens_per_s if s else None), units.count(r.compiles),
+            units.seconds(r.warmup_s), units.nbytes(r.cache_bytes),
+            "reference, again" if r.interval is None and r.name == "dynamic"
+            else units.paired(r.interval),
+        ])  # fmt: skip
+    lines = [f"{k}: {units.NA} ({why})" for k, why in g.not_measured.items() if "strateg" in k or
+             k.startswith("generate_")]  # fmt: skip
+    if not rows and not lines:
+        return None
+    headers = ("strategy", "TTFT p50", "ITL p50", "ITL p99", "tokens/s", "compiles",
+               "warm-up (cold)", "cache memory", "request time vs reference (interval)")  # fmt: skip
+    how = (
+        "Each strategy in a fresh process with an empty cache, cold then steady; interval: the "
+        "ratio of median request times against the compiled forward with your generate_kwargs, "
+        "paired by request, widened by the spread between the reference's two processes."
+    )
+    return Section(
+        STRATEGIES,
+        tables=(Table(headers, rows, detail=(6, 7)),) if rows else (),
+        notes=notes(lines) + (Note(how, how=True),),
+    )
+
+
+def sections(report: Report) -> list[Section]:
+    """The generation's sections in order (render/outline.py places them)."""
+    from .serving import model_section
+
+    made = (section, model_section, compiles_section, tokens_section, strategies_section)
+    return [s for f in made if (s := f(report)) is not None]

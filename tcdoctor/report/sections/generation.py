@@ -1,0 +1,211 @@
+"""The generation section (issue 60): a Generation's prompts served by `generate`, eager and
+compiled, each in its own fresh process: time to first token (TTFT), inter-token latency (ITL),
+time per output token (TPOT), tokens/s; the compiles during generation with their request, decode
+step, cache length and guard; the greedy tokens compared with eager's; the cache strategies judged.
+
+Written inside the serving section (`Serving.generation`, absent unless the target is a
+`tcdoctor.Generation`: every other report is unchanged). Filled from run/serving/generate_section.py.
+Seconds in the JSON. Percentiles: the serving section's one rule (`stats.nearest_rank`) over every
+decode step of every request served (ITL), or over the requests served (TTFT, TPOT, tokens/s).
+Each figure is a derived property, written to the JSON and recomputed on load.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...stats import nearest_rank
+from ..processes.paired import Interval
+from ..record import Record
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """The serving section's rule (sections/serving.py `percentile`): nearest rank, None if none."""
+    return nearest_rank(values, q) if values else None
+
+
+@dataclass
+class GenCompile(Record):
+    """One compile during generation (a CompilationMetrics entry): the request, the decode step
+    whose forward compiled it (0: the prefill), the cache length that forward attended over, the
+    guard that failed in PyTorch's words, its kind ('compile', 'recompile', 'limit', 'failed')."""
+
+    request: int | None = None
+    shapes: str | None = None
+    step: int | None = None
+    cache_length: int | None = None
+    prefill: bool | None = None
+    seconds: float | None = None
+    reason: str | None = None
+    compile_id: str | None = None
+    kind: str | None = None
+    function: str | None = None
+    fail_type: str | None = None
+    fail_reason: str | None = None
+
+
+MADE = ("compile", "recompile")
+
+
+def _pct(values: str, q: float) -> property:
+    """The nearest-rank percentile q of the property `values` (None: none served)."""
+
+    def get(self: Any) -> float | None:
+        return percentile(getattr(self, values), q)
+
+    return property(get)
+
+
+@dataclass
+class GenSide(Record):
+    """One replay through generate: per request (null where not served) its token times (seconds
+    from the call), its time to the last token, its prompt length, its tokens and per-step top-two
+    margins; the compiles; the errors; the requests served after recompile_limit was hit."""
+
+    DERIVED = (
+        "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "itl_p50_s", "itl_p90_s", "itl_p99_s",
+        "tpot_p50_s", "tpot_p90_s", "tpot_p99_s", "tokens_per_s", "request_tokens_per_s_p50",
+        "new_tokens", "compile_count",
+    )  # fmt: skip
+
+    token_times_s: list[list[float] | None] = field(default_factory=list)
+    total_s: list[float | None] = field(default_factory=list)
+    prompt_lengths: list[int | None] = field(default_factory=list)
+    tokens: list[list[int] | None] = field(default_factory=list)
+    margins: list[list[float] | None] = field(default_factory=list)
+    top_logits: list[list[float] | None] = field(default_factory=list)
+    compiles: list[GenCompile] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    past_limit: list[int] = field(default_factory=list)
+    recompile_limit: int | None = None
+    limit_hit: dict[str, Any] | None = None
+    tol: float | None = None
+    stopped: str | None = None
+    wall_s: float | None = None
+    generate_kwargs: dict[str, str] = field(default_factory=dict)
+    compile_kwargs: dict[str, str] | None = None
+    auto_compile: bool | None = None
+    device: str | None = None
+    method: str | None = None
+
+    def _served(self) -> list[list[float]]:
+        return [t for t in self.token_times_s if t]
+
+    @property
+    def ttfts(self) -> list[float]:
+        return [t[0] for t in self._served()]
+
+    @property
+    def itls(self) -> list[float]:
+        return [b - a for t in self._served() for a, b in zip(t, t[1:])]
+
+    @property
+    def tpots(self) -> list[float]:
+        return [(t[-1] - t[0]) / (len(t) - 1) for t in self._served() if len(t) > 1]
+
+    ttft_p50_s = _pct("ttfts", 0.50)
+    ttft_p90_s = _pct("ttfts", 0.90)
+    ttft_p99_s = _pct("ttfts", 0.99)
+    itl_p50_s = _pct("itls", 0.50)
+    itl_p90_s = _pct("itls", 0.90)
+    itl_p99_s = _pct("itls", 0.99)
+    tpot_p50_s = _pct("tpots", 0.50)
+    tpot_p90_s = _pct("tpots", 0.90)
+    tpot_p99_s = _pct("tpots", 0.99)
+
+    @property
+    def new_tokens(self) -> int:
+        """The new tokens served (requests that failed left out)."""
+        return sum(len(t) for t in self._served())
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        """Over the replay: all new tokens / the sum of the served requests' times."""
+        served = [x for x, t in zip(self.total_s, self.token_times_s) if x and t]
+        return self.new_tokens / sum(served) if served else None
+
+    @property
+    def request_tokens_per_s_p50(self) -> float | None:
+        """Per request its new tokens / its time; the median request."""
+        rates = [len(t) / x for x, t in zip(self.total_s, self.token_times_s) if x and t]
+        return percentile(rates, 0.50)
+
+    @property
+    def compile_count(self) -> int:
+        """The compiles that made a graph."""
+        return sum(1 for c in self.compiles if c.kind in MADE)
+
+
+@dataclass
+class Divergence(Record):
+    """A request whose compiled greedy tokens left eager's: the step, both tokens, the top-two
+    margins, the tie bound, the call ('tie', 'numerics', 'unknown')."""
+
+    request: int | None = None
+    step: int | None = None
+    eager_token: int | None = None
+    compiled_token: int | None = None
+    margin_eager: float | None = None
+    margin_compiled: float | None = None
+    tie_bound: float | None = None
+    call: str | None = None
+
+
+@dataclass
+class TokensEqual(Record):
+    """Compiled greedy tokens against eager's (run/serving/generate_section.py)."""
+
+    compared: int | None = None
+    equal: int | None = None
+    divergences: list[Divergence] = field(default_factory=list)
+    tol: float | None = None
+    method: str | None = None
+
+    @property
+    def numerics_failures(self) -> list[Divergence]:
+        return [d for d in self.divergences if d.call == "numerics"]
+
+
+@dataclass
+class GenStrategy(Record):
+    """One cache strategy in a fresh process: cold and steady replays, compiles, warm-up cost,
+    the cache's length and bytes, its interval against the reference."""
+
+    OMIT_NONE = ("cache_start", "cache_length", "compile_kwargs")
+
+    name: str | None = None
+    label: str | None = None
+    compile_kwargs: dict[str, str] | None = None
+    cache_length: int | None = None
+    cache_bytes: int | None = None
+    compiles: int | None = None
+    compile_s: float | None = None
+    warmup_s: float | None = None
+    cold: GenSide | None = None
+    steady: GenSide | None = None
+    interval: Interval | None = None
+    cache_start: str | None = None
+    method: str | None = None
+
+
+@dataclass
+class GenerationSection(Record):
+    """The generation section: the prompts, each side, the tokens compared, the strategies."""
+
+    prompts: int | None = None
+    max_new_tokens: int | None = None
+    generate_kwargs: dict[str, str] = field(default_factory=dict)
+    eager: GenSide | None = None
+    compiled: GenSide | None = None
+    steady: GenSide | None = None
+    tokens: TokensEqual | None = None
+    strategies: list[GenStrategy] = field(default_factory=list)
+    process_spread: float | None = None
+    proof: dict[str, Any] | None = None
+    not_measured: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def traffic_compiles(self) -> int | None:
+        """The compiles the compiled side made during the prompts (None: not replayed)."""
+        return self.compiled.compile_count if self.compiled else None

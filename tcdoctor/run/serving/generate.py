@@ -1,0 +1,168 @@
+"""The `generate` part (issue 60): a Generation's prompts served by `model.generate`, eager in one
+fresh process, then compiled as a user compiles a Hugging Face model (`model.forward =
+torch.compile(model.forward, backend=...)`) in another (probes/generate.py: the method and its
+pitfalls). Each process starts from an empty cache folder seeded with the machine's probed ISA
+checks (a server's cold start).
+
+Each process makes one untimed eager forward on the example prompt first (the runtime's lazy start:
+allocator, thread pool), so neither side's first request carries it. The compiled side replays the
+prompts twice: cold (its compiles: each with its request, decode step, cache length and guard) and
+steady (the same compiled model, once compiled: what the cache strategies are judged against,
+run/serving/generate_strategies.py). The eager side sets `disable_compile=True` unless the user's
+generate_kwargs say otherwise: on CUDA with a static cache transformers compiles the forward by
+itself inside generate (`_valid_auto_compile_criteria`), and the eager reference must be eager;
+whether it would have is the side's `auto_compile` (not measured on CUDA: no GPU here).
+
+Torch-free at import: the parent imports it; `serve_generation` runs in the part's processes.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..spec import ServeSpec
+from ..stages import Where
+from .part import Part, Serving
+
+SIDES = ("eager", "compiled")
+METHOD = (
+    "one request at a time in traffic order through model.generate (greedy, exactly "
+    "max_new_tokens new tokens), each token timed in a streamer's put (device synced); TTFT: the "
+    "first token's time from the call; ITL: between consecutive tokens; compiles: the "
+    "CompilationMetrics entries PyTorch added, attributed to the decode step whose put followed them"
+)
+
+
+def _plan(run: Serving) -> None:
+    """Eager in one process, compiled in another, each its share of what the first left."""
+    end = time.monotonic() + run.share(PART)
+    out = {}
+    for i, side in enumerate(SIDES):
+        share = (end - time.monotonic()) / (len(SIDES) - i)
+        out[side] = run.go(PART, share, f"generate_{side}")
+    run.results["generate"] = out
+    for line in request_errors(out):
+        run.failures.append({"phase": "serving:generate", "message": line})
+
+
+def request_errors(out: dict) -> list[str]:
+    """One line per request a side could not serve (eager's first: a request both reject is named
+    once), naming the request, its shapes and the decode step it reached."""
+    lines, seen = [], set()
+    for side in SIDES:
+        for e in ((out.get(side) or {}).get("side") or {}).get("errors") or []:
+            if e.get("request") in seen:
+                continue
+            seen.add(e.get("request"))
+            step = f" at step {e['step']}" if e.get("step") is not None else ""
+            shapes = f" {e['shapes']}" if e.get("shapes") else ""
+            lines.append(
+                f"generation: request {e['request']}{shapes} failed{step} ({side}): {e['message']}"
+            )
+    return lines
+
+
+def generate_kwargs(ctx: Any, side: str, extra: dict | None = None) -> dict:
+    """generate's keyword arguments for `side`: the Generation's (greedy, exactly max_new_tokens),
+    `extra` (a cache strategy's) on top; the eager side's auto-compile turned off."""
+    kw = {**ctx.workload.call_generate_kwargs(), **(extra or {})}
+    if side == "eager":
+        kw.setdefault("disable_compile", True)
+    return kw
+
+
+def auto_compile(ctx: Any, kw: dict) -> bool:
+    """Whether transformers would compile the forward by itself inside generate: a compileable
+    (not dynamic) cache on CUDA, or compile_config's _compile_all_devices (transformers 5.23
+    `_valid_auto_compile_criteria`), and not disable_compile."""
+    if kw.get("disable_compile"):
+        return False
+    static = kw.get("cache_implementation") in ("static", "hybrid", "sliding_window")
+    return bool(static and ctx.device.type == "cuda")
+
+
+def compile_forward(ctx: Any, model: Any, **override: Any) -> dict:
+    """`model.forward = torch.compile(model.forward, ...)`, as a user compiles a HF model; the
+    compile arguments it used."""
+    import torch
+
+    kwargs = ctx.compile_kwargs(**override)
+    model.forward = torch.compile(model.forward, **kwargs)
+    return kwargs
+
+
+def side_record(res: Any, kw: dict, **extra: Any) -> dict:
+    """A replay's record with what it was asked."""
+    return {
+        **res.to_dict(),
+        "generate_kwargs": {k: repr(v) for k, v in kw.items()},
+        "method": METHOD,
+        **extra,
+    }
+
+
+def serve_generation(ctx: Any, side: str) -> None:
+    """One side in this process (see the module's docstring)."""
+    from ...probes import dynamo_state
+
+    ctx.put("process", f"generate_{side}")
+    dynamo_state.fresh()
+    model = ctx.fresh().model
+    ctx.call(model, ctx.workload.call_args)  # the runtime's lazy start, untimed, eager
+    kw = generate_kwargs(ctx, side)
+    compile_kwargs = compile_forward(ctx, model) if side == "compiled" else None
+    label = f"generation: {ctx.n} requests ({side}{', cold' if compile_kwargs else ''})"
+    res = replay_side(ctx, model, kw, label, compile_kwargs)
+    extra = {"auto_compile": auto_compile(ctx, kw), "device": ctx.device.type}
+    if compile_kwargs is not None:
+        extra["compile_kwargs"] = {k: repr(v) for k, v in compile_kwargs.items()}
+    ctx.put("side", side_record(res, kw, **extra))
+    if compile_kwargs is not None:
+        steady = replay_side(
+            ctx, model, kw, f"generation: {ctx.n} requests (compiled, steady)", None
+        )
+        ctx.put("steady", side_record(steady, kw))
+
+
+def replay_side(
+    ctx: Any,
+    model: Any,
+    kw: dict,
+    label: str,
+    compile_kwargs: dict | None,
+    only: set[int] | None = None,
+) -> Any:
+    """The prompts (`only`: those requests) served through generate, one progress step."""
+    from ...probes.generate import replay_generate
+
+    ctx.sink({"event": "start", "phase": label})
+    t0 = time.perf_counter()
+    res = replay_generate(
+        model,
+        (r for r in ctx.requests() if only is None or r.index in only),
+        kw,
+        ctx.sync,
+        deadline=ctx.deadline,
+        compile_kwargs=compile_kwargs or ctx.compile_kwargs(),
+    )
+    ctx.sink({"event": "done", "phase": label, "seconds": time.perf_counter() - t0})
+    return res
+
+
+def _eager(ctx: Any, spec: ServeSpec, spawn: dict) -> None:
+    serve_generation(ctx, "eager")
+
+
+def _compiled(ctx: Any, spec: ServeSpec, spawn: dict) -> None:
+    serve_generation(ctx, "compiled")
+
+
+PART = Part(
+    "generate",
+    Where.CHILDREN,
+    _plan,
+    weight=3.0,
+    serves={"generate_eager": _eager, "generate_compiled": _compiled},
+    generation=True,
+)

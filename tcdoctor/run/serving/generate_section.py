@@ -1,0 +1,146 @@
+"""The generation section from the generation parts' results (issue 60): each side's replay, the
+compiles during generation, the tokens compared with eager's, the cache strategies judged.
+
+Tokens equal (`tokens_equal`): per request served by both sides, the compiled side's greedy tokens
+against eager's, token for token (both produced in their own fresh process from the same prompt).
+At the first step where they differ: the request, the step, both tokens, and the margin between
+the top two raw logits at that step on each side. Both sides agreed on every earlier token, so the
+step's forward saw the same tokens on both; eager's margin says how close the call was. The
+numerics rule (probes/numerics.py: `allclose(compiled, eager, rtol=tol, atol=tol)` with tol by
+the logits' dtype, 1e-4 for float32) lets each logit move by `tol * (1 + |logit|)`; two logits
+may move towards each other, so a margin at most twice that (`tie_bound`) is a TIE: compiled is
+within the numerics rule and picked the other of two equal candidates. A wider margin is a
+NUMERICS failure: compiled's logits moved by more than the rule allows. The steps after a
+divergence are not compared (the two sides then see different tokens).
+
+Pitfalls: only the first TOP_TOKENS_KEPT steps of a request keep their margins (probes/generate.py);
+a divergence past them is "unknown", never guessed.
+
+Torch-free: the parent imports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...report.processes.paired import log_spread, ratio_interval, steady
+from .part import Serving
+
+TIE = "tie"
+NUMERICS = "numerics"
+UNKNOWN = "unknown"
+
+
+def tie_bound(tol: float, top: float) -> float:
+    """The widest margin the numerics rule allows two logits to close: 2 * tol * (1 + |top|)."""
+    return 2.0 * tol * (1.0 + abs(top))
+
+
+def _at(values: list | None, step: int) -> float | None:
+    return values[step] if values is not None and step < len(values) else None
+
+
+def divergence(r: int, eager: dict, compiled: dict) -> dict | None:
+    """Request r's first differing token, with both margins and the call; None when equal."""
+    a, b = eager["tokens"][r], compiled["tokens"][r]
+    step = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+    if step is None and len(a) == len(b):
+        return None
+    step = min(len(a), len(b)) if step is None else step
+    margin = _at(eager["margins"][r], step)
+    top = _at(eager["top_logits"][r], step)
+    tol = eager.get("tol")
+    bound = tie_bound(tol, top) if tol is not None and top is not None else None
+    call = UNKNOWN if margin is None or bound is None else (TIE if margin <= bound else NUMERICS)
+    return {
+        "request": r,
+        "step": step,
+        "eager_token": a[step] if step < len(a) else None,
+        "compiled_token": b[step] if step < len(b) else None,
+        "margin_eager": margin,
+        "margin_compiled": _at(compiled["margins"][r], step),
+        "tie_bound": bound,
+        "call": call,
+    }
+
+
+def tokens_equal(eager: dict | None, compiled: dict | None) -> dict | None:
+    """The tokens-equal record (see the module's docstring); None without both sides."""
+    if not eager or not compiled:
+        return None
+    both = [
+        r
+        for r in range(min(len(eager["tokens"]), len(compiled["tokens"])))
+        if eager["tokens"][r] is not None and compiled["tokens"][r] is not None
+    ]
+    found = [d for r in both if (d := divergence(r, eager, compiled)) is not None]
+    return {
+        "compared": len(both),
+        "equal": len(both) - len(found),
+        "divergences": found,
+        "tol": eager.get("tol"),
+        "method": "per request, compiled greedy tokens against eager's (each side in its own "
+        "process); at the first differing step the top-two margin of eager's raw logits: at most "
+        "2 * tol * (1 + |top logit|) (the numerics rule's allclose bound, both logits moving) is a "
+        "tie, wider a numerics failure",
+    }
+
+
+def build(run: Serving) -> dict | None:
+    """The generation section's dict (report/sections/generation.py reads it); None when the
+    target is no Generation."""
+    gen = run.ask.get("generation")
+    if not gen:
+        return None
+    out = run.results.get("generate") or {}
+    eager = (out.get("eager") or {}).get("side")
+    compiled = (out.get("compiled") or {}).get("side")
+    reference = (out.get("compiled") or {}).get("steady")
+    strategies = judge(list(run.results.get("generate_strategies") or []), reference)
+    return {
+        "prompts": run.ask["requests"],
+        "max_new_tokens": gen.get("max_new_tokens"),
+        "generate_kwargs": gen.get("generate_kwargs") or {},
+        "eager": eager,
+        "compiled": compiled,
+        "steady": reference,
+        "tokens": tokens_equal(eager, compiled),
+        "strategies": strategies,
+        "process_spread": process_spread(strategies, reference),
+        "proof": run.results.get("generate_proof"),
+        "not_measured": {k: v for k, v in run.not_measured.items() if k.startswith("generat")},
+    }
+
+
+def judge(rows: list[dict], reference: dict | None) -> list[dict]:
+    """Each strategy row's `interval` against the reference (the generate part's compiled steady
+    replay), per request its time from prompt to last token, paired by request, widened by the
+    spread between the reference's two processes (the `dynamic` row is the second; its own row
+    has no interval: it is where the spread comes from). run/serving/generate_strategies.py."""
+    ref = steady((reference or {}).get("total_s"))
+    again = next((r for r in rows if r.get("name") == "dynamic"), None)
+    floor = log_spread((reference or {}).get("total_s"), _steady_of(again)) if again else None
+    out = []
+    for row in rows:
+        iv = None
+        if row is not again and ref:
+            iv = ratio_interval(steady(_steady_of(row)), ref, floor, "dynamic")
+        out.append({**row, "interval": iv.to_dict() if iv is not None else None})
+    return out
+
+
+def _steady_of(row: dict | None) -> list | None:
+    return ((row or {}).get("steady") or {}).get("total_s")
+
+
+def process_spread(rows: list[dict], reference: dict | None) -> float | None:
+    """|log ratio of medians| between the reference's two processes (None: not both)."""
+    again = next((r for r in rows if r.get("name") == "dynamic"), None)
+    return log_spread((reference or {}).get("total_s"), _steady_of(again)) if again else None
+
+
+def sizes(side: dict | None) -> dict[str, Any]:
+    """How many requests and tokens a side served (for progress lines and tests)."""
+    side = side or {}
+    served = [t for t in side.get("tokens") or [] if t is not None]
+    return {"requests": len(served), "tokens": sum(len(t) for t in served)}
