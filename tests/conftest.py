@@ -138,19 +138,28 @@ def pytest_configure(config):
         config.option.loadscopereorder = False  # xdist's --no-loadscope-reorder
 
 
-# The files that take longest on one worker, longest first (measured alone: the closing note of
-# branch `citime`). xdist hands each worker a file when it has two tests or fewer left; by default
-# it hands out the files with the most tests first, which put these (few tests, minutes each) last,
-# one worker running them while the other had nothing left. Longest first, the short files fill in
-# beside them. A file not listed keeps xdist's own order (most tests first) after these.
+# The files that take longest on one worker, longest first (each timed alone on this shared 2-core
+# machine at load 6-8, 2026-11-29: seconds there, about twice CI's; the closing note of branch
+# `citime` has the commands). xdist hands a worker its next file when it has two tests or fewer
+# left; by default it hands out the files with the most tests first, which put most of these (few
+# tests, minutes each) last, one worker running them while the other had nothing left. Longest
+# first, the short files fill in beside them. A file not listed keeps xdist's own order (most tests
+# first) after these; a new file that takes minutes belongs here.
 HEAVY_FIRST = (
-    "test_drift.py",
-    "test_real_models.py",
-    "test_sweep.py",
-    "test_cure.py",
-    "test_sweep_ray.py",
-    "test_miscompile_inductor.py",
-    "test_helper_shapes.py",
+    "test_real_models.py",  # 831 s (load ~9)
+    "test_drift.py",  # 421 s
+    "test_strategies.py",  # 397 s (its timing tests not counted)
+    "test_miscompile_inductor.py",  # 293 s
+    "test_cure.py",  # ~270 s
+    "test_ddp_mlp_counts.py",  # 213 s
+    "test_experiment_cache.py",  # 173 s
+    "test_sweep.py",  # 170 s (load ~4)
+    "test_sweep_ray.py",  # 147 s
+    "test_memory_held.py",  # 118 s
+    "test_recompiles.py",  # 80 s
+    "test_timing_fidelity.py",  # 61 s
+    "test_first_call_recompiles.py",  # 49 s
+    "test_helper_shapes.py",  # ~40 s
 )
 
 
