@@ -148,19 +148,19 @@ def pytest_configure(config):
 # ~4): its targets' 25 s --timeout is kept clear of these, as before (it has 18 tests: xdist's own
 # order hands it out early among the others).
 HEAVY_FIRST = (
-    "test_real_models.py",  # 831 s (load ~9)
+    "test_real_models.py",  # 831 s at load ~9 (the last closing note's figure)
     "test_drift.py",  # 421 s
+    "test_cure.py",  # 493 s at load ~7, 338 s at load ~5
     "test_strategies.py",  # 397 s (its timing tests not counted)
     "test_miscompile_inductor.py",  # 293 s
-    "test_cure.py",  # ~270 s
     "test_ddp_mlp_counts.py",  # 213 s
     "test_experiment_cache.py",  # 173 s
-    "test_sweep_ray.py",  # 147 s
+    "test_sweep_ray.py",  # 147 s with test_docs (branch ray's note)
     "test_memory_held.py",  # 118 s
     "test_recompiles.py",  # 80 s
     "test_timing_fidelity.py",  # 61 s
     "test_first_call_recompiles.py",  # 49 s
-    "test_helper_shapes.py",  # ~40 s
+    "test_helper_shapes.py",  # ~40 s (not timed here)
 )
 
 
