@@ -139,8 +139,8 @@ def pytest_configure(config):
 
 
 # The files that take longest on one worker, longest first (each timed alone on this shared 2-core
-# machine at load 6-8, 2026-11-29: seconds there, about twice CI's; the closing note of branch
-# `citime` has the commands). xdist hands a worker its next file when it has two tests or fewer
+# machine on 2026-11-29, at load 6-8 unless said: about twice CI's seconds there; the closing note
+# of branch `citime` has the commands). xdist hands a worker its next file when it has two tests or fewer
 # left; by default it hands out the files with the most tests first, which put most of these (few
 # tests, minutes each) last, one worker running them while the other had nothing left. Longest
 # first, the short files fill in beside them. A file not listed keeps xdist's own order (most tests
