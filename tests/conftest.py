@@ -130,10 +130,60 @@ def _controller(config) -> bool:
 
 def pytest_configure(config):
     """The xdist controller names the run (`--testrunuid`, which its workers get) so that it knows
-    the shared directory to remove at the end."""
+    the shared directory to remove at the end, and hands out files in the workers' collection order
+    (`heavy_first`), not xdist's default of the files with most tests first."""
     if _controller(config):
         config.option.testrunuid = config.option.testrunuid or uuid.uuid4().hex
         os.environ["PYTEST_XDIST_TESTRUNUID"] = config.option.testrunuid
+        config.option.loadscopereorder = False  # xdist's --no-loadscope-reorder
+
+
+# The files that take longest on one worker, longest first (each timed alone on this shared 2-core
+# machine on 2026-11-29, at load 6-8 unless said: about twice CI's seconds there; the closing note
+# of branch `citime` has the commands). xdist hands a worker its next file when it has two tests or fewer
+# left; by default it hands out the files with the most tests first, which put most of these (few
+# tests, minutes each) last, one worker running them while the other had nothing left. Longest
+# first, the short files fill in beside them. A file not listed keeps xdist's own order (most tests
+# first) after these; a new file that takes minutes belongs here. Not test_sweep.py (170 s at load
+# ~4): its targets' 25 s --timeout is kept clear of these, as before (it has 18 tests: xdist's own
+# order hands it out early among the others).
+HEAVY_FIRST = (
+    "test_real_models.py",  # 208 s at load ~2; 831 s at load ~9 (the last closing note)
+    "test_drift.py",  # 421 s (load 2 to 7); 188 s at load ~2
+    "test_cure.py",  # 493 s at load ~7, 338 s at load ~5
+    "test_strategies.py",  # 397 s (its timing tests not counted)
+    "test_miscompile_inductor.py",  # 293 s
+    "test_ddp_mlp_counts.py",  # 213 s
+    "test_experiment_cache.py",  # 173 s
+    "test_sweep_ray.py",  # 147 s with test_docs (branch ray's note)
+    "test_memory_held.py",  # 118 s
+    "test_recompiles.py",  # 80 s
+    "test_timing_fidelity.py",  # 61 s
+    "test_first_call_recompiles.py",  # 49 s
+    "test_helper_shapes.py",  # ~40 s (not timed here)
+)
+
+
+def heavy_first(items: list) -> list:
+    """`items` with the files of HEAVY_FIRST first, in its order, then every other file, most
+    tests first (xdist's default order); each file's tests stay together and in their own order."""
+    files: dict[str, list] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::")[0], []).append(item)
+
+    def cost(path: str) -> tuple[int, int]:
+        name = os.path.basename(path)
+        heavy = HEAVY_FIRST.index(name) if name in HEAVY_FIRST else len(HEAVY_FIRST)
+        return heavy, -len(files[path])
+
+    return [item for path in sorted(files, key=cost) for item in files[path]]
+
+
+def pytest_collection_modifyitems(config, items):
+    """On an xdist worker, the files in `heavy_first` order (the controller hands them out in the
+    order the workers collected them); a run without workers keeps pytest's order."""
+    if hasattr(config, "workerinput"):
+        items[:] = heavy_first(items)
 
 
 def pytest_unconfigure(config):

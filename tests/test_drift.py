@@ -38,6 +38,11 @@ def from_cli(tmp_path_factory):
         "analyze",
         TARGET,
         *ONE_PROCESS,
+        # one thread: beside the other test worker, two threads on two shared cores stall at each
+        # parallel region's barrier (the tried fixes' and the ablation's timing rows took 80 s of a
+        # 0.1 s budget); no test here reads a timing
+        "--threads",
+        "1",
         "--budget",
         "0.1",
         "--profile-budget",

@@ -143,7 +143,6 @@ def test_autocast_runs_every_call_in_bf16_and_judges_with_its_tolerance():
     assert rep.environment["autocast"] == "bfloat16" and rep.numerics.passed is True
 
 
-@pytest.mark.inductor
 def _entry_rows(entries: list) -> list[tuple]:
     """Each compile entry as (compile id, start, end, and its columns): what a failure prints."""
     cols = ("entire_frame_compile_time_s", "backend_compile_time_s", "inductor_compile_time_s")
@@ -155,6 +154,7 @@ def _entry_rows(entries: list) -> list[tuple]:
     ]
 
 
+@pytest.mark.inductor
 def test_bert_training_step_with_dropout_has_no_false_numerics_failure_and_no_negative_figure(
     monkeypatch,
 ):

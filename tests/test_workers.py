@@ -80,3 +80,28 @@ def test_timing_tests_run_back_to_back_on_one_worker_and_alone(tmp_path):
     assert there == "True" and not os.path.exists(folder), rows
     # and two tests did run side by side (the control: the second run is not one after another)
     assert any(o[1] < r[2] and o[2] > r[1] for r in plain for o in plain if o is not r), ran
+
+
+def test_heavy_files_are_handed_out_first_then_most_tests_first():
+    """The workers' collection order (conftest.heavy_first), which the controller keeps
+    (`loadscopereorder` off): the listed files first, in the list's order, then the others with
+    the most tests first; each file's tests together and in their own order. Every listed file
+    exists (a renamed one would silently go back to the end)."""
+    from types import SimpleNamespace
+
+    import conftest
+
+    assert all(os.path.isfile(f"{ROOT}/tests/{name}") for name in conftest.HEAVY_FIRST)
+    heavy, second = conftest.HEAVY_FIRST[:2]
+    ids = ["tests/test_a.py::t1", f"tests/{second}::x", "tests/test_b.py::t1"]
+    ids += ["tests/test_b.py::t2", f"tests/{heavy}::y", f"tests/{second}::z", "tests/test_a.py::t0"]
+    got = [i.nodeid for i in conftest.heavy_first([SimpleNamespace(nodeid=n) for n in ids])]
+    assert got == [
+        f"tests/{heavy}::y",
+        f"tests/{second}::x",
+        f"tests/{second}::z",
+        "tests/test_a.py::t1",  # two tests, collected before test_b's two
+        "tests/test_a.py::t0",
+        "tests/test_b.py::t1",
+        "tests/test_b.py::t2",
+    ]
