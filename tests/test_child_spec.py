@@ -291,7 +291,31 @@ def test_check_targets_questions_reach_every_rank(tmp_path, no_process, monkeypa
         ({}, Questions()),
     ):
         with pytest.raises(ChildFailed):  # torchrun 'started' no rank: no events
-            _analyse(target, options, True, None, limits, baseline if limits else None)
+            _analyse(_check_args(target, limits), options, baseline if limits else None)
         spec = ChildSpec.read(os.path.join(work, "cold", "spec.json"))
         assert spec.role == "rank" and spec.for_rank(1).distributed.questions == expected
     assert expected.slowdown is None and not expected  # the control: no gate, nothing asked
+
+
+def _check_args(target: str, limits: dict):
+    """`check TARGET -q` with `limits` (the report's scope) as click would hand them on: the
+    command line as the one `CheckArgs` record `_analyse` reads."""
+    from tcdoctor.checks.table import BASELINE, REPORT, SWEEP
+    from tcdoctor.commands.run import CheckArgs
+    from tcdoctor.render.formats import Outputs
+
+    return CheckArgs(
+        target=target,
+        report_path=None,
+        sweep_dir=None,
+        baseline_path=None,
+        allow_mismatch=False,
+        expected_calls=None,
+        quiet=True,
+        limits={REPORT: dict(limits), BASELINE: {}, SWEEP: {}},
+        analysis={},
+        outputs=Outputs.of(),
+        junit_path=None,
+        annotations=False,
+        inconclusive="fail",
+    )

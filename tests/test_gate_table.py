@@ -114,4 +114,4 @@ def test_what_a_check_asks_reaches_the_timing_loop(monkeypatch, tmp_path):
     (questions,) = asked
     assert questions.speedups == (1.3,)
     question = questions.slowdown
-    assert question.pct == 10 and [p["speedup"] for p in question.baseline] == [1.5, 1.6]
+    assert question.pct == 10 and [p.speedup for p in question.baseline] == [1.5, 1.6]
