@@ -45,8 +45,9 @@ def probe_line(probe: dict | None) -> str | None:
     who = f"frame {probe['frame']}'s" if probe.get("frame") else "the first call's"
     return (
         f"{who} cold time includes {units.seconds(probe['seconds'])} of Inductor's CPU ISA probe "
-        f"({units.count(probe.get('builds'))} test builds): paid once per empty cache folder (a "
-        "fresh container, CI), not by your model's graphs; a cache folder that persists pays it once"
+        f"({units.count(probe.get('builds'))} test builds): its builds are paid once per empty "
+        "cache folder (a fresh container, CI), not by your model's graphs; a cache folder that "
+        "persists pays them once (every new process still runs its load checks)"
     )
 
 

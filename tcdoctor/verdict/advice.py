@@ -545,7 +545,7 @@ def _probe_text(fig: Figures) -> str:
     )
     return (
         f" {units.seconds(fig.isa_probe_s)} of the cold first call is Inductor's one-off CPU "
-        "ISA probe (compile.isa_probe), paid once per empty cache folder: compiling less does "
+        "ISA probe (compile.isa_probe), its builds paid once per empty cache folder: compiling less does "
         f"not cut it; a cache folder that persists does{probed}. The cold figure this advice "
         "judges is a fresh container's: what a CI job, a new container or server pays first."
     )
