@@ -381,13 +381,38 @@ def test_an_entry_begun_before_the_window_is_another_threads_and_left_out(monkey
     from tcdoctor.probes import dynamo_state
 
     recorded: list = []
-    monkeypatch.setattr(dynamo_state, "compilation_metrics", lambda: list(recorded))
+    monkeypatch.setattr(dynamo_state, "_recorded", lambda: list(recorded))
     window = dynamo_state.Window()
     other, own = _Metric(3.0, None, None, None), _Metric(1.0, None, None, None)
     other.start_time_us, own.start_time_us = window.start_us - 2_000_000, window.start_us + 10
     undated = _Metric(0.5, None, None, None)  # no start time: counted, as before
     recorded += [other, own, undated]
     assert window.entries() == [own, undated] and window.left_out == [other]
+
+
+def test_a_mark_reads_new_entries_from_a_full_bounded_buffer(monkeypatch):
+    """PyTorch's metrics buffer is a bounded deque (64 entries unless the limit is raised): once it
+    is full its length stops growing, so entries are told by the marked one, never by a length."""
+    import collections
+
+    from tcdoctor.probes import dynamo_state
+
+    buffer: collections.deque = collections.deque(maxlen=3)
+    monkeypatch.setattr(dynamo_state, "_recorded", lambda: list(buffer))
+    old = [_Metric(1.0, None, None, None) for _ in range(3)]
+    buffer.extend(old)  # full
+    mark = dynamo_state.Mark()
+    new = [_Metric(1.0, None, None, None) for _ in range(2)]
+    buffer.extend(new)  # the length stays 3
+    assert mark.since() == new and not mark.overflowed
+    more = [_Metric(1.0, None, None, None) for _ in range(4)]
+    buffer.extend(more)  # the marked entry is pushed out: all newer, one of them lost
+    assert mark.since() == more[-3:] and mark.overflowed
+    later = dynamo_state.Mark()
+    runtime, compile_ = _Metric(1.0, None, None, None), _Metric(1.0, None, None, None)
+    runtime.is_runtime = True  # PyTorch's runtime entry: no compile
+    buffer.extend([runtime, compile_])
+    assert later.since() == [compile_] and not later.overflowed
 
 
 def test_a_random_model_is_never_compared_across_two_rng_streams_unless_asked():

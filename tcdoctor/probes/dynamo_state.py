@@ -41,25 +41,55 @@ def compilation_metrics() -> list:
     build (16.8 s of Inductor lowering) was counted into a BERT step's first call of 20.9 s. Every
     count and phase reads compiles, so only compile entries are returned.
     """
+    return [m for m in _recorded() if not getattr(m, "is_runtime", False)]
+
+
+def _recorded() -> list:
+    """PyTorch's metrics buffer as it stands, runtime entries included (empty where the private
+    API is gone)."""
     get = getattr(dutils, "get_compilation_metrics", None)
-    return [m for m in get() if not getattr(m, "is_runtime", False)] if get else []
+    return list(get()) if get else []
+
+
+class Mark:
+    """A place in PyTorch's compile-metrics buffer: `since()` gives the compile entries recorded
+    after it.
+
+    Told by the identity of the last entry at the mark, never by the buffer's length: the buffer
+    is a bounded deque (64 entries unless `fresh()` raised the limit), so once it is full its length
+    stops growing and a length slice reads nothing new (a long in-process run met this). When the
+    marked entry has left the buffer, everything in it is newer; `overflowed` then says entries may
+    have been dropped before they were read."""
+
+    def __init__(self) -> None:
+        recorded = _recorded()
+        self._last = recorded[-1] if recorded else None
+        self.overflowed = False
+
+    def since(self) -> list:
+        recorded = _recorded()
+        at = next((i for i in range(len(recorded) - 1, -1, -1) if recorded[i] is self._last), None)
+        if at is None and self._last is not None:
+            self.overflowed = True  # the marked entry was pushed out: all are newer, some lost
+        new = recorded[at + 1 :] if at is not None else recorded
+        return [m for m in new if not getattr(m, "is_runtime", False)]
 
 
 class Window:
     """The compile entries one stretch of this thread's work made: recorded after the window
-    opened, and begun after it opened (`start_time_us`).
+    opened (`Mark`), and begun after it opened (`start_time_us`).
 
     An entry recorded inside the window but begun before it is another thread's compile that was
     under way when the window opened (each thread has its own metrics context; this thread was not
     compiling): its seconds are no part of this thread's call. `left_out` keeps those entries."""
 
     def __init__(self) -> None:
-        self.n_before = len(compilation_metrics())
+        self.mark = Mark()
         self.start_us = time.time_ns() // 1000
         self.left_out: list = []
 
     def entries(self) -> list:
-        recorded = compilation_metrics()[self.n_before :]
+        recorded = self.mark.since()
         self.left_out = [m for m in recorded if self._began_before(m)]
         return [m for m in recorded if not self._began_before(m)]
 

@@ -66,7 +66,7 @@ def cache_watch() -> Iterator[dict]:
     with `caches` ({fx_graph: {hit, miss, bypass}, aot_autograd: {...}}), `metrics` (the
     CompilationMetrics entries' local cache counts), `reasons` and `traced_frames`."""
     before = {k: dynamo_state.counters_of(group) for k, (group, _) in COUNTERS.items()}
-    n_before = len(dynamo_state.compilation_metrics())
+    mark = dynamo_state.Mark()
     handler = _Reasons()
     loggers = [logging.getLogger(name) for name in CACHE_LOGGERS]
     levels = [lg.level for lg in loggers]
@@ -80,7 +80,7 @@ def cache_watch() -> Iterator[dict]:
         for lg, level in zip(loggers, levels):
             lg.removeHandler(handler)
             lg.setLevel(level)
-        entries = dynamo_state.compilation_metrics()[n_before:]
+        entries = mark.since()
         out.update(_figures(before, entries, handler.lines))
 
 

@@ -155,7 +155,7 @@ def run_threads(serve: ServeContext, eager: Any, compiled: Any, n: int = THREADS
         todo.put(r)
     results: dict[int, Any] = {}
     errors: list[str] = []
-    n_before = len(dynamo_state.compilation_metrics())
+    mark = dynamo_state.Mark()
     stop = threading.Event()  # set when the part's time runs out: no thread takes another request
 
     def worker(k: int) -> None:
@@ -183,7 +183,7 @@ def run_threads(serve: ServeContext, eager: Any, compiled: Any, n: int = THREADS
     stop.set()
     serve.sync()
     wall = time.perf_counter() - t0
-    made = dynamo_state.compilation_metrics()[n_before:]  # compiles inside the threaded run
+    made = mark.since()  # compiles inside the threaded run
     hung = sum(t.is_alive() for t in threads)
     served = sorted(results)
     equal = [_passes(ref[i], results[i]) for i in served]
