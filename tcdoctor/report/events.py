@@ -4,14 +4,13 @@ A child says what it does one record at a time: a phase started, finished with i
 its error, was skipped and why, an experiment was not tried, a serving part's result, the end. The
 child builds an `Event` and the one serialiser (report/encoding.py) writes it as a JSON line; the
 parent reads each line back as an `Event` once, where it arrives (`read_events`, `ListSink`), and
-reads fields by attribute from then on. A field left None is not written, so a line holds only
-what its kind says. A dict still arriving (a part's process that writes dicts, an old test's
-events) is typed by `Event.of`.
+reads fields by attribute from then on. A dict still arriving (an emitter that writes dicts) is
+typed by `Event.of`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from .record import Record
@@ -26,22 +25,6 @@ class Event(Record):
     `data`: a finished phase's result (a serving part's for 'result', under `key`); `error`: a
     failure's {message, where}; `fatal`: the failure ends the process (with `exit_code`); `spec`:
     the experiment's spec (a failed or untried one); `ok`/`skipped`: how the process ended."""
-
-    OMIT_NONE = (
-        "phase",
-        "label",
-        "key",
-        "t",
-        "seconds",
-        "why",
-        "error",
-        "fatal",
-        "exit_code",
-        "spec",
-        "ok",
-        "skipped",
-        "data",
-    )
 
     event: str = ""
     phase: str | None = None
@@ -75,3 +58,7 @@ class Event(Record):
 
     def is_done(self, phase: str) -> bool:
         return self.event == "done" and self.phase == phase
+
+
+# every field but the kind is written only when set: a line holds what its kind says
+Event.OMIT_NONE = tuple(f.name for f in fields(Event) if f.name not in ("event", "extra"))
