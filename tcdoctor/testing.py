@@ -37,7 +37,10 @@ import copy
 import dataclasses
 import logging
 import os
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
+
+if TYPE_CHECKING:
+    from .report.sections.breaks import Recompile
 
 GRAPH_BREAK_LOGGER = "torch._dynamo.symbolic_convert.__graph_breaks"
 
@@ -48,7 +51,7 @@ class CompileRecord:
     (probes/recompiles.py events), steps run eagerly without a break record, variant errors."""
 
     graph_breaks: list[dict]
-    recompiles: list[dict]
+    recompiles: list[Recompile]
     unlogged_fallbacks: list[dict]
     variant_errors: list[dict]
     recompile_limit_hit: bool
@@ -196,8 +199,8 @@ def _message(
     for f in record.graph_breaks:
         lines += _break_lines(f)
     for r in record.recompiles:
-        lines.append(f"recompile of {r['function']} on {r['variant']}")
-        lines.append(f"    failing guard: {r['reason']}")
+        lines.append(f"recompile of {r.function} on {r.variant}")
+        lines.append(f"    failing guard: {r.reason}")
     if record.recompile_limit_hit:
         lines.append("the recompile limit was hit: Dynamo runs that frame eagerly from then on")
     for e in record.variant_errors:

@@ -27,6 +27,7 @@ from tcdoctor.render.html import HtmlRenderer
 from tcdoctor.render.markdown import MarkdownRenderer
 from tcdoctor.render.terminal import TerminalRenderer
 from tcdoctor.report import phases
+from tcdoctor.report.events import Event
 from tcdoctor.report.layout import Note, Row, Section, Table
 from tcdoctor.report.phases import IN_PROCESS, Phase
 from tcdoctor.report.record import Record
@@ -89,13 +90,13 @@ def planted():
         yield PLANTED
 
 
-def _events(outcome: str) -> list[dict]:
+def _events(outcome: str) -> list[Event]:
     end = (
-        {"event": "done", "phase": NAME, "seconds": 0.01, "data": RESULT}
+        Event(event="done", phase=NAME, seconds=0.01, data=RESULT)
         if outcome == "done"
-        else {"event": "skipped", "phase": NAME, "why": "no widgets on this device"}
+        else Event(event="skipped", phase=NAME, why="no widgets on this device")
     )
-    return [{"event": "start", "phase": NAME}, end]
+    return [Event(event="start", phase=NAME), end]
 
 
 def _three(report) -> tuple[str, str, str]:

@@ -122,7 +122,7 @@ def test_a_break_seen_again_on_a_recompile_is_one_break():
     )
     (brk,) = record.graph_breaks
     assert brk["occurrences"] == 2
-    assert [r["reason"] for r in record.recompiles] == [
+    assert [r.reason for r in record.recompiles] == [
         "tensor 'x' dtype mismatch: expected Float, actual Double",
         "tensor 'y' dtype mismatch: expected Float, actual Double",
     ]

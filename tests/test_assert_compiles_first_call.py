@@ -51,4 +51,4 @@ def test_allowing_them_passes_and_the_record_has_pytorchs_count():
     model, inputs = _nms()
     with torch.no_grad():
         record = assert_compiles(model, *inputs, max_graph_breaks=99, max_recompiles=2)
-    assert [r["function"].split()[0] for r in record.recompiles] == _by_hand()
+    assert [r.function.split()[0] for r in record.recompiles] == _by_hand()

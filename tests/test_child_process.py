@@ -10,6 +10,7 @@ import pytest
 
 from tcdoctor.errors import EXIT_USAGE, EXIT_USER_CODE, TargetError, UserCodeError
 from tcdoctor.options import Options
+from tcdoctor.report.events import Event
 from tcdoctor.run import process
 from tcdoctor.run.process import ChildProcess
 from tcdoctor.run.spec import ChildSpec
@@ -140,19 +141,18 @@ def test_each_failure_has_one_wording():
 
 def test_events_say_where_a_child_stopped(tmp_path):
     events = [
-        {"event": "start", "phase": "eager"},
-        {"event": "done", "phase": "eager", "data": {"x": 1}},
-        {"event": "start", "phase": "compile"},
+        Event(event="start", phase="eager"),
+        Event(event="done", phase="eager", data={"x": 1}),
+        Event(event="start", phase="compile"),
     ]
     assert process.done(events, "eager") == {"x": 1} and process.done(events, "compile") is None
     assert not process.finished(events)
     assert process.stopped_at(events, str(tmp_path / "missing.stacks")) == ("compile", None)
     assert process.stopped_at([], str(tmp_path / "missing.stacks")) == ("startup", None)
-    assert process.finished(events + [{"event": "end"}])
-    assert process.finished([{"event": "failed", "phase": "load", "fatal": True}])
-    assert process.measured([{"phase": "load"}, {"event": "end"}, {"phase": "memory"}]) == [
-        {"phase": "memory"}
-    ]
+    assert process.finished(events + [Event(event="end")])
+    assert process.finished([Event(event="failed", phase="load", fatal=True)])
+    load, end, memory = Event(phase="load"), Event(event="end"), Event(phase="memory")
+    assert process.measured([load, end, memory]) == [memory]
 
 
 def test_a_fatal_record_raises_the_matching_error():

@@ -23,6 +23,7 @@ from tcdoctor.options import Options
 from tcdoctor.render.html import HtmlRenderer
 from tcdoctor.render.markdown import MarkdownRenderer
 from tcdoctor.render.terminal import TerminalRenderer
+from tcdoctor.report.events import Event
 from tcdoctor.report.model import Report
 from tcdoctor.thresholds import RULES
 from tcdoctor.verdict import judge
@@ -351,22 +352,22 @@ def test_assembly_puts_remedies_in_compile_and_keeps_them_out_of_the_fixes():
     portable = PortableCacheSpec("/w/cache-artifacts.bin", artifact_bytes=10)
     row = dict(remedy_row("regional", 2.0, 1.3, 1.25, 1.35), spec=regional.to_dict())
     events = [
-        {"event": "done", "phase": "compile", "data": {"first_call_s": 20.0, "guards": {}}},
-        {"event": "done", "phase": "cache_artifacts", "data": {"path": "/w/c.bin", "bytes": 10}},
-        {
-            "event": "done",
-            "phase": "plan",
-            "data": {
+        Event(event="done", phase="compile", data={"first_call_s": 20.0, "guards": {}}),
+        Event(event="done", phase="cache_artifacts", data={"path": "/w/c.bin", "bytes": 10}),
+        Event(
+            event="done",
+            phase="plan",
+            data={
                 "strategies": [regional.to_dict(), portable.to_dict()],
                 "remedies_not_tried": [],
             },
-        },
-        {"event": "done", "phase": regional.phase, "data": row},
-        {
-            "event": "done",
-            "phase": "fixes_not_tried",
-            "data": {"not_tried": [{"spec": portable.to_dict(), "why": "budget used up"}]},
-        },
+        ),
+        Event(event="done", phase=regional.phase, data=row),
+        Event(
+            event="done",
+            phase="fixes_not_tried",
+            data={"not_tried": [{"spec": portable.to_dict(), "why": "budget used up"}]},
+        ),
     ]
     rep = assemble("m.py:build", Options().to_dict(), events, [])
     rem = rep.compile.remedies

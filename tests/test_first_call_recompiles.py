@@ -220,6 +220,6 @@ def test_a_recompile_limit_hit_inside_the_first_call_is_flagged():
         ),
     ]
     events = recompiles.first_call_events(ms, "M.forward", "(Tensor[4] float32)")
-    assert [e["phase"] for e in events] == ["first call", "first call"]
-    assert events[1]["variant"] == "the first call (Tensor[4] float32)"
+    assert [e.phase for e in events] == ["first call", "first call"]
+    assert events[1].variant == "the first call (Tensor[4] float32)"
     assert len(recompiles._limit_failures(ms)) == 1

@@ -40,6 +40,8 @@ from tcdoctor.verdict.figures import Figures, Way
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 import equivalence_simulation  # noqa: E402
 
+from tcdoctor.report.events import Event
+
 BETWEEN, WITHIN, CAP, TRIALS = 0.05, 0.01, 6, 1000
 OPTIONS = Options(processes=CAP)
 TIMING_PHASES = (*sequential.PROCESS_OF_PHASE, sequential.EXTRA_PHASE)
@@ -55,7 +57,7 @@ def _process(true: float, rng: random.Random) -> dict:
     return _timing(true * math.exp(rng.gauss(0, BETWEEN) + rng.gauss(0, WITHIN)))
 
 
-def _canned_loop(events: list[dict], true: float, rng: random.Random, fixes_planned: bool):
+def _canned_loop(events: list[Event], true: float, rng: random.Random, fixes_planned: bool):
     """The launcher's loop (experiments/plan.py time_processes) after the cold and warm processes
     in `events`, each timing-only child replaced by a draw: its done event."""
 
@@ -64,19 +66,19 @@ def _canned_loop(events: list[dict], true: float, rng: random.Random, fixes_plan
 
     first = _results(events, tuple(sequential.PROCESS_OF_PHASE))
     data = plan.time_processes(first, OPTIONS, RULES, time_one, fixes_planned=fixes_planned)
-    return [{"event": "done", "phase": sequential.EXTRA_PHASE, "data": data}]
+    return [Event(event="done", phase=sequential.EXTRA_PHASE, data=data)]
 
 
 def _analysis(true: float, fix_speedups: list[float], rng: random.Random) -> Report:
     """One analysis: the headline's processes until decided (or the cap), then one fix child per
     true speedup in `fix_speedups`, assembled and judged as run/ does it."""
     events = [
-        {"event": "done", "phase": phase, "data": _process(true, rng)}
+        Event(event="done", phase=phase, data=_process(true, rng))
         for phase in ("runtime", "runtime_warm")
     ]
     # fixes are planned: the launcher times at least SPREAD_FOR_ROWS processes before stopping early
     events += _canned_loop(events, true, rng, bool(fix_speedups))
-    events.append({"event": "done", "phase": "numerics", "data": {"passed": True}})
+    events.append(Event(event="done", phase="numerics", data={"passed": True}))
     across = plan.across_processes(_results(events, TIMING_PHASES))
     for i, s in enumerate(fix_speedups):
         spec = fixes.judged_across_processes(ConfigFix(f"switch_{i}"), across)
@@ -84,9 +86,7 @@ def _analysis(true: float, fix_speedups: list[float], rng: random.Random) -> Rep
         outcome, why, _ = fixes.outcome(spec.before, after, None)  # the child's words
         row = {"fix": spec.line, "kind": spec.fix_kind, "name": spec.name, "addresses": []}
         row.update(before=spec.before, after=after, outcome=outcome, why=why)
-        events.append(
-            {"event": "done", "phase": spec.phase, "data": {"spec": spec.to_dict(), **row}}
-        )
+        events.append(Event(event="done", phase=spec.phase, data={"spec": spec.to_dict(), **row}))
     return assemble("t.py:build", OPTIONS.to_dict(), events, [])
 
 

@@ -19,6 +19,7 @@ import torch
 from conftest import NO_TIMING_PROCESSES, ROOT
 
 from tcdoctor.probes import guard_ab
+from tcdoctor.report.events import Event
 from tcdoctor.report.sections import GUARDS_BY_PROFILER, GUARDS_BY_REMOVAL, guard_cost
 
 US = 1e-6
@@ -182,8 +183,8 @@ def _by_hand_in_a_fresh_process() -> tuple[float, tuple[float, float]]:
 def _events(profile_data):
     runtime = {"compiled": {"median_s": 100 * US}}
     return [
-        {"event": "done", "phase": "runtime", "data": runtime},
-        {"event": "done", "phase": "profile", "data": profile_data},
+        Event(event="done", phase="runtime", data=runtime),
+        Event(event="done", phase="profile", data=profile_data),
     ]
 
 

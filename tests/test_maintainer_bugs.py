@@ -12,6 +12,7 @@ import torch
 
 from tcdoctor.errors import EXIT_INTERNAL, ChildFailed, UserCodeError
 from tcdoctor.options import Options
+from tcdoctor.report.events import Event
 from tcdoctor.report.model import shipped_schema_text
 
 # ---------------------------------------------------------------------------- not measured (why)
@@ -25,10 +26,10 @@ def _skipped_attribution_report():
     from tcdoctor.run.assemble import assemble
 
     events = [
-        {"event": "start", "phase": "memory_graphs"},
-        {"event": "skipped", "phase": "memory_graphs", "why": MEMORY_WHY},
-        {"event": "start", "phase": "drift"},
-        {"event": "skipped", "phase": "drift", "why": DRIFT_WHY},
+        Event(event="start", phase="memory_graphs"),
+        Event(event="skipped", phase="memory_graphs", why=MEMORY_WHY),
+        Event(event="start", phase="drift"),
+        Event(event="skipped", phase="drift", why=DRIFT_WHY),
     ]
     return assemble("m.py:build", Options().to_dict(), events, [])
 
@@ -60,8 +61,8 @@ def test_a_failed_memory_attribution_phase_says_it_failed():
     from tcdoctor.run.assemble import assemble
 
     events = [
-        {"event": "start", "phase": "memory_graphs"},
-        {"event": "failed", "phase": "memory_graphs", "error": {"message": "OOM", "where": None}},
+        Event(event="start", phase="memory_graphs"),
+        Event(event="failed", phase="memory_graphs", error={"message": "OOM", "where": None}),
     ]
     rep = assemble("m.py:build", Options().to_dict(), events, [])
     assert rep.memory.attribution.not_measured == "phase 'memory_graphs' failed: OOM"
@@ -76,9 +77,8 @@ def test_a_rank_that_cannot_join_the_process_group_is_not_the_users_code():
     from tcdoctor.run.process import fatal_event_error
 
     events = [
-        {"event": "start", "phase": "rank"},
-        {"event": "failed", "phase": "rank", "fatal": True, "exit_code": 70,
-         "error": {"message": "RuntimeError: connection refused", "where": None}},
+        Event(event="start", phase="rank"),
+        Event(event="failed", phase="rank", fatal=True, exit_code=70, error={"message": "RuntimeError: connection refused", "where": None}),
     ]  # fmt: skip
     err = fatal_event_error(events, rank=1)
     assert type(err) is ChildFailed and not isinstance(err, UserCodeError)

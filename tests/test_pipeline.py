@@ -13,6 +13,7 @@ from conftest import ONE_PROCESS, ROOT, run_cli
 
 import tcdoctor
 from tcdoctor.errors import TargetError, TcdoctorError, UserCodeError
+from tcdoctor.report.events import Event
 
 BAD = os.path.join(ROOT, "tests", "targets", "bad.py")
 BREAKS = os.path.join(ROOT, "tests", "targets", "sweep", "graph_break.py") + ":build"
@@ -138,11 +139,10 @@ def test_every_fatal_record_maps_to_its_error_in_one_place():
     where = {"file": "m.py", "line": 7, "func": "build"}
 
     def fatal(phase, code, message="boom", where=None):
-        return [{"event": "start", "phase": phase},
-                {"event": "failed", "phase": phase, "fatal": True, "exit_code": code,
-                 "error": {"message": message, "where": where}}]  # fmt: skip
+        return [Event(event="start", phase=phase),
+                Event(event="failed", phase=phase, fatal=True, exit_code=code, error={"message": message, "where": where})]  # fmt: skip
 
-    assert fatal_event_error([{"event": "end"}]) is None
+    assert fatal_event_error([Event(event="end")]) is None
     err = fatal_event_error(fatal("load", 2, "file not found: m.py"))
     assert type(err) is TargetError and (err.exit_code, err.message) == (2, "file not found: m.py")
     err = fatal_event_error(fatal("eager", 3, "ValueError: x", where), rank=1)

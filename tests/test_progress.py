@@ -5,77 +5,61 @@ import io
 from conftest import ONE_PROCESS, ROOT
 
 from tcdoctor.experiments.specs import Spec
+from tcdoctor.report.events import Event
 from tcdoctor.run.progress import Progress, headline
 
 COLD = [
-    {"event": "start", "phase": "load"},
-    {"event": "done", "phase": "load", "data": {"name": "build"}},
-    {"event": "start", "phase": "graph_breaks", "t": 1.0},
-    {
-        "event": "done",
-        "phase": "graph_breaks",
-        "seconds": 1.5,
-        "data": {"graphs": {"count": 3}, "graph_breaks": {"count": 2, "skipped_frames": 0}},
-    },
-    {"event": "start", "phase": "compile", "t": 2.0},
-    {
-        "event": "done",
-        "phase": "compile",
-        "seconds": 13.2,
-        "data": {"first_call_s": 13.1, "guards": {"count": 45}},
-    },
-    {"event": "start", "phase": "runtime"},
-    {
-        "event": "done",
-        "phase": "runtime",
-        "seconds": 5.0,
-        "data": {"speedup": 1.52, "speedup_ci": [1.49, 1.56]},
-    },
-    {"event": "start", "phase": "numerics"},
-    {
-        "event": "done",
-        "phase": "numerics",
-        "seconds": 0.01,
-        "data": {"passed": True, "max_abs_err": 4.8e-07},
-    },
-    {"event": "start", "phase": "recompiles"},
-    {
-        "event": "done",
-        "phase": "recompiles",
-        "seconds": 0.5,
-        "data": {"count": 1, "limit_hit": False},
-    },
-    {
-        "event": "done",
-        "phase": "plan",
-        "data": {"strategies": [{"kind": "dynamic", "how": "dynamic"}]},
-    },
-    {"event": "end", "ok": True},
+    Event(event="start", phase="load"),
+    Event(event="done", phase="load", data={"name": "build"}),
+    Event(event="start", phase="graph_breaks", t=1.0),
+    Event(
+        event="done",
+        phase="graph_breaks",
+        seconds=1.5,
+        data={"graphs": {"count": 3}, "graph_breaks": {"count": 2, "skipped_frames": 0}},
+    ),
+    Event(event="start", phase="compile", t=2.0),
+    Event(
+        event="done",
+        phase="compile",
+        seconds=13.2,
+        data={"first_call_s": 13.1, "guards": {"count": 45}},
+    ),
+    Event(event="start", phase="runtime"),
+    Event(
+        event="done",
+        phase="runtime",
+        seconds=5.0,
+        data={"speedup": 1.52, "speedup_ci": [1.49, 1.56]},
+    ),
+    Event(event="start", phase="numerics"),
+    Event(
+        event="done", phase="numerics", seconds=0.01, data={"passed": True, "max_abs_err": 4.8e-07}
+    ),
+    Event(event="start", phase="recompiles"),
+    Event(event="done", phase="recompiles", seconds=0.5, data={"count": 1, "limit_hit": False}),
+    Event(event="done", phase="plan", data={"strategies": [{"kind": "dynamic", "how": "dynamic"}]}),
+    Event(event="end", ok=True),
 ]
 WARM = [
-    {"event": "start", "phase": "compile_warm"},
-    {"event": "done", "phase": "compile_warm", "seconds": 1.3, "data": {"warm_s": 1.2}},
-    {"event": "start", "phase": "memory"},
-    {"event": "failed", "phase": "memory", "error": {"message": "RuntimeError: boom\nsecond line"}},
-    {"event": "start", "phase": "profile"},
-    {
-        "event": "done",
-        "phase": "profile",
-        "seconds": 1.0,
-        "data": {"guard_overhead_s_per_call": 4.1e-06},
-    },
+    Event(event="start", phase="compile_warm"),
+    Event(event="done", phase="compile_warm", seconds=1.3, data={"warm_s": 1.2}),
+    Event(event="start", phase="memory"),
+    Event(event="failed", phase="memory", error={"message": "RuntimeError: boom\nsecond line"}),
+    Event(event="start", phase="profile"),
+    Event(event="done", phase="profile", seconds=1.0, data={"guard_overhead_s_per_call": 4.1e-06}),
 ]
 STRATEGY = [
-    {"event": "start", "phase": "load"},
-    {"event": "done", "phase": "load", "data": {"name": "build"}},
-    {"event": "start", "phase": "strategy:dynamic:dynamic"},
-    {
-        "event": "done",
-        "phase": "strategy:dynamic:dynamic",
-        "seconds": 2.0,
-        "data": {"spec": {}, "compiles": 2, "compile_s": 1.5, "limit_hit": False},
-    },
-    {"event": "end", "ok": True},
+    Event(event="start", phase="load"),
+    Event(event="done", phase="load", data={"name": "build"}),
+    Event(event="start", phase="strategy:dynamic:dynamic"),
+    Event(
+        event="done",
+        phase="strategy:dynamic:dynamic",
+        seconds=2.0,
+        data={"spec": {}, "compiles": 2, "compile_s": 1.5, "limit_hit": False},
+    ),
+    Event(event="end", ok=True),
 ]
 
 
@@ -170,7 +154,7 @@ def test_missing_or_odd_figures_leave_the_elapsed_time():
     assert headline("profile", "not a dict") is None
     out = io.StringIO()
     Progress(tty=False, file=out, clock=Clock()).feed(
-        "warm", [{"event": "done", "phase": "memory", "seconds": 0.25, "data": {"shape": "new"}}]
+        "warm", [Event(event="done", phase="memory", seconds=0.25, data={"shape": "new"})]
     )
     assert out.getvalue() == "tcdoctor: memory … 250.00 ms\n"
 
@@ -182,9 +166,9 @@ def test_each_timing_only_process_shows_its_own_lines():
     prog = Progress(tty=False, file=out, clock=Clock())
     for seconds in (0.25, 0.5):
         prog.new_child("timing")
-        events = [{"event": "start", "phase": "load"}]
+        events = [Event(event="start", phase="load")]
         prog.feed("timing", events)
-        events.append({"event": "done", "phase": "load", "seconds": seconds})
+        events.append(Event(event="done", phase="load", seconds=seconds))
         prog.feed("timing", events)
     assert out.getvalue() == (
         "tcdoctor: load target (timing process) … 250.00 ms\n"
@@ -237,13 +221,10 @@ def test_a_fatal_failure_is_left_to_the_cli_error_line():
     Progress(tty=False, file=out, clock=Clock()).feed(
         "cold",
         [
-            {"event": "start", "phase": "eager"},
-            {
-                "event": "failed",
-                "phase": "eager",
-                "error": {"message": "RuntimeError: broken"},
-                "fatal": True,
-            },
+            Event(event="start", phase="eager"),
+            Event(
+                event="failed", phase="eager", error={"message": "RuntimeError: broken"}, fatal=True
+            ),
         ],
     )
     assert out.getvalue() == ""

@@ -37,8 +37,8 @@ def test_batch_size_change_is_one_recompile_with_plain_guard():
     data, metrics = run(w)
     assert data["count"] == sum(1 for m in metrics if m.recompile_reason) == 1
     (ev,) = data["events"]
-    assert ev["reason"] == "tensor 'args[0]' size mismatch at index 0: expected 4, actual 8"
-    assert ev["variant_index"] == 1 and ev["variant"] == "variant 1: (Tensor[8,64] float32)"
+    assert ev.reason == "tensor 'args[0]' size mismatch at index 0: expected 4, actual 8"
+    assert ev.variant_index == 1 and ev.variant == "variant 1: (Tensor[8,64] float32)"
     assert data["limit_hit"] is False
 
 
@@ -48,8 +48,8 @@ def test_train_eval_toggle_recompiles_on_training_flag():
     assert data["count"] == sum(1 for m in metrics if m.recompile_reason) == 1
     (ev,) = data["events"]
     assert (
-        ".training == False" in ev["reason"]
-        and ev["variant"] == "variant 1: lambda m: m.train(), then inputs"
+        ".training == False" in ev.reason
+        and ev.variant == "variant 1: lambda m: m.train(), then inputs"
     )
 
 
@@ -69,7 +69,7 @@ def test_recompile_limit_hit_is_detected_and_counts_match_metrics():
     assert data["limit_hit"] is True
     assert data["count"] == sum(1 for m in metrics if m.recompile_reason)
     assert data["count"] >= limit - 1
-    assert all("== " in e["reason"] or "k" in e["reason"] for e in data["events"])
+    assert all("== " in e.reason or "k" in e.reason for e in data["events"])
 
 
 def test_no_variants_no_recompiles():

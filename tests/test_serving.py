@@ -21,6 +21,7 @@ from tcdoctor.options import Options
 from tcdoctor.probes import dynamo_state, serve_threads, warmup
 from tcdoctor.probes.recompiles import plain_reason
 from tcdoctor.probes.traffic_replay import ServeContext, recompile_limit, replay
+from tcdoctor.report.events import Event
 from tcdoctor.report.model import Report
 from tcdoctor.run import serving
 from tcdoctor.run.progress import Progress
@@ -200,7 +201,7 @@ def _context(sizes, compile_kwargs=None):
 
 
 def _results(sink):
-    return {ev["key"]: ev["data"] for ev in sink if ev.get("event") == "result"}
+    return {ev.key: ev.data for ev in map(Event.of, sink) if ev.event == "result"}
 
 
 def test_the_warmup_proof_passes_on_the_derived_set_and_fails_on_a_planted_incomplete_one():
@@ -408,10 +409,10 @@ def test_no_traffic_no_serving_section_and_no_process_and_the_stage_says_why():
     (stage,) = [s for s in launcher.STAGES if s.name == "serving"]
     run = launcher.Analysis("t.py:build", Options(), Questions(), "/nonexistent",
                             time.monotonic() + 60, Progress(enabled=False), ran=["main"])  # fmt: skip
-    env = {"event": "done", "phase": "environment", "data": {"workload": {"kind": "inference"}}}
+    env = Event(event="done", phase="environment", data={"workload": {"kind": "inference"}})
     run.events.append(env)
     assert stage.why_not(run) == launcher.NO_TRAFFIC
-    env["data"]["workload"]["traffic"] = {"kind": "list", "default_n": 10}
+    env.data["workload"]["traffic"] = {"kind": "list", "default_n": 10}
     assert stage.why_not(run) is None
     assert "serving" not in Report().to_dict()
     assert section.asked(Options(traffic=7), None)["requests"] == 7

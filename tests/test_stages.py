@@ -19,6 +19,7 @@ from tcdoctor.experiments import plan
 from tcdoctor.experiments.cold_plan import ExperimentPlan
 from tcdoctor.experiments.specs import AblationSpec, ConfigFix, ModeSpec
 from tcdoctor.options import Options
+from tcdoctor.report.events import Event
 from tcdoctor.report.processes import sequential
 from tcdoctor.run import distributed, launcher
 from tcdoctor.run.process import done
@@ -86,7 +87,7 @@ def test_a_planted_stage_runs_in_the_loop_and_its_events_reach_the_report(monkey
         seen["compiled"] = done(run.events, "compile") is not None
         seen["before"] = list(run.ran)
         seen["skipped"] = dict(run.skipped)
-        run.events.append({"event": "done", "phase": "planted", "seconds": 0.5, "data": {"n": 1}})
+        run.events.append(Event(event="done", phase="planted", seconds=0.5, data={"n": 1}))
         run.failures.append({"phase": "planted_check", "message": "the planted stage's failure"})
 
     stage = Stage("planted", Where.PARENT, planted, needs=("main",))
@@ -119,9 +120,9 @@ def test_the_go_message_is_made_from_the_cold_childs_results_and_plan():
     that share its process, in plan order, and the fix budget."""
     planned = ExperimentPlan((ModeSpec("max-autotune"), ConfigFix("x"), AblationSpec("eager")))
     events = [
-        {"event": "done", "phase": "compile", "data": {"first_call_s": 10.0}},
-        {"event": "done", "phase": "runtime", "data": {"compiled": {"median_s": 2e-3}}},
-        {"event": "done", "phase": "plan", "data": planned.to_data()},
+        Event(event="done", phase="compile", data={"first_call_s": 10.0}),
+        Event(event="done", phase="runtime", data={"compiled": {"median_s": 2e-3}}),
+        Event(event="done", phase="plan", data=planned.to_data()),
     ]
     go = launcher.warm_go(events, Options())
     assert go == WarmGo(True, 2e-3, (ConfigFix("x"), AblationSpec("eager")), 40.0)

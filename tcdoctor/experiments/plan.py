@@ -36,6 +36,7 @@ from typing import NamedTuple
 
 from ..checks.questions import Questions
 from ..options import FIX_BUDGET_FIRST_CALLS, FIX_BUDGET_MIN_S, Options
+from ..report.events import Event
 from ..report.processes import claims, regimes, sequential
 from ..thresholds import RULES, Rules
 from .fixes import before_figures, budget_used_up, plan_stance
@@ -252,29 +253,28 @@ def fix_budget(compile_result: dict | None, options: Options) -> float:
 
 
 def warm_experiments(
-    events: list[dict], failure: dict | None
+    events: list[Event], failure: dict | None
 ) -> tuple[set[str], float, list[dict]]:
     """What the warm process did with its experiments: the phases it ran (finished or failed, the one
     it died in included: a failure is that experiment's finding) or left untried, the fix budget they
     spent, and the untried ones' records. One it never started is run in a child of its own."""
     ran = {
-        ev["phase"]
+        ev.phase
         for ev in events
-        if ev.get("event") in ("done", "failed") and str(ev.get("phase")).startswith(PHASE_PREFIX)
+        if ev.event in ("done", "failed") and str(ev.phase).startswith(PHASE_PREFIX)
     }
     if failure and str(failure.get("phase")).startswith(PHASE_PREFIX):
         ran.add(failure["phase"])
     spent = sum(
-        ev.get("seconds") or 0.0
+        ev.seconds or 0.0
         for ev in events
-        if ev.get("event") == "done"
-        and ev.get("phase") in ran
-        and Spec.from_dict(ev["data"]["spec"]).uses_fix_budget
+        if ev.event == "done"
+        and ev.phase in ran
+        and Spec.from_dict(ev.data["spec"]).uses_fix_budget
     )
-    untried = [
-        {"spec": ev["spec"], "why": ev["why"]} for ev in events if ev.get("event") == "not_tried"
-    ]
-    return ran | {ev["phase"] for ev in events if ev.get("event") == "not_tried"}, spent, untried
+    not_tried = [ev for ev in events if ev.event == "not_tried"]
+    untried = [{"spec": ev.spec, "why": ev.why} for ev in not_tried]
+    return ran | {ev.phase for ev in not_tried}, spent, untried
 
 
 # the main analysis's phases a planned fix is compared with (fixes.before_figures)

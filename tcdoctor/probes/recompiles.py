@@ -21,6 +21,7 @@ from typing import Any, Callable
 import torch
 
 from ..report.phases import Skip
+from ..report.sections.breaks import Recompile
 from ..target.userframes import is_user_file
 from ..target.workload import CallArgs, is_state_change
 from . import dynamo_state
@@ -110,23 +111,26 @@ def _user_location(metric: Any) -> dict:
     return {"file": filename, "line": getattr(metric, "co_firstlineno", None)}
 
 
-def _event(m: Any, label: str, variant: str, index: int, wall: float | None, phase: str) -> dict:
+def _event(
+    m: Any, label: str, variant: str, index: int, wall: float | None, phase: str
+) -> Recompile:
+    """One recompile as the report's record, built here once (report/encoding.py writes it)."""
     reason = getattr(m, "recompile_reason", None)
-    return {
-        "function": function_name(m, label),
-        "reason": plain_reason(reason),
-        "raw_reason": str(reason),
-        "variant": variant,
-        "variant_index": index,
-        "phase": phase,
-        "compile_s": getattr(m, "entire_frame_compile_time_s", None),
-        "call_wall_s": wall,
-        "fail_type": getattr(m, "fail_type", None),
+    return Recompile(
+        function=function_name(m, label),
+        reason=plain_reason(reason),
+        raw_reason=str(reason),
+        variant=variant,
+        variant_index=index,
+        phase=phase,
+        compile_s=getattr(m, "entire_frame_compile_time_s", None),
+        call_wall_s=wall,
+        fail_type=getattr(m, "fail_type", None),
         **_user_location(m),
-    }
+    )
 
 
-def first_call_events(metrics: list, label: str, inputs: str) -> list[dict]:
+def first_call_events(metrics: list, label: str, inputs: str) -> list[Recompile]:
     """The recompiles inside the first call: its CompilationMetrics entries with recompile_reason.
 
     `metrics` are exactly the first call's entries (from a fresh Dynamo state); `inputs` describes
@@ -161,7 +165,8 @@ def run(
     `first_call`: the CompilationMetrics entries of that first call (None: not known, and the
     first call's own recompiles are left out, as `first_call_count` None says)."""
     first = first_call_events(first_call or [], label, describe_call(workload.call_args))
-    events, errors = [], []
+    events: list[Recompile] = []
+    errors: list[dict] = []
     start = len(dynamo_state.compilation_metrics())
     t0 = time.perf_counter()
     with dynamo_state.dynamo_logs() as logs:

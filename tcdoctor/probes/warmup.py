@@ -40,6 +40,7 @@ import os
 import time
 from typing import Any
 
+from ..report.events import Event
 from . import restart
 from .traffic_replay import ReplayResult, ServeContext
 
@@ -207,7 +208,7 @@ def run_user_warmup(serve: ServeContext, fn: Any, label: str) -> ReplayResult | 
     reqs = user_warmup(serve)
     if not reqs:
         return None
-    serve.sink({"event": "start", "phase": label})
+    serve.sink(Event(event="start", phase=label))
     t0 = time.perf_counter()
     result = replay(
         fn,
@@ -218,7 +219,7 @@ def run_user_warmup(serve: ServeContext, fn: Any, label: str) -> ReplayResult | 
         device=serve.device,
         compile_kwargs=serve.compile_kwargs(),
     )
-    serve.sink({"event": "done", "phase": label, "seconds": time.perf_counter() - t0})
+    serve.sink(Event(event="done", phase=label, seconds=time.perf_counter() - t0))
     return result
 
 

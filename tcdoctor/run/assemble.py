@@ -13,6 +13,7 @@ import datetime as _dt
 from ..experiments import fixes
 from ..experiments.specs import DYNAMIC_SETTINGS, REMEDY_SETTINGS, Spec
 from ..report import phases
+from ..report.events import Event
 from ..report.model import SCHEMA_VERSION, Report
 from ..report.sections import (
     FixRow,
@@ -23,7 +24,7 @@ from ..verdict import judge, tried
 from ..version import __version__
 
 
-def assemble(target: str, options: dict, events: list[dict], failures: list[dict]) -> Report:
+def assemble(target: str, options: dict, events: list[Event], failures: list[dict]) -> Report:
     """Build the report from the children's phase events plus what the parent saw fail."""
     data: dict = {
         "schema_version": SCHEMA_VERSION,
@@ -38,31 +39,21 @@ def assemble(target: str, options: dict, events: list[dict], failures: list[dict
     done: dict[str, dict] = {}
     strategy_failures: list[dict] = []
     for ev in events:
-        phase = ev.get("phase")
-        kind = ev.get("event")
+        phase, kind = ev.phase, ev.event
         if kind == "start":
             data["phases"][phase] = {"status": "started"}
         elif kind == "done":
-            data["phases"][phase] = {"status": "ok", "seconds": ev.get("seconds")}
-            done[phase] = ev.get("data") or {}
+            data["phases"][phase] = {"status": "ok", "seconds": ev.seconds}
+            done[phase] = ev.data or {}
         elif kind == "skipped":
-            data["phases"][phase] = {"status": "skipped", "why": ev.get("why")}
-        elif kind == "failed" and "spec" in ev:  # an experiment that failed: a finding of its own
+            data["phases"][phase] = {"status": "skipped", "why": ev.why}
+        elif kind == "failed" and ev.spec is not None:  # an experiment that failed: a finding
             data["phases"][phase] = {"status": "failed"}
-            err = ev.get("error") or {}
-            strategy_failures.append(
-                {
-                    "strategy": Spec.from_dict(ev["spec"]).key,
-                    "message": err.get("message"),
-                    "where": err.get("where"),
-                }
-            )
+            key = Spec.from_dict(ev.spec).key
+            strategy_failures.append({"strategy": key, "message": ev.message, "where": ev.where})
         elif kind == "failed":
             data["phases"][phase] = {"status": "failed"}
-            err = ev.get("error") or {}
-            data["errors"].append(
-                {"phase": phase, "message": err.get("message"), "where": err.get("where")}
-            )
+            data["errors"].append({"phase": phase, "message": ev.message, "where": ev.where})
     for f in failures:
         data["errors"].append(f)
         if f.get("phase") in data["phases"]:

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..errors import EXIT_INTERNAL
 from ..experiments.specs import Spec
+from ..report.events import Event
 from ..units import MACHINE_PROBED_CACHE, WARM_PROCESS_CACHE
 from .spec import ChildSpec, ChildSpecError, WarmGo
 
@@ -105,7 +106,7 @@ def _phases(
 
 
 def _end(sink, ok: bool) -> int:
-    sink({"event": "end", "ok": ok})
+    sink(Event(event="end", ok=ok))
     return 0 if ok else 3
 
 
@@ -123,7 +124,7 @@ def _cold(spec: ChildSpec, sink) -> int:
     results, ok = _phases(spec, sink, loaded, COLD, before_compile=wait)
     if ok and "compile" in results:
         planned = cold_plan.plan(loaded[0], spec.target, spec.options, results)
-        sink({"event": "done", "phase": "plan", "data": planned.to_data()})
+        sink(Event(event="done", phase="plan", data=planned.to_data()))
     return _end(sink, ok)
 
 
@@ -144,7 +145,7 @@ def _warm(spec: ChildSpec, sink) -> int:
         print(f"tcdoctor: {exc}", file=sys.stderr)
         return EXIT_INTERNAL
     if go is None or not go.run:
-        sink({"event": "end", "ok": True, "skipped": True})
+        sink(Event(event="end", ok=True, skipped=True))
         return 0
     loaded = _load(spec, sink)
     if isinstance(loaded, int):
@@ -215,7 +216,7 @@ def _run_experiments(go: WarmGo, workload, options, sink, own_timing: dict | Non
         spec = judged_in_process(planned, own_timing)
         if spec.uses_fix_budget and spent >= budget:
             why = budget_used_up(budget)
-            sink({"event": "not_tried", "phase": spec.phase, "spec": planned.to_dict(), "why": why})
+            sink(Event(event="not_tried", phase=spec.phase, spec=planned.to_dict(), why=why))
             continue
         t0 = time.perf_counter()
         _run_strategy(spec, workload, options, sink, WARM_PROCESS_CACHE)
@@ -235,31 +236,24 @@ def _run_strategy(
     from ..target.userframes import describe_exception
 
     name = spec.phase
-    sink({"event": "start", "phase": name, "label": spec.label})
+    sink(Event(event="start", phase=name, label=spec.label))
     t0 = time.perf_counter()
     try:
         data = strategies.run(spec, workload, options)
     except Exception as exc:  # noqa: BLE001 - a failing strategy is a finding
-        sink(
-            {
-                "event": "failed",
-                "phase": name,
-                "error": describe_exception(exc),
-                "spec": spec.to_dict(),
-            }
-        )
+        sink(Event(event="failed", phase=name, error=describe_exception(exc), spec=spec.to_dict()))
     else:
         sink(
-            {
-                "event": "done",
-                "phase": name,
-                "seconds": time.perf_counter() - t0,
-                "data": {
+            Event(
+                event="done",
+                phase=name,
+                seconds=time.perf_counter() - t0,
+                data={
                     "spec": spec.to_dict(),
                     **_probed(cache_start, isa_probe_s),
                     **data,
                 },
-            }
+            )
         )
 
 

@@ -29,6 +29,7 @@ from ..checks.questions import Questions
 from ..errors import EXIT_USAGE, ChildFailed
 from ..options import Options
 from ..report import distributed as dsec
+from ..report.events import Event
 from ..report.model import Report
 from ..report.sections import Distributed
 from ..target.userframes import where_str
@@ -133,7 +134,7 @@ class Launch(ChildProcess):
             found |= set(range(first, first + self.options.nproc))
         return sorted(found)
 
-    def events(self, rank: int) -> list[dict]:
+    def events(self, rank: int) -> list[Event]:
         return read_events(os.path.join(self.dir, f"rank{rank}.events"))
 
     def kill(self, timed_out: bool = True) -> None:
@@ -149,7 +150,7 @@ class Launch(ChildProcess):
             except (OSError, ValueError):
                 pass
 
-    def finish(self) -> tuple[dict[int, list[dict]], dict[int, dict]]:
+    def finish(self) -> tuple[dict[int, list[Event]], dict[int, dict]]:
         """Every rank's events, and a failure record for each rank that did not finish."""
         rc = self.exit_code()
         log = self.log_tail(60)
@@ -182,12 +183,12 @@ class Launch(ChildProcess):
         return events, failures
 
 
-def _shown(events: list[dict]) -> list[dict]:
+def _shown(events: list[Event]) -> list[Event]:
     """Progress shows the lowest rank's phases; its own bookkeeping records are not phases."""
-    return [ev for ev in events if ev.get("phase") not in ("rank", "ddp")]
+    return [ev for ev in events if ev.phase not in ("rank", "ddp")]
 
 
-def _fatal(cold: dict[int, list[dict]]) -> None:
+def _fatal(cold: dict[int, list[Event]]) -> None:
     """A rank whose target or eager call failed: the same one-line error as a single-process run."""
     for rank, evs in sorted(cold.items()):
         error = fatal_event_error(evs, rank)
@@ -200,8 +201,8 @@ class Launches(Run):
     """A distributed analysis's state: `Run`'s, and its two launches' ranks' events and failures."""
 
     cold: Launch | None = None
-    cold_events: dict[int, list[dict]] = dataclasses.field(default_factory=dict)
-    warm_events: dict[int, list[dict]] = dataclasses.field(default_factory=dict)
+    cold_events: dict[int, list[Event]] = dataclasses.field(default_factory=dict)
+    warm_events: dict[int, list[Event]] = dataclasses.field(default_factory=dict)
     by_rank: dict[int, dict] = dataclasses.field(default_factory=dict)  # each rank's failure
     warm_failures: dict[int, dict] = dataclasses.field(default_factory=dict)
 
@@ -259,15 +260,14 @@ def _report(run: Launches) -> None:
     for rank in sorted(run.cold_events):
         evs = list(run.cold_events[rank]) + measured(run.warm_events.get(rank, []))
         fails = [f for f in (run.by_rank.get(rank), run.warm_failures.get(rank)) if f]
-        shown = [ev for ev in evs if ev.get("phase") not in ("rank", "ddp")]
+        shown = [ev for ev in evs if ev.phase not in ("rank", "ddp")]
         rep = assemble(run.target, run.options.to_dict(), shown + run.events, fails + run.failures)
         not_warm = run.skipped.get("warm")
         if not_warm is not None and rep.compile.warm_s is None:
             rep.compile.warm_not_measured = not_warm
         info = dict(done(evs, "rank") or {"rank": rank})
         info["finished"] = (
-            any(ev.get("event") == "end" for ev in run.cold_events[rank])
-            and rank not in run.warm_failures
+            any(ev.event == "end" for ev in run.cold_events[rank]) and rank not in run.warm_failures
         )
         reports[rank] = rep
         rows.append(dsec.rank_row(rep, info, done(run.cold_events[rank], "ddp")))

@@ -44,6 +44,7 @@ from ..experiments.cold_plan import ExperimentPlan
 from ..experiments.fixes import judged_across_processes
 from ..experiments.specs import PHASE_PREFIX, FixSpec, Spec
 from ..options import Options
+from ..report.events import Event
 from ..report.files import write_atomic
 from ..report.model import Report
 from ..report.processes.regimes import AS_LAUNCHED, PINNED_ENV_LABEL
@@ -99,7 +100,7 @@ class Child(ChildProcess):
         each given for its role only: the cold child's `wait_for`, the warm child's `warm`, a timing
         child's `timing`, a strategy child's `strategy`."""
         self.role, self.options = role, options
-        self._events: list[dict] = []
+        self._events: list[Event] = []
         self._events_size = -1
         self.paths = {
             k: os.path.join(workdir, f"{tag or role}.{k}")
@@ -130,7 +131,7 @@ class Child(ChildProcess):
             extra_env=extra_env,
         )
 
-    def events(self) -> list[dict]:
+    def events(self) -> list[Event]:
         """Its events so far, a new list each call; the file is parsed again only when it grew
         (progress asks often, and parsing every event each time costs the parent CPU)."""
         try:
@@ -141,7 +142,7 @@ class Child(ChildProcess):
             self._events, self._events_size = read_events(self.paths["events"]), size
         return list(self._events)
 
-    def finish(self) -> tuple[list[dict], dict | None]:
+    def finish(self) -> tuple[list[Event], dict | None]:
         """Its events, plus a failure record if it died without finishing."""
         rc = self.exit_code()
         events = self.events()
@@ -162,7 +163,7 @@ def _touch(path: str, payload: dict) -> None:
     write_atomic(path, json.dumps(payload))  # the child never reads half a file
 
 
-def _results(events: list[dict], phases: tuple[str, ...]) -> dict[str, dict | None]:
+def _results(events: list[Event], phases: tuple[str, ...]) -> dict[str, dict | None]:
     """The data of each of `phases` that finished (None where it did not): what plan.py reads."""
     return {phase: done(events, phase) for phase in phases}
 
@@ -236,8 +237,8 @@ class _Experiments:
         self.seed_from, self.probe_s = seed_from, probe_s
 
     def extra_timing(
-        self, events: list[dict], questions: Questions, fixes_planned: bool = False
-    ) -> list[dict]:
+        self, events: list[Event], questions: Questions, fixes_planned: bool = False
+    ) -> list[Event]:
         """The timing-only processes plan.timing_steps asks for, each started here; one done
         event joins their results and the sequence."""
         started = time.monotonic()
@@ -247,7 +248,7 @@ class _Experiments:
         if data is None:
             return []
         seconds = time.monotonic() - started
-        return [{"event": "done", "phase": EXTRA_PHASE, "seconds": seconds, "data": data}]
+        return [Event(event="done", phase=EXTRA_PHASE, seconds=seconds, data=data)]
 
     def _timing_child(self, i: int, why: str, pinned: bool) -> tuple[bool, dict | None]:
         """Run timing-only process `i`: (False past the deadline, its result or None)."""
@@ -287,7 +288,7 @@ class _Experiments:
         specs: list[Spec],
         fix_budget: float,
         fix_spent: float,
-        events: list[dict],
+        events: list[Event],
         failures: list[dict],
     ) -> list[dict]:
         """Run each of `specs` in a child of its own, in plan.in_turn's order and budget (its
@@ -305,7 +306,7 @@ class _Experiments:
             failures.append(late)
         return not_tried
 
-    def _child(self, i: int, total: int, spec: Spec) -> tuple[list[dict], dict | None]:
+    def _child(self, i: int, total: int, spec: Spec) -> tuple[list[Event], dict | None]:
         self.prog.strategy(f"strategy-{i}", i + 1, total, spec)
         child_cache, cache_start = _experiment_cache(
             self.cache_dir, self.workdir, i, spec, self.seed_from
@@ -388,7 +389,7 @@ def _watch(run: Analysis, cold: Child, warm: Child | None, ready: str, go: str) 
     return go_sent
 
 
-def warm_go(cold_events: list[dict], options: Options) -> WarmGo:
+def warm_go(cold_events: list[Event], options: Options) -> WarmGo:
     """The warm child's go message, from the cold child's compile, runtime and plan results: run
     only if the cold child compiled; its profiler budget from the compiled call's time; the planned
     experiments that share its process (ExperimentPlan.shared), within the fix budget."""
@@ -466,7 +467,7 @@ def _experiments(run: Analysis) -> None:
     run.not_tried += children
     if run.not_tried:
         data = {"not_tried": run.not_tried}
-        run.events.append({"event": "done", "phase": "fixes_not_tried", "data": data})
+        run.events.append(Event(event="done", phase="fixes_not_tried", data=data))
 
 
 NO_TRAFFIC = "no traffic: the target's Workload gives none and --traffic is not set"

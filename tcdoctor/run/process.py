@@ -22,7 +22,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from ..errors import (
     EXIT_INTERNAL,
@@ -33,6 +33,7 @@ from ..errors import (
     TcdoctorError,
     UserCodeError,
 )
+from ..report.events import ENDS, Event
 from ..target.userframes import deepest_user_frame, where_str
 from .spec import ChildSpec
 
@@ -201,36 +202,33 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
 
 
 # -- what a child left behind ------------------------------------------------------------------
-def done(events: list[dict], phase: str) -> dict | None:
+def done(events: list[Event], phase: str) -> Any:
     """The data of a phase that finished, or None."""
-    return next(
-        (ev.get("data") for ev in events if ev.get("event") == "done" and ev.get("phase") == phase),
-        None,
-    )
+    return next((ev.data for ev in events if ev.is_done(phase)), None)
 
 
-def measured(events: list[dict]) -> list[dict]:
+def measured(events: list[Event]) -> list[Event]:
     """A later child's events minus its bookkeeping (its own load and end records)."""
-    return [ev for ev in events if ev.get("phase") != "load" and ev.get("event") != "end"]
+    return [ev for ev in events if ev.phase != "load" and ev.event != "end"]
 
 
-def finished(events: list[dict]) -> bool:
+def finished(events: list[Event]) -> bool:
     """It wrote its end record, or a fatal one (a target error, said by the parent in one line)."""
-    return any(ev.get("event") == "end" or ev.get("fatal") for ev in events)
+    return any(ev.event == "end" or ev.fatal for ev in events)
 
 
-def last_started(events: list[dict]) -> str | None:
+def last_started(events: list[Event]) -> str | None:
     """The phase that was running when the events stop (started, never done, failed or skipped)."""
     open_phase = None
     for ev in events:
-        if ev.get("event") == "start":
-            open_phase = ev.get("phase")
-        elif ev.get("event") in ("done", "failed", "skipped") and ev.get("phase") == open_phase:
+        if ev.event == "start":
+            open_phase = ev.phase
+        elif ev.event in ENDS and ev.phase == open_phase:
             open_phase = None
     return open_phase
 
 
-def stopped_at(events: list[dict], stacks_path: str) -> tuple[str, dict | None]:
+def stopped_at(events: list[Event], stacks_path: str) -> tuple[str, dict | None]:
     """Where a child that ended without finishing stopped: its open phase ('startup' before its
     first), and the deepest frame of the user's code in its stack dump."""
     return last_started(events) or "startup", where_from_stacks(stacks_path)
@@ -284,20 +282,19 @@ def fatal_error(message: str, exit_code: int | None) -> TcdoctorError:
     return (UserCodeError if code == EXIT_USER_CODE else TargetError)(message, code)
 
 
-def fatal_event_error(events: list[dict], rank: int | None = None) -> TcdoctorError | None:
+def fatal_event_error(events: list[Event], rank: int | None = None) -> TcdoctorError | None:
     """The error a child's fatal record stands for, or None when its events hold none: the one
     mapping from a fatal record to an error, for a single-process child, a rank (named by `rank`)
     and the in-process analysis alike. A rank that could not join the process group (its 'rank'
     phase, before any of the analysis's and before the user's code) is ChildFailed, exit 70 as the
     rank itself exits: tcdoctor's setup or the environment failed, not the user's code; any other
     fatal record is `fatal_error` of its message, where the user's code stood, and its exit code."""
-    fatal = next((ev for ev in events if ev.get("fatal")), None)
+    fatal = next((ev for ev in events if ev.fatal), None)
     if fatal is None:
         return None
-    err = fatal.get("error") or {}
     who = f"rank {rank}: " if rank is not None else ""
-    if fatal.get("phase") == "rank":
-        message = f"{who}could not join the process group: {err.get('message')}"
+    if fatal.phase == "rank":
+        message = f"{who}could not join the process group: {fatal.message}"
         return ChildFailed(message, EXIT_INTERNAL)
-    where = where_str(err.get("where"))
-    return fatal_error(f"{who}{err.get('message')}{where}", fatal.get("exit_code"))
+    where = where_str(fatal.where)
+    return fatal_error(f"{who}{fatal.message}{where}", fatal.exit_code)

@@ -28,6 +28,7 @@ import click
 from .. import units
 from ..experiments.specs import PHASE_PREFIX, Spec
 from ..report import phases
+from ..report.events import ENDS, Event
 from ..report.phases.phase import plural
 
 # Events that are no phase of the registry: the target's load (the child's, before any phase).
@@ -102,7 +103,7 @@ class Progress:
         self._drawn = 0
 
     # -- input -----------------------------------------------------------------
-    def feed(self, source: str, events: list[dict]) -> None:
+    def feed(self, source: str, events: list[Event]) -> None:
         """All events of one child so far (the same list, grown); shows the new ones."""
         if not self.enabled:
             return
@@ -145,24 +146,19 @@ class Progress:
         self._running = None
 
     # -- events ----------------------------------------------------------------
-    def _label(self, source: str, phase: str, ev: dict | None = None) -> str:
+    def _label(self, source: str, phase: str, ev: Event | None = None) -> str:
         if phase.startswith(PHASE_PREFIX):
             if source in self._labels:  # a child of its own, started by the launcher
                 return self._labels[source]
             # run in the warm process after its own phases (Spec.shares_process)
-            return f"{(ev or {}).get('label') or phase} ({source} process)"
+            return f"{ev and ev.label or phase} ({source} process)"
         declared = phases.BY_NAME.get(phase)
         label = LOAD_LABEL if phase == "load" else (declared and declared.label) or phase
         return f"{label} ({source} process)" if phase == "load" and source != "cold" else label
 
-    def _event(self, source: str, ev: dict) -> None:
-        kind, phase = ev.get("event"), str(ev.get("phase") or "")
-        if (
-            not phase
-            or phase in HIDDEN
-            or ev.get("fatal")
-            or (phase == "load" and source in self._labels)
-        ):
+    def _event(self, source: str, ev: Event) -> None:
+        kind, phase = ev.event, ev.phase or ""
+        if not phase or phase in HIDDEN or ev.fatal or (phase == "load" and source in self._labels):
             return  # a fatal error is the CLI's one error line; a strategy child's load is part of its line
         own_child = phase.startswith(PHASE_PREFIX) and source in self._labels
         key = (source, "strategy" if own_child else phase)
@@ -173,29 +169,29 @@ class Progress:
             self._started.setdefault(key, (self.clock(), self._feeds))
             self._running = (label, self._started[key][0])
             self.tick()
-        elif kind in ("done", "failed", "skipped"):
+        elif kind in ENDS:
             self._finished(label, self._outcome(ev, phase, self._elapsed(key, ev)))
 
-    def _elapsed(self, key: tuple[str, str], ev: dict) -> float | None:
+    def _elapsed(self, key: tuple[str, str], ev: Event) -> float | None:
         """The phase's own seconds; else (strategies, load) as the parent saw it, if it saw the start separately."""
         started = self._started.get(key)
         if key[1] == "strategy" and started is not None:
             return self.clock() - started[0]  # the whole child, its import and load included
-        if ev.get("seconds") is not None:
-            return ev["seconds"]
+        if ev.seconds is not None:
+            return ev.seconds
         return (
             self.clock() - started[0] if started is not None and started[1] < self._feeds else None
         )
 
     @staticmethod
-    def _outcome(ev: dict, phase: str, elapsed: float | None) -> str:
+    def _outcome(ev: Event, phase: str, elapsed: float | None) -> str:
         took = units.seconds(elapsed) if elapsed is not None else ""
-        if ev.get("event") == "skipped":
-            return f"skipped: {ev.get('why') or 'no reason given'}"
-        if ev.get("event") == "failed":
-            msg = str(units.get(ev, "error.message") or "error").splitlines()[0][:100]
+        if ev.event == "skipped":
+            return f"skipped: {ev.why or 'no reason given'}"
+        if ev.event == "failed":
+            msg = str(ev.message or "error").splitlines()[0][:100]
             return f"FAILED: {msg}" + (f"  [{took}]" if took else "")
-        fig = headline(phase, ev.get("data"))
+        fig = headline(phase, ev.data)
         return f"{fig}  [{took}]" if fig and took else (fig or took or "done")
 
     def _finished(self, label: str, outcome: str) -> None:

@@ -25,6 +25,7 @@ import time
 from typing import Any
 
 from ..errors import EXIT_INTERNAL
+from ..report.events import Event
 from .spec import ChildSpec, RankLaunch
 
 DEFAULT_TIMEOUT_S = 1800.0  # torch.distributed's default process-group timeout (default_pg_timeout)
@@ -63,10 +64,10 @@ class Rank:
         self.ddp_log = ddp.attach()
         self._sink = sink
         sink(
-            {
-                "event": "done",
-                "phase": "rank",
-                "data": {
+            Event(
+                event="done",
+                phase="rank",
+                data={
                     "rank": self.rank,
                     "world_size": self.world_size,
                     "local_rank": self.local_rank,
@@ -75,14 +76,13 @@ class Rank:
                     "host": os.uname().nodename,
                     "pid": os.getpid(),
                 },
-            }
+            )
         )
 
-    def sink(self, event: dict) -> None:
+    def sink(self, event: Event) -> None:
         """The events sink, noting which phase is running (for the DDP log and the agreements)."""
-        if event.get("event") == "start" and event.get("phase"):
-            self.phase = event["phase"]
-            self.ddp_log.phase = event["phase"]
+        if event.event == "start" and event.phase:
+            self.phase = self.ddp_log.phase = event.phase
         self._sink(event)
 
     # -- agreement between ranks ------------------------------------------------
@@ -132,7 +132,7 @@ class Rank:
         except Exception as exc:  # noqa: BLE001
             data = {"error": f"{type(exc).__name__}: {exc}"}
         data["agreement"] = self.broken or "every timing decision agreed across ranks"
-        self._sink({"event": "done", "phase": "ddp", "data": data})
+        self._sink(Event(event="done", phase="ddp", data=data))
         try:
             self.dist.destroy_process_group()
         except Exception:  # noqa: BLE001 - the process exits right after
@@ -150,7 +150,7 @@ def run(spec: ChildSpec, sink: Any, options: Any) -> int:
     from ..report.phases import COLD, WARM
     from .runner import PhaseRunner, load_target
 
-    sink({"event": "start", "phase": "rank"})
+    sink(Event(event="start", phase="rank"))
     try:
         rank = Rank(launch, sink)
     except Exception as exc:  # noqa: BLE001 - rendezvous or backend failure: say so, fatal
@@ -158,13 +158,13 @@ def run(spec: ChildSpec, sink: Any, options: Any) -> int:
 
         # not the user's code (none has run yet): tcdoctor's setup or the environment failed
         sink(
-            {
-                "event": "failed",
-                "phase": "rank",
-                "error": describe_exception(exc),
-                "fatal": True,
-                "exit_code": EXIT_INTERNAL,
-            }
+            Event(
+                event="failed",
+                phase="rank",
+                error=describe_exception(exc),
+                fatal=True,
+                exit_code=EXIT_INTERNAL,
+            )
         )
         return EXIT_INTERNAL
     rank.install()
@@ -186,5 +186,5 @@ def run(spec: ChildSpec, sink: Any, options: Any) -> int:
     runner = PhaseRunner(workload, options, sink, before_compile=rank.line_up, rebuild=rebuild)
     ok = runner.run(process, skip=skip)
     rank.finish(workload)
-    sink({"event": "end", "ok": ok})
+    sink(Event(event="end", ok=ok))
     return 0 if ok else 3

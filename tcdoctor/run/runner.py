@@ -53,6 +53,7 @@ from ..experiments.training import Subject
 from ..options import Options
 from ..probes import calls, first_call, memory, outputs
 from ..report import phases
+from ..report.events import Event
 from ..report.phases import PhaseError, Skip
 from ..target.pristine import Pristine, reset_rng_state
 from ..target.userframes import describe_exception
@@ -257,14 +258,14 @@ class PhaseRunner:
         `skip` maps phase names this run leaves out to the reason (a distributed run skips the profiler)."""
         for name in phases.order(process):
             if skip and name in skip:
-                self.sink({"event": "skipped", "phase": name, "why": skip[name]})
+                self.sink(Event(event="skipped", phase=name, why=skip[name]))
                 continue
-            self.sink({"event": "start", "phase": name, "t": time.time()})
+            self.sink(Event(event="start", phase=name, t=time.time()))
             t0 = time.perf_counter()
             try:
                 data = self.measure(name)
             except Skip as why:
-                self.sink({"event": "skipped", "phase": name, "why": str(why)})
+                self.sink(Event(event="skipped", phase=name, why=str(why)))
                 continue
             except Exception as exc:  # noqa: BLE001 - user code may raise anything; report it
                 err = (
@@ -274,26 +275,26 @@ class PhaseRunner:
                 )
                 fatal = phases.BY_NAME[name].fatal
                 self.sink(
-                    {
-                        "event": "failed",
-                        "phase": name,
-                        "error": err,
-                        "fatal": fatal,
-                        "exit_code": EXIT_USER_CODE if fatal else None,
-                    }
+                    Event(
+                        event="failed",
+                        phase=name,
+                        error=err,
+                        fatal=fatal,
+                        exit_code=EXIT_USER_CODE if fatal else None,
+                    )
                 )
                 if fatal:
                     return False
                 continue
             self.results[name] = data
             self.sink(
-                {
-                    "event": "done",
-                    "phase": name,
-                    "seconds": time.perf_counter() - t0,
-                    "t": time.time(),
-                    "data": data,
-                }
+                Event(
+                    event="done",
+                    phase=name,
+                    seconds=time.perf_counter() - t0,
+                    t=time.time(),
+                    data=data,
+                )
             )
         return True
 
@@ -303,20 +304,12 @@ def load_target(path: str, sink) -> tuple | int:
     from ..errors import TcdoctorError
     from ..target import load as target
 
-    sink({"event": "start", "phase": "load"})
+    sink(Event(event="start", phase="load"))
     try:
         workload, rebuild = target.load_with_rebuild(path)
     except TcdoctorError as exc:
         error = {"message": exc.message, "where": None}
-        sink(
-            {
-                "event": "failed",
-                "phase": "load",
-                "error": error,
-                "fatal": True,
-                "exit_code": exc.exit_code,
-            }
-        )
+        sink(Event(event="failed", phase="load", error=error, fatal=True, exit_code=exc.exit_code))
         return exc.exit_code
-    sink({"event": "done", "phase": "load", "data": {"name": workload.name}})
+    sink(Event(event="done", phase="load", data={"name": workload.name}))
     return workload, rebuild

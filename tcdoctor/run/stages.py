@@ -39,6 +39,7 @@ from ..checks.questions import Questions
 from ..errors import EXIT_INCOMPLETE, EXIT_OK
 from ..options import Options
 from ..outcomes import StrEnum
+from ..report.events import Event
 from ..report.model import Report
 from .progress import Progress
 
@@ -62,7 +63,7 @@ class Run:
     workdir: str
     deadline: float  # time.monotonic() by which everything stops
     prog: Progress
-    events: list[dict] = dataclasses.field(default_factory=list)
+    events: list[Event] = dataclasses.field(default_factory=list)
     failures: list[dict] = dataclasses.field(default_factory=list)
     ran: list[str] = dataclasses.field(default_factory=list)
     skipped: dict[str, str] = dataclasses.field(default_factory=dict)  # stage -> why not

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import time
 
+from ...report.events import Event
 from ..stages import Run, run_stages
 from . import aot, generate, generate_proof, generate_strategies, host, proof, replay, strategies
 from .part import TRAINED, Part, Serve, Serving
@@ -62,10 +63,10 @@ def stage(run: Run, workload: dict | None) -> None:
     run_parts(serving)
     seconds = time.monotonic() - t0
     data = build(serving)
-    run.events.append({"event": "done", "phase": "serving", "seconds": seconds, "data": data})
+    run.events.append(Event(event="done", phase="serving", seconds=seconds, data=data))
     for f in serving.failures:
         error = {"message": f["message"], "where": None}
-        run.events.append({"event": "failed", "phase": f["phase"], "error": error})
+        run.events.append(Event(event="failed", phase=f["phase"], error=error))
 
 
 def run_parts(serving: Serving) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ...report.events import Event
 from ..spec import ChildSpec, ServeSpec
 from .part import TRAINED
 
@@ -34,16 +35,16 @@ def serve(spec: ChildSpec, sink: Any, imported_unix: float) -> int:
     workload, rebuild = loaded
     phase = f"serving {part.part}"
     if workload.kind == "train":
-        sink({"event": "failed", "phase": phase, "error": {"message": TRAINED}})
-        sink({"event": "end", "ok": False})
+        sink(Event(event="failed", phase=phase, error={"message": TRAINED}))
+        sink(Event(event="end", ok=False))
         return 0
     try:
         process(part.part)(_context(spec, part, workload, rebuild, sink), part, spawn)
     except Exception as exc:  # noqa: BLE001 - the part's failure is one line in the report
-        sink({"event": "failed", "phase": phase, "error": describe_exception(exc)})
-        sink({"event": "end", "ok": False})
+        sink(Event(event="failed", phase=phase, error=describe_exception(exc)))
+        sink(Event(event="end", ok=False))
         return 0
-    sink({"event": "end", "ok": True})
+    sink(Event(event="end", ok=True))
     return 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...report.events import Event
 from ..spec import ServeSpec
 from ..stages import Where
 from .part import Part, Serving
@@ -42,9 +43,9 @@ def part_host(serve: Any, indices: list[int]) -> None:
     compiled = serve.compile(serve.fresh().model)
     n = len(warmup.user_warmup(serve)) + len(indices)
     label = f"serving: warm-up ({n} requests, an empty cache)"
-    serve.sink({"event": "start", "phase": label})
+    serve.sink(Event(event="start", phase=label))
     seconds, _ = warmup.serve_warmup(serve, compiled, indices)
-    serve.sink({"event": "done", "phase": label, "seconds": seconds})
+    serve.sink(Event(event="done", phase=label, seconds=seconds))
     serve.put("warmup_s", seconds)
     e = serve.replay(eager, "serving: host time (eager)")
     guarded: dict = {}
@@ -60,10 +61,10 @@ def part_host(serve: Any, indices: list[int]) -> None:
     serve.put("compiled_replay", {"latencies_s": c.latencies_s, "compiles": len(c.compiles)})
     serve.put("host", host)
     label = f"serving: {THREADS} threads in one process"
-    serve.sink({"event": "start", "phase": label})
+    serve.sink(Event(event="start", phase=label))
     t0 = time.perf_counter()
     serve.put("threads", run_threads(serve, eager, compiled))
-    serve.sink({"event": "done", "phase": label, "seconds": time.perf_counter() - t0})
+    serve.sink(Event(event="done", phase=label, seconds=time.perf_counter() - t0))
 
 
 def _serve(ctx: Any, spec: ServeSpec, spawn: dict) -> None:

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ...report.events import Event
 from ..isa_seed import seed_from, start_folder
 from ..process import (
     ChildProcess,
@@ -152,25 +153,23 @@ class Serving(Run):
         rc = child.exit_code()
         events = read_events(paths["events"])
         self.prog.feed(SOURCE, events)
-        data = {ev["key"]: ev.get("data") for ev in events if ev.get("event") == "result"}
+        data = {ev.key: ev.data for ev in events if ev.event == "result"}
         if data:
             data["cache_start"] = cache_start
         return data or None, _failure(events, rc, child.timed_out, seconds, paths["stacks"])
 
 
 def _failure(
-    events: list[dict], rc: int, timed_out: bool, seconds: float, stacks: str
+    events: list[Event], rc: int, timed_out: bool, seconds: float, stacks: str
 ) -> str | None:
     """How a part's process failed, in one line (None when it finished its part)."""
-    end = next((ev for ev in events if ev.get("event") == "end"), None)
-    if end is not None and end.get("ok"):
+    if any(ev.event == "end" and ev.ok for ev in events):
         return None
-    failed = next((ev for ev in events if ev.get("event") == "failed"), None)
+    failed = next((ev for ev in events if ev.event == "failed"), None)
     if failed is not None:
-        err = failed.get("error") or {}
-        where = err.get("where")
+        where = failed.where
         at = f" (at {where['file']}:{where['line']})" if where else ""
-        return f"{failed.get('phase')}: {err.get('message')}{at}"
+        return f"{failed.phase}: {failed.message}{at}"
     phase = last_started(events) or "startup"
     where = where_from_stacks(stacks)
     if timed_out:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...report.events import Event
 from ..spec import ServeSpec
 from ..stages import Where
 from .part import Part, Serving
@@ -32,11 +33,11 @@ def part_proof(serve: Any, indices: list[int], spawn: dict) -> None:
     dynamo_state.fresh()
     n = len(user_warmup(serve)) + len(indices)
     label = f"serving: warm-up ({n} requests, a copy of the replay's cache)"
-    serve.sink({"event": "start", "phase": label})
+    serve.sink(Event(event="start", phase=label))
     with restart.cache_watch() as watch:
         compiled = serve.compile(serve.fresh().model)
         seconds, first = serve_warmup(serve, compiled, indices)
-    serve.sink({"event": "done", "phase": label, "seconds": seconds})
+    serve.sink(Event(event="done", phase=label, seconds=seconds))
     serve.put("warmup_s", seconds)
     serve.put("restart", restart.restart_record(spawn, watch, first, serve.options.backend))
     torch.compiler.set_stance("fail_on_recompile")
