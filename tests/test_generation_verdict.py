@@ -135,3 +135,37 @@ def _without_generation(r: Report) -> Report:
     out = copy.deepcopy(r)
     out.serving.generation = None
     return out
+
+
+# -- the sweep overview's generation columns ----------------------------------------------------
+
+
+def test_the_sweep_overview_has_the_generations_columns_and_not_measured_for_other_targets(saved):
+    import json
+
+    from tcdoctor import units
+    from tcdoctor.render.html import HtmlRenderer
+    from tcdoctor.report import sweep as sweep_data
+
+    plain = Report.load(str(saved_report("two_breaks")))
+    rows = [sweep_data.row_from_report("g.py:build", saved, 0, 3.0, "g"),
+            sweep_data.row_from_report("p.py:build", plain, 0, 2.0, "p")]  # fmt: skip
+    g = saved.serving.generation
+    assert rows[0].ttft_p50_s == g.compiled.ttft_p50_s and rows[0].itl_p99_s == g.compiled.itl_p99_s
+    assert rows[0].tokens_per_s == g.steady.tokens_per_s
+    assert rows[0].generation_compiles == g.compiled.compile_count >= 1
+    sweep = sweep_data.Sweep(options={"backend": "eager"}, rows=rows)
+    md = MarkdownRenderer().render_sweep(sweep)
+    head = "| TTFT p50 | ITL p99 | tokens/s (steady) | compiles during generation | tokens equal |"
+    assert head in md
+    cells = [units.seconds(g.compiled.ttft_p50_s), units.seconds(g.compiled.itl_p99_s),
+             units.tokens_rate(g.steady.tokens_per_s), str(g.compiled.compile_count),
+             f"{g.tokens.equal}/{g.tokens.compared}"]  # fmt: skip
+    assert "| " + " | ".join(cells) + " |" in md and cells[-1] == "8/8"
+    assert "| " + " | ".join([units.NA] * 5) + " |" in md  # the plain target's
+    assert "<th>tokens equal</th>" in HtmlRenderer().render_sweep(sweep)
+    back = sweep_data.Sweep.from_dict(json.loads(sweep.to_json()))
+    assert back.rows[0].tokens_equal == 8 and back.rows[0].itl_p99_s == g.compiled.itl_p99_s
+    alone = sweep_data.Sweep(options={"backend": "eager"}, rows=rows[1:])
+    assert "TTFT p50" not in MarkdownRenderer().render_sweep(alone)
+    assert "ttft_p50_s" not in json.loads(alone.to_json())["rows"][0]  # a sweep's JSON as it was
