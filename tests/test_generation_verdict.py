@@ -69,6 +69,7 @@ def test_a_generation_decided_faster_heads_compile(saved):
     r = _planted(saved, ratio=0.5)
     assert r.verdict.decision == Decision.COMPILE and r.verdict.serving.model == "jit"
     assert "compiled generation is faster than eager" in r.verdict.reasons[0]
+    assert f"repaid after {judged(r).repay_requests:,} requests" in r.verdict.reasons[0]
     assert r.verdict.reasons[1].startswith("One forward call on the example inputs (evidence")
     assert require_verdict(r, "compile").passed  # check --require-verdict compile: exit 0
     _agree(r)
@@ -78,6 +79,7 @@ def test_a_generation_inside_the_noise_heads_cant_tell_and_slower_dont_compile(s
     same = _planted(saved, ratio=1.0)
     assert same.verdict.decision == Decision.CANT_TELL and same.verdict.serving.model == "eager"
     assert "inside the noise" in same.verdict.reasons[0]
+    assert "repaid after" not in same.verdict.reasons[0]  # no saving shown, none to repay
     assert require_verdict(same, "compile").inconclusive
     _agree(same)
     slower = _planted(saved, ratio=2.0)

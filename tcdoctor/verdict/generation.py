@@ -250,14 +250,17 @@ def _compiles_text(j: Judged) -> str:
     n = j.g.traffic_compiles
     if n is None:
         return units.NA
-    repay = f", repaid after {units.count(j.repay_requests)} requests" if j.repay_requests else ""
+    shown = j.interval is not None and j.interval.claim is Claim.FASTER  # else no saving shown
+    repay = ""
+    if shown and j.repay_requests:
+        repay = f", repaid after {units.grouped(j.repay_requests)} requests"
     return f"{units.count(n)} ({units.seconds(j.compile_s)} of compiling{repay})"
 
 
 def _repaid_text(j: Judged) -> str:
     return (
         f"its {units.seconds(j.compile_s)} of compiling during generation is repaid only after "
-        f"{units.count(j.repay_requests)} requests, beyond the expected {units.count(j.horizon)}"
+        f"{units.grouped(j.repay_requests)} requests, beyond the expected {units.grouped(j.horizon)}"
     )
 
 
