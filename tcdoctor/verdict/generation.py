@@ -60,8 +60,9 @@ EVIDENCE = (
 @dataclass(frozen=True)
 class Judged:
     """The generation's evidence, read once: the paired interval (compiled steady / eager), the
-    first numerics divergence of the tokens, whether the single forward's numerics failed, the
-    compile seconds during generation and the requests they take to repay."""
+    first numerics divergence of the tokens, why the compiled forward itself rules compiling out
+    (it failed, made no graph, or failed its numerics), the compile seconds during generation and
+    the requests they take to repay."""
 
     g: GenerationSection
     interval: Interval | None
