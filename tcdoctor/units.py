@@ -205,6 +205,11 @@ def count(n: Any) -> str:
     return NA if n is None else str(n)
 
 
+def of(part: Any, whole: Any) -> str:
+    """A part of a whole, as counted: 8 of 8 -> '8/8' (either unknown: not measured)."""
+    return NA if part is None or whole is None else f"{part}/{whole}"
+
+
 def grouped(n: Any) -> str:
     """An integer with thousands separators: 100000 -> '100,000'."""
     return NA if n is None else f"{n:,}"

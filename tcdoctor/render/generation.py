@@ -10,10 +10,11 @@ Every figure is written by units.py; a part not measured says why (the section's
 from __future__ import annotations
 
 from .. import units
-from ..report.layout import Note, Row, Section, Table, Text, notes
+from ..report.layout import Note, Row, Section, Table, notes
 from ..report.model import Report
 from ..report.sections.generation import GenCompile, GenerationSection, GenSide
 from .breaks import more_line
+from .serving import guard_text, model_section, strategy_cells
 
 TITLE = "Generation"
 COMPILES = "Compiles during generation"
@@ -115,15 +116,10 @@ def section(report: Report) -> Section | None:
 
 
 def _cells(c: GenCompile) -> list[str]:
-    guard = c.reason or (
-        "recompile_limit reached: served eagerly" if c.kind == "limit"
-        else (c.fail_reason or "failed") if c.kind == "failed"
-        else "first compile of the frame"
-    )  # fmt: skip
     step = "prefill" if c.step == 0 else units.count(c.step)
     return [
         units.count(c.request), step, units.count(c.cache_length), units.seconds(c.seconds),
-        c.kind or "", guard,
+        c.kind or "", guard_text(c),
     ]  # fmt: skip
 
 
@@ -171,15 +167,15 @@ def strategies_section(report: Report) -> Section | None:
     rows = []
     for r in g.strategies:
         s = r.steady
-        rows.append([
-            Text(f"{r.name} ({r.label})" if r.label else (r.name or ""), r.name or ""),
-            units.seconds(s.ttft_p50_s if s else None),
-            units.seconds(s.itl_p50_s if s else None), units.seconds(s.itl_p99_s if s else None),
-            units.tokens_rate(s.tokens_per_s if s else None), units.count(r.compiles),
-            units.seconds(r.warmup_s), units.nbytes(r.cache_bytes),
-            "reference, again" if r.interval is None and r.name == "dynamic"
-            else units.paired(r.interval),
-        ])  # fmt: skip
+        figures = [
+            units.seconds(s.ttft_p50_s if s else None), units.seconds(s.itl_p50_s if s else None),
+            units.seconds(s.itl_p99_s if s else None),
+            units.tokens_rate(s.tokens_per_s if s else None),
+        ]  # fmt: skip
+        again = r.interval is None and r.name == "dynamic"
+        rows.append(
+            strategy_cells(r, figures, [units.nbytes(r.cache_bytes)], again, "reference, again")
+        )
     lines = [f"{k}: {units.NA} ({why})" for k, why in g.not_measured.items() if "strateg" in k or
              k.startswith("generate_")]  # fmt: skip
     if not rows and not lines:
@@ -200,7 +196,5 @@ def strategies_section(report: Report) -> Section | None:
 
 def sections(report: Report) -> list[Section]:
     """The generation's sections in order (render/outline.py places them)."""
-    from .serving import model_section
-
     made = (section, model_section, compiles_section, tokens_section, strategies_section)
     return [s for f in made if (s := f(report)) is not None]

@@ -20,6 +20,8 @@ from __future__ import annotations
 from .. import units
 from ..report.layout import Note, Row, Section, Table, Text, notes
 from ..report.model import Report
+from ..report.sections.generation import GenCompile, GenStrategy
+from ..report.sections.percentiles import percentile
 from ..report.sections.serving import (
     MADE,
     OperatingModel,
@@ -27,7 +29,6 @@ from ..report.sections.serving import (
     ServeStrategy,
     Serving,
     TrafficCompile,
-    percentile,
 )
 from .breaks import more_line
 from .serving_parts import (
@@ -272,16 +273,38 @@ def compiles_section(report: Report) -> Section | None:
     return Section(COMPILES, count=len(rows), tables=(table,) if rows else (), notes=notes(lines))
 
 
-def _compile_cells(c: TrafficCompile) -> list[str]:
-    guard = c.reason or (
+def guard_text(c: TrafficCompile | GenCompile) -> str:
+    """A compile's cause in a compiles table (the traffic's and the generation's): the guard that
+    failed in PyTorch's words, or what its kind says instead."""
+    return c.reason or (
         "recompile_limit reached: served eagerly" if c.kind == "limit"
         else (c.fail_reason or "failed") if c.kind == "failed"
         else "first compile of the frame"
     )  # fmt: skip
+
+
+def _compile_cells(c: TrafficCompile) -> list[str]:
     return [
         units.count(c.request), Text(c.shapes or units.NA), units.seconds(c.seconds),
-        c.kind or "", c.function or "", guard,
+        c.kind or "", c.function or "", guard_text(c),
     ]  # fmt: skip
+
+
+def strategy_cells(
+    r: ServeStrategy | GenStrategy, figures: list[str], extra: list[str], reference: bool, vs: str
+) -> list[Text | str]:
+    """One strategy's row in a strategies table (the traffic's shape strategies and the
+    generation's cache strategies): its name (and label), its figures, its compiles and warm-up
+    (cold), the table's `extra` cells, its interval against the reference (`vs` on the
+    reference's own row)."""
+    return [
+        Text(f"{r.name} ({r.label})" if r.label else (r.name or ""), r.name or ""),
+        *figures,
+        units.count(r.compiles),
+        units.seconds(r.warmup_s),
+        *extra,
+        vs if reference else units.paired(r.interval),
+    ]
 
 
 def strategies_section(report: Report) -> Section | None:
@@ -293,13 +316,13 @@ def strategies_section(report: Report) -> Section | None:
     best = report.verdict.serving.strategy if report.verdict.serving else None
     rows = [
         [
-            Text(f"{r.name} ({r.label})" if r.label else (r.name or ""), r.name or ""),
-            units.seconds(r.p50_s),
-            units.seconds(r.p99_s),
-            units.count(r.compiles),
-            units.seconds(r.warmup_s),
-            units.count(len(r.fallback_requests)),
-            "reference" if r.name == "automatic" else units.paired(r.interval),
+            *strategy_cells(
+                r,
+                [units.seconds(r.p50_s), units.seconds(r.p99_s)],
+                [units.count(len(r.fallback_requests))],
+                r.name == "automatic",
+                "reference",
+            ),
             BEST if best and r.name == best else "",
         ]
         for r in s.strategies

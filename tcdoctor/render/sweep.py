@@ -113,6 +113,29 @@ COLUMNS: tuple[Column, ...] = (
         lambda r: r.traffic_compiles,
         optional=True,
     ),
+    # a Generation's (issue 60): the compiled side from a cold start, tokens/s once compiled
+    Column(
+        "TTFT p50", lambda r: units.seconds(r.ttft_p50_s), lambda r: r.ttft_p50_s, optional=True
+    ),
+    Column("ITL p99", lambda r: units.seconds(r.itl_p99_s), lambda r: r.itl_p99_s, optional=True),
+    Column(
+        "tokens/s (steady)",
+        lambda r: units.tokens_rate(r.tokens_per_s),
+        lambda r: r.tokens_per_s,
+        optional=True,
+    ),
+    Column(
+        "compiles during generation",
+        lambda r: units.count(r.generation_compiles),
+        lambda r: r.generation_compiles,
+        optional=True,
+    ),
+    Column(
+        "tokens equal",
+        lambda r: units.of(r.tokens_equal, r.tokens_compared),
+        lambda r: _share(r.tokens_equal, r.tokens_compared),
+        optional=True,
+    ),
     Column(
         "ran on",
         lambda r: r.ran_on.text if r.ran_on else "",
@@ -122,6 +145,11 @@ COLUMNS: tuple[Column, ...] = (
     ),
     Column("took", _took, lambda r: r.duration_s, reported=False),
 )
+
+
+def _share(part: int | None, whole: int | None) -> float | None:
+    """What a count of a whole sorts by: its share (None: unknown, or nothing counted)."""
+    return part / whole if part is not None and whole else None
 
 
 def columns(rows: Sequence[SweepRow]) -> list[Column]:

@@ -107,7 +107,10 @@ class SweepRow(Record):
     """One target of a sweep: how its analysis ended and its headline figures, from its own report."""
 
     DERIVED = ("status", "memory_compression")
-    OMIT_NONE = ("changes", "p99_s", "traffic_compiles", "ran_on", "versions")
+    OMIT_NONE = (
+        "changes", "p99_s", "traffic_compiles", "ran_on", "versions", "ttft_p50_s", "itl_p99_s",
+        "tokens_per_s", "generation_compiles", "tokens_equal", "tokens_compared",
+    )  # fmt: skip
 
     target: str = ""
     slug: str = ""
@@ -133,6 +136,14 @@ class SweepRow(Record):
     changes: list[dict] | None = None  # against a baseline sweep (`compare`)
     p99_s: float | None = None  # the compiled p99 under the traffic replayed (serving section)
     traffic_compiles: int | None = None  # the compiles during that traffic
+    # a tcdoctor.Generation's (report/sections/generation.py): the compiled side served from a
+    # cold start (its compiles in the figures, as `check --max-ttft-ms` judges), tokens/s steady
+    ttft_p50_s: float | None = None
+    itl_p99_s: float | None = None
+    tokens_per_s: float | None = None
+    generation_compiles: int | None = None
+    tokens_equal: int | None = None  # requests whose greedy tokens equal eager's, of
+    tokens_compared: int | None = None
     ran_on: Placement | None = None  # a Ray sweep's: the node (and GPUs) that analysed it
     versions: Versions | None = None  # a Ray sweep's: what the worker analysed it with
 
@@ -379,9 +390,26 @@ def row_from_report(
         device=_device(report.environment),
         p99_s=report.serving.p99_s if report.serving else None,
         traffic_compiles=report.serving.traffic_compiles if report.serving else None,
+        **_generation(report),
     )
     row.verdict = row.shown_verdict  # a row says only what was measured
     return row
+
+
+def _generation(report: Report) -> dict[str, Any]:
+    """A Generation's overview figures (none for any other target: its row's JSON as it was)."""
+    g = report.serving.generation if report.serving is not None else None
+    if g is None:
+        return {}
+    c, t = g.compiled, g.tokens
+    return {
+        "ttft_p50_s": c.ttft_p50_s if c else None,
+        "itl_p99_s": c.itl_p99_s if c else None,
+        "tokens_per_s": g.steady.tokens_per_s if g.steady else None,
+        "generation_compiles": g.traffic_compiles,
+        "tokens_equal": t.equal if t else None,
+        "tokens_compared": t.compared if t else None,
+    }
 
 
 def _device(env: dict) -> str | None:

@@ -3,6 +3,8 @@
 `decide` is the pure entry point (figures -> rules -> decision -> recommendations); `judge` puts
 the verdict on a report together with what its tried fixes showed (`tried.py`) and, for a
 distributed run, what its ranks showed (`distributed.py`); `with_verdict` recomputes it on a copy.
+A Generation's headline is the generation's decision (`generation.py`: `headline`, read from the
+same evidence as its operating model, so the two never disagree).
 Every threshold lives in `thresholds.Rules` (its defaults: `thresholds.RULES`).
 """
 
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..report.rules import break_even
 from ..report.sections import Verdict
 from ..thresholds import HORIZONS, RULES, Rules
-from . import tried
+from . import generation, tried
 from .advice import ADVICE_RULES, advice_item, numerics_caveat
 from .decision import decision
 from .distributed import extend_verdict
@@ -50,6 +52,9 @@ def decide(
     fig = Figures.from_report(report)
     advice = [item for rule in ADVICE_RULES for item in rule(fig, rules)]
     verdict, reasons = decision(fig, rules)
+    gen = generation.judged(report, rules)
+    if gen is not None:  # a Generation: the headline is the generation's decision (generation.py)
+        verdict, reasons = generation.headline(gen, (verdict, reasons))
     reasons += numerics_caveat(fig, verdict)
     recs = recommend(report, rules)
     for topic, r in recs.items():
@@ -77,7 +82,7 @@ def decide(
             **_remedy_break_even(fig, rules),
         },
         rules=rules.to_dict(),
-        serving=operating_model(report),  # the traffic's operating model (verdict/serving.py)
+        serving=operating_model(report, verdict, rules),  # the traffic's model (serving.py)
     )
 
 

@@ -46,6 +46,7 @@ from ..outcomes import Decision
 from ..report.processes.claims import Claim
 from ..report.processes.paired import Interval, ratio_interval, steady
 from ..report.sections.serving import Aot, OperatingModel, ServeStrategy, Serving
+from ..thresholds import RULES, Rules
 
 if TYPE_CHECKING:
     from ..report.model import Report
@@ -58,15 +59,20 @@ NAMES = {
 }
 
 
-def operating_model(report: Report) -> OperatingModel | None:
-    """The operating model for the report's traffic (None: the report has no serving section)."""
+def operating_model(
+    report: Report, decision: Any = None, rules: Rules = RULES
+) -> OperatingModel | None:
+    """The operating model for the report's traffic (None: the report has no serving section);
+    `decision`: the headline's, which `relation` relates it to (default: the report's verdict's,
+    as saved; `verdict.decide` hands the one it has just made)."""
     s = report.serving
     if s is None:
         return None
+    decision = report.verdict.decision if decision is None else decision
     if s.generation is not None:  # a Generation (issue 60): its own operating model
         from .generation import operating_model as generation_model
 
-        return generation_model(report)
+        return generation_model(report, decision, rules)
     sides, floor = _sides(s), s.process_spread
     jit_eager = _compare(sides, JIT, EAGER, floor)
     aot_jit, aot_eager = _compare(sides, AOT, JIT, floor), _compare(sides, AOT, EAGER, floor)
@@ -78,7 +84,7 @@ def operating_model(report: Report) -> OperatingModel | None:
         figures=_figures(s, jit_eager, aot_jit),
         strategy=name,
         strategy_text=strategy,
-        relation=_relation(report.verdict.decision, model),
+        relation=_relation(decision, model),
     )
 
 

@@ -5,8 +5,8 @@ step, cache length and guard; the greedy tokens compared with eager's; the cache
 
 Written inside the serving section (`Serving.generation`, absent unless the target is a
 `tcdoctor.Generation`: every other report is unchanged). Filled from run/serving/generate_section.py.
-Seconds in the JSON. Percentiles: the serving section's one rule (`stats.nearest_rank`) over every
-decode step of every request served (ITL), or over the requests served (TTFT, TPOT, tokens/s).
+Seconds in the JSON. Percentiles: the serving section's one rule (sections/percentiles.py) over
+every decode step of every request served (ITL), or over the requests served (TTFT, TPOT, tokens/s).
 Each figure is a derived property, written to the JSON and recomputed on load.
 """
 
@@ -15,14 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...stats import nearest_rank
 from ..processes.paired import Interval
 from ..record import Record
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """The serving section's rule (sections/serving.py `percentile`): nearest rank, None if none."""
-    return nearest_rank(values, q) if values else None
+from .percentiles import percentile, quantile
 
 
 @dataclass
@@ -46,15 +41,6 @@ class GenCompile(Record):
 
 
 MADE = ("compile", "recompile")
-
-
-def _pct(values: str, q: float) -> property:
-    """The nearest-rank percentile q of the property `values` (None: none served)."""
-
-    def get(self: Any) -> float | None:
-        return percentile(getattr(self, values), q)
-
-    return property(get)
 
 
 @dataclass
@@ -104,15 +90,15 @@ class GenSide(Record):
     def tpots(self) -> list[float]:
         return [(t[-1] - t[0]) / (len(t) - 1) for t in self._served() if len(t) > 1]
 
-    ttft_p50_s = _pct("ttfts", 0.50)
-    ttft_p90_s = _pct("ttfts", 0.90)
-    ttft_p99_s = _pct("ttfts", 0.99)
-    itl_p50_s = _pct("itls", 0.50)
-    itl_p90_s = _pct("itls", 0.90)
-    itl_p99_s = _pct("itls", 0.99)
-    tpot_p50_s = _pct("tpots", 0.50)
-    tpot_p90_s = _pct("tpots", 0.90)
-    tpot_p99_s = _pct("tpots", 0.99)
+    ttft_p50_s = quantile("ttfts", 0.50)
+    ttft_p90_s = quantile("ttfts", 0.90)
+    ttft_p99_s = quantile("ttfts", 0.99)
+    itl_p50_s = quantile("itls", 0.50)
+    itl_p90_s = quantile("itls", 0.90)
+    itl_p99_s = quantile("itls", 0.99)
+    tpot_p50_s = quantile("tpots", 0.50)
+    tpot_p90_s = quantile("tpots", 0.90)
+    tpot_p99_s = quantile("tpots", 0.99)
 
     @property
     def new_tokens(self) -> int:

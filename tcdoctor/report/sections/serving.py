@@ -7,10 +7,10 @@ record per part; the methods are in docs/serving.md); absent (`Report.serving` N
 written) when the target gave no traffic and `--traffic` was not given, so every report without
 traffic is unchanged. Seconds, never milliseconds, in the JSON.
 
-Percentiles: one rule, `stats.nearest_rank` (the smallest latency with at least q of the served
-requests at or below it, as serving benchmarks report p50/p90/p99), over the requests served
-(a request the model rejected has no latency: null at its index). Each side's p50/p90/p99/max are
-derived properties, written to the JSON for machines that read it and recomputed on load.
+Percentiles: the one rule of sections/percentiles.py (`stats.nearest_rank` over the requests
+served; a request the model rejected has no latency: null at its index), shared with the
+generation section. Each side's p50/p90/p99/max are derived properties, written to the JSON for
+machines that read it and recomputed on load.
 """
 
 from __future__ import annotations
@@ -19,38 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ... import units
-from ...stats import nearest_rank
 from ..processes.paired import Interval
 from ..record import Record
 from .generation import GenerationSection
-
-
-def percentile(latencies: list[float | None] | None, q: float) -> float | None:
-    """The nearest-rank percentile of the served requests' latencies (None: none served)."""
-    served = [x for x in latencies or [] if x is not None]
-    return nearest_rank(served, q) if served else None
-
-
-class _Percentiles:
-    """p50/p90/p99/max of `latencies_s` (a Record's field)."""
-
-    latencies_s: list[float | None]
-
-    @property
-    def p50_s(self) -> float | None:
-        return percentile(self.latencies_s, 0.50)
-
-    @property
-    def p90_s(self) -> float | None:
-        return percentile(self.latencies_s, 0.90)
-
-    @property
-    def p99_s(self) -> float | None:
-        return percentile(self.latencies_s, 0.99)
-
-    @property
-    def max_s(self) -> float | None:
-        return percentile(self.latencies_s, 1.0)
+from .percentiles import Percentiles
 
 
 @dataclass
@@ -87,7 +59,7 @@ class TrafficCompile(Record):
 
 
 @dataclass
-class ServedSide(_Percentiles, Record):
+class ServedSide(Percentiles, Record):
     """One side of a replay (eager or compiled): per request its latency (null where it was not
     served), host and device time (CUDA only), shapes; the compiles, the requests served by the
     eager fallback after `recompile_limit`, the errors, why it stopped early."""
@@ -122,7 +94,7 @@ class Replay(Record):
 
 
 @dataclass
-class Proof(_Percentiles, Record):
+class Proof(Percentiles, Record):
     """The warm-up's proof: the traffic replayed after the warm-up under
     set_stance('fail_on_recompile') in a fresh process; proven when none would have compiled."""
 
@@ -200,7 +172,7 @@ class Restart(Record):
 
 
 @dataclass
-class ServeStrategy(_Percentiles, Record):
+class ServeStrategy(Percentiles, Record):
     """One shape strategy replayed on the traffic in a fresh process of its own: its steady
     latencies (p50, p99), its cold compiles, its warm-up cost, the requests the eager fallback
     served, and its interval against the reference (run/serving/section.py `intervals`)."""
