@@ -185,3 +185,21 @@ def test_a_decode_that_raises_or_returns_wrong_logits_is_one_line_each_and_a_cac
     # (one decode on the example inputs) was handed none of them
     assert len({id(c) for c, _ in CACHES}) == len(CACHES) == 4
     assert [len(handed) for _, handed in CACHES] == [N, 3, 2, N] and len(WARM) == 1
+
+
+@pytest.mark.parametrize("warmup, proven", [([0], True), ([], False)])
+def test_the_loops_warmup_is_proven_under_fail_on_recompile_and_an_empty_one_is_not(warmup, proven):
+    from tcdoctor.run.serving.generate_proof import part_proof
+
+    w = _gen()
+    ctx = ServeContext(
+        workload=w, fresh=Pristine(w).fresh, traffic=w.traffic, n=len(LENGTHS),
+        options=Options(backend="eager", threads=1), device=torch.device("cpu"),
+        deadline=time.monotonic() + 120, sink=lambda ev: None,
+    )  # fmt: skip
+    proof = part_proof(ctx, warmup)
+    assert proof["proven"] is proven and proof["warmup_compiles"] == len(warmup)
+    # without the warm-up every prompt's first decode is a compile the stance refuses (none is
+    # made, so each request meets it again)
+    want = [] if proven else [(r, 1) for r in range(len(LENGTHS))]
+    assert [(x["request"], x["step"]) for x in proof["would_compile"]] == want
