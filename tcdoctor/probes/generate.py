@@ -40,10 +40,10 @@ from typing import Any, Callable, Iterable
 import torch
 
 from ..target.generation import prompt_of
-from ..target.traffic import Request, TrafficError
+from ..target.traffic import Request
 from . import dynamo_state
 from .numerics import TOL
-from .traffic_replay import MAX_ERRORS, compile_event, recompile_limit
+from .traffic_replay import compile_event, each_request, recompile_limit
 
 TOP_TOKENS_KEPT = 256  # per request, the steps whose top-two logits are kept (the first ones)
 
@@ -221,24 +221,7 @@ def replay_generate(
 ) -> GenResult:
     """Serve each request through `model.generate(**kwargs)`, one at a time (the module's method)."""
     res = GenResult(recompile_limit=recompile_limit(compile_kwargs))
-    it = iter(requests)
-    t_start = time.perf_counter()
-    while True:
-        if time.monotonic() > deadline:
-            res.stopped = f"the part's time ran out after {len(res.total_s)} requests"
-            break
-        try:
-            request = next(it)
-        except StopIteration:
-            break
-        except TrafficError as exc:
-            res.errors.append({"request": exc.index, "shapes": None, "message": str(exc)})
-            res.stopped = f"the traffic could not produce request {exc.index}"
-            break
+    for request in each_request(requests, res, deadline):
         with torch.no_grad():
             _one(model, request, kwargs, sync, res)
-        if len(res.errors) >= MAX_ERRORS:
-            res.stopped = f"{len(res.errors)} requests failed: the replay stopped"
-            break
-    res.wall_s = time.perf_counter() - t_start
     return res

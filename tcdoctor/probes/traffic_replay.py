@@ -45,7 +45,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import torch
 
@@ -207,28 +207,47 @@ def replay(
     out = ReplayResult(recompile_limit=recompile_limit(compile_kwargs), limit_hit=limit_hit)
     if cuda:
         out.host_s, out.device_s = [], []
-    it = iter(requests)
-    t_start = time.perf_counter()
-    while True:
-        if time.monotonic() > deadline:
-            out.stopped = f"the part's time ran out after {len(out.latencies_s)} requests"
-            break
-        try:
-            request = next(it)
-        except StopIteration:
-            break
-        except TrafficError as exc:
-            out.errors.append(
-                {"request": exc.index, "shapes": None, "message": str(exc), "reason": None}
-            )
-            out.stopped = f"the traffic could not produce request {exc.index}"
-            break
+    for request in each_request(requests, out, deadline, max_errors, {"reason": None}):
         _one(fn, request, call, sync, out, cuda, keep)
-        if len(out.errors) >= max_errors:
-            out.stopped = f"{len(out.errors)} requests failed: the replay stopped"
-            break
-    out.wall_s = time.perf_counter() - t_start
     return out
+
+
+def each_request(
+    requests: Iterable[Request],
+    out: Any,
+    deadline: float,
+    max_errors: int = MAX_ERRORS,
+    extra: dict | None = None,
+) -> Iterator[Request]:
+    """The requests one at a time, as every replay serves them (this one and probes/generate.py's):
+    none starts after `deadline` (a `time.monotonic()` value); a TrafficError (the traffic could
+    not produce a request) is one error and stops the replay; after `max_errors` errors it stops.
+    The caller serves each request yielded and appends its errors to `out.errors`; `out.stopped`
+    says why it stopped early, `out.wall_s` the replay's time (set when the loop ends). `extra`:
+    the fields a TrafficError's error carries besides request, shapes and message."""
+    t_start = time.perf_counter()
+    it, served = iter(requests), 0
+    try:
+        while True:
+            if time.monotonic() > deadline:
+                out.stopped = f"the part's time ran out after {served} requests"
+                return
+            try:
+                request = next(it)
+            except StopIteration:
+                return
+            except TrafficError as exc:
+                error = {"request": exc.index, "shapes": None, "message": str(exc)}
+                out.errors.append({**error, **(extra or {})})
+                out.stopped = f"the traffic could not produce request {exc.index}"
+                return
+            yield request
+            served += 1
+            if len(out.errors) >= max_errors:
+                out.stopped = f"{len(out.errors)} requests failed: the replay stopped"
+                return
+    finally:
+        out.wall_s = time.perf_counter() - t_start
 
 
 def _one(

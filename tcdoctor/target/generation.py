@@ -1,5 +1,7 @@
-"""A generation target (issue 60): a Hugging Face model served by `model.generate`, one request at
-a time, each request a prompt of token ids and a number of new tokens.
+"""A generation target (issue 60): a Hugging Face model served by `model.generate`, or the user's
+own loop (a prefill function and a one-token decode function over the user's cache, gpt-fast
+style: target/generation_loop.py), one request at a time, each request a prompt of token ids and a
+number of new tokens.
 
 `tcdoctor.Generation(model, prompts=..., max_new_tokens=16, generate_kwargs={...})` is a Workload:
 its example inputs are the first prompt (so the rest of the analysis, one forward call, runs as
@@ -60,12 +62,27 @@ class Generation(Workload):
     prompts: Any = None
     max_new_tokens: int = 16
     generate_kwargs: dict = dataclasses.field(default_factory=dict)
+    prefill: Any = (
+        None  # your own loop (target/generation_loop.py): prefill(model, ids, pos, cache)
+    )
+    decode: Any = None  # decode(model, token, pos, cache): one token's logits
+    cache: Any = None  # cache(model): a fresh (or reset) cache, called once per request
+
+    @property
+    def loop(self) -> bool:
+        """The user's own loop (prefill= and decode= given), not a model's generate."""
+        return self.prefill is not None or self.decode is not None
 
     def __post_init__(self) -> None:
-        if self.model is None or not callable(getattr(self.model, "generate", None)):
+        if self.loop:
+            from .generation_loop import check_loop
+
+            check_loop(self)
+        elif self.model is None or not callable(getattr(self.model, "generate", None)):
             got = type(self.model).__name__
             raise TypeError(
-                f"Generation needs a model with .generate (a Hugging Face model), got {got}"
+                f"Generation needs a model with .generate (a Hugging Face model), or prefill= "
+                f"and decode= functions (your own loop), got {got}"
             )
         mnt = self.max_new_tokens
         if not isinstance(mnt, int) or isinstance(mnt, bool) or mnt < 1:
@@ -73,7 +90,13 @@ class Generation(Workload):
         if not isinstance(self.generate_kwargs, dict):
             raise TypeError("Generation(generate_kwargs=...) must be a dict")
         self.traffic = as_traffic(self.prompts if self.prompts is not None else self.traffic)
-        if not self.inputs:
+        if self.loop:
+            from .generation_loop import decode_step
+
+            first = first_prompt(self.traffic)
+            ids = as_ids(first["input_ids"] if isinstance(first, dict) else first)
+            decode_step(self, ids)  # the rest of the analysis: one decode step on the first prompt
+        elif not self.inputs:
             first = first_prompt(self.traffic)
             self.inputs = (as_ids(first),) if not isinstance(first, dict) else ()
             if isinstance(first, dict):
@@ -86,12 +109,15 @@ class Generation(Workload):
             "max_new_tokens": self.max_new_tokens,
             "generate_kwargs": {k: repr(v) for k, v in self.generate_kwargs.items()},
             "greedy": not self.generate_kwargs.get("do_sample", False),
+            **({"loop": True} if self.loop else {}),
         }
 
     def call_generate_kwargs(self) -> dict:
         """The keyword arguments of every generate call (the user's on top of greedy, exactly
         max_new_tokens new tokens)."""
         n = self.max_new_tokens
+        if self.loop:  # the loop is greedy by construction (probes/generate_loop.py)
+            return {"max_new_tokens": n}
         return {**GREEDY, "max_new_tokens": n, "min_new_tokens": n, **self.generate_kwargs}
 
 

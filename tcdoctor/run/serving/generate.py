@@ -13,6 +13,11 @@ generate_kwargs say otherwise: on CUDA with a static cache transformers compiles
 itself inside generate (`_valid_auto_compile_criteria`), and the eager reference must be eager;
 whether it would have is the side's `auto_compile` (not measured on CUDA: no GPU here).
 
+For the user's own loop (target/generation_loop.py; probes/generate_loop.py) the same parts run the
+same way: the compiled side is the decode step compiled (`decode = torch.compile(decode, ...)`,
+gpt-fast's), the prefill eager; `LOOP_METHOD` says how its tokens are timed. The cache strategies
+are a Hugging Face model's generate settings and do not run for a loop (its cache is the user's).
+
 Torch-free at import: the parent imports it; `serve_generation` runs in the part's processes.
 """
 
@@ -31,6 +36,13 @@ METHOD = (
     "max_new_tokens new tokens), each token timed in a streamer's put (device synced); TTFT: the "
     "first token's time from the call; ITL: between consecutive tokens; compiles: the "
     "CompilationMetrics entries PyTorch added, attributed to the decode step whose put followed them"
+)
+LOOP_METHOD = (
+    "one request at a time in traffic order through your own loop: cache(model), prefill(model, "
+    "ids, positions, cache), then decode(model, token, position, cache) per new token (greedy: the "
+    "argmax of the last position's logits, read to the host, device synced, then timed); TTFT: the "
+    "first token's time from the request's start (its cache made); ITL: between consecutive "
+    "tokens; compiles: the CompilationMetrics entries PyTorch added during each step"
 )
 
 
@@ -67,7 +79,7 @@ def generate_kwargs(ctx: Any, side: str, extra: dict | None = None) -> dict:
     """generate's keyword arguments for `side`: the Generation's (greedy, exactly max_new_tokens),
     `extra` (a cache strategy's) on top; the eager side's auto-compile turned off."""
     kw = {**ctx.workload.call_generate_kwargs(), **(extra or {})}
-    if side == "eager":
+    if side == "eager" and not ctx.workload.loop:
         kw.setdefault("disable_compile", True)
     return kw
 
@@ -83,11 +95,15 @@ def auto_compile(ctx: Any, kw: dict) -> bool:
 
 
 def compile_forward(ctx: Any, model: Any, **override: Any) -> dict:
-    """`model.forward = torch.compile(model.forward, ...)`, as a user compiles a HF model; the
+    """`model.forward = torch.compile(model.forward, ...)`, as a user compiles a HF model (for
+    the user's own loop, `decode = torch.compile(decode, ...)`, as gpt-fast compiles it); the
     compile arguments it used."""
     import torch
 
     kwargs = ctx.compile_kwargs(**override)
+    if ctx.workload.loop:  # model: target/generation_loop.LoopStep
+        model.decode = torch.compile(model.decode, **kwargs)
+        return kwargs
     model.forward = torch.compile(model.forward, **kwargs)
     return kwargs
 
@@ -115,6 +131,8 @@ def serve_generation(ctx: Any, side: str) -> None:
     label = f"generation: {ctx.n} requests ({side}{', cold' if compile_kwargs else ''})"
     res = replay_side(ctx, model, kw, label, compile_kwargs)
     extra = {"auto_compile": auto_compile(ctx, kw), "device": ctx.device.type}
+    if ctx.workload.loop:
+        extra["method"] = LOOP_METHOD
     if compile_kwargs is not None:
         extra["compile_kwargs"] = {k: repr(v) for k, v in compile_kwargs.items()}
     ctx.put("side", side_record(res, kw, **extra))
@@ -122,7 +140,8 @@ def serve_generation(ctx: Any, side: str) -> None:
         steady = replay_side(
             ctx, model, kw, f"generation: {ctx.n} requests (compiled, steady)", None
         )
-        ctx.put("steady", side_record(steady, kw))
+        method = {"method": extra["method"]} if "method" in extra else {}
+        ctx.put("steady", side_record(steady, kw, **method))
 
 
 def replay_side(
@@ -135,10 +154,11 @@ def replay_side(
 ) -> Any:
     """The prompts (`only`: those requests) served through generate, one progress step."""
     from ...probes.generate import replay_generate
+    from ...probes.generate_loop import replay_loop
 
     ctx.sink({"event": "start", "phase": label})
     t0 = time.perf_counter()
-    res = replay_generate(
+    res = (replay_loop if ctx.workload.loop else replay_generate)(
         model,
         (r for r in ctx.requests() if only is None or r.index in only),
         kw,

@@ -47,9 +47,15 @@ LABELS = {
 }
 NO_CUDA = "not measured on CUDA: CUDA graphs need a GPU, and none was found"
 NO_REFERENCE = "the generate part's compiled side did not finish: nothing to judge against"
+LOOP = (
+    "your own loop: its cache is yours (the strategies are a Hugging Face model's generate "
+    "settings: cache_implementation, the forward compiled)"
+)
 
 
 def _when(run: Serving) -> str | None:
+    if (run.ask.get("generation") or {}).get("loop"):
+        return LOOP
     compiled = (run.results.get("generate") or {}).get("compiled") or {}
     return None if compiled.get("steady") else NO_REFERENCE
 

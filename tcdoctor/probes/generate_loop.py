@@ -1,0 +1,154 @@
+"""Replay a generation traffic through the user's own loop (target/generation_loop.py), one
+request at a time, each token timed as a server streaming tokens sees it (issue 60).
+
+Method, per request (in traffic order, through traffic_replay.each_request like every replay): the
+prompt is produced (off the clock) and checked (integer token ids, one row); `sync()`; t0 =
+perf_counter; `cache = cache(model)` (the request's own cache: a server makes or resets one per
+request); `logits = prefill(model, ids, arange(L), cache)`; token 0 = argmax of the last position's
+logits, read to the host (`.item()`: a device sync, as a streamer's token), `sync()`, its time
+read; then for k = 1 .. max_new_tokens-1: `logits = decode(model, token, tensor([L + k - 1]),
+cache)`, token k = its argmax, read and timed the same way. So TTFT, ITL, TPOT and tokens/s are
+read from the same per-token times as probes/generate.py's streamer clock, and its GenResult is
+the record (the report reads both alike).
+
+Compiles: the CompilationMetrics entries PyTorch added, read after each token's time was taken, so
+each is attributed to the step whose call compiled it (0: the prefill, k: decode k), with the cache
+length that step attended over (L + k) and PyTorch's guard (traffic_replay.compile_event). A
+`limit` entry: recompile_limit hit; the requests served after it are named (`past_limit`).
+
+Tokens: greedy (argmax) on both sides; per step the top-two margin and the top logit of the
+step's last-position logits (float), so the parent can call a divergence a tie or a numerics
+failure (run/serving/generate_section.py).
+
+Bad input, one error each and the replay goes on: a float prompt; a prefill or decode that raises
+(the request and the step it reached: the tokens produced before it); logits that are not one
+token's `[..., V]` (V: the prefill's last dimension).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Iterable
+
+import torch
+
+from ..target.generation import prompt_of
+from ..target.generation_loop import last_logits
+from ..target.traffic import Request
+from . import dynamo_state
+from .generate import TOP_TOKENS_KEPT, GenResult, check_prompt
+from .numerics import TOL
+from .traffic_replay import compile_event, each_request, recompile_limit
+
+
+class LoopClock:
+    """Per request: each token's time, and the compiles PyTorch recorded during each step."""
+
+    def __init__(self, sync: Callable[[], None]) -> None:
+        self.sync = sync
+        self.times: list[float] = []
+        self.compiles: list[tuple[int, Any]] = []  # (step, metrics entry)
+        self.margins: list[float] = []
+        self.tops: list[float] = []
+        self.tokens: list[int] = []
+        self.n_metrics = len(dynamo_state.compilation_metrics())
+
+    def token(self, logits: torch.Tensor) -> torch.Tensor:
+        """The greedy token of `logits` (1-D), read to the host and timed; the step's compiles."""
+        token = int(logits.argmax().item())
+        self.sync()
+        self.times.append(time.perf_counter())
+        self.attribute(len(self.times) - 1)
+        self.tokens.append(token)
+        if len(self.margins) < TOP_TOKENS_KEPT:
+            top = torch.topk(logits.detach().float(), 2).values
+            self.margins.append(float(top[0] - top[1]))
+            self.tops.append(float(top[0]))
+        return torch.tensor([[token]], device=logits.device)
+
+    def attribute(self, step: int) -> None:
+        metrics = dynamo_state.compilation_metrics()
+        self.compiles += [(step, m) for m in metrics[self.n_metrics :]]
+        self.n_metrics = len(metrics)
+
+
+def _generate(step: Any, ids: torch.Tensor, n: int, clock: LoopClock) -> torch.Tensor:
+    """One request through the user's functions; the first logits (for their dtype)."""
+    device = ids.device
+    plen = int(ids.shape[-1])
+    cache = step.new_cache()
+    first = step.prefill(step.model, ids, torch.arange(plen, device=device), cache)
+    logits = last_logits(first, None, False)
+    vocab = int(logits.shape[-1])
+    token = clock.token(logits)
+    for k in range(1, n):
+        pos = torch.tensor([plen + k - 1], device=device)
+        token = clock.token(last_logits(step.decode(step.model, token, pos, cache), vocab, True))
+    return logits
+
+
+def _one(step: Any, request: Request, n: int, sync: Callable[[], None], res: GenResult) -> None:
+    """One request served: its times, tokens, compiles, or its error (named with its step)."""
+    ids = prompt_of(request.args)
+    plen = int(ids.shape[-1])
+    why = check_prompt(ids)
+    res.prompt_lengths.append(plen)
+    for field in (res.token_times_s, res.total_s, res.tokens, res.margins, res.top_logits):
+        field.append(None)
+    if why is not None:
+        res.errors.append({"request": request.index, "shapes": request.shapes, "message": why})
+        return
+    clock = LoopClock(sync)
+    error, logits = None, None
+    sync()
+    t0 = time.perf_counter()
+    try:
+        logits = _generate(step, ids, n, clock)
+        sync()
+    except Exception as exc:  # noqa: BLE001 - the request failed mid-generation: a finding
+        error = exc
+    end = time.perf_counter()
+    clock.attribute(max(0, len(clock.times) - 1))
+    events = []
+    for at, m in clock.compiles:
+        event = compile_event(m, request)
+        event.update(step=at, cache_length=plen + at, prefill=at == 0)
+        events.append(event)
+    res.compiles += events
+    if error is not None:
+        first = (str(error).strip().splitlines() or [""])[0]
+        message = f"{type(error).__name__}: {first}".rstrip(": ")[:300]
+        res.errors.append(
+            {"request": request.index, "shapes": request.shapes, "step": len(clock.times),
+             "message": message}
+        )  # fmt: skip
+        return
+    res.token_times_s[-1] = [t - t0 for t in clock.times]
+    res.total_s[-1] = end - t0
+    res.tokens[-1], res.margins[-1], res.top_logits[-1] = clock.tokens, clock.margins, clock.tops
+    if res.tol is None and logits is not None:
+        res.tol = TOL.get(logits.dtype, 1e-4)
+    limit = next((e for e in events if e["kind"] == "limit"), None)
+    if limit is not None and res.limit_hit is None:
+        res.limit_hit = {"request": request.index, "step": limit["step"]}
+    if res.limit_hit is not None:
+        res.past_limit.append(request.index)
+
+
+def replay_loop(
+    step: Any,
+    requests: Iterable[Request],
+    kwargs: dict,
+    sync: Callable[[], None],
+    *,
+    deadline: float,
+    compile_kwargs: dict | None = None,
+) -> GenResult:
+    """Serve each request through the user's loop (`step`: target/generation_loop.LoopStep),
+    `kwargs["max_new_tokens"]` tokens each, one request at a time (the module's method)."""
+    res = GenResult(recompile_limit=recompile_limit(compile_kwargs))
+    n = int(kwargs["max_new_tokens"])
+    for request in each_request(requests, res, deadline):
+        with torch.no_grad():
+            _one(step, request, n, sync, res)
+    return res
