@@ -86,18 +86,29 @@ def _leaves(x, path=()):
         yield path, x
 
 
+def _firsts(x):
+    """`x` with every list cut to its first two items, the ones the wrong-type test replaces."""
+    if isinstance(x, dict):
+        return {k: _firsts(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_firsts(v) for v in x[:2]]
+    return x
+
+
 def test_the_loaders_check_agrees_with_jsonschema_on_every_wrong_type():
     """Each leaf of each saved report (the first two items of a list) replaced by a value of another
     type: the loader's own check (report/record.py `mismatch`) accepts exactly what jsonschema
-    accepts. One top-level section at a time, so jsonschema has little to walk."""
+    accepts. One top-level section at a time, its lists cut to the two items replaced, so jsonschema
+    has little to walk: both checks read the same document, and the schema bounds no list's length
+    (a saved generation report's serving section, 4,057 leaves, took 84 ms a validation whole: the
+    test ran 992 s at load 6)."""
     validator, schema = _validator(), report_schema()
+    assert '"minItems"' not in shipped_schema_text() and '"maxItems"' not in shipped_schema_text()
     tried = rejected = 0
     for saved in SAVED:
         for key, section in _load(saved).items():
-            data = {"schema_version": 1, key: section}
+            data = {"schema_version": 1, key: _firsts(section)}
             for path, value in list(_leaves(data)):
-                if any(isinstance(p, int) and p > 1 for p in path):
-                    continue
                 parent = data
                 for p in path[:-1]:
                     parent = parent[p]
