@@ -171,3 +171,25 @@ def test_the_sweep_overview_has_the_generations_columns_and_not_measured_for_oth
     alone = sweep_data.Sweep(options={"backend": "eager"}, rows=rows[1:])
     assert "TTFT p50" not in MarkdownRenderer().render_sweep(alone)
     assert "ttft_p50_s" not in json.loads(alone.to_json())["rows"][0]  # a sweep's JSON as it was
+
+
+def test_a_loop_target_is_judged_in_its_own_words(saved):
+    """The user's own loop compiles its decode step, not generate's forward: the operating model,
+    the headline and the section's method say so; a Hugging Face target's words stay."""
+    hf = _planted(saved, ratio=0.5)
+    assert "model.forward compiled" in hf.verdict.serving.text
+    loop = copy.deepcopy(saved)
+    loop.serving.generation.loop = True
+    loop = _planted(loop, ratio=0.5)
+    om = loop.verdict.serving
+    assert om.text.startswith("JIT: your decode step compiled") and "forward" not in om.text
+    assert all("generate_kwargs" not in f for f in om.figures), om.figures
+    slow = copy.deepcopy(saved)
+    slow.serving.generation.loop = True
+    assert "compiling your decode step" in _planted(slow, ratio=1.0).verdict.serving.text
+    md = MarkdownRenderer().render(loop)
+    assert "your own loop, one request at a time" in md and "streamer" not in md
+    assert "streamer" in MarkdownRenderer().render(hf)
+    assert Report.from_dict(loop.to_dict()).serving.generation.loop is True
+    assert "loop" not in hf.to_dict()["serving"]["generation"]  # a Hugging Face target's JSON
+    _agree(loop)

@@ -25,6 +25,11 @@ HOW = (
     "synced); percentiles by nearest rank over every decode step (ITL) or every request (TTFT, "
     "TPOT)"
 )
+LOOP_HOW = (
+    "your own loop, one request at a time, greedy (the argmax of the last position's logits); each "
+    "token timed when it is read to the host (device synced); percentiles by nearest rank over "
+    "every decode step (ITL) or every request (TTFT, TPOT)"
+)
 
 
 def _gen(report: Report) -> GenerationSection | None:
@@ -74,7 +79,7 @@ def key_rows(g: GenerationSection) -> tuple[Row, ...]:
     past = c.past_limit if c else []
     return (
         Row("prompts", f"{units.count(g.prompts)} x {units.count(g.max_new_tokens)} new tokens"),
-        Row("time to first token p50 / p90 / p99", _pair(g, "ttft"), HOW),
+        Row("time to first token p50 / p90 / p99", _pair(g, "ttft"), LOOP_HOW if g.loop else HOW),
         Row("inter-token latency p50 / p90 / p99", _pair(g, "itl")),
         Row("time per output token p50 / p90 / p99", _pair(g, "tpot")),
         Row("tokens/s over the replay", rate, "new tokens / the sum of the request times"),

@@ -107,22 +107,23 @@ def judged(report: Report, rules: Rules = RULES) -> Judged | None:
         g=g,
         interval=iv,
         failure=bad[0] if bad else None,
-        forward=_forward(Figures.from_report(report)),
+        forward=_forward(Figures.from_report(report), g.compiled_what),
         compile_s=compile_s,
         repay_requests=_repay(g, compile_s),
         horizon=int(rules.expected_calls),
     )
 
 
-def _forward(fig: Figures) -> str | None:
-    """Why the compiled forward itself rules compiling out, whatever the generation showed: it
-    failed, Dynamo made no graph on a call, or its outputs fail the numerics rule."""
+def _forward(fig: Figures, what: str = "the forward") -> str | None:
+    """Why the compiled forward (`what`: a loop's decode step) itself rules compiling out,
+    whatever the generation showed: it failed, Dynamo made no graph on a call, or its outputs fail
+    the numerics rule."""
     if fig.compile_failed_message is not None:
-        return f"compiling the forward failed ({fig.compile_failed_message})"
+        return f"compiling {what} failed ({fig.compile_failed_message})"
     if fig.graphs == 0:
-        return "Dynamo made no graph of the forward: nothing was compiled"
+        return f"Dynamo made no graph of {what}: nothing was compiled"
     if fig.numerics_passed is False:
-        return "the compiled forward's outputs differ from eager's beyond the numerics rule"
+        return f"{what} compiled gives outputs that differ from eager's beyond the numerics rule"
     return None
 
 
@@ -150,7 +151,7 @@ def operating_model(
         return None
     iv, g = j.interval, j.g
     name, strategy_text = _best(g)
-    figures = [f"compiled (your generate_kwargs, steady) / eager request time: {units.paired(iv)}"]
+    figures = [f"compiled ({g.reference_words}, steady) / eager request time: {units.paired(iv)}"]
     figures.append(f"compiles during generation: {_compiles_text(j)}")
     rel = relation(j, decision)
     if j.failure is not None:
@@ -167,11 +168,13 @@ def operating_model(
             relation=rel,
         )
     elif iv.claim is not Claim.FASTER or j.never_repaid:
-        text = "eager: compiling the forward is not shown faster on these prompts"
+        text = f"eager: compiling {g.compiled_what} is not shown faster on these prompts"
         text += f" ({units.paired(iv)})" if not j.never_repaid else f" ({_repaid_text(j)})"
     else:
         setting = f"the {name} cache strategy" if name else "your generate_kwargs"
         text = f"JIT: model.forward compiled, with {setting} ({units.paired(iv)} vs eager)"
+        if g.loop:
+            text = f"JIT: your decode step compiled ({units.paired(iv)} vs eager)"
         return OperatingModel(
             model="jit", text=text, figures=figures, strategy=name,
             strategy_text=strategy_text, relation=rel,
@@ -282,6 +285,6 @@ def _best(g: GenerationSection) -> tuple[str | None, str]:
         judged_ = [r for r in g.strategies if r.interval is not None]
         if not judged_:
             return None, ""
-        return None, "no cache strategy is faster than your generate_kwargs' beyond the noise"
+        return None, f"no cache strategy is faster than {g.reference_words} beyond the noise"
     best = min(faster, key=lambda r: r.interval.ratio)  # type: ignore[union-attr]
     return best.name, f"best cache strategy: {best.label} ({units.paired(best.interval)})"

@@ -190,6 +190,20 @@ class GenerationSection(Record):
     process_spread: float | None = None
     proof: dict[str, Any] | None = None
     not_measured: dict[str, str] = field(default_factory=dict)
+    loop: bool | None = None  # the user's own prefill/decode loop (target/generation_loop.py)
+
+    OMIT_NONE = ("loop",)
+
+    @property
+    def compiled_what(self) -> str:
+        """What the compiled side compiled: the decode step of the user's loop, or the forward
+        that `generate` calls."""
+        return "your decode step" if self.loop else "the forward"
+
+    @property
+    def reference_words(self) -> str:
+        """The compiled setting the strategies and the verdict compare with."""
+        return "your decode step compiled" if self.loop else "your generate_kwargs"
 
     @property
     def traffic_compiles(self) -> int | None:

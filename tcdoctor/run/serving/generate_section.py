@@ -109,6 +109,7 @@ def build(run: Serving) -> dict | None:
         "process_spread": process_spread(strategies, reference),
         "proof": run.results.get("generate_proof"),
         "not_measured": {k: v for k, v in run.not_measured.items() if k.startswith("generat")},
+        "loop": gen.get("loop") or None,
     }
 
 
