@@ -413,6 +413,10 @@ def test_a_mark_reads_new_entries_from_a_full_bounded_buffer(monkeypatch):
     runtime.is_runtime = True  # PyTorch's runtime entry: no compile
     buffer.extend([runtime, compile_])
     assert later.since() == [compile_] and not later.overflowed
+    # take(): each entry once, the mark moved past what it gave (the generation streamers' clock)
+    assert later.take() == [compile_] and later.take() == []
+    buffer.append(newest := _Metric(1.0, None, None, None))
+    assert later.take() == [newest] and later.since() == []
 
 
 def test_a_random_model_is_never_compared_across_two_rng_streams_unless_asked():

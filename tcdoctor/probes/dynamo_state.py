@@ -67,12 +67,23 @@ class Mark:
         self.overflowed = False
 
     def since(self) -> list:
+        """The compile entries recorded after the mark."""
+        return self._read()[0]
+
+    def take(self) -> list:
+        """The compile entries recorded after the mark, the mark moved past them: each entry is
+        taken once (a streamer attributing compiles to the step that follows them)."""
+        new, self._last = self._read()
+        return new
+
+    def _read(self) -> tuple[list, object]:
         recorded = _recorded()
         at = next((i for i in range(len(recorded) - 1, -1, -1) if recorded[i] is self._last), None)
         if at is None and self._last is not None:
             self.overflowed = True  # the marked entry was pushed out: all are newer, some lost
         new = recorded[at + 1 :] if at is not None else recorded
-        return [m for m in new if not getattr(m, "is_runtime", False)]
+        last = recorded[-1] if recorded else self._last
+        return [m for m in new if not getattr(m, "is_runtime", False)], last
 
 
 class Window:

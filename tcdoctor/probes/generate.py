@@ -83,7 +83,7 @@ def make_clock(sync: Callable[[], None]) -> Any:
             self.times: list[float] = []
             self.compiles: list[tuple[int, Any]] = []  # (step, metrics entry)
             self.prompt_seen = False
-            self.n_metrics = len(dynamo_state.compilation_metrics())
+            self.mark = dynamo_state.Mark()
 
         def put(self, value: Any) -> None:
             if not self.prompt_seen:
@@ -94,9 +94,7 @@ def make_clock(sync: Callable[[], None]) -> Any:
             self._attribute(len(self.times) - 1)
 
         def _attribute(self, step: int) -> None:
-            metrics = dynamo_state.compilation_metrics()
-            self.compiles += [(step, m) for m in metrics[self.n_metrics :]]
-            self.n_metrics = len(metrics)
+            self.compiles += [(step, m) for m in self.mark.take()]
 
         def end(self) -> None:
             self._attribute(max(0, len(self.times) - 1))

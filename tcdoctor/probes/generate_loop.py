@@ -51,7 +51,7 @@ class LoopClock:
         self.margins: list[float] = []
         self.tops: list[float] = []
         self.tokens: list[int] = []
-        self.n_metrics = len(dynamo_state.compilation_metrics())
+        self.mark = dynamo_state.Mark()
 
     def token(self, logits: torch.Tensor) -> torch.Tensor:
         """The greedy token of `logits` (1-D), read to the host and timed; the step's compiles."""
@@ -67,9 +67,7 @@ class LoopClock:
         return torch.tensor([[token]], device=logits.device)
 
     def attribute(self, step: int) -> None:
-        metrics = dynamo_state.compilation_metrics()
-        self.compiles += [(step, m) for m in metrics[self.n_metrics :]]
-        self.n_metrics = len(metrics)
+        self.compiles += [(step, m) for m in self.mark.take()]
 
 
 def _generate(step: Any, ids: torch.Tensor, n: int, clock: LoopClock) -> torch.Tensor:

@@ -167,12 +167,12 @@ def run(
     first = first_call_events(first_call or [], label, describe_call(workload.call_args))
     events: list[Recompile] = []
     errors: list[dict] = []
-    start = len(dynamo_state.compilation_metrics())
+    whole = dynamo_state.Mark()
     t0 = time.perf_counter()
     with dynamo_state.dynamo_logs() as logs:
         for i, variant in enumerate(workload.variants, start=1):
             vlabel = describe_variant(i, variant, workload)
-            n_before = len(dynamo_state.compilation_metrics())
+            mark = dynamo_state.Mark()
             tv = time.perf_counter()
             try:
                 if is_state_change(variant):
@@ -188,11 +188,11 @@ def run(
                     }
                 )
             wall = time.perf_counter() - tv
-            for m in dynamo_state.compilation_metrics()[n_before:]:
+            for m in mark.since():
                 if getattr(m, "recompile_reason", None):
                     events.append(_event(m, label, vlabel, i, wall, VARIANTS))
         warnings = dynamo_state.warnings(logs)
-    ms = dynamo_state.compilation_metrics()[start:]
+    ms = whole.since()
     limit_msgs = _limit_failures(first_call or []) + limit_warnings(warnings)
     compile_s = sum(
         getattr(m, "entire_frame_compile_time_s", 0) or 0

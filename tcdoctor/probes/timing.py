@@ -237,10 +237,10 @@ def warm_up(
     calls = stable = 0
     with context():
         while _agree(stable < STABLE_CALLS and calls < MAX_WARMUP_CALLS, "any"):
-            n = len(dynamo_state.compilation_metrics())
+            mark = dynamo_state.Mark()
             compiled()
             calls += 1
-            stable = stable + 1 if len(dynamo_state.compilation_metrics()) == n else 0
+            stable = 0 if mark.since() else stable + 1
         if held is not None:
             held.stop()
         for _ in range(calls):
@@ -393,7 +393,7 @@ def measure(
     est = min(ests)
     k, r = (int(_agree(n, "max")) for n in sample_sizes(est, max(ests), min_calls))
     switch = int(_agree(switch_calls(k, est), "max"))
-    n_metrics = len(dynamo_state.compilation_metrics())
+    mark = dynamo_state.Mark()
     load_start = load.snapshot()
     t_timing = time.perf_counter()
     kept, stopped = _sample(
@@ -423,7 +423,7 @@ def measure(
         "timing_s": time.perf_counter() - t_timing,
         "stopped": stopped,
         "wall_s": time.perf_counter() - t_start,
-        "recompiles_during_timing": len(dynamo_state.compilation_metrics()) - n_metrics,
+        "recompiles_during_timing": len(mark.since()),
         "method": (
             f"{warm['warmup_calls']} warm-up calls each; then {len(e_s)} pairs of rounds, eager and "
             f"compiled, order alternating; in a round one side runs {switch} untimed call(s) (the "

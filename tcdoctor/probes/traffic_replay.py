@@ -260,7 +260,7 @@ def _one(
     keep: Callable[[int, Any], None] | None,
 ) -> None:
     """One request: timed, its compiles and fallback read, its output kept (all off the clock)."""
-    n_before = len(dynamo_state.compilation_metrics())
+    mark = dynamo_state.Mark()
     start = end = None
     if cuda:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -278,7 +278,7 @@ def _one(
     except Exception as exc:  # noqa: BLE001 - a request the model rejects is a finding
         error = exc
     latency = time.perf_counter() - t0
-    new = dynamo_state.compilation_metrics()[n_before:]
+    new = mark.since()
     events = [compile_event(m, request) for m in new]
     out.compiles += events
     out.shapes.append(request.shapes)
