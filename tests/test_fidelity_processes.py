@@ -73,9 +73,15 @@ def test_each_analysis_times_three_processes_or_more_while_undecided(runs):
         assert names[:3] == ["cold", "warm", "third"] and seq["timed"] == len(names) <= seq["cap"]
         assert seq["stopped"] in ("decided", "cap", "budget")
         assert "confidence interval of the typical" in rt["ci_method"]
-        # what another run may see holds every process's own figure
+        # what another run may see holds every counted process's own figure; a process left out of
+        # the headline (`excluded`: timed unlike the timing-only ones, or loaded) is not a draw of
+        # it (CI: the warm process read 0.941, its eager 88% above the timing-only processes', and
+        # lay above the counted three's interval [0.814, 0.931])
         lo, hi = rt["prediction_interval"]
-        own = [p["speedup"] for p in rt["processes"]]
+        own = [
+            p["speedup"] for p in rt["processes"] if not p.get("excluded") and not p.get("probe")
+        ]
+        assert len(own) >= 2, rt["processes"]
         assert lo <= min(own) * 1.01 and hi >= max(own) * 0.99, (rt["prediction_interval"], own)
 
 
