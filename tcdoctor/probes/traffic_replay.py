@@ -45,7 +45,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import torch
 
@@ -54,6 +54,9 @@ from ..target.workload import CallArgs
 from . import dynamo_state
 from .first_call import function_name
 from .recompiles import plain_reason
+
+if TYPE_CHECKING:
+    from ..report.events import Event
 
 MAX_ERRORS = 5  # requests the model may reject before a replay stops
 _LIMIT = re.compile(r"recompile limit|recompile_limit|cache_size_limit|cache size limit", re.I)
@@ -322,7 +325,7 @@ class ServeContext:
     options: Any  # options.Options
     device: torch.device
     deadline: float  # time.monotonic() after which no request starts
-    sink: Callable[[dict], None]
+    sink: Callable[[Event | dict], None]  # the proof, host and warm-up parts send Events
     target: str = ""  # `path.py:function`, for the warm-up script
 
     def requests(
