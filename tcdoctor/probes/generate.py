@@ -125,6 +125,54 @@ class GenResult:
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in (f.name for f in dataclasses.fields(self))}
 
+    def begin(self, request: Request, prompt_len: int, why: str | None) -> bool:
+        """A request's row opened (None until served); False, with its one error line, when its
+        prompt was refused (`why`)."""
+        self.prompt_lengths.append(prompt_len)
+        for field in (self.token_times_s, self.total_s, self.tokens, self.margins, self.top_logits):
+            field.append(None)
+        if why is not None:
+            self.errors.append({"request": request.index, "shapes": request.shapes, "message": why})
+        return why is None
+
+    def compiled(self, clock: Any, request: Request, prompt_len: int) -> list[dict]:
+        """The clock's compiles, each with its decode step and cache length, added; returned."""
+        events = []
+        for step, m in clock.compiles:
+            event = compile_event(m, request)
+            event.update(step=step, cache_length=prompt_len + step, prefill=step == 0)
+            events.append(event)
+        self.compiles += events
+        return events
+
+    def failed(self, request: Request, step: int, exc: BaseException) -> None:
+        """A request that raised mid-generation: one line naming it and its step."""
+        first = (str(exc).strip().splitlines() or [""])[0]
+        message = f"{type(exc).__name__}: {first}".rstrip(": ")[:300]
+        self.errors.append(
+            {"request": request.index, "shapes": request.shapes, "step": step, "message": message}
+        )
+
+    def served(
+        self, request: Request, span: tuple[float, float], clock: Any, got: tuple, dtype: Any,
+        events: list[dict],
+    ) -> None:  # fmt: skip
+        """A served request's row: token times from its start (`span`: start, end), total,
+        tokens/margins/top logits (`got`), the tolerance for the logits' dtype, and the
+        recompile_limit its compiles (`events`, from `compiled`) hit: the request and every later
+        one are past it."""
+        t0, end = span
+        self.token_times_s[-1] = [t - t0 for t in clock.times]
+        self.total_s[-1] = end - t0
+        self.tokens[-1], self.margins[-1], self.top_logits[-1] = got
+        if self.tol is None and dtype is not None:
+            self.tol = TOL.get(dtype, 1e-4)
+        limit = next((e for e in events if e["kind"] == "limit"), None)
+        if limit is not None and self.limit_hit is None:
+            self.limit_hit = {"request": request.index, "step": limit["step"]}
+        if self.limit_hit is not None:
+            self.past_limit.append(request.index)
+
 
 def _served(model: Any, ids: torch.Tensor, kwargs: dict, sync: Callable[[], None]) -> tuple:
     """One generate call, timed: (t0, end, clock, output); an exception carries the clock."""
@@ -149,15 +197,6 @@ def _served(model: Any, ids: torch.Tensor, kwargs: dict, sync: Callable[[], None
     return t0, time.perf_counter(), clock, out
 
 
-def _compiles(clock: Any, request: Request, prompt_len: int) -> list[dict]:
-    out = []
-    for step, m in clock.compiles:
-        event = compile_event(m, request)
-        event.update(step=step, cache_length=prompt_len + step, prefill=step == 0)
-        out.append(event)
-    return out
-
-
 def _tokens(out: Any, prompt_len: int) -> tuple[list[int], list[float], list[float]]:
     """The new tokens, and per step the top-two margin and the top logit (of the raw logits)."""
     tokens = [int(t) for t in out.sequences[0, prompt_len:].tolist()]
@@ -173,39 +212,20 @@ def _one(model: Any, request: Request, kwargs: dict, sync: Callable, res: GenRes
     """One request served: its times, tokens, compiles, or its error (named with its step)."""
     ids = prompt_of(request.args)
     plen = int(ids.shape[-1])
-    why = check_prompt(ids) or too_long(model, plen, kwargs)
-    res.prompt_lengths.append(plen)
-    for field in (res.token_times_s, res.total_s, res.tokens, res.margins, res.top_logits):
-        field.append(None)
-    if why is not None:
-        res.errors.append({"request": request.index, "shapes": request.shapes, "message": why})
+    if not res.begin(request, plen, check_prompt(ids) or too_long(model, plen, kwargs)):
         return
     try:
         t0, end, clock, out = _served(model, ids, kwargs, sync)
     except Exception as exc:  # noqa: BLE001
         clock = getattr(exc, "tcdoctor_clock", None)
-        step = len(clock.times) if clock is not None else 0
         if clock is not None:
             clock.end()
-            res.compiles += _compiles(clock, request, plen)
-        first = (str(exc).strip().splitlines() or [""])[0]
-        message = f"{type(exc).__name__}: {first}".rstrip(": ")[:300]
-        res.errors.append(
-            {"request": request.index, "shapes": request.shapes, "step": step, "message": message}
-        )
+            res.compiled(clock, request, plen)
+        res.failed(request, len(clock.times) if clock is not None else 0, exc)
         return
-    events = _compiles(clock, request, plen)
-    res.compiles += events
-    res.token_times_s[-1] = [t - t0 for t in clock.times]
-    res.total_s[-1] = end - t0
-    res.tokens[-1], res.margins[-1], res.top_logits[-1] = _tokens(out, plen)
-    if res.tol is None and out.logits:
-        res.tol = TOL.get(out.logits[0].dtype, 1e-4)
-    limit = next((e for e in events if e["kind"] == "limit"), None)
-    if limit is not None and res.limit_hit is None:
-        res.limit_hit = {"request": request.index, "step": limit["step"]}
-    if res.limit_hit is not None:
-        res.past_limit.append(request.index)
+    events = res.compiled(clock, request, plen)
+    dtype = out.logits[0].dtype if out.logits else None
+    res.served(request, (t0, end), clock, _tokens(out, plen), dtype, events)
 
 
 def replay_generate(

@@ -37,8 +37,7 @@ from ..target.generation_loop import last_logits
 from ..target.traffic import Request
 from . import dynamo_state
 from .generate import TOP_TOKENS_KEPT, GenResult, check_prompt
-from .numerics import TOL
-from .traffic_replay import compile_event, each_request, recompile_limit
+from .traffic_replay import each_request, recompile_limit
 
 
 class LoopClock:
@@ -89,12 +88,7 @@ def _one(step: Any, request: Request, n: int, sync: Callable[[], None], res: Gen
     """One request served: its times, tokens, compiles, or its error (named with its step)."""
     ids = prompt_of(request.args)
     plen = int(ids.shape[-1])
-    why = check_prompt(ids)
-    res.prompt_lengths.append(plen)
-    for field in (res.token_times_s, res.total_s, res.tokens, res.margins, res.top_logits):
-        field.append(None)
-    if why is not None:
-        res.errors.append({"request": request.index, "shapes": request.shapes, "message": why})
+    if not res.begin(request, plen, check_prompt(ids)):
         return
     clock = LoopClock(sync)
     error, logits = None, None
@@ -107,30 +101,12 @@ def _one(step: Any, request: Request, n: int, sync: Callable[[], None], res: Gen
         error = exc
     end = time.perf_counter()
     clock.attribute(max(0, len(clock.times) - 1))
-    events = []
-    for at, m in clock.compiles:
-        event = compile_event(m, request)
-        event.update(step=at, cache_length=plen + at, prefill=at == 0)
-        events.append(event)
-    res.compiles += events
+    events = res.compiled(clock, request, plen)
     if error is not None:
-        first = (str(error).strip().splitlines() or [""])[0]
-        message = f"{type(error).__name__}: {first}".rstrip(": ")[:300]
-        res.errors.append(
-            {"request": request.index, "shapes": request.shapes, "step": len(clock.times),
-             "message": message}
-        )  # fmt: skip
+        res.failed(request, len(clock.times), error)
         return
-    res.token_times_s[-1] = [t - t0 for t in clock.times]
-    res.total_s[-1] = end - t0
-    res.tokens[-1], res.margins[-1], res.top_logits[-1] = clock.tokens, clock.margins, clock.tops
-    if res.tol is None and logits is not None:
-        res.tol = TOL.get(logits.dtype, 1e-4)
-    limit = next((e for e in events if e["kind"] == "limit"), None)
-    if limit is not None and res.limit_hit is None:
-        res.limit_hit = {"request": request.index, "step": limit["step"]}
-    if res.limit_hit is not None:
-        res.past_limit.append(request.index)
+    got = (clock.tokens, clock.margins, clock.tops)
+    res.served(request, (t0, end), clock, got, logits.dtype if logits is not None else None, events)
 
 
 def replay_loop(
