@@ -17,6 +17,11 @@ lies wholly outside the issue's 5% band, i.e. when the two methods are shown to 
 5%. The median of three scripts is not exact: on a loaded shared host the scripts alone spread
 0.81-0.95 (CI, stop 40), and an interval-holds-the-median check then fails on the scripts' noise.
 
+The scripts pair each round's two sides (the median of the rounds' eager/compiled ratios): this host
+runs a call at two speeds in phases of seconds, and the unpaired ratio of medians, whose halves met
+different phases, read 0.73-1.13 over 12 runs here where the paired one reads 0.83-0.89 (CI, stop
+65: a script read 1.079 beside 0.950 and 0.972, outside the analysis's prediction interval).
+
 aot_eager keeps it cheap (no C++ compile) while the compiled call still differs from eager; one
 thread, as every timing test here. Margin for each script in the prediction interval: 15% (a
 single fresh process on a shared 2-core machine can sit further out).
