@@ -193,3 +193,21 @@ def test_a_loop_target_is_judged_in_its_own_words(saved):
     assert Report.from_dict(loop.to_dict()).serving.generation.loop is True
     assert "loop" not in hf.to_dict()["serving"]["generation"]  # a Hugging Face target's JSON
     _agree(loop)
+
+
+def test_the_break_even_says_its_calls_are_the_single_forwards_not_requests(saved):
+    """A generation report's break-even counts calls of the single forward (the runtime section's,
+    on the target's inputs), which a generation reader could take for requests or tokens: the key
+    figures' row, the tile and the break-even section say so; a report without a generation
+    section keeps its words."""
+    from tcdoctor.render import break_even, figures
+
+    words = "calls of the single forward timed on the target's inputs"
+    rows = {r.label: r for r in figures.section(saved).rows}
+    assert saved.verdict.break_even_calls and words in rows["break-even (cold)"].how
+    assert words in {r.label: r for r in figures.tiles(saved).rows}["break-even"].how
+    assert any(words in n.text for n in break_even.section(saved).notes)
+    plain = copy.deepcopy(saved)
+    plain.serving = None
+    assert words not in {r.label: r for r in figures.section(plain).rows}["break-even (cold)"].how
+    assert not any(words in n.text for n in break_even.section(plain).notes)

@@ -23,6 +23,7 @@ from typing import Any
 from .. import units
 from ..report.layout import Note, Section, Table
 from ..report.model import Report
+from .figures import forward_calls
 
 TITLE = "Break-even"
 HOW = "calls = ceil((first-call time − one eager call) / (eager median − compiled median))."
@@ -62,7 +63,9 @@ def section(report: Report) -> Section:
         [[name, units.grouped(n), _pays_back(cold["calls"], n)] for name, n in horizons],
     )
     which = (Note(which_cold(be)),) if be.get("probed") else ()
-    return Section(TITLE, tables=(repay, within), notes=(*which, Note(HOW, how=True)))
+    forward = forward_calls(report)
+    notes = (*which, *((Note(f"Here the calls are {forward}."),) if forward else ()))
+    return Section(TITLE, tables=(repay, within), notes=(*notes, Note(HOW, how=True)))
 
 
 def which_cold(be: dict) -> str:

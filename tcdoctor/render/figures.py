@@ -31,6 +31,23 @@ def _break_even(v: Verdict) -> str:
     return "never (compiled not faster)" if decided(v) else units.NA
 
 
+def forward_calls(report: Report) -> str:
+    """What a break-even's calls are in a generation report: calls of the single forward the
+    runtime section times, on the target's inputs (not a decode step's shapes), never tokens or
+    requests; and the generation's own decision is not this figure's (it may not be faster where
+    the forward is). '' elsewhere."""
+    if report.serving is None or report.serving.generation is None:
+        return ""
+    return (
+        "calls of the single forward timed on the target's inputs, not decode steps, tokens or "
+        "requests: the generation's own speed is its section's"
+    )
+
+
+def _with_forward_calls(text: str, report: Report) -> str:
+    return f"{text}; {calls}" if (calls := forward_calls(report)) else text
+
+
 def _method(rec: object) -> str:
     return getattr(rec, "method", None) or ""
 
@@ -141,7 +158,7 @@ def _cost(report: Report) -> list[Row]:
         Row(
             "break-even (cold)",
             _break_even(report.verdict),
-            "(cold compile − eager call) / saving per call",
+            _with_forward_calls("(cold compile − eager call) / saving per call", report),
         ),
         Row(
             "peak memory eager / compiled",
@@ -188,7 +205,11 @@ def tiles(report: Report) -> Section:
         if rc.limit_hit
         else Row("recompiles", recompiles, f"limit {_blank(rc.limit)}"),
         Row("compile cold / warm", units.seconds(c.cold_s), f"warm {units.seconds(c.warm_s)}"),
-        Row("break-even", units.calls(calls) if calls else "never", "cold cache"),
+        Row(
+            "break-even",
+            units.calls(calls) if calls else "never",
+            _with_forward_calls("cold cache", report),
+        ),
         Row("numerics", units.numerics_status(n.passed), f"max abs err {units.sci(n.max_abs_err)}"),
         *_serving_tile(report),
     )
