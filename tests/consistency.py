@@ -58,9 +58,9 @@ def contradictions(report: Report) -> list[str]:
         if not fig.never_repaid(rules.expected_calls):
             out.append(f"the training table recommends {train['choice']}, the headline says no")
     for r in report.fixes or []:
-        b, a = (r.before or {}).get("speedup_ci"), (r.after or {}).get("speedup_ci")
+        b, a = r.before.speedup_ci, r.after_side.speedup_ci
         if r.outcome == "helps" and r.measured and b and a and not a[0] > b[1]:
-            if (r.before or {}).get("numerics_passed") is not False:
+            if r.before.numerics_passed is not False:
                 out.append(f"'helps' for {r.fix} without a significant speed gain")
     for a in v.advice or []:
         if a.topic == "graph break" and "Fix:" in a.text and "Graph break inside" in a.text:

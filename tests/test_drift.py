@@ -98,7 +98,7 @@ def test_the_rounding_submodule_is_named_from_the_command_line(from_cli):
     # compiling around it is a tried fix, measured in a fresh process, and its numerics pass
     (row,) = [r for r in rep.fixes if r.kind == "disable_module"]
     assert row.fix.startswith("Total.forward = torch.compiler.disable(Total.forward)")
-    assert row.after["numerics_passed"] is True and row.outcome == "helps"
+    assert row.after.numerics_passed is True and row.outcome == "helps"
     assert "compile around it, tried: Total.forward" in out
     # PyTorch's bisector, on that module alone in a fresh process, blames Inductor, with its command
     b = rep.numerics.drift.bisector
@@ -116,7 +116,7 @@ def test_the_rounding_submodule_is_named_from_the_command_line(from_cli):
         rep.verdict.decision == "dont-compile"
         and "The drift starts in `block.total` (Total, " in reason
     )
-    passes = "numerics pass" if row.after["numerics_passed"] else "numerics still fail"
+    passes = "numerics pass" if row.after.numerics_passed else "numerics still fail"
     # the fix row's own figures, with its decision interval (the spread between processes)
     assert f"compiled around it (tried): {passes}, {row.vs_eager()} vs eager" in reason
     # issue 64: the graph that diverges is found, and its difference is precision: Inductor in

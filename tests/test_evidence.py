@@ -40,7 +40,7 @@ def test_lstm_a_fix_that_removes_the_break_decides_only_if_it_pays(shared_analys
     rep = Report.from_dict(data)
     assert contradictions(rep) == [], rep.verdict.reasons
     (fix,) = [r for r in rep.fixes if r.name == "allow_rnn"]
-    assert fix.after and fix.after.get("graph_breaks") == 0  # the break goes away with it
+    assert fix.after and fix.after.graph_breaks == 0  # the break goes away with it
     rules = Rules.from_dict(rep.verdict.rules)
     if rep.verdict.decision == "compile-after-fixes":
         assert fix.significantly_faster(rules) and "allow_rnn" in rep.verdict.reasons[0]
@@ -51,13 +51,13 @@ def test_lstm_a_fix_that_removes_the_break_decides_only_if_it_pays(shared_analys
             "Tried `torch._dynamo.config.allow_rnn = True`" in r for r in rep.verdict.reasons
         )
     if fix.outcome == "helps":
-        assert fix.after["speedup_ci"][0] > fix.before["speedup_ci"][1]
+        assert fix.after.speedup_ci[0] > fix.before.speedup_ci[1]
 
 
 def test_item_normaliser_tried_fix_is_the_evidence(cli, tmp_path):
     rep = _analyze(cli, tmp_path, "item_norm.py:build")
     (fix,) = [r for r in rep.fixes if r.name == "capture_scalar_outputs"]
-    assert fix.after.get("graph_breaks") == 0
+    assert fix.after.graph_breaks == 0
     (b,) = rep.graph_breaks.unique
     assert b.origin == "user" and b.gain_source == "tried" and b.gain_fix == fix.fix
 

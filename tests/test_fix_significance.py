@@ -29,7 +29,7 @@ from tcdoctor.options import Options
 from tcdoctor.report import rules as report_rules
 from tcdoctor.report.model import Report
 from tcdoctor.report.processes import regimes, sequential
-from tcdoctor.report.sections import FixRow, StrategyRow
+from tcdoctor.report.sections import FixRow, FixSide, StrategyRow
 from tcdoctor.run.assemble import assemble
 from tcdoctor.run.launcher import _results
 from tcdoctor.thresholds import RULES
@@ -83,7 +83,8 @@ def _analysis(true: float, fix_speedups: list[float], rng: random.Random) -> Rep
     for i, s in enumerate(fix_speedups):
         spec = fixes.judged_across_processes(ConfigFix(f"switch_{i}"), across)
         after = {"graph_breaks": 0, "numerics_passed": True, **_process(s, rng)}
-        outcome, why, _ = fixes.outcome(spec.before, after, None)  # the child's words
+        # the child's words
+        outcome, why, _ = fixes.outcome(FixSide.of(**spec.before), FixSide.of(**after), None)
         row = {"fix": spec.line, "kind": spec.fix_kind, "name": spec.name, "addresses": []}
         row.update(before=spec.before, after=after, outcome=outcome, why=why)
         events.append(Event(event="done", phase=spec.phase, data={"spec": spec.to_dict(), **row}))
@@ -152,8 +153,8 @@ def test_a_fix_with_a_true_30_percent_gain_is_still_recommended():
 
 # -- the rule with literal figures ----------------------------------------------------------------
 
-BEFORE = {"speedup": 1.02, "speedup_ci": [1.00, 1.05], "graph_breaks": 1}
-AFTER = {"speedup": 1.12, "speedup_ci": [1.10, 1.14], "graph_breaks": 1, "numerics_passed": True}
+BEFORE = FixSide.of(speedup=1.02, speedup_ci=[1.00, 1.05], graph_breaks=1)
+AFTER = FixSide.of(speedup=1.12, speedup_ci=[1.10, 1.14], graph_breaks=1, numerics_passed=True)
 
 
 def test_the_decision_interval_is_the_row_with_the_spread_between_processes():
@@ -188,8 +189,8 @@ def _row(decision_ci, **kw) -> FixRow:
         name="x",
         kind="config",
         fix="torch._dynamo.config.x = True",
-        before=dict(BEFORE),
-        after=dict(AFTER),
+        before=BEFORE.to_dict(),
+        after=AFTER.to_dict(),
         decision_ci=decision_ci,
         decision_method="test" if decision_ci else None,
         **kw,
@@ -261,8 +262,8 @@ def test_assembly_gives_every_row_measured_in_one_process_its_decision_interval(
     spread, n = tried.process_spread(rep)
     assert n == len(regimes.decided_on(rep.runtime.processes)) >= 3 and spread[1] == n - 1
     for row in rep.fixes:
-        assert row.decision_ci[0] <= row.after["speedup_ci"][0]
-        assert row.decision_ci[1] >= row.after["speedup_ci"][1]
+        assert row.decision_ci[0] <= row.after.speedup_ci[0]
+        assert row.decision_ci[1] >= row.after.speedup_ci[1]
         assert "Bonferroni: 95% over 2 candidate rows" in row.decision_method
     # the saved report keeps both figures, and re-reads them
     again = Report.from_dict(rep.to_dict())

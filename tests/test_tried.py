@@ -15,7 +15,7 @@ from tcdoctor.probes import break_cost
 from tcdoctor.report import break_gain
 from tcdoctor.report.model import Report
 from tcdoctor.report.processes import claims
-from tcdoctor.report.sections import FixRow, StrategyRow
+from tcdoctor.report.sections import FixRow, FixSide, StrategyRow
 from tcdoctor.verdict import tried
 
 
@@ -210,14 +210,14 @@ def test_a_tried_fix_replaces_the_bound_with_what_it_measured():
     ],
 )
 def test_outcome_words_match_the_figures(before, after, outcome):
-    assert fixes.outcome(before, after, None)[0] == outcome
+    assert fixes.outcome(FixSide.of(**before), FixSide.of(**after), None)[0] == outcome
 
 
 def test_an_outcome_is_a_fix_outcome_member_written_to_json_as_its_word():
     """The words that drive logic are FixOutcome members (outcomes.py); the JSON keeps the words,
     and a saved row's plain string compares equal to its member (a report loads unchanged)."""
-    before = {"graph_breaks": 1, "speedup_ci": [0.5, 0.6]}
-    judged = fixes.outcome(before, {"graph_breaks": 0, "speedup_ci": [0.8, 0.9]}, None)
+    before = FixSide.of(graph_breaks=1, speedup_ci=[0.5, 0.6])
+    judged = fixes.outcome(before, FixSide.of(graph_breaks=0, speedup_ci=[0.8, 0.9]), None)
     assert isinstance(judged.word, FixOutcome) and judged.word is FixOutcome.HELPS
     assert json.dumps({"outcome": judged.word}) == '{"outcome": "helps"}'
     saved = FixRow.from_dict(json.loads(json.dumps({"outcome": judged.word})))
@@ -232,8 +232,8 @@ def test_an_outcome_is_a_fix_outcome_member_written_to_json_as_its_word():
 def test_a_patchs_not_slower_check_reads_the_speed_change_never_the_words():
     """judge_patch: a patch that adds a break and is slower ("adds graph breaks", no "slower" in
     its words) fails "not slower"; a word that ends in ", slower" with no slower speed does not."""
-    before = {"graph_breaks": 2, "speedup_ci": [0.9, 1.0]}
-    judged = fixes.outcome(before, {"graph_breaks": 3, "speedup_ci": [0.5, 0.6]}, None)
+    before = FixSide.of(graph_breaks=2, speedup_ci=[0.9, 1.0])
+    judged = fixes.outcome(before, FixSide.of(graph_breaks=3, speedup_ci=[0.5, 0.6]), None)
     assert judged.word == "adds graph breaks" and judged.speed is claims.Claim.SLOWER
     checks: dict = {}
     failed, word, _ = fixes.judge_patch(checks, judged)
@@ -307,15 +307,15 @@ def test_drifting_numerics_plan_the_harness_settings_and_judge_them_on_numerics(
     results["numerics"]["rng"].update(stochastic=True, fallback_random=True)
     names = [s.name for s in fixes.plan(results, _Opts(), 1.02) if isinstance(s, FixSpec)]
     assert names == ["emulate_precision_casts"]
-    before = fixes.before_figures(results)
+    before = FixSide.of(**fixes.before_figures(results))
     assert (
         fixes.outcome(
-            before, {"numerics_passed": True, "speedup": 1.1, "speedup_ci": [1.0, 1.2]}, None
+            before, FixSide.of(numerics_passed=True, speedup=1.1, speedup_ci=[1.0, 1.2]), None
         )[0]
         == "helps"
     )
     assert (
-        fixes.outcome(before, {"numerics_passed": False, "max_abs_err": 0.1}, None)[0]
+        fixes.outcome(before, FixSide.of(numerics_passed=False, max_abs_err=0.1), None)[0]
         == "no effect"
     )
 

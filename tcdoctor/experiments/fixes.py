@@ -30,10 +30,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from .. import units
 from ..outcomes import FixOutcome
+from ..report.encoding import as_sent
 from ..report.processes.claims import Claim, apart
 from ..report.processes.regimes import HEAVY_FAULTS_PER_CALL
 from ..report.rules import ACROSS_WORDS
-from ..report.sections.fixes import Check
+from ..report.sections.fixes import Check, FixSide
 from .specs import (
     AblationSpec,
     ConfigFix,
@@ -256,11 +257,10 @@ def _cheap_breaks(workload: Any) -> dict:
     }
 
 
-def _breaks_change(before: dict, after: dict, cheap: dict | None) -> tuple[int, int] | None:
+def _breaks_change(before: FixSide, after: FixSide, cheap: dict | None) -> tuple[int, int] | None:
     """(graph breaks before, after) when both are known: after from the real backend, else the
     cheap eager-backend count."""
-    b = before.get("graph_breaks")
-    a = after.get("graph_breaks")
+    b, a = before.graph_breaks, after.graph_breaks
     if a is None and cheap is not None:
         a = cheap.get("graph_breaks")
     return (b, a) if b is not None and a is not None else None
@@ -302,7 +302,7 @@ class Outcome(NamedTuple):
     speed: Claim | None = None
 
 
-def speed_change(before: dict, after: dict, decision_ci: Sequence[float] | None) -> Speed:
+def speed_change(before: FixSide, after: FixSide, decision_ci: Sequence[float] | None) -> Speed:
     """The speed with the fix against without.
 
     With the row's decision interval (the parent's, rules.row_decision_interval: the spread
@@ -310,7 +310,7 @@ def speed_change(before: dict, after: dict, decision_ci: Sequence[float] | None)
     row whose own process's interval clears the one before while its decision interval does not is
     'noise', said so. Without one (in the child, which has not seen the other processes yet, or a
     row saved before the rule), on the row's own interval, as the progress line shows it."""
-    b_ci, a_ci = before.get("speedup_ci"), after.get("speedup_ci")
+    b_ci, a_ci = before.speedup_ci, after.speedup_ci
     own = apart(a_ci, b_ci)
     if decision_ci is None:
         if own is None:
@@ -340,27 +340,27 @@ def speed_change(before: dict, after: dict, decision_ci: Sequence[float] | None)
 
 
 def outcome(
-    before: dict, after: dict, cheap: dict | None, decision_ci: Sequence[float] | None = None
+    before: FixSide, after: FixSide, cheap: dict | None, decision_ci: Sequence[float] | None = None
 ) -> Outcome:
     """The outcome word, why, and the speed change. "helps" only for a significant speed gain (or, for a numerics
     fix, a check that passes with it); a fix that only changes a count says what it changed.
     `decision_ci`: the row's decision interval, once the parent has made it (`reword`); a speed
     difference its own process shows but that interval does not is "within the noise"."""
-    if before.get("numerics_passed") is False:  # a numerics fix: judged on numerics first
-        if after.get("numerics_passed") is True:
-            speed = units.ratio(after.get("speedup"), after.get("speedup_ci"))
+    if before.numerics_passed is False:  # a numerics fix: judged on numerics first
+        if after.numerics_passed is True:
+            speed = units.ratio(after.speedup, after.speedup_ci)
             return Outcome(
                 FixOutcome.HELPS, f"the numerics check passes with it (compiled {speed} vs eager)"
             )
-        if after.get("numerics_passed") is False:
+        if after.numerics_passed is False:
             return Outcome(
                 FixOutcome.NO_EFFECT,
-                f"compiled outputs still drift (max abs error {after.get('max_abs_err')})",
+                f"compiled outputs still drift (max abs error {after.max_abs_err})",
             )
-    if after.get("numerics_passed") is False:
+    if after.numerics_passed is False:
         return Outcome(
             FixOutcome.BREAKS_NUMERICS,
-            f"compiled outputs drift (max abs error {after.get('max_abs_err')})",
+            f"compiled outputs drift (max abs error {after.max_abs_err})",
         )
     claim, speed, noise = speed_change(before, after, decision_ci)
     faster, slower = claim is Claim.FASTER, claim is Claim.SLOWER
@@ -393,7 +393,7 @@ def reword(row: FixRow) -> None:
         return
     if row.patch is not None:
         return _reword_patch(row)
-    before, after = row.before or {}, row.after or {}
+    before, after = row.before, row.after_side
     old = outcome(before, after, row.cheap)
     text = row.why or ""
     if row.outcome != old.word or old.why not in text:
@@ -423,29 +423,33 @@ def _reword_patch(row: FixRow) -> None:
     """A source patch re-judged on its decision interval: "not slower", verified, the words."""
     p = row.patch
     assert p is not None
-    judged = outcome(row.before or {}, row.after or {}, row.cheap, row.decision_ci)
+    judged = outcome(row.before, row.after_side, row.cheap, row.decision_ci)
     p.failed, row.outcome, row.why = judge_patch(p.checks, judged)
     p.verified = not p.failed
 
 
-def after_figures(real: dict) -> dict:
+AFTER_FIGURES = (
+    "median_s",
+    "eager_median_s",
+    "max_abs_err",
+    "faults_per_call",
+    "samples",
+    "calls_per_sample",
+    "cache",  # its child starts from a copy of the main cache: which of its graphs were hits
+)
+
+
+def after_figures(real: dict) -> FixSide:
     """A fix row's figures with the fix applied, from its `pair.main_pair` row."""
-    return {
-        "graph_breaks": real["graph_breaks"],
-        "recompiles": None,
-        "speedup": real["speedup"],
-        "speedup_ci": real["speedup_ci"],
-        "numerics_passed": real.get("numerics_passed"),
-        "first_call_s": real["first_call_s"],
-        "median_s": real.get("median_s"),
-        "eager_median_s": real.get("eager_median_s"),
-        "max_abs_err": real.get("max_abs_err"),
-        "faults_per_call": real.get("faults_per_call"),
-        "samples": real.get("samples"),
-        "calls_per_sample": real.get("calls_per_sample"),
-        # its child starts from a copy of the main cache: which of its graphs were hits
-        "cache": real.get("cache"),
-    }
+    return FixSide.of(
+        graph_breaks=real["graph_breaks"],
+        recompiles=None,
+        speedup=real["speedup"],
+        speedup_ci=real["speedup_ci"],
+        numerics_passed=real.get("numerics_passed"),
+        first_call_s=real["first_call_s"],
+        **{k: real.get(k) for k in AFTER_FIGURES},
+    )
 
 
 def run_ablation(spec: AblationSpec, workload: Any, options: Any) -> dict:
@@ -462,7 +466,7 @@ def run(spec: FixSpec, workload: Any, options: Any) -> dict:
     from .pair import main_pair
 
     t0 = time.perf_counter()
-    before = spec.before
+    before = FixSide.of(**spec.before)
     row: dict = {
         "fix": spec.line,
         "kind": spec.fix_kind,
@@ -476,26 +480,23 @@ def run(spec: FixSpec, workload: Any, options: Any) -> dict:
             if spec.cheap_first:
                 cheap = _cheap_breaks(workload)
                 row["cheap"] = cheap
-                if (
-                    before.get("graph_breaks") is not None
-                    and cheap["graph_breaks"] >= before["graph_breaks"]
-                ):
+                if before.graph_breaks is not None and cheap["graph_breaks"] >= before.graph_breaks:
                     now = sorted({r["reason"].splitlines()[0] for r in cheap["remaining"]})
                     row.update(
-                        outcome=_count_word(before["graph_breaks"], cheap["graph_breaks"]),
-                        after={"graph_breaks": cheap["graph_breaks"]},
-                        why=f"with backend='eager' the breaks stay ({before['graph_breaks']} → "
+                        outcome=_count_word(before.graph_breaks, cheap["graph_breaks"]),
+                        after=FixSide.of(graph_breaks=cheap["graph_breaks"]),
+                        why=f"with backend='eager' the breaks stay ({before.graph_breaks} → "
                         f"{cheap['graph_breaks']}: {'; '.join(now)[:300]}), so the real backend was not tried",
                     )
                     row["seconds"] = time.perf_counter() - t0
-                    return row
+                    return as_sent(row)
             real = main_pair(
                 workload,
                 options,
                 options.backend,
                 options.mode,
                 after_first_call=spec.after_first_call,
-                against=before.get("speedup"),
+                against=before.speedup,
             )
     except Exception as exc:  # noqa: BLE001 - a fix that fails is a finding
         row.update(
@@ -503,11 +504,11 @@ def run(spec: FixSpec, workload: Any, options: Any) -> dict:
             why=f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}"[:500],
         )
         row["seconds"] = time.perf_counter() - t0
-        return row
+        return as_sent(row)
     after = after_figures(real)
     row["after"] = after
     row["outcome"], row["why"], _ = outcome(before, after, row.get("cheap"))
     if spec.note:
         row["why"] += "; " + spec.note
     row["seconds"] = time.perf_counter() - t0
-    return row
+    return as_sent(row)  # its figures typed up to here, as the parent reads them

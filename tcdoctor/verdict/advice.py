@@ -413,16 +413,16 @@ def _around_origin(fig: Figures, o: dict, rules: Rules) -> str:
 def _around_outcome(row: FixRow, rules: Rules) -> str:
     """What compiling around the module did, from its fix row (before and after, each paired
     against eager in its own process)."""
-    a, b = row.after or {}, row.before or {}
-    if not a:
+    a, b = row.after, row.before
+    if a is None:
         return f"Tried in a fresh process: it {row.outcome or 'did not finish'}" + (
             f" ({row.why})." if row.why else "."
         )
-    speed = units.ratio(a.get("speedup"), a.get("speedup_ci"))
-    without = f" ({units.ratio(b.get('speedup'))} without it)" if b.get("speedup") else ""
-    passed = a.get("numerics_passed")
+    speed = units.ratio(a.speedup, a.speedup_ci)
+    without = f" ({units.ratio(b.speedup)} without it)" if b.speedup else ""
+    passed = a.numerics_passed
     if passed is False:
-        err = a.get("max_abs_err")
+        err = a.max_abs_err
         return (
             "Tried in a fresh process: numerics still fail with it"
             + (f" (max abs error {units.sci(err)})" if err is not None else "")

@@ -173,11 +173,12 @@ def _drift_origin(fig: Figures) -> str:
         f"{units.sci(o.get('err_vs_fp64'))} off fp64 compiled, "
         f"{units.sci(o.get('eager_err_vs_fp64'))} eager"
     )
-    around = next((r for r in fig.tried_fixes if r.kind == "disable_module" and r.after), None)
+    around = next(
+        (r for r in fig.tried_fixes if r.kind == "disable_module" and r.after is not None), None
+    )
     if around is not None:
-        a = around.after or {}
         passes = {True: "numerics pass", False: "numerics still fail"}.get(
-            a.get("numerics_passed"), "numerics not compared"
+            around.after_side.numerics_passed, "numerics not compared"
         )
         text += f"; compiled around it (tried): {passes}, {around.vs_eager()} vs eager"
     return text + "."
@@ -319,9 +320,9 @@ def _best_fix(fig: Figures, rules: Rules) -> FixRow | None:
     good = [
         r
         for r in fig.tried_fixes
-        if r.significantly_faster(rules) and (r.after or {}).get("numerics_passed") is not False
+        if r.significantly_faster(rules) and r.after_side.numerics_passed is not False
     ]
-    return max(good, key=lambda r: (r.after or {}).get("speedup") or 0.0) if good else None
+    return max(good, key=lambda r: r.after_side.speedup or 0.0) if good else None
 
 
 def _not_faster(fig: Figures, rules: Rules) -> tuple[Decision, list[str]]:
@@ -489,7 +490,7 @@ def _bound_pays(bound: float | None, need: tuple[float, float] | None, rules: Ru
 def _tried_reasons(fig: Figures) -> list[str]:
     return [
         f"Tried `{r.fix}`: {r.outcome} "
-        f"({r.summary or units.ratio((r.after or {}).get('speedup'))}): "
+        f"({r.summary or units.ratio(r.after_side.speedup)}): "
         "still not measurably faster than eager."
         for r in fig.tried_fixes
     ]

@@ -35,7 +35,7 @@ from ..outcomes import FixOutcome
 from ..report.processes.claims import equivalent
 from ..report.processes.regimes import decided_on, row_state
 from ..report.rules import row_decision_interval
-from ..report.sections import Ablation, Advice, FixRow, StrategyRow
+from ..report.sections import Ablation, Advice, FixRow, FixSide, StrategyRow
 from ..thresholds import RULES
 
 if TYPE_CHECKING:
@@ -67,8 +67,7 @@ def _eager_median(row: Any) -> float | None:
     control that tells whether that process times the call as the headline's processes do."""
     if isinstance(row, StrategyRow):
         return row.eager_median_s
-    after = getattr(row, "after", None)
-    return after.get("eager_median_s") if isinstance(after, dict) else None
+    return row.after_side.eager_median_s if isinstance(row, FixRow) else None
 
 
 def attach_decision_intervals(report: Report) -> None:
@@ -112,14 +111,14 @@ def attach_decision_intervals(report: Report) -> None:
             if state:  # its process timed eager unlike the headline's: the spread cannot judge it
                 r.decision_ci, r.decision_method = None, state
                 continue
-            own = (r.after or {}).get("speedup_ci") if isinstance(r, FixRow) else r.speedup_ci
+            own = r.after_side.speedup_ci if isinstance(r, FixRow) else r.speedup_ci
             r.decision_ci, r.decision_method = row_decision_interval(
                 speedup, own, spread, k, processes=n
             )
 
 
 def _speedup(row: FixRow | StrategyRow) -> float | None:
-    return (row.after or {}).get("speedup") if isinstance(row, FixRow) else row.speedup
+    return row.after_side.speedup if isinstance(row, FixRow) else row.speedup
 
 
 def from_strategies(report: Report) -> list[FixRow]:
@@ -152,12 +151,10 @@ def from_strategies(report: Report) -> list[FixRow]:
                 kind="dynamic",
                 name=name,
                 addresses=["recompiles"],
-                before={"recompiles": base.recompiles, "compile_s": base.compile_s},
-                after={
-                    "recompiles": r.recompiles,
-                    "compile_s": r.compile_s,
-                    "limit_hit": r.limit_hit,
-                },
+                before=FixSide.of(recompiles=base.recompiles, compile_s=base.compile_s),
+                after=FixSide.of(
+                    recompiles=r.recompiles, compile_s=r.compile_s, limit_hit=r.limit_hit
+                ),
                 outcome=outcome,
                 why=f"strategy row '{name}' vs '{base.name}': "
                 f"{base.recompiles} → {r.recompiles} recompiles"
@@ -177,8 +174,9 @@ def from_strategies(report: Report) -> list[FixRow]:
                 kind="regions",
                 name="regions",
                 addresses=["graph breaks"],
-                before={},
-                after={"expected_gain_s_per_forward": rec.get("expected_gain_s_per_forward")},
+                after=FixSide.of(
+                    expected_gain_s_per_forward=rec.get("expected_gain_s_per_forward")
+                ),
                 outcome=FixOutcome.HELPS if picked else FixOutcome.NO_EFFECT,
                 why=rec.get("text") or "",
                 source="strategies.regions",

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
-from ...report.sections.fixes import Check
+from ...report.sections.fixes import Check, FixSide
 from ..specs import PatchFix
 from .plan import first_line, rewrite_package
 
@@ -63,12 +63,12 @@ def break_checks(spec: PatchFix, pw: Any, row: dict, tmp: str, root: str) -> Non
     new break", with the count in `row["cheap"]`."""
     from .. import fixes
 
-    checks, before = row["patch"]["checks"], spec.before
+    checks, before = row["patch"]["checks"], FixSide.of(**spec.before)
     cheap = fixes._cheap_breaks(pw)
     row["cheap"] = cheap
-    b_count = before.get("graph_breaks")
+    b_count = before.graph_breaks
     fixed = key({"file": spec.file, "reason": spec.gb_type}, root)
-    new = new_sites(before.get("sites") or [], root, cheap.get("remaining") or [], tmp, fixed)
+    new = new_sites(before.sites or [], root, cheap.get("remaining") or [], tmp, fixed)
     rule = rewrite_package().rule(str(row["patch"].get("rule") or ""))
     leaves = rule.leaves if rule is not None else ()
     left = [r for r in new if first_line(r.get("reason")) in leaves]
@@ -138,22 +138,18 @@ def measure(
         device,
         options,
         options.backend,
-        against=spec.before.get("speedup"),
+        against=FixSide.of(**spec.before).speedup,
         mode=options.mode,
     )
     after = fixes.after_figures(real)
     row["after"] = after
     checks["compiled numerics"] = Check(
-        passed=after.get("numerics_passed") is True,
+        passed=after.numerics_passed is True,
         detail="the patched copy compiled vs the original eager, by the numerics rule: "
-        + {True: "pass", False: "fail", None: "not compared"}[after.get("numerics_passed")]
-        + (
-            f" (max abs error {after.get('max_abs_err')})"
-            if after.get("max_abs_err") is not None
-            else ""
-        ),
+        + {True: "pass", False: "fail", None: "not compared"}[after.numerics_passed]
+        + (f" (max abs error {after.max_abs_err})" if after.max_abs_err is not None else ""),
     )
-    outcome = fixes.outcome(spec.before, after, row["cheap"])
+    outcome = fixes.outcome(FixSide.of(**spec.before), after, row["cheap"])
     failed, word, why = fixes.judge_patch(checks, outcome)
     row["patch"].update(verified=not failed, failed=failed)
     row.update(outcome=word, why=why)

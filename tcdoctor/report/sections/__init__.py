@@ -35,7 +35,7 @@ from .compile import (
     guard_cost,
 )
 from .distributed import Distributed, Divergence, RankRow, TorchTrace
-from .fixes import Ablation, FixRow, Patch
+from .fixes import Ablation, FixRow, FixSide, Patch
 from .outputs import Memory, Numerics
 from .runtime import Runtime, Timing, ci_bounds, vs_eager
 from .serving import Serving
@@ -53,6 +53,7 @@ __all__ = [
     "DriftOrigin",
     "Miscompile",
     "FixRow",
+    "FixSide",
     "GUARDS_BY_PROFILER",
     "GUARDS_BY_REMOVAL",
     "GraphBreak",

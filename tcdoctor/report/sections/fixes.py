@@ -9,6 +9,7 @@ file, so they do not stack: one per file is chosen (the fastest compiled), among
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -60,6 +61,63 @@ class Patch(Record):
 
 
 @dataclass
+class FixSide(Record):
+    """A fix row's figures before the fix (the main row's) or after it (its child's, a strategy
+    row's, the cheap backend's count). Which keys a side holds depends on where it was made: a key
+    is present when given (some as null), written back in the order given (`from_dict`, `of`), so
+    saved and new rows write the JSON they always did; built by field, its set fields in field
+    order. Keys no field models stay in `extra`."""
+
+    graph_breaks: int | None = None
+    recompiles: int | None = None
+    speedup: float | None = None
+    speedup_ci: list[float] | None = None
+    numerics_passed: bool | None = None
+    first_call_s: float | None = None
+    median_s: float | None = None
+    eager_median_s: float | None = None
+    max_abs_err: float | None = None
+    faults_per_call: float | None = None
+    samples: int | None = None
+    calls_per_sample: int | None = None
+    cache: dict[str, int] | None = None  # which of its child's graphs were cache hits
+    sites: list[dict] | None = None  # a patch's: where the breaks were before it
+    timed_in: str | None = None  # which process timed the main row it is compared with
+    compile_s: float | None = None  # a shape strategy's (verdict/tried.py)
+    limit_hit: bool | None = None
+    expected_gain_s_per_forward: float | None = None  # regional compilation's (verdict/tried.py)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_keys", [k for k in _SIDE if getattr(self, k) is not None])
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        keys = self.__dict__.get("_keys")
+        if keys is not None and name in _SIDE and name not in keys:
+            keys.append(name)  # a figure set later is written after those given first
+
+    @classmethod
+    def of(cls, **figures: Any) -> FixSide:
+        """A side holding exactly these keys (None ones too), written in this order."""
+        return cls.from_dict(figures)
+
+    @classmethod
+    def from_dict(cls, d: dict | None) -> FixSide:
+        side = super().from_dict(d)
+        object.__setattr__(side, "_keys", list(d or {}))
+        return side
+
+    def to_dict(self) -> dict:
+        every = super().to_dict()
+        out = {k: every[k] for k in self._keys if k in every}
+        out.update((k, v) for k, v in self.extra.items() if k not in out)
+        return out
+
+
+_SIDE = tuple(f.name for f in dataclasses.fields(FixSide) if f.name != "extra")
+
+
+@dataclass
 class FixRow(Record):
     """A fix that needs no source edit, tried in a fresh process or read off a strategy row
     (tcdoctor/experiments/fixes.py, judged in tcdoctor/verdict/tried.py): the figures it addresses before and after, and what that showed."""
@@ -81,8 +139,8 @@ class FixRow(Record):
     )
     fix: str | None = None  # the line a user would write
     addresses: list[str] = field(default_factory=list)
-    before: dict[str, Any] = field(default_factory=dict)
-    after: dict[str, Any] | None = None
+    before: FixSide = field(default_factory=FixSide)
+    after: FixSide | None = None
     outcome: str | None = None  # a FixOutcome word (outcomes.py): helps, no effect, fails, ...
     why: str | None = None
     cheap: dict[str, Any] | None = None
@@ -98,40 +156,54 @@ class FixRow(Record):
     decision_method: str | None = None
     patch: Patch | None = None  # a source patch's plan and proof (kind "patch")
 
+    def __post_init__(self) -> None:
+        # a side given as its figures (verdict/tried.py's strategy rows, a test's row) is read typed
+        if isinstance(self.before, dict):
+            self.before = FixSide.of(**self.before)
+        if isinstance(self.after, dict):
+            self.after = FixSide.of(**self.after)
+
     @property
     def summary(self) -> str:
         """'1 breaks → 0, 0.24× → 0.91× (95% CI 0.88–0.95)': the figures it addresses, before and after."""
-        b, a = self.before or {}, self.after or {}
+        b, a = self.before, self.after_side
         parts = [
-            f"{b[k]} {unit} → {a[k]}"
-            for k, unit in (("graph_breaks", "breaks"), ("recompiles", "recompiles"))
-            if b.get(k) is not None and a.get(k) is not None
+            f"{x} {unit} → {y}"
+            for x, y, unit in (
+                (b.graph_breaks, a.graph_breaks, "breaks"),
+                (b.recompiles, a.recompiles, "recompiles"),
+            )
+            if x is not None and y is not None
         ]
-        if self.kind == "env" and b.get("faults_per_call") is not None:
+        if self.kind == "env" and b.faults_per_call is not None:
             before_f, after_f = (
-                x if x is None else round(x)
-                for x in (b["faults_per_call"], a.get("faults_per_call"))
+                x if x is None else round(x) for x in (b.faults_per_call, a.faults_per_call)
             )
             parts.append(
                 f"{units.grouped(before_f)} page faults per compiled call → {units.grouped(after_f)}"
             )
-        if b.get("speedup") is not None and a.get("speedup") is not None:
-            parts.append(f"{units.ratio(b['speedup'])} → {self.vs_eager()}")
-        state = units.cache_state(a.get("cache"))
-        if state and a.get("first_call_s") is not None:
+        if b.speedup is not None and a.speedup is not None:
+            parts.append(f"{units.ratio(b.speedup)} → {self.vs_eager()}")
+        state = units.cache_state(a.cache)
+        if state and a.first_call_s is not None:
             where = " in the warm process" if self.cache_start == units.WARM_PROCESS_CACHE else ""
-            parts.append(f"first call {units.seconds(a['first_call_s'])}, {state}{where}")
+            parts.append(f"first call {units.seconds(a.first_call_s)}, {state}{where}")
         return ", ".join(parts)
+
+    @property
+    def after_side(self) -> FixSide:
+        """The figures after the fix; empty where it did not run (it failed, or was not tried)."""
+        return self.after if self.after is not None else FixSide()
 
     @property
     def measured(self) -> bool:
         """Run with the real backend in a fresh process: its speed after the fix is a measurement."""
-        return self.source is None and (self.after or {}).get("speedup") is not None
+        return self.source is None and self.after_side.speedup is not None
 
     @property
     def decision_interval(self) -> tuple[float | None, float | None]:
         """The interval every claim about the speed after the fix rests on (rules.row_interval)."""
-        own = (self.after or {}).get("speedup_ci")
+        own = self.after_side.speedup_ci
         return ci_bounds(row_interval(own, self.decision_ci, self.decision_method))
 
     def significantly_faster(self, rules: Rules) -> bool:
@@ -152,16 +224,14 @@ class FixRow(Record):
     def vs_eager(self, word: str = "") -> str:
         """The speed after the fix: '1.30× (95% CI 1.25–1.35; 1.09–1.55× with the spread between
         processes)'."""
-        a = self.after or {}
-        return vs_eager(
-            a.get("speedup"), a.get("speedup_ci"), self.decision_ci, self.decision_method, word
-        )
+        a = self.after_side
+        return vs_eager(a.speedup, a.speedup_ci, self.decision_ci, self.decision_method, word)
 
     @property
     def gain_fraction(self) -> float | None:
         """Share of a compiled call the fix saves, from the speedups before and after (each paired
         against eager in its own process, so process-to-process speed differences cancel); ≥ 0."""
-        b, a = (self.before or {}).get("speedup"), (self.after or {}).get("speedup")
+        b, a = self.before.speedup, self.after_side.speedup
         if not self.measured or not self.applicable or not b or not a:
             return None
         return max(0.0, 1.0 - b / a)
@@ -204,6 +274,6 @@ def choose(
             by_file.setdefault(str(p.file), []).append(r)
     out = []
     for path, group in by_file.items():
-        best = max(group, key=lambda r: (r.after or {}).get("speedup") or 0.0)
+        best = max(group, key=lambda r: r.after_side.speedup or 0.0)
         out.append(Choice(path, best, tuple(r for r in group if r is not best)))
     return out
