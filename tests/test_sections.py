@@ -126,3 +126,30 @@ def test_break_even_and_steps_to_repay():
     assert CompileTime(first_call_s=9.0, warm_s=3.0).cold_warm_ratio == pytest.approx(3.0)
     region = RegionRow(eager_median_s=3e-5, median_s=1e-5, calls_per_forward=4)
     assert region.gain_s_per_forward == pytest.approx(8e-5)  # per forward, not per call
+
+
+def test_a_fix_side_writes_back_the_keys_it_was_given_in_their_order():
+    """FixSide (a fix row's before/after): every saved fix row's JSON unchanged through the typed
+    row (key order, nulls and unknown keys kept); a new side keeps the order its maker gave, and a
+    figure set later is written after those (as a dict's update did)."""
+    from conftest import saved_report
+
+    from tcdoctor.report.sections import FixRow, FixSide
+
+    saved = [
+        r
+        for n in ("inject", "two_breaks")
+        for r in json.loads(saved_report(n).read_text())["fixes"]
+    ]
+    assert {json.dumps(r.get("after")) for r in saved} >= {'{"expected_gain_s_per_forward": 0}'}
+    for r in saved:
+        row = FixRow.from_dict(r)
+        assert isinstance(row.before, FixSide)
+        for side in ("before", "after"):  # the row's own keys are in FixRow's field order
+            assert json.dumps(row.to_dict().get(side)) == json.dumps(r.get(side))
+    side = FixSide.of(graph_breaks=0, recompiles=None, speedup=1.2, planted=[1])
+    side.timed_in = "here"
+    assert list(side.to_dict()) == ["graph_breaks", "recompiles", "speedup", "planted", "timed_in"]
+    assert side.recompiles is None and side.extra == {"planted": [1]}
+    assert FixSide(speedup=2.0, graph_breaks=1).to_dict() == {"graph_breaks": 1, "speedup": 2.0}
+    assert FixRow(after=None).after_side.speedup is None and FixRow().before.to_dict() == {}
