@@ -128,6 +128,8 @@ def _read(hint: Any, value: Any) -> Any:
     if value is None:
         return None
     rec = _record_type(hint)
+    if isinstance(value, Record) and isinstance(value, rec or ()):  # built typed (run/assemble.py)
+        return value
     if rec is not None:
         if not isinstance(value, dict):
             raise TypeError(f"{rec.__name__} expects an object, got {type(value).__name__}")

@@ -65,7 +65,8 @@ def assemble(target: str, options: dict, events: list[Event], failures: list[dic
     if "serving" in done:  # the serving section (run/serving/): absent without a traffic
         data["serving"] = done["serving"]
     rows = _experiment_rows(done)
-    data["strategies"] = _strategies(data, done, rows, strategy_failures)
+    # the main and eager rows from the sections as the phases filled them (before phases.derive)
+    data["strategies"] = _strategies(Report.from_dict(data), done, rows, strategy_failures)
     _remedies(data, done, rows, strategy_failures)
 
     phases.derive(data)
@@ -111,55 +112,56 @@ def _tried(report: Report, done: dict, rows: dict[str, list[dict]]) -> None:
     )
 
 
-def main_row(data: dict, name: str, source: str) -> dict:
+def main_row(r: Report, name: str, source: str) -> StrategyRow:
     """The main analysis as one row of a strategy table, so it is never compiled a second time."""
-    rt, c, m, n = data["runtime"], data["compile"], data["memory"], data["numerics"]
-    return {
-        "name": name,
-        "source": source,
-        "first_call_s": c.get("first_call_s"),
-        "median_s": (rt.get("compiled") or {}).get("median_s"),
-        "eager_median_s": (rt.get("eager") or {}).get("median_s"),
-        "speedup": rt.get("speedup"),
-        "speedup_ci": rt.get("speedup_ci"),
-        "samples": rt.get("samples"),
-        "peak_bytes": m.get("compiled_peak_bytes"),
-        "eager_peak_bytes": m.get("eager_peak_bytes"),
-        "first_call_peak_bytes": m.get("compiled_first_call_peak_bytes"),
-        "held_bytes": m.get("compiled_held_bytes"),
-        "eager_held_bytes": m.get("eager_held_bytes"),
-        "numerics_passed": n.get("passed"),
-        "max_abs_err": n.get("max_abs_err"),
-        "graph_breaks": data["graph_breaks"].get("count"),
-        "guards": data["guards"].get("count"),
-        "cache": c.get("cache"),
-        **({"cudagraphs": c["cudagraphs"]} if c.get("cudagraphs") else {}),
-        **({"note": note} if (note := cudagraphs_skipped_all(c.get("cudagraphs"))) else {}),
-    }
+    rt, c, m = r.runtime, r.compile, r.memory
+    return StrategyRow(
+        name=name,
+        source=source,
+        first_call_s=c.first_call_s,
+        median_s=rt.compiled.median_s,
+        eager_median_s=rt.eager.median_s,
+        speedup=rt.speedup,
+        speedup_ci=rt.speedup_ci,
+        samples=rt.samples,
+        peak_bytes=m.compiled_peak_bytes,
+        eager_peak_bytes=m.eager_peak_bytes,
+        first_call_peak_bytes=m.compiled_first_call_peak_bytes,
+        held_bytes=m.compiled_held_bytes,
+        eager_held_bytes=m.eager_held_bytes,
+        numerics_passed=r.numerics.passed,
+        max_abs_err=r.numerics.max_abs_err,
+        graph_breaks=r.graph_breaks.count,
+        guards=r.guards.count,
+        cache=c.cache,
+        cudagraphs=c.cudagraphs or None,
+        note=cudagraphs_skipped_all(c.cudagraphs) or None,
+    )
 
 
-def eager_row(data: dict) -> dict:
+def eager_row(r: Report) -> StrategyRow:
     """Eager as the first row of a strategy table (the baseline every row is timed against): the
     main analysis's eager figures, its first call and memory included (the benchmark article's
     table has eager's initial step beside each mode's)."""
-    rt, m = data["runtime"], data["memory"]
-    return {
-        "name": "eager",
-        "source": "main analysis",
-        "median_s": (rt.get("eager") or {}).get("median_s"),
-        "eager_median_s": (rt.get("eager") or {}).get("median_s"),
-        "speedup": 1.0 if rt.get("eager") else None,
-        "speedup_ci": None,
-        "first_call_s": data["compile"].get("eager_first_call_s"),
-        "first_call_peak_bytes": m.get("eager_first_call_peak_bytes"),
-        "held_bytes": m.get("eager_held_bytes"),
-        "peak_bytes": m.get("eager_peak_bytes"),
-        "baseline": True,
-        "note": "baseline: nothing compiled",
-    }
+    eager, m = r.runtime.eager.median_s, r.memory
+    return StrategyRow(
+        name="eager",
+        source="main analysis",
+        median_s=eager,
+        eager_median_s=eager,
+        speedup=1.0 if eager is not None else None,
+        first_call_s=r.compile.eager_first_call_s,
+        first_call_peak_bytes=m.eager_first_call_peak_bytes,
+        held_bytes=m.eager_held_bytes,
+        peak_bytes=m.eager_peak_bytes,
+        baseline=True,
+        note="baseline: nothing compiled",
+    )
 
 
-def _strategies(data: dict, done: dict, rows: dict[str, list[dict]], failures: list[dict]) -> dict:
+def _strategies(
+    seen: Report, done: dict, rows: dict[str, list[dict]], failures: list[dict]
+) -> dict:
     """The strategies section: the plan, each strategy child's row with the main analysis's beside it."""
     plan = (done.get("plan") or {}).get("strategies", [])
     out: dict = {
@@ -172,17 +174,17 @@ def _strategies(data: dict, done: dict, rows: dict[str, list[dict]], failures: l
         "regions": None,
     }
     if any(Spec.from_dict(p).section == "modes" for p in plan):
+        mode = seen.options.get("mode") or "default"
         out["modes"] = [
-            eager_row(data),
-            main_row(data, data["options"].get("mode") or "default", "main analysis"),
+            eager_row(seen),
+            main_row(seen, mode, "main analysis"),
+            *rows.get("modes", []),
         ]
-        out["modes"] += rows.get("modes", [])
-    if (data["environment"].get("workload") or {}).get("kind") == "train":
+    if (seen.environment.get("workload") or {}).get("kind") == "train":
         out["step_form"] = (done.get("eager") or {}).get("step_form")
-        out["training"] = [eager_row(data), main_row(data, "step", "main analysis")] + rows.get(
-            "training", []
-        )
-        if data["options"].get("training_ways") is False:
+        main = main_row(seen, "step", "main analysis")
+        out["training"] = [eager_row(seen), main, *rows.get("training", [])]
+        if seen.options.get("training_ways") is False:
             out["not_run"].append(
                 {
                     "strategy": "train: the ways other than the whole step",
