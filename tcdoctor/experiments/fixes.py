@@ -34,6 +34,7 @@ from ..report.encoding import as_sent
 from ..report.processes.claims import Claim, apart
 from ..report.processes.regimes import HEAVY_FAULTS_PER_CALL
 from ..report.rules import ACROSS_WORDS
+from ..report.sections.breaks import GraphBreak
 from ..report.sections.fixes import Check, FixSide
 from .specs import (
     AblationSpec,
@@ -116,29 +117,29 @@ def judged_across_processes(spec: Spec, runtime: dict | None) -> Spec:
     return spec
 
 
-def config_fixes(findings: list[dict]) -> dict[str, list[str]]:
+def config_fixes(findings: list[GraphBreak]) -> dict[str, list[str]]:
     """Config switches named by the findings' hints (or implied: compiled autograd for a step's backward)."""
     out: dict[str, list[str]] = {}
     for f in findings:
-        texts = list(f.get("hints") or []) + [f.get("full_reason") or ""]
+        texts = [*(f.hints or []), f.full_reason or ""]
         names = {m.group(1) or m.group(2) for t in texts for m in CONFIG_HINT.finditer(t)}
-        if f.get("origin") == "step" and "backward" in (f.get("reason") or "").lower():
+        if f.origin == "step" and "backward" in (f.reason or "").lower():
             names.add("compiled_autograd")
         for name in sorted(names):
             out.setdefault(name, [])
-            if f.get("id") and f["id"] not in out[name]:
-                out[name].append(f["id"])
+            if f.id and f.id not in out[name]:
+                out[name].append(f.id)
     return out
 
 
-def set_fixes(findings: list[dict]) -> dict[tuple[str, str], list[str]]:
+def set_fixes(findings: list[GraphBreak]) -> dict[tuple[str, str], list[str]]:
     """(set-valued switch, member) named by the findings' hints, with the findings each addresses:
     `print` for reorderable_logging_functions, `logging.Logger.<method>` for ignore_logging_functions."""
     out: dict[tuple[str, str], list[str]] = {}
     for f in findings:
-        if f.get("origin") != "user":  # the logging module's own frames (Logger._log, findCaller)
+        if f.origin != "user":  # the logging module's own frames (Logger._log, findCaller)
             continue
-        text = "\n".join(list(f.get("hints") or []) + [f.get("full_reason") or ""])
+        text = "\n".join([*(f.hints or []), f.full_reason or ""])
         for m in SET_HINT.finditer(text):
             if m.group(1) == "reorderable_logging_functions":
                 found = PRINTED.search(text)
@@ -149,8 +150,8 @@ def set_fixes(findings: list[dict]) -> dict[tuple[str, str], list[str]]:
                 member = f"logging.Logger.{found.group(1)}" if public else None
             if member:
                 ids = out.setdefault((m.group(1), member), [])
-                if f.get("id") and f["id"] not in ids:
-                    ids.append(f["id"])
+                if f.id and f.id not in ids:
+                    ids.append(f.id)
     return out
 
 
@@ -163,7 +164,8 @@ def plan(
     if not getattr(options, "fixes", True):
         return []
     before = before_figures(results)
-    findings = ((results.get("graph_breaks") or {}).get("graph_breaks") or {}).get("unique") or []
+    gb = (results.get("graph_breaks") or {}).get("graph_breaks") or {}
+    findings = [GraphBreak.from_dict(f) for f in gb.get("unique") or []]
     out: list[Spec] = [
         ConfigFix(name, addresses=ids, before=before)
         for name, ids in config_fixes(findings).items()
@@ -507,7 +509,7 @@ def run(spec: FixSpec, workload: Any, options: Any) -> dict:
         return as_sent(row)
     after = after_figures(real)
     row["after"] = after
-    row["outcome"], row["why"], _ = outcome(before, after, row.get("cheap"))
+    row["outcome"], row["why"], _ = outcome(before, after, cheap)
     if spec.note:
         row["why"] += "; " + spec.note
     row["seconds"] = time.perf_counter() - t0
