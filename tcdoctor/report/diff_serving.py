@@ -15,9 +15,9 @@ reports get a figure and its change (`delta`), never "faster": the two reports r
 processes at different moments, and no interval between them exists.
 
 Pitfalls: a Generation's serving section carries the generation and no traffic replay, so it is
-not a serving section here; a section in one report only is said in one line (`SectionDiff.only`, worded by
-render/diff.py) and has no rows. The rows are drawn by render/diff.py (`sections`) in every format, and written
-to the diff's JSON (`Diff.to_json`, "sections").
+not a serving section here; a section in one report only is said in one line (`SectionDiff.only`,
+worded by render/diff.py) and has no rows. The rows are drawn by render/diff.py (`sections`) in
+every format, and written to the diff's JSON (`Diff.to_json`, "sections").
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from .. import units
 from .model import Report
-from .sections.generation import GenerationSection, GenSide
+from .sections.generation import GenerationSection
 from .sections.serving import ServedSide, Serving
 
 # each figure: its label, where a report has it (None: not measured), how units.py writes it
@@ -91,22 +91,17 @@ SERVING_FIGURES: list[Figure] = [
     ("p99 compiled after the warm-up", _warmed_p99, units.seconds),
     ("requests served eager", lambda r: _served(_side(r, "eager")), _of),
     ("requests served compiled", lambda r: _served(_side(r, "compiled")), _of),
-    ("compiles during traffic", lambda r: serving(r).traffic_compiles, units.count),  # type: ignore[union-attr]
+    ("compiles during traffic", lambda r: _attr(serving(r), "traffic_compiles"), units.count),
     ("operating model", _model, units.count),
 ]
 
 
 def _gen(side: str, attr: str) -> Callable[[Report], Any]:
-    def get(r: Report) -> Any:
-        g = generation(r)
-        x: GenSide | None = getattr(g, side) if g is not None else None
-        return getattr(x, attr) if x is not None else None
-
-    return get
+    return lambda r: _attr(_attr(generation(r), side), attr)
 
 
 def _tokens_equal(r: Report) -> tuple[int, int] | None:
-    t = generation(r).tokens  # type: ignore[union-attr]
+    t = _attr(generation(r), "tokens")
     return None if t is None or t.equal is None or t.compared is None else (t.equal, t.compared)
 
 
@@ -120,7 +115,7 @@ GENERATION_FIGURES: list[Figure] = [
     ("tokens/s eager", _gen("eager", "tokens_per_s"), units.tokens_rate),
     ("tokens/s compiled (cold start)", _gen("compiled", "tokens_per_s"), units.tokens_rate),
     ("tokens/s compiled steady", _gen("steady", "tokens_per_s"), units.tokens_rate),
-    ("compiles during generation", lambda r: generation(r).traffic_compiles, units.count),  # type: ignore[union-attr]
+    ("compiles during generation", lambda r: _attr(generation(r), "traffic_compiles"), units.count),
     ("tokens equal to eager's", _tokens_equal, _of),
 ]
 
