@@ -194,11 +194,13 @@ def bad_decode(model, token, input_pos, cache):
     return torch.cat([logits, logits], 1) if plen == 7 else logits
 
 
-def test_a_decode_that_raises_or_returns_wrong_logits_is_one_line_each_and_a_cache_per_request():
+def test_a_decode_that_raises_or_returns_wrong_logits_is_one_line_each_and_a_cache_per_request(
+    tmp_path,
+):
     prompts = [*sample.prompts(LENGTHS), torch.rand(4), *sample.prompts((6,))]
     w = _gen(prefill=bad_prefill, decode=bad_decode, cache=counted_cache, prompts=prompts)
     CACHES.clear(), WARM.clear()
-    side = _serve(w, "eager")["side"]
+    side = _serve(w, "eager", files=str(tmp_path))["side"]
     lines = gen_part.request_errors({"eager": {"side": side}})
     assert lines == [
         "generation: request 1 (Tensor[9] int64) failed at step 2 (eager): RuntimeError: planted failure",
@@ -208,6 +210,10 @@ def test_a_decode_that_raises_or_returns_wrong_logits_is_one_line_each_and_a_cac
         "tensor, got float32",
     ]
     assert [len(t) if t else None for t in side["tokens"]] == [N, None, None, None, N]
+    # the side file keeps the served requests' steps only: a request that failed mid-generation
+    # (1, after a step; 2, at its first decode) is not compared
+    kept = torch.load(tmp_path / "generate_eager.logits.pt")["logits"]
+    assert sorted(kept) == [0, 4] and all(len(kept[r]) == N for r in kept), sorted(kept)
     # one cache per request that reached the loop (the float prompt did not), handed to that
     # request's prefill and decodes (until it failed) and to no other call; the untimed warm call
     # (one decode on the example inputs) was handed none of them

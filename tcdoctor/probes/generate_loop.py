@@ -112,11 +112,11 @@ def _one(
     if not res.begin(request, plen, check_prompt(ids)):
         return
     clock = LoopClock(sync, logits, request.index)
-    error, logits = None, None
+    error, last = None, None
     sync()
     t0 = time.perf_counter()
     try:
-        logits = _generate(step, ids, n, clock)
+        last = _generate(step, ids, n, clock)
         sync()
     except Exception as exc:  # noqa: BLE001 - the request failed mid-generation: a finding
         error = exc
@@ -125,11 +125,11 @@ def _one(
     events = res.compiled(clock, request, plen)
     if error is not None:
         res.failed(request, len(clock.times), error)
-        if logits is not None:
+        if logits is not None:  # a failed request's steps are not compared
             logits.drop(request.index)
         return
     got = (clock.tokens, clock.margins, clock.tops)
-    res.served(request, (t0, end), clock, got, logits.dtype if logits is not None else None, events)
+    res.served(request, (t0, end), clock, got, last.dtype if last is not None else None, events)
 
 
 def replay_loop(
