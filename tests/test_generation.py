@@ -37,7 +37,8 @@ def _config():
 class Planted(transformers.LlamaForCausalLM):
     """A Llama whose logits, while Dynamo traces it, are bumped: `mode` "numerics" adds 1.0 to
     token 7 (a wide margin: the compiled tokens are wrong); "tie" makes tokens 5 and 6 the top two,
-    5 ahead by 1e-5 in eager, 6 ahead by 1e-5 compiled (within the numerics rule: a tie)."""
+    5 ahead by 1e-5 in eager, 6 ahead by 1e-5 compiled (within the numerics rule: a tie); "drift"
+    adds 1e-3 to every logit compiled (past the rule's 1e-4 * (1 + |logit|), no argmax moved)."""
 
     mode = "numerics"
 
@@ -48,6 +49,8 @@ class Planted(transformers.LlamaForCausalLM):
             top = logits.amax(-1) + 1.0
             logits[..., 5] = top + 1e-5
             logits[..., 6] = top + (2e-5 if torch.compiler.is_compiling() else 0.0)
+        elif self.mode == "drift" and torch.compiler.is_compiling():
+            logits = logits + 1e-3
         elif torch.compiler.is_compiling():
             logits[..., 7] += 1.0 + logits.amax(-1) - logits[..., 7]
         out.logits = logits
@@ -67,12 +70,12 @@ def _prompts(lengths=(5, 9, 7)):
     return [torch.randint(3, 64, (n,), generator=g) for n in lengths]
 
 
-def _serve(w, side, n=None):
+def _serve(w, side, n=None, files=None):
     sink = []
     ctx = ServeContext(
         workload=w, fresh=Pristine(w).fresh, traffic=w.traffic, n=n or len(w.traffic.source),
         options=Options(backend="eager", threads=1), device=torch.device("cpu"),
-        deadline=time.monotonic() + 120, sink=sink.append,
+        deadline=time.monotonic() + 120, sink=sink.append, files=files,
     )  # fmt: skip
     gen_part.serve_generation(ctx, side)
     return {ev["key"]: ev["data"] for ev in sink if ev.get("event") == "result"}
@@ -93,12 +96,13 @@ def test_the_spec_takes_a_hf_model_and_refuses_bad_ones_in_one_line():
         tcdoctor.Generation(_model())
 
 
-def test_compiles_during_generation_equal_pytorchs_with_their_step_and_cache_length():
+def test_compiles_during_generation_equal_pytorchs_with_their_step_and_cache_length(tmp_path):
     w = tcdoctor.Generation(_model(), prompts=_prompts((5, 9)), max_new_tokens=3)
+    eager = _serve(w, "eager", files=str(tmp_path))["side"]
     # PyTorch keeps its metrics in a bounded deque: once full (a long xdist worker), its length
     # stops growing, so the entries are told by when they began, not by a length difference
     t0_us = time.time_ns() // 1000
-    got = _serve(w, "compiled")
+    got = _serve(w, "compiled", files=str(tmp_path))
     recorded = sum(1 for m in dynamo_state.compilation_metrics() if (m.start_time_us or 0) >= t0_us)
     side = got["side"]
     # every entry PyTorch recorded in the cold and steady replays is one of the cold side's events
@@ -115,22 +119,74 @@ def test_compiles_during_generation_equal_pytorchs_with_their_step_and_cache_len
     )
     for times in side["token_times_s"]:
         assert len(times) == 3 and times == sorted(times) and times[0] > 0
-    assert gs.tokens_equal(_serve(w, "eager")["side"], side)["equal"] == 2
+    assert gs.tokens_equal(eager, side)["equal"] == 2
+    # every step's logits compared and within the numerics rule: the steps are the tokens compared
+    logits = got["logits"]
+    assert logits["steps"] == sum(len(t) for t in side["tokens"]) == 6 and logits["requests"] == 2
+    assert logits["failed_steps"] == 0 and logits["divergences"] == []
+    assert 0 <= logits["max_abs_diff"] <= logits["tol"] == 1e-4
+    assert (tmp_path / "generate_eager.logits.pt").exists()
+
+
+def test_logits_that_drift_without_flipping_a_token_fail_while_the_tokens_pass(tmp_path):
+    w = tcdoctor.Generation(_model(Planted, "drift"), prompts=_prompts((6, 4)), max_new_tokens=3)
+    eager = _serve(w, "eager", files=str(tmp_path))["side"]
+    got = _serve(w, "compiled", files=str(tmp_path))
+    assert gs.tokens_equal(eager, got["side"])["equal"] == 2  # the tokens say nothing
+    logits = got["logits"]
+    assert logits["steps"] == logits["failed_steps"] == 6 and logits["divergences"] == []
+    assert (logits["first_fail_request"], logits["first_fail_step"]) == (0, 0)
+    assert logits["max_abs_diff"] == pytest.approx(1e-3, rel=0.01)
 
 
 @pytest.mark.parametrize("mode, call", [("numerics", gs.NUMERICS), ("tie", gs.TIE)])
-def test_a_planted_divergence_is_named_with_its_step_and_margin(mode, call):
+def test_a_planted_divergence_is_named_with_its_step_and_margin(mode, call, tmp_path):
     w = tcdoctor.Generation(_model(Planted, mode), prompts=_prompts((6,)), max_new_tokens=2)
-    eager, compiled = _serve(w, "eager")["side"], _serve(w, "compiled")["side"]
-    found = gs.tokens_equal(eager, compiled)
+    eager = _serve(w, "eager", files=str(tmp_path))["side"]
+    got = _serve(w, "compiled", files=str(tmp_path))
+    compiled, logits = got["side"], got["logits"]
+    found = gs.tokens_equal(eager, compiled, logits)
     assert found["compared"] == 1 and found["equal"] == 0
     first = found["divergences"][0]
     assert (first["request"], first["step"], first["call"]) == (0, 0, call)
+    # the logits are compared up to and including the divergence (step 0), not after it
+    assert logits["steps"] == 1 and [(d["request"], d["step"]) for d in logits["divergences"]] == [
+        (0, 0)
+    ]
+    assert first["logits_within"] is (call == gs.TIE) is (logits["failed_steps"] == 0)
+    _renders_the_logits_row(eager, compiled, found, logits, tie=call == gs.TIE)
     if call == gs.TIE:
         assert first["margin_eager"] == pytest.approx(1e-5, rel=0.5)
         assert (first["eager_token"], first["compiled_token"]) == (5, 6)
     else:
         assert first["margin_eager"] > first["tie_bound"] and first["compiled_token"] == 7
+
+
+def _renders_the_logits_row(eager, compiled, tokens, logits, tie):
+    """The section with its logits, valid under the schema, in every format: a tie's step is
+    precision, a wide margin's the compiled decoder computing something different."""
+    import jsonschema
+
+    from tcdoctor.render import generation as rg
+    from tcdoctor.render.markdown import MarkdownRenderer
+    from tcdoctor.render.terminal import TerminalRenderer
+    from tcdoctor.report.model import Report, report_schema
+
+    gen = {"prompts": 1, "max_new_tokens": 2, "eager": eager, "compiled": compiled,
+           "tokens": tokens, "logits": logits}  # fmt: skip
+    report = Report.from_dict({"serving": {"generation": gen}})
+    written = report.to_dict()
+    jsonschema.validate(written, report_schema())
+    assert written["serving"]["generation"]["logits"]["passed"] is tie
+    text = rg.logits_text(report.serving.generation)
+    want = (
+        rg.PRECISION
+        if tie
+        else "the compiled decoder computes something different at request 0 step 0"
+    )
+    assert want in text and text.startswith("pass" if tie else "FAIL")
+    for out in (TerminalRenderer().render(report), MarkdownRenderer().render(report)):
+        assert "logits equal to eager's" in out and want in out
 
 
 class Raises(transformers.LlamaForCausalLM):

@@ -36,12 +36,12 @@ def _gen(decode=sample.decode_one_token, prefill=sample.prefill, cache=sample.ne
     )
 
 
-def _serve(w, side):
+def _serve(w, side, files=None):
     sink = []
     ctx = ServeContext(
         workload=w, fresh=Pristine(w).fresh, traffic=w.traffic, n=len(w.traffic.source),
         options=Options(backend="eager", threads=1), device=torch.device("cpu"),
-        deadline=time.monotonic() + 120, sink=sink.append,
+        deadline=time.monotonic() + 120, sink=sink.append, files=files,
     )  # fmt: skip
     gen_part.serve_generation(ctx, side)
     return {ev["key"]: ev["data"] for ev in sink if ev.get("event") == "result"}
@@ -82,11 +82,11 @@ def _by_hand(decode, prompts):
     return out
 
 
-def test_compiles_equal_the_same_loop_compiled_by_hand_and_tokens_equal_eagers():
+def test_compiles_equal_the_same_loop_compiled_by_hand_and_tokens_equal_eagers(tmp_path):
     w = _gen()
-    eager = _serve(w, "eager")["side"]
+    eager = _serve(w, "eager", str(tmp_path))["side"]
     t0_us = time.time_ns() // 1000
-    got = _serve(w, "compiled")
+    got = _serve(w, "compiled", str(tmp_path))
     recorded = sum(1 for m in dynamo_state.compilation_metrics() if (m.start_time_us or 0) >= t0_us)
     side = got["side"]
     assert len(side["compiles"]) == recorded and got["steady"]["compiles"] == []
@@ -111,6 +111,27 @@ def test_compiles_equal_the_same_loop_compiled_by_hand_and_tokens_equal_eagers()
     for times in side["token_times_s"]:
         assert len(times) == N and times == sorted(times) and times[0] > 0
     assert side["method"] == gen_part.LOOP_METHOD and side["compile_kwargs"]
+    # every step's logits (prefill and decodes) within the numerics rule; steps = tokens compared
+    logits = got["logits"]
+    assert logits["steps"] == len(LENGTHS) * N and logits["failed_steps"] == 0
+    assert 0 <= logits["max_abs_diff"] <= logits["tol"] == 1e-4
+
+
+def drifting_decode(model, token, input_pos, cache):
+    """Every logit 1e-3 higher while Dynamo traces: past the rule, no argmax moved."""
+    logits = model(token, input_pos, cache)
+    return logits + 1e-3 if torch.compiler.is_compiling() else logits
+
+
+def test_a_decode_step_whose_logits_drift_fails_the_logits_while_the_tokens_pass(tmp_path):
+    w = _gen(decode=drifting_decode, prompts=sample.prompts((6, 8)))
+    eager = _serve(w, "eager", str(tmp_path))["side"]
+    got = _serve(w, "compiled", str(tmp_path))
+    assert gs.tokens_equal(eager, got["side"])["equal"] == 2
+    logits = got["logits"]
+    # the prefill (step 0) runs eager on both sides: only the compiled decodes fail
+    assert logits["steps"] == 2 * N and logits["failed_steps"] == 2 * (N - 1)
+    assert (logits["first_fail_request"], logits["first_fail_step"]) == (0, 1)
 
 
 def planted_decode(model, token, input_pos, cache):
@@ -121,13 +142,20 @@ def planted_decode(model, token, input_pos, cache):
     return logits
 
 
-def test_a_planted_divergence_in_the_decode_step_is_named_with_its_request_step_and_margin():
+def test_a_planted_divergence_in_the_decode_step_is_named_with_its_request_step_and_margin(
+    tmp_path,
+):
     w = _gen(decode=planted_decode, prompts=sample.prompts((6,)))
-    found = gs.tokens_equal(_serve(w, "eager")["side"], _serve(w, "compiled")["side"])
+    eager = _serve(w, "eager", str(tmp_path))["side"]
+    got = _serve(w, "compiled", str(tmp_path))
+    found = gs.tokens_equal(eager, got["side"], got["logits"])
     assert found["compared"] == 1 and found["equal"] == 0
     first = found["divergences"][0]
     assert (first["request"], first["step"], first["call"]) == (0, 1, gs.NUMERICS)
     assert first["compiled_token"] == 7 and first["margin_eager"] > first["tie_bound"]
+    # the prefill and the diverging decode compared (not the step after), the latter outside
+    assert first["logits_within"] is False and got["logits"]["steps"] == 2
+    assert (got["logits"]["first_fail_request"], got["logits"]["first_fail_step"]) == (0, 1)
 
 
 CACHES: list = []  # per request: (its cache, the caches its prefill and decodes were handed)
@@ -166,11 +194,13 @@ def bad_decode(model, token, input_pos, cache):
     return torch.cat([logits, logits], 1) if plen == 7 else logits
 
 
-def test_a_decode_that_raises_or_returns_wrong_logits_is_one_line_each_and_a_cache_per_request():
+def test_a_decode_that_raises_or_returns_wrong_logits_is_one_line_each_and_a_cache_per_request(
+    tmp_path,
+):
     prompts = [*sample.prompts(LENGTHS), torch.rand(4), *sample.prompts((6,))]
     w = _gen(prefill=bad_prefill, decode=bad_decode, cache=counted_cache, prompts=prompts)
     CACHES.clear(), WARM.clear()
-    side = _serve(w, "eager")["side"]
+    side = _serve(w, "eager", files=str(tmp_path))["side"]
     lines = gen_part.request_errors({"eager": {"side": side}})
     assert lines == [
         "generation: request 1 (Tensor[9] int64) failed at step 2 (eager): RuntimeError: planted failure",
@@ -180,6 +210,10 @@ def test_a_decode_that_raises_or_returns_wrong_logits_is_one_line_each_and_a_cac
         "tensor, got float32",
     ]
     assert [len(t) if t else None for t in side["tokens"]] == [N, None, None, None, N]
+    # the side file keeps the served requests' steps only: a request that failed mid-generation
+    # (1, after a step; 2, at its first decode) is not compared
+    kept = torch.load(tmp_path / "generate_eager.logits.pt")["logits"]
+    assert sorted(kept) == [0, 4] and all(len(kept[r]) == N for r in kept), sorted(kept)
     # one cache per request that reached the loop (the float prompt did not), handed to that
     # request's prefill and decodes (until it failed) and to no other call; the untimed warm call
     # (one decode on the example inputs) was handed none of them

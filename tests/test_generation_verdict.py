@@ -100,6 +100,27 @@ def test_tokens_leaving_eager_beyond_the_numerics_rule_head_dont_compile(saved, 
     _agree(r)
 
 
+@pytest.mark.parametrize("failed", [0, 4])
+def test_logits_leaving_eagers_with_the_tokens_equal_head_dont_compile(saved, failed):
+    from tcdoctor.report.sections.generation import LogitsCompared
+
+    r = copy.deepcopy(saved)
+    g = r.serving.generation
+    g.steady.total_s = [x * 0.5 for x in g.eager.total_s]
+    g.logits = LogitsCompared(
+        requests=8, steps=64, failed_steps=failed, first_fail_request=2 if failed else None,
+        first_fail_step=3 if failed else None, max_abs_diff=1e-3 if failed else 1e-6, tol=1e-4,
+    )  # fmt: skip
+    judge(r)
+    if not failed:  # logits within the rule: the speed decides, as before
+        assert r.verdict.decision == Decision.COMPILE
+    else:
+        assert r.verdict.decision == Decision.DONT_COMPILE and r.verdict.serving.model == "eager"
+        want = "computes something different at request 2, step 3: 4 of 64 steps"
+        assert want in r.verdict.reasons[0] and want in r.verdict.serving.text
+    _agree(r)
+
+
 def test_a_compiled_forward_that_fails_its_numerics_rules_out_a_faster_generation(saved):
     r = copy.deepcopy(saved)
     r.numerics.passed = False

@@ -23,7 +23,9 @@ guards miss run eagerly; the requests served after it are named (`past_limit`).
 Tokens: each request's greedy tokens and, per step, the margin between the top two raw logits
 (`output_logits`: generate keeps the last position's logits per step, one clone per token, the
 same on both sides) and the top two token ids, so the parent can say at a divergence whether it
-was a near-tie (run/serving/generate_tokens.py).
+was a near-tie (run/serving/generate_section.py); with a StepLogits, each step's raw logits,
+kept after the request's end was read, for the full-logit comparison (probes/generate_logits.py).
+The tolerance is read for the model's dtype (generate upcasts its logits to float32).
 
 Pitfalls: `min_new_tokens` is set to `max_new_tokens` so an end-of-sequence token never ends one
 side early; a request that raises mid-generation is one error naming the request and the step it
@@ -42,6 +44,7 @@ import torch
 from ..target.generation import prompt_of
 from ..target.traffic import Request
 from . import dynamo_state
+from .generate_logits import tol_dtype
 from .numerics import TOL
 from .traffic_replay import compile_event, each_request, recompile_limit
 
@@ -208,8 +211,11 @@ def _tokens(out: Any, prompt_len: int) -> tuple[list[int], list[float], list[flo
     return tokens, margins, tops
 
 
-def _one(model: Any, request: Request, kwargs: dict, sync: Callable, res: GenResult) -> None:
-    """One request served: its times, tokens, compiles, or its error (named with its step)."""
+def _one(
+    model: Any, request: Request, kwargs: dict, sync: Callable, res: GenResult, logits: Any
+) -> None:
+    """One request served: its times, tokens, compiles, or its error (named with its step); its
+    step logits into `logits` (probes/generate_logits.py StepLogits), after its end was read."""
     ids = prompt_of(request.args)
     plen = int(ids.shape[-1])
     if not res.begin(request, plen, check_prompt(ids) or too_long(model, plen, kwargs)):
@@ -224,8 +230,11 @@ def _one(model: Any, request: Request, kwargs: dict, sync: Callable, res: GenRes
         res.failed(request, len(clock.times) if clock is not None else 0, exc)
         return
     events = res.compiled(clock, request, plen)
-    dtype = out.logits[0].dtype if out.logits else None
+    dtype = tol_dtype(model, out.logits[0].dtype if out.logits else None)
     res.served(request, (t0, end), clock, _tokens(out, plen), dtype, events)
+    if logits is not None:
+        logits.dtype = logits.dtype or dtype
+        logits.add_all(request.index, out.logits)
 
 
 def replay_generate(
@@ -236,10 +245,12 @@ def replay_generate(
     *,
     deadline: float,
     compile_kwargs: dict | None = None,
+    logits: Any = None,
 ) -> GenResult:
-    """Serve each request through `model.generate(**kwargs)`, one at a time (the module's method)."""
+    """Serve each request through `model.generate(**kwargs)`, one at a time (the module's method);
+    `logits`: a StepLogits that keeps each served request's step logits."""
     res = GenResult(recompile_limit=recompile_limit(compile_kwargs))
     for request in each_request(requests, res, deadline):
         with torch.no_grad():
-            _one(model, request, kwargs, sync, res)
+            _one(model, request, kwargs, sync, res, logits)
     return res

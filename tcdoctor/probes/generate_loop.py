@@ -18,7 +18,9 @@ length that step attended over (L + k) and PyTorch's guard (traffic_replay.compi
 
 Tokens: greedy (argmax) on both sides; per step the top-two margin and the top logit of the
 step's last-position logits (float), so the parent can call a divergence a tie or a numerics
-failure (run/serving/generate_section.py).
+failure (run/serving/generate_section.py); with a StepLogits, each step's logits copied to the host
+for the full-logit comparison (probes/generate_logits.py). The margin and the copy run with the
+clock paused (`LoopClock`): the token times hold only the user's calls.
 
 Bad input, one error each and the replay goes on: a float prompt; a prefill or decode that raises
 (the request and the step it reached: the tokens produced before it); logits that are not one
@@ -41,9 +43,12 @@ from .traffic_replay import each_request, recompile_limit
 
 
 class LoopClock:
-    """Per request: each token's time, and the compiles PyTorch recorded during each step."""
+    """Per request: each token's time, and the compiles PyTorch recorded during each step. What
+    tcdoctor does between a token's time and the next step (the top-two margin, the logits' copy)
+    runs with the clock paused: its own time, device synced, is taken out of every later reading
+    (`now`), so a token's interval holds only the user's calls."""
 
-    def __init__(self, sync: Callable[[], None]) -> None:
+    def __init__(self, sync: Callable[[], None], logits: Any = None, request: int = 0) -> None:
         self.sync = sync
         self.times: list[float] = []
         self.compiles: list[tuple[int, Any]] = []  # (step, metrics entry)
@@ -51,18 +56,31 @@ class LoopClock:
         self.tops: list[float] = []
         self.tokens: list[int] = []
         self.mark = dynamo_state.Mark()
+        self.logits = logits  # probes/generate_logits.py StepLogits, or None
+        self.request = request
+        self.paused_s = 0.0
+
+    def now(self) -> float:
+        """perf_counter less the time the clock was paused."""
+        return time.perf_counter() - self.paused_s
 
     def token(self, logits: torch.Tensor) -> torch.Tensor:
-        """The greedy token of `logits` (1-D), read to the host and timed; the step's compiles."""
+        """The greedy token of `logits` (1-D), read to the host and timed; the step's compiles;
+        then, paused, its margin and its logits kept."""
         token = int(logits.argmax().item())
         self.sync()
-        self.times.append(time.perf_counter())
+        self.times.append(self.now())
+        pause = time.perf_counter()
         self.attribute(len(self.times) - 1)
         self.tokens.append(token)
         if len(self.margins) < TOP_TOKENS_KEPT:
             top = torch.topk(logits.detach().float(), 2).values
             self.margins.append(float(top[0] - top[1]))
             self.tops.append(float(top[0]))
+        if self.logits is not None:
+            self.logits.add(self.request, logits)
+        self.sync()
+        self.paused_s += time.perf_counter() - pause
         return torch.tensor([[token]], device=logits.device)
 
     def attribute(self, step: int) -> None:
@@ -84,29 +102,34 @@ def _generate(step: Any, ids: torch.Tensor, n: int, clock: LoopClock) -> torch.T
     return logits
 
 
-def _one(step: Any, request: Request, n: int, sync: Callable[[], None], res: GenResult) -> None:
-    """One request served: its times, tokens, compiles, or its error (named with its step)."""
+def _one(
+    step: Any, request: Request, n: int, sync: Callable[[], None], res: GenResult, logits: Any
+) -> None:
+    """One request served: its times, tokens, compiles, or its error (named with its step); its
+    step logits into `logits` (a StepLogits, or None)."""
     ids = prompt_of(request.args)
     plen = int(ids.shape[-1])
     if not res.begin(request, plen, check_prompt(ids)):
         return
-    clock = LoopClock(sync)
-    error, logits = None, None
+    clock = LoopClock(sync, logits, request.index)
+    error, last = None, None
     sync()
     t0 = time.perf_counter()
     try:
-        logits = _generate(step, ids, n, clock)
+        last = _generate(step, ids, n, clock)
         sync()
     except Exception as exc:  # noqa: BLE001 - the request failed mid-generation: a finding
         error = exc
-    end = time.perf_counter()
+    end = clock.now()
     clock.attribute(max(0, len(clock.times) - 1))
     events = res.compiled(clock, request, plen)
     if error is not None:
         res.failed(request, len(clock.times), error)
+        if logits is not None:  # a failed request's steps are not compared
+            logits.drop(request.index)
         return
     got = (clock.tokens, clock.margins, clock.tops)
-    res.served(request, (t0, end), clock, got, logits.dtype if logits is not None else None, events)
+    res.served(request, (t0, end), clock, got, last.dtype if last is not None else None, events)
 
 
 def replay_loop(
@@ -117,12 +140,14 @@ def replay_loop(
     *,
     deadline: float,
     compile_kwargs: dict | None = None,
+    logits: Any = None,
 ) -> GenResult:
     """Serve each request through the user's loop (`step`: target/generation_loop.LoopStep),
-    `kwargs["max_new_tokens"]` tokens each, one request at a time (the module's method)."""
+    `kwargs["max_new_tokens"]` tokens each, one request at a time (the module's method); `logits`:
+    a StepLogits that keeps each step's logits (the clock paused)."""
     res = GenResult(recompile_limit=recompile_limit(compile_kwargs))
     n = int(kwargs["max_new_tokens"])
     for request in each_request(requests, res, deadline):
         with torch.no_grad():
-            _one(step, request, n, sync, res)
+            _one(step, request, n, sync, res, logits)
     return res

@@ -327,6 +327,7 @@ class ServeContext:
     deadline: float  # time.monotonic() after which no request starts
     sink: Callable[[Event | dict], None]  # the proof, host and warm-up parts send Events
     target: str = ""  # `path.py:function`, for the warm-up script
+    files: str | None = None  # a folder for side files (the generation's logits), None: none kept
 
     def requests(
         self, padded: bool = False, prepare: Callable[[Request], None] | None = None

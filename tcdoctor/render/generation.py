@@ -12,7 +12,7 @@ from __future__ import annotations
 from .. import units
 from ..report.layout import Note, Row, Section, Table, notes
 from ..report.model import Report
-from ..report.sections.generation import GenCompile, GenerationSection, GenSide
+from ..report.sections.generation import GenCompile, GenerationSection, GenSide, LogitsAt
 from .breaks import more_line
 from .serving import guard_text, model_section, strategy_cells
 
@@ -67,6 +67,52 @@ def tokens_text(g: GenerationSection) -> str:
     return text
 
 
+PRECISION = "precision, not a compiler bug"
+
+
+def divergence_words(at: LogitsAt) -> str:
+    """A token divergence's step judged on its full logits, in words."""
+    where = f"request {units.count(at.request)} step {units.count(at.step)}"
+    if at.within:
+        return f"{where}: logits within the rule, {PRECISION}"
+    return f"{where}: the compiled decoder computes something different at {where}"
+
+
+def logits_text(g: GenerationSection) -> str:
+    """The full-logit comparison in one line: pass/FAIL, the steps, the largest difference and
+    where, each token divergence's step judged."""
+    lg = g.logits
+    if lg is None:
+        return _nm(g, "logits")
+    where = f"request {units.count(lg.max_request)}, step {units.count(lg.max_step)}"
+    largest = f"largest difference {units.sci(lg.max_abs_diff)} ({where})"
+    if lg.max_abs_diff == 0:
+        largest = "every step bitwise equal"
+    text = (
+        f"{units.numerics_status(lg.passed)}: {units.count(lg.steps)} steps of "
+        f"{units.count(lg.requests)} requests compared (tol {units.sci(lg.tol)}), "
+        f"{units.count(lg.failed_steps)} outside the rule; {largest}"
+    )
+    if lg.failed_steps:
+        first = (
+            f"request {units.count(lg.first_fail_request)} step {units.count(lg.first_fail_step)}"
+        )
+        text += f"; the compiled decoder computes something different at {first}"
+    text += "".join(f"; tokens diverge at {divergence_words(at)}" for at in lg.divergences)
+    if lg.unrecorded_steps:
+        text += f"; {units.count(lg.unrecorded_steps)} steps not recorded (a side's cap)"
+    return text
+
+
+def _logits_row(g: GenerationSection) -> tuple[Row, ...]:
+    """The logits row, in reports that compared them (older ones: none)."""
+    if g.logits is None and "logits" not in g.not_measured:
+        return ()
+    failed = bool(g.logits and g.logits.failed_steps)
+    how = (g.logits.method if g.logits else "") or ""
+    return (Row("logits equal to eager's, step by step", logits_text(g), how, alarm=failed),)
+
+
 def key_rows(g: GenerationSection) -> tuple[Row, ...]:
     e, c = g.eager, g.compiled
     rate = f"eager {units.tokens_rate(e.tokens_per_s if e else None)}, compiled "
@@ -90,6 +136,7 @@ def key_rows(g: GenerationSection) -> tuple[Row, ...]:
             alarm=bool(past),
         ),
         Row("tokens equal to eager's", tokens_text(g), (g.tokens.method if g.tokens else "") or ""),
+        *_logits_row(g),
         Row("warm-up", proof_text(g), ((g.proof or {}).get("method")) or ""),
     )
 
@@ -151,15 +198,27 @@ def tokens_section(report: Report) -> Section | None:
             f"{units.count(d.eager_token)} / {units.count(d.compiled_token)}",
             units.sci(d.margin_eager), units.sci(d.tie_bound),
             "tie" if d.call == "tie" else "NUMERICS FAILURE" if d.call == "numerics" else units.NA,
-        ]
+        ] + ([_within(d.logits_within)] if g.logits is not None else [])
         for d in g.tokens.divergences
     ]  # fmt: skip
     headers = ("request", "step", "token eager / compiled", "top-two margin", "tie bound", "call")
+    if g.logits is not None:
+        headers += ("logits at that step (numerics rule)",)
     return Section(
         TOKENS,
         count=len(rows),
         tables=(Table(headers, rows),),
         notes=(Note(g.tokens.method or "", how=True),),
+    )
+
+
+def _within(within: bool | None) -> str:
+    if within is None:
+        return units.NA
+    return (
+        f"within: {PRECISION}"
+        if within
+        else "outside: the compiled decoder computes something different"
     )
 
 

@@ -493,13 +493,14 @@ def sweep_page(overview: Sweep) -> Page:
 
 
 def diff_page(d: Diff) -> Page:
-    """A diff: the key figures before and after, the breaks fixed and introduced, the
-    regressions."""
+    """A diff: the key figures before and after, the serving and generation figures, the breaks
+    fixed and introduced, the regressions."""
     return Page(
         diff.title(d),
         diff.lead(d),
         placed=(
             Placed("diff_figures", diff.figures(d), EVERY, titled=False),
+            *[Placed(f"diff_{name}", sec, EVERY) for name, sec in diff.sections(d)],
             Placed("fixed", diff.breaks(diff.FIXED, d.fixed), EVERY),
             Placed("introduced", diff.breaks(diff.INTRODUCED, d.introduced), EVERY),
             *_own("regressions", diff.regressions(d), EVERY),

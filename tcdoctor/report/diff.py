@@ -6,7 +6,8 @@ render/diff.py describes its sections, which every format draws (render/outline.
 
 The regressions come in as `CheckResult`s made by checks/table.py: checks/ judges and sits above
 report/ (its regression judge reads `introduced_breaks` here), so this module takes them as given;
-it judges nothing itself."""
+it judges nothing itself. So does each report's generation judgement (verdict/generation.py
+`judged`, with the rules the report was judged with), handed in by commands/diff.py."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from functools import cached_property
 from typing import Any, Callable
 
 from .. import units
+from .diff_serving import SectionDiff, rows
+from .diff_serving import sections as compared_sections
 from .encoding import dumps
 from .model import Report
 from .sections import GraphBreak
@@ -64,38 +67,31 @@ def introduced_breaks(before: Report, after: Report) -> list[GraphBreak]:
     return [f for k, f in keyed_breaks(after).items() if k not in ka]
 
 
-def _delta(va: Any, vb: Any, show: Callable[[Any], str]) -> str:
-    """'+1 (+50%)': the change of a number, written as the figure is; '' for anything else."""
-    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (va, vb))
-    if not numbers:
-        return ""
-    d = vb - va
-    return ("+" if d >= 0 else "-") + show(abs(d)) + (f" ({(vb / va - 1):+.0%})" if va else "")
-
-
 def figures(a: Report, b: Report) -> list[dict[str, str]]:
     """Each of `FIGURES` before and after, and its delta, as text."""
-    rows = []
-    for label, figure, show in FIGURES:
-        va, vb = figure(a), figure(b)
-        rows.append(
-            {"figure": label, "before": show(va), "after": show(vb), "delta": _delta(va, vb, show)}
-        )
-    return rows
+    return rows(a, b, FIGURES)
 
 
 @dataclass(frozen=True)
 class Diff:
     """Two reports compared: `before`, `after`, and `found`, the regression checks
-    (`CheckResult`s of checks/table.regressions), judged already."""
+    (`CheckResult`s of checks/table.regressions), judged already; `judged`: each report's
+    generation judgement (verdict/generation.py `Judged`, None without a generation), where
+    given."""
 
     before: Report
     after: Report
     found: Sequence[Any] = ()
+    judged: tuple[Any, Any] = (None, None)
 
     @cached_property
     def figures(self) -> list[dict[str, str]]:
         return figures(self.before, self.after)
+
+    @cached_property
+    def sections(self) -> list[SectionDiff]:
+        """The serving and generation sections compared, where either report has one."""
+        return compared_sections(self.before, self.after, self.judged)
 
     @cached_property
     def fixed(self) -> list[GraphBreak]:
@@ -132,6 +128,7 @@ class Diff:
             "before": {"target": self.before.target, "torch": self.torch[0]},
             "after": {"target": self.after.target, "torch": self.torch[1]},
             "figures": self.figures,
+            "sections": [s.to_dict() for s in self.sections],
             "fixed": [f.to_dict() for f in self.fixed],
             "introduced": [f.to_dict() for f in self.introduced],
             "regressions": [

@@ -208,6 +208,7 @@ class ServeSpec(_Record):
     warmup: list[int] | None = None  # the proof and host parts: the warm-up's requests
     strategy: str | None = None  # a strategy process: which strategy
     aot: dict[str, Any] | None = None  # the aot processes: where to build; what was built
+    files: str | None = None  # the generate part: the folder of its sides' logits files
 
 
 # the role-specific fields: each given for its role only, and (but for wait_for) always for it

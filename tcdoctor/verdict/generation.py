@@ -11,9 +11,10 @@ widened by the spread between the reference's two processes, `GenerationSection.
 The headline, in order:
 - the compiled forward failed, or Dynamo made no graph on one call: the single forward's decision
   (dont-compile), as for any target;
-- compiled greedy tokens that leave eager's beyond the numerics rule (a "numerics" divergence), or
-  the single forward's numerics check failing: dont-compile, with the request and step named (a
-  near-tie does not count);
+- compiled greedy tokens that leave eager's beyond the numerics rule (a "numerics" divergence; where
+  the step's full logits were compared, they decide), the steps' logits leaving eager's beyond the
+  rule while the tokens stay equal (probes/generate_logits.py), or the single forward's numerics
+  check failing: dont-compile, with the request and step named (a near-tie does not count);
 - the generation compared (the reference: the forward compiled with the user's generate_kwargs,
   the compiled process's steady replay, against eager's replay): "faster" -> compile, unless its
   compiles during generation are repaid only after more requests than `rules.expected_calls`
@@ -66,7 +67,7 @@ class Judged:
 
     g: GenerationSection
     interval: Interval | None
-    failure: Divergence | None
+    failure: str | None  # the numerics failure in words (a divergence, or the logits drifting)
     forward: str | None  # why the compiled forward itself rules compiling out (None: it does not)
     compile_s: float | None
     repay_requests: int | None
@@ -106,7 +107,7 @@ def judged(report: Report, rules: Rules = RULES) -> Judged | None:
     return Judged(
         g=g,
         interval=iv,
-        failure=bad[0] if bad else None,
+        failure=_failure_text(bad[0]) if bad else _logits_failure(g),
         forward=_forward(Figures.from_report(report), g.compiled_what),
         compile_s=compile_s,
         repay_requests=_repay(g, compile_s),
@@ -155,7 +156,7 @@ def operating_model(
     figures.append(f"compiles during generation: {_compiles_text(j)}")
     rel = relation(j, decision)
     if j.failure is not None:
-        text = "eager: " + _failure_text(j.failure)
+        text = "eager: " + j.failure
     elif j.forward is not None:
         text = f"eager: {j.forward}"
     elif iv is None:
@@ -191,7 +192,7 @@ def headline(j: Judged, single: tuple[Decision, list[str]]) -> tuple[Decision, l
         return decided, reasons  # the compiled forward itself: as for any target
     if j.failure is not None:
         return Decision.DONT_COMPILE, [
-            f"Decided by the generation: {_failure_text(j.failure)}.",
+            f"Decided by the generation: {j.failure}.",
             f"{EVIDENCE}: {reasons[0]}",
         ]
     own = j.decision
@@ -269,10 +270,30 @@ def _repaid_text(j: Judged) -> str:
 
 
 def _failure_text(d: Divergence) -> str:
+    if d.logits_within is False:
+        return (
+            f"compiled greedy tokens leave eager's at request {d.request}, step {d.step}: the "
+            f"compiled decoder computes something different there (that step's logits outside "
+            f"the numerics rule; top-two margin {units.sci(d.margin_eager)})"
+        )
     return (
         f"compiled greedy tokens leave eager's at request {d.request}, step {d.step} "
         f"(top-two margin {units.sci(d.margin_eager)}, beyond the numerics rule's "
         f"{units.sci(d.tie_bound)})"
+    )
+
+
+def _logits_failure(g: GenerationSection) -> str | None:
+    """The logits outside the numerics rule while every token stayed equal (None: they passed,
+    or were not compared): a compiler bug that has not flipped an argmax yet."""
+    lg = g.logits
+    if lg is None or not lg.failed_steps:
+        return None
+    return (
+        f"the compiled decoder computes something different at request {lg.first_fail_request}, "
+        f"step {lg.first_fail_step}: {units.count(lg.failed_steps)} of {units.count(lg.steps)} "
+        f"steps' logits leave eager's beyond the numerics rule (largest difference "
+        f"{units.sci(lg.max_abs_diff)}), though no greedy token changed there"
     )
 
 

@@ -126,7 +126,10 @@ class GenSide(Record):
 @dataclass
 class Divergence(Record):
     """A request whose compiled greedy tokens left eager's: the step, both tokens, the top-two
-    margins, the tie bound, the call ('tie', 'numerics', 'unknown')."""
+    margins, the tie bound, the call ('tie', 'numerics', 'unknown'); `logits_within`: whether that
+    step's full logits passed the numerics rule (None: not compared), which then decides the call."""
+
+    OMIT_NONE = ("logits_within",)
 
     request: int | None = None
     step: int | None = None
@@ -136,6 +139,7 @@ class Divergence(Record):
     margin_compiled: float | None = None
     tie_bound: float | None = None
     call: str | None = None
+    logits_within: bool | None = None
 
 
 @dataclass
@@ -151,6 +155,48 @@ class TokensEqual(Record):
     @property
     def numerics_failures(self) -> list[Divergence]:
         return [d for d in self.divergences if d.call == "numerics"]
+
+
+@dataclass
+class LogitsAt(Record):
+    """A token divergence's step: whether its logits passed the numerics rule, their largest
+    absolute difference."""
+
+    request: int | None = None
+    step: int | None = None
+    within: bool | None = None
+    max_abs_diff: float | None = None
+
+
+@dataclass
+class LogitsCompared(Record):
+    """Each step's full logits, compiled against eager's, by the numerics rule, from step 0 up to
+    and including a request's first token divergence (probes/generate_logits.py: the method):
+    the requests and steps compared, the steps that failed and the first of them, the largest
+    absolute difference and where, each divergence's step, the steps past a side's cap."""
+
+    DERIVED = ("passed",)
+
+    requests: int | None = None
+    steps: int | None = None
+    failed_steps: int | None = None
+    first_fail_request: int | None = None
+    first_fail_step: int | None = None
+    max_abs_diff: float | None = None
+    max_request: int | None = None
+    max_step: int | None = None
+    divergences: list[LogitsAt] = field(default_factory=list)
+    unrecorded_steps: int | None = None
+    tol: float | None = None
+    rule: str | None = None
+    method: str | None = None
+
+    @property
+    def passed(self) -> bool | None:
+        """Every compared step within the rule (None: no step compared)."""
+        if not self.steps or self.failed_steps is None:
+            return None
+        return self.failed_steps == 0
 
 
 @dataclass
@@ -191,8 +237,9 @@ class GenerationSection(Record):
     proof: dict[str, Any] | None = None
     not_measured: dict[str, str] = field(default_factory=dict)
     loop: bool | None = None  # the user's own prefill/decode loop (target/generation_loop.py)
+    logits: LogitsCompared | None = None  # absent in reports written before it
 
-    OMIT_NONE = ("loop",)
+    OMIT_NONE = ("loop", "logits")
 
     @property
     def compiled_what(self) -> str:

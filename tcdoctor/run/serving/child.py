@@ -68,4 +68,5 @@ def _context(spec: ChildSpec, part: ServeSpec, workload: Any, rebuild: Any, sink
         deadline=time.monotonic() + left,
         sink=sink,
         target=spec.target,
+        files=part.files,
     )

@@ -8,7 +8,10 @@ Each process makes one untimed eager forward on the example prompt first (the ru
 allocator, thread pool), so neither side's first request carries it. The compiled side replays the
 prompts twice: cold (its compiles: each with its request, decode step, cache length and guard) and
 steady (the same compiled model, once compiled: what the cache strategies are judged against,
-run/serving/generate_strategies.py). The eager side sets `disable_compile=True` unless the user's
+run/serving/generate_strategies.py). Each side keeps its cold replay's step logits off the clock
+and writes them to its side file in the run's folder (ServeSpec.files); the compiled process,
+started after the eager one ended, compares its own with eager's file before its steady replay
+(probes/generate_logits.py: the method) and streams the comparison as its `logits` result. The eager side sets `disable_compile=True` unless the user's
 generate_kwargs say otherwise: on CUDA with a static cache transformers compiles the forward by
 itself inside generate (`_valid_auto_compile_criteria`), and the eager reference must be eager;
 whether it would have is the side's `auto_compile` (not measured on CUDA: no GPU here).
@@ -52,7 +55,7 @@ def _plan(run: Serving) -> None:
     out = {}
     for i, side in enumerate(SIDES):
         share = (end - time.monotonic()) / (len(SIDES) - i)
-        out[side] = run.go(PART, share, f"generate_{side}")
+        out[side] = run.go(PART, share, f"generate_{side}", files=run.workdir)
     run.results["generate"] = out
     for line in request_errors(out):
         run.failures.append({"phase": "serving:generate", "message": line})
@@ -121,6 +124,7 @@ def side_record(res: Any, kw: dict, **extra: Any) -> dict:
 def serve_generation(ctx: Any, side: str) -> None:
     """One side in this process (see the module's docstring)."""
     from ...probes import dynamo_state
+    from ...probes import generate_logits as gl
 
     ctx.put("process", f"generate_{side}")
     dynamo_state.fresh()
@@ -129,13 +133,18 @@ def serve_generation(ctx: Any, side: str) -> None:
     kw = generate_kwargs(ctx, side)
     compile_kwargs = compile_forward(ctx, model) if side == "compiled" else None
     label = f"generation: {ctx.n} requests ({side}{', cold' if compile_kwargs else ''})"
-    res = replay_side(ctx, model, kw, label, compile_kwargs)
+    logits = gl.StepLogits() if ctx.files else None
+    res = replay_side(ctx, model, kw, label, compile_kwargs, logits=logits)
     extra = {"auto_compile": auto_compile(ctx, kw), "device": ctx.device.type}
     if ctx.workload.loop:
         extra["method"] = LOOP_METHOD
     if compile_kwargs is not None:
         extra["compile_kwargs"] = {k: repr(v) for k, v in compile_kwargs.items()}
     ctx.put("side", side_record(res, kw, **extra))
+    if logits is not None:  # off every clock: after the replay
+        logits.save(gl.side_file(ctx.files, side), res.tokens)
+        if side == "compiled":
+            ctx.put("logits", gl.against_eager(ctx.files, logits, res.tokens))
     if compile_kwargs is not None:
         steady = replay_side(
             ctx, model, kw, f"generation: {ctx.n} requests (compiled, steady)", None
@@ -151,8 +160,10 @@ def replay_side(
     label: str,
     compile_kwargs: dict | None,
     only: set[int] | None = None,
+    logits: Any = None,
 ) -> Any:
-    """The prompts (`only`: those requests) served through generate, one progress step."""
+    """The prompts (`only`: those requests) served through generate, one progress step; `logits`:
+    a StepLogits keeping each step's logits (probes/generate_logits.py)."""
     from ...probes.generate import replay_generate
     from ...probes.generate_loop import replay_loop
 
@@ -165,6 +176,7 @@ def replay_side(
         ctx.sync,
         deadline=ctx.deadline,
         compile_kwargs=compile_kwargs or ctx.compile_kwargs(),
+        logits=logits,
     )
     ctx.sink({"event": "done", "phase": label, "seconds": time.perf_counter() - t0})
     return res

@@ -13,6 +13,11 @@ within the numerics rule and picked the other of two equal candidates. A wider m
 NUMERICS failure: compiled's logits moved by more than the rule allows. The steps after a
 divergence are not compared (the two sides then see different tokens).
 
+Where the full logits were compared (probes/generate_logits.py, the compiled process's `logits`
+result), the step's logits judged by the numerics rule decide the call instead (`logits_within`):
+within the rule, TIE (two candidates within precision, not a compiler bug); outside it, NUMERICS
+(the compiled decoder computes something different there). The margin stays the figure shown.
+
 Pitfalls: only the first TOP_TOKENS_KEPT steps of a request keep their margins (probes/generate.py);
 a divergence past them is "unknown", never guessed.
 
@@ -26,6 +31,10 @@ from typing import Any
 from ...report.processes.paired import log_spread, ratio_interval, steady
 from .part import Serving
 
+LOGITS_DECIDE = (
+    "; where that step's full logits were compared, the numerics rule on them decides instead "
+    "(within: a tie of two candidates within precision; outside: numerics)"
+)
 TIE = "tie"
 NUMERICS = "numerics"
 UNKNOWN = "unknown"
@@ -64,8 +73,11 @@ def divergence(r: int, eager: dict, compiled: dict) -> dict | None:
     }
 
 
-def tokens_equal(eager: dict | None, compiled: dict | None) -> dict | None:
-    """The tokens-equal record (see the module's docstring); None without both sides."""
+def tokens_equal(
+    eager: dict | None, compiled: dict | None, logits: dict | None = None
+) -> dict | None:
+    """The tokens-equal record (see the module's docstring); None without both sides. `logits`:
+    the full-logit comparison, whose verdict at a divergence's step decides its call."""
     if not eager or not compiled:
         return None
     both = [
@@ -74,6 +86,11 @@ def tokens_equal(eager: dict | None, compiled: dict | None) -> dict | None:
         if eager["tokens"][r] is not None and compiled["tokens"][r] is not None
     ]
     found = [d for r in both if (d := divergence(r, eager, compiled)) is not None]
+    at = {(x["request"], x["step"]): x["within"] for x in (logits or {}).get("divergences") or []}
+    for d in found:
+        within = at.get((d["request"], d["step"]))
+        if within is not None:
+            d.update(logits_within=within, call=TIE if within else NUMERICS)
     return {
         "compared": len(both),
         "equal": len(both) - len(found),
@@ -82,7 +99,7 @@ def tokens_equal(eager: dict | None, compiled: dict | None) -> dict | None:
         "method": "per request, compiled greedy tokens against eager's (each side in its own "
         "process); at the first differing step the top-two margin of eager's raw logits: at most "
         "2 * tol * (1 + |top logit|) (the numerics rule's allclose bound, both logits moving) is a "
-        "tie, wider a numerics failure",
+        "tie, wider a numerics failure" + (LOGITS_DECIDE if logits and "why" not in logits else ""),
     }
 
 
@@ -97,6 +114,10 @@ def build(run: Serving) -> dict | None:
     compiled = (out.get("compiled") or {}).get("side")
     reference = (out.get("compiled") or {}).get("steady")
     strategies = judge(list(run.results.get("generate_strategies") or []), reference)
+    logits = (out.get("compiled") or {}).get("logits")
+    not_measured = {k: v for k, v in run.not_measured.items() if k.startswith("generat")}
+    if logits and "why" in logits:
+        not_measured["generate_logits"] = logits["why"]
     return {
         "prompts": run.ask["requests"],
         "max_new_tokens": gen.get("max_new_tokens"),
@@ -104,12 +125,13 @@ def build(run: Serving) -> dict | None:
         "eager": eager,
         "compiled": compiled,
         "steady": reference,
-        "tokens": tokens_equal(eager, compiled),
+        "tokens": tokens_equal(eager, compiled, logits),
         "strategies": strategies,
         "process_spread": process_spread(strategies, reference),
         "proof": run.results.get("generate_proof"),
-        "not_measured": {k: v for k, v in run.not_measured.items() if k.startswith("generat")},
+        "not_measured": not_measured,
         "loop": gen.get("loop") or None,
+        "logits": logits if logits and "why" not in logits else None,
     }
 
 
