@@ -21,7 +21,7 @@ from .. import units
 from ..report.layout import Note, Row, Section, Table, Text, notes
 from ..report.model import Report
 from ..report.sections.generation import GenCompile, GenStrategy
-from ..report.sections.percentiles import percentile
+from ..report.sections.percentiles import percentile, served
 from ..report.sections.serving import (
     MADE,
     OperatingModel,
@@ -230,7 +230,7 @@ def latency_section(report: Report) -> Section | None:
 
 
 def _served(latencies: list) -> str:
-    return f"{sum(1 for x in latencies if x is not None)} of {len(latencies)}"
+    return "{} of {}".format(*served(latencies))
 
 
 def _pcts(*xs: float | None) -> list[str]:

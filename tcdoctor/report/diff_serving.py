@@ -29,6 +29,7 @@ from typing import Any, Callable
 from .. import units
 from .model import Report
 from .sections.generation import GenerationSection
+from .sections.percentiles import served
 from .sections.serving import ServedSide, Serving
 
 # each figure: its label, where a report has it (None: not measured), how units.py writes it
@@ -63,9 +64,7 @@ def _attr(x: Any, name: str) -> Any:
 
 def _served(side: ServedSide | None) -> tuple[int, int] | None:
     """(requests served, requests replayed) of one side."""
-    if side is None:
-        return None
-    return sum(1 for x in side.latencies_s if x is not None), len(side.latencies_s)
+    return served(side.latencies_s) if side is not None else None
 
 
 def _of(v: tuple[int, int] | None) -> str:

@@ -22,6 +22,11 @@ def percentile(values: list[float | None] | None, q: float) -> float | None:
     return nearest_rank(served, q) if served else None
 
 
+def served(values: list[float | None]) -> tuple[int, int]:
+    """(values served, values replayed): a request the model rejected is null at its index."""
+    return sum(1 for x in values if x is not None), len(values)
+
+
 def quantile(values: str, q: float) -> property:
     """A property: the nearest-rank percentile q of the record's attribute `values` (a field or
     a property of it)."""
