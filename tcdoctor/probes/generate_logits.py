@@ -17,7 +17,8 @@ Method:
     calls. A copy is needed: a decode may hand back a buffer it overwrites at the next step (a
     static output, a CUDA graph's).
   Kept on the host, up to CAP_BYTES per side (the rest of the steps "not recorded", counted); the
-  side writes them with `torch.save` to its side file (SIDE_FILE; the events stay small).
+  eager side writes them with `torch.save` to its side file (SIDE_FILE; the events stay small),
+  which the compiled side reads and compares with its own, held in memory.
 - Comparing (`compare`), in the compiled side's process after its cold replay, against the eager
   side's file: per request served by both, the steps from 0 up to and including the first step
   whose greedy tokens differ (at that step both sides had seen the same tokens, so its logits are

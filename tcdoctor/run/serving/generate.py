@@ -141,10 +141,11 @@ def serve_generation(ctx: Any, side: str) -> None:
     if compile_kwargs is not None:
         extra["compile_kwargs"] = {k: repr(v) for k, v in compile_kwargs.items()}
     ctx.put("side", side_record(res, kw, **extra))
-    if logits is not None:  # off every clock: after the replay
-        logits.save(gl.side_file(ctx.files, side), res.tokens)
+    if logits is not None:  # off every clock: after the replay; eager's file is read by compiled
         if side == "compiled":
             ctx.put("logits", gl.against_eager(ctx.files, logits, res.tokens))
+        else:
+            logits.save(gl.side_file(ctx.files, side), res.tokens)
     if compile_kwargs is not None:
         steady = replay_side(
             ctx, model, kw, f"generation: {ctx.n} requests (compiled, steady)", None
