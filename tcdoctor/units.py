@@ -201,6 +201,12 @@ def percent(x: Any, digits: int = 0) -> str:
     return f"{x:.{digits}%}"
 
 
+def percent_span(pair: Any) -> str:
+    """'54–85%' for a (low, high) pair of shares (one figure when both ends read the same)."""
+    a, b = percent(pair[0]), percent(pair[1])
+    return a if a == b else f"{a[:-1]}–{b}"
+
+
 def count(n: Any) -> str:
     return NA if n is None else str(n)
 

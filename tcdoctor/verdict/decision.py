@@ -42,6 +42,7 @@ from ..report.sections import (
 from ..thresholds import Rules
 from .advice import library_calls
 from .break_fix import BreakFix, break_fix
+from .break_pays import Gain, Span, needed, pays
 from .figures import Figures, Way
 
 
@@ -349,20 +350,20 @@ def _not_faster(fig: Figures, rules: Rules) -> tuple[Decision, list[str]]:
     untried = [f for f in fig.break_findings if f.users and f.gain_source != "tried"]
     rewrite = [f for f in untried if not can_fix(fig, f)]  # a rewrite by hand is no fix: apart
     fixable = [f for f in untried if all(f is not g for g in rewrite)]
-    need = _needed_gain(fig, rules)
-    bound = _gain(fixable)
-    pays = _bound_pays(bound, need, rules)
-    if fixable and pays is True:
+    need = needed(fig, rules)
+    bound = Gain.of(fixable)
+    paid = pays(bound, need, rules)
+    if fixable and bound is not None and need is not None and paid is True:
         return Decision.COMPILE_AFTER_FIXES, [
             f"{head}; fixing the {len(fixable)} graph break(s) in your code "
             f"({', '.join(f'{f.where}: {_fix_kind(fig, f)}' for f in fixable[:3])}) could gain up "
-            f"to {units.seconds(bound)} per call (a bound: the time outside graphs minus the eager "
-            f"work that would still run; {units.seconds_span(_bound_range(bound, rules))} within "
-            f"the bound's spread), more than the {units.seconds_span(need)} it needs to be faster."
+            f"to {bound.text()} (a bound: the time outside graphs minus the eager work that would "
+            f"still run; {bound.span_text(rules)} within the bound's spread), more than the "
+            f"{units.percent_span(need)} it must lose to be faster."
         ]
     reasons = [head + "."] + _nothing_compiled(fig)
     reasons += _tried_reasons(fig)
-    reasons += _blockers(fig, fixable, bound, need, pays, rules)
+    reasons += _blockers(fig, fixable, bound, need, paid, rules)
     reasons += _rewrite_reasons(fig, rewrite, need, rules)
     if fig.ablation_layer:
         reasons.append(f"Which layer: {fig.ablation_layer}.")
@@ -411,7 +412,7 @@ def _nothing_compiled(fig: Figures) -> list[str]:
 
 
 def _rewrite_reasons(
-    fig: Figures, findings: list[GraphBreak], need: tuple[float, float] | None, rules: Rules
+    fig: Figures, findings: list[GraphBreak], need: Span | None, rules: Rules
 ) -> list[str]:
     """Breaks in the user's code with no fix tcdoctor can name (break_fix.NoFix): why, and what a
     rewrite by hand could gain, their bound (report/break_gain.py), against what compiled needs
@@ -422,7 +423,7 @@ def _rewrite_reasons(
         f"{units.file_line(f.file, f.line)}: {_no_fix_why(fig, f)}" for f in findings[:3]
     )
     head = f"No fix tcdoctor can name for {len(findings)} graph break(s) in your code ({whys})"
-    bound = _gain(findings)
+    bound = Gain.of(findings)
     if bound is None:
         why = next((f.cost_not_measured for f in findings if f.cost_not_measured), None)
         return [
@@ -431,18 +432,17 @@ def _rewrite_reasons(
             + "."
         ]
     text = (
-        f"{head}: a rewrite by hand could gain up to {units.seconds(bound)} per call (a bound: "
+        f"{head}: a rewrite by hand could gain up to {bound.text()} (a bound: "
         f"the time outside graphs minus the eager work that would still run; "
-        f"{units.seconds_span(_bound_range(bound, rules))} within the bound's spread)"
+        f"{bound.span_text(rules)} within the bound's spread)"
     )
     if need is not None:
-        pays = _bound_pays(bound, need, rules)
         against = {
             True: "more than the {}: worth the rewrite, then analyse again",
             False: "less than the {}: a rewrite alone would not make it faster",
             None: "against the {}: cannot tell whether it pays",
-        }[pays]
-        text += ", " + against.format(f"{units.seconds_span(need)} compiled needs to be faster")
+        }[pays(bound, need, rules)]
+        text += ", " + against.format(f"{units.percent_span(need)} compiled must lose to be faster")
     return [text + "."]
 
 
@@ -462,31 +462,6 @@ def _cant_tell(fig: Figures, rules: Rules) -> bool:
     return fig.claim(rules) == Claim.UNDECIDED
 
 
-def _needed_gain(fig: Figures, rules: Rules) -> tuple[float, float] | None:
-    """(low, high) seconds per call compiled must lose to be significantly faster: eager's median
-    over each end of the speedup's decision interval, less eager / min_speedup."""
-    if not fig.eager_s or fig.ci_low is None or fig.ci_high is None or fig.ci_low <= 0:
-        return None
-    target = fig.eager_s / rules.min_speedup
-    return max(0.0, fig.eager_s / fig.ci_high - target), max(0.0, fig.eager_s / fig.ci_low - target)
-
-
-def _bound_range(bound: float, rules: Rules) -> tuple[float, float]:
-    """The break-gain bound's run-to-run range: within the rules' gain_bound_spread either way."""
-    spread = rules.gain_bound_spread
-    return bound / spread, bound * spread
-
-
-def _bound_pays(bound: float | None, need: tuple[float, float] | None, rules: Rules) -> bool | None:
-    """Whether fixing the breaks pays by their bounded gain: True when the bound's range lies above
-    everything the loss may need, False when below it, None when they overlap (inside the noise)
-    or either is unknown."""
-    if bound is None or need is None:
-        return None
-    lo, hi = _bound_range(bound, rules)
-    return True if lo > need[1] else False if hi < need[0] else None
-
-
 def _tried_reasons(fig: Figures) -> list[str]:
     return [
         f"Tried `{r.fix}`: {r.outcome} "
@@ -499,9 +474,9 @@ def _tried_reasons(fig: Figures) -> list[str]:
 def _blockers(
     fig: Figures,
     untried: list[GraphBreak],
-    bound: float | None,
-    need: tuple[float, float] | None,
-    pays: bool | None,
+    bound: Gain | None,
+    need: Span | None,
+    paid: bool | None,
     rules: Rules,
 ) -> list[str]:
     """Who owns each break that stands in the way, and what fixing the user's own could gain."""
@@ -516,17 +491,18 @@ def _blockers(
             f"{sum(f.occurrences or 1 for f in theirs)} graph break(s) are in code you did not write "
             f"({_owners(theirs)}): not yours to edit; the advice says what you can do from your side."
         )
-    if untried and bound is not None and pays is False:
+    if untried and bound is not None and need is not None and paid is False:
         out.append(
             f"Fixing the {len(untried)} graph break(s) in your code could gain at most "
-            f"{units.seconds(bound)} per call (a bound), less than the "
-            f"{units.seconds_span(need)} it needs to be faster, whatever the bound's spread."  # type: ignore[arg-type]
+            f"{bound.text()} (a bound), less than the {units.percent_span(need)} it must lose to "
+            "be faster, whatever the bound's spread."
         )
     elif untried and bound is not None and need is not None:
         out.append(
             f"Could not tell whether fixing the {len(untried)} graph break(s) in your code pays: "
-            f"{units.seconds_span(_bound_range(bound, rules))} per call (a bound, within its run-to-run spread) "
-            f"against the {units.seconds_span(need)} it needs to be faster: fix them and analyse again."
+            f"{bound.span_text(rules)} of a compiled call (a bound, within its run-to-run spread) "
+            f"against the {units.percent_span(need)} it must lose to be faster: fix them and "
+            "analyse again."
         )
     elif untried:
         why = next((f.cost_not_measured for f in untried if f.cost_not_measured), None)
