@@ -135,6 +135,14 @@ def test_keys_a_section_does_not_model_are_valid_and_kept():
     assert rep.extra["a_newer_section"] == [1, 2]
 
 
+def test_a_records_first_positional_argument_is_its_first_field_never_extra():
+    from tcdoctor.report.sections import GraphBreak
+
+    b = GraphBreak("B1", "a reason")  # before, "B1" went to `extra` and "a reason" to `id`
+    assert (b.id, b.reason, b.extra) == ("B1", "a reason", {})
+    assert b.to_dict()["id"] == "B1"
+
+
 def test_infinities_and_nan_as_the_encoder_writes_them_are_valid():
     data = _load(SAVED[0])
     data["numerics"]["max_rel_err"] = "inf"

@@ -62,7 +62,8 @@ class Record:
     OMIT_NONE: ClassVar[tuple[str, ...]] = ()  # fields written only when set
     REQUIRED: ClassVar[tuple[str, ...]] = ()  # keys a file must have (the schema's `required`)
 
-    extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # keyword-only: a positional call sets the first declared field, never `extra` silently
+    extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False, kw_only=True)
 
     @classmethod
     def upgrade(cls, d: dict) -> dict:
