@@ -286,14 +286,14 @@ def test_the_generation_parts_are_records_of_the_serving_loop_judged_by_the_pair
                      *[("generate_strategy", f"generate_{n}") for n in
                        ("dynamic", "static", "prefill_eager")]]  # fmt: skip
     made = section.build(run)
-    assert made["replay"] is None and made["strategies"] == []  # the forward parts did not run
-    assert not any("Generation" in v for v in made["not_measured"].values())
-    gen = made["generation"]
-    assert gen["not_measured"]["generate_reduce_overhead"] == gen_strategies.NO_CUDA
-    rows = {r["name"]: r["interval"] for r in gen["strategies"]}
+    assert made.replay is None and made.strategies == []  # the forward parts did not run
+    assert not any("Generation" in v for v in made.not_measured.values())
+    gen = made.generation
+    assert gen.not_measured["generate_reduce_overhead"] == gen_strategies.NO_CUDA
+    rows = {r.name: r.interval for r in gen.strategies}
     assert rows["dynamic"] is None  # the reference again: the spread's source
-    assert rows["static"]["decides"] == "faster" and rows["prefill_eager"]["decides"] != "faster"
-    assert gen["tokens"]["equal"] == 20 and gen["proof"] == {"requests": [0], "proven": True}
+    assert rows["static"].decides == "faster" and rows["prefill_eager"].decides != "faster"
+    assert gen.tokens.equal == 20 and gen.proof == {"requests": [0], "proven": True}
 
 
 def test_the_section_reads_as_the_report_record_with_its_figures_derived():
