@@ -33,7 +33,6 @@ from ...options import Options
 from ...report.processes.paired import log_spread, ratio_interval, steady
 from ...report.record import Record
 from ...report.sections import serving as sec
-from ...report.sections.generation import GenerationSection
 from .generate_section import build as generation
 from .part import GENERATED, NOT_GENERATED, Serving
 
@@ -224,7 +223,6 @@ def build(run: Serving) -> sec.Serving:
     ref = reference_row(replay, proof, warmup) if rows else None  # what the rows are against
     floor = process_spread(replay, proof, host)
     intervals(rows, steady(_proven(proof)), floor)
-    g = generation(run)
     return sec.Serving(
         traffic=traffic_record(run.ask.get("traffic"), run.ask["requests"], replay),
         replay=replay.replay if replay else None,
@@ -240,5 +238,5 @@ def build(run: Serving) -> sec.Serving:
             for k, v in run.not_measured.items()
             if v not in (GENERATED, NOT_GENERATED) and not k.startswith("generat")
         },
-        generation=GenerationSection.from_dict(g) if g is not None else None,
+        generation=generation(run),
     )
