@@ -15,6 +15,7 @@ import tcdoctor
 from tcdoctor.options import Options
 from tcdoctor.probes import dynamo_state
 from tcdoctor.probes.traffic_replay import ServeContext
+from tcdoctor.report.sections.generation import GenSide, LogitsCompared
 from tcdoctor.run.serving import generate as gen_part
 from tcdoctor.run.serving import generate_section as gs
 from tcdoctor.run.serving import generate_strategies as gen_strategies
@@ -119,7 +120,7 @@ def test_compiles_during_generation_equal_pytorchs_with_their_step_and_cache_len
     )
     for times in side["token_times_s"]:
         assert len(times) == 3 and times == sorted(times) and times[0] > 0
-    assert gs.tokens_equal(eager, side)["equal"] == 2
+    assert _tokens_equal(eager, side).equal == 2
     # every step's logits compared and within the numerics rule: the steps are the tokens compared
     logits = got["logits"]
     assert logits["steps"] == sum(len(t) for t in side["tokens"]) == 6 and logits["requests"] == 2
@@ -132,7 +133,7 @@ def test_logits_that_drift_without_flipping_a_token_fail_while_the_tokens_pass(t
     w = tcdoctor.Generation(_model(Planted, "drift"), prompts=_prompts((6, 4)), max_new_tokens=3)
     eager = _serve(w, "eager", files=str(tmp_path))["side"]
     got = _serve(w, "compiled", files=str(tmp_path))
-    assert gs.tokens_equal(eager, got["side"])["equal"] == 2  # the tokens say nothing
+    assert _tokens_equal(eager, got["side"]).equal == 2  # the tokens say nothing
     logits = got["logits"]
     assert logits["steps"] == logits["failed_steps"] == 6 and logits["divergences"] == []
     assert (logits["first_fail_request"], logits["first_fail_step"]) == (0, 0)
@@ -145,21 +146,21 @@ def test_a_planted_divergence_is_named_with_its_step_and_margin(mode, call, tmp_
     eager = _serve(w, "eager", files=str(tmp_path))["side"]
     got = _serve(w, "compiled", files=str(tmp_path))
     compiled, logits = got["side"], got["logits"]
-    found = gs.tokens_equal(eager, compiled, logits)
-    assert found["compared"] == 1 and found["equal"] == 0
-    first = found["divergences"][0]
-    assert (first["request"], first["step"], first["call"]) == (0, 0, call)
+    found = _tokens_equal(eager, compiled, logits)
+    assert found.compared == 1 and found.equal == 0
+    first = found.divergences[0]
+    assert (first.request, first.step, first.call) == (0, 0, call)
     # the logits are compared up to and including the divergence (step 0), not after it
     assert logits["steps"] == 1 and [(d["request"], d["step"]) for d in logits["divergences"]] == [
         (0, 0)
     ]
-    assert first["logits_within"] is (call == gs.TIE) is (logits["failed_steps"] == 0)
+    assert first.logits_within is (call == gs.TIE) is (logits["failed_steps"] == 0)
     _renders_the_logits_row(eager, compiled, found, logits, tie=call == gs.TIE)
     if call == gs.TIE:
-        assert first["margin_eager"] == pytest.approx(1e-5, rel=0.5)
-        assert (first["eager_token"], first["compiled_token"]) == (5, 6)
+        assert first.margin_eager == pytest.approx(1e-5, rel=0.5)
+        assert (first.eager_token, first.compiled_token) == (5, 6)
     else:
-        assert first["margin_eager"] > first["tie_bound"] and first["compiled_token"] == 7
+        assert first.margin_eager > first.tie_bound and first.compiled_token == 7
 
 
 def _renders_the_logits_row(eager, compiled, tokens, logits, tie):
@@ -173,7 +174,7 @@ def _renders_the_logits_row(eager, compiled, tokens, logits, tie):
     from tcdoctor.report.model import Report, report_schema
 
     gen = {"prompts": 1, "max_new_tokens": 2, "eager": eager, "compiled": compiled,
-           "tokens": tokens, "logits": logits}  # fmt: skip
+           "tokens": tokens.to_dict(), "logits": logits}  # fmt: skip
     report = Report.from_dict({"serving": {"generation": gen}})
     written = report.to_dict()
     jsonschema.validate(written, report_schema())
@@ -286,14 +287,14 @@ def test_the_generation_parts_are_records_of_the_serving_loop_judged_by_the_pair
                      *[("generate_strategy", f"generate_{n}") for n in
                        ("dynamic", "static", "prefill_eager")]]  # fmt: skip
     made = section.build(run)
-    assert made["replay"] is None and made["strategies"] == []  # the forward parts did not run
-    assert not any("Generation" in v for v in made["not_measured"].values())
-    gen = made["generation"]
-    assert gen["not_measured"]["generate_reduce_overhead"] == gen_strategies.NO_CUDA
-    rows = {r["name"]: r["interval"] for r in gen["strategies"]}
+    assert made.replay is None and made.strategies == []  # the forward parts did not run
+    assert not any("Generation" in v for v in made.not_measured.values())
+    gen = made.generation
+    assert gen.not_measured["generate_reduce_overhead"] == gen_strategies.NO_CUDA
+    rows = {r.name: r.interval for r in gen.strategies}
     assert rows["dynamic"] is None  # the reference again: the spread's source
-    assert rows["static"]["decides"] == "faster" and rows["prefill_eager"]["decides"] != "faster"
-    assert gen["tokens"]["equal"] == 20 and gen["proof"] == {"requests": [0], "proven": True}
+    assert rows["static"].decides == "faster" and rows["prefill_eager"].decides != "faster"
+    assert gen.tokens.equal == 20 and gen.proof == {"requests": [0], "proven": True}
 
 
 def test_the_section_reads_as_the_report_record_with_its_figures_derived():
@@ -342,3 +343,12 @@ def test_the_saved_section_renders_in_every_format_and_its_limits_are_judged(cli
     assert "PASS  warm-up proof: the derived warm-up" in out
     rc, out, _ = cli("check", "--report", str(saved_report("serving")), "--max-ttft-ms", "1")
     assert rc == 1 and checks.NO_GENERATION in out
+
+
+def _tokens_equal(eager, compiled, logits=None):
+    """gs.tokens_equal on the processes' wire dicts, read as the section's records."""
+    return gs.tokens_equal(
+        GenSide.from_dict(eager),
+        GenSide.from_dict(compiled),
+        logits and LogitsCompared.from_dict(logits),
+    )

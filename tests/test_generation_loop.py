@@ -17,6 +17,7 @@ import tcdoctor
 from tcdoctor.options import Options
 from tcdoctor.probes import dynamo_state
 from tcdoctor.probes.traffic_replay import ServeContext
+from tcdoctor.report.sections.generation import GenSide, LogitsCompared
 from tcdoctor.run.serving import generate as gen_part
 from tcdoctor.run.serving import generate_section as gs
 from tcdoctor.target.generation_loop import LoopStep
@@ -107,7 +108,7 @@ def test_compiles_equal_the_same_loop_compiled_by_hand_and_tokens_equal_eagers(t
         == hand
         == _by_hand(sample.decode_one_token, sample.prompts(LENGTHS))
     )
-    assert gs.tokens_equal(eager, side)["equal"] == len(LENGTHS)
+    assert _tokens_equal(eager, side).equal == len(LENGTHS)
     for times in side["token_times_s"]:
         assert len(times) == N and times == sorted(times) and times[0] > 0
     assert side["method"] == gen_part.LOOP_METHOD and side["compile_kwargs"]
@@ -127,7 +128,7 @@ def test_a_decode_step_whose_logits_drift_fails_the_logits_while_the_tokens_pass
     w = _gen(decode=drifting_decode, prompts=sample.prompts((6, 8)))
     eager = _serve(w, "eager", str(tmp_path))["side"]
     got = _serve(w, "compiled", str(tmp_path))
-    assert gs.tokens_equal(eager, got["side"])["equal"] == 2
+    assert _tokens_equal(eager, got["side"]).equal == 2
     logits = got["logits"]
     # the prefill (step 0) runs eager on both sides: only the compiled decodes fail
     assert logits["steps"] == 2 * N and logits["failed_steps"] == 2 * (N - 1)
@@ -148,13 +149,13 @@ def test_a_planted_divergence_in_the_decode_step_is_named_with_its_request_step_
     w = _gen(decode=planted_decode, prompts=sample.prompts((6,)))
     eager = _serve(w, "eager", str(tmp_path))["side"]
     got = _serve(w, "compiled", str(tmp_path))
-    found = gs.tokens_equal(eager, got["side"], got["logits"])
-    assert found["compared"] == 1 and found["equal"] == 0
-    first = found["divergences"][0]
-    assert (first["request"], first["step"], first["call"]) == (0, 1, gs.NUMERICS)
-    assert first["compiled_token"] == 7 and first["margin_eager"] > first["tie_bound"]
+    found = _tokens_equal(eager, got["side"], got["logits"])
+    assert found.compared == 1 and found.equal == 0
+    first = found.divergences[0]
+    assert (first.request, first.step, first.call) == (0, 1, gs.NUMERICS)
+    assert first.compiled_token == 7 and first.margin_eager > first.tie_bound
     # the prefill and the diverging decode compared (not the step after), the latter outside
-    assert first["logits_within"] is False and got["logits"]["steps"] == 2
+    assert first.logits_within is False and got["logits"]["steps"] == 2
     assert (got["logits"]["first_fail_request"], got["logits"]["first_fail_step"]) == (0, 1)
 
 
@@ -237,3 +238,12 @@ def test_the_loops_warmup_is_proven_under_fail_on_recompile_and_an_empty_one_is_
     # made, so each request meets it again)
     want = [] if proven else [(r, 1) for r in range(len(LENGTHS))]
     assert [(x["request"], x["step"]) for x in proof["would_compile"]] == want
+
+
+def _tokens_equal(eager, compiled, logits=None):
+    """gs.tokens_equal on the processes' wire dicts, read as the section's records."""
+    return gs.tokens_equal(
+        GenSide.from_dict(eager),
+        GenSide.from_dict(compiled),
+        logits and LogitsCompared.from_dict(logits),
+    )

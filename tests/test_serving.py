@@ -161,7 +161,7 @@ def test_a_request_the_model_rejects_is_one_line_and_the_rest_is_served():
     assert [x is None for x in r.latencies_s] == [False, False, True, False]
     (err,) = r.errors
     assert err["request"] == 2 and err["shapes"] == "(Tensor[2,3,7] float32)"
-    lines = section.request_errors({"eager": r.to_dict()})
+    lines = section.request_errors(section.ReplayPart.from_dict({"eager": r.to_dict()}))
     assert lines == [f"serving: request 2 (Tensor[2,3,7] float32) failed (eager): {err['message']}"]
     assert "\n" not in lines[0] and "mat1 and mat2" in lines[0]
 
@@ -176,7 +176,7 @@ def test_a_traffic_generator_that_raises_stops_the_replay_at_its_request():
     w = tcdoctor.Workload(_mlp(), (torch.randn(4, 16),), traffic=Traffic(gen))
     r = _replay(_mlp(), w, 10)
     assert len(r.served) == 4 and "request 4" in r.stopped
-    (line,) = section.request_errors({"eager": r.to_dict()})
+    (line,) = section.request_errors(section.ReplayPart.from_dict({"eager": r.to_dict()}))
     assert line == (
         "serving: the traffic could not produce request 4: ValueError: the queue went away"
     )
@@ -338,21 +338,21 @@ def test_the_plan_runs_the_parts_in_order_within_their_budgets():
                      ("static", "dynamic", "marked", "regional")], ("host", None)]  # fmt: skip
     assert calls[0][2] == pytest.approx(600 * 3 / 12)  # the replay's share of what is left
     made = section.build(stage)
-    assert made["not_measured"]["aot"] == aot_part.aot_wanted(Options(backend="aot_eager"))
-    assert "bucket" in made["not_measured"]["padded"]
-    assert made["warmup"]["seconds_cold"] == 2.0 and made["warmup"]["seconds_warm"] == 1.0
-    rows = made["strategies"]
-    assert rows[0]["name"] == "automatic" and rows[0]["interval"] is None
-    assert {r["interval"]["decides"] for r in rows[1:]} == {"faster"}
-    Report.from_dict({"serving": made})  # the section reads as the Record
+    assert made.not_measured["aot"] == aot_part.aot_wanted(Options(backend="aot_eager"))
+    assert "bucket" in made.not_measured["padded"]
+    assert made.warmup.seconds_cold == 2.0 and made.warmup.seconds_warm == 1.0
+    rows = made.strategies
+    assert rows[0].name == "automatic" and rows[0].interval is None
+    assert {r.interval.decides for r in rows[1:]} == {"faster"}
+    Report.from_dict({"serving": made.to_dict()})  # the section as written reads back
 
 
 def test_a_strategy_is_faster_only_beyond_the_spread_between_processes():
     start, _ = _fake_parts(spread=1.6, faster=0.8)  # two processes of one config differ by 60%
     stage = _ran(start, Options(backend="aot_eager"), {"requests": 60})
-    rows = section.build(stage)["strategies"][1:]
-    assert {r["interval"]["decides"] for r in rows} == {"inside the noise"}
-    assert rows[0]["interval"]["process_spread"] == pytest.approx(math.log(1.6))
+    rows = section.build(stage).strategies[1:]
+    assert {r.interval.decides for r in rows} == {"inside the noise"}
+    assert rows[0].interval.process_spread == pytest.approx(math.log(1.6))
 
 
 def test_a_failed_part_is_one_error_line_and_the_rest_still_runs():
@@ -376,7 +376,7 @@ def test_a_replay_cut_short_proves_nothing_and_says_why():
     stage = _ran(start, Options(backend="aot_eager", dynamic=False), {"requests": 5})
     why = "the replay's compiled side did not finish: no warm-up was derived"
     assert stage.not_measured["proof"] == stage.not_measured["host"] == why
-    assert section.build(stage)["replay"]["eager"]["latencies_s"] == [0.01] * 5
+    assert section.build(stage).replay.eager.latencies_s == [0.01] * 5
 
 
 def test_the_aot_part_builds_then_serves_in_a_fresh_process(tmp_path):
@@ -486,12 +486,13 @@ def test_the_spread_between_processes_is_the_largest_pair_of_the_references_thre
     largest pairwise spread, so two processes that happen to agree never hide a third."""
     import math
 
-    from tcdoctor.run.serving.section import process_spread
+    from tcdoctor.run.serving.section import HostPart, ProofPart, ReplayPart, process_spread
 
     base = [1.0e-3] * 20
-    replay = {"compiled": {"latencies_s": [5.0] + [1.3e-3] * 19, "compiles": [{"request": 0}]}}
-    proof = {"proof": {"latencies_s": base}}
-    host = {"compiled_replay": {"latencies_s": [1.02e-3] * 20}}
+    compiled = {"latencies_s": [5.0] + [1.3e-3] * 19, "compiles": [{"request": 0}]}
+    replay = ReplayPart.from_dict({"compiled": compiled})
+    proof = ProofPart.from_dict({"proof": {"latencies_s": base}})
+    host = HostPart.from_dict({"compiled_replay": {"latencies_s": [1.02e-3] * 20}})
     assert process_spread(replay, proof, host) == pytest.approx(math.log(1.3))  # not 1.02, not 5000
     assert process_spread(None, proof, host) == pytest.approx(math.log(1.02))
     assert process_spread(None, proof, None) is None

@@ -24,7 +24,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from ..stats import median_ci
-from .sections import Distributed
+from .sections import Distributed, Divergence, RankRow
 
 if TYPE_CHECKING:  # report/model.py imports this module: the class is for annotations only
     from .model import Report
@@ -75,50 +75,48 @@ def step_ci(samples: list[float] | None) -> list[float] | None:
     return list(median_ci(samples))
 
 
-def rank_row(rep: Report, info: dict, ddp: dict | None) -> dict:
-    """One rank's row, from its assembled single-process report and what it recorded about itself.
-
-    The row is a plain dict: it is the `distributed` section's wire and JSON form, which `merge`
-    joins across nodes' reports and `finish` recomputes from.
-    """
+def rank_row(rep: Report, info: dict, ddp: dict | None) -> RankRow:
+    """One rank's row, from its assembled single-process report and what it recorded about itself
+    (`info`: its `rank` event; `ddp`: its `ddp` event). `merge` joins these rows across nodes'
+    reports and `finish` recomputes every cross-rank figure from them."""
     workload = rep.environment.get("workload") or {}
-    return {
-        "rank": info.get("rank"),
-        "local_rank": info.get("local_rank"),
-        "host": info.get("host"),
-        "finished": info.get("finished"),
-        "graphs": rep.graphs.count,
-        "graph_breaks": rep.graph_breaks.count,
-        # torch._dynamo.explain's run (its own backend, DDPOptimizer off), kept beside the compile's
-        "explain_graphs": rep.graphs.explain_run_count,
-        "explain_graph_breaks": rep.graph_breaks.explain_run_count,
-        "recompiles": rep.recompiles.count,
-        "guards": rep.guards.count,
-        "first_call_s": rep.compile.cold_s,
-        "warm_first_call_s": rep.compile.warm_s,
-        "compile_s": (rep.compile.phases or {}).get("total_compile_s"),
-        "step_median_s": rep.runtime.compiled.median_s,
-        "step_ci_s": step_ci((rep.runtime.raw or {}).get("compiled_s")),
-        "eager_step_median_s": rep.runtime.eager.median_s,
-        "speedup": rep.runtime.speedup,
-        "peak_bytes": rep.memory.compiled_peak_bytes,
-        "eager_peak_bytes": rep.memory.eager_peak_bytes,
-        "graph_ops": [g.get("ops") for g in rep.graphs.per_graph or []],
-        "break_reasons": _break_reasons(rep),
-        "recompile_reasons": [e.reason for e in rep.recompiles.events or []],
-        "inputs": {"inputs": workload.get("inputs"), "variants": workload.get("variants")}
+    return RankRow(
+        rank=info.get("rank"),
+        local_rank=info.get("local_rank"),
+        host=info.get("host"),
+        finished=info.get("finished"),
+        graphs=rep.graphs.count,
+        graph_breaks=rep.graph_breaks.count,
+        recompiles=rep.recompiles.count,
+        guards=rep.guards.count,
+        first_call_s=rep.compile.cold_s,
+        warm_first_call_s=rep.compile.warm_s,
+        compile_s=(rep.compile.phases or {}).get("total_compile_s"),
+        step_median_s=rep.runtime.compiled.median_s,
+        step_ci_s=step_ci((rep.runtime.raw or {}).get("compiled_s")),
+        eager_step_median_s=rep.runtime.eager.median_s,
+        speedup=rep.runtime.speedup,
+        peak_bytes=rep.memory.compiled_peak_bytes,
+        eager_peak_bytes=rep.memory.eager_peak_bytes,
+        graph_ops=[g.get("ops") for g in rep.graphs.per_graph or []],
+        break_reasons=_break_reasons(rep),
+        recompile_reasons=[e.reason for e in rep.recompiles.events or []],
+        inputs={"inputs": workload.get("inputs"), "variants": workload.get("variants")}
         if workload
         else None,
-        "phases": {
-            k: v.get("seconds")
+        phases={
+            k: v["seconds"]
             for k, v in (rep.phases or {}).items()
             if v.get("status") == "ok" and v.get("seconds") is not None
         },
-        "errors": [
-            {"phase": e.get("phase"), "message": e.get("message")} for e in rep.errors or []
-        ],
-        "ddp": ddp,
-    }
+        errors=[{"phase": e.get("phase"), "message": e.get("message")} for e in rep.errors or []],
+        ddp=ddp,
+        # torch._dynamo.explain's run (its own backend, DDPOptimizer off), kept beside the compile's
+        extra={
+            "explain_graphs": rep.graphs.explain_run_count,
+            "explain_graph_breaks": rep.graph_breaks.explain_run_count,
+        },
+    )
 
 
 def _break_reasons(rep: Report) -> list[list]:
@@ -132,28 +130,33 @@ def _spread(values: list[float]) -> float | None:
     return (max(values) - min(values)) if len(values) >= 2 else None
 
 
-def _compare(rows: list[dict], key: str, kind: str, what: str, show: Any = None) -> dict | None:
-    have = [(r["rank"], r.get(key)) for r in rows if r.get(key) is not None]
+def _compare(
+    have: list[tuple[Any, Any]], kind: str, what: str, show: Any = None
+) -> Divergence | None:
+    """The ranks' values (rank, value) of one respect, as a divergence where two differ."""
+    have = [(rank, v) for rank, v in have if v is not None]
     if len(have) < 2 or len({repr(v) for _, v in have}) == 1:
         return None
     show = show or (lambda v: str(v))
-    values = {str(rank): v for rank, v in have}
     listing = ", ".join(f"rank {rank}: {show(v)}" for rank, v in have)
-    return {
-        "kind": kind,
-        "what": what,
-        "values": values,
-        "text": f"{what} differ between ranks ({listing})",
-        "risk": RISKS[kind],
-    }
+    return Divergence(
+        kind=kind,
+        what=what,
+        values={str(rank): v for rank, v in have},
+        text=f"{what} differ between ranks ({listing})",
+        risk=RISKS[kind],
+    )
 
 
-def divergences(rows: list[dict]) -> list[dict]:
+def divergences(rows: list[RankRow]) -> list[Divergence]:
     def breaks(v: list) -> str:
         return "; ".join(f"{r} at {str(f).rsplit('/', 1)[-1]}:{ln}" for r, f, ln in v) or "none"
 
     def reasons(v: list) -> str:
         return "; ".join(str(x) for x in v) or "none"
+
+    def inputs(v: dict) -> str:
+        return str(v.get("inputs")) + (f" then {v.get('variants')}" if v.get("variants") else "")
 
     checks = [
         ("graphs", "graphs", "graph counts", None),
@@ -163,35 +166,26 @@ def divergences(rows: list[dict]) -> list[dict]:
         ("guards", "guards", "guard counts", None),
         ("recompile_reasons", "recompiles", "recompile reasons", reasons),
         ("recompiles", "recompiles", "recompile counts", None),
-        (
-            "inputs",
-            "inputs",
-            "input shapes",
-            lambda v: (
-                str(v.get("inputs")) + (f" then {v.get('variants')}" if v.get("variants") else "")
-            ),
-        ),
+        ("inputs", "inputs", "input shapes", inputs),
     ]
     out, kinds = [], set()
     for key, kind, what, show in checks:
-        d = _compare(rows, key, kind, what, show)
-        if d and not (
-            kind in kinds and key in ("graph_breaks", "recompiles")
-        ):  # one entry per kind is enough
+        d = _compare([(r.rank, getattr(r, key)) for r in rows], kind, what, show)
+        if d and not (kind in kinds and key in ("graph_breaks", "recompiles")):  # one per kind
             out.append(d)
             kinds.add(kind)
-    sub = [{"rank": r["rank"], "subgraphs": (r.get("ddp") or {}).get("subgraphs")} for r in rows]
-    d = _compare(sub, "subgraphs", "ddp_subgraphs", "DDPOptimizer subgraphs")
+    sub = [(r.rank, (r.ddp or {}).get("subgraphs")) for r in rows]
+    d = _compare(sub, "ddp_subgraphs", "DDPOptimizer subgraphs")
     if d:
         out.append(d)
     return out
 
 
-def slowest_per_phase(rows: list[dict]) -> dict:
+def slowest_per_phase(rows: list[RankRow]) -> dict:
     out: dict = {}
-    names = sorted({p for r in rows for p in (r.get("phases") or {})})
+    names = sorted({p for r in rows for p in (r.phases or {})})
     for name in names:
-        have = [(r["rank"], r["phases"][name]) for r in rows if name in (r.get("phases") or {})]
+        have = [(r.rank, r.phases[name]) for r in rows if name in (r.phases or {})]
         if len(have) < 2:
             continue
         rank, secs = max(have, key=lambda x: x[1])
@@ -199,12 +193,12 @@ def slowest_per_phase(rows: list[dict]) -> dict:
     return out
 
 
-def _ddp(rows: list[dict]) -> dict | None:
-    infos = [r.get("ddp") for r in rows if r.get("ddp")]
+def _ddp(rows: list[RankRow]) -> dict | None:
+    infos = [r.ddp for r in rows if r.ddp]
     if not infos:
         return None
     first = infos[0]
-    subs = {str(r["rank"]): (r.get("ddp") or {}).get("subgraphs") for r in rows if r.get("ddp")}
+    subs = {str(r.rank): r.ddp.get("subgraphs") for r in rows if r.ddp}
     values = {v for v in subs.values() if v is not None}
     return {
         "wrapper": first.get("wrapper"),
@@ -218,36 +212,27 @@ def _ddp(rows: list[dict]) -> dict | None:
     }
 
 
-def finish(sec: dict) -> dict:
-    """(Re)compute every cross-rank figure from `sec["ranks"]`."""
-    rows = sorted(sec.get("ranks") or [], key=lambda r: (r.get("rank") is None, r.get("rank")))
-    sec["ranks"] = rows
-    cold = [r["first_call_s"] for r in rows if r.get("first_call_s") is not None]
-    comp = [r["compile_s"] for r in rows if r.get("compile_s") is not None]
-    sec["compile_skew_s"] = _spread(cold)
-    sec["compile_time_skew_s"] = _spread(comp)
+def finish(sec: Distributed) -> Distributed:
+    """(Re)compute every cross-rank figure from `sec.ranks`."""
+    rows = sec.ranks = sorted(sec.ranks, key=lambda r: (r.rank is None, r.rank))
+    sec.compile_skew_s = _spread([r.first_call_s for r in rows if r.first_call_s is not None])
+    sec.compile_time_skew_s = _spread([r.compile_s for r in rows if r.compile_s is not None])
     pairs = [
-        abs(a["first_call_s"] - b["warm_first_call_s"])
+        abs(a.first_call_s - b.warm_first_call_s)
         for a in rows
         for b in rows
-        if a is not b
-        and a.get("first_call_s") is not None
-        and b.get("warm_first_call_s") is not None
+        if a is not b and a.first_call_s is not None and b.warm_first_call_s is not None
     ]
-    sec["mixed_cache_skew_s"] = max(pairs) if pairs else None
-    timeout = sec.get("timeout_s")
-    for key in ("compile_skew_s", "mixed_cache_skew_s"):
-        val = sec.get(key)
-        sec[key[:-2] + "_fraction"] = (
-            (val / timeout) if val is not None and timeout else None
-        )  # of the timeout
-    sec["divergences"] = divergences(rows)
-    sec["slowest"] = slowest_per_phase(rows)
-    sec["ddp"] = _ddp(rows)
-    present = {r.get("rank") for r in rows}
-    ws = sec.get("world_size")
-    sec["missing_ranks"] = [r for r in range(ws) if r not in present] if isinstance(ws, int) else []
-    sec["method"] = {
+    sec.mixed_cache_skew_s = max(pairs) if pairs else None
+    timeout = sec.timeout_s  # each skew as a fraction of the timeout
+    sec.compile_skew_fraction = _fraction(sec.compile_skew_s, timeout)
+    sec.mixed_cache_skew_fraction = _fraction(sec.mixed_cache_skew_s, timeout)
+    sec.divergences = divergences(rows)
+    sec.slowest = slowest_per_phase(rows)
+    sec.ddp = _ddp(rows)
+    present, ws = {r.rank for r in rows}, sec.world_size
+    sec.missing_ranks = [r for r in range(ws) if r not in present] if isinstance(ws, int) else []
+    sec.method = {
         "compile_skew_s": (
             "max - min over ranks of the cold first compiled call (empty per-rank inductor cache); ranks "
             "start it together after a barrier, so the figure is what the fastest rank waits at the first "
@@ -265,25 +250,20 @@ def finish(sec: dict) -> dict:
     return sec
 
 
+def _fraction(value: float | None, timeout: float | None) -> float | None:
+    return (value / timeout) if value is not None and timeout else None
+
+
 def section(
-    rows: list[dict],
+    rows: list[RankRow],
     world_size: int | None,
     backend: str | None,
     timeout_s: float | None,
     **extra: Any,
 ) -> Distributed:
     """The typed section of these rank rows, every cross-rank figure computed (`finish`)."""
-    return Distributed.from_dict(
-        finish(
-            {
-                "world_size": world_size,
-                "backend": backend,
-                "timeout_s": timeout_s,
-                "ranks": rows,
-                **extra,
-            }
-        )
-    )
+    head = {"world_size": world_size, "backend": backend, "timeout_s": timeout_s, "ranks": rows}
+    return finish(Distributed.from_dict({**head, **extra}))
 
 
 # -- merge -------------------------------------------------------------------------
@@ -299,21 +279,21 @@ def merge(reports: list[Report]) -> Report:
         raise ValueError(
             "every report to merge must come from a distributed run (no 'distributed' section)"
         )
-    rows: dict[int, dict] = {}
+    rows: dict[int, RankRow] = {}
     for dist in dists:
         for row in dist.ranks:
             if row.rank in rows:
                 raise ValueError(f"rank {row.rank} appears in more than one report")
-            rows[row.rank] = row.to_dict()  # a copy: the inputs are not changed
+            rows[row.rank] = copy.deepcopy(row)  # the inputs are not changed
     base = min(reports, key=_lowest_rank)
     out = copy.deepcopy(base)
     _merge_errors(out, [r for r in reports if r is not base])
-    sec = out.distributed.to_dict()
-    sec["ranks"] = list(rows.values())
-    sec["world_size"] = max(d.world_size or 0 for d in dists) or None
-    sec["nodes"] = sorted({str(r.get("host")) for r in rows.values()})
-    sec["merged_from"] = len(reports)
-    out.distributed = Distributed.from_dict(finish(sec))
+    sec = out.distributed
+    sec.ranks = list(rows.values())
+    sec.world_size = max(d.world_size or 0 for d in dists) or None
+    sec.nodes = sorted({str(r.host) for r in rows.values()})
+    sec.merged_from = len(reports)
+    out.distributed = finish(sec)
     return out
 
 

@@ -31,7 +31,7 @@ from ..options import Options
 from ..report import distributed as dsec
 from ..report.events import Event
 from ..report.model import Report
-from ..report.sections import Distributed
+from ..report.sections import Distributed, RankRow
 from ..target.userframes import where_str
 from ..verdict import with_verdict
 from . import stages
@@ -278,7 +278,7 @@ def _report(run: Launches) -> None:
     run.report = with_verdict(base)
 
 
-def _section(run: Launches, rows: list[dict], base_rank: int) -> Distributed:
+def _section(run: Launches, rows: list[RankRow], base_rank: int) -> Distributed:
     """The `distributed` section: every rank's row, the process group, the launcher."""
     options = run.options
     info0 = done(run.cold_events[base_rank], "rank") or {}

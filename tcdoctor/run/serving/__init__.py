@@ -62,7 +62,7 @@ def stage(run: Run, workload: dict | None) -> None:
     serving = Serving(run.target, run.options, prog=run.prog, ask=ask, parts=PARTS, **how)
     run_parts(serving)
     seconds = time.monotonic() - t0
-    data = build(serving)
+    data = build(serving).to_dict()  # the event carries JSON, as every phase's does
     run.events.append(Event(event="done", phase="serving", seconds=seconds, data=data))
     for f in serving.failures:
         error = {"message": f["message"], "where": None}

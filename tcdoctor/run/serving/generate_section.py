@@ -26,9 +26,15 @@ Torch-free: the parent imports it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...report.processes.paired import log_spread, ratio_interval, steady
+from ...report.sections.generation import (
+    Divergence,
+    GenerationSection,
+    GenSide,
+    GenStrategy,
+    LogitsCompared,
+    TokensEqual,
+)
 from .part import Serving
 
 LOGITS_DECIDE = (
@@ -49,121 +55,120 @@ def _at(values: list | None, step: int) -> float | None:
     return values[step] if values is not None and step < len(values) else None
 
 
-def divergence(r: int, eager: dict, compiled: dict) -> dict | None:
+def divergence(r: int, eager: GenSide, compiled: GenSide) -> Divergence | None:
     """Request r's first differing token, with both margins and the call; None when equal."""
-    a, b = eager["tokens"][r], compiled["tokens"][r]
+    a, b = eager.tokens[r], compiled.tokens[r]
     step = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
     if step is None and len(a) == len(b):
         return None
     step = min(len(a), len(b)) if step is None else step
-    margin = _at(eager["margins"][r], step)
-    top = _at(eager["top_logits"][r], step)
-    tol = eager.get("tol")
+    margin = _at(eager.margins[r], step)
+    top = _at(eager.top_logits[r], step)
+    tol = eager.tol
     bound = tie_bound(tol, top) if tol is not None and top is not None else None
     call = UNKNOWN if margin is None or bound is None else (TIE if margin <= bound else NUMERICS)
-    return {
-        "request": r,
-        "step": step,
-        "eager_token": a[step] if step < len(a) else None,
-        "compiled_token": b[step] if step < len(b) else None,
-        "margin_eager": margin,
-        "margin_compiled": _at(compiled["margins"][r], step),
-        "tie_bound": bound,
-        "call": call,
-    }
+    return Divergence(
+        request=r,
+        step=step,
+        eager_token=a[step] if step < len(a) else None,
+        compiled_token=b[step] if step < len(b) else None,
+        margin_eager=margin,
+        margin_compiled=_at(compiled.margins[r], step),
+        tie_bound=bound,
+        call=call,
+    )
 
 
 def tokens_equal(
-    eager: dict | None, compiled: dict | None, logits: dict | None = None
-) -> dict | None:
+    eager: GenSide | None, compiled: GenSide | None, logits: LogitsCompared | None = None
+) -> TokensEqual | None:
     """The tokens-equal record (see the module's docstring); None without both sides. `logits`:
     the full-logit comparison, whose verdict at a divergence's step decides its call."""
-    if not eager or not compiled:
+    if eager is None or compiled is None:
         return None
     both = [
         r
-        for r in range(min(len(eager["tokens"]), len(compiled["tokens"])))
-        if eager["tokens"][r] is not None and compiled["tokens"][r] is not None
+        for r in range(min(len(eager.tokens), len(compiled.tokens)))
+        if eager.tokens[r] is not None and compiled.tokens[r] is not None
     ]
     found = [d for r in both if (d := divergence(r, eager, compiled)) is not None]
-    at = {(x["request"], x["step"]): x["within"] for x in (logits or {}).get("divergences") or []}
+    at = {(x.request, x.step): x.within for x in logits.divergences} if logits else {}
     for d in found:
-        within = at.get((d["request"], d["step"]))
+        within = at.get((d.request, d.step))
         if within is not None:
-            d.update(logits_within=within, call=TIE if within else NUMERICS)
-    return {
-        "compared": len(both),
-        "equal": len(both) - len(found),
-        "divergences": found,
-        "tol": eager.get("tol"),
-        "method": "per request, compiled greedy tokens against eager's (each side in its own "
+            d.logits_within, d.call = within, TIE if within else NUMERICS
+    return TokensEqual(
+        compared=len(both),
+        equal=len(both) - len(found),
+        divergences=found,
+        tol=eager.tol,
+        method="per request, compiled greedy tokens against eager's (each side in its own "
         "process); at the first differing step the top-two margin of eager's raw logits: at most "
         "2 * tol * (1 + |top logit|) (the numerics rule's allclose bound, both logits moving) is a "
-        "tie, wider a numerics failure" + (LOGITS_DECIDE if logits and "why" not in logits else ""),
-    }
+        "tie, wider a numerics failure" + (LOGITS_DECIDE if logits else ""),
+    )
 
 
-def build(run: Serving) -> dict | None:
-    """The generation section's dict (report/sections/generation.py reads it); None when the
-    target is no Generation."""
+def build(run: Serving) -> GenerationSection | None:
+    """The generation section (report/sections/generation.py's record); None when the target is
+    no Generation."""
     gen = run.ask.get("generation")
     if not gen:
         return None
     out = run.results.get("generate") or {}
-    eager = (out.get("eager") or {}).get("side")
-    compiled = (out.get("compiled") or {}).get("side")
-    reference = (out.get("compiled") or {}).get("steady")
-    strategies = judge(list(run.results.get("generate_strategies") or []), reference)
-    logits = (out.get("compiled") or {}).get("logits")
+    eager, compiled = (out.get(side) or {} for side in ("eager", "compiled"))
+    logits = compiled.get("logits")
     not_measured = {k: v for k, v in run.not_measured.items() if k.startswith("generat")}
     if logits and "why" in logits:
         not_measured["generate_logits"] = logits["why"]
-    return {
-        "prompts": run.ask["requests"],
-        "max_new_tokens": gen.get("max_new_tokens"),
-        "generate_kwargs": gen.get("generate_kwargs") or {},
-        "eager": eager,
-        "compiled": compiled,
-        "steady": reference,
-        "tokens": tokens_equal(eager, compiled, logits),
-        "strategies": strategies,
-        "process_spread": process_spread(strategies, reference),
-        "proof": run.results.get("generate_proof"),
-        "not_measured": not_measured,
-        "loop": gen.get("loop") or None,
-        "logits": logits if logits and "why" not in logits else None,
-    }
+    typed = LogitsCompared.from_dict(logits) if logits and "why" not in logits else None
+    eager_side, compiled_side = _side(eager, "side"), _side(compiled, "side")
+    reference = _side(compiled, "steady")
+    rows = [GenStrategy.from_dict(r) for r in run.results.get("generate_strategies") or []]
+    judge(rows, reference)
+    return GenerationSection(
+        prompts=run.ask["requests"],
+        max_new_tokens=gen.get("max_new_tokens"),
+        generate_kwargs=gen.get("generate_kwargs") or {},
+        eager=eager_side,
+        compiled=compiled_side,
+        steady=reference,
+        tokens=tokens_equal(eager_side, compiled_side, typed),
+        strategies=rows,
+        process_spread=process_spread(rows, reference),
+        proof=run.results.get("generate_proof"),
+        not_measured=not_measured,
+        loop=gen.get("loop") or None,
+        logits=typed,
+    )
 
 
-def judge(rows: list[dict], reference: dict | None) -> list[dict]:
+def _side(process: dict, key: str) -> GenSide | None:
+    """One of a generate process's replays (its `side`, or its `steady` one) as its record."""
+    return GenSide.from_dict(process[key]) if process.get(key) is not None else None
+
+
+def judge(rows: list[GenStrategy], reference: GenSide | None) -> None:
     """Each strategy row's `interval` against the reference (the generate part's compiled steady
     replay), per request its time from prompt to last token, paired by request, widened by the
     spread between the reference's two processes (the `dynamic` row is the second; its own row
     has no interval: it is where the spread comes from). run/serving/generate_strategies.py."""
-    ref = steady((reference or {}).get("total_s"))
-    again = next((r for r in rows if r.get("name") == "dynamic"), None)
-    floor = log_spread((reference or {}).get("total_s"), _steady_of(again)) if again else None
-    out = []
+    ref = steady(reference.total_s if reference else None)
+    again = next((r for r in rows if r.name == "dynamic"), None)
+    floor = process_spread(rows, reference)
     for row in rows:
         iv = None
         if row is not again and ref:
             iv = ratio_interval(steady(_steady_of(row)), ref, floor, "dynamic")
-        out.append({**row, "interval": iv.to_dict() if iv is not None else None})
-    return out
+        row.interval = iv
 
 
-def _steady_of(row: dict | None) -> list | None:
-    return ((row or {}).get("steady") or {}).get("total_s")
+def _steady_of(row: GenStrategy | None) -> list | None:
+    return row.steady.total_s if row and row.steady else None
 
 
-def process_spread(rows: list[dict], reference: dict | None) -> float | None:
+def process_spread(rows: list[GenStrategy], reference: GenSide | None) -> float | None:
     """|log ratio of medians| between the reference's two processes (None: not both)."""
-    again = next((r for r in rows if r.get("name") == "dynamic"), None)
-    return log_spread((reference or {}).get("total_s"), _steady_of(again)) if again else None
-
-
-def sizes(side: dict | None) -> dict[str, Any]:
-    """How many requests and tokens a side served (for progress lines and tests)."""
-    side = side or {}
-    served = [t for t in side.get("tokens") or [] if t is not None]
-    return {"requests": len(served), "tokens": sum(len(t) for t in served)}
+    again = next((r for r in rows if r.name == "dynamic"), None)
+    total = reference.total_s if reference else None
+    return log_spread(total, _steady_of(again)) if again else None

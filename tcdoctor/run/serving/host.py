@@ -15,10 +15,12 @@ from ..spec import ServeSpec
 from ..stages import Where
 from .part import Part, Serving
 from .replay import derived, warmup_requests
+from .section import HostPart, typed
 
 
 def _plan(run: Serving) -> None:
-    run.results["host"] = run.go(PART, run.share(PART), warmup=warmup_requests(run))
+    data = run.go(PART, run.share(PART), warmup=warmup_requests(run))
+    run.results["host"] = typed(data, HostPart)
 
 
 def part_host(serve: Any, indices: list[int]) -> None:

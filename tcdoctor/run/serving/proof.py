@@ -14,12 +14,14 @@ from ..spec import ServeSpec
 from ..stages import Where
 from .part import Part, Serving
 from .replay import derived, warmup_requests
+from .section import ProofPart, typed
 
 COPY_OF_REPLAY = "a copy of the replay process's cache folder"
 
 
 def _plan(run: Serving) -> None:
-    run.results["proof"] = run.go(PART, run.share(PART), warmup=warmup_requests(run))
+    data = run.go(PART, run.share(PART), warmup=warmup_requests(run))
+    run.results["proof"] = typed(data, ProofPart)
 
 
 def part_proof(serve: Any, indices: list[int], spawn: dict) -> None:

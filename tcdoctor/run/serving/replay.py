@@ -13,7 +13,7 @@ from typing import Any
 from ..spec import ServeSpec
 from ..stages import Where
 from .part import REPLAY_UNFINISHED, Part, Serving
-from .section import request_errors, yours
+from .section import ReplayPart, request_errors, typed, yours
 
 NO_WARMUP = "the replay's compiled side did not finish: no warm-up was derived"
 CPU_HOST = "on CPU the host thread runs the kernels: the host time is the latency"
@@ -33,7 +33,7 @@ def replayed(run: Serving) -> str | None:
 def derived(run: Serving) -> str | None:
     """Why a part that serves the warm-up does not run: no replay, or no warm-up derived."""
     why = replayed(run)
-    if why is None and run.results["replay"].get("warmup") is None:
+    if why is None and run.results["replay"].warmup is None:
         return NO_WARMUP  # the compiled side did not finish: nothing to warm up or prove
     return why
 
@@ -44,11 +44,12 @@ def warmup_requests(run: Serving) -> list[int]:
     else the set derived from the replay's compiles."""
     if yours(run.ask):
         return []
-    return (run.results["replay"].get("warmup") or {}).get("requests") or []
+    warmup = run.results["replay"].warmup
+    return warmup.requests if warmup else []
 
 
 def _plan(run: Serving) -> None:
-    replay = run.results["replay"] = run.go(PART, run.share(PART))
+    replay = run.results["replay"] = typed(run.go(PART, run.share(PART)), ReplayPart)
     for line in request_errors(replay):
         run.failures.append({"phase": "serving:requests", "message": line})
 

@@ -23,18 +23,66 @@ Torch-free: the parent imports it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ...experiments.shapes import SERVED_LABELS
 from ...options import Options
 from ...report.processes.paired import log_spread, ratio_interval, steady
 from ...report.record import Record
-from ...report.sections.serving import ServedSide, Startup
+from ...report.sections import serving as sec
 from .generate_section import build as generation
 from .part import GENERATED, NOT_GENERATED, Serving
 
 R = TypeVar("R", bound=Record)
+
+
+@dataclass
+class ReplayPart(sec.Replay):
+    """The replay part's result: its Replay, the user's warm-up as it served it (`startup`) and
+    the warm-up derived from its compiled side's compiles (`warmup`)."""
+
+    startup: sec.Startup | None = None
+    warmup: sec.Warmup | None = None
+
+    @property
+    def replay(self) -> sec.Replay:
+        """The section's `replay`: this result without the warm-ups."""
+        return sec.Replay(**{f.name: getattr(self, f.name) for f in dataclasses.fields(sec.Replay)})
+
+
+@dataclass
+class ProofPart(Record):
+    """The proof part's result: its warm-up's seconds (a copy of the replay's cache), the restart."""
+
+    warmup_s: float | None = None
+    restart: sec.Restart | None = None
+    proof: sec.Proof | None = None
+
+
+@dataclass
+class CompiledReplay(Record):
+    """The host part's compiled replay: a process of the reference (section's `process_spread`)."""
+
+    latencies_s: list[float | None] = field(default_factory=list)
+    compiles: int | None = None
+
+
+@dataclass
+class HostPart(Record):
+    """The host part's result: its warm-up's seconds (an empty cache), host time and threads."""
+
+    warmup_s: float | None = None
+    compiled_replay: CompiledReplay | None = None
+    host: sec.Host | None = None
+    threads: sec.Threads | None = None
+
+
+def typed(value: dict | None, cls: type[R]) -> R | None:
+    """A part's result (or a piece of it) as its record, read once; None for none."""
+    return cls.from_dict(value) if value is not None else None
 
 
 def asked(options: Options, workload: Mapping[str, Any] | None) -> dict | None:
@@ -54,46 +102,42 @@ def yours(ask: Mapping[str, Any]) -> bool:
     return bool(((ask or {}).get("traffic") or {}).get("warmup"))
 
 
-def traffic_record(info: dict | None, n: int, replay: dict | None) -> dict:
+def traffic_record(info: dict | None, n: int, replay: ReplayPart | None) -> sec.TrafficInfo:
     """The section's `traffic` record."""
     info = info or {}
-    shapes = ((replay or {}).get("compiled") or (replay or {}).get("eager") or {}).get("shapes")
-    return {
-        "source": info.get("kind") or "inputs",
-        "requests": n,
-        "seed": info.get("seed"),
-        "description": info.get("description")
+    side = replay and (replay.compiled or replay.eager)
+    return sec.TrafficInfo(
+        source=info.get("kind") or "inputs",
+        requests=n,
+        seed=info.get("seed"),
+        description=info.get("description")
         or "the target gave no traffic: replaying its inputs and variants, cycled",
-        "distinct_shapes": len(set(shapes)) if shapes else None,
-        "buckets": info.get("buckets"),
-        "method": "the requests in traffic order, each produced just before it is served (off the "
+        distinct_shapes=len(set(side.shapes)) if side and side.shapes else None,
+        buckets=info.get("buckets"),
+        method="the requests in traffic order, each produced just before it is served (off the "
         "clock), every RNG reset before each replay so every process replays the same requests",
-    }
+    )
 
 
-def _typed(part: dict | None, key: str | None, cls: type[R]) -> R | None:
-    """A part's result (or its `key` entry) as the section's record, read once."""
-    value = (part or {}).get(key) if key else part
-    return cls.from_dict(value) if value else None
-
-
-def _replay_steady(replay: dict | None) -> list | None:
+def _replay_steady(replay: ReplayPart | None) -> list | None:
     """The replay process's compiled latencies with the requests that compiled or ran on the eager
     fallback left out (None in their place): the same compiled code the other reference processes
     serve, once compiled."""
-    side = _typed(replay, "compiled", ServedSide)
+    side = replay.compiled if replay else None
     if side is None:
         return None
-    skip = {c.request for c in side.compiles or []} | set(side.fallback_requests or [])
+    skip = {c.request for c in side.compiles} | set(side.fallback_requests)
     return [None if i in skip else x for i, x in enumerate(side.latencies_s)]
 
 
-def _proven(proof: dict | None) -> list | None:
+def _proven(proof: ProofPart | None) -> list | None:
     """The proof process's replay after the warm-up: the reference's steady latencies."""
-    return ((proof or {}).get("proof") or {}).get("latencies_s")
+    return proof.proof.latencies_s if proof and proof.proof else None
 
 
-def process_spread(replay: dict | None, proof: dict | None, host: dict | None) -> float | None:
+def process_spread(
+    replay: ReplayPart | None, proof: ProofPart | None, host: HostPart | None
+) -> float | None:
     """The largest |log(median ratio)| between any two of the reference's processes (plain
     torch.compile served once compiled: the replay process's compiled side after its compiles,
     the proof's replay, the host part's compiled replay), each pair on the requests both served;
@@ -101,8 +145,8 @@ def process_spread(replay: dict | None, proof: dict | None, host: dict | None) -
     compiled model's p50 differed by 20-27% between two of these processes while the other pair
     agreed within a few percent, and one strategy row (one process) read 1.40x slower in one run
     and 0.88x faster in the next under the one-pair spread (samples/serving.py, Inductor)."""
-    host_side = (host or {}).get("compiled_replay") or {}  # the host part's own record
-    runs = [_replay_steady(replay), _proven(proof), host_side.get("latencies_s")]
+    hosted = host.compiled_replay if host else None  # the host part's own replay
+    runs = [_replay_steady(replay), _proven(proof), hosted.latencies_s if hosted else None]
     spreads = [
         d
         for i, a in enumerate(runs)
@@ -112,46 +156,46 @@ def process_spread(replay: dict | None, proof: dict | None, host: dict | None) -
     return max(spreads) if spreads else None
 
 
-def intervals(rows: list[dict], replay: dict | None, proof: dict | None, host: dict | None) -> None:
-    """Each strategy row's `interval` against the reference (see the module's docstring)."""
-    ref = steady(_proven(proof))
-    floor = process_spread(replay, proof, host)
+def intervals(rows: list[sec.ServeStrategy], ref: dict[int, float], floor: float | None) -> None:
+    """Each strategy row's `interval` against the reference's steady latencies `ref`, widened by
+    the spread between its processes `floor` (see the module's docstring)."""
     for row in rows:
-        mine = steady(row.get("latencies_s"), set(row.get("fallback_requests") or ()))
-        iv = ratio_interval(mine, ref, floor, "automatic") if ref else None
-        row["interval"] = iv.to_dict() if iv is not None else None
+        mine = steady(row.latencies_s, set(row.fallback_requests))
+        row.interval = ratio_interval(mine, ref, floor, "automatic") if ref else None
 
 
-def reference_row(replay: dict | None, proof: dict | None, warmup: dict | None) -> dict | None:
+def reference_row(
+    replay: ReplayPart | None, proof: ProofPart | None, warmup: sec.Warmup | None
+) -> sec.ServeStrategy | None:
     """The reference strategy's row (plain torch.compile): compiles from the replay's cold compiled
     side, steady latencies from the proof process's replay after the warm-up."""
-    compiled, served = _typed(replay, "compiled", ServedSide), _proven(proof)
-    if compiled is None or served is None:
+    served = _proven(proof)
+    if replay is None or replay.compiled is None or served is None:
         return None
-    startup = _typed(replay, "startup", Startup) or Startup()  # the user's warm-up's compiles
-    made = [*(startup.compiles or []), *(compiled.compiles or [])]
-    return {
-        "name": "automatic",
-        "label": SERVED_LABELS["automatic"],
-        "latencies_s": served,
-        "compiles": sum(1 for c in made if c.kind in ("compile", "recompile")),
-        "compile_s": (compiled.compile_s or 0.0) + (startup.compile_s or 0.0),
-        "warmup_s": (warmup or {}).get("seconds_cold"),
-        "fallback_requests": compiled.fallback_requests or [],
-        "errors": [],
-        "interval": None,
-        "method": "the replay process's compiled side (compiles, from an empty cache, the user's "
+    compiled = replay.compiled
+    startup = replay.startup or sec.Startup()  # the user's warm-up's compiles
+    return sec.ServeStrategy(
+        name="automatic",
+        label=SERVED_LABELS["automatic"],
+        latencies_s=served,
+        compiles=sum(1 for c in [*startup.compiles, *compiled.compiles] if c.kind in sec.MADE),
+        compile_s=(compiled.compile_s or 0.0) + (startup.compile_s or 0.0),
+        warmup_s=warmup.seconds_cold if warmup else None,
+        fallback_requests=compiled.fallback_requests,
+        errors=[],
+        interval=None,
+        method="the replay process's compiled side (compiles, from an empty cache, the user's "
         "warm-up's included) and the proof process's replay after the warm-up (latencies): the "
         "reference every strategy is compared with",
-    }
+    )
 
 
-def request_errors(replay: dict | None) -> list[str]:
+def request_errors(replay: ReplayPart | None) -> list[str]:
     """One line per request the replay could not serve (the traffic's generator failed, or the
     model rejected it), each naming the request by index and shapes, eager side first."""
     lines, seen = [], set()
     for side in ("eager", "compiled"):
-        for e in ((replay or {}).get(side) or {}).get("errors") or []:
+        for e in getattr(getattr(replay, side, None), "errors", None) or []:
             if e.get("request") in seen:
                 continue
             seen.add(e.get("request"))
@@ -164,37 +208,35 @@ def request_errors(replay: dict | None) -> list[str]:
     return lines
 
 
-def build(run: Serving) -> dict:
-    """The serving section's dict (report/sections/serving.py reads it)."""
+def build(run: Serving) -> sec.Serving:
+    """The serving section (report/sections/serving.py's record)."""
     r = run.results
     replay, proof, host = r.get("replay"), r.get("proof"), r.get("host")
-    warmup = dict((replay or {}).get("warmup") or {}) or None
+    warmup = replay.warmup if replay else None
     if warmup is not None:
-        warmup["source"] = "yours" if yours(run.ask) else "derived"
-        warmup["user"] = (replay or {}).get("startup")
-        warmup["seconds_cold"] = (host or {}).get("warmup_s")
-        warmup["seconds_warm"] = (proof or {}).get("warmup_s")
-        warmup["proof"] = (proof or {}).get("proof")
-    rows = list(r.get("strategies") or [])
+        warmup.source = "yours" if yours(run.ask) else "derived"
+        warmup.user = replay.startup
+        warmup.seconds_cold = host.warmup_s if host else None
+        warmup.seconds_warm = proof.warmup_s if proof else None
+        warmup.proof = proof.proof if proof else None
+    rows: list[sec.ServeStrategy] = list(r.get("strategies") or [])
     ref = reference_row(replay, proof, warmup) if rows else None  # what the rows are against
-    if ref is not None:
-        rows.insert(0, ref)
-    intervals([row for row in rows if row is not ref], replay, proof, host)
-    return {
-        "traffic": traffic_record(run.ask.get("traffic"), run.ask["requests"], replay),
-        "replay": {k: v for k, v in (replay or {}).items() if k not in ("warmup", "startup")}
-        or None,
-        "warmup": warmup,
-        "restart": (proof or {}).get("restart"),
-        "strategies": rows,
-        "process_spread": process_spread(replay, proof, host),
-        "host": (host or {}).get("host"),
-        "threads": (host or {}).get("threads"),
-        "aot": r.get("aot"),
-        "not_measured": {
+    floor = process_spread(replay, proof, host)
+    intervals(rows, steady(_proven(proof)), floor)
+    return sec.Serving(
+        traffic=traffic_record(run.ask.get("traffic"), run.ask["requests"], replay),
+        replay=replay.replay if replay else None,
+        warmup=warmup,
+        restart=proof.restart if proof else None,
+        strategies=[ref, *rows] if ref is not None else rows,
+        process_spread=floor,
+        host=host.host if host else None,
+        threads=host.threads if host else None,
+        aot=typed(r.get("aot"), sec.Aot),
+        not_measured={
             k: v
             for k, v in run.not_measured.items()
             if v not in (GENERATED, NOT_GENERATED) and not k.startswith("generat")
         },
-        **({"generation": g} if (g := generation(run)) is not None else {}),
-    }
+        generation=generation(run),
+    )

@@ -42,6 +42,7 @@ from ...experiments.shapes import (
     mark_dims,
     served_override,
 )
+from ...report.sections.serving import ServeStrategy
 from ..spec import ServeSpec
 from ..stages import Where
 from .part import Part, Serving
@@ -61,7 +62,8 @@ def _when(run: Serving) -> str | None:
         return why
     if run.options.dynamic is False:
         return "--no-dynamic"
-    distinct = len(set((run.results["replay"].get("compiled") or {}).get("shapes") or []))
+    compiled = run.results["replay"].compiled
+    distinct = len(set(compiled.shapes if compiled else []))
     if run.options.dynamic is None and distinct < 2:
         return "every request has the same shapes (--dynamic compares them anyway)"
     return None
@@ -79,7 +81,9 @@ def _plan(run: Serving) -> None:
         share = (end - time.monotonic()) / (len(names) - i)
         data = run.go(PART, share, "strategy", strategy=name)
         if data and data.get("row"):
-            rows.append({**data["row"], "cache_start": data.get("cache_start")})
+            rows.append(
+                ServeStrategy.from_dict({**data["row"], "cache_start": data.get("cache_start")})
+            )
     run.results["strategies"] = rows
 
 
