@@ -115,13 +115,22 @@ def _hints(cls: type) -> dict[str, Any]:
     return {f.name: hints[f.name] for f in dataclasses.fields(cls) if f.name != "extra"}
 
 
+@functools.lru_cache(maxsize=None)
 def _record_type(hint: Any) -> type[Record] | None:
-    """The Record class in `X`, `X | None`; None for anything else (a list of records too)."""
+    """The Record class in `X`, `X | None`; None for anything else (a list of records too). Cached
+    by annotation: every report read asks it of every field of every section (the test suite's
+    equivalence simulation builds ~100,000 records)."""
     union = typing.get_origin(hint) in (typing.Union, types.UnionType)
     for arg in typing.get_args(hint) if union else (hint,):
         if isinstance(arg, type) and issubclass(arg, Record):
             return arg
     return None
+
+
+@functools.lru_cache(maxsize=None)
+def _origin_args(hint: Any) -> tuple[Any, tuple]:
+    """typing's (origin, args) of an annotation, cached as `_record_type` is."""
+    return typing.get_origin(hint), typing.get_args(hint)
 
 
 def _read(hint: Any, value: Any) -> Any:
@@ -135,14 +144,15 @@ def _read(hint: Any, value: Any) -> Any:
         if not isinstance(value, dict):
             raise TypeError(f"{rec.__name__} expects an object, got {type(value).__name__}")
         return rec.from_dict(value)
-    if typing.get_origin(hint) is dict and isinstance(value, dict):
-        (_, item) = typing.get_args(hint) or (str, Any)
+    origin, args = _origin_args(hint)
+    if origin is dict and isinstance(value, dict):
+        (_, item) = args or (str, Any)
         if _record_type(item) is not None:
             return {k: _read(item, v) for k, v in value.items()}
-    if typing.get_origin(hint) is list:
+    if origin is list:
         if not isinstance(value, list):
             raise TypeError(f"expected a list, got {type(value).__name__}")
-        (item,) = typing.get_args(hint) or (Any,)
+        (item,) = args or (Any,)
         item_rec = _record_type(item)
         if item_rec is not None:
             return [_read(item, v) for v in value]
