@@ -29,9 +29,12 @@ from .breaks import GraphBreak, GraphBreaks, Graphs, Recompile, Recompiles
 from .compile import (
     GUARDS_BY_PROFILER,
     GUARDS_BY_REMOVAL,
+    CompileCheck,
+    CompileFrame,
     CompileGraphs,
     CompileTime,
     Guards,
+    TimeScale,
     guard_cost,
 )
 from .distributed import Distributed, Divergence, RankRow, TorchTrace
@@ -45,6 +48,8 @@ from .verdict import Advice, Verdict
 __all__ = [
     "Ablation",
     "Advice",
+    "CompileCheck",
+    "CompileFrame",
     "CompileGraphs",
     "CompileRemedies",
     "CompileTime",
@@ -75,6 +80,7 @@ __all__ = [
     "Serving",
     "Strategies",
     "StrategyRow",
+    "TimeScale",
     "Timing",
     "TorchTrace",
     "Verdict",

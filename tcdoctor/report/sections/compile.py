@@ -11,6 +11,7 @@ from ..rules import (
     cold_warm_ratio,
     guard_share,
 )
+from .keyed import Keyed
 from .strategies import CompileRemedies
 
 GUARDS_BY_REMOVAL = "removal"  # A/B: calls timed with and without guard evaluation
@@ -48,26 +49,81 @@ def guard_cost(profile: dict) -> dict:
 
 
 @dataclass
+class CompileFrame(Keyed):
+    """One frame the cold first call compiled (probes/compile_graphs.py), joined in the parent with
+    the warm process's seconds and the steady-state runs per call (report/compile_joins.py): each
+    join's keys are present where it ran, so a row keeps the keys it was given, in their order
+    (`Keyed`). The probe's other keys (nodes, guards, each compile phase's seconds, cache, …) and
+    the joins' (warm_cache, median_s_per_call, …) stay in `extra`."""
+
+    compile_id: str | None = None
+    function: str | None = None
+    file: str | None = None
+    line: int | None = None
+    origin: str | None = None  # "user", or the library that owns the frame
+    owner: str | None = None
+    user_frame: dict | None = None  # the user's line that led into code they did not write
+    ops: int | None = None
+    cold_s: float | None = None
+    warm_s: float | None = None
+    runs_per_call: float | None = None
+    median_self_s_per_call: float | None = None  # profiled, without the regions nested in it
+    unused_in_steady_state: bool | None = None
+    time_s_per_call: float | None = None  # median_self_s_per_call scaled to the unprofiled call
+
+    @property
+    def time_per_call(self) -> float | None:
+        """The frame's time per steady-state call as the report shows it: scaled to the
+        unprofiled call where the report scaled it (`compile_joins.scale_to_call`), else its
+        profiled own time (older reports)."""
+        t = self.time_s_per_call
+        return t if t is not None else self.median_self_s_per_call
+
+
+@dataclass
+class CompileCheck(Keyed):
+    """The frames' sum beside the compile part of the cold first call (`compile_graphs.coverage`):
+    the part is the first call less the eager call, an estimate."""
+
+    rows_cold_s: float | None = None
+    first_call_s: float | None = None
+    eager_call_s: float | None = None
+    first_call_compile_s: float | None = None
+    coverage: float | None = None  # rows_cold_s / first_call_compile_s
+    not_in_rows_s: float | None = None
+
+
+@dataclass
+class TimeScale(Keyed):
+    """How the profiled time/call was scaled to the unprofiled call (compile_joins.scale_to_call):
+    `why` when not scaled, else the factor and the two medians it is the ratio of."""
+
+    scaled: bool | None = None
+    why: str | None = None
+    factor: float | None = None
+    profiled_call_s: float | None = None
+    compiled_median_s: float | None = None
+    sum_rescaled: bool | None = None  # scaled down once more so the frames sum to the median
+    method: str | None = None
+
+
+@dataclass
 class CompileGraphs(Record):
     """Where the compile time goes: one row per frame the cold first call compiled, largest cold
     seconds first (probes/compile_graphs.py), joined with the warm process's seconds and the
-    steady-state runs per call (report/compile_joins.py).
-
-    A row stays a dict of the probe's keys (compile_id, function, file, line, ops, cold_s, warm_s,
-    runs_per_call, median_s_per_call, unused_in_steady_state, …); `check` holds the rows' sum beside
-    the compile part of the first call (`coverage`).
+    steady-state runs per call (report/compile_joins.py); `check` holds the rows' sum beside the
+    compile part of the first call (`coverage`).
     """
 
     OMIT_NONE = ("regions_not_in_table", "time_scale")
 
-    rows: list[dict] = field(default_factory=list)
-    check: dict[str, Any] = field(default_factory=dict)
+    rows: list[CompileFrame] = field(default_factory=list)
+    check: CompileCheck = field(default_factory=CompileCheck)
     method: str | None = None
     regions_not_in_table: list[str] | None = (
         None  # ran in steady state, not compiled by the first call
     )
-    # how the profiled time/call was scaled to the unprofiled call (compile_joins.scale_to_call)
-    time_scale: dict[str, Any] | None = None
+    time_scale: TimeScale | None = None
 
 
 @dataclass

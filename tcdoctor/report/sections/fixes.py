@@ -9,7 +9,6 @@ file, so they do not stack: one per file is chosen (the fastest compiled), among
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -20,6 +19,7 @@ from ..rules import (
     faster_than_eager,
     row_interval,
 )
+from .keyed import Keyed
 from .runtime import ci_bounds, vs_eager
 from .strategies import StrategyRow
 
@@ -61,7 +61,7 @@ class Patch(Record):
 
 
 @dataclass
-class FixSide(Record):
+class FixSide(Keyed):
     """A fix row's figures before the fix (the main row's) or after it (its child's, a strategy
     row's, the cheap backend's count). Which keys a side holds depends on where it was made: a key
     is present when given (some as null), written back in the order given (`from_dict`, `of`), so
@@ -86,35 +86,6 @@ class FixSide(Record):
     compile_s: float | None = None  # a shape strategy's (verdict/tried.py)
     limit_hit: bool | None = None
     expected_gain_s_per_forward: float | None = None  # regional compilation's (verdict/tried.py)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_keys", [k for k in _SIDE if getattr(self, k) is not None])
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        super().__setattr__(name, value)
-        keys = self.__dict__.get("_keys")
-        if keys is not None and name in _SIDE and name not in keys:
-            keys.append(name)  # a figure set later is written after those given first
-
-    @classmethod
-    def of(cls, **figures: Any) -> FixSide:
-        """A side holding exactly these keys (None ones too), written in this order."""
-        return cls.from_dict(figures)
-
-    @classmethod
-    def from_dict(cls, d: dict | None) -> FixSide:
-        side = super().from_dict(d)
-        object.__setattr__(side, "_keys", list(d or {}))
-        return side
-
-    def to_dict(self) -> dict:
-        every = super().to_dict()
-        out = {k: every[k] for k in self._keys if k in every}
-        out.update((k, v) for k, v in self.extra.items() if k not in out)
-        return out
-
-
-_SIDE = tuple(f.name for f in dataclasses.fields(FixSide) if f.name != "extra")
 
 
 @dataclass
