@@ -86,7 +86,7 @@ def parts_over_the_whole(report: Report) -> list[str]:
 
 def _probe_over_the_first_call(report: Report) -> list[str]:
     c = report.compile
-    probe = (c.isa_probe or {}).get("seconds")
+    probe = c.isa_probe.seconds if c.isa_probe else None
     if probe is None or c.first_call_s is None:
         return []
     out = []
@@ -95,11 +95,7 @@ def _probe_over_the_first_call(report: Report) -> list[str]:
             f"the ISA probe took {probe:.3f} s, more than the first call's {c.first_call_s:.3f} s"
         )
     frame = next(
-        (
-            r
-            for r in (c.graphs.rows if c.graphs else [])
-            if r.compile_id == c.isa_probe.get("frame")
-        ),
+        (r for r in (c.graphs.rows if c.graphs else []) if r.compile_id == c.isa_probe.frame),
         None,
     )
     if frame and frame.cold_s is not None and probe > frame.cold_s * (1 + 1e-9):

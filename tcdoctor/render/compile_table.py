@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .. import units
 from ..report.layout import Note, Section, Table, Text, where
-from ..report.sections import CompileCheck, CompileFrame, CompileGraphs, TimeScale
+from ..report.sections import CompileCheck, CompileFrame, CompileGraphs, IsaProbe, TimeScale
 
 TITLE = "Where the compile time goes"
 HEADERS = (
@@ -23,7 +23,7 @@ HEADERS = (
 UNUSED = "never runs in steady state"
 
 
-def section(graphs: CompileGraphs | None, isa_probe: dict | None = None) -> Section | None:
+def section(graphs: CompileGraphs | None, isa_probe: IsaProbe | None = None) -> Section | None:
     """Every compiled frame of the cold first call, largest first, the check, which frame paid
     Inductor's one-off CPU probe (`CompileTime.isa_probe`) and the method."""
     if not graphs or not graphs.rows:
@@ -36,15 +36,15 @@ def section(graphs: CompileGraphs | None, isa_probe: dict | None = None) -> Sect
     return Section(TITLE, tables=(table,), notes=notes, method=graphs.method or "")
 
 
-def probe_line(probe: dict | None) -> str | None:
+def probe_line(probe: IsaProbe | None) -> str | None:
     """Which frame's cold time holds Inductor's CPU ISA probe, and that a persistent cache folder
     never pays it again; None when there was no probe to name."""
-    if not probe or probe.get("seconds") is None:
+    if not probe or probe.seconds is None:
         return None
-    who = f"frame {probe['frame']}'s" if probe.get("frame") else "the first call's"
+    who = f"frame {probe.frame}'s" if probe.frame else "the first call's"
     return (
-        f"{who} cold time includes {units.seconds(probe['seconds'])} of Inductor's CPU ISA probe "
-        f"({units.count(probe.get('builds'))} test builds): its builds are paid once per empty "
+        f"{who} cold time includes {units.seconds(probe.seconds)} of Inductor's CPU ISA probe "
+        f"({units.count(probe.builds)} test builds): its builds are paid once per empty "
         "cache folder (a fresh container, CI), not by your model's graphs; a cache folder that "
         "persists pays them once (every new process still runs its load checks)"
     )

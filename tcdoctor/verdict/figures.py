@@ -176,7 +176,7 @@ class Figures:
             sequence=rt.sequence,
             probe_text=units.probes(rt.processes),
             medians_where=_medians_where(rt.processes),
-            isa_probe_s=(c.isa_probe or {}).get("seconds"),
+            isa_probe_s=c.isa_probe.seconds if c.isa_probe else None,
             probed_cold_s=c.probed_cold_s,
         )
 

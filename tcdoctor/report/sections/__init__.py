@@ -34,6 +34,7 @@ from .compile import (
     CompileGraphs,
     CompileTime,
     Guards,
+    IsaProbe,
     TimeScale,
     guard_cost,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "GraphBreaks",
     "Graphs",
     "Guards",
+    "IsaProbe",
     "Memory",
     "MemoryAttribution",
     "Numerics",

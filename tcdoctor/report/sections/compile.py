@@ -127,6 +127,24 @@ class CompileGraphs(Record):
 
 
 @dataclass
+class IsaProbe(Keyed):
+    """Inductor's one-off CPU ISA probe inside the cold first call (probes/isa_probe.py, inductor
+    only): `seconds` from its first source written to its last library built, `build_s` the builds
+    alone (what a folder probed before skips), the frame whose cold time holds it. `seconds` None
+    with `none` (no probe was built; `seeded`: the folder was seeded with the machine's probed
+    one) or `not_measured` (why). A report keeps the keys it was given, in their order."""
+
+    seconds: float | None = None
+    build_s: float | None = None
+    builds: int | None = None
+    frame: str | None = None  # compile id of the frame that paid it
+    none: bool | None = None
+    seeded: bool | None = None
+    method: str | None = None
+    not_measured: str | None = None
+
+
+@dataclass
 class CompileTime(Record):
     """First compiled call, cold cache (probes/first_call.py) and warm cache (a second process).
 
@@ -165,8 +183,7 @@ class CompileTime(Record):
     recompile_time_s: float | None = None
     graphs: CompileGraphs | None = None
     remedies: CompileRemedies | None = None  # tried remedies for the cold start, when planned
-    # Inductor's one-off CPU ISA probe inside the cold first call (probes/isa_probe.py); inductor only
-    isa_probe: dict[str, Any] | None = None
+    isa_probe: IsaProbe | None = None
     # CUDA graphs captured vs skipped, PyTorch's reasons (probes/cudagraphs.py), modes that ask
     cudagraphs: dict[str, Any] | None = None
     not_measured: str | None = None
@@ -193,9 +210,9 @@ class CompileTime(Record):
     @property
     def probed_cold_s(self) -> float | None:
         """The cold first call on a machine that has compiled before: less the builds of Inductor's
-        CPU ISA probe (`isa_probe["build_s"]`), which a cache folder probed before skips (its load
+        CPU ISA probe (`isa_probe.build_s`), which a cache folder probed before skips (its load
         checks stay: every process pays them). None where the builds were not read."""
-        build = (self.isa_probe or {}).get("build_s")
+        build = self.isa_probe.build_s if self.isa_probe else None
         if self.first_call_s is None or build is None:
             return None
         return max(0.0, self.first_call_s - build)
