@@ -39,7 +39,7 @@ from .compile import (
     guard_cost,
 )
 from .distributed import Distributed, Divergence, RankRow, TorchTrace
-from .fixes import Ablation, FixRow, FixSide, Patch
+from .fixes import Ablation, FixRow, FixSide, NotTried, Patch
 from .outputs import Memory, Numerics
 from .runtime import Runtime, Timing, ci_bounds, vs_eager
 from .serving import Serving
@@ -58,6 +58,7 @@ __all__ = [
     "Divergence",
     "DriftOrigin",
     "Miscompile",
+    "NotTried",
     "FixRow",
     "FixSide",
     "GUARDS_BY_PROFILER",

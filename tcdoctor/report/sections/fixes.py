@@ -89,6 +89,26 @@ class FixSide(Keyed):
 
 
 @dataclass
+class NotTried(Keyed):
+    """A fix the plan made and left untried (experiments/plan.py: the fix budget used up, a patch
+    the planner could not make or a `# tcdoctor: ignore` kept): its experiment `spec` (the fix,
+    or the ablation's backend) and `why`."""
+
+    spec: dict[str, Any] | None = None
+    why: str | None = None
+
+    @property
+    def fix(self) -> dict[str, Any]:
+        """The spec's fix ({} for an ablation): its kind, name and, for a patch, file and line."""
+        return (self.spec or {}).get("fix") or {}
+
+    @property
+    def name(self) -> str | None:
+        """The fix as the plan names it, or the ablation's backend."""
+        return self.fix.get("name") or (self.spec or {}).get("backend")
+
+
+@dataclass
 class FixRow(Record):
     """A fix that needs no source edit, tried in a fresh process or read off a strategy row
     (tcdoctor/experiments/fixes.py, judged in tcdoctor/verdict/tried.py): the figures it addresses before and after, and what that showed."""
