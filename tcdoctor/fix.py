@@ -173,8 +173,7 @@ def suppressed(report: Report) -> list[str]:
     """The breaks a `# tcdoctor: ignore[...]` comment kept from being patched, one line each."""
     out = []
     for nt in report.fixes_not_tried or []:
-        fix = (nt.get("spec") or {}).get("fix") or {}
-        why = str(nt.get("why") or "")
+        fix, why = nt.fix, str(nt.why or "")
         if fix.get("kind") == "patch" and why.startswith("suppressed:"):
             out.append(f"{fix.get('name')}: {why}")
     return out

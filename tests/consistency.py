@@ -8,7 +8,6 @@ and a table disagree fails there, not in a user's CI.
 
 from __future__ import annotations
 
-from tcdoctor.report.compile_joins import frame_time
 from tcdoctor.report.model import Report
 from tcdoctor.thresholds import Rules
 from tcdoctor.verdict.break_fix import UNFIT_HINTS
@@ -87,7 +86,7 @@ def parts_over_the_whole(report: Report) -> list[str]:
 
 def _probe_over_the_first_call(report: Report) -> list[str]:
     c = report.compile
-    probe = (c.isa_probe or {}).get("seconds")
+    probe = c.isa_probe.seconds if c.isa_probe else None
     if probe is None or c.first_call_s is None:
         return []
     out = []
@@ -96,16 +95,12 @@ def _probe_over_the_first_call(report: Report) -> list[str]:
             f"the ISA probe took {probe:.3f} s, more than the first call's {c.first_call_s:.3f} s"
         )
     frame = next(
-        (
-            r
-            for r in (c.graphs.rows if c.graphs else [])
-            if r.get("compile_id") == c.isa_probe.get("frame")
-        ),
+        (r for r in (c.graphs.rows if c.graphs else []) if r.compile_id == c.isa_probe.frame),
         None,
     )
-    if frame and frame.get("cold_s") is not None and probe > frame["cold_s"] * (1 + 1e-9):
+    if frame and frame.cold_s is not None and probe > frame.cold_s * (1 + 1e-9):
         out.append(
-            f"the ISA probe took {probe:.3f} s, more than frame {frame['compile_id']}'s cold compile"
+            f"the ISA probe took {probe:.3f} s, more than frame {frame.compile_id}'s cold compile"
         )
     return out
 
@@ -114,7 +109,7 @@ def _frames_over_the_call(report: Report) -> list[str]:
     graphs, median = report.compile.graphs, report.runtime.compiled.median_s
     if graphs is None or not median:
         return []
-    times = {r.get("compile_id"): frame_time(r) for r in graphs.rows}
+    times = {r.compile_id: r.time_per_call for r in graphs.rows}
     times = {cid: t for cid, t in times.items() if t is not None}
     out = [
         f"frame {cid} runs {t * 1e3:.3f} ms per call, more than the compiled call's median "

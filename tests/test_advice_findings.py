@@ -10,7 +10,7 @@ import dataclasses
 import pytest
 
 from tcdoctor.report.model import Report
-from tcdoctor.report.sections import FixRow, GraphBreak, Recompile, RemedyRow, StrategyRow
+from tcdoctor.report.sections import FixRow, GraphBreak, NotTried, Recompile, RemedyRow, StrategyRow
 from tcdoctor.thresholds import RULES
 from tcdoctor.verdict import decide
 from tcdoctor.verdict.advice import (
@@ -115,7 +115,7 @@ def test_compile_around_not_tried_says_why():
         "fix": {"kind": "disable_module", "name": "mixer", "class_name": "Mixer"},
     }
     text = numerics_text(
-        dataclasses.replace(LOCALISED, fixes_not_tried=({"spec": spec, "why": budget},))
+        dataclasses.replace(LOCALISED, fixes_not_tried=(NotTried(spec=spec, why=budget),))
     )
     assert "Compile around `mixer` (`Mixer`" in text and f"`{LINE}`" in text
     assert f"Not tried: {budget}." in text and "Tried in a fresh process" not in text
@@ -219,7 +219,7 @@ def test_figures_read_the_findings_from_a_report_once():
     }
     f = Figures.from_report(Report.from_dict(data))
     assert f.drift_origin == ORIGIN and f.drift_bisector == {"not_run": "x"}
-    assert f.fix_rows == (AROUND,) and f.fixes_not_tried[0]["why"] == "b"
+    assert f.fix_rows == (AROUND,) and f.fixes_not_tried[0].why == "b"
     assert (f.backend, f.fixes_enabled, f.ablation_rows, f.regions_measured) == (
         "inductor",
         False,

@@ -322,7 +322,9 @@ def test_the_section_is_typed_and_written_only_when_measured():
     g = _graphs()
     rep = _saved_report(g)
     assert isinstance(rep.compile.graphs, CompileGraphs) and not rep.compile.graphs.extra
-    assert rep.compile.graphs.rows == g["rows"] and rep.compile.graphs.method == g["method"]
+    assert [r.to_dict() for r in rep.compile.graphs.rows] == g["rows"]  # every key, its order
+    assert rep.compile.graphs.rows[0].compile_id == g["rows"][0]["compile_id"]
+    assert rep.compile.graphs.method == g["method"]
     assert rep.to_dict()["compile"]["graphs"] == g
     bare = _saved_report(None)
     assert bare.compile.graphs is None and "graphs" not in bare.to_dict()["compile"]
@@ -332,14 +334,15 @@ def test_the_check_line_never_prints_a_part_larger_than_its_whole():
     """The frames' timers run inside the first call; its compile part (first call − eager call) is
     an estimate that an eager call slower than the compiled call's own run leaves short."""
     from tcdoctor.render.compile_table import sum_line
+    from tcdoctor.report.sections import CompileCheck
 
-    over = sum_line({"rows_cold_s": 10.56, "first_call_compile_s": 10.55, "coverage": 1.001})
+    over = sum_line(CompileCheck(rows_cold_s=10.56, first_call_compile_s=10.55, coverage=1.001))
     assert over.startswith("frames sum to 10.56 s: all of the first call's compile time")
     assert (
         "estimates it at 10.55 s, 10.00 ms short" in over
         and "of the first call's 10.55" not in over
     )
-    under = sum_line({"rows_cold_s": 0.645, "first_call_compile_s": 0.659, "coverage": 0.979})
+    under = sum_line(CompileCheck(rows_cold_s=0.645, first_call_compile_s=0.659, coverage=0.979))
     assert under == (
         "frames sum to 645.00 ms of the first call's 659.00 ms compile time "
         "(first call − eager call; coverage 98%)"
@@ -453,18 +456,20 @@ def test_the_consistency_check_catches_a_frame_slower_than_its_call():
     from consistency import parts_over_the_whole
 
     from tcdoctor.render import compile_table
+    from tcdoctor.report.sections import CompileGraphs
 
     ms = 1e-3
-    rep = _saved_report(_graphs(2))
+    g = _graphs(2)
+    g["rows"][0]["median_self_s_per_call"] = 4.51 * ms  # as Mixtral's table had it
+    g["rows"][1]["median_self_s_per_call"] = 0.1 * ms
+    rep = _saved_report(g)
     rep.runtime.compiled.median_s = 3.65 * ms
-    rep.compile.graphs.rows[0]["median_self_s_per_call"] = 4.51 * ms  # as Mixtral's table had it
-    rep.compile.graphs.rows[1]["median_self_s_per_call"] = 0.1 * ms
     found = parts_over_the_whole(rep)
     assert len(found) == 2 and "more than the compiled call's median 3.650 ms" in found[0]
     assert "sum to 4.610 ms" in found[1]
-    rows, scale = compile_joins.scale_to_call(rep.compile.graphs.rows, 5.0 * ms, 3.65 * ms)
-    rep.compile.graphs.rows, rep.compile.graphs.time_scale = rows, scale
+    rows, scale = compile_joins.scale_to_call(g["rows"], 5.0 * ms, 3.65 * ms)  # the parent's join
+    rep.compile.graphs = CompileGraphs.from_dict(dict(g, rows=rows, time_scale=scale))
     assert parts_over_the_whole(rep) == []
-    line = compile_table.scale_line(scale)
+    line = compile_table.scale_line(rep.compile.graphs.time_scale)
     assert "× 0.73" in line and "3.65 ms" in line and "5.00 ms" in line, line
     assert line in compile_table.check_lines(rep.compile.graphs)

@@ -18,7 +18,7 @@ from torch import nn
 
 from tcdoctor.checks.table import run_checks
 from tcdoctor.experiments import compile_remedies
-from tcdoctor.experiments.specs import PortableCacheSpec, RegionalCompileSpec
+from tcdoctor.experiments.specs import AblationSpec, PortableCacheSpec, RegionalCompileSpec
 from tcdoctor.options import Options
 from tcdoctor.render.html import HtmlRenderer
 from tcdoctor.render.markdown import MarkdownRenderer
@@ -351,6 +351,7 @@ def test_assembly_puts_remedies_in_compile_and_keeps_them_out_of_the_fixes():
     regional = RegionalCompileSpec("Block", names=["a.0", "a.1"], container="a")
     portable = PortableCacheSpec("/w/cache-artifacts.bin", artifact_bytes=10)
     row = dict(remedy_row("regional", 2.0, 1.3, 1.25, 1.35), spec=regional.to_dict())
+    ablation = {"spec": AblationSpec(backend="aot_eager").to_dict(), "why": "no time"}
     events = [
         Event(event="done", phase="compile", data={"first_call_s": 20.0, "guards": {}}),
         Event(event="done", phase="cache_artifacts", data={"path": "/w/c.bin", "bytes": 10}),
@@ -366,14 +367,19 @@ def test_assembly_puts_remedies_in_compile_and_keeps_them_out_of_the_fixes():
         Event(
             event="done",
             phase="fixes_not_tried",
-            data={"not_tried": [{"spec": portable.to_dict(), "why": "budget used up"}]},
+            data={"not_tried": [{"spec": portable.to_dict(), "why": "budget used up"}, ablation]},
         ),
     ]
     rep = assemble("m.py:build", Options().to_dict(), events, [])
     rem = rep.compile.remedies
     assert [r.name for r in rem.rows] == ["regional"] and rem.artifacts["bytes"] == 10
     assert rem.not_tried == [{"remedy": portable.label, "why": "budget used up"}]
-    assert rep.fixes_not_tried == [] and rem.settings
+    # a fix left untried stays in fixes_not_tried, a typed record that writes the planner's dict
+    (nt,) = rep.fixes_not_tried
+    assert (nt.name, nt.why) == ("aot_eager", "no time") and rep.to_dict()["fixes_not_tried"] == [
+        ablation
+    ]
+    assert rem.settings
     assert Report.from_dict(json.loads(rep.to_json())).to_dict() == rep.to_dict()
 
 

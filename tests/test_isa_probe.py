@@ -23,7 +23,7 @@ from tcdoctor.probes import isa_probe
 from tcdoctor.render import compile_table
 from tcdoctor.render.markdown import MarkdownRenderer
 from tcdoctor.render.measured import compile_section
-from tcdoctor.report.sections import CompileTime
+from tcdoctor.report.sections import CompileTime, IsaProbe
 from tcdoctor.run import isa_seed
 
 T0 = 1_800_000_000.0  # a wall-clock time, as the cache files' times are
@@ -74,27 +74,32 @@ def test_no_probe_is_none_and_no_folder_is_not_measured(tmp_path):
     assert missing["seconds"] is None and "no inductor cache folder" in missing["not_measured"]
 
 
+def _compile(**fields) -> CompileTime:
+    """The compile section as a report loads it: the probe's dict read into its record."""
+    return CompileTime.from_dict(fields)
+
+
 def test_every_format_names_the_probe_and_the_frame_that_paid_it():
     probe = {"seconds": 8.41, "builds": 10, "frame": "0/0", "method": isa_probe.METHOD}
-    rows = {r.label: r for r in compile_section(CompileTime(isa_probe=probe)).rows}
+    rows = {r.label: r for r in compile_section(_compile(isa_probe=probe)).rows}
     row = rows["of which Inductor's CPU ISA probe"]
     assert row.value == "8.41 s" and "first source written" in row.how
-    none = compile_section(CompileTime(isa_probe={"seconds": None, "builds": 0, "none": True}))
+    none = compile_section(_compile(isa_probe={"seconds": None, "builds": 0, "none": True}))
     assert {r.label: r.value for r in none.rows}["of which Inductor's CPU ISA probe"] == "none"
     absent = compile_section(CompileTime())  # a report without the figure: no row at all
     assert "of which Inductor's CPU ISA probe" not in {r.label for r in absent.rows}
     # beside the fresh container's cold figure, a machine's that has compiled before (less builds)
     probed = "first call, cold cache, on a machine that has compiled before"
     assert probed not in rows  # a report from before build_s: one cold figure, as it was
-    both = compile_section(CompileTime(first_call_s=10.0, isa_probe={**probe, "build_s": 7.9}))
+    both = compile_section(_compile(first_call_s=10.0, isa_probe={**probe, "build_s": 7.9}))
     row = {r.label: r for r in both.rows}[probed]
     assert row.value == "2.10 s" and "fresh container" in row.how and "7.90 s" in row.how
     seeded = {"seconds": None, "builds": 0, "none": True, "seeded": True}
-    (row,) = [r for r in compile_section(CompileTime(isa_probe=seeded)).rows if "ISA" in r.label]
+    (row,) = [r for r in compile_section(_compile(isa_probe=seeded)).rows if "ISA" in r.label]
     assert row.value == "none" and "seeded" in row.how
-    line = compile_table.probe_line(probe)
+    line = compile_table.probe_line(IsaProbe.from_dict(probe))
     assert line.startswith("frame 0/0's cold time includes 8.41 s of Inductor's CPU ISA probe")
-    assert compile_table.probe_line({"seconds": None, "none": True}) is None
+    assert compile_table.probe_line(IsaProbe.of(seconds=None, none=True)) is None
 
 
 def test_a_saved_report_with_the_probe_shows_its_line_in_all_three_formats():

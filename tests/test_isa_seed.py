@@ -170,7 +170,7 @@ def test_both_cold_figures_and_which_the_break_even_and_advice_judge():
     assert rows[0][0] == "whole model, empty cache (fresh container)"
     assert rows[1][:2] == ["whole model, empty cache, machine probed", "3.00 s"]
     old = _report_with_probe()
-    old.compile.isa_probe.pop("build_s")  # a report from before build_s: one cold, as it was
+    old.compile.isa_probe.build_s = None  # a report from before build_s: one cold, as it was
     assert old.compile.probed_cold_s is None and remedy_table.rows(old)[0][0].endswith("cache")
 
 
@@ -216,12 +216,12 @@ def test_only_the_cold_analysis_process_pays_the_probe(tmp_path, monkeypatch):
     assert os.path.isdir(isa_probe.folder())  # kept for the next analysis on this machine
     probe = report.compile.isa_probe
     cold_builds = len(isa_probe.paid(str(work / "inductor-cache")))
-    assert probe["builds"] == cold_builds and 0 < probe["build_s"] <= probe["seconds"]
-    assert report.compile.probed_cold_s == pytest.approx(report.compile.cold_s - probe["build_s"])
+    assert probe.builds == cold_builds and 0 < probe.build_s <= probe.seconds
+    assert report.compile.probed_cold_s == pytest.approx(report.compile.cold_s - probe.build_s)
     rows = [*report.compile.remedies.rows, *(r for r in report.strategies.modes if r.cache_start)]
     assert len(rows) == 2
     for r in rows:
-        assert r.cache_start == units.MACHINE_PROBED_CACHE and r.isa_probe_s == probe["build_s"]
+        assert r.cache_start == units.MACHINE_PROBED_CACHE and r.isa_probe_s == probe.build_s
         assert r.first_call_cache.endswith(", machine probed")  # cold, or warm from the artifacts
     (portable,) = report.compile.remedies.rows
-    assert portable.startup_s == pytest.approx(portable.probed_startup_s + probe["build_s"])
+    assert portable.startup_s == pytest.approx(portable.probed_startup_s + probe.build_s)

@@ -1,7 +1,7 @@
 """Verdict rules driven with literal figures: no model runs."""
 
 from tcdoctor.report.model import Report
-from tcdoctor.report.sections import GraphBreak, Recompile
+from tcdoctor.report.sections import GraphBreak, NotTried, Recompile
 from tcdoctor.thresholds import RULES
 from tcdoctor.verdict.advice import graph_break_advice
 from tcdoctor.verdict.recommend import recommend
@@ -578,11 +578,11 @@ TOLIST = {
     "gain_fraction": 390e-6 / 673e-6,  # share x the compiled median is the seconds
     "gain_source": "bound",
 }
-PLANNER = {  # the patch planner's row in fixes_not_tried for that break
-    "spec": {"kind": "fix", "fix": {"kind": "patch", "file": "/u/beam.py", "at_line": 35}},
-    "why": "no mechanical patch: the list from .tolist() at line 35 drives a Python loop: no "
+PLANNER = NotTried(  # the patch planner's row in fixes_not_tried for that break
+    spec={"kind": "fix", "fix": {"kind": "patch", "file": "/u/beam.py", "at_line": 35}},
+    why="no mechanical patch: the list from .tolist() at line 35 drives a Python loop: no "
     "mechanical rewrite keeps the computation; rewrite it with tensor ops by hand",
-}
+)
 # 0.92× (0.87–0.97): compiled must lose 5–15% of its call to be faster than 1.02× (1 − each end /
 # 1.02); the bound is 390 µs of 673 µs, 58%
 BEAM = Figures(
@@ -603,7 +603,7 @@ BEAM = Figures(
 
 def test_a_break_whose_only_way_out_is_a_rewrite_by_hand_is_dont_compile_with_its_bound():
     own = break_fix(BEAM.break_findings[0], (), BEAM.fixes_not_tried)
-    assert isinstance(own, NoFix) and own.why == PLANNER["why"]
+    assert isinstance(own, NoFix) and own.why == PLANNER.why
     assert "cannot apply" in own.refused and "integer" in own.refused
     d, reasons = decision(BEAM, RULES)
     assert d == "dont-compile", reasons

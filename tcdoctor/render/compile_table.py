@@ -6,9 +6,8 @@ the description (how many rows, escaping, file names shortened); every figure is
 from __future__ import annotations
 
 from .. import units
-from ..report.compile_joins import frame_time
 from ..report.layout import Note, Section, Table, Text, where
-from ..report.sections import CompileGraphs
+from ..report.sections import CompileCheck, CompileFrame, CompileGraphs, IsaProbe, TimeScale
 
 TITLE = "Where the compile time goes"
 HEADERS = (
@@ -24,7 +23,7 @@ HEADERS = (
 UNUSED = "never runs in steady state"
 
 
-def section(graphs: CompileGraphs | None, isa_probe: dict | None = None) -> Section | None:
+def section(graphs: CompileGraphs | None, isa_probe: IsaProbe | None = None) -> Section | None:
     """Every compiled frame of the cold first call, largest first, the check, which frame paid
     Inductor's one-off CPU probe (`CompileTime.isa_probe`) and the method."""
     if not graphs or not graphs.rows:
@@ -37,36 +36,36 @@ def section(graphs: CompileGraphs | None, isa_probe: dict | None = None) -> Sect
     return Section(TITLE, tables=(table,), notes=notes, method=graphs.method or "")
 
 
-def probe_line(probe: dict | None) -> str | None:
+def probe_line(probe: IsaProbe | None) -> str | None:
     """Which frame's cold time holds Inductor's CPU ISA probe, and that a persistent cache folder
     never pays it again; None when there was no probe to name."""
-    if not probe or probe.get("seconds") is None:
+    if not probe or probe.seconds is None:
         return None
-    who = f"frame {probe['frame']}'s" if probe.get("frame") else "the first call's"
+    who = f"frame {probe.frame}'s" if probe.frame else "the first call's"
     return (
-        f"{who} cold time includes {units.seconds(probe['seconds'])} of Inductor's CPU ISA probe "
-        f"({units.count(probe.get('builds'))} test builds): its builds are paid once per empty "
+        f"{who} cold time includes {units.seconds(probe.seconds)} of Inductor's CPU ISA probe "
+        f"({units.count(probe.builds)} test builds): its builds are paid once per empty "
         "cache folder (a fresh container, CI), not by your model's graphs; a cache folder that "
         "persists pays them once (every new process still runs its load checks)"
     )
 
 
-def _function(row: dict) -> Text:
+def _function(row: CompileFrame) -> Text:
     """The frame's function; for code that is not the user's, its owner and the user's line that
     led there."""
-    name = row.get("function") or units.NA
-    if not row.get("origin") or row["origin"] == "user":
+    name = row.function or units.NA
+    if not row.origin or row.origin == "user":
         return Text(name)
-    user = row.get("user_frame")
+    user = row.user_frame
     at = where(user["file"], user["line"]) if user else None
-    owner = row.get("owner") or row["origin"]
+    owner = row.owner or row.origin
     return Text(
         f"{name} ({owner}" + (f", from {at}" if at else "") + ")",
         f"{name} ({owner}" + (f", from {at.short}" if at else "") + ")",
     )
 
 
-def cells(row: dict) -> list[str]:
+def cells(row: CompileFrame) -> list[str]:
     """One frame's cells, in HEADERS order (a file's `Text` carries the terminal's short form).
 
     time/call is the frame's own time: its region's median per call without the regions nested in
@@ -74,15 +73,15 @@ def cells(row: dict) -> list[str]:
     count a nested frame twice.
     """
     return [
-        row.get("compile_id") or units.NA,
+        row.compile_id or units.NA,
         _function(row),
-        where(row.get("file"), row.get("line")),
-        units.count(row.get("ops")),
-        units.seconds(row.get("cold_s")),
-        units.seconds(row.get("warm_s")),
-        units.mean_count(row.get("runs_per_call"))
-        + (f" ({UNUSED})" if row.get("unused_in_steady_state") else ""),
-        units.seconds(frame_time(row)),
+        where(row.file, row.line),
+        units.count(row.ops),
+        units.seconds(row.cold_s),
+        units.seconds(row.warm_s),
+        units.mean_count(row.runs_per_call)
+        + (f" ({UNUSED})" if row.unused_in_steady_state else ""),
+        units.seconds(row.time_per_call),
     ]
 
 
@@ -91,7 +90,7 @@ def rest_line(graphs: CompileGraphs, shown: int) -> str | None:
     rest = graphs.rows[shown:]
     if not rest:
         return None
-    return f"… and {len(rest)} more frame(s) ({units.seconds(sum(r['cold_s'] for r in rest))} cold)"
+    return f"… and {len(rest)} more frame(s) ({units.seconds(sum(r.cold_s for r in rest))} cold)"
 
 
 TIME_PER_CALL = (
@@ -109,8 +108,7 @@ def check_lines(graphs: CompileGraphs, method: bool = True) -> list[str]:
 def _check_notes(graphs: CompileGraphs) -> tuple[Note, ...]:
     """The check (the rows' sum beside the first call's compile part), what time/call is (a `how`
     line), and what the table leaves out."""
-    c = graphs.check or {}
-    out = [Note(sum_line(c)), Note(TIME_PER_CALL, how=True)]
+    out = [Note(sum_line(graphs.check)), Note(TIME_PER_CALL, how=True)]
     line = scale_line(graphs.time_scale)
     if line:
         out.append(Note(line, how=True))
@@ -124,12 +122,12 @@ def _check_notes(graphs: CompileGraphs) -> tuple[Note, ...]:
     return tuple(out)
 
 
-def sum_line(check: dict) -> str:
+def sum_line(check: CompileCheck) -> str:
     """The frames' sum beside the first call's compile part (first call − eager call). The part
     is an estimate: when the eager call ran longer than the compiled call's own execution, the
     frames' timers (inside the first call) sum past it, and the line says so rather than print
     a part larger than its whole."""
-    rows, part = check.get("rows_cold_s"), check.get("first_call_compile_s")
+    rows, part = check.rows_cold_s, check.first_call_compile_s
     if rows is not None and part is not None and rows > part:
         return (
             f"frames sum to {units.seconds(rows)}: all of the first call's compile time (first "
@@ -138,25 +136,25 @@ def sum_line(check: dict) -> str:
         )
     return (
         f"frames sum to {units.seconds(rows)} of the first call's {units.seconds(part)} compile "
-        f"time (first call − eager call; coverage {units.percent(check.get('coverage'))})"
+        f"time (first call − eager call; coverage {units.percent(check.coverage)})"
     )
 
 
-def scale_line(scale: dict | None) -> str | None:
+def scale_line(scale: TimeScale | None) -> str | None:
     """How time/call relates to the profiled times (report/compile_joins.scale_to_call)."""
     if not scale:
         return None
-    if not scale.get("scaled"):
-        return f"time/call is profiler time, not scaled ({scale.get('why')})"
-    median = units.seconds(scale.get("compiled_median_s"))
-    profiled = units.seconds(scale.get("profiled_call_s"))
-    factor = f"{scale['factor']:.2f}"
-    if scale.get("sum_rescaled"):
+    if not scale.scaled:
+        return f"time/call is profiler time, not scaled ({scale.why})"
+    median = units.seconds(scale.compiled_median_s)
+    profiled = units.seconds(scale.profiled_call_s)
+    factor = f"{scale.factor:.2f}"
+    if scale.sum_rescaled:
         return (
             f"time/call is profiled time × {factor}, so the frames' times sum to the compiled "
             f"median {median} (median profiled call {profiled})"
         )
-    if scale["factor"] < 1.0:
+    if scale.factor < 1.0:
         return (
             f"time/call is profiled time × {factor}: the compiled median {median} ÷ the median "
             f"profiled call {profiled} (the profiler slows each call)"

@@ -166,24 +166,24 @@ def _probe_rows(c: CompileTime) -> tuple[Row, ...]:
     if probe is None:
         return ()
     label = "of which Inductor's CPU ISA probe"
-    if probe.get("not_measured"):
-        return (Row(label, units.NA, f"not measured: {probe['not_measured']}"),)
-    if probe.get("seconds") is None:
+    if probe.not_measured:
+        return (Row(label, units.NA, f"not measured: {probe.not_measured}"),)
+    if probe.seconds is None:
         why = (
             "its cache folder was seeded with this machine's probed folder (--isa-probe "
             "none): the cold figure is a machine's that has compiled before; "
-            if probe.get("seeded")
+            if probe.seeded
             else "no probe was built in this compile: "
         )
-        return (Row(label, "none", why + _text(probe.get("method"))),)
-    rows = [Row(label, units.seconds(probe["seconds"]), _text(probe.get("method")))]
+        return (Row(label, "none", why + _text(probe.method)),)
+    rows = [Row(label, units.seconds(probe.seconds), _text(probe.method))]
     if c.probed_cold_s is not None:
         rows.append(
             Row(
                 "first call, cold cache, on a machine that has compiled before",
                 units.seconds(c.probed_cold_s),
-                f"the cold first call less the probe's {units.count(probe.get('builds'))} builds "
-                f"({units.seconds(probe.get('build_s'))}, each source to its library): a cache "
+                f"the cold first call less the probe's {units.count(probe.builds)} builds "
+                f"({units.seconds(probe.build_s)}, each source to its library): a cache "
                 "folder Inductor probed before skips them (a developer's persistent "
                 "/tmp/torchinductor_$USER); the load checks between them stay. The cold figure "
                 "above is a fresh container's (CI, a new container), and the verdict's",

@@ -131,12 +131,7 @@ def _how_fixes(report: Report) -> str:
 
 def _not_tried(report: Report) -> tuple[Note, ...]:
     """The fixes planned but not tried, and why (named as the plan names them)."""
-    out = []
-    for nt in report.fixes_not_tried or []:
-        spec = nt.get("spec") or {}
-        name = (spec.get("fix") or {}).get("name") or spec.get("backend")
-        out.append(Note(f"not tried: {name}: {nt.get('why')}"))
-    return tuple(out)
+    return tuple(Note(f"not tried: {nt.name}: {nt.why}") for nt in report.fixes_not_tried or ())
 
 
 def tried_section(report: Report) -> Section | None:

@@ -73,7 +73,7 @@ def rows(report: Report) -> list[list[str]]:
     eager, compiled = rt.eager.median_s, rt.compiled.median_s
     probed = c.probed_cold_s
     which = " (fresh container)" if probed is not None else ""
-    if (c.isa_probe or {}).get("seeded"):  # --isa-probe none: the cold folder seeded too
+    if c.isa_probe and c.isa_probe.seeded:  # --isa-probe none: the cold folder seeded too
         which = " (machine probed)"
     out = [
         [

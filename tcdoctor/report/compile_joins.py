@@ -127,10 +127,3 @@ def scale_to_call(
         "sum_rescaled": sum_factor < 1.0,
         "method": SCALED,
     }
-
-
-def frame_time(row: dict) -> float | None:
-    """A frame's time per steady-state call as the report shows it: scaled to the unprofiled call
-    where the report scaled it (`scale_to_call`), else its profiled own time (older reports)."""
-    t = row.get("time_s_per_call")
-    return t if t is not None else row.get("median_self_s_per_call")

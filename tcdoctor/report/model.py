@@ -26,6 +26,7 @@ from .sections import (
     Graphs,
     Guards,
     Memory,
+    NotTried,
     Numerics,
     Recompiles,
     Runtime,
@@ -65,7 +66,7 @@ class Report(Record):
     errors: list[dict] = field(default_factory=list)
     strategies: Strategies = field(default_factory=Strategies)
     fixes: list[FixRow] = field(default_factory=list)
-    fixes_not_tried: list[dict] = field(default_factory=list)
+    fixes_not_tried: list[NotTried] = field(default_factory=list)
     ablation: Ablation | None = None
     verdict: Verdict = field(default_factory=Verdict)
     distributed: Distributed | None = None  # a --nproc run's ranks (report/distributed.py)

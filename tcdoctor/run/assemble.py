@@ -17,6 +17,7 @@ from ..report.events import Event
 from ..report.model import SCHEMA_VERSION, Report
 from ..report.sections import (
     FixRow,
+    NotTried,
     StrategyRow,
 )
 from ..report.sections.compile import cudagraphs_skipped_all
@@ -102,7 +103,7 @@ def _tried(report: Report, done: dict, rows: dict[str, list[dict]]) -> None:
         fixes.reword(row)
     report.fixes += tried.from_strategies(report)
     report.fixes_not_tried = [  # a remedy the budget left out is said in compile.remedies
-        n
+        NotTried.from_dict(n)
         for n in (done.get("fixes_not_tried") or {}).get("not_tried", [])
         if Spec.from_dict(n["spec"]).section != "remedies"
     ]

@@ -88,7 +88,8 @@ def decide(
 
 def _build_s(report: Report) -> float | None:
     """The builds of Inductor's CPU ISA probe in the cold first call (compile.isa_probe)."""
-    return (report.compile.isa_probe or {}).get("build_s")
+    probe = report.compile.isa_probe
+    return probe.build_s if probe else None
 
 
 def _remedy_break_even(fig: Figures, rules: Rules) -> dict:

@@ -280,8 +280,8 @@ def _tried_text(row: FixRow) -> str:
 def _not_tried_why(fig: Figures, fix_kind: str) -> str | None:
     """Why a planned fix of this kind was left untried (the fix budget), or None."""
     for nt in fig.fixes_not_tried:
-        if ((nt.get("spec") or {}).get("fix") or {}).get("kind") == fix_kind:
-            return str(nt.get("why") or "not tried")
+        if nt.fix.get("kind") == fix_kind:
+            return str(nt.why or "not tried")
     return None
 
 
@@ -498,9 +498,9 @@ def _ablation_untried(fig: Figures) -> str:
     """' (the backend ablation did not run: …)' when the analysis planned it and left it, or ran
     with --no-fixes ('' otherwise)."""
     for nt in fig.fixes_not_tried:
-        spec = nt.get("spec") or {}
+        spec = nt.spec or {}
         if spec.get("kind") == "ablation" and spec.get("backend") == "aot_eager":
-            return f" (the backend ablation was planned, not run: {nt.get('why')})"
+            return f" (the backend ablation was planned, not run: {nt.why})"
     if not fig.fixes_enabled:
         return " (the analysis ran with --no-fixes: no backend ablation)"
     return ""

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..outcomes import StrEnum
-from ..report.sections import FixRow, GraphBreak
+from ..report.sections import FixRow, GraphBreak, NotTried
 
 
 class FixKind(StrEnum):
@@ -94,7 +94,7 @@ SWITCH = re.compile(r"torch\._(?:dynamo|inductor)\.config\.\w+")
 
 
 def break_fix(
-    f: GraphBreak, fix_rows: Sequence[FixRow] = (), not_tried: Sequence[dict] = ()
+    f: GraphBreak, fix_rows: Sequence[FixRow] = (), not_tried: Sequence[NotTried] = ()
 ) -> BreakFix | NoFix:
     """The fix tcdoctor can name for a break in the user's code (`f`), in this order: a verified
     patch among `fix_rows` that addresses it, a rewrite named for its reason, the first of
@@ -117,7 +117,9 @@ def break_fix(
     return NoFix(_planner_reason(f, not_tried) or NO_FIX_KNOWN, refused)
 
 
-def can_fix(f: GraphBreak, fix_rows: Sequence[FixRow] = (), not_tried: Sequence[dict] = ()) -> bool:
+def can_fix(
+    f: GraphBreak, fix_rows: Sequence[FixRow] = (), not_tried: Sequence[NotTried] = ()
+) -> bool:
     return isinstance(break_fix(f, fix_rows, not_tried), BreakFix)
 
 
@@ -160,16 +162,15 @@ def _usable_hint(f: GraphBreak) -> tuple[str | None, str]:
     return None, "; ".join(refused)
 
 
-def _planner_reason(f: GraphBreak, not_tried: Sequence[dict]) -> str | None:
+def _planner_reason(f: GraphBreak, not_tried: Sequence[NotTried]) -> str | None:
     """Why the patch planner left this break without a patch ('no mechanical patch: …'), matched
     by the break's id or its file and line."""
     for nt in not_tried:
-        spec = nt.get("spec") or {}
-        fix = spec.get("fix") or {}
+        spec, fix = nt.spec or {}, nt.fix
         if fix.get("kind") != "patch":
             continue
         ours = f.id is not None and f.id in (spec.get("addresses") or fix.get("addresses") or [])
         here = (fix.get("file"), fix.get("at_line")) == (f.file, f.line)
         if ours or here:
-            return str(nt.get("why") or "") or None
+            return str(nt.why or "") or None
     return None

@@ -21,6 +21,7 @@ from ..report.sections import (
     FixRow,
     GraphBreak,
     Miscompile,
+    NotTried,
     Recompile,
     RemedyRow,
     StrategyRow,
@@ -74,7 +75,7 @@ class Figures:
     training_ways_measured: bool = False  # rows for the model alone / optimizer alone exist
     tried_fixes: tuple[FixRow, ...] = ()  # fixes run with the real backend in a fresh process
     fix_rows: tuple[FixRow, ...] = ()  # every row of report.fixes, measured or not
-    fixes_not_tried: tuple[dict, ...] = ()  # planned, left untried: {"spec", "why"}
+    fixes_not_tried: tuple[NotTried, ...] = ()  # planned, left untried
     fixes_enabled: bool = True  # False: --no-fixes (no fix, no backend ablation)
     backend: str | None = None  # the analysis's own backend (options.backend)
     ablation_rows: tuple[StrategyRow, ...] = ()  # eager / aot_eager / the real backend
@@ -176,7 +177,7 @@ class Figures:
             sequence=rt.sequence,
             probe_text=units.probes(rt.processes),
             medians_where=_medians_where(rt.processes),
-            isa_probe_s=(c.isa_probe or {}).get("seconds"),
+            isa_probe_s=c.isa_probe.seconds if c.isa_probe else None,
             probed_cold_s=c.probed_cold_s,
         )
 

@@ -297,12 +297,10 @@ def advice(report: Report) -> list[Advice]:
         )
         out.append(Advice(topic="tried fix", text=text.strip(), evidence=f"fixes[{row.name}]"))
     for nt in report.fixes_not_tried or []:
-        spec = nt.get("spec") or {}
-        name = (spec.get("fix") or {}).get("name") or spec.get("backend")
         out.append(
             Advice(
                 topic="tried fix",
-                text=f"Not tried: {name}: {nt.get('why')}.",
+                text=f"Not tried: {nt.name}: {nt.why}.",
                 evidence="fixes_not_tried",
             )
         )

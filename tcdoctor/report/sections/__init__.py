@@ -29,13 +29,17 @@ from .breaks import GraphBreak, GraphBreaks, Graphs, Recompile, Recompiles
 from .compile import (
     GUARDS_BY_PROFILER,
     GUARDS_BY_REMOVAL,
+    CompileCheck,
+    CompileFrame,
     CompileGraphs,
     CompileTime,
     Guards,
+    IsaProbe,
+    TimeScale,
     guard_cost,
 )
 from .distributed import Distributed, Divergence, RankRow, TorchTrace
-from .fixes import Ablation, FixRow, FixSide, Patch
+from .fixes import Ablation, FixRow, FixSide, NotTried, Patch
 from .outputs import Memory, Numerics
 from .runtime import Runtime, Timing, ci_bounds, vs_eager
 from .serving import Serving
@@ -45,6 +49,8 @@ from .verdict import Advice, Verdict
 __all__ = [
     "Ablation",
     "Advice",
+    "CompileCheck",
+    "CompileFrame",
     "CompileGraphs",
     "CompileRemedies",
     "CompileTime",
@@ -52,6 +58,7 @@ __all__ = [
     "Divergence",
     "DriftOrigin",
     "Miscompile",
+    "NotTried",
     "FixRow",
     "FixSide",
     "GUARDS_BY_PROFILER",
@@ -60,6 +67,7 @@ __all__ = [
     "GraphBreaks",
     "Graphs",
     "Guards",
+    "IsaProbe",
     "Memory",
     "MemoryAttribution",
     "Numerics",
@@ -75,6 +83,7 @@ __all__ = [
     "Serving",
     "Strategies",
     "StrategyRow",
+    "TimeScale",
     "Timing",
     "TorchTrace",
     "Verdict",

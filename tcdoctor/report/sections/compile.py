@@ -11,6 +11,7 @@ from ..rules import (
     cold_warm_ratio,
     guard_share,
 )
+from .keyed import Keyed
 from .strategies import CompileRemedies
 
 GUARDS_BY_REMOVAL = "removal"  # A/B: calls timed with and without guard evaluation
@@ -48,26 +49,99 @@ def guard_cost(profile: dict) -> dict:
 
 
 @dataclass
+class CompileFrame(Keyed):
+    """One frame the cold first call compiled (probes/compile_graphs.py), joined in the parent with
+    the warm process's seconds and the steady-state runs per call (report/compile_joins.py): each
+    join's keys are present where it ran, so a row keeps the keys it was given, in their order
+    (`Keyed`). The probe's other keys (nodes, guards, each compile phase's seconds, cache, …) and
+    the joins' (warm_cache, median_s_per_call, …) stay in `extra`."""
+
+    compile_id: str | None = None
+    function: str | None = None
+    file: str | None = None
+    line: int | None = None
+    origin: str | None = None  # "user", or the library that owns the frame
+    owner: str | None = None
+    user_frame: dict | None = None  # the user's line that led into code they did not write
+    ops: int | None = None
+    cold_s: float | None = None
+    warm_s: float | None = None
+    runs_per_call: float | None = None
+    median_self_s_per_call: float | None = None  # profiled, without the regions nested in it
+    unused_in_steady_state: bool | None = None
+    time_s_per_call: float | None = None  # median_self_s_per_call scaled to the unprofiled call
+
+    @property
+    def time_per_call(self) -> float | None:
+        """The frame's time per steady-state call as the report shows it: scaled to the
+        unprofiled call where the report scaled it (`compile_joins.scale_to_call`), else its
+        profiled own time (older reports)."""
+        t = self.time_s_per_call
+        return t if t is not None else self.median_self_s_per_call
+
+
+@dataclass
+class CompileCheck(Keyed):
+    """The frames' sum beside the compile part of the cold first call (`compile_graphs.coverage`):
+    the part is the first call less the eager call, an estimate."""
+
+    rows_cold_s: float | None = None
+    first_call_s: float | None = None
+    eager_call_s: float | None = None
+    first_call_compile_s: float | None = None
+    coverage: float | None = None  # rows_cold_s / first_call_compile_s
+    not_in_rows_s: float | None = None
+
+
+@dataclass
+class TimeScale(Keyed):
+    """How the profiled time/call was scaled to the unprofiled call (compile_joins.scale_to_call):
+    `why` when not scaled, else the factor and the two medians it is the ratio of."""
+
+    scaled: bool | None = None
+    why: str | None = None
+    factor: float | None = None
+    profiled_call_s: float | None = None
+    compiled_median_s: float | None = None
+    sum_rescaled: bool | None = None  # scaled down once more so the frames sum to the median
+    method: str | None = None
+
+
+@dataclass
 class CompileGraphs(Record):
     """Where the compile time goes: one row per frame the cold first call compiled, largest cold
     seconds first (probes/compile_graphs.py), joined with the warm process's seconds and the
-    steady-state runs per call (report/compile_joins.py).
-
-    A row stays a dict of the probe's keys (compile_id, function, file, line, ops, cold_s, warm_s,
-    runs_per_call, median_s_per_call, unused_in_steady_state, …); `check` holds the rows' sum beside
-    the compile part of the first call (`coverage`).
+    steady-state runs per call (report/compile_joins.py); `check` holds the rows' sum beside the
+    compile part of the first call (`coverage`).
     """
 
     OMIT_NONE = ("regions_not_in_table", "time_scale")
 
-    rows: list[dict] = field(default_factory=list)
-    check: dict[str, Any] = field(default_factory=dict)
+    rows: list[CompileFrame] = field(default_factory=list)
+    check: CompileCheck = field(default_factory=CompileCheck)
     method: str | None = None
     regions_not_in_table: list[str] | None = (
         None  # ran in steady state, not compiled by the first call
     )
-    # how the profiled time/call was scaled to the unprofiled call (compile_joins.scale_to_call)
-    time_scale: dict[str, Any] | None = None
+    time_scale: TimeScale | None = None
+
+
+@dataclass
+class IsaProbe(Keyed):
+    """Inductor's one-off CPU ISA probe inside the cold first call (probes/isa_probe.py, inductor
+    only): `seconds` from its first source written to its last library built, `build_s` the builds
+    alone (what a folder probed before skips), the frame whose cold time holds it. `seconds` None
+    with `none` (no probe was built; `seeded`: the folder was seeded with the machine's probed
+    one) or `not_measured` (why). A report keeps the keys it was given, in their order."""
+
+    seconds: float | None = None
+    build_s: float | None = None
+    builds: int | None = None
+    frame: str | None = None  # compile id of the frame that paid it
+    none: bool | None = None
+    seeded: bool | None = None
+    method: str | None = None
+    not_measured: str | None = None
 
 
 @dataclass
@@ -109,8 +183,7 @@ class CompileTime(Record):
     recompile_time_s: float | None = None
     graphs: CompileGraphs | None = None
     remedies: CompileRemedies | None = None  # tried remedies for the cold start, when planned
-    # Inductor's one-off CPU ISA probe inside the cold first call (probes/isa_probe.py); inductor only
-    isa_probe: dict[str, Any] | None = None
+    isa_probe: IsaProbe | None = None
     # CUDA graphs captured vs skipped, PyTorch's reasons (probes/cudagraphs.py), modes that ask
     cudagraphs: dict[str, Any] | None = None
     not_measured: str | None = None
@@ -137,9 +210,9 @@ class CompileTime(Record):
     @property
     def probed_cold_s(self) -> float | None:
         """The cold first call on a machine that has compiled before: less the builds of Inductor's
-        CPU ISA probe (`isa_probe["build_s"]`), which a cache folder probed before skips (its load
+        CPU ISA probe (`isa_probe.build_s`), which a cache folder probed before skips (its load
         checks stay: every process pays them). None where the builds were not read."""
-        build = (self.isa_probe or {}).get("build_s")
+        build = self.isa_probe.build_s if self.isa_probe else None
         if self.first_call_s is None or build is None:
             return None
         return max(0.0, self.first_call_s - build)

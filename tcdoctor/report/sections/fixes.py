@@ -9,7 +9,6 @@ file, so they do not stack: one per file is chosen (the fastest compiled), among
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -20,6 +19,7 @@ from ..rules import (
     faster_than_eager,
     row_interval,
 )
+from .keyed import Keyed
 from .runtime import ci_bounds, vs_eager
 from .strategies import StrategyRow
 
@@ -61,7 +61,7 @@ class Patch(Record):
 
 
 @dataclass
-class FixSide(Record):
+class FixSide(Keyed):
     """A fix row's figures before the fix (the main row's) or after it (its child's, a strategy
     row's, the cheap backend's count). Which keys a side holds depends on where it was made: a key
     is present when given (some as null), written back in the order given (`from_dict`, `of`), so
@@ -87,34 +87,25 @@ class FixSide(Record):
     limit_hit: bool | None = None
     expected_gain_s_per_forward: float | None = None  # regional compilation's (verdict/tried.py)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_keys", [k for k in _SIDE if getattr(self, k) is not None])
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        super().__setattr__(name, value)
-        keys = self.__dict__.get("_keys")
-        if keys is not None and name in _SIDE and name not in keys:
-            keys.append(name)  # a figure set later is written after those given first
+@dataclass
+class NotTried(Keyed):
+    """A fix the plan made and left untried (experiments/plan.py: the fix budget used up, a patch
+    the planner could not make or a `# tcdoctor: ignore` kept): its experiment `spec` (the fix,
+    or the ablation's backend) and `why`."""
 
-    @classmethod
-    def of(cls, **figures: Any) -> FixSide:
-        """A side holding exactly these keys (None ones too), written in this order."""
-        return cls.from_dict(figures)
+    spec: dict[str, Any] | None = None
+    why: str | None = None
 
-    @classmethod
-    def from_dict(cls, d: dict | None) -> FixSide:
-        side = super().from_dict(d)
-        object.__setattr__(side, "_keys", list(d or {}))
-        return side
+    @property
+    def fix(self) -> dict[str, Any]:
+        """The spec's fix ({} for an ablation): its kind, name and, for a patch, file and line."""
+        return (self.spec or {}).get("fix") or {}
 
-    def to_dict(self) -> dict:
-        every = super().to_dict()
-        out = {k: every[k] for k in self._keys if k in every}
-        out.update((k, v) for k, v in self.extra.items() if k not in out)
-        return out
-
-
-_SIDE = tuple(f.name for f in dataclasses.fields(FixSide) if f.name != "extra")
+    @property
+    def name(self) -> str | None:
+        """The fix as the plan names it, or the ablation's backend."""
+        return self.fix.get("name") or (self.spec or {}).get("backend")
 
 
 @dataclass
