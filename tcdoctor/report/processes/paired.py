@@ -45,13 +45,45 @@ def steady(latencies: list | None, skip: set[int] | None = None) -> dict[int, fl
 def log_spread(a: list | None, b: list | None, rules: Rules = RULES) -> float | None:
     """|log(ratio of medians)| between two replays of one configuration in two processes, on the
     requests both served (paired by request); None with fewer than `rules.min_pairs` of them."""
-    x, y = steady(a), steady(b)
-    both = sorted(set(x) & set(y))
+    return median_spread(steady(a), steady(b), rules)
+
+
+def median_spread(
+    x: Mapping[int, float], y: Mapping[int, float], rules: Rules = RULES
+) -> float | None:
+    """|log(median x / median y)| on the requests both hold; None under `rules.min_pairs`."""
+    ratio = paired_ratio(x, y, rules)
+    return abs(math.log(ratio)) if ratio else None
+
+
+def paired_ratio(
+    num: Mapping[int, float], den: Mapping[int, float], rules: Rules = RULES
+) -> float | None:
+    """median(num) / median(den) on the requests both served (`ratio_interval`'s statistic);
+    None under `rules.min_pairs` such requests."""
+    both = sorted(set(num) & set(den))
     if len(both) < rules.min_pairs:
         return None
-    return abs(
-        math.log(statistics.median([x[i] for i in both]) / statistics.median([y[i] for i in both]))
-    )
+    return statistics.median([num[i] for i in both]) / statistics.median([den[i] for i in both])
+
+
+def per_request(num: Mapping[int, float], den: Mapping[int, float]) -> dict[int, float]:
+    """{request: num / den} on the requests both served: where the two were served back to back
+    (probes/generate.py `replay_paired`), each request's ratio is of one moment of the host."""
+    return {i: num[i] / den[i] for i in sorted(set(num) & set(den)) if den[i] > 0}
+
+
+def ratio_spread(
+    a: tuple[Mapping[int, float], Mapping[int, float]],
+    b: tuple[Mapping[int, float], Mapping[int, float]],
+    rules: Rules = RULES,
+) -> float | None:
+    """|log| of one paired ratio (`paired_ratio` of a (num, den)) over the same ratio taken in
+    another process: the spread between two processes of what a paired interval measures, not of
+    two absolute times taken at different moments (a host's slow phase in one process moves both
+    halves of its pairs, not this spread). None where either ratio is not known."""
+    ra, rb = paired_ratio(*a, rules), paired_ratio(*b, rules)
+    return abs(math.log(ra / rb)) if ra and rb else None
 
 
 @dataclass

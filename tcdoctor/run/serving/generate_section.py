@@ -28,7 +28,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...report.processes.paired import log_spread, ratio_interval, steady
+from ...report.processes.paired import (
+    median_spread,
+    per_request,
+    ratio_interval,
+    ratio_spread,
+    steady,
+)
 from .part import Serving
 
 LOGITS_DECIDE = (
@@ -113,7 +119,7 @@ def build(run: Serving) -> dict | None:
     eager = (out.get("eager") or {}).get("side")
     compiled = (out.get("compiled") or {}).get("side")
     reference = (out.get("compiled") or {}).get("steady")
-    strategies = judge(list(run.results.get("generate_strategies") or []), reference)
+    strategies = judge(list(run.results.get("generate_strategies") or []), out.get("compiled"))
     logits = (out.get("compiled") or {}).get("logits")
     not_measured = {k: v for k, v in run.not_measured.items() if k.startswith("generat")}
     if logits and "why" in logits:
@@ -125,9 +131,10 @@ def build(run: Serving) -> dict | None:
         "eager": eager,
         "compiled": compiled,
         "steady": reference,
+        "paired_eager": (out.get("compiled") or {}).get("paired_eager"),
         "tokens": tokens_equal(eager, compiled, logits),
         "strategies": strategies,
-        "process_spread": process_spread(strategies, reference),
+        "process_spread": process_spread(strategies, out.get("compiled")),
         "proof": run.results.get("generate_proof"),
         "not_measured": not_measured,
         "loop": gen.get("loop") or None,
@@ -135,31 +142,46 @@ def build(run: Serving) -> dict | None:
     }
 
 
+def _pairs(rec: dict | None) -> tuple[dict, dict] | None:
+    """(steady request times, paired eager's) of one process's paired replay (None: no pairs)."""
+    rec = rec or {}
+    eager = (rec.get("paired_eager") or {}).get("total_s")
+    if not eager:
+        return None
+    return steady((rec.get("steady") or {}).get("total_s")), steady(eager)
+
+
 def judge(rows: list[dict], reference: dict | None) -> list[dict]:
-    """Each strategy row's `interval` against the reference (the generate part's compiled steady
-    replay), per request its time from prompt to last token, paired by request, widened by the
-    spread between the reference's two processes (the `dynamic` row is the second; its own row
-    has no interval: it is where the spread comes from). run/serving/generate_strategies.py."""
-    ref = steady((reference or {}).get("total_s"))
+    """Each strategy row's `interval` against the reference (`reference`: the generate part's
+    compiled process's results, its steady replay paired with eager). Every strategy's process
+    paired its steady replay with eager the same way, so per request each side is a ratio to
+    eager of one moment (`per_request`); the interval is the strategy's ratios against the
+    reference's, paired by request (`ratio_interval`), widened by the spread of the same ratios
+    between the reference's two processes (the `dynamic` row is the second; its own row has no
+    interval: it is where the spread comes from). A host phase in one process moves both halves
+    of its pairs, not the ratios. run/serving/generate_strategies.py."""
+    ref = _pairs(reference)
     again = next((r for r in rows if r.get("name") == "dynamic"), None)
-    floor = log_spread((reference or {}).get("total_s"), _steady_of(again)) if again else None
+    ref_ratio = per_request(*ref) if ref else {}
+    floor = None
+    if ref and _pairs(again):
+        floor = median_spread(ref_ratio, per_request(*_pairs(again)))
     out = []
     for row in rows:
-        iv = None
-        if row is not again and ref:
-            iv = ratio_interval(steady(_steady_of(row)), ref, floor, "dynamic")
+        iv, pairs = None, _pairs(row)
+        if row is not again and ref and pairs:
+            iv = ratio_interval(per_request(*pairs), ref_ratio, floor, "dynamic")
         out.append({**row, "interval": iv.to_dict() if iv is not None else None})
     return out
 
 
-def _steady_of(row: dict | None) -> list | None:
-    return ((row or {}).get("steady") or {}).get("total_s")
-
-
 def process_spread(rows: list[dict], reference: dict | None) -> float | None:
-    """|log ratio of medians| between the reference's two processes (None: not both)."""
+    """The spread between the reference's two processes (the generate part's compiled one and the
+    `dynamic` strategy's) of the compiled / eager paired ratio that the headline's interval
+    measures (`ratio_spread`); None: not both."""
     again = next((r for r in rows if r.get("name") == "dynamic"), None)
-    return log_spread((reference or {}).get("total_s"), _steady_of(again)) if again else None
+    a, b = _pairs(reference), _pairs(again)
+    return ratio_spread(a, b) if a and b else None
 
 
 def sizes(side: dict | None) -> dict[str, Any]:
