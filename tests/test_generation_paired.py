@@ -157,3 +157,29 @@ def test_a_strategy_whose_process_ran_slow_is_judged_by_its_ratio_to_eager_besid
     )
     assert before.claim is Claim.SLOWER
     assert gs.process_spread([dynamic, static], ref) == pytest.approx(abs(math.log(1.01)))
+
+
+def test_the_headline_compares_the_paired_eager_and_says_so():
+    """The saved report with paired eager request times planted at twice compiled's, eager's own
+    process at compiled's: the decision reads the pairs, and its words say where they were taken."""
+    import copy
+
+    from conftest import saved_report
+
+    from tcdoctor.outcomes import Decision
+    from tcdoctor.report.model import Report
+    from tcdoctor.verdict import judge
+
+    r = Report.load(str(saved_report("generation")))
+    g = r.serving.generation
+    assert g.paired_eager is None and g.decision_eager is g.eager  # written before the pairs
+    g.eager.total_s = list(g.steady.total_s)
+    g.paired_eager = copy.deepcopy(g.steady)
+    g.paired_eager.total_s = [x * 2 if x is not None else None for x in g.steady.total_s]
+    g.process_spread = 0.01
+    judge(r)
+    assert r.verdict.decision == Decision.COMPILE
+    assert "paired in the compiled process" in r.verdict.reasons[0]
+    assert "paired in the compiled process" in r.verdict.serving.figures[0]
+    back = Report.from_dict(r.to_dict()).serving.generation
+    assert back.paired_eager.total_s == g.paired_eager.total_s

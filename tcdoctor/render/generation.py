@@ -270,6 +270,14 @@ def strategies_section(report: Report) -> Section | None:
         "ratio of median request times against the compiled forward with your generate_kwargs, "
         "paired by request, widened by the spread between the reference's two processes."
     )
+    if any(r.paired_eager is not None for r in g.strategies):  # reports written since the pairs
+        how = (
+            "Each strategy in a fresh process with an empty cache, cold then steady, each steady "
+            "request served eager and with the strategy back to back; interval: per request the "
+            "strategy's time over eager's beside it, against the same ratio of the compiled "
+            "forward with your generate_kwargs, paired by request, widened by that ratio's spread "
+            "between the reference's two processes."
+        )
     return Section(
         STRATEGIES,
         tables=(Table(headers, rows, detail=(6, 7)),) if rows else (),
