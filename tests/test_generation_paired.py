@@ -23,8 +23,9 @@ from tcdoctor.probes.traffic_replay import ServeContext
 from tcdoctor.report.processes.claims import Claim
 from tcdoctor.report.processes.paired import (
     log_spread,
+    pair_interval,
+    pair_spread,
     ratio_interval,
-    ratio_spread,
     steady,
 )
 from tcdoctor.run.serving import generate as gen_part
@@ -125,10 +126,10 @@ def test_a_slow_phase_on_one_process_moves_both_halves_and_decides_nothing():
     assert sorted(slowed)[len(slowed) // 2] > 1.5  # the phase did slow the eager half...
     slowed = [a[0].total_s[i] / b[0].total_s[i] for i in sorted(stretch)]
     assert sorted(slowed)[len(slowed) // 2] > 1.5  # ...and the compiled half beside it
-    spread = ratio_spread(
+    spread = pair_spread(
         (steady(a[0].total_s), steady(a[1].total_s)), (steady(b[0].total_s), steady(b[1].total_s))
     )
-    after = ratio_interval(steady(a[0].total_s), steady(a[1].total_s), spread, "eager")
+    after = pair_interval(steady(a[0].total_s), steady(a[1].total_s), spread, "eager")
     assert after.claim is not Claim.FASTER  # the eager backend compiles nothing faster
     assert after.ratio > before.high  # the pairs' ratio is out of the method before's interval
     assert m.forward is swap.compiled  # the compiled forward set back after the pairs

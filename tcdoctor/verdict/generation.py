@@ -10,10 +10,11 @@ ratio of median request times, prompt to last token, paired by request, a 95% bo
 widened by the spread between the reference's two processes, `GenerationSection.process_spread`).
 The pairs are of one moment: in the compiled process, after its cold replay, each request was
 served eager and compiled back to back (`GenerationSection.paired_eager`; probes/generate.py
-`replay_paired`), and the spread is that of the same paired ratio in the `dynamic` strategy's
-process (`ratio_spread`), so a phase of the host (a neighbour's load, seconds long) falls on both
-halves of the pairs it covers and cannot decide. Reports written before the pairs compare eager's
-own process instead (`decision_eager`), as they did.
+`replay_paired`); the statistic is the median request's compiled / eager ratio (`pair_interval`),
+and the spread that of the same in the `dynamic` strategy's process (`pair_spread`), so a phase of
+the host (a neighbour's load, seconds long) falls on both halves of the pairs it covers and cannot
+decide. Reports written before the pairs compare eager's own process by the ratio of the two
+sides' medians instead (`decision_eager`, `ratio_interval`), as they did.
 The headline, in order:
 - the compiled forward failed, or Dynamo made no graph on one call: the single forward's decision
   (dont-compile), as for any target;
@@ -51,7 +52,7 @@ from typing import TYPE_CHECKING
 from .. import units
 from ..outcomes import Decision
 from ..report.processes.claims import Claim
-from ..report.processes.paired import Interval, ratio_interval, steady
+from ..report.processes.paired import Interval, pair_interval, ratio_interval, steady
 from ..report.sections.generation import MADE, Divergence, GenerationSection
 from ..report.sections.serving import OperatingModel
 from ..thresholds import RULES, Rules
@@ -106,9 +107,8 @@ def judged(report: Report, rules: Rules = RULES) -> Judged | None:
     iv = None
     e = g.decision_eager
     if e is not None and g.steady is not None:
-        iv = ratio_interval(
-            steady(g.steady.total_s), steady(e.total_s), g.process_spread, "eager", rules
-        )
+        judge = pair_interval if g.paired_eager is not None else ratio_interval
+        iv = judge(steady(g.steady.total_s), steady(e.total_s), g.process_spread, "eager", rules)
     bad = g.tokens.numerics_failures if g.tokens else []
     compile_s = None
     if g.compiled is not None:

@@ -73,17 +73,33 @@ def per_request(num: Mapping[int, float], den: Mapping[int, float]) -> dict[int,
     return {i: num[i] / den[i] for i in sorted(set(num) & set(den)) if den[i] > 0}
 
 
-def ratio_spread(
+def pair_spread(
     a: tuple[Mapping[int, float], Mapping[int, float]],
     b: tuple[Mapping[int, float], Mapping[int, float]],
     rules: Rules = RULES,
 ) -> float | None:
-    """|log| of one paired ratio (`paired_ratio` of a (num, den)) over the same ratio taken in
-    another process: the spread between two processes of what a paired interval measures, not of
-    two absolute times taken at different moments (a host's slow phase in one process moves both
-    halves of its pairs, not this spread). None where either ratio is not known."""
-    ra, rb = paired_ratio(*a, rules), paired_ratio(*b, rules)
-    return abs(math.log(ra / rb)) if ra and rb else None
+    """The spread between two processes of a paired ratio: |log| of the median per-request ratio
+    (`per_request` of a (num, den)) over the same in the other process. Where each request's two
+    halves were served back to back, a host's slow phase in one process moves both halves of its
+    pairs, not this spread; and each request is its own reference (a long prompt's time is
+    divided by its own, never by another request's). None where either is not known."""
+    return median_spread(per_request(*a), per_request(*b), rules)
+
+
+def pair_interval(
+    num: Mapping[int, float],
+    den: Mapping[int, float],
+    floor: float | None,
+    vs: str,
+    rules: Rules = RULES,
+) -> Interval | None:
+    """`ratio_interval` of the per-request ratios num / den (served back to back: each of one
+    moment) against 1: the median request's ratio, its bootstrap interval over the requests,
+    widened by `floor` (`pair_spread`). Unlike the ratio of two sides' medians, the median of the
+    pairs' ratios never divides one request's time by another's (the prompts' lengths differ, so
+    the two medians can fall on different requests)."""
+    ratios = per_request(num, den)
+    return ratio_interval(ratios, dict.fromkeys(ratios, 1.0), floor, vs, rules)
 
 
 @dataclass

@@ -30,9 +30,9 @@ from typing import Any
 
 from ...report.processes.paired import (
     median_spread,
+    pair_interval,
+    pair_spread,
     per_request,
-    ratio_interval,
-    ratio_spread,
     steady,
 )
 from .part import Serving
@@ -156,7 +156,8 @@ def judge(rows: list[dict], reference: dict | None) -> list[dict]:
     compiled process's results, its steady replay paired with eager). Every strategy's process
     paired its steady replay with eager the same way, so per request each side is a ratio to
     eager of one moment (`per_request`); the interval is the strategy's ratios against the
-    reference's, paired by request (`ratio_interval`), widened by the spread of the same ratios
+    reference's, paired by request (`pair_interval`: the median request's ratio of the two
+    ratios), widened by the spread of the same ratios
     between the reference's two processes (the `dynamic` row is the second; its own row has no
     interval: it is where the spread comes from). A host phase in one process moves both halves
     of its pairs, not the ratios. run/serving/generate_strategies.py."""
@@ -170,18 +171,18 @@ def judge(rows: list[dict], reference: dict | None) -> list[dict]:
     for row in rows:
         iv, pairs = None, _pairs(row)
         if row is not again and ref and pairs:
-            iv = ratio_interval(per_request(*pairs), ref_ratio, floor, "dynamic")
+            iv = pair_interval(per_request(*pairs), ref_ratio, floor, "dynamic")
         out.append({**row, "interval": iv.to_dict() if iv is not None else None})
     return out
 
 
 def process_spread(rows: list[dict], reference: dict | None) -> float | None:
     """The spread between the reference's two processes (the generate part's compiled one and the
-    `dynamic` strategy's) of the compiled / eager paired ratio that the headline's interval
-    measures (`ratio_spread`); None: not both."""
+    `dynamic` strategy's) of the compiled / eager per-request ratio that the headline's interval
+    measures (`pair_spread`); None: not both."""
     again = next((r for r in rows if r.get("name") == "dynamic"), None)
     a, b = _pairs(reference), _pairs(again)
-    return ratio_spread(a, b) if a and b else None
+    return pair_spread(a, b) if a and b else None
 
 
 def sizes(side: dict | None) -> dict[str, Any]:
