@@ -7,8 +7,10 @@ checks (a server's cold start).
 Each process makes one untimed eager forward on the example prompt first (the runtime's lazy start:
 allocator, thread pool), so neither side's first request carries it. The compiled side replays the
 prompts twice: cold (its compiles: each with its request, decode step, cache length and guard) and
-steady (the same compiled model, once compiled: what the cache strategies are judged against,
-run/serving/generate_strategies.py). Each side keeps its cold replay's step logits off the clock
+steady (the same compiled model, once compiled), each steady request served eager and compiled
+back to back (`replay_paired`, `Swap`: the model's own forward set back for the eager half): the
+pairs the verdict and the cache strategies are judged on (run/serving/generate_section.py), each
+of one moment of the host. Each side keeps its cold replay's step logits off the clock
 and writes them to its side file in the run's folder (ServeSpec.files); the compiled process,
 started after the eager one ended, compares its own with eager's file before its steady replay
 (probes/generate_logits.py: the method) and streams the comparison as its `logits` result. The eager side sets `disable_compile=True` unless the user's
