@@ -251,11 +251,17 @@ def _fake(side_total, strategies):
             return {"side": side}, None
         if process == "generate_compiled":
             compiles = [{"request": 0, "step": 0, "kind": "compile"}]
-            return {"side": {**side, "compiles": compiles}, "steady": side}, None
+            return {
+                "side": {**side, "compiles": compiles},
+                "steady": side,
+                "paired_eager": side,
+            }, None
         if process == "generate_proof":
             return {"proof": {"requests": handed["warmup"], "proven": True}}, None
         name = handed["strategy"].removeprefix("generate_")
-        return {"row": {"name": name, "steady": {"total_s": strategies[name]}}}, None
+        row = {"name": name, "steady": {"total_s": strategies[name]},
+               "paired_eager": {"total_s": side_total}}  # fmt: skip
+        return {"row": row}, None
 
     return start, calls
 

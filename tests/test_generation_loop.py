@@ -91,6 +91,10 @@ def test_compiles_equal_the_same_loop_compiled_by_hand_and_tokens_equal_eagers(t
     recorded = sum(1 for m in dynamo_state.compilation_metrics() if (m.start_time_us or 0) >= t0_us)
     side = got["side"]
     assert len(side["compiles"]) == recorded and got["steady"]["compiles"] == []
+    # the decision's pairs: your decode set back for the eager half (same tokens, nothing compiled)
+    paired = got["paired_eager"]
+    assert paired["tokens"] == got["steady"]["tokens"] and paired["compiles"] == []
+    assert len(paired["start_s"]) == len(got["steady"]["start_s"]) == len(LENGTHS)
     # the decode step's shapes never change over the static cache: one compile, at the first decode
     assert [(c["request"], c["step"], c["cache_length"], c["kind"]) for c in side["compiles"]] == [
         (0, 1, LENGTHS[0] + 1, "compile")

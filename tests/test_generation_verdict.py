@@ -34,7 +34,7 @@ def _planted(saved: Report, ratio: float | None = None, divergence: str | None =
     r = copy.deepcopy(saved)
     g = r.serving.generation
     if ratio is not None:
-        g.steady.total_s = [x * ratio for x in g.eager.total_s]
+        g.steady.total_s = [x * ratio for x in g.decision_eager.total_s]
     if divergence is not None:
         g.tokens.equal = g.tokens.compared - 1
         g.tokens.divergences = [
@@ -106,7 +106,7 @@ def test_logits_leaving_eagers_with_the_tokens_equal_head_dont_compile(saved, fa
 
     r = copy.deepcopy(saved)
     g = r.serving.generation
-    g.steady.total_s = [x * 0.5 for x in g.eager.total_s]
+    g.steady.total_s = [x * 0.5 for x in g.decision_eager.total_s]
     g.logits = LogitsCompared(
         requests=8, steps=64, failed_steps=failed, first_fail_request=2 if failed else None,
         first_fail_step=3 if failed else None, max_abs_diff=1e-3 if failed else 1e-6, tol=1e-4,
@@ -124,7 +124,9 @@ def test_logits_leaving_eagers_with_the_tokens_equal_head_dont_compile(saved, fa
 def test_a_compiled_forward_that_fails_its_numerics_rules_out_a_faster_generation(saved):
     r = copy.deepcopy(saved)
     r.numerics.passed = False
-    r.serving.generation.steady.total_s = [x * 0.5 for x in r.serving.generation.eager.total_s]
+    r.serving.generation.steady.total_s = [
+        x * 0.5 for x in r.serving.generation.decision_eager.total_s
+    ]
     judge(r)
     v = r.verdict
     assert v.decision == Decision.DONT_COMPILE and v.serving.model == "eager"

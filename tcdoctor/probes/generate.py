@@ -124,15 +124,20 @@ class GenResult:
     tol: float | None = None  # the numerics rule's tolerance for the logits' dtype
     stopped: str | None = None
     wall_s: float = 0.0
+    start_s: list[float | None] = dataclasses.field(default_factory=list)
+    origin: float = dataclasses.field(default_factory=time.perf_counter, repr=False)
 
     def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in (f.name for f in dataclasses.fields(self))}
+        return {
+            k: getattr(self, k) for k in (f.name for f in dataclasses.fields(self)) if k != "origin"
+        }
 
     def begin(self, request: Request, prompt_len: int, why: str | None) -> bool:
         """A request's row opened (None until served); False, with its one error line, when its
         prompt was refused (`why`)."""
         self.prompt_lengths.append(prompt_len)
-        for field in (self.token_times_s, self.total_s, self.tokens, self.margins, self.top_logits):
+        fields = (self.token_times_s, self.total_s, self.tokens, self.margins, self.top_logits)
+        for field in (*fields, self.start_s):
             field.append(None)
         if why is not None:
             self.errors.append({"request": request.index, "shapes": request.shapes, "message": why})
@@ -167,6 +172,7 @@ class GenResult:
         t0, end = span
         self.token_times_s[-1] = [t - t0 for t in clock.times]
         self.total_s[-1] = end - t0
+        self.start_s[-1] = t0 - self.origin
         self.tokens[-1], self.margins[-1], self.top_logits[-1] = got
         if self.tol is None and dtype is not None:
             self.tol = TOL.get(dtype, 1e-4)
@@ -211,7 +217,7 @@ def _tokens(out: Any, prompt_len: int) -> tuple[list[int], list[float], list[flo
     return tokens, margins, tops
 
 
-def _one(
+def serve_one(
     model: Any, request: Request, kwargs: dict, sync: Callable, res: GenResult, logits: Any
 ) -> None:
     """One request served: its times, tokens, compiles, or its error (named with its step); its
@@ -252,5 +258,38 @@ def replay_generate(
     res = GenResult(recompile_limit=recompile_limit(compile_kwargs))
     for request in each_request(requests, res, deadline):
         with torch.no_grad():
-            _one(model, request, kwargs, sync, res, logits)
+            serve_one(model, request, kwargs, sync, res, logits)
     return res
+
+
+PAIR_SIDES = ("eager", "compiled")
+
+
+def replay_paired(
+    requests: Iterable[Request],
+    serve: Callable[[Request, GenResult, str], None],
+    swap: Callable[[str], None],
+    *,
+    deadline: float,
+    compile_kwargs: dict | None = None,
+) -> tuple[GenResult, GenResult]:
+    """Each request served twice back to back, once per side, so a phase of the host (a
+    neighbour's load, seconds long) falls on both halves of a pair: `swap(side)` sets the side up
+    (an attribute assignment, outside every clock), `serve(request, result, side)` serves it.
+    Which side goes first alternates (eager first on the 1st, 3rd, ... request), so neither side
+    always meets the other's after-effects (a warm cache, a freed allocator block). The two
+    results share one origin, so their `start_s` say when each request began on one clock.
+    Returns (compiled, eager); the compiled side is set back at the end."""
+    compiled = GenResult(recompile_limit=recompile_limit(compile_kwargs))
+    eager = GenResult(origin=compiled.origin)
+    results = {"eager": eager, "compiled": compiled}
+    try:
+        for k, request in enumerate(each_request(requests, compiled, deadline)):
+            for side in PAIR_SIDES if k % 2 == 0 else PAIR_SIDES[::-1]:
+                swap(side)
+                with torch.no_grad():
+                    serve(request, results[side], side)
+    finally:
+        swap("compiled")
+    eager.wall_s, eager.stopped = compiled.wall_s, compiled.stopped
+    return compiled, eager

@@ -102,7 +102,7 @@ def _generate(step: Any, ids: torch.Tensor, n: int, clock: LoopClock) -> torch.T
     return logits
 
 
-def _one(
+def serve_one(
     step: Any, request: Request, n: int, sync: Callable[[], None], res: GenResult, logits: Any
 ) -> None:
     """One request served: its times, tokens, compiles, or its error (named with its step); its
@@ -149,5 +149,5 @@ def replay_loop(
     n = int(kwargs["max_new_tokens"])
     for request in each_request(requests, res, deadline):
         with torch.no_grad():
-            _one(step, request, n, sync, res, logits)
+            serve_one(step, request, n, sync, res, logits)
     return res

@@ -113,6 +113,24 @@ def _logits_row(g: GenerationSection) -> tuple[Row, ...]:
     return (Row("logits equal to eager's, step by step", logits_text(g), how, alarm=failed),)
 
 
+def _paired_row(g: GenerationSection) -> tuple[Row, ...]:
+    """The decision's pairs (reports written before them: none): eager and compiled request times
+    served back to back in the compiled process, apart from the eager process's figures above."""
+    e, c = g.paired_eager, g.steady
+    if e is None:
+        return ()
+    both = f"eager {_three(e, 'ttft')}; compiled steady {_three(c, 'ttft')}"
+    return (
+        Row(
+            "paired in one process: TTFT p50 / p90 / p99",
+            both,
+            "what the verdict compares: in the compiled process, each request served eager and "
+            "compiled back to back (which first alternating), so a phase of the host falls on "
+            "both; the rows above: eager in its own fresh process",
+        ),
+    )
+
+
 def key_rows(g: GenerationSection) -> tuple[Row, ...]:
     e, c = g.eager, g.compiled
     rate = f"eager {units.tokens_rate(e.tokens_per_s if e else None)}, compiled "
@@ -129,6 +147,7 @@ def key_rows(g: GenerationSection) -> tuple[Row, ...]:
         Row("inter-token latency p50 / p90 / p99", _pair(g, "itl")),
         Row("time per output token p50 / p90 / p99", _pair(g, "tpot")),
         Row("tokens/s over the replay", rate, "new tokens / the sum of the request times"),
+        *_paired_row(g),
         Row("compiles during generation", compiles, "CompilationMetrics entries PyTorch added"),
         Row(
             f"requests after recompile_limit ({units.count(c.recompile_limit if c else None)})",
@@ -251,6 +270,14 @@ def strategies_section(report: Report) -> Section | None:
         "ratio of median request times against the compiled forward with your generate_kwargs, "
         "paired by request, widened by the spread between the reference's two processes."
     )
+    if any(r.paired_eager is not None for r in g.strategies):  # reports written since the pairs
+        how = (
+            "Each strategy in a fresh process with an empty cache, cold then steady, each steady "
+            "request served eager and with the strategy back to back; interval: per request the "
+            "strategy's time over eager's beside it, against the same ratio of the compiled "
+            "forward with your generate_kwargs, paired by request, widened by that ratio's spread "
+            "between the reference's two processes."
+        )
     return Section(
         STRATEGIES,
         tables=(Table(headers, rows, detail=(6, 7)),) if rows else (),

@@ -8,6 +8,13 @@ verdict/__init__.py `decide` asks `headline` for the decision.
 Method: the serving section's one paired rule (report/processes/paired.py `ratio_interval`: the
 ratio of median request times, prompt to last token, paired by request, a 95% bootstrap interval
 widened by the spread between the reference's two processes, `GenerationSection.process_spread`).
+The pairs are of one moment: in the compiled process, after its cold replay, each request was
+served eager and compiled back to back (`GenerationSection.paired_eager`; probes/generate.py
+`replay_paired`); the statistic is the median request's compiled / eager ratio (`pair_interval`),
+and the spread that of the same in the `dynamic` strategy's process (`pair_spread`), so a phase of
+the host (a neighbour's load, seconds long) falls on both halves of the pairs it covers and cannot
+decide. Reports written before the pairs compare eager's own process by the ratio of the two
+sides' medians instead (`decision_eager`, `ratio_interval`), as they did.
 The headline, in order:
 - the compiled forward failed, or Dynamo made no graph on one call: the single forward's decision
   (dont-compile), as for any target;
@@ -27,8 +34,10 @@ The single forward's first reason stays in the reasons, labelled as evidence bes
 The cache strategy named is the fastest whose interval against the reference decides "faster"
 (the strategies' table); none decides: the reference's setting.
 
-Pitfalls: eager's requests are its one replay (after an untimed eager forward), the reference's
-its second (its compiles done): both steady; the compiles' seconds come from the cold replay.
+Pitfalls: the paired eager requests run in a process that has compiled (the model's own forward
+set back by attribute: no Dynamo frame on it); eager's fresh process keeps the figures a never-
+compiled server sees (the section's table), so the two eager figures differ by the host's phase
+and are labelled; the compiles' seconds come from the cold replay.
 Without a second reference process no spread is known and nothing decides across processes (the
 text says so).
 """
@@ -43,7 +52,7 @@ from typing import TYPE_CHECKING
 from .. import units
 from ..outcomes import Decision
 from ..report.processes.claims import Claim
-from ..report.processes.paired import Interval, ratio_interval, steady
+from ..report.processes.paired import Interval, pair_interval, ratio_interval, steady
 from ..report.sections.generation import MADE, Divergence, GenerationSection
 from ..report.sections.serving import OperatingModel
 from ..thresholds import RULES, Rules
@@ -96,10 +105,10 @@ def judged(report: Report, rules: Rules = RULES) -> Judged | None:
     if g is None:
         return None
     iv = None
-    if g.eager is not None and g.steady is not None:
-        iv = ratio_interval(
-            steady(g.steady.total_s), steady(g.eager.total_s), g.process_spread, "eager", rules
-        )
+    e = g.decision_eager
+    if e is not None and g.steady is not None:
+        judge = pair_interval if g.paired_eager is not None else ratio_interval
+        iv = judge(steady(g.steady.total_s), steady(e.total_s), g.process_spread, "eager", rules)
     bad = g.tokens.numerics_failures if g.tokens else []
     compile_s = None
     if g.compiled is not None:
@@ -132,9 +141,9 @@ def _repay(g: GenerationSection, compile_s: float | None) -> int | None:
     """Requests until the compiles during generation are repaid: their seconds over the median
     request's saving (eager's median request time less the compiled steady one's); None where
     either is unknown or nothing is saved (the interval says whether it is faster)."""
-    if not compile_s or g.eager is None or g.steady is None:
+    if not compile_s or g.decision_eager is None or g.steady is None:
         return None
-    e = [x for x in g.eager.total_s if x is not None]
+    e = [x for x in g.decision_eager.total_s if x is not None]
     c = [x for x in g.steady.total_s if x is not None]
     if not e or not c:
         return None
@@ -152,7 +161,10 @@ def operating_model(
         return None
     iv, g = j.interval, j.g
     name, strategy_text = _best(g)
-    figures = [f"compiled ({g.reference_words}, steady) / eager request time: {units.paired(iv)}"]
+    figures = [
+        f"compiled ({g.reference_words}, steady) / eager request time ({g.paired_words}): "
+        f"{units.paired(iv)}"
+    ]
     figures.append(f"compiles during generation: {_compiles_text(j)}")
     rel = relation(j, decision)
     if j.failure is not None:
@@ -228,7 +240,7 @@ def relation(j: Judged, decision: Decision | str | None) -> str:
 
 def _generation_text(j: Judged) -> str:
     g, iv = j.g, j.interval
-    e, c = g.eager, g.steady
+    e, c = g.decision_eager, g.steady
     claim = iv.claim if iv is not None else Claim.UNDECIDED
     said = {
         Claim.FASTER: "compiled generation is faster than eager",
@@ -242,7 +254,8 @@ def _generation_text(j: Judged) -> str:
 
     text = (
         f"{said} on these {units.count(g.prompts)} prompts x {units.count(g.max_new_tokens)} new "
-        f"tokens, request time compiled (steady) / eager {units.paired(iv)}; TTFT p50 "
+        f"tokens, request time compiled (steady) / eager {units.paired(iv)} ({g.paired_words}); "
+        f"there, TTFT p50 "
         f"{both('ttft_p50_s')}; ITL p99 {both('itl_p99_s')}; tokens/s "
         f"{both('tokens_per_s', units.tokens_rate)}; compiles during generation {_compiles_text(j)}"
     )

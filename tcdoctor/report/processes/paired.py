@@ -45,13 +45,61 @@ def steady(latencies: list | None, skip: set[int] | None = None) -> dict[int, fl
 def log_spread(a: list | None, b: list | None, rules: Rules = RULES) -> float | None:
     """|log(ratio of medians)| between two replays of one configuration in two processes, on the
     requests both served (paired by request); None with fewer than `rules.min_pairs` of them."""
-    x, y = steady(a), steady(b)
-    both = sorted(set(x) & set(y))
+    return median_spread(steady(a), steady(b), rules)
+
+
+def median_spread(
+    x: Mapping[int, float], y: Mapping[int, float], rules: Rules = RULES
+) -> float | None:
+    """|log(median x / median y)| on the requests both hold; None under `rules.min_pairs`."""
+    ratio = paired_ratio(x, y, rules)
+    return abs(math.log(ratio)) if ratio else None
+
+
+def paired_ratio(
+    num: Mapping[int, float], den: Mapping[int, float], rules: Rules = RULES
+) -> float | None:
+    """median(num) / median(den) on the requests both served (`ratio_interval`'s statistic);
+    None under `rules.min_pairs` such requests."""
+    both = sorted(set(num) & set(den))
     if len(both) < rules.min_pairs:
         return None
-    return abs(
-        math.log(statistics.median([x[i] for i in both]) / statistics.median([y[i] for i in both]))
-    )
+    return statistics.median([num[i] for i in both]) / statistics.median([den[i] for i in both])
+
+
+def per_request(num: Mapping[int, float], den: Mapping[int, float]) -> dict[int, float]:
+    """{request: num / den} on the requests both served: where the two were served back to back
+    (probes/generate.py `replay_paired`), each request's ratio is of one moment of the host."""
+    return {i: num[i] / den[i] for i in sorted(set(num) & set(den)) if den[i] > 0}
+
+
+def pair_spread(
+    a: tuple[Mapping[int, float], Mapping[int, float]],
+    b: tuple[Mapping[int, float], Mapping[int, float]],
+    rules: Rules = RULES,
+) -> float | None:
+    """The spread between two processes of a paired ratio: |log| of the median per-request ratio
+    (`per_request` of a (num, den)) over the same in the other process. Where each request's two
+    halves were served back to back, a host's slow phase in one process moves both halves of its
+    pairs, not this spread; and each request is its own reference (a long prompt's time is
+    divided by its own, never by another request's). None where either is not known."""
+    return median_spread(per_request(*a), per_request(*b), rules)
+
+
+def pair_interval(
+    num: Mapping[int, float],
+    den: Mapping[int, float],
+    floor: float | None,
+    vs: str,
+    rules: Rules = RULES,
+) -> Interval | None:
+    """`ratio_interval` of the per-request ratios num / den (served back to back: each of one
+    moment) against 1: the median request's ratio, its bootstrap interval over the requests,
+    widened by `floor` (`pair_spread`). Unlike the ratio of two sides' medians, the median of the
+    pairs' ratios never divides one request's time by another's (the prompts' lengths differ, so
+    the two medians can fall on different requests)."""
+    ratios = per_request(num, den)
+    return ratio_interval(ratios, dict.fromkeys(ratios, 1.0), floor, vs, rules)
 
 
 @dataclass

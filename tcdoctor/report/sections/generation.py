@@ -69,6 +69,7 @@ class GenSide(Record):
     tol: float | None = None
     stopped: str | None = None
     wall_s: float | None = None
+    start_s: list[float | None] = field(default_factory=list)  # request starts, the replay's clock
     generate_kwargs: dict[str, str] = field(default_factory=dict)
     compile_kwargs: dict[str, str] | None = None
     auto_compile: bool | None = None
@@ -204,7 +205,7 @@ class GenStrategy(Record):
     """One cache strategy in a fresh process: cold and steady replays, compiles, warm-up cost,
     the cache's length and bytes, its interval against the reference."""
 
-    OMIT_NONE = ("cache_start", "cache_length", "compile_kwargs")
+    OMIT_NONE = ("cache_start", "cache_length", "compile_kwargs", "paired_eager")
 
     name: str | None = None
     label: str | None = None
@@ -216,6 +217,7 @@ class GenStrategy(Record):
     warmup_s: float | None = None
     cold: GenSide | None = None
     steady: GenSide | None = None
+    paired_eager: GenSide | None = None  # eager beside each steady request, in this process
     interval: Interval | None = None
     cache_start: str | None = None
     method: str | None = None
@@ -231,6 +233,8 @@ class GenerationSection(Record):
     eager: GenSide | None = None
     compiled: GenSide | None = None
     steady: GenSide | None = None
+    # eager served beside each steady request in the compiled process: the decision's eager side
+    paired_eager: GenSide | None = None
     tokens: TokensEqual | None = None
     strategies: list[GenStrategy] = field(default_factory=list)
     process_spread: float | None = None
@@ -239,7 +243,21 @@ class GenerationSection(Record):
     loop: bool | None = None  # the user's own prefill/decode loop (target/generation_loop.py)
     logits: LogitsCompared | None = None  # absent in reports written before it
 
-    OMIT_NONE = ("loop", "logits")
+    OMIT_NONE = ("loop", "logits", "paired_eager")
+
+    @property
+    def decision_eager(self) -> GenSide | None:
+        """The eager side the decision compares with: served beside each compiled steady request
+        in the compiled process (`paired_eager`); in reports written before it, eager's own
+        process (two processes, two moments)."""
+        return self.paired_eager or self.eager
+
+    @property
+    def paired_words(self) -> str:
+        """Where the decision's eager and compiled request times were taken, in words."""
+        if self.paired_eager is not None:
+            return "paired in the compiled process: each request eager and compiled back to back"
+        return "eager in its own process, compiled in another"
 
     @property
     def compiled_what(self) -> str:

@@ -7,8 +7,10 @@ checks (a server's cold start).
 Each process makes one untimed eager forward on the example prompt first (the runtime's lazy start:
 allocator, thread pool), so neither side's first request carries it. The compiled side replays the
 prompts twice: cold (its compiles: each with its request, decode step, cache length and guard) and
-steady (the same compiled model, once compiled: what the cache strategies are judged against,
-run/serving/generate_strategies.py). Each side keeps its cold replay's step logits off the clock
+steady (the same compiled model, once compiled), each steady request served eager and compiled
+back to back (`replay_paired`, `Swap`: the model's own forward set back for the eager half): the
+pairs the verdict and the cache strategies are judged on (run/serving/generate_section.py), each
+of one moment of the host. Each side keeps its cold replay's step logits off the clock
 and writes them to its side file in the run's folder (ServeSpec.files); the compiled process,
 started after the eager one ended, compares its own with eager's file before its steady replay
 (probes/generate_logits.py: the method) and streams the comparison as its `logits` result. The eager side sets `disable_compile=True` unless the user's
@@ -34,6 +36,13 @@ from ..stages import Where
 from .part import Part, Serving
 
 SIDES = ("eager", "compiled")
+PAIRED = (
+    "the decision's eager side: in the compiled process, after its cold replay, each request "
+    "served eager and compiled back to back (which goes first alternating), eager by setting the "
+    "model's own forward back (your loop's decode; no second compile), so a phase of the host "
+    "falls on both halves of a pair; the eager side's own process stays for eager's tokens, "
+    "logits and the TTFT/ITL a fresh never-compiled server sees"
+)
 METHOD = (
     "one request at a time in traffic order through model.generate (greedy, exactly "
     "max_new_tokens new tokens), each token timed in a streamer's put (device synced); TTFT: the "
@@ -131,6 +140,7 @@ def serve_generation(ctx: Any, side: str) -> None:
     model = ctx.fresh().model
     ctx.call(model, ctx.workload.call_args)  # the runtime's lazy start, untimed, eager
     kw = generate_kwargs(ctx, side)
+    swap = Swap(model, ctx.workload.loop)
     compile_kwargs = compile_forward(ctx, model) if side == "compiled" else None
     label = f"generation: {ctx.n} requests ({side}{', cold' if compile_kwargs else ''})"
     logits = gl.StepLogits() if ctx.files else None
@@ -147,11 +157,54 @@ def serve_generation(ctx: Any, side: str) -> None:
         else:
             logits.save(gl.side_file(ctx.files, side), res.tokens)
     if compile_kwargs is not None:
-        steady = replay_side(
-            ctx, model, kw, f"generation: {ctx.n} requests (compiled, steady)", None
-        )
+        kws = {"eager": generate_kwargs(ctx, "eager"), "compiled": kw}
+        label = f"generation: {ctx.n} requests (eager and compiled paired, steady)"
+        steady, paired = replay_paired(ctx, model, kws, swap, label)
         method = {"method": extra["method"]} if "method" in extra else {}
         ctx.put("steady", side_record(steady, kw, **method))
+        how = f"{PAIRED}; {extra.get('method', METHOD)}"
+        ctx.put("paired_eager", side_record(paired, kws["eager"], method=how))
+
+
+class Swap:
+    """The model's own `forward` (a loop's `decode`) and what compiling put in its place, set by
+    attribute assignment (`swap(side)`): the paired replay's eager side is the same model object
+    with its own function back, never a second compile. Made before the compile; the compiled
+    function is read at the first swap."""
+
+    def __init__(self, model: Any, loop: bool = False) -> None:
+        self.model, self.attr = model, "decode" if loop else "forward"
+        self.eager = getattr(model, self.attr)
+        self.compiled: Any = None
+
+    def __call__(self, side: str) -> None:
+        if self.compiled is None:
+            self.compiled = getattr(self.model, self.attr)
+        setattr(self.model, self.attr, self.eager if side == "eager" else self.compiled)
+
+
+def replay_paired(
+    ctx: Any, model: Any, kws: dict[str, dict], swap: Swap, label: str
+) -> tuple[Any, Any]:
+    """The prompts served eager and compiled back to back per request in this process (probes/
+    generate.py `replay_paired`: the method), one progress step; `kws`: each side's generate
+    kwargs. Returns (compiled, eager) replays."""
+    from ...probes import generate as pg
+    from ...probes import generate_loop as pl
+
+    def serve(request: Any, res: Any, side: str) -> None:
+        if ctx.workload.loop:
+            pl.serve_one(model, request, int(kws[side]["max_new_tokens"]), ctx.sync, res, None)
+        else:
+            pg.serve_one(model, request, kws[side], ctx.sync, res, None)
+
+    ctx.sink({"event": "start", "phase": label})
+    t0 = time.perf_counter()
+    reqs = ctx.requests()
+    kwargs = ctx.compile_kwargs()
+    out = pg.replay_paired(reqs, serve, swap, deadline=ctx.deadline, compile_kwargs=kwargs)
+    ctx.sink({"event": "done", "phase": label, "seconds": time.perf_counter() - t0})
+    return out
 
 
 def replay_side(

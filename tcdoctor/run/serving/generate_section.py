@@ -26,7 +26,13 @@ Torch-free: the parent imports it.
 
 from __future__ import annotations
 
-from ...report.processes.paired import log_spread, ratio_interval, steady
+from ...report.processes.paired import (
+    median_spread,
+    pair_interval,
+    pair_spread,
+    per_request,
+    steady,
+)
 from ...report.sections.generation import (
     Divergence,
     GenerationSection,
@@ -123,9 +129,9 @@ def build(run: Serving) -> GenerationSection | None:
         not_measured["generate_logits"] = logits["why"]
     typed = LogitsCompared.from_dict(logits) if logits and "why" not in logits else None
     eager_side, compiled_side = _side(eager, "side"), _side(compiled, "side")
-    reference = _side(compiled, "steady")
+    reference, paired = _side(compiled, "steady"), _side(compiled, "paired_eager")
     rows = [GenStrategy.from_dict(r) for r in run.results.get("generate_strategies") or []]
-    judge(rows, reference)
+    judge(rows, reference, paired)
     return GenerationSection(
         prompts=run.ask["requests"],
         max_new_tokens=gen.get("max_new_tokens"),
@@ -133,9 +139,10 @@ def build(run: Serving) -> GenerationSection | None:
         eager=eager_side,
         compiled=compiled_side,
         steady=reference,
+        paired_eager=paired,
         tokens=tokens_equal(eager_side, compiled_side, typed),
         strategies=rows,
-        process_spread=process_spread(rows, reference),
+        process_spread=process_spread(rows, reference, paired),
         proof=run.results.get("generate_proof"),
         not_measured=not_measured,
         loop=gen.get("loop") or None,
@@ -144,31 +151,50 @@ def build(run: Serving) -> GenerationSection | None:
 
 
 def _side(process: dict, key: str) -> GenSide | None:
-    """One of a generate process's replays (its `side`, or its `steady` one) as its record."""
+    """One of a generate process's replays (its `side`, its `steady` one, or the eager one paired
+    with it) as its record."""
     return GenSide.from_dict(process[key]) if process.get(key) is not None else None
 
 
-def judge(rows: list[GenStrategy], reference: GenSide | None) -> None:
-    """Each strategy row's `interval` against the reference (the generate part's compiled steady
-    replay), per request its time from prompt to last token, paired by request, widened by the
-    spread between the reference's two processes (the `dynamic` row is the second; its own row
-    has no interval: it is where the spread comes from). run/serving/generate_strategies.py."""
-    ref = steady(reference.total_s if reference else None)
-    again = next((r for r in rows if r.name == "dynamic"), None)
-    floor = process_spread(rows, reference)
+def _pairs(steady_side: GenSide | None, eager: GenSide | None) -> tuple[dict, dict] | None:
+    """(steady request times, paired eager's) of one process's paired replay (None: no pairs)."""
+    if eager is None or not eager.total_s:
+        return None
+    return steady(steady_side.total_s if steady_side else None), steady(eager.total_s)
+
+
+def _again(rows: list[GenStrategy]) -> GenStrategy | None:
+    """The `dynamic` row: the reference's configuration again, in a second process."""
+    return next((r for r in rows if r.name == "dynamic"), None)
+
+
+def judge(rows: list[GenStrategy], reference: GenSide | None, paired: GenSide | None) -> None:
+    """Each strategy row's `interval` against the reference (the generate part's compiled
+    process: its steady replay, paired with eager). Every strategy's process paired its steady
+    replay with eager the same way, so per request each side is a ratio to eager of one moment
+    (`per_request`); the interval is the strategy's ratios against the reference's, paired by
+    request (`pair_interval`: the median request's ratio of the two ratios), widened by the spread
+    of the same ratios between the reference's two processes (the `dynamic` row is the second;
+    its own row has no interval: it is where the spread comes from). A host phase in one process
+    moves both halves of its pairs, not the ratios. run/serving/generate_strategies.py."""
+    ref, again = _pairs(reference, paired), _again(rows)
+    ref_ratio = per_request(*ref) if ref else {}
+    second = _pairs(again.steady, again.paired_eager) if again else None
+    floor = median_spread(ref_ratio, per_request(*second)) if ref and second else None
     for row in rows:
-        iv = None
-        if row is not again and ref:
-            iv = ratio_interval(steady(_steady_of(row)), ref, floor, "dynamic")
+        iv, pairs = None, _pairs(row.steady, row.paired_eager)
+        if row is not again and ref and pairs:
+            iv = pair_interval(per_request(*pairs), ref_ratio, floor, "dynamic")
         row.interval = iv
 
 
-def _steady_of(row: GenStrategy | None) -> list | None:
-    return row.steady.total_s if row and row.steady else None
-
-
-def process_spread(rows: list[GenStrategy], reference: GenSide | None) -> float | None:
-    """|log ratio of medians| between the reference's two processes (None: not both)."""
-    again = next((r for r in rows if r.name == "dynamic"), None)
-    total = reference.total_s if reference else None
-    return log_spread(total, _steady_of(again)) if again else None
+def process_spread(
+    rows: list[GenStrategy], reference: GenSide | None, paired: GenSide | None
+) -> float | None:
+    """The spread between the reference's two processes (the generate part's compiled one and the
+    `dynamic` strategy's) of the compiled / eager per-request ratio that the headline's interval
+    measures (`pair_spread`); None: not both."""
+    again = _again(rows)
+    a = _pairs(reference, paired)
+    b = _pairs(again.steady, again.paired_eager) if again else None
+    return pair_spread(a, b) if a and b else None

@@ -17,11 +17,16 @@ The strategies (`STRATEGIES`, in order):
 
 Each process replays the prompts twice: cold (its compiles, their time, and `warmup_s`: the cold
 request times of the requests that compiled, what warming up this strategy costs from an empty
-cache) and steady (the row's TTFT, ITL, tokens/s). Judged (run/serving/generate_section.py
-`judge`): per request, the steady request time (prompt to last token), paired by request against
-the generate part's compiled steady replay, `report/processes/paired.py` `ratio_interval` at
-`Rules.serving_level` with `Rules.min_pairs`, widened by the spread between the reference's two
-processes (`log_spread`). The cache's memory (`cache_bytes`) is computed from the model's config
+cache) and steady, each request served eagerly (the user's generate_kwargs, the model's own
+forward set back) and with the strategy back to back (probes/generate.py `replay_paired`; the
+row's TTFT, ITL, tokens/s are the strategy's half). Judged (run/serving/generate_section.py
+`judge`): per request, the strategy's steady request time (prompt to last token) over eager's
+served beside it, against the same ratio in the generate part's compiled process, paired by
+request, `report/processes/paired.py` `ratio_interval` at `Rules.serving_level` with
+`Rules.min_pairs`, widened by the spread of that ratio between the reference's two processes
+(`median_spread`). Each ratio is of one moment, so a phase of the host (a neighbour's load) in one
+process moves both of its halves; comparing absolute times taken in two processes at two moments
+(the method before) let such a phase decide. The cache's memory (`cache_bytes`) is computed from the model's config
 (2 x layers x key-value heads x head dim x cache length x dtype size), not read from the
 allocator: the longest request's length for the dynamic cache, `max_cache_len` for the static.
 
@@ -35,7 +40,15 @@ from typing import Any
 
 from ..spec import ServeSpec
 from ..stages import Where
-from .generate import compile_forward, generate_kwargs, replay_side, side_record
+from .generate import (
+    PAIRED,
+    Swap,
+    compile_forward,
+    generate_kwargs,
+    replay_paired,
+    replay_side,
+    side_record,
+)
 from .part import Part, Serving
 
 STRATEGIES = ("dynamic", "static", "prefill_eager", "reduce_overhead")
@@ -126,13 +139,16 @@ def part_strategy(ctx: Any, name: str) -> dict:
     if name != "dynamic":  # the reference keeps the user's own cache setting
         extra = {"cache_implementation": "static", "max_cache_len": length}
     kw = generate_kwargs(ctx, "compiled", extra)
+    swap = Swap(model)
     if name == "prefill_eager":
         compile_kwargs = prefill_eager(ctx, model)
     else:
         mode = {"mode": "reduce-overhead"} if name == "reduce_overhead" else {}
         compile_kwargs = compile_forward(ctx, model, **mode)
     cold = replay_side(ctx, model, kw, f"generation: strategy {name} (cold)", compile_kwargs)
-    steady = replay_side(ctx, model, kw, f"generation: strategy {name} (steady)", compile_kwargs)
+    kws = {"eager": generate_kwargs(ctx, "eager"), "compiled": kw}
+    label = f"generation: strategy {name} (steady, paired with eager)"
+    steady, paired = replay_paired(ctx, model, kws, swap, label)
     made = [c for c in cold.compiles if c["kind"] in ("compile", "recompile")]
     compiled_at = {c["request"] for c in made}
     itemsize = next(iter(model.parameters())).element_size()
@@ -147,9 +163,11 @@ def part_strategy(ctx: Any, name: str) -> dict:
         "warmup_s": sum(cold.total_s[i] or 0.0 for i in compiled_at if i < len(cold.total_s)),
         "cold": side_record(cold, kw),
         "steady": side_record(steady, kw),
+        "paired_eager": side_record(paired, kws["eager"], method=PAIRED),
         "method": "a fresh process with an empty cache: the prompts replayed cold (compiles, "
-        "warm-up cost: the cold request times of the requests that compiled), then again (the "
-        "steady figures, judged against the reference)",
+        "warm-up cost: the cold request times of the requests that compiled), then again, each "
+        "request served eager and with this strategy back to back (the steady figures; per "
+        "request the strategy / eager ratio of one moment, judged against the reference's)",
     }
 
 

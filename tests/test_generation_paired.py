@@ -1,0 +1,189 @@
+"""A generation's decision rests on pairs of one moment (issue 60): in the compiled process, after
+its cold replay, each request is served eager and compiled back to back (which first alternating),
+so a phase of the host (a neighbour's load, seconds long) falls on both halves of the pairs it
+covers. Planted here: a slow stretch (a forward pre-hook that sleeps, outside the compiled forward,
+on whichever side is served) over most requests of one process. The method before (eager's
+replay in one process, compiled's at another moment) calls compiled faster on it; the pairs do
+not. Cheap: a 1-layer Llama, the `eager` backend (compiled is no faster than eager), in this
+process; no test asserts a speedup."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+import torch
+from test_generation import _model, _prompts
+
+import tcdoctor
+from tcdoctor.options import Options
+from tcdoctor.probes import dynamo_state
+from tcdoctor.probes.traffic_replay import ServeContext
+from tcdoctor.report.processes.claims import Claim
+from tcdoctor.report.sections.generation import GenSide, GenStrategy
+from tcdoctor.report.processes.paired import (
+    log_spread,
+    pair_interval,
+    pair_spread,
+    ratio_interval,
+    steady,
+)
+from tcdoctor.run.serving import generate as gen_part
+from tcdoctor.run.serving import generate_section as gs
+from tcdoctor.target.pristine import Pristine
+
+pytest.importorskip("transformers")
+
+SLOW_S = (
+    0.03  # per forward call in the slow stretch: twice a request's own time, spread over its calls
+)
+
+
+def _ctx(w, sink=None):
+    return ServeContext(
+        workload=w, fresh=Pristine(w).fresh, traffic=w.traffic, n=len(w.traffic.source),
+        options=Options(backend="eager", threads=1), device=torch.device("cpu"),
+        deadline=time.monotonic() + 120, sink=(sink if sink is not None else []).append,
+    )  # fmt: skip
+
+
+def test_the_decisions_pairs_are_served_back_to_back_in_the_compiled_process():
+    w = tcdoctor.Generation(_model(), prompts=_prompts((5, 9, 7, 6, 8, 5)), max_new_tokens=2)
+    sink = []
+    gen_part.serve_generation(_ctx(w, sink), "compiled")
+    got = {ev["key"]: ev["data"] for ev in sink if ev.get("event") == "result"}
+    compiled, eager = got["steady"], got["paired_eager"]
+    assert compiled["compiles"] == [] and eager["compiles"] == []  # eager: the own forward back
+    # one clock: request i's two halves start next to each other, eager first on even requests
+    starts = sorted(
+        (t, i, side)
+        for side, rec in (("eager", eager), ("compiled", compiled))
+        for i, t in enumerate(rec["start_s"])
+    )
+    assert [i for _, i, _ in starts] == [i // 2 for i in range(12)]
+    firsts = [side for k, (_, _, side) in enumerate(starts) if k % 2 == 0]
+    assert firsts == ["eager", "compiled"] * 3
+    assert eager["tokens"] == compiled["tokens"] == got["side"]["tokens"]  # same greedy tokens
+    assert "back to back" in eager["method"]
+
+
+def _slowed(model):
+    """`model` with a forward pre-hook that sleeps SLOW_S while `phase["on"]` (outside the
+    compiled forward: `model(...)` runs hooks, then the forward in place, eager or compiled)."""
+    phase = {"on": False}
+
+    def hook(module, args):
+        if phase["on"]:
+            time.sleep(SLOW_S)
+
+    model.register_forward_pre_hook(hook)
+    return phase
+
+
+def _in_phase(ctx, phase, stretch):
+    """ctx's requests, the slow phase on while a request in `stretch` is being served."""
+    plain = ctx.requests
+
+    def requests(*a, **k):
+        for r in plain(*a, **k):
+            phase["on"] = r.index in stretch
+            yield r
+        phase["on"] = False
+
+    ctx.requests = requests
+
+
+def test_a_slow_phase_on_one_process_moves_both_halves_and_decides_nothing():
+    model = _model()
+    phase = _slowed(model)
+    w = tcdoctor.Generation(
+        model, prompts=_prompts((5, 9, 7, 6, 8, 5, 7, 9, 6, 8)), max_new_tokens=3
+    )
+    stretch = set(range(1, 9))  # 8 of 10 requests: past the median
+    dynamo_state.fresh()
+    ctx = _ctx(w)
+    m = ctx.fresh().model  # a copy: its hook is the same function, reading the same `phase`
+    swap = gen_part.Swap(m)
+    kw = {side: gen_part.generate_kwargs(ctx, side) for side in ("eager", "compiled")}
+    # the method before: eager's replay (in the slow phase), compiled's at other moments
+    _in_phase(ctx, phase, stretch)
+    eager_alone = gen_part.replay_side(ctx, m, kw["eager"], "eager", None)
+    ctx.requests = _ctx(w).requests
+    compile_kwargs = gen_part.compile_forward(ctx, m)
+    gen_part.replay_side(ctx, m, kw["compiled"], "cold", compile_kwargs)
+    c1 = gen_part.replay_side(ctx, m, kw["compiled"], "steady", None)
+    c2 = gen_part.replay_side(ctx, m, kw["compiled"], "steady again", None)
+    before = ratio_interval(
+        steady(c1.total_s), steady(eager_alone.total_s), log_spread(c1.total_s, c2.total_s), "eager"
+    )
+    assert before.claim is Claim.FASTER  # the phase, not the compiler, decided it
+    # the pairs: the same phase over the same requests of the first process, none on the second
+    _in_phase(ctx, phase, stretch)
+    a = gen_part.replay_paired(ctx, m, kw, swap, "paired, slow phase")
+    ctx.requests = _ctx(w).requests
+    b = gen_part.replay_paired(ctx, m, kw, swap, "paired again")
+    slowed = [a[1].total_s[i] / b[1].total_s[i] for i in sorted(stretch)]
+    assert sorted(slowed)[len(slowed) // 2] > 1.5  # the phase did slow the eager half...
+    slowed = [a[0].total_s[i] / b[0].total_s[i] for i in sorted(stretch)]
+    assert sorted(slowed)[len(slowed) // 2] > 1.5  # ...and the compiled half beside it
+    spread = pair_spread(
+        (steady(a[0].total_s), steady(a[1].total_s)), (steady(b[0].total_s), steady(b[1].total_s))
+    )
+    after = pair_interval(steady(a[0].total_s), steady(a[1].total_s), spread, "eager")
+    assert after.claim is not Claim.FASTER  # the eager backend compiles nothing faster
+    assert after.ratio > before.high  # the pairs' ratio is out of the method before's interval
+    assert m.forward is swap.compiled  # the compiled forward set back after the pairs
+
+
+def _side(times):
+    return {"total_s": list(times)}
+
+
+def test_a_strategy_whose_process_ran_slow_is_judged_by_its_ratio_to_eager_beside_it():
+    """Pure figures: the reference's two processes at one speed, a `static` process whose host ran
+    1.6x slower throughout (both halves of its pairs), its strategy no faster than eager: the
+    method before (absolute times of two processes) calls it slower; the ratios do not."""
+    base = [0.010 + 0.0007 * (i % 7) for i in range(20)]
+    wobble = [1.0 + 0.01 * ((i * 3) % 5 - 2) for i in range(20)]  # +-2% per request
+    ref = {"steady": _side(base), "paired_eager": _side(base)}
+    dynamic = {"name": "dynamic", "steady": _side(x * 1.01 for x in base),
+               "paired_eager": _side(base)}  # fmt: skip
+    slow = [x * 1.6 * w for x, w in zip(base, wobble)]
+    static = {"name": "static", "steady": _side(slow), "paired_eager": _side(x * 1.6 for x in base)}
+    rows = [GenStrategy.from_dict(r) for r in (dynamic, static)]
+    reference, paired = (GenSide.from_dict(ref[k]) for k in ("steady", "paired_eager"))
+    gs.judge(rows, reference, paired)
+    assert rows[0].interval is None
+    assert rows[1].interval is not None and rows[1].interval.decides == "inside the noise"
+    before = ratio_interval(
+        steady(slow), steady(base), log_spread(base, dynamic["steady"]["total_s"]), "dynamic"
+    )
+    assert before.claim is Claim.SLOWER
+    assert gs.process_spread(rows, reference, paired) == pytest.approx(abs(math.log(1.01)))
+
+
+def test_the_headline_compares_the_paired_eager_and_says_so():
+    """The saved report with paired eager request times planted at twice compiled's, eager's own
+    process at compiled's: the decision reads the pairs, and its words say where they were taken."""
+    import copy
+
+    from conftest import saved_report
+
+    from tcdoctor.outcomes import Decision
+    from tcdoctor.report.model import Report
+    from tcdoctor.verdict import judge
+
+    r = Report.load(str(saved_report("generation")))
+    g = r.serving.generation
+    assert g.paired_eager is None and g.decision_eager is g.eager  # written before the pairs
+    g.eager.total_s = list(g.steady.total_s)
+    g.paired_eager = copy.deepcopy(g.steady)
+    g.paired_eager.total_s = [x * 2 if x is not None else None for x in g.steady.total_s]
+    g.process_spread = 0.01
+    judge(r)
+    assert r.verdict.decision == Decision.COMPILE
+    assert "paired in the compiled process" in r.verdict.reasons[0]
+    assert "paired in the compiled process" in r.verdict.serving.figures[0]
+    back = Report.from_dict(r.to_dict()).serving.generation
+    assert back.paired_eager.total_s == g.paired_eager.total_s
