@@ -21,7 +21,6 @@ from tcdoctor.options import Options
 from tcdoctor.probes import dynamo_state
 from tcdoctor.probes.traffic_replay import ServeContext
 from tcdoctor.report.processes.claims import Claim
-from tcdoctor.report.sections.generation import GenSide, GenStrategy
 from tcdoctor.report.processes.paired import (
     log_spread,
     pair_interval,
@@ -29,6 +28,7 @@ from tcdoctor.report.processes.paired import (
     ratio_interval,
     steady,
 )
+from tcdoctor.report.sections.generation import GenSide, GenStrategy
 from tcdoctor.run.serving import generate as gen_part
 from tcdoctor.run.serving import generate_section as gs
 from tcdoctor.target.pristine import Pristine
