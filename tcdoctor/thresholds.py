@@ -61,6 +61,12 @@ class Rules:
     # fewest requests both sides served for one to be taken (fewer give no interval)
     serving_level: float = 0.95
     min_pairs: int = 5
+    # a generation's paired replay (probes/generate.py `replay_paired`) serves the prompts in
+    # rounds until it holds at least this many eager/compiled pairs (or its time runs out): with
+    # the 8 prompts of samples/generate.py, one round's median pair moved 0.12-0.21 (log) between
+    # two processes and 2 of 4 Inductor analyses could not decide; with 32 pairs 0.02-0.04, both
+    # decided (notes of issue 60)
+    generation_pairs: int = 32
 
     def replace(self, **changes: Any) -> Rules:
         """These rules with some thresholds changed (dataclasses.replace); a name that is not a

@@ -19,6 +19,7 @@ from test_generation import _model, _prompts
 import tcdoctor
 from tcdoctor.options import Options
 from tcdoctor.probes import dynamo_state
+from tcdoctor.probes import generate as pg
 from tcdoctor.probes.traffic_replay import ServeContext
 from tcdoctor.report.processes.claims import Claim
 from tcdoctor.report.processes.paired import (
@@ -28,10 +29,13 @@ from tcdoctor.report.processes.paired import (
     ratio_interval,
     steady,
 )
-from tcdoctor.report.sections.generation import GenSide, GenStrategy
+from tcdoctor.report.sections.generation import GenerationSection, GenSide, GenStrategy
 from tcdoctor.run.serving import generate as gen_part
 from tcdoctor.run.serving import generate_section as gs
 from tcdoctor.target.pristine import Pristine
+from tcdoctor.target.traffic import Request
+from tcdoctor.target.workload import CallArgs
+from tcdoctor.thresholds import RULES
 
 pytest.importorskip("transformers")
 
@@ -48,24 +52,111 @@ def _ctx(w, sink=None):
     )  # fmt: skip
 
 
-def test_the_decisions_pairs_are_served_back_to_back_in_the_compiled_process():
-    w = tcdoctor.Generation(_model(), prompts=_prompts((5, 9, 7, 6, 8, 5)), max_new_tokens=2)
+LENGTHS = (5, 9, 7, 6, 8, 5, 7)  # 7 prompts: RULES.generation_pairs (32) is 5 rounds (35 pairs)
+
+
+def test_the_decisions_pairs_are_served_back_to_back_in_rounds_in_the_compiled_process():
+    w = tcdoctor.Generation(_model(), prompts=_prompts(LENGTHS), max_new_tokens=2)
     sink = []
     gen_part.serve_generation(_ctx(w, sink), "compiled")
     got = {ev["key"]: ev["data"] for ev in sink if ev.get("event") == "result"}
     compiled, eager = got["steady"], got["paired_eager"]
     assert compiled["compiles"] == [] and eager["compiles"] == []  # eager: the own forward back
-    # one clock: request i's two halves start next to each other, eager first on even requests
+    n, want = len(LENGTHS), RULES.generation_pairs
+    rounds = -(-want // n)  # whole rounds until at least the declared pairs
+    assert compiled["rounds"] == eager["rounds"] == rounds and compiled["round_size"] == n
+    assert compiled["pairs_wanted"] == want and len(got["side"]["total_s"]) == n  # cold: one pass
+    rows = rounds * n
+    # one clock: row i's two halves start next to each other, eager first on even rows
     starts = sorted(
         (t, i, side)
         for side, rec in (("eager", eager), ("compiled", compiled))
         for i, t in enumerate(rec["start_s"])
     )
-    assert [i for _, i, _ in starts] == [i // 2 for i in range(12)]
+    assert [i for _, i, _ in starts] == [i // 2 for i in range(2 * rows)]
     firsts = [side for k, (_, _, side) in enumerate(starts) if k % 2 == 0]
-    assert firsts == ["eager", "compiled"] * 3
-    assert eager["tokens"] == compiled["tokens"] == got["side"]["tokens"]  # same greedy tokens
+    assert firsts == [("eager", "compiled")[i % 2] for i in range(rows)]
+    # every round the same requests in the same order, with the same greedy tokens
+    assert compiled["prompt_lengths"] == list(LENGTHS) * rounds == eager["prompt_lengths"]
+    assert eager["tokens"] == compiled["tokens"] == got["side"]["tokens"] * rounds
+    assert compiled["round_changes"] == eager["round_changes"] == []
     assert "back to back" in eager["method"]
+    section = GenerationSection(
+        steady=GenSide.from_dict(compiled), paired_eager=GenSide.from_dict(eager)
+    )
+    assert f"{rows} pairs: {rounds} rounds of {n}" in section.paired_words
+    assert "fewer" not in section.paired_words
+
+
+def _fake(index, tokens=(1, 2, 3)):
+    """A served row without a model: the request's tokens, a time, its start on the clock."""
+    served = []
+
+    def serve(request, res, side):
+        served.append((request.index, side))
+        res.begin(request, 4, None)
+        res.tokens[-1] = list(tokens(request, side, len(served)) if callable(tokens) else tokens)
+        res.total_s[-1], res.token_times_s[-1] = 0.001, [0.0005, 0.001]
+        res.start_s[-1] = time.perf_counter() - res.origin
+        if index.get("sleep"):
+            time.sleep(index["sleep"])
+
+    return serve, served
+
+
+def _requests(n):
+    return lambda: (Request(i, CallArgs((i,), {}), f"[{i}]") for i in range(n))
+
+
+def test_the_rounds_stop_at_the_declared_pairs_each_round_the_same_requests_alternating():
+    serve, served = _fake({})
+    swapped = []
+    compiled, eager = pg.replay_paired(
+        _requests(3), serve, swapped.append, deadline=time.monotonic() + 60, pairs=8
+    )
+    # at least 8 pairs in whole rounds of 3: 3 rounds, each request 0, 1, 2 in order
+    assert [i for i, _ in served[::2]] == [0, 1, 2] * 3 == [i for i, _ in served[1::2]]
+    assert [side for _, side in served[::2]] == ["eager", "compiled"] * 4 + ["eager"]
+    assert swapped[-1] == "compiled" and compiled.stopped is None
+    assert (compiled.rounds, compiled.round_size, compiled.pairs_wanted) == (3, 3, 8)
+    assert len(compiled.total_s) == len(eager.total_s) == 9
+    serve, served = _fake({})
+    pg.replay_paired(_requests(4), serve, swapped.append, deadline=time.monotonic() + 60, pairs=8)
+    assert len(served) == 2 * 8  # exactly the declared pairs where the rounds end on them
+
+
+def test_a_budget_that_runs_out_stops_early_and_says_how_many_pairs():
+    serve, served = _fake({"sleep": 0.02})
+    compiled, eager = pg.replay_paired(
+        _requests(4), serve, lambda side: None, deadline=time.monotonic() + 0.15, pairs=32
+    )
+    pairs = len(served) // 2
+    assert 2 <= pairs < 32 and len(compiled.total_s) == len(eager.total_s) == pairs
+    assert "time ran out" in compiled.stopped
+    section = GenerationSection(
+        steady=GenSide.from_dict(compiled.to_dict()),
+        paired_eager=GenSide.from_dict(eager.to_dict()),
+    )
+    words = section.paired_words
+    assert section.pairs == pairs and f"{pairs} pairs: " in words
+    assert "fewer than the 32 asked" in words and "32 pairs" not in words
+
+
+def test_tokens_that_change_between_rounds_are_a_finding():
+    def tokens(request, side, k):  # compiled's request 1 in the third round: step 2 differs
+        return (1, 2, 9) if side == "compiled" and request.index == 1 and k > 12 else (1, 2, 3)
+
+    serve, _ = _fake({}, tokens)
+    compiled, eager = pg.replay_paired(
+        _requests(3), serve, lambda side: None, deadline=time.monotonic() + 60, pairs=9
+    )
+    assert compiled.round_changes == [{"side": "compiled", "round": 2, "request": 1, "step": 2}]
+    assert eager.round_changes == []
+    lines = gen_part.round_lines({"steady": compiled.to_dict()}, "compiled")
+    assert lines == [
+        "generation (compiled process): request 1's compiled tokens in round 3 differ from its "
+        "first round's at step 2"
+    ]
 
 
 def _slowed(model):
@@ -120,9 +211,9 @@ def test_a_slow_phase_on_one_process_moves_both_halves_and_decides_nothing():
     assert before.claim is Claim.FASTER  # the phase, not the compiler, decided it
     # the pairs: the same phase over the same requests of the first process, none on the second
     _in_phase(ctx, phase, stretch)
-    a = gen_part.replay_paired(ctx, m, kw, swap, "paired, slow phase")
+    a = gen_part.replay_paired(ctx, m, kw, swap, "paired, slow phase", pairs=10)  # one round
     ctx.requests = _ctx(w).requests
-    b = gen_part.replay_paired(ctx, m, kw, swap, "paired again")
+    b = gen_part.replay_paired(ctx, m, kw, swap, "paired again", pairs=10)
     slowed = [a[1].total_s[i] / b[1].total_s[i] for i in sorted(stretch)]
     assert sorted(slowed)[len(slowed) // 2] > 1.5  # the phase did slow the eager half...
     slowed = [a[0].total_s[i] / b[0].total_s[i] for i in sorted(stretch)]

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import torch
 
@@ -125,6 +125,12 @@ class GenResult:
     stopped: str | None = None
     wall_s: float = 0.0
     start_s: list[float | None] = dataclasses.field(default_factory=list)
+    # a paired replay's rounds (`replay_paired`): the rounds begun, the requests in one, the pairs
+    # it aimed at, and where a request's tokens differed from its first round's (a finding)
+    rounds: int | None = None
+    round_size: int | None = None
+    pairs_wanted: int | None = None
+    round_changes: list[dict] | None = None
     origin: float = dataclasses.field(default_factory=time.perf_counter, repr=False)
 
     def to_dict(self) -> dict:
@@ -265,26 +271,69 @@ def replay_generate(
 PAIR_SIDES = ("eager", "compiled")
 
 
+def in_rounds(
+    requests: Callable[[], Iterable[Request]], pairs: int, rounds: list[int]
+) -> Iterator[Request]:
+    """The traffic's requests (`requests()`: the same requests in the same order each call) again
+    and again, whole rounds, until at least `pairs` were yielded; each request's round appended
+    to `rounds` as it is yielded. An empty traffic yields nothing."""
+    served = r = 0
+    while served < pairs:
+        n = 0
+        for request in requests():
+            rounds.append(r)
+            n += 1
+            yield request
+        if n == 0:
+            return
+        served, r = served + n, r + 1
+
+
+def round_changes(res: GenResult, side: str, rounds: list[int]) -> list[dict]:
+    """Where a request's tokens in a later round differ from its first round's (the same prompt,
+    greedy, the same model: a difference is a finding, never noise): per such request and round,
+    the first step that differs. Rows line up by position: every round serves the same requests
+    in the same order, a refused one holding its row."""
+    size = rounds.count(0)
+    out = []
+    for i, r in enumerate(rounds[: len(res.tokens)]):
+        a, b = res.tokens[i - r * size], res.tokens[i]
+        if r == 0 or a is None or b is None or a == b:
+            continue
+        step = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        out.append({"side": side, "round": r, "request": i - r * size, "step": step})
+    return out
+
+
 def replay_paired(
-    requests: Iterable[Request],
+    requests: Callable[[], Iterable[Request]],
     serve: Callable[[Request, GenResult, str], None],
     swap: Callable[[str], None],
     *,
     deadline: float,
+    pairs: int,
     compile_kwargs: dict | None = None,
 ) -> tuple[GenResult, GenResult]:
     """Each request served twice back to back, once per side, so a phase of the host (a
     neighbour's load, seconds long) falls on both halves of a pair: `swap(side)` sets the side up
     (an attribute assignment, outside every clock), `serve(request, result, side)` serves it.
-    Which side goes first alternates (eager first on the 1st, 3rd, ... request), so neither side
-    always meets the other's after-effects (a warm cache, a freed allocator block). The two
-    results share one origin, so their `start_s` say when each request began on one clock.
-    Returns (compiled, eager); the compiled side is set back at the end."""
+    Which side goes first alternates (eager first on the 1st, 3rd, ... pair), so neither side
+    always meets the other's after-effects (a warm cache, a freed allocator block). The prompts
+    are served in rounds (`in_rounds`: `requests()` again, the same requests in the same order)
+    until at least `pairs` pairs (`Rules.generation_pairs`) or `deadline` (the part's time: then
+    fewer, and the results say how many: `rounds`, `round_size`, `pairs_wanted`, `stopped`);
+    rows are in serving order, round after round. Each round's tokens are compared with the first
+    round's (`round_changes`). The two results share one origin, so their `start_s` say when each
+    request began on one clock. Returns (compiled, eager); the compiled side is set back at the
+    end."""
     compiled = GenResult(recompile_limit=recompile_limit(compile_kwargs))
     eager = GenResult(origin=compiled.origin)
     results = {"eager": eager, "compiled": compiled}
+    rounds: list[int] = []
     try:
-        for k, request in enumerate(each_request(requests, compiled, deadline)):
+        for k, request in enumerate(
+            each_request(in_rounds(requests, pairs, rounds), compiled, deadline)
+        ):
             for side in PAIR_SIDES if k % 2 == 0 else PAIR_SIDES[::-1]:
                 swap(side)
                 with torch.no_grad():
@@ -292,4 +341,8 @@ def replay_paired(
     finally:
         swap("compiled")
     eager.wall_s, eager.stopped = compiled.wall_s, compiled.stopped
+    for side, res in results.items():
+        res.rounds = max(rounds) + 1 if rounds else 0
+        res.round_size, res.pairs_wanted = rounds.count(0), pairs
+        res.round_changes = round_changes(res, side, rounds)
     return compiled, eager

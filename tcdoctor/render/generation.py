@@ -120,13 +120,16 @@ def _paired_row(g: GenerationSection) -> tuple[Row, ...]:
     if e is None:
         return ()
     both = f"eager {_three(e, 'ttft')}; compiled steady {_three(c, 'ttft')}"
+    rounds = c.rounds_words(g.pairs) if c is not None else ""
     return (
         Row(
             "paired in one process: TTFT p50 / p90 / p99",
             both,
             "what the verdict compares: in the compiled process, each request served eager and "
-            "compiled back to back (which first alternating), so a phase of the host falls on "
-            "both; the rows above: eager in its own fresh process",
+            "compiled back to back (which first alternating)"
+            + (f", the prompts in rounds ({rounds})" if rounds else "")
+            + ", so a phase of the host falls on both; the rows above: eager in its own fresh "
+            "process",
         ),
     )
 

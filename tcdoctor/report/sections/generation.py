@@ -54,6 +54,7 @@ class GenSide(Record):
         "tpot_p50_s", "tpot_p90_s", "tpot_p99_s", "tokens_per_s", "request_tokens_per_s_p50",
         "new_tokens", "compile_count",
     )  # fmt: skip
+    OMIT_NONE = ("rounds", "round_size", "pairs_wanted", "round_changes")
 
     token_times_s: list[list[float] | None] = field(default_factory=list)
     total_s: list[float | None] = field(default_factory=list)
@@ -70,6 +71,12 @@ class GenSide(Record):
     stopped: str | None = None
     wall_s: float | None = None
     start_s: list[float | None] = field(default_factory=list)  # request starts, the replay's clock
+    # a paired replay's rounds (probes/generate.py `replay_paired`; absent in older reports and
+    # other replays): rounds begun, requests in one, the pairs asked, tokens that changed
+    rounds: int | None = None
+    round_size: int | None = None
+    pairs_wanted: int | None = None
+    round_changes: list[dict[str, Any]] | None = None
     generate_kwargs: dict[str, str] = field(default_factory=dict)
     compile_kwargs: dict[str, str] | None = None
     auto_compile: bool | None = None
@@ -122,6 +129,22 @@ class GenSide(Record):
     def compile_count(self) -> int:
         """The compiles that made a graph."""
         return sum(1 for c in self.compiles if c.kind in MADE)
+
+    def rounds_words(self, pairs: int) -> str:
+        """How many pairs a paired replay's figures rest on and in what rounds ("32 pairs: 4
+        rounds of 8"); fewer than it asked says so, never the number asked. Empty for a replay
+        without rounds (reports written before them)."""
+        if not self.rounds or not self.round_size:
+            return ""
+        served = len(self.total_s)
+        rounds = f"{self.rounds} round{'s' if self.rounds != 1 else ''} of {self.round_size}"
+        if served < self.rounds * self.round_size:
+            rounds += ", the last cut short"
+        text = f"{pairs} pair{'s' if pairs != 1 else ''}: {rounds}"
+        if self.pairs_wanted and pairs < self.pairs_wanted:
+            why = self.stopped or "requests failed"
+            text += f" (fewer than the {self.pairs_wanted} asked: {why})"
+        return text
 
 
 @dataclass
@@ -253,10 +276,20 @@ class GenerationSection(Record):
         return self.paired_eager or self.eager
 
     @property
+    def pairs(self) -> int:
+        """The requests served both eager and compiled in the compiled process's paired replay."""
+        if self.steady is None or self.paired_eager is None:
+            return 0
+        both = zip(self.steady.total_s, self.paired_eager.total_s)
+        return sum(1 for a, b in both if a is not None and b is not None)
+
+    @property
     def paired_words(self) -> str:
         """Where the decision's eager and compiled request times were taken, in words."""
         if self.paired_eager is not None:
-            return "paired in the compiled process: each request eager and compiled back to back"
+            words = "paired in the compiled process: each request eager and compiled back to back"
+            rounds = self.steady.rounds_words(self.pairs) if self.steady else ""
+            return f"{words}, {rounds}" if rounds else words
         return "eager in its own process, compiled in another"
 
     @property

@@ -8,7 +8,9 @@ Each process makes one untimed eager forward on the example prompt first (the ru
 allocator, thread pool), so neither side's first request carries it. The compiled side replays the
 prompts twice: cold (its compiles: each with its request, decode step, cache length and guard) and
 steady (the same compiled model, once compiled), each steady request served eager and compiled
-back to back (`replay_paired`, `Swap`: the model's own forward set back for the eager half): the
+back to back (`replay_paired`, `Swap`: the model's own forward set back for the eager half), the
+prompts in rounds until `Rules.generation_pairs` pairs or the part's time (the cold replay is one
+pass; a request whose tokens change between rounds is a finding, `round_lines`): the
 pairs the verdict and the cache strategies are judged on (run/serving/generate_section.py), each
 of one moment of the host. Each side keeps its cold replay's step logits off the clock
 and writes them to its side file in the run's folder (ServeSpec.files); the compiled process,
@@ -31,6 +33,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ...thresholds import RULES
 from ..spec import ServeSpec
 from ..stages import Where
 from .part import Part, Serving
@@ -66,8 +69,21 @@ def _plan(run: Serving) -> None:
         share = (end - time.monotonic()) / (len(SIDES) - i)
         out[side] = run.go(PART, share, f"generate_{side}", files=run.workdir)
     run.results["generate"] = out
-    for line in request_errors(out):
+    for line in request_errors(out) + round_lines((out.get("compiled") or {}), "compiled"):
         run.failures.append({"phase": "serving:generate", "message": line})
+
+
+def round_lines(process: dict, where: str) -> list[str]:
+    """One line per request whose tokens in a later round of the paired replay differed from its
+    first round's (probes/generate.py `round_changes`): the same prompt, greedy, the same model."""
+    lines = []
+    for key in ("steady", "paired_eager"):
+        for c in (process.get(key) or {}).get("round_changes") or []:
+            lines.append(
+                f"generation ({where} process): request {c['request']}'s {c['side']} tokens in "
+                f"round {c['round'] + 1} differ from its first round's at step {c['step']}"
+            )
+    return lines
 
 
 def request_errors(out: dict) -> list[str]:
@@ -158,7 +174,7 @@ def serve_generation(ctx: Any, side: str) -> None:
             logits.save(gl.side_file(ctx.files, side), res.tokens)
     if compile_kwargs is not None:
         kws = {"eager": generate_kwargs(ctx, "eager"), "compiled": kw}
-        label = f"generation: {ctx.n} requests (eager and compiled paired, steady)"
+        label = f"generation: {ctx.n} requests in rounds (eager and compiled paired, steady)"
         steady, paired = replay_paired(ctx, model, kws, swap, label)
         method = {"method": extra["method"]} if "method" in extra else {}
         ctx.put("steady", side_record(steady, kw, **method))
@@ -184,9 +200,10 @@ class Swap:
 
 
 def replay_paired(
-    ctx: Any, model: Any, kws: dict[str, dict], swap: Swap, label: str
+    ctx: Any, model: Any, kws: dict[str, dict], swap: Swap, label: str, pairs: int | None = None
 ) -> tuple[Any, Any]:
-    """The prompts served eager and compiled back to back per request in this process (probes/
+    """The prompts served eager and compiled back to back per request in this process, in rounds
+    until `pairs` pairs (default `Rules.generation_pairs`) or the process's deadline (probes/
     generate.py `replay_paired`: the method), one progress step; `kws`: each side's generate
     kwargs. Returns (compiled, eager) replays."""
     from ...probes import generate as pg
@@ -200,9 +217,11 @@ def replay_paired(
 
     ctx.sink({"event": "start", "phase": label})
     t0 = time.perf_counter()
-    reqs = ctx.requests()
+    want = RULES.generation_pairs if pairs is None else pairs
     kwargs = ctx.compile_kwargs()
-    out = pg.replay_paired(reqs, serve, swap, deadline=ctx.deadline, compile_kwargs=kwargs)
+    out = pg.replay_paired(
+        ctx.requests, serve, swap, deadline=ctx.deadline, pairs=want, compile_kwargs=kwargs
+    )
     ctx.sink({"event": "done", "phase": label, "seconds": time.perf_counter() - t0})
     return out
 

@@ -47,6 +47,7 @@ from .generate import (
     generate_kwargs,
     replay_paired,
     replay_side,
+    round_lines,
     side_record,
 )
 from .part import Part, Serving
@@ -87,6 +88,8 @@ def _plan(run: Serving) -> None:
         data = run.go(PART, share, "generate_strategy", strategy=f"generate_{name}")
         if data and data.get("row"):
             rows.append({**data["row"], "cache_start": data.get("cache_start")})
+            for line in round_lines(data["row"], f"strategy {name}"):
+                run.failures.append({"phase": "serving:generate_strategies", "message": line})
     run.results["generate_strategies"] = rows
 
 
