@@ -278,3 +278,26 @@ def test_the_headline_compares_the_paired_eager_and_says_so():
     assert "paired in the compiled process" in r.verdict.serving.figures[0]
     back = Report.from_dict(r.to_dict()).serving.generation
     assert back.paired_eager.total_s == g.paired_eager.total_s
+
+
+def test_a_generations_serving_section_runs_before_the_experiments():
+    """A Generation's serving section is its subject and compiles from cold in each of its
+    processes: it runs before the experiments (which get what it leaves), a forward traffic's
+    after them, each stage saying why the other does not run."""
+    from tcdoctor.checks.questions import Questions
+    from tcdoctor.report.events import Event
+    from tcdoctor.run import launcher
+    from tcdoctor.run.progress import Progress
+
+    names = [s.name for s in launcher.STAGES]
+    assert names.index("generation") < names.index("experiments") < names.index("serving")
+    stages = {s.name: s for s in launcher.STAGES}
+    run = launcher.Analysis("t.py:build", Options(), Questions(), "/nonexistent",
+                            time.monotonic() + 60, Progress(enabled=False), ran=["main"])  # fmt: skip
+    workload = {"kind": "inference", "traffic": {"kind": "list", "default_n": 8}}
+    run.events.append(Event(event="done", phase="environment", data={"workload": workload}))
+    assert stages["generation"].why_not(run) == launcher.NOT_GENERATION
+    assert stages["serving"].why_not(run) is None
+    workload["generation"] = {"max_new_tokens": 2}
+    assert stages["generation"].why_not(run) is None
+    assert stages["serving"].why_not(run) == launcher.RAN_FIRST

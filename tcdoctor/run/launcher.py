@@ -3,7 +3,8 @@
 The run is `STAGES`, run by run/stages.py's one loop (the same loop runs a distributed analysis,
 run/distributed.py): the cold child's cache folder (`cache`), the main analysis (`main`), the
 headline's timing-only processes (`timing`), the experiments (`experiments`), the serving
-section's processes when the target gives a traffic (`serving`), the report (`report`).
+section's processes when the target gives a traffic (`serving`; a Generation's before the
+experiments, `generation`: its generation is the subject), the report (`report`).
 Adding a stage is one record in `STAGES` and its function.
 
 The main analysis: the cold child measures everything that needs an empty inductor cache; a warm
@@ -471,13 +472,30 @@ def _experiments(run: Analysis) -> None:
 
 
 NO_TRAFFIC = "no traffic: the target's Workload gives none and --traffic is not set"
+NOT_GENERATION = "not a Generation: the serving section runs after the experiments"
+RAN_FIRST = "a Generation's serving section ran before the experiments (stage 'generation')"
 
 
 def _traffic(run: Analysis) -> str | None:
-    """Why the serving section does not run (None: a traffic is asked for)."""
+    """Why the serving section does not run after the experiments (None: a traffic is asked for,
+    not a Generation's: that one runs before them, `_generation`)."""
     from .serving.section import asked  # imported only here: most analyses have no traffic
 
-    return None if asked(run.options, _workload(run)) else NO_TRAFFIC
+    ask = asked(run.options, _workload(run))
+    return NO_TRAFFIC if not ask else RAN_FIRST if ask.get("generation") else None
+
+
+def _generation(run: Analysis) -> str | None:
+    """Why the serving section does not run before the experiments: only a Generation's does.
+    Its generation is the target's subject, and each of its processes compiles from cold (the
+    generate part's compiled side, the proof, each cache strategy): run after the experiments, it
+    got what they left of --timeout (on samples/generate.py with Inductor at load 4-6, 3 s and
+    7 s of 600: exit 4, nothing of the generation measured). Run first, the experiments get what
+    it leaves, and those left unrun say so (experiments/plan.py `in_turn`)."""
+    from .serving.section import asked  # imported only here: most analyses have no traffic
+
+    ask = asked(run.options, _workload(run))
+    return None if ask and ask.get("generation") else NOT_GENERATION
 
 
 def _workload(run: Run) -> dict | None:
@@ -503,6 +521,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("cache", Where.PARENT, _cache),
     Stage("main", Where.CHILDREN, _main, needs=("cache",)),
     Stage("timing", Where.CHILDREN, _timing, needs=("main",)),
+    Stage("generation", Where.CHILDREN, _serving, needs=("main",), when=_generation),
     Stage("experiments", Where.CHILDREN, _experiments, needs=("main",)),
     Stage("serving", Where.CHILDREN, _serving, needs=("main",), when=_traffic),
     Stage("report", Where.PARENT, _report),

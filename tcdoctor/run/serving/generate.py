@@ -174,7 +174,10 @@ def serve_generation(ctx: Any, side: str) -> None:
             logits.save(gl.side_file(ctx.files, side), res.tokens)
     if compile_kwargs is not None:
         kws = {"eager": generate_kwargs(ctx, "eager"), "compiled": kw}
-        label = f"generation: {ctx.n} requests in rounds (eager and compiled paired, steady)"
+        label = (
+            f"generation: {ctx.n} requests in rounds to {RULES.generation_pairs} pairs (eager and "
+            "compiled paired, steady)"
+        )
         steady, paired = replay_paired(ctx, model, kws, swap, label)
         method = {"method": extra["method"]} if "method" in extra else {}
         ctx.put("steady", side_record(steady, kw, **method))

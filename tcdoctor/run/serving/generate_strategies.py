@@ -18,8 +18,10 @@ The strategies (`STRATEGIES`, in order):
 Each process replays the prompts twice: cold (its compiles, their time, and `warmup_s`: the cold
 request times of the requests that compiled, what warming up this strategy costs from an empty
 cache) and steady, each request served eagerly (the user's generate_kwargs, the model's own
-forward set back) and with the strategy back to back (probes/generate.py `replay_paired`; the
-row's TTFT, ITL, tokens/s are the strategy's half). Judged (run/serving/generate_section.py
+forward set back) and with the strategy back to back, the prompts in rounds until
+`Rules.generation_pairs` pairs or the process's time (probes/generate.py `replay_paired`; the
+row's TTFT, ITL, tokens/s are the strategy's half; every process serves the same rounds in the
+same order, so its rows line up with the reference's by position). Judged (run/serving/generate_section.py
 `judge`): per request, the strategy's steady request time (prompt to last token) over eager's
 served beside it, against the same ratio in the generate part's compiled process, paired by
 request, `report/processes/paired.py` `ratio_interval` at `Rules.serving_level` with
