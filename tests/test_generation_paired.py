@@ -301,3 +301,31 @@ def test_a_generations_serving_section_runs_before_the_experiments():
     workload["generation"] = {"max_new_tokens": 2}
     assert stages["generation"].why_not(run) is None
     assert stages["serving"].why_not(run) == launcher.RAN_FIRST
+
+
+def test_the_compiled_side_gets_all_the_time_left_the_later_parts_need_its_result():
+    """Eager gets half the generate part's weighted share; compiled, whose result the proof and
+    the strategies need, all the time left (it stops when its replays end)."""
+    from tcdoctor.checks.questions import Questions
+    from tcdoctor.run import serving
+    from tcdoctor.run.progress import Progress
+    from tcdoctor.run.serving.part import Serving
+
+    given = []
+
+    class Fake(Serving):
+        def left_s(self):
+            return 240.0
+
+        def go(self, part, seconds, process=None, **handed):
+            given.append((process, seconds))
+            return {}
+
+    ask = {"requests": 8, "traffic": {"kind": "list"}, "kind": "inference",
+           "generation": {"max_new_tokens": 2}}  # fmt: skip
+    run = Fake("t.py:build", Options(backend="eager"), Questions(), "/nonexistent", 0.0,
+               Progress(enabled=False), ask=ask, parts=serving.PARTS)  # fmt: skip
+    gen_part.PART.run(run)
+    share = run.share(gen_part.PART)
+    assert share < 240.0 / 2  # the part's weighted share: under half of what is left
+    assert given == [("generate_eager", pytest.approx(share / 2)), ("generate_compiled", 240.0)]
