@@ -32,6 +32,7 @@ from tcdoctor.report.processes.paired import (
 from tcdoctor.report.sections.generation import GenerationSection, GenSide, GenStrategy
 from tcdoctor.run.serving import generate as gen_part
 from tcdoctor.run.serving import generate_section as gs
+from tcdoctor.run.serving import generate_strategies as gen_strategies
 from tcdoctor.target.pristine import Pristine
 from tcdoctor.target.traffic import Request
 from tcdoctor.target.workload import CallArgs
@@ -303,9 +304,10 @@ def test_a_generations_serving_section_runs_before_the_experiments():
     assert stages["serving"].why_not(run) == launcher.RAN_FIRST
 
 
-def test_the_compiled_side_gets_all_the_time_left_the_later_parts_need_its_result():
+def test_the_processes_the_decision_needs_get_all_the_time_left():
     """Eager gets half the generate part's weighted share; compiled, whose result the proof and
-    the strategies need, all the time left (it stops when its replays end)."""
+    the strategies need, all the time left (it stops when its replays end); so does the `dynamic`
+    strategy (the reference's second process: the headline's spread), the others a share."""
     from tcdoctor.checks.questions import Questions
     from tcdoctor.run import serving
     from tcdoctor.run.progress import Progress
@@ -318,7 +320,7 @@ def test_the_compiled_side_gets_all_the_time_left_the_later_parts_need_its_resul
             return 240.0
 
         def go(self, part, seconds, process=None, **handed):
-            given.append((process, seconds))
+            given.append((handed.get("strategy") or process, seconds))
             return {}
 
     ask = {"requests": 8, "traffic": {"kind": "list"}, "kind": "inference",
@@ -329,3 +331,8 @@ def test_the_compiled_side_gets_all_the_time_left_the_later_parts_need_its_resul
     share = run.share(gen_part.PART)
     assert share < 240.0 / 2  # the part's weighted share: under half of what is left
     assert given == [("generate_eager", pytest.approx(share / 2)), ("generate_compiled", 240.0)]
+    given.clear()
+    gen_strategies.PART.run(run)
+    assert [name for name, _ in given] == ["generate_dynamic", "generate_static",
+                                           "generate_prefill_eager"]  # fmt: skip
+    assert given[0][1] == 240.0 and given[1][1] <= 240.0 / 2  # the others: a share of what is left

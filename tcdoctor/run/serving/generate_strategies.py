@@ -77,7 +77,10 @@ def _when(run: Serving) -> str | None:
 
 
 def _plan(run: Serving) -> None:
-    """Each strategy in a process of its own, each its share of what the earlier ones left."""
+    """Each strategy in a process of its own: `dynamic` first with all the time left (it is the
+    reference's second process, whose spread the headline's interval needs to decide at all: with
+    a third of the time, at the default --timeout, its cold replay ended at its deadline and it
+    served no pair), then each other its share of what the earlier ones left."""
     side = ((run.results.get("generate") or {}).get("eager") or {}).get("side") or {}
     names = list(STRATEGIES)
     if side.get("device") != "cuda":
@@ -87,6 +90,8 @@ def _plan(run: Serving) -> None:
     rows = []
     for i, name in enumerate(names):
         share = (end - time.monotonic()) / (len(names) - i)
+        if name == "dynamic":  # it stops when its replays end, leaving the rest to the others
+            share = max(share, run.left_s())
         data = run.go(PART, share, "generate_strategy", strategy=f"generate_{name}")
         if data and data.get("row"):
             rows.append({**data["row"], "cache_start": data.get("cache_start")})
