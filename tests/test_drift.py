@@ -122,7 +122,7 @@ def test_the_rounding_submodule_is_named_from_the_command_line(from_cli):
     # issue 64: the graph that diverges is found, and its difference is precision: Inductor in
     # float64 agrees with eager in float64; no reproducer or issue text claims a bug
     m = rep.numerics.miscompile
-    assert m.checked is True and m.found["compile_id"] == "0/0", m
+    assert m.checked is True and m.found.compile_id == "0/0", m
     assert m.kind == "precision" and m.verdict.startswith("precision"), m.verdict
     assert m.script is None and m.issue is None and m.script_path is None
     assert "precision" in reason and "compiler bug" not in reason
