@@ -35,6 +35,7 @@ import time
 from typing import Any, Sequence
 
 from ..report.attribution import Rerun
+from ..report.sections import Numerics
 from .context import PhaseContext
 
 DIVERGE_MODULE = "tcdoctor.probes.diverge"
@@ -127,11 +128,11 @@ def classify(
 
 def phase_miscompile(ctx: PhaseContext) -> dict:
     """The phase (run/runner.py's PhaseRunner as `ctx`): the search when numerics failed."""
-    numerics = ctx.results.get("numerics")
-    if numerics is None:
+    if ctx.results.get("numerics") is None:
         return {"not_measured": "the numerics phase did not finish"}
-    if numerics.get("passed") is not False:
-        why = numerics.get("not_measured") or "numerics did not fail"
+    numerics = Numerics.from_dict(ctx.results["numerics"])  # the phase's result, typed
+    if numerics.passed is not False:
+        why = numerics.not_measured or "numerics did not fail"
         return {"checked": False, "reason": why, "method": "not run: runs only when numerics fail"}
     if ctx.workload.kind == "train":
         return {"not_measured": "a training step: its graphs' backward is not replayed alone yet"}
