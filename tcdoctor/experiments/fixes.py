@@ -78,28 +78,21 @@ def budget_used_up(budget_s: float) -> str:
     return f"the fix budget ({budget_s:.0f} s, --fix-budget) was used up"
 
 
-def judged_in_process(spec: Spec, timing: dict | None) -> Spec:
-    """A fix run in a process that timed the main row itself (the warm process) is compared with
-    that row: the same process's allocator state and neighbours on both sides of the comparison."""
+IN_PROCESS = "the main row timed in this same process"
+ACROSS_PROCESSES = "the main row across the analysis processes"
+
+
+def judged(spec: Spec, timing: dict | None, timed_in: str) -> Spec:
+    """A fix compared with the main row as `timing` gives it: timed in its own process
+    (`IN_PROCESS`, the warm process: the same allocator state and neighbours on both sides, its
+    page faults too), or across processes (`ACROSS_PROCESSES`, a fix in a child of its own: its
+    interval covers process-to-process spread), never with another process's pairs."""
     if isinstance(spec, FixSpec) and timing and timing.get("speedup") is not None:
-        spec.before.update(
-            speedup=timing["speedup"],
-            speedup_ci=timing.get("speedup_ci"),
-            faults_per_call=(timing.get("compiled") or {}).get("minor_faults_per_call"),
-            timed_in="the main row timed in this same process",
-        )
-    return spec
-
-
-def judged_across_processes(spec: Spec, runtime: dict | None) -> Spec:
-    """A fix run in a child of its own is compared with the main row across processes (its
-    interval covers process-to-process spread), never with one process's pairs."""
-    if isinstance(spec, FixSpec) and runtime and runtime.get("speedup") is not None:
-        spec.before.update(
-            speedup=runtime["speedup"],
-            speedup_ci=runtime.get("speedup_ci"),
-            timed_in="the main row across the analysis processes",
-        )
+        spec.before.update(speedup=timing["speedup"], speedup_ci=timing.get("speedup_ci"))
+        if timed_in == IN_PROCESS:
+            compiled = timing.get("compiled") or {}
+            spec.before["faults_per_call"] = compiled.get("minor_faults_per_call")
+        spec.before["timed_in"] = timed_in
     return spec
 
 
