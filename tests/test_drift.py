@@ -17,6 +17,7 @@ from tcdoctor.render.html import HtmlRenderer
 from tcdoctor.render.markdown import MarkdownRenderer
 from tcdoctor.render.terminal import TerminalRenderer
 from tcdoctor.report.model import Report
+from tcdoctor.report.sections import Numerics
 
 sys.path.insert(0, f"{ROOT}/tests/targets")
 drift_sum = importlib.import_module("drift_sum")
@@ -122,7 +123,7 @@ def test_the_rounding_submodule_is_named_from_the_command_line(from_cli):
     # issue 64: the graph that diverges is found, and its difference is precision: Inductor in
     # float64 agrees with eager in float64; no reproducer or issue text claims a bug
     m = rep.numerics.miscompile
-    assert m.checked is True and m.found["compile_id"] == "0/0", m
+    assert m.checked is True and m.found.compile_id == "0/0", m
     assert m.kind == "precision" and m.verdict.startswith("precision"), m.verdict
     assert m.script is None and m.issue is None and m.script_path is None
     assert "precision" in reason and "compiler bug" not in reason
@@ -159,14 +160,14 @@ def test_numerics_with_margin_search_nothing(monkeypatch):
 
 
 def test_needed_is_failure_or_within_twice_the_tolerance():
-    assert drift.needed({"passed": False}) == "numerics failed"
+    assert drift.needed(Numerics(passed=False)) == "numerics failed"
     near = {
         "passed": True,
         "outputs": [{"path": "out", "max_abs_err": 6e-5, "tol": 1e-4, "within_allclose": False}],
     }
-    assert "within 2x" in drift.needed(near)
+    assert "within 2x" in drift.needed(Numerics.from_dict(near))
     far = {
         "passed": True,
         "outputs": [{"path": "out", "max_abs_err": 1e-6, "tol": 1e-4, "within_allclose": True}],
     }
-    assert drift.needed(far) is None
+    assert drift.needed(Numerics.from_dict(far)) is None

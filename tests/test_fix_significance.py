@@ -5,7 +5,7 @@ Bonferroni over the candidate rows), never by its one-process interval alone.
 
 The simulation runs the code's own path: the headline's processes chosen by the launcher's loop
 (experiments/plan.py `time_processes`, Pocock's level per look), each fix row as a fix child reports it
-(`judged_across_processes`, the child's `outcome`), the report assembled (run/assemble.py: the
+(`judged` across processes, the child's `outcome`), the report assembled (run/assemble.py: the
 decision intervals, the outcome words again) and judged (verdict.judge). Processes are log-normal
 around the true speedup, 5% between processes and 1% within (each process's own 95% interval
 ±2%). No torch.
@@ -81,7 +81,7 @@ def _analysis(true: float, fix_speedups: list[float], rng: random.Random) -> Rep
     events.append(Event(event="done", phase="numerics", data={"passed": True}))
     across = plan.across_processes(_results(events, TIMING_PHASES))
     for i, s in enumerate(fix_speedups):
-        spec = fixes.judged_across_processes(ConfigFix(f"switch_{i}"), across)
+        spec = fixes.judged(ConfigFix(f"switch_{i}"), across, fixes.ACROSS_PROCESSES)
         after = {"graph_breaks": 0, "numerics_passed": True, **_process(s, rng)}
         # the child's words
         outcome, why, _ = fixes.outcome(FixSide.of(**spec.before), FixSide.of(**after), None)

@@ -18,7 +18,7 @@ from conftest import saved_report
 from tcdoctor.probes import diverge, miscompile, repro_script
 from tcdoctor.render.markdown import MarkdownRenderer
 from tcdoctor.render.terminal import TerminalRenderer
-from tcdoctor.report.attribution import Miscompile
+from tcdoctor.report.attribution import Miscompile, Rerun
 from tcdoctor.report.model import Report
 from tcdoctor.verdict import judge
 
@@ -36,23 +36,28 @@ PRECISION = [
 ]
 
 
+def _classify(runs: list[dict], **kw):
+    """`classify` on the reruns as the report reads them (typed)."""
+    return miscompile.classify([Rerun.from_dict(r) for r in runs], **kw)
+
+
 def test_classify_a_wrong_value_that_float64_keeps_is_a_compiler_bug():
-    kind, words = miscompile.classify(BUG)
+    kind, words = _classify(BUG)
     assert kind == "compiler_bug"
     assert words.startswith("a compiler bug, most likely (Inductor)") and "0.0153" in words
 
 
 def test_classify_a_difference_float64_removes_is_precision():
-    kind, words = miscompile.classify(PRECISION)
+    kind, words = _classify(PRECISION)
     assert kind == "precision" and words.startswith("precision")
 
 
 def test_classify_aot_eager_off_blames_aot_autograd_and_missing_runs_are_not_classified():
     aot_off = [dict(BUG[0]), {**BUG[1], "allclose": False, "max_abs_err": 0.5}, dict(BUG[2])]
-    assert miscompile.classify(aot_off)[0] == "aot"
-    assert miscompile.classify(BUG[:2])[1] == "not classified: inductor in float64 did not run"
+    assert _classify(aot_off)[0] == "aot"
+    assert _classify(BUG[:2])[1] == "not classified: inductor in float64 did not run"
     agrees = [{**BUG[0], "allclose": True}, BUG[1], BUG[2]]
-    kind, words = miscompile.classify(agrees)
+    kind, words = _classify(agrees)
     assert kind is None and "run alone agrees" in words
 
 
@@ -67,10 +72,10 @@ def test_a_difference_the_graph_alone_does_not_show_is_not_classified():
             {"output": 1, "max_abs_err": 0.00244, "allclose": False},
         ],
     }
-    kind, words = miscompile.classify([alone, BUG[1], BUG[2]], seen={0: 0.0154})
+    kind, words = _classify([alone, BUG[1], BUG[2]], seen={0: 0.0154})
     assert kind is None and words.startswith("not reproduced alone: in the program output 0")
     shown = {**alone, "outputs": [{"output": 0, "max_abs_err": 0.0154, "allclose": False}]}
-    assert miscompile.classify([shown, BUG[1], BUG[2]], seen={0: 0.0154})[0] == "compiler_bug"
+    assert _classify([shown, BUG[1], BUG[2]], seen={0: 0.0154})[0] == "compiler_bug"
 
 
 class _OffWhenDtChanges:

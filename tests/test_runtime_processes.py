@@ -15,7 +15,7 @@ import pytest
 from conftest import ROOT
 
 from tcdoctor import stats, units
-from tcdoctor.experiments.fixes import judged_across_processes, judged_in_process
+from tcdoctor.experiments.fixes import ACROSS_PROCESSES, IN_PROCESS, judged
 from tcdoctor.experiments.specs import ConfigFix
 from tcdoctor.report.model import Report
 from tcdoctor.report.processes import claims, regimes, sequential
@@ -210,11 +210,11 @@ def test_regimes_are_named_wherever_the_speed_is():
 
 def test_a_fix_in_the_warm_process_is_judged_against_that_process_row():
     spec = ConfigFix("allow_rnn", before={"speedup": 0.81, "speedup_ci": [0.80, 0.82]})
-    judged_in_process(spec, _timing(0.9, seed=3))
+    judged(spec, _timing(0.9, seed=3), IN_PROCESS)
     assert spec.before["speedup"] == pytest.approx(0.9, rel=0.02)
     assert "same process" in spec.before["timed_in"]
     across = {"speedup": 0.85, "speedup_ci": [0.78, 0.93]}
-    other = judged_across_processes(ConfigFix("x", before={"speedup": 0.81}), across)
+    other = judged(ConfigFix("x", before={"speedup": 0.81}), across, ACROSS_PROCESSES)
     assert other.before["speedup_ci"] == [0.78, 0.93]
 
 

@@ -14,6 +14,7 @@ from tcdoctor.outcomes import FixOutcome
 from tcdoctor.probes import break_cost
 from tcdoctor.report import break_gain
 from tcdoctor.report.model import Report
+from tcdoctor.report.phases.results import MainResults
 from tcdoctor.report.processes import claims
 from tcdoctor.report.sections import FixRow, FixSide, StrategyRow
 from tcdoctor.verdict import tried
@@ -301,13 +302,17 @@ def test_drifting_numerics_plan_the_harness_settings_and_judge_them_on_numerics(
         "numerics": {"passed": False, "rng": {"stochastic": False}},
         "runtime": {"speedup": 1.3, "speedup_ci": [1.25, 1.35]},
     }
-    names = [s.name for s in fixes.plan(results, _Opts(), 1.02) if isinstance(s, FixSpec)]
+    names = [
+        s.name for s in fixes.plan(MainResults.of(results), _Opts(), 1.02) if isinstance(s, FixSpec)
+    ]
     assert names == ["emulate_precision_casts"]
     # a random model that fails was compared under fallback_random already: not a fix to try again
     results["numerics"]["rng"].update(stochastic=True, fallback_random=True)
-    names = [s.name for s in fixes.plan(results, _Opts(), 1.02) if isinstance(s, FixSpec)]
+    names = [
+        s.name for s in fixes.plan(MainResults.of(results), _Opts(), 1.02) if isinstance(s, FixSpec)
+    ]
     assert names == ["emulate_precision_casts"]
-    before = FixSide.of(**fixes.before_figures(results))
+    before = FixSide.of(**MainResults.of(results).before)
     assert (
         fixes.outcome(
             before, FixSide.of(numerics_passed=True, speedup=1.1, speedup_ci=[1.0, 1.2]), None

@@ -47,8 +47,7 @@ def _missing(name: str, limit: str, new: Any, old: Any) -> CheckResult | None:
 
 def new_breaks(new: Report, old: Report, bound: int) -> CheckResult:
     name, limit = "new graph breaks (vs baseline)", f"≤ {bound} new"
-    missing = _missing(name, limit, new.graph_breaks.count, old.graph_breaks.count)
-    if missing:
+    if missing := _missing(name, limit, new.graph_breaks.count, old.graph_breaks.count):
         return missing
     from ..report.diff import introduced_breaks
 
@@ -63,8 +62,7 @@ def new_breaks(new: Report, old: Report, bound: int) -> CheckResult:
 def new_recompiles(new: Report, old: Report, bound: int) -> CheckResult:
     name, limit = "new recompiles (vs baseline)", f"≤ +{bound}"
     a, b = old.recompiles.count, new.recompiles.count
-    missing = _missing(name, limit, b, a)
-    if missing:
+    if missing := _missing(name, limit, b, a):
         return missing
     figure = f"{b - a:+d} ({a} → {b})"
     return CheckResult(name, figure, limit, b - a <= bound, f"{figure} ({limit} required)")
@@ -82,8 +80,7 @@ def slowdown(new: Report, old: Report, pct: float, three: bool = True) -> CheckR
     their intervals (`_slowdown_by_intervals`)."""
     name, limit = "slowdown (vs baseline)", f"≤ {pct:g}% slower"
     a, b = new.runtime, old.runtime
-    missing = _missing(name, limit, a.speedup, b.speedup)
-    if missing:
+    if missing := _missing(name, limit, a.speedup, b.speedup):
         return missing
     xs, ys = decided_on(a.processes), decided_on(b.processes)
     if len(xs) < 2 or len(ys) < 2:
@@ -215,8 +212,7 @@ def _slowdown_by_intervals(new: Report, old: Report, pct: float, three: bool = T
     (1 − pct/100) × the baseline's upper bound, inconclusive between (`three`)."""
     name, limit = "slowdown (vs baseline)", f"≤ {pct:g}% slower"
     a, b = new.runtime, old.runtime
-    missing = _missing(name, limit, a.ci_high, b.ci_low)
-    if missing:
+    if missing := _missing(name, limit, a.ci_high, b.ci_low):
         return missing
     cis = f"new {units.ci(a.speedup_ci)}×, baseline {units.ci(b.speedup_ci)}×"
     gap = 1 - a.ci_high / b.ci_low if b.ci_low else 0.0  # the least slowdown both CIs allow
@@ -235,8 +231,7 @@ def _slowdown_by_intervals(new: Report, old: Report, pct: float, three: bool = T
 def compile_growth(new: Report, old: Report, pct: float) -> CheckResult:
     name, limit = "cold compile growth (vs baseline)", f"≤ +{pct:g}%"
     a, b = old.compile.cold_s, new.compile.cold_s
-    missing = _missing(name, limit, b, a)
-    if missing:
+    if missing := _missing(name, limit, b, a):
         return missing
     growth = b / a - 1 if a else 0.0
     figure = f"{growth:+.0%} ({units.seconds(a)} → {units.seconds(b)})"

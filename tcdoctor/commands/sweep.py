@@ -29,7 +29,7 @@ def run_sweep_command(
     **analysis: Any,
 ) -> int:
     """The sweep, the Ray sweep or the merge; the exit code (0 every target complete, 4 not)."""
-    from ..sweep import run_sweep
+    from ..sweep import SweepRun, run_sweep
     from ..sweep.merge import merge_dirs
 
     on_ray = typed(["ray_cpus", "ray_gpus"])
@@ -48,5 +48,5 @@ def run_sweep_command(
 
         spec = RaySpec.of(ray, targets, ray_cpus, ray_gpus, opts.threads)
         opts = dataclasses.replace(opts, threads=spec.cpus)  # the CPUs its task holds
-        return run_on_ray(spec, opts, expected_calls, out_dir, **common)
-    return run_sweep(targets, opts, expected_calls, out_dir, **common)
+        return run_on_ray(spec, SweepRun.of(spec.targets, opts, expected_calls, out_dir, **common))
+    return run_sweep(SweepRun.of(targets, opts, expected_calls, out_dir, **common))

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..options import Options
+from ..report.phases.results import MainResults
 from ..thresholds import RULES
 from .specs import FixSpec, Spec
 
@@ -75,13 +76,14 @@ def plan(workload: Any, target: str, options: Options, results: dict[str, Any]) 
     """The cold child's plan from its phase results (`results`, by phase name), in run order."""
     from . import compile_remedies, fixes, proving, strategies
 
-    breaks = (results.get("graph_breaks") or {}).get("graph_breaks", {}).get("count")
-    planned = strategies.plan(workload, options, breaks, RULES.regional_auto_breaks)
+    found = MainResults.of(results)
+    planned = strategies.plan(
+        workload, options, found.graph_breaks.count, RULES.regional_auto_breaks
+    )
     patch_specs, no_patch = [], []
     if options.fixes:
-        before = fixes.before_figures(results)
-        patch_specs, no_patch = proving.plan(results, target, before)
-    planned += fixes.plan(results, options, RULES.min_speedup, patch_specs)
+        patch_specs, no_patch = proving.plan(results, target, found.before)
+    planned += fixes.plan(found, options, RULES.min_speedup, patch_specs)
     remedies, remedies_not_tried = compile_remedies.plan(workload, options, results)
     planned += remedies  # after the fixes: the fix budget goes to the ablation first
     return ExperimentPlan(tuple(planned), tuple(remedies_not_tried), tuple(no_patch))

@@ -49,6 +49,7 @@ from .specs import (
 )
 
 if TYPE_CHECKING:
+    from ..report.phases.results import MainResults
     from ..report.sections import FixRow
 
 # the forms PyTorch's hints name a boolean switch in: "`torch._dynamo.config.X = True`",
@@ -77,43 +78,21 @@ def budget_used_up(budget_s: float) -> str:
     return f"the fix budget ({budget_s:.0f} s, --fix-budget) was used up"
 
 
-def before_figures(results: dict) -> dict:
-    """The main analysis's figures a fix is compared with, from phase results keyed by phase name."""
-    rt = results.get("runtime") or {}
-    gb = (results.get("graph_breaks") or {}).get("graph_breaks") or {}
-    return {
-        "graph_breaks": gb.get("count"),
-        "recompiles": (results.get("recompiles") or {}).get("count"),
-        "speedup": rt.get("speedup"),
-        "speedup_ci": rt.get("speedup_ci"),
-        "numerics_passed": (results.get("numerics") or {}).get("passed"),
-        "first_call_s": (results.get("compile") or {}).get("first_call_s"),
-        "faults_per_call": (rt.get("compiled") or {}).get("minor_faults_per_call"),
-    }
+IN_PROCESS = "the main row timed in this same process"
+ACROSS_PROCESSES = "the main row across the analysis processes"
 
 
-def judged_in_process(spec: Spec, timing: dict | None) -> Spec:
-    """A fix run in a process that timed the main row itself (the warm process) is compared with
-    that row: the same process's allocator state and neighbours on both sides of the comparison."""
+def judged(spec: Spec, timing: dict | None, timed_in: str) -> Spec:
+    """A fix compared with the main row as `timing` gives it: timed in its own process
+    (`IN_PROCESS`, the warm process: the same allocator state and neighbours on both sides, its
+    page faults too), or across processes (`ACROSS_PROCESSES`, a fix in a child of its own: its
+    interval covers process-to-process spread), never with another process's pairs."""
     if isinstance(spec, FixSpec) and timing and timing.get("speedup") is not None:
-        spec.before.update(
-            speedup=timing["speedup"],
-            speedup_ci=timing.get("speedup_ci"),
-            faults_per_call=(timing.get("compiled") or {}).get("minor_faults_per_call"),
-            timed_in="the main row timed in this same process",
-        )
-    return spec
-
-
-def judged_across_processes(spec: Spec, runtime: dict | None) -> Spec:
-    """A fix run in a child of its own is compared with the main row across processes (its
-    interval covers process-to-process spread), never with one process's pairs."""
-    if isinstance(spec, FixSpec) and runtime and runtime.get("speedup") is not None:
-        spec.before.update(
-            speedup=runtime["speedup"],
-            speedup_ci=runtime.get("speedup_ci"),
-            timed_in="the main row across the analysis processes",
-        )
+        spec.before.update(speedup=timing["speedup"], speedup_ci=timing.get("speedup_ci"))
+        if timed_in == IN_PROCESS:
+            compiled = timing.get("compiled") or {}
+            spec.before["faults_per_call"] = compiled.get("minor_faults_per_call")
+        spec.before["timed_in"] = timed_in
     return spec
 
 
@@ -156,16 +135,14 @@ def set_fixes(findings: list[GraphBreak]) -> dict[tuple[str, str], list[str]]:
 
 
 def plan(
-    results: dict, options: Any, min_speedup: float, patch_specs: list[Spec] | None = None
+    results: MainResults, options: Any, min_speedup: float, patch_specs: list[Spec] | None = None
 ) -> list[Spec]:
     """Fix and ablation children to run after the main analysis (in the cold child, from its results).
     Config switches come first (one line, though process-wide), then the source patches planned for
     the breaks in the user's own code (`patch_specs`, experiments/proving/)."""
     if not getattr(options, "fixes", True):
         return []
-    before = before_figures(results)
-    gb = (results.get("graph_breaks") or {}).get("graph_breaks") or {}
-    findings = [GraphBreak.from_dict(f) for f in gb.get("unique") or []]
+    before, findings = results.before, results.graph_breaks.unique or []
     out: list[Spec] = [
         ConfigFix(name, addresses=ids, before=before)
         for name, ids in config_fixes(findings).items()
@@ -191,17 +168,16 @@ def plan(
 NUMERICS_SETTINGS = ("emulate_precision_casts",)
 
 
-def numerics_fixes(results: dict, options: Any, before: dict) -> list[FixSpec]:
+def numerics_fixes(results: MainResults, options: Any, before: dict) -> list[FixSpec]:
     """When compiled outputs drift with Inductor, the harness's numerics settings, each tried alone."""
-    num = results.get("numerics") or {}
-    if num.get("passed") is not False:
+    if results.numerics.passed is not False:
         return []
     out: list[FixSpec] = []
     if options.backend not in ABLATION_BACKENDS:
         out += [
             InductorConfigFix(n, addresses=["numerics"], before=before) for n in NUMERICS_SETTINGS
         ]
-    origin = (results.get("drift") or {}).get("origin")  # compile around the module that drifts
+    origin = results.drift.origin  # compile around the module that drifts
     if origin and origin.get("name"):
         out.append(
             DisableModuleFix(

@@ -37,9 +37,10 @@ from typing import NamedTuple
 from ..checks.questions import Questions
 from ..options import FIX_BUDGET_FIRST_CALLS, FIX_BUDGET_MIN_S, Options
 from ..report.events import Event
+from ..report.phases.results import MainResults
 from ..report.processes import claims, regimes, sequential
 from ..thresholds import RULES, Rules
-from .fixes import before_figures, budget_used_up, plan_stance
+from .fixes import budget_used_up, plan_stance
 from .specs import PHASE_PREFIX, Spec
 
 
@@ -277,7 +278,7 @@ def warm_experiments(
     return ran | {ev.phase for ev in not_tried}, spent, untried
 
 
-# the main analysis's phases a planned fix is compared with (fixes.before_figures)
+# the main analysis's phases a planned fix is compared with (report/phases/results.py)
 BEFORE_PHASES = ("graph_breaks", "compile", "runtime", "numerics", "recompiles")
 
 
@@ -287,16 +288,15 @@ def stance_fix(results: Mapping[str, dict | None], options: Options) -> list[Spe
     from ..report.rules import guard_share
     from ..report.sections import guard_cost
 
-    profile, runtime = results.get("profile") or {}, results.get("runtime") or {}
-    cost = guard_cost(profile)  # by removal where exact (probes/guard_ab.py), else the profiler's
+    found = MainResults.of(results)
+    cost = guard_cost(results.get("profile") or {})  # by removal where exact (probes/guard_ab.py)
     over, median = (
         cost["overhead_s_per_call"],
-        cost.get("call_s") or (runtime.get("compiled") or {}).get("median_s"),
+        cost.get("call_s") or found.runtime.compiled.median_s,
     )
     if not options.fixes or over is None or not median:
         return []
-    before = before_figures({name: results.get(name) for name in BEFORE_PHASES})
-    return plan_stance(guard_share(over, median), RULES.guard_overhead_fraction, before)
+    return plan_stance(guard_share(over, median), RULES.guard_overhead_fraction, found.before)
 
 
 def across_processes(results: Mapping[str, dict | None]) -> dict | None:

@@ -60,10 +60,14 @@ class Spec(abc.ABC):
         """What tells this class's dicts apart; None for a class that is no kind of its own (a base)."""
         return (cls.kind, None) if "kind" in cls.__dict__ else None
 
+    # the field that names one experiment of its kind: its key is "kind:value" (a class that
+    # names itself otherwise overrides `key`)
+    key_field: ClassVar[str]
+
     @property
-    @abc.abstractmethod
     def key(self) -> str:
         """The phase name after PHASE_PREFIX, as event files and the report's phases name it."""
+        return f"{self.kind}:{getattr(self, self.key_field)}"
 
     @property
     @abc.abstractmethod
@@ -134,15 +138,12 @@ class ModeSpec(Spec):
     """torch.compile(mode=...) other than the main analysis's, timed against eager."""
 
     kind: ClassVar[str] = "mode"
+    key_field: ClassVar[str] = "mode"
     section: ClassVar[str] = "modes"
     # another mode's compile shares no graph with the main one (other Inductor config, other keys),
     # and its cold first call is what the mode table compares
     fresh_cache: ClassVar[bool] = True
     mode: str
-
-    @property
-    def key(self) -> str:
-        return f"mode:{self.mode}"
 
     @property
     def label(self) -> str:
@@ -154,15 +155,12 @@ class TrainWaySpec(Spec):
     """A training step compiled another way than whole (training.WAYS: the model, the optimizer step)."""
 
     kind: ClassVar[str] = "train"
+    key_field: ClassVar[str] = "way"
     section: ClassVar[str] = "training"
     # its cold first call is what the decision repays (steps_to_repay): graphs it shares with the
     # whole step would come warm from a copy and hide compile work a user's fresh process pays
     fresh_cache: ClassVar[bool] = True
     way: str
-
-    @property
-    def key(self) -> str:
-        return f"train:{self.way}"
 
     @property
     def label(self) -> str:
@@ -177,15 +175,12 @@ class DynamicSpec(Spec):
     """One dynamic-shape setting (a DYNAMIC_LABELS key) fed every input shape variant."""
 
     kind: ClassVar[str] = "dynamic"
+    key_field: ClassVar[str] = "how"
     section: ClassVar[str] = "dynamic"
     # the shape settings are compared by their compile seconds, each from a cold cache as a user's
     # fresh process pays them ("automatic", the main analysis's own setting, is never a child)
     fresh_cache: ClassVar[bool] = True
     how: str
-
-    @property
-    def key(self) -> str:
-        return f"dynamic:{self.how}"
 
     @property
     def label(self) -> str:
@@ -197,13 +192,10 @@ class RegionsSpec(Spec):
     """Each submodule at `depth` compiled alone; `automatic`: planned because the model breaks a lot."""
 
     kind: ClassVar[str] = "regions"
+    key_field: ClassVar[str] = "depth"
     section: ClassVar[str] = "regions"
     depth: int
     automatic: bool = False
-
-    @property
-    def key(self) -> str:
-        return f"regions:{self.depth}"
 
     @property
     def label(self) -> str:
@@ -310,14 +302,11 @@ class AblationSpec(Spec):
     """The main subject compiled with a lower layer's backend ("eager", "aot_eager")."""
 
     kind: ClassVar[str] = "ablation"
+    key_field: ClassVar[str] = "backend"
     section: ClassVar[str] = "ablation"
     uses_fix_budget: ClassVar[bool] = True
     shares_process: ClassVar[bool] = True
     backend: str
-
-    @property
-    def key(self) -> str:
-        return f"ablation:{self.backend}"
 
     @property
     def label(self) -> str:
@@ -332,6 +321,7 @@ class FixSpec(Spec):
     the findings it `addresses` and the main analysis's figures `before`."""
 
     kind: ClassVar[str] = "fix"
+    key_field: ClassVar[str] = "name"
     fix_kind: ClassVar[str]
     section: ClassVar[str] = "fixes"
     uses_fix_budget: ClassVar[bool] = True
@@ -348,10 +338,6 @@ class FixSpec(Spec):
     @classmethod
     def tag(cls) -> tuple[str, str | None] | None:
         return (cls.kind, cls.fix_kind) if "fix_kind" in cls.__dict__ else None
-
-    @property
-    def key(self) -> str:
-        return f"fix:{self.name}"
 
     @property
     def label(self) -> str:

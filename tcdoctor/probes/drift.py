@@ -43,6 +43,7 @@ from typing import Any, Callable
 import torch
 import torch.utils._pytree as pytree
 
+from ..report.sections import Numerics
 from ..target.pristine import reset_rng_state
 from .context import PhaseContext
 from .first_call import build
@@ -61,13 +62,13 @@ METHOD = (
 )
 
 
-def needed(numerics: dict) -> str | None:
+def needed(numerics: Numerics) -> str | None:
     """Why the search runs (failed, or within NEAR× of tolerance), None when numerics passed with margin."""
-    if numerics.get("not_measured"):
+    if numerics.not_measured:
         return None
-    if numerics.get("passed") is False:
+    if numerics.passed is False:
         return "numerics failed"
-    for o in numerics.get("outputs") or []:
+    for o in numerics.outputs or []:
         err, tol = o.get("max_abs_err"), o.get("tol")
         if err is not None and tol and err * NEAR > tol and not o.get("within_allclose", True):
             return f"{o.get('path')}: error {err:.3g} within {NEAR:g}x of tolerance {tol:g}"
@@ -76,15 +77,12 @@ def needed(numerics: dict) -> str | None:
 
 def phase_drift(ctx: PhaseContext) -> dict:
     """The phase (run/runner.py's PhaseRunner as `ctx`): runs the search only when `needed`."""
-    numerics = ctx.results.get("numerics")
-    if numerics is None:
+    if ctx.results.get("numerics") is None:
         return {"not_measured": "the numerics phase did not finish"}
+    numerics = Numerics.from_dict(ctx.results["numerics"])  # the phase's result, typed
     why = needed(numerics)
     if why is None:
-        reason = (
-            numerics.get("not_measured")
-            or "numerics passed with margin (within half the tolerance)"
-        )
+        reason = numerics.not_measured or "numerics passed with margin (within half the tolerance)"
         return {"checked": False, "reason": reason, "method": "not run: " + NEED_TEXT}
     if ctx.workload.kind == "train":
         return {

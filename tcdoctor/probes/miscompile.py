@@ -32,8 +32,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any
+from typing import Any, Sequence
 
+from ..report.attribution import Rerun
+from ..report.sections import Numerics
 from .context import PhaseContext
 
 DIVERGE_MODULE = "tcdoctor.probes.diverge"
@@ -64,12 +66,12 @@ REPRODUCED = (
 )
 
 
-def reproduced(ind: dict, seen: dict[int, float] | None) -> str | None:
+def reproduced(ind: Rerun, seen: dict[int, float] | None) -> str | None:
     """None when the run alone shows the in-program difference (an output that failed there is
     outside allclose alone, by at least REPRODUCED of its error there); else why not."""
     if not seen:
         return None
-    alone = {o.get("output"): o for o in ind.get("outputs") or []}
+    alone = {o.get("output"): o for o in ind.outputs or []}
     for i, err in seen.items():
         o = alone.get(i)
         if o and not o.get("allclose") and (o.get("max_abs_err") or 0.0) >= REPRODUCED * err:
@@ -83,11 +85,11 @@ def reproduced(ind: dict, seen: dict[int, float] | None) -> str | None:
 
 
 def classify(
-    runs: list[dict], backend: str = "inductor", seen: dict[int, float] | None = None
+    runs: Sequence[Rerun], backend: str = "inductor", seen: dict[int, float] | None = None
 ) -> tuple[str | None, str]:
     """(kind, words) from the reproducer's runs (`backend`, `fp64`, `max_abs_err`, `allclose`,
     per-output `outputs`); `seen`: the outputs that failed in the program and their error there."""
-    by = {(r.get("backend"), bool(r.get("fp64"))): r for r in runs}
+    by = {(r.backend, bool(r.fp64)): r for r in runs}
     ind, aot, ind64 = (
         by.get((backend, False)),
         by.get(("aot_eager", False)),
@@ -98,39 +100,39 @@ def classify(
     why = reproduced(ind, seen)
     if why is not None:
         return None, why
-    if not aot.get("allclose"):
+    if not aot.allclose:
         return "aot", (
             f"AOTAutograd or a decomposition: aot_eager differs from eager too (max abs error "
-            f"{_sci(aot.get('max_abs_err'))}), so the loss is below {backend}"
+            f"{_sci(aot.max_abs_err)}), so the loss is below {backend}"
         )
-    if ind.get("allclose"):
+    if ind.allclose:
         return None, (
             "not classified: the graph run alone agrees with eager "
-            f"(max abs error {_sci(ind.get('max_abs_err'))}); inside the program it did not"
+            f"(max abs error {_sci(ind.max_abs_err)}); inside the program it did not"
         )
     if ind64 is None:
         return None, f"not classified: {backend} in float64 did not run"
-    if ind64.get("allclose"):
+    if ind64.allclose:
         return "precision", (
             f"precision: in float64 {backend} agrees with eager (max abs error "
-            f"{_sci(ind64.get('max_abs_err'))}), so the float32 difference "
-            f"({_sci(ind.get('max_abs_err'))}) is rounding"
+            f"{_sci(ind64.max_abs_err)}), so the float32 difference "
+            f"({_sci(ind.max_abs_err)}) is rounding"
         )
     return "compiler_bug", (
         f"a compiler bug, most likely ({backend.capitalize()}): aot_eager matches eager "
-        f"(max abs error {_sci(aot.get('max_abs_err'))}), {backend} is off by "
-        f"{_sci(ind.get('max_abs_err'))} and still by {_sci(ind64.get('max_abs_err'))} in float64, "
+        f"(max abs error {_sci(aot.max_abs_err)}), {backend} is off by "
+        f"{_sci(ind.max_abs_err)} and still by {_sci(ind64.max_abs_err)} in float64, "
         "where rounding would shrink it below 1e-7"
     )
 
 
 def phase_miscompile(ctx: PhaseContext) -> dict:
     """The phase (run/runner.py's PhaseRunner as `ctx`): the search when numerics failed."""
-    numerics = ctx.results.get("numerics")
-    if numerics is None:
+    if ctx.results.get("numerics") is None:
         return {"not_measured": "the numerics phase did not finish"}
-    if numerics.get("passed") is not False:
-        why = numerics.get("not_measured") or "numerics did not fail"
+    numerics = Numerics.from_dict(ctx.results["numerics"])  # the phase's result, typed
+    if numerics.passed is not False:
+        why = numerics.not_measured or "numerics did not fail"
         return {"checked": False, "reason": why, "method": "not run: runs only when numerics fail"}
     if ctx.workload.kind == "train":
         return {"not_measured": "a training step: its graphs' backward is not replayed alone yet"}
@@ -224,7 +226,8 @@ def finish(out: dict, target: str, backend: str) -> dict:
         for o in (out["found"].get("outputs") or [])
         if str(o.get("path", "")).startswith("output ")
     }
-    data["kind"], data["verdict"] = classify(data["reruns"], backend, seen)
+    runs = [Rerun.from_dict(r) for r in data["reruns"]]
+    data["kind"], data["verdict"] = classify(runs, backend, seen)
     script = os.path.join(out["folder"], repro_script.SCRIPT_NAME)
     if data["kind"] in ("compiler_bug", "aot"):
         with open(script) as f:

@@ -72,6 +72,11 @@ def _took(row: SweepRow) -> str:
     return "" if not (_reported(row) or row.duration_s) else units.seconds(row.duration_s)
 
 
+def _figure(header: str, name: str, text: Callable[[Any], str], **kw: Any) -> Column:
+    """A column of one SweepRow field: `text` writes it, the HTML sorts by its value."""
+    return Column(header, lambda r: text(getattr(r, name)), lambda r: getattr(r, name), **kw)
+
+
 COLUMNS: tuple[Column, ...] = (
     Column("target", lambda r: r.target, lambda r: r.target, reported=False),
     Column("status", lambda r: r.status, lambda r: r.status, reported=False),
@@ -82,8 +87,8 @@ COLUMNS: tuple[Column, ...] = (
         reported=False,
     ),
     Column("verdict", _verdict, lambda r: _ORDER.get(r.shown_verdict or "")),
-    Column("breaks", lambda r: units.count(r.graph_breaks), lambda r: r.graph_breaks),
-    Column("recompiles", lambda r: units.count(r.recompiles), lambda r: r.recompiles),
+    _figure("breaks", "graph_breaks", units.count),
+    _figure("recompiles", "recompiles", units.count),
     Column("speedup (95% CI)", lambda r: units.ratio(r.speedup, r.speedup_ci), lambda r: r.speedup),
     Column(
         "compile cold / warm",
@@ -91,45 +96,19 @@ COLUMNS: tuple[Column, ...] = (
         lambda r: r.cold_compile_s,
     ),
     Column("break-even", _break_even, lambda r: r.break_even_calls),
-    Column(
-        "memory eager÷compiled",
-        lambda r: units.ratio(r.memory_compression),
-        lambda r: r.memory_compression,
-    ),
+    _figure("memory eager÷compiled", "memory_compression", units.ratio),
     Column(
         "numerics",
         lambda r: units.numerics_status(r.numerics),
         lambda r: None if r.numerics is None else int(r.numerics),
     ),
-    Column(
-        "p99 under traffic",
-        lambda r: units.seconds(r.p99_s),
-        lambda r: r.p99_s,
-        optional=True,
-    ),
-    Column(
-        "traffic compiles",
-        lambda r: units.count(r.traffic_compiles),
-        lambda r: r.traffic_compiles,
-        optional=True,
-    ),
+    _figure("p99 under traffic", "p99_s", units.seconds, optional=True),
+    _figure("traffic compiles", "traffic_compiles", units.count, optional=True),
     # a Generation's (issue 60): the compiled side from a cold start, tokens/s once compiled
-    Column(
-        "TTFT p50", lambda r: units.seconds(r.ttft_p50_s), lambda r: r.ttft_p50_s, optional=True
-    ),
-    Column("ITL p99", lambda r: units.seconds(r.itl_p99_s), lambda r: r.itl_p99_s, optional=True),
-    Column(
-        "tokens/s (steady)",
-        lambda r: units.tokens_rate(r.tokens_per_s),
-        lambda r: r.tokens_per_s,
-        optional=True,
-    ),
-    Column(
-        "compiles during generation",
-        lambda r: units.count(r.generation_compiles),
-        lambda r: r.generation_compiles,
-        optional=True,
-    ),
+    _figure("TTFT p50", "ttft_p50_s", units.seconds, optional=True),
+    _figure("ITL p99", "itl_p99_s", units.seconds, optional=True),
+    _figure("tokens/s (steady)", "tokens_per_s", units.tokens_rate, optional=True),
+    _figure("compiles during generation", "generation_compiles", units.count, optional=True),
     Column(
         "tokens equal",
         lambda r: units.of(r.tokens_equal, r.tokens_compared),

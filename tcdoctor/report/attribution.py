@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .keyed import Keyed
 from .record import Record
 
 
@@ -63,6 +64,41 @@ class DriftOrigin(Record):
 
 
 @dataclass
+class DivergingCall(Keyed):
+    """The first diverging call of a graph (probes/diverge.py): the numerics rows that failed in
+    `outputs`, the Python floats and ints it was called with in `scalars`, by source."""
+
+    compile_id: str | None = None
+    call: int | None = None
+    call_overall: int | None = None
+    scalars: dict[str, Any] | None = None
+    outputs: list[dict] | None = None
+
+
+@dataclass
+class GraphSite(Keyed):
+    """Where the diverging graph was compiled: its frame, the guards that fix a scalar, and the
+    graphs of the same frame compiled before it (`earlier`: compile_id, guards)."""
+
+    function: str | None = None
+    file: str | None = None
+    line: int | None = None
+    guards: list[str] | None = None
+    earlier: list[dict] | None = None
+
+
+@dataclass
+class Rerun(Keyed):
+    """The reproducer run alone with one backend (and float64 or not), against eager."""
+
+    backend: str | None = None
+    fp64: bool | None = None
+    max_abs_err: float | None = None
+    allclose: bool | None = None
+    outputs: list[dict] | None = None  # per output: output, max_abs_err, allclose
+
+
+@dataclass
 class Miscompile(Record):
     """The first compiled graph, and its first call, whose outputs differ from eager's on the real
     inputs at the graph's boundary (probes/diverge.py), and what kind of error it is.
@@ -81,14 +117,14 @@ class Miscompile(Record):
 
     checked: bool | None = None
     reason: str | None = None
-    found: dict[str, Any] | None = None
-    site: dict[str, Any] | None = None
+    found: DivergingCall | None = None
+    site: GraphSite | None = None
     calls_compared: int | None = None
     graphs_compared: int | None = None
     why_none: str | None = None
     kind: str | None = None
     verdict: str | None = None
-    reruns: list[dict] = field(default_factory=list)
+    reruns: list[Rerun] = field(default_factory=list)
     reruns_not_run: str | None = None
     script: str | None = None
     issue: str | None = None

@@ -102,11 +102,7 @@ def _tried(report: Report, done: dict, rows: dict[str, list[dict]]) -> None:
     for row in report.fixes:
         fixes.reword(row)
     report.fixes += tried.from_strategies(report)
-    report.fixes_not_tried = [  # a remedy the budget left out is said in compile.remedies
-        NotTried.from_dict(n)
-        for n in (done.get("fixes_not_tried") or {}).get("not_tried", [])
-        if Spec.from_dict(n["spec"]).section != "remedies"
-    ]
+    report.fixes_not_tried = _untried(done, remedies=False)  # remedies: in compile.remedies
     tried.attach_gains(report)
     report.ablation = tried.ablation_layer(
         report, [StrategyRow.from_dict(v) for v in rows.get("ablation", [])]
@@ -211,13 +207,18 @@ def _remedies(data: dict, done: dict, rows: dict[str, list[dict]], failures: lis
     section["rows"] = rows.get("remedies", [])
     section["not_tried"] = list(plan.get("remedies_not_tried") or [])
     section["not_tried"] += [
-        {"remedy": Spec.from_dict(n["spec"]).label, "why": n["why"]}
-        for n in (done.get("fixes_not_tried") or {}).get("not_tried", [])
-        if Spec.from_dict(n["spec"]).section == "remedies"
+        {"remedy": Spec.from_dict(n.spec).label, "why": n.why}
+        for n in _untried(done, remedies=True)
     ]
     section["settings"] = [dict(s) for s in REMEDY_SETTINGS]
     section["failed"] = [f for f in failures if str(f.get("strategy")).startswith("remedy:")]
     data["compile"]["remedies"] = section
+
+
+def _untried(done: dict, remedies: bool) -> list[NotTried]:
+    """The experiments the parent left untried (its "fixes_not_tried" phase): the remedies, or the rest."""
+    rows = [NotTried.from_dict(n) for n in done.get("fixes_not_tried", {}).get("not_tried", [])]
+    return [n for n in rows if (Spec.from_dict(n.spec).section == "remedies") is remedies]
 
 
 def _why(phase: str, status: dict | None, errors: list[dict]) -> str:

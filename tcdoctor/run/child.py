@@ -209,11 +209,11 @@ def _run_experiments(go: WarmGo, workload, options, sink, own_timing: dict | Non
     when it is spent (each then says so in a `not_tried` record the parent reports). A fix is
     judged against this process's own main row (`own_timing`), timed the same way in the same
     process, never against another process's pairs."""
-    from ..experiments.fixes import budget_used_up, judged_in_process
+    from ..experiments.fixes import IN_PROCESS, budget_used_up, judged
 
     budget, spent = go.fix_budget_s or 0.0, 0.0
     for planned in go.experiments:
-        spec = judged_in_process(planned, own_timing)
+        spec = judged(planned, own_timing, IN_PROCESS)
         if spec.uses_fix_budget and spent >= budget:
             why = budget_used_up(budget)
             sink(Event(event="not_tried", phase=spec.phase, spec=planned.to_dict(), why=why))

@@ -42,7 +42,7 @@ from ..checks.questions import Questions
 from ..errors import EXIT_USAGE, ChildFailed, UserCodeError
 from ..experiments import plan
 from ..experiments.cold_plan import ExperimentPlan
-from ..experiments.fixes import judged_across_processes
+from ..experiments.fixes import ACROSS_PROCESSES, judged
 from ..experiments.specs import PHASE_PREFIX, FixSpec, Spec
 from ..options import Options
 from ..report.events import Event
@@ -462,7 +462,7 @@ def _experiments(run: Analysis) -> None:
     specs += plan.stance_fix(_results(run.events, STANCE_PHASES), run.options)
     if any(isinstance(s, FixSpec) for s in specs):  # the bootstrap only where a fix is judged
         across = plan.across_processes(_results(run.events, (*PROCESS_OF_PHASE, EXTRA_PHASE)))
-        specs = [judged_across_processes(s, across) for s in specs]
+        specs = [judged(s, across, ACROSS_PROCESSES) for s in specs]
     budget = plan.fix_budget(done(run.events, "compile"), run.options)
     children = _children(run).children(specs, budget, run.fix_spent, run.events, run.failures)
     run.not_tried += children

@@ -292,90 +292,111 @@ def plan_sweep(
     return Plan(targets, mine, folders, shard, base, baseline)
 
 
-def overview_of(
-    plan: Plan,
-    rows: list[sw.SweepRow],
-    options: Options,
-    expected_calls: int | None,
-    began: float,
-    **extra: Any,
-) -> sw.Sweep:
-    """The overview of the rows finished so far (in the list's order), with the baseline's
-    changes; `extra`: further Sweep fields (a Ray sweep's `cluster` and `warnings`)."""
-    order = {t: i for i, t in enumerate(plan.mine)}
-    overview = sw.Sweep(
-        tool={"name": "tcdoctor", "version": __version__},
-        torch=_torch_version(),
-        options=options.to_dict(),
-        expected_calls=expected_calls,
-        shard=plan.shard,
-        targets=plan.targets,
-        rows=sorted(rows, key=lambda r: order.get(r.target, len(order))),
-        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        wall_s=time.monotonic() - began,
-        **extra,
-    )
-    if plan.base is not None:
-        overview = with_baseline(overview, plan.base, plan.baseline)
-    return overview
+@dataclasses.dataclass(frozen=True)
+class SweepRun:
+    """One run of a sweep: its plan and what every target is analysed and recorded under, declared
+    once for the local runner (`run_sweep`) and the Ray one (sweep/remote.py `run_on_ray`): the
+    record key, the reuse of a finished target, the record, the progress line and the overview."""
+
+    plan: Plan
+    options: Options
+    expected_calls: int | None
+    out_dir: str
+    quiet: bool = False
+    retry_failed: bool = False
+    began: float = dataclasses.field(default_factory=time.monotonic)
+
+    @classmethod
+    def of(
+        cls,
+        items: tuple[str, ...],
+        options: Options,
+        expected_calls: int | None,
+        out_dir: str,
+        *,
+        quiet: bool = False,
+        retry_failed: bool = False,
+        shard: str | None = None,
+        durations: str | None = None,
+        baseline: str | None = None,
+    ) -> SweepRun:
+        """The plan (one line for a bad list, shard or baseline) and the results folder made."""
+        plan = plan_sweep(items, shard, durations, baseline)
+        os.makedirs(out_dir, exist_ok=True)
+        return cls(plan, options, expected_calls, out_dir, quiet, retry_failed)
+
+    def folder(self, target: str) -> str:
+        return os.path.join(self.out_dir, self.plan.folders[target])
+
+    def key(self, target: str) -> dict[str, Any]:
+        return record_key(target, self.options, self.expected_calls)
+
+    def done_before(self, target: str) -> sw.SweepRow | None:
+        """The target's recorded row when it was measured under this run's key (a failure only
+        without --retry-failed), said on the progress line."""
+        row = reusable(_read_record(self.folder(target)), self.key(target), self.retry_failed)
+        if row is not None and not self.quiet:
+            echo(f"{self.prefix(target)}done before: {_headline(row)}", err=True)
+        return row
+
+    def record(self, target: str, row: sw.SweepRow) -> None:
+        """The row and its key in the target's folder (a failed target may have written none)."""
+        os.makedirs(self.folder(target), exist_ok=True)
+        _write_record(self.folder(target), self.key(target), row)
+
+    def prefix(self, target: str) -> str:
+        """The start of the target's progress line: 'sweep 2/6: m.py:build … '."""
+        return f"sweep {self.plan.mine.index(target) + 1}/{len(self.plan.mine)}: {target} … "
+
+    def overview(self, rows: list[sw.SweepRow], **extra: Any) -> sw.Sweep:
+        """The overview of the rows finished so far (in the list's order), with the baseline's
+        changes; `extra`: further Sweep fields (a Ray sweep's `cluster` and `warnings`)."""
+        plan = self.plan
+        order = {t: i for i, t in enumerate(plan.mine)}
+        overview = sw.Sweep(
+            tool={"name": "tcdoctor", "version": __version__},
+            torch=_torch_version(),
+            options=self.options.to_dict(),
+            expected_calls=self.expected_calls,
+            shard=plan.shard,
+            targets=plan.targets,
+            rows=sorted(rows, key=lambda r: order.get(r.target, len(order))),
+            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            wall_s=time.monotonic() - self.began,
+            **extra,
+        )
+        if plan.base is not None:
+            overview = with_baseline(overview, plan.base, plan.baseline)
+        return overview
+
+    def finish(self, rows: list[sw.SweepRow], **extra: Any) -> int:
+        """The overview written (files and terminal table); the sweep's exit code."""
+        overview = self.overview(rows, **extra)
+        write_overview(overview, self.out_dir)
+        return EXIT_OK if overview.complete else EXIT_INCOMPLETE
 
 
-def run_sweep(
-    items: tuple[str, ...],
-    options: Options,
-    expected_calls: int | None,
-    out_dir: str,
-    quiet: bool = False,
-    retry_failed: bool = False,
-    shard: str | None = None,
-    durations: str | None = None,
-    baseline: str | None = None,
-) -> int:
+def run_sweep(run: SweepRun) -> int:
     """Analyse every target of this shard (skipping those already done), write the overview, and
     return the sweep's exit code."""
-    plan = plan_sweep(items, shard, durations, baseline)
-    os.makedirs(out_dir, exist_ok=True)
-    began = time.monotonic()
-    rows: list[sw.SweepRow] = []
-    for i, target in enumerate(plan.mine, 1):
-        rows.append(
-            _sweep_one(
-                target, plan.folders[target], i, len(plan.mine), out_dir, options, expected_calls,
-                quiet, retry_failed,
-            )
-        )  # fmt: skip
-    overview = overview_of(plan, rows, options, expected_calls, began)
-    write_overview(overview, out_dir)
-    return EXIT_OK if overview.complete else EXIT_INCOMPLETE
+    return run.finish([_sweep_one(run, target) for target in run.plan.mine])
 
 
-def _sweep_one(
-    target: str,
-    folder: str,
-    i: int,
-    total: int,
-    out_dir: str,
-    options: Options,
-    expected_calls: int | None,
-    quiet: bool,
-    retry_failed: bool,
-) -> sw.SweepRow:
-    key = record_key(target, options, expected_calls)
-    where = os.path.join(out_dir, folder)
-    row = reusable(_read_record(where), key, retry_failed)
+def _sweep_one(run: SweepRun, target: str) -> sw.SweepRow:
+    row = run.done_before(target)
     if row is not None:
-        if not quiet:
-            echo(f"sweep {i}/{total}: {target} … done before: {_headline(row)}", err=True)
         return row
-    live = not quiet and sys.stderr.isatty()  # analyze's one live line, then the sweep's line
-    if not quiet and not live:
-        echo(f"sweep {i}/{total}: {target} … ", err=True, nl=False)
-    row = _run_one(target, folder, out_dir, options, expected_calls, quiet=not live)
+    live = not run.quiet and sys.stderr.isatty()  # analyze's one live line, then the sweep's line
+    if not run.quiet and not live:
+        echo(run.prefix(target), err=True, nl=False)
+    row = _run_one(
+        target, run.plan.folders[target], run.out_dir, run.options, run.expected_calls,
+        quiet=not live,
+    )  # fmt: skip
     if live:
-        echo(f"sweep {i}/{total}: {target} … ", err=True, nl=False)
-    os.makedirs(where, exist_ok=True)
-    _write_record(where, key, row)
-    if not quiet:
+        echo(run.prefix(target), err=True, nl=False)
+    run.record(target, row)
+    if not run.quiet:
         echo(f"{_headline(row)}  [{units.seconds(row.duration_s)}]", err=True)
     return row
 

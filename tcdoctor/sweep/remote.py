@@ -2,7 +2,7 @@
 on the driver as a local sweep writes them.
 
 Method. The list, the shard, the folders and the resume are the local sweep's (sweep/__init__.py
-`plan_sweep`, `record_key`, `reusable`): a target whose `row.json` has the same key is not
+`SweepRun`: the plan, the record key, `done_before`): a target whose `row.json` has the same key is not
 submitted. Every other target is one task (sweep/node.py `run_target`) holding `--ray-cpus` CPUs
 (the analysis's `--threads`) and `--ray-gpus` whole GPUs, retried by Ray `MAX_RETRIES` times when
 its worker or node dies (a failure of the analysis itself is its row, not retried: it would fail
@@ -24,27 +24,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import time
 from typing import Any
 
 from .. import units
-from ..errors import EXIT_INCOMPLETE, EXIT_OK, UsageError
-from ..options import Options
+from ..errors import EXIT_INCOMPLETE, UsageError
 from ..report import sweep as sw
 from ..run.pipeline import echo
-from . import (
-    Plan,
-    _headline,
-    _read_record,
-    _write_record,
-    overview_of,
-    plan_sweep,
-    record_key,
-    reusable,
-    save_overview,
-    target_files,
-    write_overview,
-)
+from . import SweepRun, _headline, save_overview, target_files
 from .cluster import LOCAL, Cluster, fits, import_ray
 from .node import run_target, versions
 
@@ -79,23 +65,16 @@ class RaySpec:
         return cls(ray, targets, cpus or threads or 1, gpus)
 
 
-def _task_spec(
-    target: str,
-    folder: str,
-    spec: RaySpec,
-    options: Options,
-    expected_calls: int | None,
-    out_dir: str,
-) -> dict[str, Any]:
+def _task_spec(target: str, run: SweepRun, spec: RaySpec) -> dict[str, Any]:
     """What the task is given (JSON-ready: it reaches the analysis process as a file)."""
     return {
         "target": target,
-        "folder": folder,
+        "folder": run.plan.folders[target],
         "cwd": os.getcwd(),
-        "options": options.to_dict(),
-        "expected_calls": expected_calls,
+        "options": run.options.to_dict(),
+        "expected_calls": run.expected_calls,
         "cpus": spec.cpus,
-        "driver_out": os.path.abspath(out_dir),
+        "driver_out": os.path.abspath(run.out_dir),
     }
 
 
@@ -114,7 +93,7 @@ def _write_files(folder: str, files: dict[str, bytes]) -> None:
         os.replace(tmp, path)
 
 
-def _row_of(ray: Any, ref: Any, target: str, out_dir: str, folder: str) -> sw.SweepRow:
+def _row_of(ray: Any, ref: Any, target: str, folder: str) -> sw.SweepRow:
     """The finished task's row, its files written; a task that failed on every try is a row
     with Ray's one line."""
     try:
@@ -125,66 +104,42 @@ def _row_of(ray: Any, ref: Any, target: str, out_dir: str, folder: str) -> sw.Sw
             f"the Ray task failed on every try ({MAX_RETRIES + 1}): {type(exc).__name__}: {first}"
         )
         return sw.failed_row(target, EXIT_INCOMPLETE, reason, None)
-    _write_files(os.path.join(out_dir, folder), result["files"])
+    _write_files(folder, result["files"])
     row = sw.SweepRow.from_dict(result["row"])
     row.ran_on = sw.Placement.from_dict(result["placement"])
     row.versions = sw.Versions.from_dict(result["versions"])
     return row
 
 
-def run_on_ray(
-    spec: RaySpec,
-    options: Options,
-    expected_calls: int | None,
-    out_dir: str,
-    quiet: bool = False,
-    retry_failed: bool = False,
-    shard: str | None = None,
-    durations: str | None = None,
-    baseline: str | None = None,
-) -> int:
+def run_on_ray(spec: RaySpec, run: SweepRun) -> int:
     """The sweep on a Ray cluster; its exit code is the local sweep's."""
-    plan = plan_sweep(spec.targets, shard, durations, baseline)
-    os.makedirs(out_dir, exist_ok=True)
-    began = time.monotonic()
-    total = len(plan.mine)
     rows: dict[str, sw.SweepRow] = {}
     todo = []
-    for i, target in enumerate(plan.mine, 1):
-        key = record_key(target, options, expected_calls)
-        row = reusable(_read_record(os.path.join(out_dir, plan.folders[target])), key, retry_failed)
+    for target in run.plan.mine:
+        row = run.done_before(target)
         if row is None:
             todo.append(target)
-            continue
-        rows[target] = row
-        if not quiet:
-            echo(f"sweep {i}/{total}: {target} … done before: {_headline(row)}", err=True)
+        else:
+            rows[target] = row
     extra = {"driver": sw.Versions.from_dict(versions())}
     with Cluster(spec.address) as cluster:
         extra["cluster"] = "local" if spec.address == LOCAL else spec.address
-        if not quiet and cluster.started_s is not None:
+        if not run.quiet and cluster.started_s is not None:
             echo(
                 f"ray: local cluster on {cluster.address}, started in {cluster.started_s:.1f} s",
                 err=True,
             )
         if todo:
             fits(spec.cpus, spec.gpus)
-        _run_tasks(plan, todo, rows, spec, options, expected_calls, out_dir, quiet, began, extra)
-    overview = overview_of(plan, list(rows.values()), options, expected_calls, began, **extra)
-    write_overview(overview, out_dir)
-    return EXIT_OK if overview.complete else EXIT_INCOMPLETE
+        _run_tasks(run, spec, todo, rows, extra)
+    return run.finish(list(rows.values()), **extra)
 
 
 def _run_tasks(
-    plan: Plan,
+    run: SweepRun,
+    spec: RaySpec,
     todo: list[str],
     rows: dict[str, sw.SweepRow],
-    spec: RaySpec,
-    options: Options,
-    expected_calls: int | None,
-    out_dir: str,
-    quiet: bool,
-    began: float,
     extra: dict[str, Any],
 ) -> None:
     """Submit every target of `todo`; as each ends: its files, its record, the overview."""
@@ -192,28 +147,17 @@ def _run_tasks(
     task = ray.remote(run_target).options(
         num_cpus=spec.cpus, num_gpus=spec.gpus, max_retries=MAX_RETRIES, retry_exceptions=False
     )
-    pending = {
-        task.remote(_task_spec(t, plan.folders[t], spec, options, expected_calls, out_dir)): t
-        for t in todo
-    }
+    pending = {task.remote(_task_spec(t, run, spec)): t for t in todo}
     while pending:
         (ref,), _ = ray.wait(list(pending), num_returns=1)
         target = pending.pop(ref)
-        folder = plan.folders[target]
-        row = _row_of(ray, ref, target, out_dir, folder)
-        os.makedirs(os.path.join(out_dir, folder), exist_ok=True)  # a task that failed wrote none
-        _write_record(
-            os.path.join(out_dir, folder), record_key(target, options, expected_calls), row
-        )
+        row = _row_of(ray, ref, target, run.folder(target))
+        run.record(target, row)
         rows[target] = row
-        save_overview(
-            overview_of(plan, list(rows.values()), options, expected_calls, began, **extra), out_dir
-        )
-        if not quiet:
+        save_overview(run.overview(list(rows.values()), **extra), run.out_dir)
+        if not run.quiet:
             where = f" on {row.ran_on.text}" if row.ran_on else ""
-            i = plan.mine.index(target) + 1
             echo(
-                f"sweep {i}/{len(plan.mine)}: {target} … {_headline(row)}{where}  "
-                f"[{units.seconds(row.duration_s)}]",
+                f"{run.prefix(target)}{_headline(row)}{where}  [{units.seconds(row.duration_s)}]",
                 err=True,
             )

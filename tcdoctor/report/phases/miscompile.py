@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import units
-from ..attribution import Miscompile
+from ..attribution import DivergingCall, GraphSite, Miscompile
 from ..layout import Note, Section, Table, where
 from .phase import MAIN, Phase
 
@@ -34,21 +34,20 @@ def _not_measured(data: dict, sections: tuple[str, ...], why: str) -> None:
 
 def graph_name(m: Miscompile) -> str:
     """'graph 1/3 of `step` (neural_ode.py:50)'."""
-    s, f = m.site or {}, m.found or {}
-    at = units.file_line(s.get("file"), s.get("line"))
-    return f"graph {f.get('compile_id')} of `{s.get('function') or '?'}` ({at})"
+    s, f = m.site or GraphSite(), m.found or DivergingCall()
+    return f"graph {f.compile_id} of `{s.function or '?'}` ({units.file_line(s.file, s.line)})"
 
 
 def specialised(m: Miscompile) -> str:
     """'specialised on L['t'] == 0.0; dynamic: dt, t' (what fixes and what varies)."""
-    guards = (m.site or {}).get("guards") or []
-    dyn = sorted(_local(k) for k in ((m.found or {}).get("scalars") or {}))
+    s, f = m.site or GraphSite(), m.found or DivergingCall()
+    guards, dyn = s.guards or [], sorted(_local(k) for k in f.scalars or {})
     parts = [f"specialised on {', '.join(guards)}" if guards else "no scalar specialised"]
     if dyn:
         parts.append(f"dynamic: {', '.join(dyn)}")
     before = [
         f"{e.get('compile_id')} ({', '.join(e.get('guards') or []) or 'no scalar specialised'})"
-        for e in (m.site or {}).get("earlier") or []
+        for e in s.earlier or []
     ]
     if before:
         parts.append(f"compiled after {', '.join(before)}")
@@ -62,10 +61,10 @@ def _local(source: str) -> str:
 
 def call_text(m: Miscompile) -> str:
     """'call 1 of the graph (compiled call 4 of the run): dt = 0.31, t = 0.69'."""
-    f = m.found or {}
-    scal = ", ".join(f"{_local(k)} = {v!r}" for k, v in (f.get("scalars") or {}).items())
+    f = m.found or DivergingCall()
+    scal = ", ".join(f"{_local(k)} = {v!r}" for k, v in (f.scalars or {}).items())
     return (
-        f"call {f.get('call')} of the graph (compiled call {units.count(f.get('call_overall'))} "
+        f"call {f.call} of the graph (compiled call {units.count(f.call_overall)} "
         "of the run)" + (f": {scal}" if scal else "")
     )
 
@@ -93,7 +92,7 @@ def _row(report: Any) -> tuple[str, str, str]:
 def _rows(m: Miscompile) -> list[list[str]]:
     """The diverging call's failing outputs."""
     out = []
-    for o in (m.found or {}).get("outputs") or []:
+    for o in (m.found.outputs if m.found else None) or []:
         values = (
             f"eager {o['eager_value']:.6g}, compiled {o['compiled_value']:.6g}"
             if "eager_value" in o and "compiled_value" in o
@@ -115,9 +114,9 @@ def _rows(m: Miscompile) -> list[list[str]]:
 def _reruns(m: Miscompile) -> list[list[str]]:
     return [
         [
-            str(r.get("backend")) + (" (float64)" if r.get("fp64") else ""),
-            units.sci(r.get("max_abs_err")),
-            "agrees" if r.get("allclose") else "differs",
+            str(r.backend) + (" (float64)" if r.fp64 else ""),
+            units.sci(r.max_abs_err),
+            "agrees" if r.allclose else "differs",
         ]
         for r in m.reruns
     ]
@@ -148,7 +147,7 @@ def layout(report: Any) -> Section:
     m = report.numerics.miscompile
     if m.not_measured or not m.checked or not m.found:
         return Section(TITLE, summary=summary(m))
-    site = m.site or {}
+    site = m.site or GraphSite()
     return Section(
         TITLE,
         summary=summary(m),
@@ -166,7 +165,7 @@ def layout(report: Any) -> Section:
             ),
             Table(["the graph alone", "max abs err vs eager", ""], _reruns(m)),
         ),
-        notes=(Note(f"defined at {where(site.get('file'), site.get('line'))}"), *_notes(m)),
+        notes=(Note(f"defined at {where(site.file, site.line)}"), *_notes(m)),
     )
 
 

@@ -30,6 +30,20 @@ def _headline(d: dict) -> str | None:
     return units.ratio(d["speedup"], d.get("speedup_ci")) if d.get("speedup") is not None else None
 
 
+def _timed_besides(name: str, process: str, measure: str, order: int, where: str) -> Phase:
+    """A process timed besides the cold one: its timing only kept for `derive`, under its name."""
+    return Phase(
+        name,
+        frozenset({process}),
+        (),
+        measure=f"tcdoctor.probes.timing:{measure}",
+        order=order,
+        fill=_keep_timed(name),
+        label=f"timing ({where})",
+        headline=_headline,
+    )
+
+
 PHASES = (
     Phase(
         "runtime",
@@ -42,24 +56,6 @@ PHASES = (
         label="timing",
         headline=_headline,
     ),
-    Phase(
-        "runtime_warm",
-        frozenset({WARM}),
-        (),
-        measure="tcdoctor.probes.timing:phase_runtime",
-        order=80,
-        fill=_keep_timed("runtime_warm"),
-        label="timing (warm process)",
-        headline=_headline,
-    ),
-    Phase(
-        "runtime_extra",
-        frozenset({TIMING}),
-        (),
-        measure="tcdoctor.probes.timing:phase_runtime_extra",
-        order=90,
-        fill=_keep_timed("runtime_extra"),
-        label="timing (timing-only process)",
-        headline=_headline,
-    ),
+    _timed_besides("runtime_warm", WARM, "phase_runtime", 80, "warm process"),
+    _timed_besides("runtime_extra", TIMING, "phase_runtime_extra", 90, "timing-only process"),
 )

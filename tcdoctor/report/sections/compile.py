@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..keyed import Keyed
 from ..record import Record
 from ..rules import (
     cold_warm_ratio,
     guard_share,
 )
-from .keyed import Keyed
 from .strategies import CompileRemedies
 
 GUARDS_BY_REMOVAL = "removal"  # A/B: calls timed with and without guard evaluation

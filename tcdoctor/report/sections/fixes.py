@@ -14,12 +14,12 @@ from typing import Any, Sequence
 
 from ... import units
 from ...thresholds import Rules
+from ..keyed import Keyed
 from ..record import Record
 from ..rules import (
     faster_than_eager,
     row_interval,
 )
-from .keyed import Keyed
 from .runtime import ci_bounds, vs_eager
 from .strategies import StrategyRow
 

@@ -14,7 +14,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..record import Record
+from .record import Record
 
 K = TypeVar("K", bound="Keyed")
 
