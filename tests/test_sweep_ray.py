@@ -200,6 +200,13 @@ def test_driver_killed_mid_sweep_resumes_and_gives_the_local_sweeps_rows(
         assert _same(by_target[local["target"]]) == _same(local), local["target"]
     # each row says where it ran and with what; the workers' versions are the driver's
     assert data["driver"]["torch"] and not [ln for ln in stdout.splitlines() if "versions:" in ln]
+    # the test cluster's workers run at Ray's niceness 15: each analysis was brought back to the
+    # driver's where lowering is allowed (root), and the overview says so where it is not
+    nice = [row["ran_on"]["nice"] for row in data["rows"]]
+    if os.geteuid() == 0:
+        assert nice == [data["driver_nice"]] * 3 and "niceness:" not in stdout, (nice, stdout)
+    else:
+        assert all(n > data["driver_nice"] for n in nice) and "niceness:" in stdout, stdout
     for row in data["rows"]:
         assert row["ran_on"]["node_id"] and row["ran_on"]["cpus"] == 1, row
         assert row["versions"] == data["driver"], row
@@ -311,6 +318,41 @@ def test_ray_address_or_first_target():
     for address in ("auto", "127.0.0.1:6379", "ray://head:10001", "head-0.svc:6379"):
         assert RaySpec.of(address, ("a.py:f",), 2, 1, 2) == RaySpec(address, ("a.py:f",), 2, 1)
     assert RaySpec.of("auto", (), None, 0, 4).cpus == 4  # --threads is the task's CPUs
+
+
+def test_an_analysis_is_brought_back_to_the_drivers_niceness_never_below_it():
+    """run_at lowers the worker's niceness (Ray's 15) to the driver's where allowed (root), never
+    raises it; the niceness it returns is the one the analysis runs at."""
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    code = (
+        "import os; from tcdoctor.sweep.node import run_at; os.setpriority(os.PRIO_PROCESS, 0, 15); "
+        f"print(run_at({base}), run_at(19), os.getpriority(os.PRIO_PROCESS, 0))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    got = base if os.geteuid() == 0 else 15
+    assert out.stdout.split() == [str(got)] * 3, out.stderr
+
+
+def test_an_analysis_timed_above_the_drivers_niceness_is_named_in_the_overview():
+    from tcdoctor.render.markdown import MarkdownRenderer
+    from tcdoctor.report.sweep import Placement, Sweep, SweepRow
+
+    rows = [
+        SweepRow(target=f"{t}.py:f", slug=f"{t}.py--f", exit_code=0, duration_s=1.0,
+                 ran_on=Placement(node="n1", node_ip="10.0.0.1", cpus=1, pid=7, nice=nice))
+        for t, nice in (("a", 0), ("b", 15), ("c", 15), ("d", None))
+    ]  # fmt: skip
+    sweep = Sweep(torch="2.13.0", targets=[r.target for r in rows], rows=rows, driver_nice=0)
+    assert len(sweep.niceness_notes) == 1 and sweep.niceness_notes[0].startswith(
+        "b.py:f, c.py:f analysed at niceness 15 (the driver runs at 0)"
+    )
+    assert "niceness: b.py:f, c.py:f analysed at niceness 15" in MarkdownRenderer().render_sweep(
+        sweep
+    )
+    again = Sweep.from_dict(json.loads(sweep.to_json()))
+    assert [r.ran_on.nice for r in again.rows] == [0, 15, 15, None] and again.driver_nice == 0
+    assert "nice" not in json.loads(sweep.to_json())["rows"][3]["ran_on"]  # unset: not written
+    assert Sweep(rows=rows).niceness_notes == []  # a local sweep has no driver's niceness
 
 
 def test_merge_joins_a_ray_shard_with_a_local_one_and_says_mixed_versions(tmp_path):

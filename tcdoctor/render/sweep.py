@@ -198,6 +198,7 @@ def sweep_notes(sweep: Sweep) -> Section | None:
     lines += [f"{t}: in the baseline, not in this sweep" for t in sweep.removed]
     lines += [f"merge: {w}" for w in sweep.warnings]
     lines += [f"versions: {w}" for w in sweep.version_mismatches]
+    lines += [f"niceness: {w}" for w in sweep.niceness_notes]
     return Section(NOTES, notes=notes(lines)) if lines else None
 
 

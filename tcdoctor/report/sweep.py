@@ -86,7 +86,9 @@ class Versions(Record):
 class Placement(Record):
     """Where a Ray sweep's target was analysed: the node (host name, IP, Ray's node id), the
     GPUs Ray gave the task (its CUDA_VISIBLE_DEVICES), the CPUs it held (the analysis's
-    --threads), the worker's pid and the task's try that produced the row (1: the first)."""
+    --threads), the worker's pid and the niceness the analysis ran at (sweep/node.py `run_at`)."""
+
+    OMIT_NONE = ("nice",)
 
     node: str | None = None
     node_ip: str | None = None
@@ -94,6 +96,7 @@ class Placement(Record):
     gpus: list[str] = field(default_factory=list)
     cpus: float | None = None
     pid: int | None = None
+    nice: int | None = None
 
     @property
     def text(self) -> str:
@@ -204,7 +207,7 @@ class Sweep(Record):
     """A sweep's overview (DIR/sweep.json): its rows and, derived from them, the summary."""
 
     DERIVED = ("summary",)
-    OMIT_NONE = ("shard", "baseline", "cluster", "driver")
+    OMIT_NONE = ("shard", "baseline", "cluster", "driver", "driver_nice")
 
     schema: str = SCHEMA
     schema_version: int = SWEEP_SCHEMA_VERSION
@@ -222,6 +225,7 @@ class Sweep(Record):
     warnings: list[str] = field(default_factory=list)  # a merge's findings, one line each
     cluster: str | None = None  # a Ray sweep's cluster: its address, or "local" (started for it)
     driver: Versions | None = None  # a Ray sweep's driver: what the workers' versions must equal
+    driver_nice: int | None = None  # a Ray sweep's driver's niceness: what its analyses ran at
 
     @property
     def version_mismatches(self) -> list[str]:
@@ -242,6 +246,25 @@ class Sweep(Record):
                 for got, ts in by_value.items()
             ]
         return lines
+
+    @property
+    def niceness_notes(self) -> list[str]:
+        """One line per niceness a target was analysed at above the driver's (Ray's workers run at
+        15 unless the cluster is started with RAY_worker_niceness, and lowering it needs root):
+        any busy process on that node preempted its timing."""
+        if self.driver_nice is None:
+            return []
+        by_value: dict[int, list[str]] = {}
+        for r in self.rows:
+            nice = r.ran_on.nice if r.ran_on else None
+            if nice is not None and nice > self.driver_nice:
+                by_value.setdefault(nice, []).append(r.target)
+        return [
+            f"{', '.join(ts)} analysed at niceness {nice} (the driver runs at {self.driver_nice}): "
+            "a busy process on the node preempted its timing; start the cluster's nodes with "
+            "RAY_worker_niceness=0, or run the sweep as a user allowed to lower it"
+            for nice, ts in sorted(by_value.items())
+        ]
 
     # ------------------------------------------------------------------ summary figures
 

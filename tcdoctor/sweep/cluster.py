@@ -7,7 +7,7 @@ machine's CPUs (and the GPUs Ray detects), its temp folder a fresh one under the
 folder, and Ray's token authentication on with a fresh token kept in that folder (never in
 ~/.ray); the `ray start` process dies with the driver (PR_SET_PDEATHSIG)
 and takes the cluster's processes with it, and is stopped (SIGTERM, then SIGKILL) when the sweep
-ends. `fits` checks, before any task is submitted, that some live node has the CPUs and GPUs one
+ends. Its workers run at the driver's niceness (`RAY_worker_niceness`; Ray's default is 15). `fits` checks, before any task is submitted, that some live node has the CPUs and GPUs one
 target asks for: Ray would otherwise keep an infeasible task waiting for ever.
 
 Pitfalls. Ray 2.60's GCS and raylet listen on every interface (`::`) whatever the node's address,
@@ -46,6 +46,11 @@ def import_ray() -> Any:
     except ImportError:
         raise UsageError("--ray needs ray: pip install 'tcdoctor[ray]'") from None
     return ray
+
+
+def niceness() -> int:
+    """This process's niceness (what a Ray task's analysis is brought back to: sweep/node.py)."""
+    return os.getpriority(os.PRIO_PROCESS, 0)
 
 
 def _free_port() -> int:
@@ -118,7 +123,7 @@ class Cluster:
                 "--temp-dir", self._temp, "--disable-usage-stats",
             ],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent,
+            preexec_fn=_die_with_parent, env={**os.environ, "RAY_worker_niceness": str(niceness())},
         )  # fmt: skip
         log.close()
         self.address = f"127.0.0.1:{port}"

@@ -31,7 +31,7 @@ from ..errors import EXIT_INCOMPLETE, UsageError
 from ..report import sweep as sw
 from ..run.pipeline import echo
 from . import SweepRun, _headline, save_overview, target_files
-from .cluster import LOCAL, Cluster, fits, import_ray
+from .cluster import LOCAL, Cluster, fits, import_ray, niceness
 from .node import run_target, versions
 
 MAX_RETRIES = 2  # a task whose worker dies is tried up to 3 times in all
@@ -75,6 +75,7 @@ def _task_spec(target: str, run: SweepRun, spec: RaySpec) -> dict[str, Any]:
         "expected_calls": run.expected_calls,
         "cpus": spec.cpus,
         "driver_out": os.path.abspath(run.out_dir),
+        "nice": niceness(),
     }
 
 
@@ -121,7 +122,7 @@ def run_on_ray(spec: RaySpec, run: SweepRun) -> int:
             todo.append(target)
         else:
             rows[target] = row
-    extra = {"driver": sw.Versions.from_dict(versions())}
+    extra = {"driver": sw.Versions.from_dict(versions()), "driver_nice": niceness()}
     with Cluster(spec.address) as cluster:
         extra["cluster"] = "local" if spec.address == LOCAL else spec.address
         if not run.quiet and cluster.started_s is not None:
