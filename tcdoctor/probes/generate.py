@@ -258,13 +258,16 @@ def replay_generate(
     deadline: float,
     compile_kwargs: dict | None = None,
     logits: Any = None,
+    serve: Callable[..., None] = serve_one,
 ) -> GenResult:
-    """Serve each request through `model.generate(**kwargs)`, one at a time (the module's method);
-    `logits`: a StepLogits that keeps each served request's step logits."""
+    """Serve each request through `serve(model, request, kwargs, sync, res, logits)`, one at a
+    time: this module's serve_one (`model.generate(**kwargs)`, the module's method) or
+    generate_loop.serve_one (the user's loop, `model` its LoopStep); `logits`: a StepLogits that
+    keeps each served request's step logits."""
     res = GenResult(recompile_limit=recompile_limit(compile_kwargs))
     for request in each_request(requests, res, deadline):
         with torch.no_grad():
-            serve_one(model, request, kwargs, sync, res, logits)
+            serve(model, request, kwargs, sync, res, logits)
     return res
 
 

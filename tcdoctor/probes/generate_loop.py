@@ -30,7 +30,7 @@ token's `[..., V]` (V: the prefill's last dimension).
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 import torch
 
@@ -39,7 +39,6 @@ from ..target.generation_loop import last_logits
 from ..target.traffic import Request
 from . import dynamo_state
 from .generate import TOP_TOKENS_KEPT, GenResult, check_prompt
-from .traffic_replay import each_request, recompile_limit
 
 
 class LoopClock:
@@ -103,10 +102,13 @@ def _generate(step: Any, ids: torch.Tensor, n: int, clock: LoopClock) -> torch.T
 
 
 def serve_one(
-    step: Any, request: Request, n: int, sync: Callable[[], None], res: GenResult, logits: Any
+    step: Any, request: Request, kwargs: dict, sync: Callable[[], None], res: GenResult, logits: Any
 ) -> None:
-    """One request served: its times, tokens, compiles, or its error (named with its step); its
-    step logits into `logits` (a StepLogits, or None)."""
+    """One request served through the user's loop (`step`: target/generation_loop.LoopStep),
+    `kwargs["max_new_tokens"]` tokens: its times, tokens, compiles, or its error (named with its
+    step); each step's logits into `logits` (a StepLogits, or None; the clock paused). The replay
+    is generate.replay_generate's, with this function as its `serve`."""
+    n = int(kwargs["max_new_tokens"])
     ids = prompt_of(request.args)
     plen = int(ids.shape[-1])
     if not res.begin(request, plen, check_prompt(ids)):
@@ -130,24 +132,3 @@ def serve_one(
         return
     got = (clock.tokens, clock.margins, clock.tops)
     res.served(request, (t0, end), clock, got, last.dtype if last is not None else None, events)
-
-
-def replay_loop(
-    step: Any,
-    requests: Iterable[Request],
-    kwargs: dict,
-    sync: Callable[[], None],
-    *,
-    deadline: float,
-    compile_kwargs: dict | None = None,
-    logits: Any = None,
-) -> GenResult:
-    """Serve each request through the user's loop (`step`: target/generation_loop.LoopStep),
-    `kwargs["max_new_tokens"]` tokens each, one request at a time (the module's method); `logits`:
-    a StepLogits that keeps each step's logits (the clock paused)."""
-    res = GenResult(recompile_limit=recompile_limit(compile_kwargs))
-    n = int(kwargs["max_new_tokens"])
-    for request in each_request(requests, res, deadline):
-        with torch.no_grad():
-            serve_one(step, request, n, sync, res, logits)
-    return res

@@ -214,11 +214,10 @@ def replay_paired(
     from ...probes import generate as pg
     from ...probes import generate_loop as pl
 
+    one = pl.serve_one if ctx.workload.loop else pg.serve_one
+
     def serve(request: Any, res: Any, side: str) -> None:
-        if ctx.workload.loop:
-            pl.serve_one(model, request, int(kws[side]["max_new_tokens"]), ctx.sync, res, None)
-        else:
-            pg.serve_one(model, request, kws[side], ctx.sync, res, None)
+        one(model, request, kws[side], ctx.sync, res, None)
 
     ctx.sink({"event": "start", "phase": label})
     t0 = time.perf_counter()
@@ -242,12 +241,12 @@ def replay_side(
 ) -> Any:
     """The prompts (`only`: those requests) served through generate, one progress step; `logits`:
     a StepLogits keeping each step's logits (probes/generate_logits.py)."""
-    from ...probes.generate import replay_generate
-    from ...probes.generate_loop import replay_loop
+    from ...probes import generate_loop as pl
+    from ...probes.generate import replay_generate, serve_one
 
     ctx.sink({"event": "start", "phase": label})
     t0 = time.perf_counter()
-    res = (replay_loop if ctx.workload.loop else replay_generate)(
+    res = replay_generate(
         model,
         (r for r in ctx.requests() if only is None or r.index in only),
         kw,
@@ -255,6 +254,7 @@ def replay_side(
         deadline=ctx.deadline,
         compile_kwargs=compile_kwargs or ctx.compile_kwargs(),
         logits=logits,
+        serve=pl.serve_one if ctx.workload.loop else serve_one,
     )
     ctx.sink({"event": "done", "phase": label, "seconds": time.perf_counter() - t0})
     return res
