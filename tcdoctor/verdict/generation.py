@@ -108,7 +108,8 @@ def judged(report: Report, rules: Rules = RULES) -> Judged | None:
     e = g.decision_eager
     if e is not None and g.steady is not None:
         judge = pair_interval if g.paired_eager is not None else ratio_interval
-        iv = judge(steady(g.steady.total_s), steady(e.total_s), g.process_spread, "eager", rules)
+        c, sides = g.steady, (steady(g.steady.total_s), steady(e.total_s))
+        iv = judge(*sides, g.process_spread, "eager", rules, c.round_size or e.round_size)
     bad = g.tokens.numerics_failures if g.tokens else []
     compile_s = None
     if g.compiled is not None:
