@@ -12,6 +12,7 @@ import math
 import random
 import statistics
 
+import pytest
 from conftest import saved_report
 
 from tcdoctor.report.model import Report
@@ -122,3 +123,47 @@ def test_the_strategies_judge_resamples_the_prompts_of_the_recorded_rounds():
     got = rows[1].interval
     assert got.low == cluster.low and got.high == cluster.high
     assert (got.low, got.high) != (pairwise.low, pairwise.high)
+
+
+def test_the_strategies_table_shows_the_ratio_each_row_is_judged_by():
+    """The saved report with pairs planted: `static`'s process ran 4x faster than the reference's
+    throughout (its absolute request times far below), its strategy 1.5x eager's time beside it; the
+    table's judged column reads each row's own ratio to eager (1.50×; dynamic's 0.80×), the how
+    note names the column and the reference's ratio, and the interval says slower, as the column
+    does, not faster, as the absolute figures would."""
+    from tcdoctor.render import generation as rg
+    from tcdoctor.render.markdown import MarkdownRenderer
+
+    r = Report.load(str(saved_report("generation")))
+    g = r.serving.generation
+    assert rg.BESIDE not in MarkdownRenderer().render(r)  # no pairs: the column absent
+    base = [0.010 + 0.001 * (i % 8) for i in range(32)]
+    wobble = [1 + 0.01 * ((i * 3) % 5 - 2) for i in range(32)]
+
+    def side(times) -> GenSide:
+        return GenSide.from_dict({"total_s": list(times), "rounds": 4, "round_size": 8})
+
+    g.steady, g.paired_eager = side(x * 0.8 for x in base), side(base)
+    g.process_spread = 0.01
+    rows = {s.name: s for s in g.strategies}
+    rows["dynamic"].steady = side(x * 0.8 * w for x, w in zip(base, wobble))
+    rows["dynamic"].paired_eager = side(base)
+    rows["static"].steady = side(x * 1.5 / 4 * w for x, w in zip(base, wobble))
+    rows["static"].paired_eager = side(x / 4 for x in base)
+    rows["prefill_eager"].paired_eager = None
+    gs.judge(g.strategies, g.steady, g.paired_eager)
+    assert rows["static"].vs_eager == pytest.approx(1.5, rel=0.03)
+    fast = [statistics.median(rows[k].steady.total_s) for k in ("static", "dynamic")]
+    assert fast[0] < fast[1] / 2  # static's absolute request time: its process ran faster
+    assert rows["static"].interval.claim is Claim.SLOWER
+    sec = rg.strategies_section(r)
+    table = sec.tables[0]
+    col = list(table.headers).index(rg.BESIDE)
+    cells = {str(row[0]).split(" ")[0]: row for row in table.rows}
+    assert cells["static"][col] == rg.beside_text(rows["static"].vs_eager)
+    assert cells["static"][col].startswith(("1.49×", "1.50×", "1.51×"))
+    assert cells["dynamic"][col] == rg.beside_text(rows["dynamic"].vs_eager)
+    assert cells["prefill_eager"][col] == rg.beside_text(None)
+    how = sec.notes[-1].text
+    assert rg.BESIDE in how and rg.beside_text(g.vs_eager) in how and "0.80×" in how
+    assert rg.BESIDE in MarkdownRenderer().render(r)
