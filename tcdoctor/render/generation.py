@@ -127,7 +127,11 @@ def _paired_row(g: GenerationSection) -> tuple[Row, ...]:
             both,
             "what the verdict compares: in the compiled process, each request served eager and "
             "compiled back to back (which first alternating)"
-            + (f", the prompts in rounds ({rounds})" if rounds else "")
+            + (
+                f", the prompts in rounds ({rounds}; the interval resamples whole prompts)"
+                if rounds
+                else ""
+            )
             + ", so a phase of the host falls on both; the rows above: eager in its own fresh "
             "process",
         ),

@@ -11,7 +11,9 @@ widened by the spread between the reference's two processes, `GenerationSection.
 The pairs are of one moment: in the compiled process, after its cold replay, each request was
 served eager and compiled back to back (`GenerationSection.paired_eager`; probes/generate.py
 `replay_paired`); the statistic is the median request's compiled / eager ratio (`pair_interval`),
-and the spread that of the same in the `dynamic` strategy's process (`pair_spread`), so a phase of
+its bootstrap resampling whole prompts with all their rounds (the record's `round_size`: a
+prompt's repeats are not independent evidence), and the spread that of the same in the `dynamic`
+strategy's process (`pair_spread`), so a phase of
 the host (a neighbour's load, seconds long) falls on both halves of the pairs it covers and cannot
 decide. Reports written before the pairs compare eager's own process by the ratio of the two
 sides' medians instead (`decision_eager`, `ratio_interval`), as they did.
