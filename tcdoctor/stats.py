@@ -61,6 +61,31 @@ def bootstrap(
     return [statistic(rng.choices(population, k=n)) for _ in range(resamples)]
 
 
+def cluster_bootstrap(
+    statistic: Callable[[list[int]], float],
+    clusters: Sequence[Sequence[int]],
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> list[float]:
+    """`statistic` over `resamples` resamples of whole clusters of indices: each resample draws
+    len(clusters) clusters with replacement and keeps every index of a drawn cluster (a cluster
+    bootstrap). Samples that are not independent of each other (one prompt served in several
+    rounds shares its length, its systematic ratio) must be resampled together, or the interval
+    counts repeats as evidence and is too narrow.
+
+    Clusters of one index each draw exactly what `bootstrap` draws (the same seeded sequence of
+    choices), so data without repeats gives exactly the interval it gave before.
+    """
+    rng = random.Random(seed)
+    population = range(len(clusters))
+    k = len(clusters)
+    return [
+        statistic([i for c in rng.choices(population, k=k) for i in clusters[c]])
+        for _ in range(resamples)
+    ]
+
+
 def percentile_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float]:
     """The central `level` interval of bootstrap values (the percentile method)."""
     alpha = (1 - level) / 2

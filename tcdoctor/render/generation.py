@@ -127,7 +127,11 @@ def _paired_row(g: GenerationSection) -> tuple[Row, ...]:
             both,
             "what the verdict compares: in the compiled process, each request served eager and "
             "compiled back to back (which first alternating)"
-            + (f", the prompts in rounds ({rounds})" if rounds else "")
+            + (
+                f", the prompts in rounds ({rounds}; the interval resamples whole prompts)"
+                if rounds
+                else ""
+            )
             + ", so a phase of the host falls on both; the rows above: eager in its own fresh "
             "process",
         ),
@@ -244,13 +248,22 @@ def _within(within: bool | None) -> str:
     )
 
 
+BESIDE = "request time vs eager beside it (median)"
+
+
+def beside_text(x: float | None) -> str:
+    """A steady / eager ratio of one process's pairs (`GenStrategy.vs_eager`): '0.72× eager's
+    time'; n/a without pairs."""
+    return f"{units.ratio(x)} eager's time" if x is not None else units.NA
+
+
 def strategies_section(report: Report) -> Section | None:
     """Each cache strategy: steady TTFT, ITL p50/p99, tokens/s, compiles, warm-up, cache memory,
     its interval against the reference (every format)."""
     g = _gen(report)
     if g is None:
         return None
-    rows = []
+    rows, paired = [], any(r.paired_eager is not None for r in g.strategies)
     for r in g.strategies:
         s = r.steady
         figures = [
@@ -259,27 +272,30 @@ def strategies_section(report: Report) -> Section | None:
             units.tokens_rate(s.tokens_per_s if s else None),
         ]  # fmt: skip
         again = r.interval is None and r.name == "dynamic"
-        rows.append(
-            strategy_cells(r, figures, [units.nbytes(r.cache_bytes)], again, "reference, again")
-        )
+        extra = [units.nbytes(r.cache_bytes)] + ([beside_text(r.vs_eager)] if paired else [])
+        rows.append(strategy_cells(r, figures, extra, again, "reference, again"))
     lines = [f"{k}: {units.NA} ({why})" for k, why in g.not_measured.items() if "strateg" in k or
              k.startswith("generate_")]  # fmt: skip
     if not rows and not lines:
         return None
     headers = ("strategy", "TTFT p50", "ITL p50", "ITL p99", "tokens/s", "compiles",
-               "warm-up (cold)", "cache memory", "request time vs reference (interval)")  # fmt: skip
+               "warm-up (cold)", "cache memory", *((BESIDE,) if paired else ()),
+               "request time vs reference (interval)")  # fmt: skip
     how = (
         "Each strategy in a fresh process with an empty cache, cold then steady; interval: the "
         "ratio of median request times against the compiled forward with your generate_kwargs, "
         "paired by request, widened by the spread between the reference's two processes."
     )
-    if any(r.paired_eager is not None for r in g.strategies):  # reports written since the pairs
+    if paired:  # reports written since the pairs
         how = (
             "Each strategy in a fresh process with an empty cache, cold then steady, each steady "
-            "request served eager and with the strategy back to back; interval: per request the "
-            "strategy's time over eager's beside it, against the same ratio of the compiled "
-            "forward with your generate_kwargs, paired by request, widened by that ratio's spread "
-            "between the reference's two processes."
+            "request served eager and with the strategy back to back. Judged: the column "
+            f"'{BESIDE}' (the median request's time over eager's served beside it, one moment "
+            "each), against the same ratio of the compiled forward with your generate_kwargs in "
+            f"its process ({beside_text(g.vs_eager)}); the interval compares the two request by "
+            "request, its bootstrap resampling whole prompts, widened by that ratio's spread "
+            "between the reference's two processes. TTFT, ITL and tokens/s are each process's own "
+            "absolute figures, taken at different moments of the host: not compared across rows."
         )
     return Section(
         STRATEGIES,

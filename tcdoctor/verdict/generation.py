@@ -11,7 +11,9 @@ widened by the spread between the reference's two processes, `GenerationSection.
 The pairs are of one moment: in the compiled process, after its cold replay, each request was
 served eager and compiled back to back (`GenerationSection.paired_eager`; probes/generate.py
 `replay_paired`); the statistic is the median request's compiled / eager ratio (`pair_interval`),
-and the spread that of the same in the `dynamic` strategy's process (`pair_spread`), so a phase of
+its bootstrap resampling whole prompts with all their rounds (the record's `round_size`: a
+prompt's repeats are not independent evidence), and the spread that of the same in the `dynamic`
+strategy's process (`pair_spread`), so a phase of
 the host (a neighbour's load, seconds long) falls on both halves of the pairs it covers and cannot
 decide. Reports written before the pairs compare eager's own process by the ratio of the two
 sides' medians instead (`decision_eager`, `ratio_interval`), as they did.
@@ -108,7 +110,8 @@ def judged(report: Report, rules: Rules = RULES) -> Judged | None:
     e = g.decision_eager
     if e is not None and g.steady is not None:
         judge = pair_interval if g.paired_eager is not None else ratio_interval
-        iv = judge(steady(g.steady.total_s), steady(e.total_s), g.process_spread, "eager", rules)
+        c, sides = g.steady, (steady(g.steady.total_s), steady(e.total_s))
+        iv = judge(*sides, g.process_spread, "eager", rules, c.round_size or e.round_size)
     bad = g.tokens.numerics_failures if g.tokens else []
     compile_s = None
     if g.compiled is not None:

@@ -4,8 +4,13 @@ it gives (`Interval`) and the claim it makes (`Claim`, the one enum of every "wh
 
 Method. A and B served the same requests; the statistic is the ratio of their median latencies
 on the requests both served, paired by request (`ratio_interval`). Its percentile-bootstrap
-interval (stats.bootstrap, 1,000 resamples, seed 0, at `Rules.serving_level`) speaks of one
-process each; a process-to-process spread (`log_spread`: |log ratio of medians| between two
+interval (1,000 resamples, seed 0, at `Rules.serving_level`) speaks of one process each; it
+resamples whole prompts (`prompts`, stats.cluster_bootstrap): where the requests were served in
+rounds of `round_size` (probes/generate.py `in_rounds`: the same prompts in the same order each
+round), request i is prompt i % round_size, and a drawn prompt keeps all its rounds' pairs. Its 4
+repeats share the prompt's length and its systematic ratio: counted as 4 independent pairs they
+would narrow the interval with evidence that is not there. One pass (no `round_size`, or every
+prompt once) resamples each request alone: exactly the interval of the bootstrap before rounds; a process-to-process spread (`log_spread`: |log ratio of medians| between two
 replays of one configuration) widens it on both sides, so a claim holds across processes. The
 interval's upper bound below 1 is FASTER (A takes less time), its lower bound above 1 SLOWER,
 anything else UNDECIDED, said "inside the noise"; without a spread it decides nothing across
@@ -26,7 +31,7 @@ import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ...stats import bootstrap, percentile_ci
+from ...stats import cluster_bootstrap, percentile_ci
 from ...thresholds import RULES, Rules
 from ..record import Record
 from .claims import Claim
@@ -86,20 +91,32 @@ def pair_spread(
     return median_spread(per_request(*a), per_request(*b), rules)
 
 
+def prompts(both: list[int], round_size: int | None) -> list[list[int]]:
+    """The positions in `both` (sorted request indices) grouped by prompt: request i of rounds of
+    `round_size` is prompt i % round_size; clusters in the order of their first request. Without
+    `round_size` each request is its own prompt (one pass)."""
+    groups: dict[int, list[int]] = {}
+    for pos, i in enumerate(both):
+        groups.setdefault(i % round_size if round_size else i, []).append(pos)
+    return list(groups.values())
+
+
 def pair_interval(
     num: Mapping[int, float],
     den: Mapping[int, float],
     floor: float | None,
     vs: str,
     rules: Rules = RULES,
+    round_size: int | None = None,
 ) -> Interval | None:
     """`ratio_interval` of the per-request ratios num / den (served back to back: each of one
     moment) against 1: the median request's ratio, its bootstrap interval over the requests,
     widened by `floor` (`pair_spread`). Unlike the ratio of two sides' medians, the median of the
     pairs' ratios never divides one request's time by another's (the prompts' lengths differ, so
-    the two medians can fall on different requests)."""
+    the two medians can fall on different requests). `round_size`: the replay's rounds (the
+    record's `round_size`): the bootstrap resamples whole prompts (see the module's docstring)."""
     ratios = per_request(num, den)
-    return ratio_interval(ratios, dict.fromkeys(ratios, 1.0), floor, vs, rules)
+    return ratio_interval(ratios, dict.fromkeys(ratios, 1.0), floor, vs, rules, round_size)
 
 
 @dataclass
@@ -152,9 +169,11 @@ def ratio_interval(
     floor: float | None,
     vs: str,
     rules: Rules = RULES,
+    round_size: int | None = None,
 ) -> Interval | None:
     """`num` / `den` on the requests both served (see the module's docstring); None under
-    `rules.min_pairs` such requests."""
+    `rules.min_pairs` such requests. `round_size`: requests served in rounds of that many
+    prompts, resampled by prompt (`prompts`)."""
     both = sorted(set(num) & set(den))
     if len(both) < rules.min_pairs:
         return None
@@ -164,7 +183,8 @@ def ratio_interval(
         return statistics.median([a[i] for i in idx]) / statistics.median([b[i] for i in idx])
 
     level = rules.serving_level
-    low, high = percentile_ci(bootstrap(stat, len(both), resamples=1000, seed=0), level)
+    clusters = prompts(both, round_size)
+    low, high = percentile_ci(cluster_bootstrap(stat, clusters, resamples=1000, seed=0), level)
     widen = math.exp(floor) if floor is not None else None
     return Interval(
         vs=vs,

@@ -12,10 +12,12 @@ Each figure is a derived property, written to the JSON and recomputed on load.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..processes.paired import Interval
+from ..processes.paired import Interval, per_request
+from ..processes.paired import steady as served
 from ..record import Record
 from .percentiles import percentile, quantile
 
@@ -223,6 +225,18 @@ class LogitsCompared(Record):
         return self.failed_steps == 0
 
 
+def beside(steady_side: GenSide | None, eager: GenSide | None) -> float | None:
+    """The median request's steady / eager time, each request's two halves served back to back
+    in one process (probes/generate.py `replay_paired`): the figure a strategy is judged by
+    (run/serving/generate_section.py `judge` compares it request by request with the
+    reference's), of one moment of the host, unlike the process's absolute TTFT, ITL and tokens/s
+    (another moment each). None: no pairs."""
+    if steady_side is None or eager is None:
+        return None
+    ratios = per_request(served(steady_side.total_s), served(eager.total_s))
+    return statistics.median(ratios.values()) if ratios else None
+
+
 @dataclass
 class GenStrategy(Record):
     """One cache strategy in a fresh process: cold and steady replays, compiles, warm-up cost,
@@ -244,6 +258,11 @@ class GenStrategy(Record):
     interval: Interval | None = None
     cache_start: str | None = None
     method: str | None = None
+
+    @property
+    def vs_eager(self) -> float | None:
+        """Its steady / eager time beside it in its own process, the median request (`beside`)."""
+        return beside(self.steady, self.paired_eager)
 
 
 @dataclass
@@ -274,6 +293,12 @@ class GenerationSection(Record):
         in the compiled process (`paired_eager`); in reports written before it, eager's own
         process (two processes, two moments)."""
         return self.paired_eager or self.eager
+
+    @property
+    def vs_eager(self) -> float | None:
+        """Compiled steady / eager beside it in the compiled process, the median request
+        (`beside`): the strategies' reference, by the same measure as their rows."""
+        return beside(self.steady, self.paired_eager)
 
     @property
     def pairs(self) -> int:

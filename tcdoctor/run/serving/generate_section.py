@@ -163,6 +163,12 @@ def _pairs(steady_side: GenSide | None, eager: GenSide | None) -> tuple[dict, di
     return steady(steady_side.total_s if steady_side else None), steady(eager.total_s)
 
 
+def _round_size(*sides: GenSide | None) -> int | None:
+    """The rounds' size the pairs were served in (every process serves the same rounds: the first
+    side that records it); None: one pass, each request its own prompt."""
+    return next((s.round_size for s in sides if s is not None and s.round_size), None)
+
+
 def _again(rows: list[GenStrategy]) -> GenStrategy | None:
     """The `dynamic` row: the reference's configuration again, in a second process."""
     return next((r for r in rows if r.name == "dynamic"), None)
@@ -173,7 +179,8 @@ def judge(rows: list[GenStrategy], reference: GenSide | None, paired: GenSide | 
     process: its steady replay, paired with eager). Every strategy's process paired its steady
     replay with eager the same way, so per request each side is a ratio to eager of one moment
     (`per_request`); the interval is the strategy's ratios against the reference's, paired by
-    request (`pair_interval`: the median request's ratio of the two ratios), widened by the spread
+    request (`pair_interval`: the median request's ratio of the two ratios; its bootstrap resamples
+    whole prompts, all their rounds together), widened by the spread
     of the same ratios between the reference's two processes (the `dynamic` row is the second;
     its own row has no interval: it is where the spread comes from). A host phase in one process
     moves both halves of its pairs, not the ratios. run/serving/generate_strategies.py."""
@@ -184,7 +191,8 @@ def judge(rows: list[GenStrategy], reference: GenSide | None, paired: GenSide | 
     for row in rows:
         iv, pairs = None, _pairs(row.steady, row.paired_eager)
         if row is not again and ref and pairs:
-            iv = pair_interval(per_request(*pairs), ref_ratio, floor, "dynamic")
+            size = _round_size(reference, row.steady)
+            iv = pair_interval(per_request(*pairs), ref_ratio, floor, "dynamic", round_size=size)
         row.interval = iv
 
 
