@@ -333,6 +333,18 @@ def test_an_analysis_is_brought_back_to_the_drivers_niceness_never_below_it():
     assert out.stdout.split() == [str(got)] * 3, out.stderr
 
 
+def test_an_analysis_gets_the_drivers_omp_num_threads_not_rays():
+    """Ray sets OMP_NUM_THREADS to a task's CPUs in its workers; the analysis it starts gets the
+    driver's (none where the driver had none), as a local sweep's analysis has."""
+    from tcdoctor.sweep.node import THREADS_UNSET, driver_threads
+
+    worker = {"OMP_NUM_THREADS": "1", "PATH": "/bin"}
+    assert driver_threads(worker, THREADS_UNSET) == {"PATH": "/bin"}
+    assert driver_threads(worker, "4") == {"OMP_NUM_THREADS": "4", "PATH": "/bin"}
+    assert driver_threads({"PATH": "/bin"}, THREADS_UNSET) == {"PATH": "/bin"}
+    assert worker["OMP_NUM_THREADS"] == "1"  # the worker's own environment is left as it is
+
+
 def test_an_analysis_timed_above_the_drivers_niceness_is_named_in_the_overview():
     from tcdoctor.render.markdown import MarkdownRenderer
     from tcdoctor.report.sweep import Placement, Sweep, SweepRow

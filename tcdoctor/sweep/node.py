@@ -38,6 +38,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 ROW_NAME = "node-row.json"  # the row the analysis process writes for its task
@@ -100,14 +101,29 @@ def _placement(cpus: float, nice: int) -> dict[str, Any]:
     }
 
 
+THREADS_UNSET = "unset"  # the driver had no OMP_NUM_THREADS
+
+
+def driver_threads(env: Mapping[str, str], omp: str) -> dict[str, str]:
+    """The worker's environment with the driver's OMP_NUM_THREADS (or none, as the driver had):
+    Ray sets it to the task's CPUs in every worker, a local sweep's analysis does not have it, and
+    the analysis sets its own thread count (--threads = the task's CPUs) where it times. A figure
+    must be what the same analysis gives on one machine."""
+    out = dict(env)
+    if omp == THREADS_UNSET:
+        out.pop("OMP_NUM_THREADS", None)
+    else:
+        out["OMP_NUM_THREADS"] = omp
+    return out
+
+
 def run_at(nice: int) -> int:
     """Bring this worker, and so the analysis it starts, to the driver's niceness; the niceness it
     then has. Ray runs its workers at niceness 15 (`RAY_worker_niceness`) so that its own processes
-    come first: an analysis timed there is preempted by any busy process at niceness 0 on the node
-    (two Inductor analyses of samples/ on a two-node cluster of this 2-core machine compiled
-    1.3-1.7x slower than the same two as a local sweep, and their intervals were wider). Lowering a
-    niceness needs CAP_SYS_NICE (root) or RLIMIT_NICE: where it is refused the analysis runs where
-    it is, and the overview says so (report/sweep.py `Sweep.niceness_notes`)."""
+    come first: an analysis timed there is preempted by any busy process at niceness 0 on the node,
+    where on one machine it would share the cores evenly. Lowering a niceness needs CAP_SYS_NICE
+    (root) or RLIMIT_NICE: where it is refused the analysis runs where it is, and the overview says
+    so (report/sweep.py `Sweep.niceness_notes`)."""
     if os.getpriority(os.PRIO_PROCESS, 0) > nice:
         try:
             os.setpriority(os.PRIO_PROCESS, 0, nice)
@@ -165,6 +181,7 @@ def run_target(spec: dict) -> dict:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 check=False,
+                env=driver_threads(os.environ, spec.get("omp_num_threads", THREADS_UNSET)),
             )
         folder = os.path.join(work, spec["folder"])
         try:

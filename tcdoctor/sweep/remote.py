@@ -32,7 +32,7 @@ from ..report import sweep as sw
 from ..run.pipeline import echo
 from . import SweepRun, _headline, save_overview, target_files
 from .cluster import LOCAL, Cluster, fits, import_ray, niceness
-from .node import run_target, versions
+from .node import THREADS_UNSET, run_target, versions
 
 MAX_RETRIES = 2  # a task whose worker dies is tried up to 3 times in all
 # what --ray's value is when it is an address; anything else is the first target (`--ray a.py:f`)
@@ -76,6 +76,7 @@ def _task_spec(target: str, run: SweepRun, spec: RaySpec) -> dict[str, Any]:
         "cpus": spec.cpus,
         "driver_out": os.path.abspath(run.out_dir),
         "nice": niceness(),
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS", THREADS_UNSET),
     }
 
 
