@@ -94,9 +94,11 @@ def test_a_planted_stage_runs_in_the_loop_and_its_events_reach_the_report(monkey
     *others, report = launcher.STAGES
     monkeypatch.setattr(launcher, "STAGES", (*others, stage, report))
     rep, code = launcher.analyze_target(MLP, CHEAP, keep_dir=str(tmp_path))
-    # the serving stage's `when`: no traffic, so it did not run, and says why
-    ran = [s.name for s in others if s.name != "serving"]
-    assert seen == {"compiled": True, "before": ran, "skipped": {"serving": launcher.NO_TRAFFIC}}
+    # the serving stages' `when`: no traffic, so neither ran (a Generation's runs before the
+    # experiments, any other's after them), and each says why
+    ran = [s.name for s in others if s.name not in ("generation", "serving")]
+    skipped = {"generation": launcher.NOT_GENERATION, "serving": launcher.NO_TRAFFIC}
+    assert seen == {"compiled": True, "before": ran, "skipped": skipped}
     assert seen["before"][:4] == ["cache", "main", "timing", "experiments"]
     assert rep.phases["planted"] == {"status": "ok", "seconds": 0.5}
     assert "the planted stage's failure" in [e["message"] for e in rep.errors]
