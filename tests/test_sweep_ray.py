@@ -345,6 +345,34 @@ def test_an_analysis_gets_the_drivers_omp_num_threads_not_rays():
     assert worker["OMP_NUM_THREADS"] == "1"  # the worker's own environment is left as it is
 
 
+def _signal_state(code: str, **popen) -> tuple[str, str]:
+    """SigBlk and SigIgn of a grandchild started by `python -c code` (which runs the grandchild)."""
+    grand = "print(*[l.split()[1] for l in open('/proc/self/status') if l.startswith(('SigBlk', 'SigIgn'))])"
+    script = f"{code}; import subprocess, sys; subprocess.run([sys.executable, '-c', {grand!r}])"
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, **popen
+    )
+    assert out.returncode == 0, out.stderr
+    return tuple(out.stdout.split())
+
+
+def test_an_analysis_started_by_a_ray_worker_has_a_plain_processs_signals():
+    """A Ray worker blocks SIGINT and ignores SIGINT and SIGQUIT, and both pass through exec: the
+    analysis process (sweep/node.py main) resets them, so the user's model runs with the signals a
+    plain process has. The worker's state is planted here as Ray leaves it."""
+
+    def as_ray_worker() -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGQUIT, signal.SIG_IGN)
+
+    plain = _signal_state("pass")
+    worker = _signal_state("pass", preexec_fn=as_ray_worker)
+    assert worker != plain  # the planted state reaches a grandchild when nothing resets it
+    fixed = "from tcdoctor.sweep.node import plain_signals; plain_signals()"
+    assert _signal_state(fixed, preexec_fn=as_ray_worker) == plain
+
+
 def test_an_analysis_timed_above_the_drivers_niceness_is_named_in_the_overview():
     from tcdoctor.render.markdown import MarkdownRenderer
     from tcdoctor.report.sweep import Placement, Sweep, SweepRow

@@ -132,6 +132,17 @@ def run_at(nice: int) -> int:
     return os.getpriority(os.PRIO_PROCESS, 0)
 
 
+def plain_signals() -> None:
+    """Give this process, and so every process the analysis starts, a plain process's signal state.
+    A Ray worker blocks SIGINT and ignores SIGINT and SIGQUIT (its /proc status: SigBlk 0x2, SigIgn
+    0x6 above a shell's), and a blocked mask and ignored signals pass through exec to every child,
+    so the user's model would run where Ctrl-C or a handler it installs never fires. Python sets
+    SIGPIPE and SIGXFSZ itself and subprocess restores them in children, so those stay as they are."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 def _folder_of(target: str, driver_cwd: str) -> str | None:
     """The folder the target's relative path is found under: the driver's, else this worker's."""
     path = target.rpartition(":")[0]
@@ -249,6 +260,7 @@ def main(spec_path: str) -> int:
     from ..report.encoding import dumps
     from . import _run_one
 
+    plain_signals()
     _watch_parent()
     with open(spec_path, encoding="utf-8") as fh:
         spec = json.load(fh)
