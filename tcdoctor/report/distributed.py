@@ -105,9 +105,9 @@ def rank_row(rep: Report, info: dict, ddp: dict | None) -> RankRow:
         if workload
         else None,
         phases={
-            k: v["seconds"]
+            k: v.seconds
             for k, v in (rep.phases or {}).items()
-            if v.get("status") == "ok" and v.get("seconds") is not None
+            if v.status == "ok" and v.seconds is not None
         },
         errors=[{"phase": e.get("phase"), "message": e.get("message")} for e in rep.errors or []],
         ddp=DdpSummary.from_dict(ddp) if ddp is not None else None,

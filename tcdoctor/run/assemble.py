@@ -14,7 +14,7 @@ from ..experiments import fixes
 from ..experiments.specs import DYNAMIC_SETTINGS, REMEDY_SETTINGS, Spec
 from ..report import phases
 from ..report.events import Event
-from ..report.model import SCHEMA_VERSION, Report
+from ..report.model import SCHEMA_VERSION, PhaseStatus, Report
 from ..report.sections import (
     FixRow,
     NotTried,
@@ -42,23 +42,23 @@ def assemble(target: str, options: dict, events: list[Event], failures: list[dic
     for ev in events:
         phase, kind = ev.phase, ev.event
         if kind == "start":
-            data["phases"][phase] = {"status": "started"}
+            data["phases"][phase] = PhaseStatus.of(status="started")
         elif kind == "done":
-            data["phases"][phase] = {"status": "ok", "seconds": ev.seconds}
+            data["phases"][phase] = PhaseStatus.of(status="ok", seconds=ev.seconds)
             done[phase] = ev.data or {}
         elif kind == "skipped":
-            data["phases"][phase] = {"status": "skipped", "why": ev.why}
+            data["phases"][phase] = PhaseStatus.of(status="skipped", why=ev.why)
         elif kind == "failed" and ev.spec is not None:  # an experiment that failed: a finding
-            data["phases"][phase] = {"status": "failed"}
+            data["phases"][phase] = PhaseStatus.of(status="failed")
             key = Spec.from_dict(ev.spec).key
             strategy_failures.append({"strategy": key, "message": ev.message, "where": ev.where})
         elif kind == "failed":
-            data["phases"][phase] = {"status": "failed"}
+            data["phases"][phase] = PhaseStatus.of(status="failed")
             data["errors"].append({"phase": phase, "message": ev.message, "where": ev.where})
     for f in failures:
         data["errors"].append(f)
         if f.get("phase") in data["phases"]:
-            data["phases"][f["phase"]]["status"] = "failed"
+            data["phases"][f["phase"]].status = "failed"
 
     for phase in phases.PHASES:
         if phase.name in done:
@@ -75,7 +75,7 @@ def assemble(target: str, options: dict, events: list[Event], failures: list[dic
     # (no sections of their own: memory_graphs, drift) included
     for phase in phases.PHASES:
         st = data["phases"].get(phase.name)
-        if not (st and st["status"] == "ok"):
+        if not (st and st.status == "ok"):
             phase.not_measured(data, phase.sections, _why(phase.name, st, data["errors"]))
     report = Report.from_dict(data)
     _tried(report, done, rows)
@@ -221,11 +221,11 @@ def _untried(done: dict, remedies: bool) -> list[NotTried]:
     return [n for n in rows if (Spec.from_dict(n.spec).section == "remedies") is remedies]
 
 
-def _why(phase: str, status: dict | None, errors: list[dict]) -> str:
+def _why(phase: str, status: PhaseStatus | None, errors: list[dict]) -> str:
     if status is None:
         return f"phase '{phase}' did not run"
-    if status["status"] == "skipped":
-        return status.get("why") or "skipped"
+    if status.status == "skipped":
+        return status.why or "skipped"
     for e in errors:
         if e.get("phase") == phase:
             return f"phase '{phase}' failed: {e.get('message')}"
