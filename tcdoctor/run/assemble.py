@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 
 from ..experiments import fixes
+from ..experiments.cold_plan import ExperimentPlan
 from ..experiments.specs import DYNAMIC_SETTINGS, REMEDY_SETTINGS, Spec
 from ..report import phases
 from ..report.events import Event
@@ -66,9 +67,10 @@ def assemble(target: str, options: dict, events: list[Event], failures: list[dic
     if "serving" in done:  # the serving section (run/serving/): absent without a traffic
         data["serving"] = done["serving"]
     rows = _experiment_rows(done)
+    plan = ExperimentPlan.from_data(done.get("plan"))  # empty when the cold child planned nothing
     # the main and eager rows from the sections as the phases filled them (before phases.derive)
-    data["strategies"] = _strategies(Report.from_dict(data), done, rows, strategy_failures)
-    _remedies(data, done, rows, strategy_failures)
+    data["strategies"] = _strategies(Report.from_dict(data), done, plan, rows, strategy_failures)
+    _remedies(data, done, plan, rows, strategy_failures)
 
     phases.derive(data)
     # every phase that did not finish says why, those that fill part of another phase's section
@@ -157,12 +159,15 @@ def eager_row(r: Report) -> StrategyRow:
 
 
 def _strategies(
-    seen: Report, done: dict, rows: dict[str, list[dict]], failures: list[dict]
+    seen: Report,
+    done: dict,
+    plan: ExperimentPlan,
+    rows: dict[str, list[dict]],
+    failures: list[dict],
 ) -> dict:
     """The strategies section: the plan, each strategy child's row with the main analysis's beside it."""
-    plan = (done.get("plan") or {}).get("strategies", [])
     out: dict = {
-        "planned": plan,
+        "planned": [s.to_dict() for s in plan.specs],
         "failed": failures,
         "not_run": [],
         "modes": [],
@@ -170,7 +175,7 @@ def _strategies(
         "dynamic": [],
         "regions": None,
     }
-    if any(Spec.from_dict(p).section == "modes" for p in plan):
+    if any(s.section == "modes" for s in plan.specs):
         mode = seen.options.get("mode") or "default"
         out["modes"] = [
             eager_row(seen),
@@ -198,14 +203,15 @@ def _strategies(
     return out
 
 
-def _remedies(data: dict, done: dict, rows: dict[str, list[dict]], failures: list[dict]) -> None:
+def _remedies(
+    data: dict, done: dict, plan: ExperimentPlan, rows: dict[str, list[dict]], failures: list[dict]
+) -> None:
     """compile.remedies: the remedy children's rows, what was not tried and why, the other settings."""
-    plan = done.get("plan") or {}
     section = data["compile"].get("remedies") or {}
-    if not (rows.get("remedies") or plan.get("remedies_not_tried") or section):
+    if not (rows.get("remedies") or plan.remedies_not_tried or section):
         return  # a report of a run that planned nothing about them (the in-process API)
     section["rows"] = rows.get("remedies", [])
-    section["not_tried"] = list(plan.get("remedies_not_tried") or [])
+    section["not_tried"] = list(plan.remedies_not_tried)
     section["not_tried"] += [
         {"remedy": Spec.from_dict(n.spec).label, "why": n.why}
         for n in _untried(done, remedies=True)
