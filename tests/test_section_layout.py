@@ -460,7 +460,7 @@ def test_the_ranks_slowest_phases_are_drawn_by_every_format():
     sec = ranks.section(rep.distributed)
     slowest = sec.tables[1]
     assert [list(r) for r in slowest.rows] == [
-        [p, str(s["rank"]), units.seconds(s["seconds"]), units.seconds(s["fastest_s"])]
+        [p, str(s.rank), units.seconds(s.seconds), units.seconds(s.fastest_s)]
         for p, s in rep.distributed.slowest.items()
     ]
     assert len(slowest.rows) == 2

@@ -141,8 +141,8 @@ def test_what_fixing_a_break_gains_is_bounded_by_its_cost_minus_the_eager_work()
     }
     break_gain.attach(data)
     (f,) = data["graph_breaks"]["unique"]
-    assert f["cost_fraction"] == pytest.approx(0.93)  # 980 − 50 µs of a 1,000 µs call
-    assert f["gain_fraction"] == pytest.approx(0.08) and f["gain_source"] == "bound"
+    assert f.cost_fraction == pytest.approx(0.93)  # 980 − 50 µs of a 1,000 µs call
+    assert f.gain_fraction == pytest.approx(0.08) and f.gain_source == "bound"
     assert (
         Report.from_dict({"graph_breaks": data["graph_breaks"]}).graph_breaks.unique[0].gain_text
     ).startswith(

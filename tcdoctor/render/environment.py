@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .. import units
 from ..report.layout import Row, Section, Table
-from ..report.model import Report
+from ..report.model import PhaseStatus, Report
 
 TITLE = "Environment and phases"
 
@@ -23,11 +23,10 @@ def _rows(env: dict) -> tuple[Row, ...]:
     return tuple(rows)
 
 
-def _phase(name: str, p: dict) -> list[str]:
+def _phase(name: str, p: PhaseStatus) -> list[str]:
     """A phase's cells: its name, its status (and why), its seconds ('' when not timed)."""
-    status = str(p.get("status")) + (f": {p['why']}" if p.get("why") else "")
-    secs = p.get("seconds")
-    return [name, status, units.seconds(secs) if secs is not None else ""]
+    status = str(p.status) + (f": {p.why}" if p.why else "")
+    return [name, status, units.seconds(p.seconds) if p.seconds is not None else ""]
 
 
 def section(report: Report) -> Section:

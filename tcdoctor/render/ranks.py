@@ -43,7 +43,7 @@ def _status(r: RankRow, sec: Distributed) -> str:
     slow = [
         p
         for p, s in (sec.slowest or {}).items()
-        if s.get("rank") == r.rank and p in ("compile", "compile_warm", "runtime")
+        if s.rank == r.rank and p in ("compile", "compile_warm", "runtime")
     ]
     if slow:
         marks.append("slowest: " + ", ".join(slow))
@@ -67,7 +67,7 @@ def section(sec: Distributed | None) -> Section | None:
 def slowest_rows(sec: Distributed) -> list[list[str]]:
     """Per phase: the slowest rank, its time and the fastest rank's time."""
     return [
-        [p, str(s.get("rank")), units.seconds(s.get("seconds")), units.seconds(s.get("fastest_s"))]
+        [p, str(s.rank), units.seconds(s.seconds), units.seconds(s.fastest_s)]
         for p, s in (sec.slowest or {}).items()
     ]
 
@@ -102,7 +102,6 @@ def _skew(value: float | None, fraction: float | None, timeout_s: float | None) 
 
 def summary_lines(sec: Distributed) -> list[str]:
     """The lines under the table: process group, compile skews, DDP, divergences, missing ranks."""
-    ddp = sec.ddp or {}
     out = [
         f"world size {sec.world_size}, backend {sec.backend}, process-group timeout "
         f"{units.seconds(sec.timeout_s)} ({sec.timeout_source or 'as given'})",
@@ -111,10 +110,11 @@ def summary_lines(sec: Distributed) -> list[str]:
         "compile skew, cold/warm (mixed cache): "
         + _skew(sec.mixed_cache_skew_s, sec.mixed_cache_skew_fraction, sec.timeout_s),
     ]
-    if ddp.get("wrapper"):
+    ddp = sec.ddp
+    if ddp is not None and ddp.wrapper:
         out.append(
-            f"{ddp['wrapper']}: optimize_ddp={ddp.get('optimize_ddp')} ({ddp.get('mode')}), bucket_cap_mb="
-            f"{ddp.get('bucket_cap_mb')}, DDPOptimizer subgraphs at the first call: {ddp.get('subgraphs')}"
+            f"{ddp.wrapper}: optimize_ddp={ddp.optimize_ddp} ({ddp.mode}), bucket_cap_mb="
+            f"{ddp.bucket_cap_mb}, DDPOptimizer subgraphs at the first call: {ddp.subgraphs}"
         )
     for d in sec.divergences or []:
         out.append(f"DIVERGENCE: {d.text} — hang risk: {d.risk}")

@@ -9,6 +9,8 @@ measured, and ranks the findings by gain (verdict/tried.py: `rank_key`, once eve
 
 from __future__ import annotations
 
+from .sections import GraphBreak, Runtime
+
 METHOD = (
     "median over profiled steady-state calls of the time inside the region of the frame the break ended, "
     "outside its compiled graph and the regions nested in it (the op run eagerly, the Python around it, the "
@@ -27,14 +29,18 @@ BOUND_METHOD = (
 
 
 def attach(data: dict) -> None:
-    """Put cost_s_per_call / cost_fraction on each graph-break finding (in the report, after every phase)."""
-    findings = (data.get("graph_breaks") or {}).get("unique") or []
+    """Put cost_s_per_call / cost_fraction on each graph-break finding (in the report, after every
+    phase). The findings become GraphBreak records in `data` (Report.from_dict keeps a record as it
+    is, so the report's JSON is the one the dicts gave); the profile and the break sites are still
+    the phases' dicts."""
+    breaks = data.get("graph_breaks") or {}
+    if not breaks.get("unique"):
+        return
+    findings = breaks["unique"] = [GraphBreak.from_dict(f) for f in breaks["unique"]]
     prof = data.get("profile") or {}
     sites = (data.get("compile") or {}).get("break_sites") or []
-    median = ((data.get("runtime") or {}).get("compiled") or {}).get("median_s")
+    median = Runtime.from_dict(data.get("runtime")).compiled.median_s
     profiled = prof.get("profiled_call_s")
-    if not findings:
-        return
     why = None
     if not prof.get("region_self_s") and prof.get("outside_regions_s") is None:
         why = "the profile phase did not run"
@@ -44,15 +50,15 @@ def attach(data: dict) -> None:
         else:
             why = "this backend does not mark its graph calls in the profiler (Inductor does), so a break's own time cannot be told apart"
     for f in findings:
-        site = f.get("site") or {}
-        if why and not f.get("frame_skipped"):
-            f["cost_not_measured"] = why
+        site = f.site or {}
+        if why and not f.frame_skipped:
+            f.cost_not_measured = why
             continue
-        if f.get("frame_skipped"):
+        if f.frame_skipped:
             cost = prof.get("outside_regions_s")
             eager = prof.get("outside_regions_eager_s")
             if cost is None:  # a skipped frame's cost is the call's time outside every region
-                f["cost_not_measured"] = why or "the profile did not time the call outside regions"
+                f.cost_not_measured = why or "the profile did not time the call outside regions"
                 continue
         else:
             ids = {
@@ -64,21 +70,19 @@ def attach(data: dict) -> None:
             cost = sum(costs) if costs else None
             eager = sum((prof.get("region_eager_s") or {}).get(i, 0.0) for i in ids)
             if cost is None:
-                f["cost_not_measured"] = (
-                    "no compiled region of the timed model ends at this break (its frame compiled differently)"
-                )
+                f.cost_not_measured = "no compiled region of the timed model ends at this break (its frame compiled differently)"
                 continue
         share = min(1.0, cost / profiled) if cost is not None and profiled else None
-        f["cost_fraction"] = share
-        f["cost_s_per_call"] = share * median if share is not None and median else None
-        f["profiled_cost_s_per_call"] = cost
-        f["cost_method"] = METHOD
+        f.cost_fraction = share
+        f.cost_s_per_call = share * median if share is not None and median else None
+        f.profiled_cost_s_per_call = cost
+        f.cost_method = METHOD
         if share is not None and eager is not None:
             bound = min(1.0, max(0.0, cost - eager) / profiled)
-            f["gain_fraction"] = bound
-            f["gain_s_per_call"] = bound * median if median else None
-            f["gain_source"] = "bound"
-            f["gain_method"] = BOUND_METHOD
+            f.gain_fraction = bound
+            f.gain_s_per_call = bound * median if median else None
+            f.gain_source = "bound"
+            f.gain_method = BOUND_METHOD
 
 
 def rank_key(gain_s: float | None, cost_s: float | None) -> tuple[float, float]:

@@ -24,7 +24,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from ..stats import median_ci
-from .sections import Distributed, Divergence, RankRow
+from .sections import DdpSummary, Distributed, Divergence, RankRow, SlowestRank
 
 if TYPE_CHECKING:  # report/model.py imports this module: the class is for annotations only
     from .model import Report
@@ -105,12 +105,12 @@ def rank_row(rep: Report, info: dict, ddp: dict | None) -> RankRow:
         if workload
         else None,
         phases={
-            k: v["seconds"]
+            k: v.seconds
             for k, v in (rep.phases or {}).items()
-            if v.get("status") == "ok" and v.get("seconds") is not None
+            if v.status == "ok" and v.seconds is not None
         },
         errors=[{"phase": e.get("phase"), "message": e.get("message")} for e in rep.errors or []],
-        ddp=ddp,
+        ddp=DdpSummary.from_dict(ddp) if ddp is not None else None,
         # torch._dynamo.explain's run (its own backend, DDPOptimizer off), kept beside the compile's
         extra={
             "explain_graphs": rep.graphs.explain_run_count,
@@ -174,42 +174,43 @@ def divergences(rows: list[RankRow]) -> list[Divergence]:
         if d and not (kind in kinds and key in ("graph_breaks", "recompiles")):  # one per kind
             out.append(d)
             kinds.add(kind)
-    sub = [(r.rank, (r.ddp or {}).get("subgraphs")) for r in rows]
+    sub = [(r.rank, r.ddp.subgraphs if r.ddp else None) for r in rows]
     d = _compare(sub, "ddp_subgraphs", "DDPOptimizer subgraphs")
     if d:
         out.append(d)
     return out
 
 
-def slowest_per_phase(rows: list[RankRow]) -> dict:
-    out: dict = {}
+def slowest_per_phase(rows: list[RankRow]) -> dict[str, SlowestRank]:
+    out: dict[str, SlowestRank] = {}
     names = sorted({p for r in rows for p in (r.phases or {})})
     for name in names:
         have = [(r.rank, r.phases[name]) for r in rows if name in (r.phases or {})]
         if len(have) < 2:
             continue
         rank, secs = max(have, key=lambda x: x[1])
-        out[name] = {"rank": rank, "seconds": secs, "fastest_s": min(s for _, s in have)}
+        out[name] = SlowestRank(rank=rank, seconds=secs, fastest_s=min(s for _, s in have))
     return out
 
 
-def _ddp(rows: list[RankRow]) -> dict | None:
-    infos = [r.ddp for r in rows if r.ddp]
-    if not infos:
+def _ddp(rows: list[RankRow]) -> DdpSummary | None:
+    """The first rank's DDP settings; its subgraphs one count where the ranks agree, else by rank."""
+    have = [r for r in rows if r.ddp]
+    if not have:
         return None
-    first = infos[0]
-    subs = {str(r.rank): r.ddp.get("subgraphs") for r in rows if r.ddp}
+    first = have[0].ddp
+    subs = {str(r.rank): r.ddp.subgraphs for r in have}
     values = {v for v in subs.values() if v is not None}
-    return {
-        "wrapper": first.get("wrapper"),
-        "optimize_ddp": first.get("optimize_ddp"),
-        "mode": first.get("mode"),
-        "bucket_cap_mb": first.get("bucket_cap_mb"),
-        "bucket_cap_bytes": first.get("bucket_cap_bytes"),
-        "subgraphs": values.pop() if len(values) == 1 else (None if not values else subs),
-        "subgraphs_per_rank": subs,
-        "method": first.get("method"),
-    }
+    return DdpSummary.of(
+        wrapper=first.wrapper,
+        optimize_ddp=first.optimize_ddp,
+        mode=first.mode,
+        bucket_cap_mb=first.bucket_cap_mb,
+        bucket_cap_bytes=first.bucket_cap_bytes,
+        subgraphs=values.pop() if len(values) == 1 else (None if not values else subs),
+        subgraphs_per_rank=subs,
+        method=first.method,
+    )
 
 
 def finish(sec: Distributed) -> Distributed:
@@ -305,10 +306,14 @@ def _lowest_rank(rep: Report) -> int:
 def _merge_errors(out: Report, others: list[Report]) -> None:
     """The other nodes' errors, each once (a rank's error may be in several nodes' reports)."""
     out.errors = list(out.errors or [])
-    seen = {(e.get("rank"), e.get("phase"), e.get("message")) for e in out.errors}
+    seen = {_error_key(e) for e in out.errors}
     for rep in others:
         for e in rep.errors or []:
-            key = (e.get("rank"), e.get("phase"), e.get("message"))
-            if key not in seen:
+            if _error_key(e) not in seen:
                 out.errors.append(copy.deepcopy(e))
-                seen.add(key)
+                seen.add(_error_key(e))
+
+
+def _error_key(e: dict) -> tuple:
+    """An error is the same error in two nodes' reports when its rank, phase and message are."""
+    return (e.get("rank"), e.get("phase"), e.get("message"))

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import ReportError
 from .encoding import dumps
+from .keyed import Keyed
 from .record import Record, mismatch
 from .sections import (
     Ablation,
@@ -40,6 +41,17 @@ SCHEMA_VERSION = 1
 
 
 @dataclass
+class PhaseStatus(Keyed):
+    """How one phase of the run ended (run/assemble.py): started (and no more), ok with its
+    seconds, skipped with why, or failed (the error is in `Report.errors`). Keyed: each status
+    writes only its own keys, as it always has."""
+
+    status: str | None = None
+    seconds: float | None = None
+    why: str | None = None
+
+
+@dataclass
 class Report(Record):
     """One analysis: typed sections (tcdoctor/report/sections/), saved and loaded as JSON.
 
@@ -53,7 +65,7 @@ class Report(Record):
     target: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     environment: dict[str, Any] = field(default_factory=dict)
-    phases: dict[str, dict] = field(default_factory=dict)
+    phases: dict[str, PhaseStatus] = field(default_factory=dict)
     graphs: Graphs = field(default_factory=Graphs)
     graph_breaks: GraphBreaks = field(default_factory=GraphBreaks)
     recompiles: Recompiles = field(default_factory=Recompiles)

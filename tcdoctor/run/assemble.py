@@ -11,10 +11,11 @@ from __future__ import annotations
 import datetime as _dt
 
 from ..experiments import fixes
+from ..experiments.cold_plan import ExperimentPlan
 from ..experiments.specs import DYNAMIC_SETTINGS, REMEDY_SETTINGS, Spec
 from ..report import phases
 from ..report.events import Event
-from ..report.model import SCHEMA_VERSION, Report
+from ..report.model import SCHEMA_VERSION, PhaseStatus, Report
 from ..report.sections import (
     FixRow,
     NotTried,
@@ -42,23 +43,23 @@ def assemble(target: str, options: dict, events: list[Event], failures: list[dic
     for ev in events:
         phase, kind = ev.phase, ev.event
         if kind == "start":
-            data["phases"][phase] = {"status": "started"}
+            data["phases"][phase] = PhaseStatus.of(status="started")
         elif kind == "done":
-            data["phases"][phase] = {"status": "ok", "seconds": ev.seconds}
+            data["phases"][phase] = PhaseStatus.of(status="ok", seconds=ev.seconds)
             done[phase] = ev.data or {}
         elif kind == "skipped":
-            data["phases"][phase] = {"status": "skipped", "why": ev.why}
+            data["phases"][phase] = PhaseStatus.of(status="skipped", why=ev.why)
         elif kind == "failed" and ev.spec is not None:  # an experiment that failed: a finding
-            data["phases"][phase] = {"status": "failed"}
+            data["phases"][phase] = PhaseStatus.of(status="failed")
             key = Spec.from_dict(ev.spec).key
             strategy_failures.append({"strategy": key, "message": ev.message, "where": ev.where})
         elif kind == "failed":
-            data["phases"][phase] = {"status": "failed"}
+            data["phases"][phase] = PhaseStatus.of(status="failed")
             data["errors"].append({"phase": phase, "message": ev.message, "where": ev.where})
     for f in failures:
         data["errors"].append(f)
         if f.get("phase") in data["phases"]:
-            data["phases"][f["phase"]]["status"] = "failed"
+            data["phases"][f["phase"]].status = "failed"
 
     for phase in phases.PHASES:
         if phase.name in done:
@@ -66,16 +67,17 @@ def assemble(target: str, options: dict, events: list[Event], failures: list[dic
     if "serving" in done:  # the serving section (run/serving/): absent without a traffic
         data["serving"] = done["serving"]
     rows = _experiment_rows(done)
+    plan = ExperimentPlan.from_data(done.get("plan"))  # empty when the cold child planned nothing
     # the main and eager rows from the sections as the phases filled them (before phases.derive)
-    data["strategies"] = _strategies(Report.from_dict(data), done, rows, strategy_failures)
-    _remedies(data, done, rows, strategy_failures)
+    data["strategies"] = _strategies(Report.from_dict(data), done, plan, rows, strategy_failures)
+    _remedies(data, done, plan, rows, strategy_failures)
 
     phases.derive(data)
     # every phase that did not finish says why, those that fill part of another phase's section
     # (no sections of their own: memory_graphs, drift) included
     for phase in phases.PHASES:
         st = data["phases"].get(phase.name)
-        if not (st and st["status"] == "ok"):
+        if not (st and st.status == "ok"):
             phase.not_measured(data, phase.sections, _why(phase.name, st, data["errors"]))
     report = Report.from_dict(data)
     _tried(report, done, rows)
@@ -157,12 +159,15 @@ def eager_row(r: Report) -> StrategyRow:
 
 
 def _strategies(
-    seen: Report, done: dict, rows: dict[str, list[dict]], failures: list[dict]
+    seen: Report,
+    done: dict,
+    plan: ExperimentPlan,
+    rows: dict[str, list[dict]],
+    failures: list[dict],
 ) -> dict:
     """The strategies section: the plan, each strategy child's row with the main analysis's beside it."""
-    plan = (done.get("plan") or {}).get("strategies", [])
     out: dict = {
-        "planned": plan,
+        "planned": [s.to_dict() for s in plan.specs],
         "failed": failures,
         "not_run": [],
         "modes": [],
@@ -170,7 +175,7 @@ def _strategies(
         "dynamic": [],
         "regions": None,
     }
-    if any(Spec.from_dict(p).section == "modes" for p in plan):
+    if any(s.section == "modes" for s in plan.specs):
         mode = seen.options.get("mode") or "default"
         out["modes"] = [
             eager_row(seen),
@@ -198,14 +203,15 @@ def _strategies(
     return out
 
 
-def _remedies(data: dict, done: dict, rows: dict[str, list[dict]], failures: list[dict]) -> None:
+def _remedies(
+    data: dict, done: dict, plan: ExperimentPlan, rows: dict[str, list[dict]], failures: list[dict]
+) -> None:
     """compile.remedies: the remedy children's rows, what was not tried and why, the other settings."""
-    plan = done.get("plan") or {}
     section = data["compile"].get("remedies") or {}
-    if not (rows.get("remedies") or plan.get("remedies_not_tried") or section):
+    if not (rows.get("remedies") or plan.remedies_not_tried or section):
         return  # a report of a run that planned nothing about them (the in-process API)
     section["rows"] = rows.get("remedies", [])
-    section["not_tried"] = list(plan.get("remedies_not_tried") or [])
+    section["not_tried"] = list(plan.remedies_not_tried)
     section["not_tried"] += [
         {"remedy": Spec.from_dict(n.spec).label, "why": n.why}
         for n in _untried(done, remedies=True)
@@ -221,11 +227,11 @@ def _untried(done: dict, remedies: bool) -> list[NotTried]:
     return [n for n in rows if (Spec.from_dict(n.spec).section == "remedies") is remedies]
 
 
-def _why(phase: str, status: dict | None, errors: list[dict]) -> str:
+def _why(phase: str, status: PhaseStatus | None, errors: list[dict]) -> str:
     if status is None:
         return f"phase '{phase}' did not run"
-    if status["status"] == "skipped":
-        return status.get("why") or "skipped"
+    if status.status == "skipped":
+        return status.why or "skipped"
     for e in errors:
         if e.get("phase") == phase:
             return f"phase '{phase}' failed: {e.get('message')}"

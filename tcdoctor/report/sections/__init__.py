@@ -38,7 +38,7 @@ from .compile import (
     TimeScale,
     guard_cost,
 )
-from .distributed import Distributed, Divergence, RankRow, TorchTrace
+from .distributed import DdpSummary, Distributed, Divergence, RankRow, SlowestRank, TorchTrace
 from .fixes import Ablation, FixRow, FixSide, NotTried, Patch
 from .outputs import Memory, Numerics
 from .runtime import Runtime, Timing, ci_bounds, vs_eager
@@ -73,6 +73,8 @@ __all__ = [
     "Numerics",
     "Patch",
     "RankRow",
+    "SlowestRank",
+    "DdpSummary",
     "Recompile",
     "Recompiles",
     "Record",

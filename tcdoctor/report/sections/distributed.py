@@ -1,12 +1,32 @@
-"""A distributed run: each rank's row (`RankRow`), what diverges between ranks (`Divergence`), the
-section (`Distributed`), and the structured compile logs (`TorchTrace`)."""
+"""A distributed run: each rank's row (`RankRow`) and its DDP figures (`DdpSummary`), what diverges
+between ranks (`Divergence`), the slowest rank of a phase (`SlowestRank`), the section
+(`Distributed`), and the structured compile logs (`TorchTrace`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..keyed import Keyed
 from ..record import Record
+
+
+@dataclass
+class DdpSummary(Keyed):
+    """What a rank's DDP wrapper and DDPOptimizer recorded (probes/ddp.summary, its `agreement`
+    added by run/rank.py; an `error` instead where the summary failed), or the section's join of the
+    ranks' (report/distributed.py `_ddp`). Keyed: a rank's keys depend on its wrapper (DDP adds its
+    bucket cap and flags), and the JSON keeps them as recorded; keys no field reads stay in `extra`."""
+
+    wrapper: str | None = None
+    optimize_ddp: str | None = None  # repr of torch._dynamo.config.optimize_ddp
+    mode: str | None = None
+    bucket_cap_mb: float | None = None
+    bucket_cap_bytes: int | None = None
+    # a rank's count at the first call; the section's: one count where the ranks agree, else by rank
+    subgraphs: int | dict[str, int | None] | None = None
+    subgraphs_per_rank: dict[str, int | None] | None = None  # the section's only
+    method: str | None = None
 
 
 @dataclass
@@ -38,7 +58,7 @@ class RankRow(Record):
     inputs: dict[str, Any] | None = None
     phases: dict[str, float] | None = None
     errors: list[dict] | None = None
-    ddp: dict[str, Any] | None = None  # what the rank's DDP wrapper and DDPOptimizer recorded
+    ddp: DdpSummary | None = None
 
 
 @dataclass
@@ -50,6 +70,15 @@ class Divergence(Record):
     values: dict[str, Any] = field(default_factory=dict)  # rank (as text) -> its value
     text: str | None = None
     risk: str | None = None
+
+
+@dataclass
+class SlowestRank(Record):
+    """The slowest rank of one phase, its seconds, and the fastest rank's (`slowest_per_phase`)."""
+
+    rank: int | None = None
+    seconds: float | None = None
+    fastest_s: float | None = None
 
 
 @dataclass
@@ -81,8 +110,8 @@ class Distributed(Record):
     compile_skew_fraction: float | None = None  # of timeout_s
     mixed_cache_skew_fraction: float | None = None
     divergences: list[Divergence] = field(default_factory=list)
-    slowest: dict[str, dict] = field(default_factory=dict)  # phase -> rank, seconds, fastest_s
-    ddp: dict[str, Any] | None = None
+    slowest: dict[str, SlowestRank] = field(default_factory=dict)  # by phase
+    ddp: DdpSummary | None = None
     missing_ranks: list[int] = field(default_factory=list)
     method: dict[str, str] = field(default_factory=dict)
     nodes: list[str] | None = None
