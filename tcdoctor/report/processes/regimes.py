@@ -56,7 +56,7 @@ import statistics
 from typing import Iterable, Mapping
 
 from ... import stats
-from .rows import Load, Mode, ModeRow, PairLoad, ProcessRow, Regime
+from .rows import Load, Mode, ModeRow, PairLoad, ProcessRow, Regime, Timing
 
 # A side that takes this many minor page faults per call (1 MiB of fresh 4 KiB pages) re-faults its
 # temporaries every call: its time then depends on the glibc heap's history, not on the model.
@@ -107,12 +107,15 @@ STATE_MARGIN = 0.25
 MODE_GAP = 1.4
 
 
+def sides(result: dict) -> tuple[Timing, Timing]:
+    """The (eager, compiled) sides of one process's timing, typed."""
+    return Timing.from_dict(result.get("eager")), Timing.from_dict(result.get("compiled"))
+
+
 def faults(result: dict) -> tuple[float | None, float | None]:
     """(eager, compiled) minor faults per call of one process's timing."""
-    return (
-        (result.get("eager") or {}).get("minor_faults_per_call"),
-        (result.get("compiled") or {}).get("minor_faults_per_call"),
-    )
+    e, c = sides(result)
+    return e.minor_faults_per_call, c.minor_faults_per_call
 
 
 def regime(result: dict) -> str | None:
@@ -159,16 +162,16 @@ def loaded_share(r: ProcessRow | Mapping) -> float:
 
 def row(name: str, env: str, result: dict) -> ProcessRow:
     """One process's figures, as the report lists them."""
-    e, c = faults(result)
+    e, c = sides(result)
     return ProcessRow(
         process=name,
         env=env,
         speedup=result.get("speedup"),
         speedup_ci=result.get("speedup_ci"),
-        eager_median_s=(result.get("eager") or {}).get("median_s"),
-        compiled_median_s=(result.get("compiled") or {}).get("median_s"),
-        eager_faults_per_call=e,
-        compiled_faults_per_call=c,
+        eager_median_s=e.median_s,
+        compiled_median_s=c.median_s,
+        eager_faults_per_call=e.minor_faults_per_call,
+        compiled_faults_per_call=c.minor_faults_per_call,
         regime=regime(result),
         samples=result.get("samples"),
         why=result.get("why") or None,

@@ -45,6 +45,22 @@ class Row(Record):
     __hash__ = None  # type: ignore[assignment]  # mutable, as the dict it was
 
 
+@dataclass
+class Timing(Record):
+    """One side of the timed pair: per-call statistics of the interleaved samples."""
+
+    median_s: float | None = None
+    mean_s: float | None = None
+    min_s: float | None = None
+    max_s: float | None = None
+    p10_s: float | None = None
+    p25_s: float | None = None
+    p75_s: float | None = None
+    p90_s: float | None = None
+    samples: int | None = None
+    minor_faults_per_call: float | None = None
+
+
 @dataclass(eq=False)
 class ProcessRow(Row):
     """One timed process's figures (regimes.row): its paired speedup and interval, each side's
