@@ -112,15 +112,9 @@ def sides(result: dict) -> tuple[Timing, Timing]:
     return Timing.from_dict(result.get("eager")), Timing.from_dict(result.get("compiled"))
 
 
-def faults(result: dict) -> tuple[float | None, float | None]:
-    """(eager, compiled) minor faults per call of one process's timing."""
-    e, c = sides(result)
-    return e.minor_faults_per_call, c.minor_faults_per_call
-
-
 def regime(result: dict) -> str | None:
     """Which allocator regime a process's timing ran in (None where faults were not counted)."""
-    e, c = faults(result)
+    e, c = (side.minor_faults_per_call for side in sides(result))
     if e is None and c is None:
         return None
     return FAULTING if max(e or 0.0, c or 0.0) >= HEAVY_FAULTS_PER_CALL else NOT_FAULTING
