@@ -120,12 +120,12 @@ def stopped(seq: Any) -> str:
 
 def load(row: Any) -> str:
     """'others used up to 1.0 core(s); 12 pair(s) rerun, 3 still loaded' for one process's load."""
-    ld = (row.load if row else None) or {}
+    ld = row.load if row else None  # a ProcessRow's PairLoad (report/processes/rows.py)
     if not ld:
         return ""
     return (
-        f"others used up to {ld.get('other_cores_max') or 0.0:.1f} core(s); "
-        f"{ld.get('retimed_pairs') or 0} pair(s) rerun, {ld.get('loaded_pairs') or 0} still loaded"
+        f"others used up to {ld.other_cores_max or 0.0:.1f} core(s); "
+        f"{ld.retimed_pairs or 0} pair(s) rerun, {ld.loaded_pairs or 0} still loaded"
     )
 
 

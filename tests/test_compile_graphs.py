@@ -56,9 +56,7 @@ def test_phase_split_reuses_first_call_and_merges_the_backward_entry():
     assert row["codegen_and_cpp_or_triton_s"] == pytest.approx(4.0 + 1.0)
     assert row["backward_graphs_s"] == pytest.approx(3.0)
     assert row["cold_s"] == pytest.approx(13.0)
-    same = first_call.phase_breakdown(
-        [SimpleNamespace(**compile_graphs.as_dict(e)) for e in (fwd, bwd)]
-    )
+    same = first_call.phase_breakdown([compile_graphs.Entry.of(e) for e in (fwd, bwd)])
     assert row["cold_s"] == pytest.approx(same["total_compile_s"])
     assert (row["function"], row["file"], row["line"], row["ops"]) == ("forward", USER_FILE, 10, 3)
 
@@ -111,9 +109,9 @@ def test_adapter_reads_objects_and_missing_fields():
     obj = SimpleNamespace(
         compile_id="3/1", entire_frame_compile_time_s=0.2, restart_reasons={"b", "a"}
     )
-    d = compile_graphs.as_dict(obj)
-    assert d["compile_id"] == "3/1" and d["restart_reasons"] == ["a", "b"]
-    assert d["graph_op_count"] is None and d["co_filename"] is None
+    e = compile_graphs.Entry.of(obj)
+    assert e.compile_id == "3/1" and e.restart_reasons == ["a", "b"]
+    assert e.graph_op_count is None and e.co_filename is None
 
 
 def test_warm_join_by_compile_id():

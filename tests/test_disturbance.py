@@ -75,9 +75,9 @@ def test_a_busy_core_during_one_process_is_named_and_never_flips_the_verdict(tmp
     quiet = _analyze(tmp_path, "quiet", disturb=False)
     busy = _analyze(tmp_path, "busy", disturb=True)
     third = next(p for p in busy.runtime.processes if p.process == "third")
-    load = third.load or {}
     # named: the process's load figures, and the report's own words (excluded, or load seen)
-    assert load.get("retimed_pairs", 0) + load.get("loaded_pairs", 0) > 0, third
+    load = third.load
+    assert load and (load.retimed_pairs or 0) + (load.loaded_pairs or 0) > 0, third
     text = json.dumps(busy.runtime.to_dict())
     assert third.excluded or "load seen in the third process" in text
     q, b = quiet.runtime.claim(RULES), busy.runtime.claim(RULES)

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from types import SimpleNamespace
+from dataclasses import dataclass, fields
 from typing import Any, Iterable
 
 from ..report.compile_joins import RegionCounts, id_key, join_runs, join_warm_rows
@@ -69,29 +69,6 @@ METHOD = (
     "sum of rows / (cold first call - eager first call)"
 )
 
-FIELDS = (
-    "compile_id",
-    "co_name",
-    "co_filename",
-    "co_firstlineno",
-    "is_forward",
-    "graph_op_count",
-    "graph_node_count",
-    "guard_count",
-    "entire_frame_compile_time_s",
-    "backend_compile_time_s",
-    "inductor_compile_time_s",
-    "code_gen_time_s",
-    "recompile_reason",
-    "num_graph_breaks",
-    "restart_reasons",
-    "stack_trace",
-    "fail_type",
-    "inductor_fx_local_cache_hit_count",
-    "inductor_fx_local_cache_miss_count",
-    "aotautograd_local_cache_hit_count",
-    "aotautograd_local_cache_miss_count",
-)
 CACHE_FIELDS = {
     "fx_graph_cache_hit": "inductor_fx_local_cache_hit_count",
     "fx_graph_cache_miss": "inductor_fx_local_cache_miss_count",
@@ -110,27 +87,52 @@ PHASE_KEYS = (
 # -- the cold table -------------------------------------------------------------------------
 
 
-def as_dict(m: Any) -> dict:
-    """A CompilationMetrics entry (dataclass or dict) as a plain JSON-safe dict of the fields used.
+@dataclass
+class Entry:
+    """One CompilationMetrics entry: the fields the table reads, read once (`of`)."""
 
-    A field this torch does not have is None; sets (restart_reasons) become sorted lists.
-    """
-    get = m.get if isinstance(m, dict) else (lambda k, d=None: getattr(m, k, d))
-    out = {k: get(k, None) for k in FIELDS}
-    if out["compile_id"] is not None:
-        out["compile_id"] = str(out["compile_id"])
-    if out["restart_reasons"] is not None:
-        out["restart_reasons"] = sorted(str(r) for r in out["restart_reasons"])
-    if out["stack_trace"] is not None:
-        out["stack_trace"] = [str(s) for s in out["stack_trace"]]
-    return out
+    compile_id: str | None = None
+    co_name: str | None = None
+    co_filename: str | None = None
+    co_firstlineno: int | None = None
+    is_forward: bool | None = None
+    graph_op_count: int | None = None
+    graph_node_count: int | None = None
+    guard_count: int | None = None
+    entire_frame_compile_time_s: float | None = None
+    backend_compile_time_s: float | None = None
+    inductor_compile_time_s: float | None = None
+    code_gen_time_s: float | None = None
+    recompile_reason: str | None = None
+    num_graph_breaks: int | None = None
+    restart_reasons: list[str] | None = None
+    stack_trace: list[str] | None = None
+    fail_type: str | None = None
+    inductor_fx_local_cache_hit_count: int | None = None
+    inductor_fx_local_cache_miss_count: int | None = None
+    aotautograd_local_cache_hit_count: int | None = None
+    aotautograd_local_cache_miss_count: int | None = None
+
+    @classmethod
+    def of(cls, m: Any) -> Entry:
+        """A CompilationMetrics entry (dataclass or dict), JSON-safe: a field this torch does not
+        have is None; the compile id a string, sets (restart_reasons) sorted lists."""
+        get = m.get if isinstance(m, dict) else (lambda k, d=None: getattr(m, k, d))
+        e = cls(**{f.name: get(f.name, None) for f in fields(cls)})
+        if e.compile_id is not None:
+            e.compile_id = str(e.compile_id)
+        if e.restart_reasons is not None:
+            e.restart_reasons = sorted(str(r) for r in e.restart_reasons)
+        if e.stack_trace is not None:
+            e.stack_trace = [str(s) for s in e.stack_trace]
+        return e
 
 
-def _phases(entries: list[dict]) -> dict:
+def _phases(entries: list[Entry]) -> dict:
     """first_call's split of one compile id's entries (imported here: first_call needs torch)."""
     from .first_call import phase_breakdown
 
-    return phase_breakdown([SimpleNamespace(**e) for e in entries])
+    return phase_breakdown(entries)
 
 
 _STACK_LINE = re.compile(r"^Line: (?P<line>-?\d+), Name: (?P<fn>.*?), Filename: (?P<file>.*)$")
@@ -146,57 +148,58 @@ def _stack_frames(stack: Iterable[str] | None) -> list[tuple[str, int, str]]:
     return frames
 
 
-def _owner(frame: dict | None) -> dict:
+def _owner(frame: Entry | None) -> dict:
     """Who owns the frame's code; for code that is not the user's, the user's line that led there."""
     if frame is None:
         return {"origin": None, "owner": None, "user_frame": None}
-    origin = origin_of(frame.get("co_filename"))
+    origin = origin_of(frame.co_filename)
     user = None
     if origin != "user":
-        found = deepest_user_frame(_stack_frames(frame.get("stack_trace"))[:-1])
+        found = deepest_user_frame(_stack_frames(frame.stack_trace)[:-1])
         user = {k: found[k] for k in ("file", "line", "function")} if found else None
     return {"origin": origin, "owner": ORIGINS.get(origin, origin), "user_frame": user}
 
 
-def _break_count(cid: str, frame: dict | None, sites: list[dict] | None) -> tuple[int | None, str]:
+def _break_count(cid: str, frame: Entry, sites: list[dict] | None) -> tuple[int | None, str]:
     if sites is not None:
         return sum(1 for s in sites if s.get("compile_id") == cid), "graph-break log"
-    if frame is not None and frame.get("num_graph_breaks") is not None:
-        return int(frame["num_graph_breaks"]), "CompilationMetrics.num_graph_breaks"
-    if frame is not None and frame.get("restart_reasons") is not None:
-        return len(frame["restart_reasons"]), "CompilationMetrics.restart_reasons (undercounts)"
+    if frame.num_graph_breaks is not None:
+        return int(frame.num_graph_breaks), "CompilationMetrics.num_graph_breaks"
+    if frame.restart_reasons is not None:
+        return len(frame.restart_reasons), "CompilationMetrics.restart_reasons (undercounts)"
     return None, "not recorded"
 
 
-def _cache(entries: list[dict]) -> dict:
+def _cache(entries: list[Entry]) -> dict:
     """Local cache hits and misses over a compile id's entries (None where no entry has the field)."""
     out = {}
     for key, field in CACHE_FIELDS.items():
-        vals = [e[field] for e in entries if e.get(field) is not None]
+        vals = [v for e in entries if (v := getattr(e, field)) is not None]
         out[key] = int(sum(vals)) if vals else None
     return out
 
 
-def _row(cid: str, entries: list[dict], sites: list[dict] | None) -> dict:
-    frame = next((e for e in entries if e.get("co_name") or e.get("co_filename")), None)
+def _row(cid: str, entries: list[Entry], sites: list[dict] | None) -> dict:
+    frame = next((e for e in entries if e.co_name or e.co_filename), None)
+    f = frame or Entry()  # a compile id with no frame entry: every frame field None
     phases = _phases(entries)
-    breaks, source = _break_count(cid, frame, sites)
-    recompile = next((e["recompile_reason"] for e in entries if e.get("recompile_reason")), None)
+    breaks, source = _break_count(cid, f, sites)
+    recompile = next((e.recompile_reason for e in entries if e.recompile_reason), None)
     return {
         "compile_id": cid,
-        "function": readable_function(frame.get("co_name")) if frame else None,
-        "file": frame.get("co_filename") if frame else None,
-        "line": frame.get("co_firstlineno") if frame else None,
+        "function": readable_function(f.co_name),
+        "file": f.co_filename,
+        "line": f.co_firstlineno,
         **_owner(frame),
-        "ops": frame.get("graph_op_count") if frame else None,
-        "nodes": frame.get("graph_node_count") if frame else None,
-        "guards": frame.get("guard_count") if frame else None,
+        "ops": f.graph_op_count,
+        "nodes": f.graph_node_count,
+        "guards": f.guard_count,
         **{k: phases[k] for k in PHASE_KEYS},
         "cold_s": phases["total_compile_s"] or 0.0,
         "recompile_reason": recompile,
         "graph_breaks": breaks,
         "graph_breaks_source": source,
-        "fail_type": next((e["fail_type"] for e in entries if e.get("fail_type")), None),
+        "fail_type": next((e.fail_type for e in entries if e.fail_type), None),
         "entries": len(entries),
         "cache": _cache(entries),
     }
@@ -205,14 +208,14 @@ def _row(cid: str, entries: list[dict], sites: list[dict] | None) -> dict:
 def table(metrics: list, break_sites: list[dict] | None = None) -> list[dict]:
     """One row per compile id of ONE call's metrics entries, largest cold seconds first.
 
-    `metrics`: CompilationMetrics objects or dicts (`as_dict`), e.g. the entries a first call
+    `metrics`: CompilationMetrics objects or dicts (`Entry.of`), e.g. the entries a first call
     added. `break_sites`: `dynamo_state.break_sites(...)` of the same call (graph breaks per frame;
     without it the count falls back to `restart_reasons`, see the module's pitfalls).
     """
-    grouped: dict[str, list[dict]] = {}
+    grouped: dict[str, list[Entry]] = {}
     for m in metrics:
-        d = as_dict(m)
-        grouped.setdefault(d["compile_id"] or "?", []).append(d)
+        e = Entry.of(m)
+        grouped.setdefault(e.compile_id or "?", []).append(e)
     rows = [_row(cid, entries, break_sites) for cid, entries in grouped.items()]
     rows.sort(key=lambda r: (-r["cold_s"], id_key(r["compile_id"])))
     return rows

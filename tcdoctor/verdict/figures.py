@@ -350,7 +350,7 @@ def _load_median(processes: list[ProcessRow] | None, key: str) -> float | None:
     """A load figure while the counted processes timed: the median over those processes of each
     one's median round (probes/timing.py's `other_cores_median`: other programs' load;
     `idle_cores_median`: the cores nobody used), in cores."""
-    loads = [(p.load or {}).get(key) for p in processes or [] if not p.excluded and not p.probe]
+    loads = [getattr(p.load, key, None) for p in processes or [] if not p.excluded and not p.probe]
     loads = [x for x in loads if isinstance(x, (int, float))]
     return statistics.median(loads) if loads else None
 

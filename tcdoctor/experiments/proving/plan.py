@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ...report.sections.breaks import GraphBreak, GraphBreaks
 from ..specs import PatchFix
 
 if TYPE_CHECKING:
@@ -62,40 +63,48 @@ def diff_path(file: str, root: str) -> str:
     return os.path.relpath(file, root)
 
 
-def _library_site(f: dict) -> bool:
+def _library_site(f: GraphBreak) -> bool:
     """A break inside a library outside torch, reached from a line of the user's file."""
-    return f.get("origin") == "library" and f.get("library") not in (None, "", "torch")
+    return f.origin == "library" and f.library not in (None, "", "torch")
 
 
-def user_sites(results: dict) -> list[dict]:
-    """The graph breaks whose site is the user's own file, one per (file, line), each with the ids
-    of every break at that line (`ids`): the user's own breaks, and the breaks inside a library
-    that the line calls (`library`: its name)."""
-    gb = (results.get("graph_breaks") or {}).get("graph_breaks") or {}
-    by_line: dict[tuple, dict] = {}
-    for f in gb.get("unique") or []:
-        key = (f.get("file"), f.get("line"))
-        own = f.get("origin") == "user"
-        if not (own or _library_site(f)) or not key[0] or not key[1]:
+def breaks(results: dict) -> list[GraphBreak]:
+    """The graph-break phase's unique breaks, read once as records."""
+    gb = (results.get("graph_breaks") or {}).get("graph_breaks")
+    return GraphBreaks.from_dict(gb).unique or []
+
+
+@dataclass
+class UserSite:
+    """A line of the user's file that breaks start from: the break giving its reason (the user's
+    own where one is), the library it calls into (None: the user's own) and every break's id."""
+
+    brk: GraphBreak
+    library: str | None
+    ids: list[str] = field(default_factory=list)
+
+
+def user_sites(found: list[GraphBreak]) -> list[UserSite]:
+    """The graph breaks whose site is the user's own file, one per (file, line): the user's own
+    breaks, and the breaks inside a library that the line calls."""
+    by_line: dict[tuple, UserSite] = {}
+    for f in found:
+        own = f.origin == "user"
+        if not (own or _library_site(f)) or not (f.line and f.file and os.path.isfile(f.file)):
             continue
-        if not os.path.isfile(key[0]):
-            continue
-        site = by_line.get(key)
+        site = by_line.get((f.file, f.line))
         if site is None:
-            site = by_line[key] = {**f, "ids": [], "library": None if own else f.get("library")}
-        elif own and site.get("library"):  # the user's own break decides the line's reason
-            site.update({k: f.get(k) for k in ("reason", "gb_id", "id")}, library=None)
-        if f.get("id") and f["id"] not in site["ids"]:
-            site["ids"].append(f["id"])
+            site = by_line[(f.file, f.line)] = UserSite(f, None if own else f.library)
+        elif own and site.library:  # the user's own break decides the line's reason
+            site.brk, site.library = f, None
+        if f.id and f.id not in site.ids:
+            site.ids.append(f.id)
     return list(by_line.values())
 
 
-def _site(finding: dict) -> rewrite.Site:
+def _site(f: GraphBreak) -> rewrite.Site:
     return rewrite_package().Site(
-        line=int(finding["line"]),
-        gb_type=finding.get("reason") or "",
-        gb_id=finding.get("gb_id"),
-        file=finding.get("file"),
+        line=int(f.line or 0), gb_type=f.reason or "", gb_id=f.gb_id, file=f.file
     )
 
 
@@ -155,19 +164,19 @@ def plan(results: dict, target: str, before: dict) -> tuple[list[PatchFix], list
     specs: list[PatchFix] = []
     none: list[dict] = []
     # every break site before (file, function, reason, line): a patch must add none
-    unique = ((results.get("graph_breaks") or {}).get("graph_breaks") or {}).get("unique") or []
-    sites = [{k: f.get(k) for k in ("file", "function", "reason", "line")} for f in unique]
-    for f in user_sites(results):
-        library = f.get("library")
-        path = os.path.abspath(f["file"])
+    found = breaks(results)
+    sites = [dict(file=b.file, function=b.function, reason=b.reason, line=b.line) for b in found]
+    for user in user_sites(found):
+        f, library = user.brk, user.library
+        path = os.path.abspath(str(f.file))
         common = dict(
-            name=f"{os.path.relpath(path, root)}:{int(f['line'])}",
+            name=f"{os.path.relpath(path, root)}:{int(f.line or 0)}",
             target=target,
             file=path,
-            at_line=int(f["line"]),
-            gb_type=f.get("reason") or "",
-            gb_id=f.get("gb_id"),
-            addresses=list(f.get("ids") or []),
+            at_line=int(f.line or 0),
+            gb_type=f.reason or "",
+            gb_id=f.gb_id,
+            addresses=list(user.ids),
             before={**before, "sites": sites},
         )
         why = _outside(path, root)

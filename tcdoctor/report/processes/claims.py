@@ -220,7 +220,8 @@ def combine(processes: list[tuple[str, str, dict]], seq: dict | None = None) -> 
     rows = [row(n, e, r) for n, e, r in processes if r.get("speedup") and r.get("speedup_ci")]
     counted = classify(rows) or [r for r in rows if not r.probe] or rows
     speeds = [r.speedup for r in counted]
-    level = (seq or {}).get("level") or 0.95
+    sequence = SequenceRecord.from_dict(dict(seq, counted=len(counted))) if seq else None
+    level = (sequence.level if sequence else None) or 0.95
     out: dict[str, Any] = {"processes": rows, "spread": [min(speeds), max(speeds)]}
     why: list[str] = []  # why the processes cannot decide, whatever the interval says
     load = under_load(counted)
@@ -241,10 +242,10 @@ def combine(processes: list[tuple[str, str, dict]], seq: dict | None = None) -> 
         out["undecided_why"] = "; ".join(why)
     if len(counted) > 1:  # the level the decision interval was taken at (Pocock's, per look)
         out["ci_level"] = level
-    if seq:
-        out["sequence"] = SequenceRecord.from_dict(dict(seq, counted=len(counted)))
-    out["across_method"] = _method(rows, counted, out.get("regimes"), out.get("sequence"))
-    out["ci_method"] = _ci_method(out, by, counted, level, seq)
+    if sequence:
+        out["sequence"] = sequence
+    out["across_method"] = _method(rows, counted, out.get("regimes"), sequence)
+    out["ci_method"] = _ci_method(out, by, counted, level, sequence)
     out.update(headline_sides(processes, rows))
     return {k: _json(v) for k, v in out.items()}
 
@@ -333,7 +334,7 @@ def _ci_method(
     by: dict[str | None, list[ProcessRow]],
     counted: list[ProcessRow],
     level: float,
-    seq: dict | None,
+    seq: SequenceRecord | None,
 ) -> str:
     if len(counted) <= 1:
         return "percentile bootstrap over one process's paired rounds, 1000 resamples"
@@ -348,7 +349,7 @@ def _ci_method(
         )
         + (
             f"; Pocock's level for looks at {_looks_text(seq)} processes, {1 - ALPHA:.0%} over all"
-            if seq and seq.get("looks", 1) > 1
+            if seq and (seq.looks or 1) > 1
             else ""
         )
         + ")"
@@ -362,11 +363,11 @@ def _df(by: dict[str | None, list[ProcessRow]]) -> int:
     return sum(len(rs) for rs in own) - len(own)
 
 
-def _looks_text(seq: dict) -> str:
+def _looks_text(seq: SequenceRecord) -> str:
     """'3, 4, 5 and 6': the counts the sequence's looks are at, its last `looks` up to its cap,
     one per process (sequential.look_schedule, which imports this module)."""
-    cap = seq["cap"]
-    ns = [str(n) for n in range(cap - seq["looks"] + 1, cap + 1)]
+    cap = seq.cap
+    ns = [str(n) for n in range(cap - seq.looks + 1, cap + 1)]  # type: ignore[operator]
     return ns[0] if len(ns) == 1 else ", ".join(ns[:-1]) + " and " + ns[-1]
 
 

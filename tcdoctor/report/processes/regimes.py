@@ -56,7 +56,7 @@ import statistics
 from typing import Iterable, Mapping
 
 from ... import stats
-from .rows import Load, Mode, ModeRow, ProcessRow, Regime
+from .rows import Load, Mode, ModeRow, PairLoad, ProcessRow, Regime, Timing
 
 # A side that takes this many minor page faults per call (1 MiB of fresh 4 KiB pages) re-faults its
 # temporaries every call: its time then depends on the glibc heap's history, not on the model.
@@ -107,42 +107,37 @@ STATE_MARGIN = 0.25
 MODE_GAP = 1.4
 
 
-def faults(result: dict) -> tuple[float | None, float | None]:
-    """(eager, compiled) minor faults per call of one process's timing."""
-    return (
-        (result.get("eager") or {}).get("minor_faults_per_call"),
-        (result.get("compiled") or {}).get("minor_faults_per_call"),
-    )
+def sides(result: dict) -> tuple[Timing, Timing]:
+    """The (eager, compiled) sides of one process's timing, typed."""
+    return Timing.from_dict(result.get("eager")), Timing.from_dict(result.get("compiled"))
 
 
 def regime(result: dict) -> str | None:
     """Which allocator regime a process's timing ran in (None where faults were not counted)."""
-    e, c = faults(result)
+    e, c = (side.minor_faults_per_call for side in sides(result))
     if e is None and c is None:
         return None
     return FAULTING if max(e or 0.0, c or 0.0) >= HEAVY_FAULTS_PER_CALL else NOT_FAULTING
 
 
-def _load(result: dict) -> dict:
-    """The load figures of a process's timing (probes/load.py via probes/timing.py), {} if none."""
+def _load(result: dict) -> PairLoad | None:
+    """The load figures of a process's timing (probes/load.py via probes/timing.py), None if none."""
     load = result.get("load") or {}
-    return {} if "not_measured" in load else load
+    return None if not load or "not_measured" in load else PairLoad.from_dict(load)
 
 
-def load_seen(load: Mapping | None) -> bool:
+def load_seen(load: PairLoad | None) -> bool:
     """Other programs took CPU during the timing: pairs rerun or kept still loaded (what the report
     names; judging a process reads `loaded_share`)."""
-    return bool(load) and (
-        (load.get("loaded_pairs") or 0) > 0 or (load.get("retimed_pairs") or 0) > 0
-    )
+    return bool(load) and ((load.loaded_pairs or 0) > 0 or (load.retimed_pairs or 0) > 0)
 
 
-def median_round_loaded(load: Mapping) -> bool:
+def median_round_loaded(load: PairLoad) -> bool:
     """The median round's other programs at LOAD_CORES or more while less than ROOM_CORES of the
     machine stayed idle (a report from before idle cores were read: the others' figure alone)."""
-    idle = load.get("idle_cores_median")
+    idle = load.idle_cores_median
     needed = not isinstance(idle, (int, float)) or idle < ROOM_CORES
-    return (load.get("other_cores_median") or 0.0) >= LOAD_CORES and needed
+    return (load.other_cores_median or 0.0) >= LOAD_CORES and needed
 
 
 def loaded_share(r: ProcessRow | Mapping) -> float:
@@ -150,31 +145,31 @@ def loaded_share(r: ProcessRow | Mapping) -> float:
     `load` (probes/timing.py) and `samples` (its kept pairs); a loaded median round
     (`median_round_loaded`) counts as every pair loaded. 0 where load was not measured."""
     r = ProcessRow.of(r)
-    load = r.load or {}
-    if not load or "not_measured" in load:
+    load = r.load
+    if not load or load.not_measured is not None:
         return 0.0
     if median_round_loaded(load):
         return 1.0
     pairs = r.samples or 0
-    return min(1.0, (load.get("loaded_pairs") or 0) / pairs) if pairs else 0.0
+    return min(1.0, (load.loaded_pairs or 0) / pairs) if pairs else 0.0
 
 
 def row(name: str, env: str, result: dict) -> ProcessRow:
     """One process's figures, as the report lists them."""
-    e, c = faults(result)
+    e, c = sides(result)
     return ProcessRow(
         process=name,
         env=env,
         speedup=result.get("speedup"),
         speedup_ci=result.get("speedup_ci"),
-        eager_median_s=(result.get("eager") or {}).get("median_s"),
-        compiled_median_s=(result.get("compiled") or {}).get("median_s"),
-        eager_faults_per_call=e,
-        compiled_faults_per_call=c,
+        eager_median_s=e.median_s,
+        compiled_median_s=c.median_s,
+        eager_faults_per_call=e.minor_faults_per_call,
+        compiled_faults_per_call=c.minor_faults_per_call,
         regime=regime(result),
         samples=result.get("samples"),
         why=result.get("why") or None,
-        load=_load(result) or None,
+        load=_load(result),
     )
 
 
@@ -190,12 +185,12 @@ def disturbed(r: ProcessRow, others: list[ProcessRow]) -> str | None:
     lo, hi = min(theirs), max(theirs)
     if eager <= hi * DISTURBED_RATIO:
         return None
-    load = r.load or {}
+    load = r.load or PairLoad()
     return (
         f"disturbed: eager took {eager * 1e3:.3g} ms per call against {lo * 1e3:.3g}–"
         f"{hi * 1e3:.3g} ms in the other processes of its allocator regime while "
-        f"{load.get('loaded_pairs') or 0} of its {r.samples or 0} pairs ran under load "
-        f"(other programs' median {load.get('other_cores_median') or 0.0:.2f} core(s); eager is "
+        f"{load.loaded_pairs or 0} of its {r.samples or 0} pairs ran under load "
+        f"(other programs' median {load.other_cores_median or 0.0:.2f} core(s); eager is "
         "the same code in every process and load only slows it)"
     )
 
@@ -300,8 +295,8 @@ def under_load(counted: list[ProcessRow]) -> Load | None:
     most pairs loaded (SUSTAINED_SHARE) of how many, sustained (every process loaded), the text;
     None when no kept pair was loaded."""
     counted = [ProcessRow.of(r) for r in counted]
-    measured = [r for r in counted if r.load and "not_measured" not in r.load]
-    loaded = sum((r.load.get("loaded_pairs") or 0) for r in measured)  # type: ignore[union-attr]
+    measured = [r for r in counted if r.load and r.load.not_measured is None]
+    loaded = sum((r.load.loaded_pairs or 0) for r in measured)  # type: ignore[union-attr]
     if not measured or (not loaded and not any(loaded_share(r) for r in measured)):
         return None
     pairs = sum(r.samples or 0 for r in measured)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, TypeVar
 
+from ..keyed import Keyed
 from ..record import Record
 
 R = TypeVar("R", bound="Row")
@@ -44,6 +45,22 @@ class Row(Record):
     __hash__ = None  # type: ignore[assignment]  # mutable, as the dict it was
 
 
+@dataclass
+class Timing(Record):
+    """One side of the timed pair: per-call statistics of the interleaved samples."""
+
+    median_s: float | None = None
+    mean_s: float | None = None
+    min_s: float | None = None
+    max_s: float | None = None
+    p10_s: float | None = None
+    p25_s: float | None = None
+    p75_s: float | None = None
+    p90_s: float | None = None
+    samples: int | None = None
+    minor_faults_per_call: float | None = None
+
+
 @dataclass(eq=False)
 class ProcessRow(Row):
     """One timed process's figures (regimes.row): its paired speedup and interval, each side's
@@ -65,9 +82,24 @@ class ProcessRow(Row):
     regime: str | None = None
     samples: int | None = None
     why: str | None = None
-    load: dict[str, Any] | None = None  # the process's own timing load (probes/timing.py)
+    load: PairLoad | None = None  # the process's own timing load (probes/timing.py)
     probe: str | None = None
     excluded: str | None = None
+
+
+@dataclass
+class PairLoad(Keyed):
+    """The load on one process's timed pairs (probes/timing.py's `load`, read by regimes.py and
+    units.load): pairs rerun for load, kept pairs still loaded, other programs' cores (the median
+    round's, the most of any round), the cores nobody used in the median round. Keyed: the probe's
+    keys in its order (its method, own cores and switches stay in `extra`)."""
+
+    retimed_pairs: int | None = None
+    loaded_pairs: int | None = None
+    other_cores_median: float | None = None
+    other_cores_max: float | None = None
+    idle_cores_median: float | None = None
+    not_measured: str | None = None
 
 
 @dataclass(eq=False)

@@ -10,7 +10,7 @@ from ...thresholds import RULES, Rules
 from ..processes import claims
 from ..processes.claims import Claim
 from ..processes.regimes import least_favourable
-from ..processes.rows import Load, ModeRow, ProcessRow, Regime, Sequence
+from ..processes.rows import Load, ModeRow, ProcessRow, Regime, Sequence, Timing
 from ..record import Record
 from ..rules import (
     ACROSS_WORDS,
@@ -40,22 +40,6 @@ def vs_eager(
         else "not judged across processes"
     )
     return text[:-1] + f"; {across})" if text.endswith(")") else f"{text} ({across})"
-
-
-@dataclass
-class Timing(Record):
-    """One side of the timed pair: per-call statistics of the interleaved samples."""
-
-    median_s: float | None = None
-    mean_s: float | None = None
-    min_s: float | None = None
-    max_s: float | None = None
-    p10_s: float | None = None
-    p25_s: float | None = None
-    p75_s: float | None = None
-    p90_s: float | None = None
-    samples: int | None = None
-    minor_faults_per_call: float | None = None
 
 
 @dataclass
