@@ -171,7 +171,7 @@ def suppressed(report: Report) -> list[str]:
     for nt in report.fixes_not_tried or []:
         fix, why = nt.fix, str(nt.why or "")
         if fix.get("kind") == "patch" and why.startswith("suppressed:"):
-            out.append(f"{fix.get('name')}: {why}")
+            out.append(f"{nt.name}: {why}")
     return out
 
 
