@@ -31,6 +31,7 @@ from typing import Sequence
 
 from .errors import UsageError
 from .experiments import rewrite
+from .experiments.specs import PatchFix
 from .outcomes import FixAction, Safety
 from .render.patches import diff_of
 from .report.model import Report
@@ -70,14 +71,9 @@ def _file_of(row: FixRow) -> str:
 def _replan(row: FixRow, source: str) -> str | None:
     """The patched source, planned again from `source` as the analysis planned it; None when the
     rewrite no longer gives the report's diff."""
-    fix, patch = (row.spec or {}).get("fix") or {}, row.patch
+    fix, patch = PatchFix.from_dict(row.spec or {}), row.patch
     assert patch is not None
-    site = rewrite.Site(
-        line=int(fix.get("at_line") or 0),
-        gb_type=fix.get("gb_type") or "",
-        gb_id=fix.get("gb_id"),
-        file=fix.get("file"),
-    )
+    site = rewrite.Site(line=fix.at_line, gb_type=fix.gb_type, gb_id=fix.gb_id, file=fix.file)
     planned = rewrite.plan(source, site, patch.observed)
     if isinstance(planned, rewrite.NoRewrite):
         return None
@@ -175,7 +171,7 @@ def suppressed(report: Report) -> list[str]:
     for nt in report.fixes_not_tried or []:
         fix, why = nt.fix, str(nt.why or "")
         if fix.get("kind") == "patch" and why.startswith("suppressed:"):
-            out.append(f"{fix.get('name')}: {why}")
+            out.append(f"{nt.name}: {why}")
     return out
 
 

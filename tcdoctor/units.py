@@ -129,14 +129,6 @@ def load(row: Any) -> str:
     )
 
 
-def seconds_span(pair: Any) -> str:
-    """'49.1–79.0 µs' for a (low, high) pair of seconds (one figure when both ends agree)."""
-    a, b = seconds(pair[0]), seconds(pair[1])
-    if a == b:
-        return a
-    return f"{a.split()[0]}–{b}" if a.split()[1:] == b.split()[1:] else f"{a}–{b}"
-
-
 def span(bounds: Any) -> str:
     """'1.40–1.65×'; empty when missing."""
     if not bounds or bounds[0] is None or bounds[1] is None:

@@ -222,9 +222,5 @@ def graph_break_records(collector: _Collector) -> list[tuple[str, list]]:
     ]
 
 
-def recompile_messages(collector: _Collector) -> list[str]:
-    return [m for name, _, m in collector.records if name.endswith("__recompiles")]
-
-
 def warnings(collector: _Collector) -> list[str]:
     return [m for _, lvl, m in collector.records if lvl >= logging.WARNING]

@@ -33,12 +33,6 @@ def build(model: Any, backend: str, mode: str | None, compile_kwargs: dict) -> A
     return torch.compile(model, **compile_args(backend, mode, compile_kwargs))
 
 
-def _sum(ms: list, field: str) -> float | None:
-    vals = [getattr(m, field, None) for m in ms]
-    vals = [v for v in vals if v is not None]
-    return float(sum(vals)) if vals else None
-
-
 _WRAPPERS = {"_wrapped_call_impl", "_call_impl", "__call__", "forward", "?"}
 
 

@@ -48,10 +48,6 @@ def _describe_value(x: Any) -> str:
     return f"{type(x).__name__}({n} tensors)" if n else type(x).__name__
 
 
-def describe_inputs(inputs: tuple) -> str:
-    return "(" + ", ".join(_describe_value(x) for x in inputs) + ")"
-
-
 def describe_call(ca: CallArgs) -> str:
     """'(Tensor[2,16] int64, attention_mask=Tensor[2,16] int64)'."""
     parts = [_describe_value(x) for x in ca.args] + [

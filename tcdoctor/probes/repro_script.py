@@ -34,7 +34,6 @@ from .numerics import TOL
 
 INPUTS_NAME = "tcdoctor-repro-inputs.pt"
 SCRIPT_NAME = "tcdoctor-repro.py"
-ISSUE_NAME = "tcdoctor-repro-issue.md"
 
 
 def as_floats(gm: Any, scalars: list[bool]) -> tuple[Any, list[bool]]:

@@ -261,7 +261,7 @@ def aot_section(s: Serving) -> Section | None:
         Row("p50 / p99 AOT vs JIT after the warm-up",
             f"{units.pair(units.seconds, aot.p50_s, aot.p99_s)} vs "
             f"{units.pair(units.seconds, proof.p50_s if proof else None, proof.p99_s if proof else None)}"),
-        Row("numerics vs eager", num.get("status") or units.NA, num.get("method") or ""),
+        Row("numerics vs eager", aot.numerics_status or units.NA, num.get("method") or ""),
     )  # fmt: skip
     findings = aot.findings
     tables = ()

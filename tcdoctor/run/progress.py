@@ -27,7 +27,7 @@ import click
 
 from .. import units
 from ..experiments.specs import PHASE_PREFIX, Spec
-from ..report import phases
+from ..report import phases, sections
 from ..report.events import ENDS, Event
 from ..report.phases.phase import plural
 
@@ -40,10 +40,10 @@ def _strategy(d: dict) -> str | None:
     """A strategy row: speed (modes, training ways), compiles (shape strategies) or regions; a tried
     fix: its outcome and speed with it."""
     if d.get("outcome"):
-        after = d.get("after") or {}
-        speed = after.get("speedup")
+        after = sections.FixSide.from_dict(d.get("after"))
+        speed = after.speedup
         return d["outcome"] + (
-            f" ({units.ratio(speed, after.get('speedup_ci'))})" if speed is not None else ""
+            f" ({units.ratio(speed, after.speedup_ci)})" if speed is not None else ""
         )
     if d.get("speedup") is not None:
         first = d.get("first_call_s")

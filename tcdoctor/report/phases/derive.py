@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import attribution, break_gain, compile_joins
 from ..processes import claims, sequential
-from ..sections import GUARDS_BY_REMOVAL
+from ..sections import GUARDS_BY_REMOVAL, Runtime
 
 
 def derive(data: dict) -> None:
@@ -15,7 +15,7 @@ def derive(data: dict) -> None:
         data["runtime"].update(claims.combine(timed, sequential.sequence(results)))
     # Guards.overhead_fraction is taken of the compiled median the timing phase measured, or, for
     # a cost by removal, of the with-guards median of the same A/B samples (sections.guard_cost).
-    median = (data["runtime"].get("compiled") or {}).get("median_s")
+    median = Runtime.from_dict(data["runtime"]).compiled.median_s
     g = data["guards"]
     if g.get("overhead_source") != GUARDS_BY_REMOVAL:
         g["call_s"] = median
@@ -30,7 +30,7 @@ def derive(data: dict) -> None:
         rows, scale = compile_joins.scale_to_call(
             graphs["rows"],
             data["profile"].get("profiled_call_s"),
-            (data["runtime"].get("compiled") or {}).get("median_s"),
+            median,
         )
         data["compile"]["graphs"] = dict(graphs, rows=rows, time_scale=scale)
     break_gain.attach(data)

@@ -54,10 +54,6 @@ def put(*sections: str) -> Fill:
     return fill
 
 
-def keep_nothing(data: dict, result: dict) -> None:
-    """A phase whose result only the child uses (the eager reference call)."""
-
-
 def not_measured(data: dict, sections: tuple[str, ...], why: str) -> None:
     """The default for a phase that did not finish: each of its sections says why."""
     for sec in sections:
