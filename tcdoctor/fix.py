@@ -71,7 +71,11 @@ def _file_of(row: FixRow) -> str:
 def _replan(row: FixRow, source: str) -> str | None:
     """The patched source, planned again from `source` as the analysis planned it; None when the
     rewrite no longer gives the report's diff."""
-    fix, patch = PatchFix.from_dict(row.spec or {}), row.patch
+    try:
+        fix = PatchFix.from_dict(row.spec or {})
+    except ValueError:  # a hand-edited report whose row is no patch's: refused, never a traceback
+        return None
+    patch = row.patch
     assert patch is not None
     site = rewrite.Site(line=fix.at_line, gb_type=fix.gb_type, gb_id=fix.gb_id, file=fix.file)
     planned = rewrite.plan(source, site, patch.observed)
