@@ -128,6 +128,7 @@ def paired(model, ps, new, backend, pairs):
     warm_s = time.perf_counter() - t0
     rows = {"eager": [], "compiled": []}
     k = rounds = 0
+    began = time.time()  # wall clock, to line the pairs up with the host's load log
     while k < pairs:
         for p in ps:  # a whole round: the same prompts in the same order
             for side in ("eager", "compiled") if k % 2 == 0 else ("compiled", "eager"):
@@ -143,6 +144,7 @@ def paired(model, ps, new, backend, pairs):
         "compiles": compiles(), "cold": figures(cold),
         "eager": figures(rows["eager"]), "compiled": figures(rows["compiled"]),
         "ratio_median": statistics.median(ratios),
+        "pairs_wall": [began, time.time()],
     }  # fmt: skip
 
 
