@@ -145,6 +145,10 @@ def paired(model, ps, new, backend, pairs):
         "eager": figures(rows["eager"]), "compiled": figures(rows["compiled"]),
         "ratio_median": statistics.median(ratios),
         "pairs_wall": [began, time.time()],
+        "per_round": [  # each round's figures alone: how far the host moves them in seconds
+            {side: figures(rows[side][r * len(ps) : (r + 1) * len(ps)]) for side in rows}
+            for r in range(rounds)
+        ],
     }  # fmt: skip
 
 

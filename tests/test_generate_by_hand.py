@@ -15,7 +15,9 @@ from test_generation import _model, _prompts
 from test_generation_paired import _ctx
 
 import tcdoctor
+from tcdoctor import units
 from tcdoctor.probes import dynamo_state
+from tcdoctor.render.generation import _paired_row
 from tcdoctor.report.sections.generation import GenerationSection, GenSide
 from tcdoctor.run.serving import generate as gen_part
 from tcdoctor.thresholds import RULES
@@ -60,3 +62,11 @@ def test_the_by_hand_paired_mode_counts_the_pairs_tokens_and_compiles_of_the_rep
         assert 0 < f["ttft_p50_ms"] <= f["ttft_p99_ms"] and 0 < f["itl_p50_ms"] <= f["itl_p99_ms"]
         assert f["tokens_per_s"] > 0
     assert hand["ratio_median"] > 0 and section.vs_eager is not None
+    # the report shows the paired figures the script prints: TTFT, ITL and tokens/s, both sides
+    rows = {row.label: row.value for row in _paired_row(section)}
+    rate = rows["paired in one process: tokens/s"]
+    assert units.tokens_rate(eager.tokens_per_s) in rate.split(", compiled steady ")[0]
+    assert rate.endswith(units.tokens_rate(steady.tokens_per_s))
+    itl = rows["paired in one process: ITL p50 / p90 / p99"]
+    assert itl.startswith(f"eager {units.seconds(eager.itl_p50_s)} / ")
+    assert f"compiled steady {units.seconds(steady.itl_p50_s)} / " in itl
