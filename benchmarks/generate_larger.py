@@ -4,11 +4,12 @@ samples/generate.py, as `benchmarks/generate_by_hand.py --larger` serves them by
 
     tcdoctor analyze benchmarks/generate_larger.py:build --backend eager --threads 1 --no-warm \\
         --processes 1 --no-fixes --no-dynamic --budget 0.3 --no-submodules --json r.json
-    python benchmarks/generate_by_hand.py --larger --side eager
-    python benchmarks/generate_by_hand.py --larger --side compiled --backend eager
+    python benchmarks/generate_by_hand.py --larger --paired --backend eager
 
 The model and prompts are the by-hand script's own (the same seed, config and lengths), so both
-replay the same traffic in their own processes.
+replay the same traffic in their own processes; `--paired` serves it as the report's paired record
+does: compare its figures with the JSON's paired record (serving.generation.steady and
+paired_eager), of one moment each.
 """
 
 import sys

@@ -121,6 +121,8 @@ def _paired_row(g: GenerationSection) -> tuple[Row, ...]:
         return ()
     both = f"eager {_three(e, 'ttft')}; compiled steady {_three(c, 'ttft')}"
     rounds = c.rounds_words(g.pairs) if c is not None else ""
+    rate = f"eager {units.tokens_rate(e.tokens_per_s)}, compiled steady "
+    rate += units.tokens_rate(c.tokens_per_s if c else None)
     return (
         Row(
             "paired in one process: TTFT p50 / p90 / p99",
@@ -134,6 +136,16 @@ def _paired_row(g: GenerationSection) -> tuple[Row, ...]:
             )
             + ", so a phase of the host falls on both; the rows above: eager in its own fresh "
             "process",
+        ),
+        Row(
+            "paired in one process: ITL p50 / p90 / p99",
+            f"eager {_three(e, 'itl')}; compiled steady {_three(c, 'itl')}",
+        ),
+        Row(
+            "paired in one process: tokens/s",
+            rate,
+            "the same pairs; the row 'tokens/s over the replay' sets eager's own process (another "
+            "moment of the host) beside compiled steady",
         ),
     )
 
