@@ -144,8 +144,8 @@ def _paired_row(g: GenerationSection) -> tuple[Row, ...]:
         Row(
             "paired in one process: tokens/s",
             rate,
-            "the same pairs; the row 'tokens/s over the replay' sets eager's own process (another "
-            "moment of the host) beside compiled steady",
+            "the same pairs: compiled steady's figure beside the eager served with it (the row "
+            "'tokens/s over the replay' is each side's own first replay)",
         ),
     )
 
@@ -153,8 +153,11 @@ def _paired_row(g: GenerationSection) -> tuple[Row, ...]:
 def key_rows(g: GenerationSection) -> tuple[Row, ...]:
     e, c = g.eager, g.compiled
     rate = f"eager {units.tokens_rate(e.tokens_per_s if e else None)}, compiled "
-    rate += f"{units.tokens_rate(c.tokens_per_s if c else None)}, compiled steady "
-    rate += units.tokens_rate(g.steady.tokens_per_s if g.steady else None)
+    rate += units.tokens_rate(c.tokens_per_s if c else None)
+    if g.paired_eager is None:  # a report before pairs: steady's own figure (else the paired row)
+        rate += (
+            f", compiled steady {units.tokens_rate(g.steady.tokens_per_s if g.steady else None)}"
+        )
     compiles = units.NA
     if c is not None:
         lost = sum(x.seconds or 0.0 for x in c.compiles)
