@@ -8,11 +8,9 @@ never passes.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from .. import units
 from ..report.model import Report
-from .outcome import CheckResult, judged
+from .outcome import CheckResult, judged_in
 
 NO_GENERATION = (
     "no generation section: the target is no tcdoctor.Generation (a model served by generate)"
@@ -33,32 +31,25 @@ def _why(report: Report) -> str:
     return g.not_measured.get("generate") or "the compiled side did not finish"
 
 
-def _limit(report: Report, name: str, value: float | None, bound: float, le: bool, unit: str):
-    r = judged(name, value, bound, le, lambda v: f"{v:.2f} {unit}")
-    if value is None:
-        return replace(r, reason=f"{units.NA} ({_why(report)}), limit {bound} {unit}")
-    return r
-
-
 def ttft(report: Report, bound: float) -> CheckResult:
     """--max-ttft-ms: the compiled side's time-to-first-token p99, in ms (compiles included)."""
     side = _compiled(report)
     value = side.ttft_p99_s * 1e3 if side is not None and side.ttft_p99_s is not None else None
-    return _limit(report, "time to first token p99 (ms)", value, bound, True, "ms")
+    return judged_in("time to first token p99 (ms)", value, bound, True, "ms", _why(report))
 
 
 def itl_p99(report: Report, bound: float) -> CheckResult:
     """--max-itl-p99-ms: the compiled side's inter-token latency p99, in ms (compiles included)."""
     side = _compiled(report)
     value = side.itl_p99_s * 1e3 if side is not None and side.itl_p99_s is not None else None
-    return _limit(report, "inter-token latency p99 (ms)", value, bound, True, "ms")
+    return judged_in("inter-token latency p99 (ms)", value, bound, True, "ms", _why(report))
 
 
 def tokens_per_s(report: Report, bound: float) -> CheckResult:
     """--min-tokens-per-s: the compiled side's new tokens / the sum of its request times."""
     side = _compiled(report)
     value = side.tokens_per_s if side is not None else None
-    return _limit(report, "tokens/s (compiled)", value, bound, False, "tokens/s")
+    return judged_in("tokens/s (compiled)", value, bound, False, "tokens/s", _why(report))
 
 
 def warmup_proof(report: Report) -> CheckResult:

@@ -19,7 +19,7 @@ from .. import units
 from ..outcomes import Decision
 from ..report.processes.regimes import decided_on
 from ..report.processes.rows import Sequence
-from .outcome import CheckResult, judged, level_text
+from .outcome import CheckResult, judged, judged_in, level_text
 
 if TYPE_CHECKING:  # the table is read where `check` is built: the report classes load on use
     from ..report.model import Report
@@ -222,10 +222,7 @@ def p99(report: Report, bound: float) -> CheckResult:
     the user's own warm-up where the Traffic gives one), in milliseconds."""
     s = report.serving
     value = s.p99_s * 1e3 if s is not None and s.p99_s is not None else None
-    r = judged("p99 under traffic (ms)", value, bound, True, lambda v: f"{v:.2f} ms")
-    if value is None:
-        return replace(r, reason=f"{units.NA} ({_serving_why(report)}), limit {bound} ms")
-    return r
+    return judged_in("p99 under traffic (ms)", value, bound, True, "ms", _serving_why(report))
 
 
 def traffic_compiles(report: Report, bound: int) -> CheckResult:
@@ -233,9 +230,9 @@ def traffic_compiles(report: Report, bound: int) -> CheckResult:
     start-up cost, not counted); each one a detail line (its request, shapes and guard)."""
     s = report.serving
     count = s.traffic_compiles if s is not None else None
-    r = judged("compiles during traffic", count, bound, True)
+    r = judged("compiles during traffic", count, bound, True, why=_serving_why(report))
     if count is None:
-        return replace(r, reason=f"{units.NA} ({_serving_why(report)}), limit {bound}")
+        return r
     side = s.compiled  # type: ignore[union-attr]
     details = tuple(
         f"request {c.request} {c.shapes or ''}: {c.kind} ({c.reason or 'first compile of the frame'})"

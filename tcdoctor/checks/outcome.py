@@ -121,15 +121,24 @@ def count_line(results: list[CheckResult]) -> str:
     )
 
 
-def judged(name: str, value: Any, bound: Any, le: bool, show: Callable = str) -> CheckResult:
+def judged(
+    name: str, value: Any, bound: Any, le: bool, show: Callable = str, why: str = "", unit: str = ""
+) -> CheckResult:
     """A limit on one figure: `value` at most `bound` when `le` (else at least), written by `show`;
-    a missing value (None) fails (an unmeasured figure never passes)."""
+    a missing value (None) fails (an unmeasured figure never passes), its reason saying `why` and
+    the limit in its `unit` (" ms")."""
     limit = f"{'≤' if le else '≥'} {bound}"
     if value is None:
-        return CheckResult(name, units.NA, limit, False, f"{units.NA}, limit {bound}")
+        missing = f"{units.NA} ({why})" if why else units.NA
+        return CheckResult(name, units.NA, limit, False, f"{missing}, limit {bound}{unit}")
     ok = value <= bound if le else value >= bound
     figure = show(value)
     return CheckResult(name, figure, limit, bool(ok), f"{figure} ({limit} required)")
+
+
+def judged_in(name: str, value: Any, bound: Any, le: bool, unit: str, why: str) -> CheckResult:
+    """`judged` on a figure written to two decimals in `unit` ("ms"), its limit in it too."""
+    return judged(name, value, bound, le, lambda v: f"{v:.2f} {unit}", why, f" {unit}")
 
 
 def level_text(level: float | None) -> str:

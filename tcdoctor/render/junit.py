@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 from .. import units
 from ..checks.outcome import CheckResult
+from ..outcomes import Status
 from .base import Renderer
 from .github import located, workspace
 
@@ -45,6 +46,12 @@ if TYPE_CHECKING:
     from ..report.sweep import Sweep
 
 CLASSNAME = "tcdoctor.check"
+# a check's element under its <testcase> and the element's type (a passed check has none)
+ELEMENTS = {
+    Status.ERROR: ("error", "not judged"),
+    Status.INCONCLUSIVE: ("skipped", "inconclusive"),
+    Status.FAIL: ("failure", "check failed"),
+}
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
@@ -165,21 +172,11 @@ class JUnitRenderer(Renderer):
         for r in self.results:
             attrs = {"name": _text(r.name), "classname": _text(cls), "time": "0"}
             case = ET.SubElement(suite, "testcase", attrs)
-            if r.error:
-                err = ET.SubElement(
-                    case, "error", {"message": _text(r.reason), "type": "not judged"}
-                )
-                err.text = _text(f"{r.name}: {r.reason}")
-            elif r.inconclusive:
-                skip = ET.SubElement(
-                    case, "skipped", {"message": _text(r.reason), "type": "inconclusive"}
-                )
-                skip.text = _text(f"{r.name}: {r.reason}")
-            elif not r.passed:
-                failure = ET.SubElement(
-                    case, "failure", {"message": _text(r.reason), "type": "check failed"}
-                )
-                failure.text = _text("\n".join([f"{r.name}: {r.reason}", *r.details]))
+            if r.status in ELEMENTS:
+                tag, kind = ELEMENTS[r.status]
+                el = ET.SubElement(case, tag, {"message": _text(r.reason), "type": kind})
+                details = r.details if r.status == Status.FAIL else ()
+                el.text = _text("\n".join([f"{r.name}: {r.reason}", *details]))
             ET.SubElement(case, "system-out").text = _text(_figure_and_limit(r))
         ET.indent(root)
         return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"

@@ -36,6 +36,7 @@ from .serving_parts import (
     host_section,
     restart_section,
     threads_text,
+    unmeasured,
     warmup_rows,
     warmup_section,
 )
@@ -54,12 +55,6 @@ def fold_title(s: Serving) -> str:
     n = s.traffic.requests if s.traffic else None
     p99 = f" (p99 {units.seconds(s.p99_s)} compiled)" if s.p99_s is not None else ""
     return f"{TITLE}: {units.count(n)} requests replayed{p99}"
-
-
-def _nm(s: Serving, *parts: str) -> str:
-    """'not measured (why)' for the first of `parts` the section says why of."""
-    why = next((s.not_measured[p] for p in parts if s.not_measured.get(p)), None)
-    return f"{units.NA} ({why})" if why else units.NA
 
 
 def _side_line(side: ServedSide | None) -> str:
@@ -81,10 +76,10 @@ def key_rows(s: Serving) -> tuple[Row, ...]:
     )
     rows = [
         Row("traffic", traffic, (t.method if t else "") or ""),
-        Row("p50 / p90 / p99 / max eager", _side_line(eager) if eager else _nm(s, "replay")),
+        Row("p50 / p90 / p99 / max eager", _side_line(eager) if eager else unmeasured(s, "replay")),
         Row(
             "p50 / p90 / p99 / max compiled",
-            _side_line(compiled) if compiled else _nm(s, "replay"),
+            _side_line(compiled) if compiled else unmeasured(s, "replay"),
             "compile stalls included: the first requests pay them, as a server's cold start does",
         ),
     ]
@@ -122,14 +117,14 @@ def _later_rows(s: Serving) -> tuple[Row, ...]:
     restart = (
         f"first request {units.seconds(r.first_request_s)} after the spawn; {'; '.join(r.hit)}"
         if r
-        else _nm(s, "proof", "restart")
+        else unmeasured(s, "proof", "restart")
     )
     if h and h.eager and h.compiled:
         rps = f"eager {units.rate(h.eager.max_rps)}, compiled {units.rate(h.compiled.max_rps)}"
         if h.skip_guards:
             rps += f", skip_guard_eval_unsafe {units.rate(h.skip_guards.max_rps)}"
     else:
-        rps = _nm(s, "host")
+        rps = unmeasured(s, "host")
     return (
         Row("restart (a fresh process)", restart, (r.method if r else "") or ""),
         Row("requests/s per process (1 / host time)", rps, (h.method if h else "") or ""),
@@ -142,7 +137,7 @@ def aot_text(s: Serving) -> str:
     """AOT in one line: does not export (where, why), or its load and p50/p99, or why not."""
     aot = s.aot
     if aot is None:
-        return _nm(s, "aot")
+        return unmeasured(s, "aot")
     if aot.unexported:
         where, why = aot.unexported
         return f"does not export{f' at {where}' if where else ''}: {why}"

@@ -21,7 +21,8 @@ AOT = "Ahead of time (torch.export + AOTInductor)"
 YOURS = "your Traffic(warmup=...)"
 
 
-def _nm(s: Serving, *parts: str) -> str:
+def unmeasured(s: Serving, *parts: str) -> str:
+    """'not measured (why)' for the first of `parts` the section says why of."""
     why = next((s.not_measured[p] for p in parts if s.not_measured.get(p)), None)
     return f"{units.NA} ({why})" if why else units.NA
 
@@ -30,7 +31,7 @@ def threads_text(s: Serving) -> str:
     """'4 threads: outputs equal to eager's, 211 → 16 requests/s' or what failed."""
     th = s.threads
     if th is None:
-        return _nm(s, "host", "threads")
+        return unmeasured(s, "host", "threads")
     speed = f"{units.rate(th.rps_one)} in one thread, {units.rate(th.rps_n)} in {th.n}"
     if th.compiles:  # in the threads' figure: say so, with PyTorch's reason
         why = f": {th.compile_reasons[0]}" if th.compile_reasons else ""
@@ -49,12 +50,12 @@ def proof_text(s: Serving) -> str:
     proof = w.proof if w else None
     side = s.compiled
     if w is None:
-        return _nm(s, "proof", "replay")
+        return unmeasured(s, "proof", "replay")
     n = w.user.requests if w.source == "yours" and w.user else len(w.requests)
     whose = YOURS if w.source == "yours" else "derived from the traffic's compiles"
     head = f"{units.count(n)} request(s), {whose}"
     if proof is None:
-        return f"{head}; proof {_nm(s, 'proof')}"
+        return f"{head}; proof {unmeasured(s, 'proof')}"
     if proof.proven:
         return f"{head}: PROVEN in a fresh process (no request of the traffic compiled after it)"
     first = (proof.compiled_requests or [{}])[0]

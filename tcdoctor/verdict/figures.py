@@ -26,7 +26,8 @@ from ..report.sections import (
     RemedyRow,
     StrategyRow,
 )
-from ..thresholds import RULES, Rules
+from ..report.sections.runtime import Claimed
+from ..thresholds import Rules
 from .recommend import TRAINING_WAYS
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Figures:
+class Figures(Claimed):
     """The figures the verdict is judged on, typed. Built from a report by `from_report` only."""
 
     speedup: float | None = None
@@ -190,14 +191,6 @@ class Figures:
             rules.min_speedup,
             rules.equivalence_margin,
         )
-
-    def significantly_faster(self, rules: Rules) -> bool:
-        """The same rule as the report's `Runtime` and every strategy row (report/sections/runtime.py)."""
-        return self.claim(rules) == Claim.FASTER
-
-    @property
-    def significantly_slower(self) -> bool:
-        return self.claim(RULES.replace(min_speedup=1.0)) == Claim.SLOWER
 
     @property
     def break_even_cold(self) -> dict | None:

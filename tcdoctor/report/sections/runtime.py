@@ -42,8 +42,21 @@ def vs_eager(
     return text[:-1] + f"; {across})" if text.endswith(")") else f"{text} ({across})"
 
 
+class Claimed:
+    """What a figure that makes a `claim(rules)` says of compiled: the one rule for "significantly
+    faster" and "slower", shared by the report's `Runtime` and the verdict's `Figures`
+    (verdict/figures.py), as every strategy row's rule is (report/rules.py)."""
+
+    def significantly_faster(self, rules: Rules) -> bool:
+        return self.claim(rules) == Claim.FASTER  # type: ignore[attr-defined]
+
+    @property
+    def significantly_slower(self) -> bool:
+        return self.claim(RULES.replace(min_speedup=1.0)) == Claim.SLOWER  # type: ignore[attr-defined]
+
+
 @dataclass
-class Runtime(Record):
+class Runtime(Claimed, Record):
     """Eager vs compiled, interleaved and paired (probes/timing.py)."""
 
     OMIT_NONE = (
@@ -113,9 +126,6 @@ class Runtime(Record):
     def ci_high(self) -> float | None:
         return ci_bounds(self.speedup_ci)[1]
 
-    def significantly_faster(self, rules: Rules) -> bool:
-        return self.claim(rules) == Claim.FASTER
-
     def claim(self, rules: Rules) -> Claim:
         """faster / slower / same / below / undecided, from the decision interval (every allocator
         regime reading the same side when the processes fell in two: processes.claims
@@ -136,7 +146,3 @@ class Runtime(Record):
         if worst is None:
             return self.eager.median_s, self.compiled.median_s
         return worst.eager_median_s, worst.compiled_median_s
-
-    @property
-    def significantly_slower(self) -> bool:
-        return self.claim(RULES.replace(min_speedup=1.0)) == Claim.SLOWER
