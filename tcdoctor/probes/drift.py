@@ -69,9 +69,9 @@ def needed(numerics: Numerics) -> str | None:
     if numerics.passed is False:
         return "numerics failed"
     for o in numerics.outputs or []:
-        err, tol = o.get("max_abs_err"), o.get("tol")
-        if err is not None and tol and err * NEAR > tol and not o.get("within_allclose", True):
-            return f"{o.get('path')}: error {err:.3g} within {NEAR:g}x of tolerance {tol:g}"
+        err, tol = o.max_abs_err, o.tol
+        if err is not None and tol and err * NEAR > tol and o.within_allclose is False:
+            return f"{o.path}: error {err:.3g} within {NEAR:g}x of tolerance {tol:g}"
     return None
 
 
