@@ -202,10 +202,10 @@ def test_numerics_handles_dict_dataclass_and_non_tensor_outputs():
         None,
         "no fp64",
     )
-    paths = [o["path"] for o in res["outputs"]]
+    paths = [o.path for o in res["outputs"]]
     assert paths == ["out['a'].logits", "out['a'].note", "out['b'][0]", "out['b'][1]"]
     assert res["passed"] is False and res["max_abs_err"] == pytest.approx(1.0)
-    assert [o["passed"] for o in res["outputs"]] == [False, True, True, True]
+    assert [o.passed for o in res["outputs"]] == [False, True, True, True]
 
 
 @pytest.mark.inductor
@@ -262,7 +262,7 @@ def test_numerics_walks_objects_holding_tensors_and_lists_what_it_cannot_compare
     c = outputs.flatten({"logits": k.clone(), "past": Cache(k.clone())})
     res = numerics.compare(e, c, None, "no fp64")
     assert res["tensors_compared"] == 5 and res["passed"] is True
-    assert {o["kind"] for o in res["not_compared"]} == {"dtype", "object"}
+    assert {o.kind for o in res["not_compared"]} == {"dtype", "object"}
     c_bad = outputs.flatten({"logits": k.clone(), "past": Cache(k + 0.5)})
     bad = numerics.compare(e, c_bad, None, "no fp64")
     assert bad["passed"] is False and bad["failed_outputs"] == [

@@ -118,7 +118,7 @@ def test_the_recorder_names_the_first_diverging_graph_call_and_its_scalars():
     assert f is not None and f.compile_id == "0/1" and f.call == 1 and f.call_overall == 3
     assert f.scalars == {"L['dt']": 0.25}
     assert f.shapes == {"L['y']": [4, 8]}
-    assert f.outputs[0]["passed"] is False and f.outputs[0]["max_abs_err"] == pytest.approx(0.01)
+    assert f.outputs[0].passed is False and f.outputs[0].max_abs_err == pytest.approx(0.01)
     assert [cid for cid, _ in f.frame_before] == ["0/0", "0/0"]
     site = diverge.graph_site("0/1")
     assert site["function"] == "step" and site["file"] == __file__

@@ -98,7 +98,9 @@ def test_output_that_cannot_be_walked_is_not_compared_never_raised():
     assert [p for p, _ in leaves] == ["out['y']", "out['b']"]
     res = numerics.compare(leaves, leaves, None, None)
     assert res["passed"] is True
-    assert res["not_compared"] == [{"path": "out['b']", "kind": "BrokenFlatten"}]
+    assert [o.to_dict() for o in res["not_compared"]] == [
+        {"path": "out['b']", "kind": "BrokenFlatten"}
+    ]
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
@@ -119,9 +121,9 @@ def test_unet2d_output_sample_is_compared(backend):
     with torch.no_grad():
         e, c = sides(both, backend)
     res = numerics.compare(e, c, None, None)
-    assert [o["path"] for o in res["outputs"]] == ["out['sample']"]
+    assert [o.path for o in res["outputs"]] == ["out['sample']"]
     assert res["tensors_compared"] == 1 and res["passed"] is True
-    assert res["outputs"][0]["shape"] == [2, 3, 16, 16]
+    assert res["outputs"][0].shape == [2, 3, 16, 16]
 
 
 def test_unet2d_output_drift_fails():
@@ -178,12 +180,12 @@ def test_opt_step_is_judged_on_the_parameters_it_updates():
     build = load_build("opt_step")
     e, c = sides(two_opt_steps, "aot_eager", pristine=lambda: build()[0])
     res = numerics.compare(e, c, None, None, pristine=lambda: build()[0])
-    params = [o for o in res["outputs"] if ".params[" in o["path"] and "state[" not in o["path"]]
-    assert [o["path"] for o in params] == [
+    params = [o for o in res["outputs"] if ".params[" in o.path and "state[" not in o.path]
+    assert [o.path for o in params] == [
         f"state.optimizer.param_groups[0].params[{i}]" for i in range(4)
     ]
-    assert all(o["passed"] is True and o["kind"] == "tensor" for o in params)
-    assert any(o["path"].endswith("['exp_avg_sq']") for o in res["outputs"])
+    assert all(o.passed is True and o.kind == "tensor" for o in params)
+    assert any(o.path.endswith("['exp_avg_sq']") for o in res["outputs"])
     assert res["passed"] is True and res["state_compared"] == 16
     assert res["state_unchanged"] == 1  # the lr tensor
     assert "not_measured" not in res
@@ -208,8 +210,8 @@ def test_compiled_side_that_does_not_update_the_parameters_fails():
     assert res["passed"] is False
     failed = set(res["failed_outputs"])
     assert {f"state.optimizer.param_groups[0].params[{i}]" for i in range(4)} <= failed
-    row = next(o for o in res["outputs"] if o["path"].endswith("params[0]"))
-    assert row["note"].startswith("changed by eager's call only")
+    row = next(o for o in res["outputs"] if o.path.endswith("params[0]"))
+    assert row.note.startswith("changed by eager's call only")
 
 
 def test_optimizer_without_grads_is_not_measured_and_says_why():
@@ -247,7 +249,7 @@ def test_batchnorm_train_buffers_are_compared_when_changed():
         c = outputs.snapshot(torch.compile(compiled, backend="aot_eager")(x), compiled, model)
     torch._dynamo.reset()
     res = numerics.compare(e, c, None, None)
-    state = [o["path"] for o in res["outputs"] if outputs.is_state(o["path"])]
+    state = [o.path for o in res["outputs"] if outputs.is_state(o.path)]
     assert state == [
         "state.model.1.running_mean",
         "state.model.1.running_var",

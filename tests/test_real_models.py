@@ -139,7 +139,7 @@ def test_autocast_runs_every_call_in_bf16_and_judges_with_its_tolerance():
         budget_s=0.2,
     )
     (out,) = rep.numerics.outputs
-    assert out["dtype"] == "bfloat16" and out["tol"] == 1e-2 and out["multiplier"] == 3.0
+    assert out.dtype == "bfloat16" and out.tol == 1e-2 and out.multiplier == 3.0
     assert rep.environment["autocast"] == "bfloat16" and rep.numerics.passed is True
 
 

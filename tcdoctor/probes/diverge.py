@@ -40,6 +40,7 @@ from typing import Any, Callable
 import torch
 import torch.utils._pytree as pytree
 
+from ..report.numerics_row import NumericsRow
 from . import repro_script
 from .numerics import compare_leaf, to_fp64
 
@@ -69,7 +70,7 @@ class Divergence:
     call_overall: int  # among all compiled calls, from 1
     shapes: dict[str, list[int]]
     scalars: dict[str, float | int | bool]
-    outputs: list[dict]  # numerics.compare_leaf rows of the failing outputs
+    outputs: list[NumericsRow]  # numerics.compare_leaf rows of the failing outputs
     calls_before: list[dict] = field(default_factory=list)  # this graph's earlier calls (agreed)
     # the same function's earlier calls, any graph: (compile id, {source: scalar value})
     frame_before: list[tuple[str, dict]] = field(default_factory=list)
@@ -161,9 +162,9 @@ class Recorder:
         call = describe_call(g, clones)
         frame = self.frames.setdefault(g.compile_id.split("/")[0], [])
         frame.append((g.compile_id, call["scalars"]))
-        failed = [r for r in rows if r.get("passed") is False]
+        failed = [r for r in rows if r.passed is False]
         if not failed:
-            worst = max((r.get("max_abs_err") or 0.0 for r in rows), default=0.0)
+            worst = max((r.max_abs_err or 0.0 for r in rows), default=0.0)
             self.history.setdefault(g.compile_id, []).append({**call, "max_abs_err": worst})
             return
         self.found = Divergence(
@@ -188,7 +189,7 @@ def run_graph(gm: Any, args: list, fp64: bool = False) -> Any:
         return gm(*args)
 
 
-def judge_outputs(eager: Any, compiled: Any, fp64: Any, tol_dtype: Any) -> list[dict]:
+def judge_outputs(eager: Any, compiled: Any, fp64: Any, tol_dtype: Any) -> list[NumericsRow]:
     """One numerics row per tensor output (the rule of probes/numerics.py), in output order."""
     refs = dict(_leaves(fp64)) if fp64 is not None else {}
     rows = []
@@ -196,7 +197,7 @@ def judge_outputs(eager: Any, compiled: Any, fp64: Any, tol_dtype: Any) -> list[
         if isinstance(e, torch.Tensor) and isinstance(c, torch.Tensor):
             row = compare_leaf(path, e, c.detach(), refs.get(path), tol_dtype)
             if e.numel() == 1 and e.is_floating_point():  # a scalar output: both values
-                row["eager_value"], row["compiled_value"] = e.item(), c.item()
+                row.eager_value, row.compiled_value = e.item(), c.item()
             rows.append(row)
     return rows
 
@@ -432,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fallback-random", action="store_true")
     a = p.parse_args(argv)
     out = search(a.target, os.path.abspath(a.out), a.backend, a.mode, a.budget, a.fallback_random)
-    print(json.dumps(out, default=str))
+    print(json.dumps(out, default=lambda v: v.to_dict() if isinstance(v, NumericsRow) else str(v)))
     return 0
 
 

@@ -43,6 +43,7 @@ from typing import Any, Callable
 import torch
 import torch.utils._pytree as pytree
 
+from ..report.numerics_row import NumericsRow
 from ..report.sections import Numerics
 from ..target.pristine import reset_rng_state
 from .context import PhaseContext
@@ -69,9 +70,9 @@ def needed(numerics: Numerics) -> str | None:
     if numerics.passed is False:
         return "numerics failed"
     for o in numerics.outputs or []:
-        err, tol = o.get("max_abs_err"), o.get("tol")
-        if err is not None and tol and err * NEAR > tol and not o.get("within_allclose", True):
-            return f"{o.get('path')}: error {err:.3g} within {NEAR:g}x of tolerance {tol:g}"
+        err, tol = o.max_abs_err, o.tol
+        if err is not None and tol and err * NEAR > tol and o.within_allclose is False:
+            return f"{o.path}: error {err:.3g} within {NEAR:g}x of tolerance {tol:g}"
     return None
 
 
@@ -225,25 +226,25 @@ def judge_module(name: str, eager: Any, compiled: Any, fp64: Any, tol_dtype: Any
             continue
         row = compare_leaf(path, e, c, refs.get(path), tol_dtype)
         ratio = _ratio(row)
-        if ratio >= worst["ratio"] or row.get("passed") is False and worst["passed"]:
+        if ratio >= worst["ratio"] or row.passed is False and worst["passed"]:
             worst = {
-                "passed": bool(row.get("passed")) and worst["passed"],
+                "passed": bool(row.passed) and worst["passed"],
                 "ratio": ratio,
-                "err_vs_fp64": row.get("compiled_rmse_vs_fp64"),
-                "eager_err_vs_fp64": row.get("eager_rmse_vs_fp64"),
-                "max_abs_err": row.get("max_abs_err"),
-                "tol": row.get("tol"),
+                "err_vs_fp64": row.compiled_rmse_vs_fp64,
+                "eager_err_vs_fp64": row.eager_rmse_vs_fp64,
+                "max_abs_err": row.max_abs_err,
+                "tol": row.tol,
                 "leaf": path,
             }
     return worst
 
 
-def _ratio(row: dict) -> float:
-    tol = row.get("tol") or 1e-4
-    c, e, m = row.get("compiled_rmse_vs_fp64"), row.get("eager_rmse_vs_fp64"), row.get("multiplier")
+def _ratio(row: NumericsRow) -> float:
+    tol = row.tol or 1e-4
+    c, e, m = row.compiled_rmse_vs_fp64, row.eager_rmse_vs_fp64, row.multiplier
     if c is not None and e is not None and m:
         return c / (m * e + tol / 10)
-    return (row.get("max_abs_err") or 0.0) / tol
+    return (row.max_abs_err or 0.0) / tol
 
 
 def _class_site(mod: torch.nn.Module) -> tuple[str | None, int | None]:

@@ -146,18 +146,18 @@ def compare(eager: dict, compiled: dict) -> dict:
                 f"request {r} step {step}", e_steps[step], c_steps[step], None, dtype
             )
             out["steps"] += 1
-            out.setdefault("tol", row.get("tol"))
-            out.setdefault("rule", row.get("rule"))
-            diff = row.get("max_abs_err")
+            out.setdefault("tol", row.tol)
+            out.setdefault("rule", row.rule)
+            diff = row.max_abs_err
             if diff is not None and (worst is None or diff > worst[0]):
                 worst = (float(diff), r, step)
-            if not row["passed"]:
+            if not row.passed:
                 out["failed_steps"] += 1
                 if out.get("first_fail_request") is None:
                     out["first_fail_request"], out["first_fail_step"] = r, step
             if step == div:
                 out["divergences"].append(
-                    {"request": r, "step": step, "within": bool(row["passed"]),
+                    {"request": r, "step": step, "within": bool(row.passed),
                      "max_abs_diff": diff}
                 )  # fmt: skip
     if worst is not None:

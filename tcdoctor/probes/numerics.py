@@ -38,6 +38,7 @@ import torch
 import torch._dynamo.utils
 import torch.utils._pytree as pytree
 
+from ..report.numerics_row import NumericsRow as Row
 from ..report.phases import Skip
 from . import randomness
 from .context import PhaseContext
@@ -82,7 +83,7 @@ def _rmse(a: torch.Tensor, b: torch.Tensor) -> float:
     return math.sqrt(torch.mean((a.double() - b.double()) ** 2).item()) if a.numel() else 0.0
 
 
-def _compare_other(path: str, eager: Any, compiled: Any) -> dict:
+def _compare_other(path: str, eager: Any, compiled: Any) -> Row:
     if isinstance(eager, SCALARS) and isinstance(compiled, SCALARS) and not isinstance(eager, str):
         if isinstance(eager, float) or isinstance(compiled, float):
             ok = (
@@ -90,88 +91,73 @@ def _compare_other(path: str, eager: Any, compiled: Any) -> dict:
                 and compiled is not None
                 and math.isclose(eager, compiled, rel_tol=1e-4, abs_tol=1e-6)
             )
-            return {
-                "path": path,
-                "kind": "float",
-                "passed": ok,
-                "rule": "math.isclose(rel_tol=1e-4, abs_tol=1e-6)",
-            }
-        return {
-            "path": path,
-            "kind": type(eager).__name__,
-            "passed": eager == compiled,
-            "rule": "==",
-        }
+            return Row.of(
+                path=path, kind="float", passed=ok, rule="math.isclose(rel_tol=1e-4, abs_tol=1e-6)"
+            )
+        return Row.of(path=path, kind=type(eager).__name__, passed=eager == compiled, rule="==")
     if isinstance(eager, str) and isinstance(compiled, str):
-        return {"path": path, "kind": "str", "passed": eager == compiled, "rule": "=="}
+        return Row.of(path=path, kind="str", passed=eager == compiled, rule="==")
     kind = type(eager).__name__
-    return {"path": path, "kind": kind, "passed": None, "note": f"not compared ({kind})"}
+    return Row.of(path=path, kind=kind, passed=None, note=f"not compared ({kind})")
 
 
 def compare_leaf(
     path: str, eager: Any, compiled: Any, ref: Any, tol_dtype: torch.dtype | None = None
-) -> dict:
+) -> Row:
+    """One leaf's row (the module docstring's rule): the keys set in the order the report writes."""
     if not isinstance(eager, torch.Tensor) or not isinstance(compiled, torch.Tensor):
         if isinstance(eager, torch.Tensor) != isinstance(compiled, torch.Tensor):
-            return {
-                "path": path,
-                "kind": type(eager).__name__,
-                "passed": False,
-                "note": f"eager gave {type(eager).__name__}, compiled gave {type(compiled).__name__}",
-            }
+            return Row.of(
+                path=path,
+                kind=type(eager).__name__,
+                passed=False,
+                note=f"eager gave {type(eager).__name__}, compiled gave {type(compiled).__name__}",
+            )
         return _compare_other(path, eager, compiled)
-    info: dict = {
-        "path": path,
-        "kind": "tensor",
-        "dtype": str(eager.dtype).replace("torch.", ""),
-        "shape": list(eager.shape),
-    }
+    info = Row.of(
+        path=path,
+        kind="tensor",
+        dtype=str(eager.dtype).replace("torch.", ""),
+        shape=list(eager.shape),
+    )
     if eager.shape != compiled.shape or eager.dtype != compiled.dtype:
-        info.update(
-            passed=False,
-            note=f"compiled output has shape {list(compiled.shape)} dtype {compiled.dtype}",
-        )
+        info.passed = False
+        info.note = f"compiled output has shape {list(compiled.shape)} dtype {compiled.dtype}"
         return info
     if not eager.is_floating_point() and not eager.is_complex():
-        info.update(
-            max_abs_err=float((eager != compiled).sum().item()),
-            passed=bool(torch.equal(eager, compiled)),
-            rule="exact equality (non-float)",
-        )
+        info.max_abs_err = float((eager != compiled).sum().item())
+        info.passed = bool(torch.equal(eager, compiled))
+        info.rule = "exact equality (non-float)"
         return info
     e, c = eager.detach().double().cpu(), compiled.detach().double().cpu()
     diff = (c - e).abs()
     scale = e.abs().max().item() if e.numel() else 0.0
-    info["max_abs_err"] = diff.max().item() if e.numel() else 0.0
-    info["max_rel_err"] = (
-        info["max_abs_err"] / scale
-        if scale > 0
-        else (0.0 if info["max_abs_err"] == 0 else math.inf)
+    info.max_abs_err = diff.max().item() if e.numel() else 0.0
+    info.max_rel_err = (
+        info.max_abs_err / scale if scale > 0 else (0.0 if info.max_abs_err == 0 else math.inf)
     )
-    info["cosine"] = (
+    info.cosine = (
         torch.nn.functional.cosine_similarity(e.flatten(), c.flatten(), dim=0).item()
         if e.numel()
         else 1.0
     )
     judge_dtype = tol_dtype or eager.dtype
     tol = TOL.get(judge_dtype, 1e-4)
-    info["tol"] = tol
+    info.tol = tol
     nonfinite_mismatch = not torch.equal(torch.isfinite(e), torch.isfinite(c))
     fp64 = ref.detach() if isinstance(ref, torch.Tensor) and ref.shape == eager.shape else None
-    info["within_allclose"] = bool(
+    info.within_allclose = bool(
         torch.allclose(compiled.detach(), eager.detach(), rtol=tol, atol=tol, equal_nan=True)
     )
     if fp64 is not None and fp64.dtype == torch.float64:
         r = fp64.double().cpu()
-        info.update(
-            eager_rmse_vs_fp64=_rmse(r, e),
-            compiled_rmse_vs_fp64=_rmse(r, c),
-            multiplier=harness_multiplier(compiled.dtype, eager.shape, fp64.numel(), tol),
-        )
-    passed, info["rule"] = judge(eager.detach(), compiled.detach(), fp64, tol)
-    info["passed"] = passed and not nonfinite_mismatch
+        info.eager_rmse_vs_fp64 = _rmse(r, e)
+        info.compiled_rmse_vs_fp64 = _rmse(r, c)
+        info.multiplier = harness_multiplier(compiled.dtype, eager.shape, fp64.numel(), tol)
+    passed, info.rule = judge(eager.detach(), compiled.detach(), fp64, tol)
+    info.passed = passed and not nonfinite_mismatch
     if nonfinite_mismatch:
-        info["note"] = "NaN/inf in different places in eager and compiled outputs"
+        info.note = "NaN/inf in different places in eager and compiled outputs"
     return info
 
 
@@ -254,7 +240,7 @@ def _state_rows(
     pristine: Callable[[], Any] | None,
     tol_dtype: torch.dtype | None,
     inputs_before: dict | None = None,
-) -> tuple[list[dict], int]:
+) -> tuple[list[Row], int]:
     """One row per state tensor that either call changed; and how many neither call changed.
 
     A tensor one side left UNCHANGED is compared as its pristine value (`pristine()` gives the
@@ -265,24 +251,16 @@ def _state_rows(
     for side, leaves in (("eager", e), ("compiled", c)):
         if isinstance(leaves.get(STATE), NotTaken):
             return [
-                {
-                    "path": STATE,
-                    "kind": "state",
-                    "passed": None,
-                    "note": f"{side}: {leaves[STATE].why}",
-                }
+                Row.of(path=STATE, kind="state", passed=None, note=f"{side}: {leaves[STATE].why}")
             ], 0
     rows, unchanged, base = [], 0, None
     for path in dict.fromkeys([*e, *c]):
         if path not in e or path not in c:
             side = "eager" if path in e else "compiled"
             rows.append(
-                {
-                    "path": path,
-                    "kind": "tensor",
-                    "passed": False,
-                    "note": f"exists after {side}'s call only",
-                }
+                Row.of(
+                    path=path, kind="tensor", passed=False, note=f"exists after {side}'s call only"
+                )
             )
             continue
         ev, cv = e[path], c[path]
@@ -295,14 +273,8 @@ def _state_rows(
                 base if base is not None else {**_pristine_state(pristine), **(inputs_before or {})}
             )
             if path not in base:
-                rows.append(
-                    {
-                        "path": path,
-                        "kind": "tensor",
-                        "passed": False,
-                        "note": "changed by one call only; its pristine value is not available",
-                    }
-                )
+                why = "changed by one call only; its pristine value is not available"
+                rows.append(Row.of(path=path, kind="tensor", passed=False, note=why))
                 continue
             changed = "compiled" if ev is UNCHANGED else "eager"
             note = f"changed by {changed}'s call only (the other side is its pristine value)"
@@ -311,7 +283,9 @@ def _state_rows(
                 (base[path] if cv is UNCHANGED else cv),
             )
         row = compare_leaf(path, ev, cv, None, tol_dtype)
-        rows.append({**row, "note": note} if note else row)
+        if note:
+            row.note = note
+        rows.append(row)
     return rows, unchanged
 
 
@@ -324,10 +298,10 @@ def _pristine_state(pristine: Callable[[], Any] | None) -> dict:
         return {}
 
 
-def _nothing_compared_why(outs: list[dict], state_leaves: int, unchanged: int) -> str:
+def _nothing_compared_why(outs: list[Row], state_leaves: int, unchanged: int) -> str:
     """Why no tensor or float was compared: what the call returned, and what it changed."""
-    kinds = sorted({o["kind"] for o in outs if not is_state(o["path"])}) or ["nothing"]
-    unread = [o["note"] for o in outs if o["path"] == STATE and o.get("note")]
+    kinds = sorted({o.kind for o in outs if not is_state(o.path)}) or ["nothing"]
+    unread = [o.note for o in outs if o.path == STATE and o.note]
     if unread:
         state = unread[0]
     elif state_leaves == 0:
@@ -374,16 +348,16 @@ def compare(
     before.update(getattr(compiled, "inputs_before", None) or {})
     state_rows, unchanged = _state_rows(e_state, c_state, pristine, tol_dtype, before)
     outs += state_rows
-    judged = [o for o in outs if o.get("passed") is not None]
+    judged = [o for o in outs if o.passed is not None]
     abs_errs = [
-        o["max_abs_err"]
+        o.max_abs_err
         for o in outs
-        if o.get("kind") == "tensor" and "max_abs_err" in o and o.get("rule", "").find("exact") < 0
+        if o.kind == "tensor" and o.max_abs_err is not None and "exact" not in (o.rule or "")
     ]
-    rel_errs = [o["max_rel_err"] for o in outs if "max_rel_err" in o]
-    cos = [o["cosine"] for o in outs if "cosine" in o]
-    failed = [o for o in judged if not o["passed"]]
-    measured = [o for o in judged if o["kind"] in ("tensor", "float")]
+    rel_errs = [o.max_rel_err for o in outs if o.max_rel_err is not None]
+    cos = [o.cosine for o in outs if o.cosine is not None]
+    failed = [o for o in judged if not o.passed]
+    measured = [o for o in judged if o.kind in ("tensor", "float")]
     passed = False if failed else (True if measured else None)
     data = {
         "passed": passed,
@@ -393,13 +367,11 @@ def compare(
         "fp64_reference": ref is not None,
         "fp64_unavailable_why": ref_why,
         "compared": len(judged),
-        "tensors_compared": sum(1 for o in judged if o["kind"] == "tensor"),
-        "state_compared": sum(1 for o in state_rows if o.get("passed") is not None),
+        "tensors_compared": sum(1 for o in judged if o.kind == "tensor"),
+        "state_compared": sum(1 for o in state_rows if o.passed is not None),
         "state_unchanged": unchanged,
-        "failed_outputs": [o["path"] for o in failed][:20],
-        "not_compared": [
-            {"path": o["path"], "kind": o["kind"]} for o in outs if o.get("passed") is None
-        ][:50],
+        "failed_outputs": [o.path for o in failed][:20],
+        "not_compared": [Row.of(path=o.path, kind=o.kind) for o in outs if o.passed is None][:50],
         "outputs": outs[:200],
         "method": "one call each on its own pristine copy with every RNG reset first (torch, Python random, NumPy); "
         "every tensor leaf of the output compared, and every state tensor (parameters, buffers, optimizer "

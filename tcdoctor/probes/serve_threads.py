@@ -99,9 +99,7 @@ def _passes(eager: Any, compiled: Any) -> bool:
     le, lc = flatten(eager), flatten(compiled)
     if [p for p, _ in le] != [p for p, _ in lc]:
         return False
-    return all(
-        compare_leaf(p, e, c, None).get("passed") is not False for (p, e), (_, c) in zip(le, lc)
-    )
+    return all(compare_leaf(p, e, c, None).passed is not False for (p, e), (_, c) in zip(le, lc))
 
 
 def skip_guards_row(serve: ServeContext, compiled: Any, guarded: dict, cuda: bool) -> dict:

@@ -274,13 +274,13 @@ def numerics_section(n: Numerics) -> Section:
     is no fp64 reference, and what was not compared (it never fails the check)."""
     rows = [
         [
-            _text(o.get("path")),
-            f"{_text(o.get('dtype'))} {_text(o.get('shape'))}",
-            units.sci(o.get("max_abs_err")),
-            units.sci(o.get("max_rel_err")),
-            units.sci(o.get("cosine")),
-            _text(o.get("rule") or o.get("note")),
-            _verdict(o.get("passed")),
+            _text(o.path),
+            f"{_text(o.dtype)} {_text(o.shape)}",
+            units.sci(o.max_abs_err),
+            units.sci(o.max_rel_err),
+            units.sci(o.cosine),
+            _text(o.rule or o.note),
+            _verdict(o.passed),
         ]
         for o in n.outputs or []
     ]
@@ -299,7 +299,7 @@ def numerics_section(n: Numerics) -> Section:
     if n.rng:
         notes.append(Note(f"Random numbers: {_text(n.rng.get('method'))}", how=True))
     if n.not_compared:
-        skipped = ", ".join(f"{o.get('path')} ({o.get('kind')})" for o in n.not_compared)
+        skipped = ", ".join(f"{o.path} ({o.kind})" for o in n.not_compared)
         notes.append(Note(f"Not compared (never fails the check): {skipped}", how=True))
     if n.state:
         notes.append(Note(f"State: {n.state}", how=True))

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .keyed import Keyed
+from .numerics_row import NumericsRow, rows
 from .record import Record
 
 
@@ -72,7 +73,11 @@ class DivergingCall(Keyed):
     call: int | None = None
     call_overall: int | None = None
     scalars: dict[str, Any] | None = None
-    outputs: list[dict] | None = None
+    outputs: list[NumericsRow] | None = None
+
+    def __post_init__(self) -> None:
+        self.outputs = rows(self.outputs)  # before Keyed's keys are taken: sets no key
+        super().__post_init__()
 
 
 @dataclass

@@ -94,17 +94,17 @@ def _rows(m: Miscompile) -> list[list[str]]:
     out = []
     for o in (m.found.outputs if m.found else None) or []:
         values = (
-            f"eager {o['eager_value']:.6g}, compiled {o['compiled_value']:.6g}"
-            if "eager_value" in o and "compiled_value" in o
+            f"eager {o.eager_value:.6g}, compiled {o.compiled_value:.6g}"
+            if o.eager_value is not None and o.compiled_value is not None
             else ""
         )
         out.append(
             [
-                str(o.get("path")),
-                str(o.get("shape")),
-                units.sci(o.get("max_abs_err")),
-                units.sci(o.get("compiled_rmse_vs_fp64")),
-                units.sci(o.get("eager_rmse_vs_fp64")),
+                str(o.path),
+                str(o.shape),
+                units.sci(o.max_abs_err),
+                units.sci(o.compiled_rmse_vs_fp64),
+                units.sci(o.eager_rmse_vs_fp64),
                 values,
             ]
         )

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..attribution import DriftOrigin, MemoryAttribution, Miscompile
+from ..numerics_row import NumericsRow, rows
 from ..record import Record
 
 
@@ -86,8 +87,8 @@ class Numerics(Record):
     compared: int | None = None
     tensors_compared: int | None = None
     failed_outputs: list[str] | None = None
-    not_compared: list[Any] | None = None
-    outputs: list[dict] | None = None
+    not_compared: list[NumericsRow] | None = None  # path and kind of each leaf not judged
+    outputs: list[NumericsRow] | None = None
     fp64_reference: bool | None = None
     fp64_unavailable_why: str | None = None
     rng: dict[str, Any] | None = None
@@ -98,6 +99,9 @@ class Numerics(Record):
     not_measured: str | None = None
     drift: DriftOrigin | None = None  # where the numbers drift (report/attribution.py)
     miscompile: Miscompile | None = None  # the graph and call that diverge (probes/diverge.py)
+
+    def __post_init__(self) -> None:
+        self.outputs, self.not_compared = rows(self.outputs), rows(self.not_compared)
 
 
 def mutates_text(mutates: dict | None) -> str | None:
