@@ -345,32 +345,43 @@ def test_an_analysis_gets_the_drivers_omp_num_threads_not_rays():
     assert worker["OMP_NUM_THREADS"] == "1"  # the worker's own environment is left as it is
 
 
-def _signal_state(code: str, **popen) -> tuple[str, str]:
-    """SigBlk and SigIgn of a grandchild started by `python -c code` (which runs the grandchild)."""
+def _signal_state(code: str, **popen) -> tuple[int, int]:
+    """SigBlk and SigIgn (bit masks) of a grandchild started by `python -c code`."""
     grand = "print(*[l.split()[1] for l in open('/proc/self/status') if l.startswith(('SigBlk', 'SigIgn'))])"
     script = f"{code}; import subprocess, sys; subprocess.run([sys.executable, '-c', {grand!r}])"
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, **popen
     )
     assert out.returncode == 0, out.stderr
-    return tuple(out.stdout.split())
+    blocked, ignored = out.stdout.split()
+    return int(blocked, 16), int(ignored, 16)
+
+
+def _bit(sig: signal.Signals) -> int:
+    return 1 << (sig - 1)
 
 
 def test_an_analysis_started_by_a_ray_worker_has_a_plain_processs_signals():
     """A Ray worker blocks SIGINT and ignores SIGINT and SIGQUIT, and both pass through exec: the
     analysis process (sweep/node.py main) resets them, so the user's model runs with the signals a
-    plain process has. The worker's state is planted here as Ray leaves it."""
+    plain process has. The worker's state is planted here as Ray leaves it. The bits are read, not
+    whole masks: how pytest itself was started (`nohup`, a background job of a script: SIGHUP,
+    SIGINT, SIGQUIT ignored) is this test's environment, not the analysis's."""
 
     def as_ray_worker() -> None:
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGQUIT, signal.SIG_IGN)
 
-    plain = _signal_state("pass")
-    worker = _signal_state("pass", preexec_fn=as_ray_worker)
-    assert worker != plain  # the planted state reaches a grandchild when nothing resets it
+    ray_bits = _bit(signal.SIGINT) | _bit(signal.SIGQUIT)
+    blocked, ignored = _signal_state("pass", preexec_fn=as_ray_worker)
+    assert (
+        blocked & _bit(signal.SIGINT) and ignored & ray_bits == ray_bits
+    )  # planted, and it passes on
     fixed = "from tcdoctor.sweep.node import plain_signals; plain_signals()"
-    assert _signal_state(fixed, preexec_fn=as_ray_worker) == plain
+    blocked, ignored_fixed = _signal_state(fixed, preexec_fn=as_ray_worker)
+    assert blocked == 0 and ignored_fixed & ray_bits == 0
+    assert ignored_fixed == ignored & ~ray_bits  # every other signal as it was (SIGHUP under nohup)
 
 
 def test_an_analysis_timed_above_the_drivers_niceness_is_named_in_the_overview():
