@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..report.attribution import DivergingCall, Rerun
@@ -173,6 +173,14 @@ def time_left(timeout_s: float) -> float:
 
 
 @dataclass
+class Reruns(Record):
+    """The reproducer run alone (probes/diverge.py `run_script`): its `runs`, or why not."""
+
+    runs: list[Rerun] = field(default_factory=list)
+    not_run: str | None = None
+
+
+@dataclass
 class Search(Record):
     """probes/diverge.py's JSON, read once where it comes back (`run_search`): the diverging call
     (`found`) and its graph's `site`, the reproducer's folder and inputs (`saved`), its runs
@@ -180,7 +188,7 @@ class Search(Record):
 
     found: dict[str, Any] | None = None
     site: dict[str, Any] | None = None
-    reruns: dict[str, Any] | None = None
+    reruns: Reruns | None = None
     folder: str | None = None
     saved: list[dict] | None = None
     saved_bytes: int | None = None
@@ -239,19 +247,18 @@ def finish(out: Search, target: str, backend: str) -> dict:
         data["verdict"] = f"not classified: no reproducer ({out.not_measured})"
         return data
     data.update(folder=out.folder, saved=out.saved, saved_bytes=out.saved_bytes)
-    reruns = out.reruns or {}
-    if reruns.get("not_run"):
-        data["reruns_not_run"] = reruns["not_run"]
-        data["verdict"] = f"not classified: the reproducer did not run ({reruns['not_run']})"
+    reruns = out.reruns or Reruns()
+    if reruns.not_run:
+        data["reruns_not_run"] = reruns.not_run
+        data["verdict"] = f"not classified: the reproducer did not run ({reruns.not_run})"
         return data
-    data["reruns"] = reruns.get("runs") or []
+    data["reruns"] = [r.to_dict() for r in reruns.runs]
     seen = {  # the failing rows of the diverging call, read as the report reads them
         int(str(o.path).split()[-1]): o.max_abs_err or 0.0
         for o in DivergingCall.from_dict(out.found).outputs or []
         if str(o.path).startswith("output ")
     }
-    runs = [Rerun.from_dict(r) for r in data["reruns"]]
-    data["kind"], data["verdict"] = classify(runs, backend, seen)
+    data["kind"], data["verdict"] = classify(reruns.runs, backend, seen)
     script = os.path.join(out.folder, repro_script.SCRIPT_NAME)
     if data["kind"] in ("compiler_bug", "aot"):
         with open(script) as f:
