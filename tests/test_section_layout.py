@@ -293,7 +293,7 @@ def test_hints_sites_and_doc_links_are_columns_every_file_format_draws():
     rep = Report.from_dict(data.to_dict())
     brk = rep.graph_breaks.unique[0]
     assert brk.origin == "library" and brk.hints and brk.doc_url
-    brk.site = dict(brk.site, code="return impl(*args)  # the library's own line")
+    brk.site.code = "return impl(*args)  # the library's own line"
     sec = breaks.section(rep)
     (row,) = sec.tables[0].rows
     cells = dict(zip(sec.tables[0].headers, row))

@@ -32,6 +32,7 @@ from typing import Any, Callable
 
 import torch
 
+from ..report.sections import Memory
 from ..thresholds import RULES
 from .break_cost import REGION
 from .context import PhaseContext
@@ -53,22 +54,27 @@ def _above(e: int, c: int) -> tuple[bool, int]:
     return growth > limit, growth
 
 
-def footprints(memory: dict) -> tuple[int | None, int | None, bool]:
-    """(eager's, compiled's, whether held memory is in them): each side's held bytes plus its steady
-    peak where both sides' held figures were measured (probes/memory.py: a mode that holds a
-    CUDA-graph pool is never smaller than default for a small steady peak), else the peaks."""
-    e, c = memory.get("eager_peak_bytes"), memory.get("compiled_peak_bytes")
-    eh, ch = memory.get("eager_held_bytes"), memory.get("compiled_held_bytes")
-    if e is None or c is None or eh is None or ch is None:
-        return e, c, False
-    return int(e) + int(eh), int(c) + int(ch), True
+def footprints(m: Memory) -> tuple[int | None, int | None, bool]:
+    """(eager's, compiled's, whether held memory is in them): each side's footprint (held bytes
+    plus its steady peak: `Memory`'s) where both sides' held figures were measured
+    (probes/memory.py: a mode that holds a CUDA-graph pool is never smaller than default for a
+    small steady peak), else the peaks."""
+    e, c = m.eager_footprint_bytes, m.compiled_footprint_bytes
+    if e is None or c is None:
+        return m.eager_peak_bytes, m.compiled_peak_bytes, False
+    return e, c, True
 
 
 def grew(memory: dict) -> tuple[bool, int | None]:
     """(compiled's footprint above eager's by more than the RULES threshold, the growth in bytes:
     0 when compiled holds and peaks at or below eager, never negative). The footprint is held +
-    steady peak (`footprints`), the steady peak alone where held memory was not measured."""
-    e, c, _ = footprints(memory)
+    steady peak (`footprints`), the steady peak alone where held memory was not measured.
+    `memory`: the memory phase's result, read as the report's `Memory`."""
+    return _grown(Memory.from_dict(memory))
+
+
+def _grown(m: Memory) -> tuple[bool, int | None]:
+    e, c, _ = footprints(m)
     if e is None or c is None:
         return False, None
     return _above(e, c)
@@ -93,19 +99,20 @@ def phase_memory_graphs(ctx: PhaseContext) -> dict:
 
 def measure(compiled: Callable[[], Any], memory: dict, device: torch.device) -> dict:
     """The memory phase's result `memory` and one more compiled call when it shows growth."""
-    grows, growth = grew(memory)
-    _, _, held = footprints(memory)
+    m = Memory.from_dict(memory)
+    grows, growth = _grown(m)
+    _, _, held = footprints(m)
     base = {"growth_bytes": growth, "threshold": _threshold_text(held), "held": held}
     if not grows:
         return dict(base, grew=False, method="not attributed: no growth above the threshold")
-    e, c = memory.get("eager_peak_bytes"), memory.get("compiled_peak_bytes")
-    if not _above(int(e), int(c))[0]:  # the growth is held memory; a call's peak did not grow
+    # the growth is held memory; a call's peak did not grow
+    if not _above(int(m.eager_peak_bytes), int(m.compiled_peak_bytes))[0]:
         return dict(
             base,
             grew=True,
             not_measured=(
                 "the growth is memory the compiled side holds between calls "
-                f"({_held_text(memory)}), not a call's peak: no graph to split it by"
+                f"({_held_text(m)}), not a call's peak: no graph to split it by"
             ),
         )
     if device.type == "cuda":
@@ -118,17 +125,17 @@ def measure(compiled: Callable[[], Any], memory: dict, device: torch.device) -> 
     events, regions = _profiled_events(compiled)
     if events is None:
         return dict(base, grew=True, not_measured="the profiler's event tree is not available")
-    out = attribute(events, regions, memory.get("compiled_peak_bytes"))
+    out = attribute(events, regions, m.compiled_peak_bytes)
     return dict(base, grew=True, **out)
 
 
-def _held_text(memory: dict) -> str:
+def _held_text(m: Memory) -> str:
     from .. import units
 
-    pool = memory.get("compiled_pool_bytes")
+    pool = m.compiled_pool_bytes
     text = (
-        f"{units.nbytes(memory.get('compiled_held_bytes'))} held against eager's "
-        f"{units.nbytes(memory.get('eager_held_bytes'))}"
+        f"{units.nbytes(m.compiled_held_bytes)} held against eager's "
+        f"{units.nbytes(m.eager_held_bytes)}"
     )
     return text + (f", of which CUDA graphs' pools {units.nbytes(pool)}" if pool else "")
 

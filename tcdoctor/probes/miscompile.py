@@ -32,9 +32,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..report.attribution import Rerun
+from ..report.attribution import DivergingCall, Rerun
+from ..report.record import Record
 from ..report.sections import Numerics
 from .context import PhaseContext
 
@@ -156,8 +158,8 @@ def phase_miscompile(ctx: PhaseContext) -> dict:
     opts = ctx.options
     out = run_search(target, opts.backend, opts.mode, opts.fallback_random, budget)
     data = finish(out, target, opts.backend)
-    if data.get("kind") not in ("compiler_bug", "aot") and out.get("folder"):
-        shutil.rmtree(out["folder"], ignore_errors=True)  # nothing of it goes beside the reports
+    if data.get("kind") not in ("compiler_bug", "aot") and out.folder:
+        shutil.rmtree(out.folder, ignore_errors=True)  # nothing of it goes beside the reports
         data["folder"] = None
     return data
 
@@ -170,9 +172,36 @@ def time_left(timeout_s: float) -> float:
     return timeout_s - (time.time() - psutil.Process().create_time())
 
 
+@dataclass
+class Reruns(Record):
+    """The reproducer run alone (probes/diverge.py `run_script`): its `runs`, or why not."""
+
+    runs: list[Rerun] = field(default_factory=list)
+    not_run: str | None = None
+
+
+@dataclass
+class Search(Record):
+    """probes/diverge.py's JSON, read once where it comes back (`run_search`): the diverging call
+    (`found`) and its graph's `site`, the reproducer's folder and inputs (`saved`), its runs
+    (`reruns`: {runs} or {not_run}); `not_measured` where a step could not run."""
+
+    found: dict[str, Any] | None = None
+    site: dict[str, Any] | None = None
+    reruns: Reruns | None = None
+    folder: str | None = None
+    saved: list[dict] | None = None
+    saved_bytes: int | None = None
+    cost_s: float | None = None
+    calls_compared: int | None = None
+    graphs_compared: int | None = None
+    why_none: str | None = None
+    not_measured: str | None = None
+
+
 def run_search(
     target: str, backend: str, mode: str | None, fallback_random: bool, budget: float = BUDGET_S
-) -> dict:
+) -> Search:
     """probes/diverge.py in a fresh process, its own Inductor cache; its JSON, or why not."""
     folder = tempfile.mkdtemp(prefix="tcdoctor-repro-")
     cmd = [sys.executable, "-m", DIVERGE_MODULE, target, "--out", folder, "--backend", backend]
@@ -184,18 +213,18 @@ def run_search(
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=budget + IMPORT_S, env=env)
     except subprocess.TimeoutExpired:
         shutil.rmtree(folder, ignore_errors=True)
-        return {"not_measured": f"the search ran over its {budget + IMPORT_S:.0f} s"}
+        return Search(not_measured=f"the search ran over its {budget + IMPORT_S:.0f} s")
     finally:
         shutil.rmtree(env["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
     cost = round(time.monotonic() - t0, 1)
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
     if p.returncode != 0 or not lines:
         tail = (p.stderr.strip().splitlines() or ["no output"])[-1][:300]
-        return {"not_measured": f"the search's process failed: {tail}", "cost_s": cost}
-    return {**json.loads(lines[-1]), "cost_s": cost, "folder": folder}
+        return Search(not_measured=f"the search's process failed: {tail}", cost_s=cost)
+    return Search.from_dict({**json.loads(lines[-1]), "cost_s": cost, "folder": folder})
 
 
-def finish(out: dict, target: str, backend: str) -> dict:
+def finish(out: Search, target: str, backend: str) -> dict:
     """The record: the search's findings, the classification, the script and issue for a bug."""
     from . import repro_script
 
@@ -203,38 +232,40 @@ def finish(out: dict, target: str, backend: str) -> dict:
         "checked": True,
         "reason": "numerics failed",
         "method": METHOD,
-        **{k: out.get(k) for k in ("cost_s", "calls_compared", "graphs_compared", "why_none")},
+        "cost_s": out.cost_s,
+        "calls_compared": out.calls_compared,
+        "graphs_compared": out.graphs_compared,
+        "why_none": out.why_none,
     }
-    if out.get("not_measured") and not out.get("found"):
-        return {**data, "not_measured": out["not_measured"]}
-    data.update(found=out.get("found"), site=out.get("site"))
-    if not out.get("found"):
+    if out.not_measured and not out.found:
+        return {**data, "not_measured": out.not_measured}
+    data.update(found=out.found, site=out.site)
+    if not out.found:
         return data
-    if out.get("not_measured"):  # found, but not written (too large, cannot be scripted)
-        data["not_written"] = out["not_measured"]
-        data["verdict"] = f"not classified: no reproducer ({out['not_measured']})"
+    if out.not_measured:  # found, but not written (too large, cannot be scripted)
+        data["not_written"] = out.not_measured
+        data["verdict"] = f"not classified: no reproducer ({out.not_measured})"
         return data
-    data.update({k: out.get(k) for k in ("folder", "saved", "saved_bytes")})
-    reruns = out.get("reruns") or {}
-    if reruns.get("not_run"):
-        data["reruns_not_run"] = reruns["not_run"]
-        data["verdict"] = f"not classified: the reproducer did not run ({reruns['not_run']})"
+    data.update(folder=out.folder, saved=out.saved, saved_bytes=out.saved_bytes)
+    reruns = out.reruns or Reruns()
+    if reruns.not_run:
+        data["reruns_not_run"] = reruns.not_run
+        data["verdict"] = f"not classified: the reproducer did not run ({reruns.not_run})"
         return data
-    data["reruns"] = reruns.get("runs") or []
-    seen = {
-        int(str(o.get("path")).split()[-1]): o.get("max_abs_err") or 0.0
-        for o in (out["found"].get("outputs") or [])
-        if str(o.get("path", "")).startswith("output ")
+    data["reruns"] = [r.to_dict() for r in reruns.runs]
+    seen = {  # the failing rows of the diverging call, read as the report reads them
+        int(str(o.path).split()[-1]): o.max_abs_err or 0.0
+        for o in DivergingCall.from_dict(out.found).outputs or []
+        if str(o.path).startswith("output ")
     }
-    runs = [Rerun.from_dict(r) for r in data["reruns"]]
-    data["kind"], data["verdict"] = classify(runs, backend, seen)
-    script = os.path.join(out["folder"], repro_script.SCRIPT_NAME)
+    data["kind"], data["verdict"] = classify(reruns.runs, backend, seen)
+    script = os.path.join(out.folder, repro_script.SCRIPT_NAME)
     if data["kind"] in ("compiler_bug", "aot"):
         with open(script) as f:
             data["script"] = f.read()
         command = f"tcdoctor analyze {target} --backend {backend}"
         data["issue"] = repro_script.issue_text(
-            out["found"], out.get("site") or {}, data["reruns"], command, _version()
+            out.found, out.site or {}, data["reruns"], command, _version()
         )
     else:
         data["not_written"] = (

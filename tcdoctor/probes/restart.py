@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from dataclasses import dataclass, field
 from typing import Iterator
 
 from . import dynamo_state
@@ -60,11 +61,26 @@ class _Reasons(logging.Handler):
             self.lines.append(msg.splitlines()[0][:300])
 
 
+@dataclass
+class CacheWatch:
+    """What `cache_watch` read over its block: `caches` ({fx_graph: {hit, miss, bypass},
+    aot_autograd: {...}}, PyTorch's counters), `metrics` (the CompilationMetrics entries' local
+    cache counts), the bypass `reasons` in PyTorch's words, the frames Dynamo traced."""
+
+    caches: dict[str, dict[str, int]] = field(default_factory=dict)
+    metrics: dict[str, dict[str, int]] = field(default_factory=dict)
+    reasons: list[str] = field(default_factory=list)
+    traced_frames: int = 0
+
+    def compiled(self, cache: str) -> int:
+        """What `cache` compiled again: its misses and bypasses."""
+        return self.caches[cache]["miss"] + self.caches[cache]["bypass"]
+
+
 @contextlib.contextmanager
-def cache_watch() -> Iterator[dict]:
-    """PyTorch's cache counters and bypass reasons over the block: yields a dict filled on exit
-    with `caches` ({fx_graph: {hit, miss, bypass}, aot_autograd: {...}}), `metrics` (the
-    CompilationMetrics entries' local cache counts), `reasons` and `traced_frames`."""
+def cache_watch() -> Iterator[CacheWatch]:
+    """PyTorch's cache counters and bypass reasons over the block: yields a `CacheWatch` filled
+    on exit."""
     before = {k: dynamo_state.counters_of(group) for k, (group, _) in COUNTERS.items()}
     mark = dynamo_state.Mark()
     handler = _Reasons()
@@ -73,7 +89,7 @@ def cache_watch() -> Iterator[dict]:
     for lg in loggers:
         lg.addHandler(handler)
         lg.setLevel(logging.INFO)
-    out: dict = {}
+    out = CacheWatch()
     try:
         yield out
     finally:
@@ -81,10 +97,11 @@ def cache_watch() -> Iterator[dict]:
             lg.removeHandler(handler)
             lg.setLevel(level)
         entries = mark.since()
-        out.update(_figures(before, entries, handler.lines))
+        out.caches, out.metrics = _figures(before, entries)
+        out.reasons, out.traced_frames = handler.lines, len(entries)
 
 
-def _figures(before: dict, entries: list, reasons: list[str]) -> dict:
+def _figures(before: dict, entries: list) -> tuple[dict, dict]:
     caches = {}
     for key, (group, prefix) in COUNTERS.items():
         now = dynamo_state.counters_of(group)
@@ -99,12 +116,7 @@ def _figures(before: dict, entries: list, reasons: list[str]) -> dict:
         }
         for key, (hit, miss) in METRIC_FIELDS.items()
     }
-    return {
-        "caches": caches,
-        "metrics": metrics,
-        "reasons": reasons,
-        "traced_frames": len(entries),
-    }
+    return caches, metrics
 
 
 def cache_words(caches: dict, backend: str) -> list[str]:
@@ -123,27 +135,24 @@ def cache_words(caches: dict, backend: str) -> list[str]:
 
 
 def restart_record(
-    spawn: dict[str, float | None], watch: dict, first_request: float | None, backend: str
+    spawn: dict[str, float | None], watch: CacheWatch, first_request: float | None, backend: str
 ) -> dict:
     """The restart record: times from the spawn (`spawn`: import_s, build_s, started_unix),
     the caches (`watch`, from cache_watch) and whether anything compiled again."""
     started = spawn.get("started_unix")
-    caches = watch.get("caches") or {}
-    fx = caches.get("fx_graph") or {}
-    aa = caches.get("aot_autograd") or {}
     compiled_again = {
-        "traced_frames": watch.get("traced_frames"),
-        "inductor_compiled": (fx.get("miss") or 0) + (fx.get("bypass") or 0),
-        "aot_autograd_compiled": (aa.get("miss") or 0) + (aa.get("bypass") or 0),
+        "traced_frames": watch.traced_frames,
+        "inductor_compiled": watch.compiled("fx_graph"),
+        "aot_autograd_compiled": watch.compiled("aot_autograd"),
     }
     return {
         "first_request_s": (first_request - started) if first_request and started else None,
         "import_s": spawn.get("import_s"),
         "build_s": spawn.get("build_s"),
-        "caches": caches,
-        "metrics": watch.get("metrics"),
-        "hit": cache_words(caches, backend),
-        "reasons": watch.get("reasons") or [],
+        "caches": watch.caches,
+        "metrics": watch.metrics,
+        "hit": cache_words(watch.caches, backend),
+        "reasons": watch.reasons,
         "compiled_again": compiled_again,
         "method": "a fresh process started from a copy of the replay process's cache folder: "
         "from its spawn (the parent's clock just before the start) to the first warm-up request's "

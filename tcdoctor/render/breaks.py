@@ -48,7 +48,7 @@ NOT_YOURS = "for that code's authors (the advice says what you can do): "
 def _library_code(f: GraphBreak) -> str:
     """The library line the break happens in, for a break in code the user did not write (when
     it is not the line the code column shows already)."""
-    code = "" if f.users else str((f.site or {}).get("code") or "")
+    code = "" if f.users else str(f.site and f.site.code or "")
     return "" if code == (f.code or "") else code
 
 

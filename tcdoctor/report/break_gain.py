@@ -50,7 +50,6 @@ def attach(data: dict) -> None:
         else:
             why = "this backend does not mark its graph calls in the profiler (Inductor does), so a break's own time cannot be told apart"
     for f in findings:
-        site = f.site or {}
         if why and not f.frame_skipped:
             f.cost_not_measured = why
             continue
@@ -64,7 +63,8 @@ def attach(data: dict) -> None:
             ids = {
                 s["compile_id"]
                 for s in sites
-                if (s.get("file"), s.get("line")) == (site.get("file"), site.get("line"))
+                if (s.get("file"), s.get("line"))
+                == (f.site and f.site.file, f.site and f.site.line)
             }
             costs = [prof["region_self_s"][i] for i in ids if i in prof.get("region_self_s", {})]
             cost = sum(costs) if costs else None

@@ -22,6 +22,7 @@ from ..report.sections import (
     GraphBreak,
     Recompile,
 )
+from ..report.sections.breaks import BreakSite
 from ..thresholds import Rules
 from .break_fix import BreakFix, NoFix, break_fix
 from .figures import Figures
@@ -50,9 +51,9 @@ def _foreign_code_fix(
     f: GraphBreak, ways_measured: bool = True, regions_measured: bool = False
 ) -> str:
     """What the user can do from their side about a break in code they did not write."""
-    site = f.site or {}
-    known = CALL_SITE_FIXES.get(site.get("function") or "")
-    called_api = site.get("called") or {}
+    site = f.site or BreakSite()
+    known = CALL_SITE_FIXES.get(site.function or "")
+    called_api = site.called or {}
     called = called_api.get("function") or ""
     if f.origin == "step" or called.startswith(("Tensor.backward", "Optimizer.")):
         compare = (
@@ -72,7 +73,7 @@ def _foreign_code_fix(
         return f"this is {whose}: " + compare
     options = [known] if known else []
     lib = f.library or "the library"
-    if lib == "torch" and "optim" in (site.get("file") or ""):
+    if lib == "torch" and "optim" in (site.file or ""):
         options.append(
             "compile the model and `optimizer.step` separately (PyTorch's optimizer recipe) instead of one "
             "function around both"
@@ -109,8 +110,8 @@ def graph_break_advice(
     if origin == "user":
         fix = _own_code_fix(own if own is not None else break_fix(f))
         return f"Graph break at {where}{code}{times}: {f.reason}. {fix}{extra}"
-    site = f.site or {}
-    at = f"{f.library or 'library'} {site.get('function') or ''} ({site.get('file') or '?'}:{site.get('line') or '?'})".replace(
+    site = f.site or BreakSite()
+    at = f"{f.library or 'library'} {site.function or ''} ({site.file or '?'}:{site.line or '?'})".replace(
         "  ", " "
     )
     hint = f" PyTorch's hint, for that code's authors: {f.hints[0]}" if f.hints else ""
@@ -211,7 +212,7 @@ def _library_call_advice(call: LibraryCall) -> str:
     where = units.file_line(call.file, call.line)
     code = f" (`{call.code}`)" if call.code else ""
     sites = "; ".join(
-        f"{(f.site or {}).get('function') or '?'} ({f.occurrences or 1}×: {f.reason})"
+        f"{(f.site or BreakSite()).function or '?'} ({f.occurrences or 1}×: {f.reason})"
         for f in call.findings
     )
     return f"{call.reason}. At {where}{code}; inside {call.library}: {sites}."

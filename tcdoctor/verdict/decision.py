@@ -39,6 +39,7 @@ from ..report.sections import (
     GraphBreak,
     RemedyRow,
 )
+from ..report.sections.breaks import SkippedFrame
 from ..thresholds import Rules
 from .advice import library_calls
 from .break_fix import BreakFix, break_fix
@@ -223,17 +224,17 @@ def _eager_parts(fig: Figures, fixable: bool | None = None) -> str:
     def named(f: GraphBreak) -> str:
         """'the model's entry `Detector.forward` at nms_loop.py:34 runs eagerly: a graph break
         inside a loop (nms_loop.py:43) skips the whole frame'."""
-        sf = f.skipped_frame or {}
-        who = "the model's entry " if sf.get("entry") else ""
+        sf = f.skipped_frame or SkippedFrame()
+        who = "the model's entry " if sf.entry else ""
         why = "a graph break inside a loop" if f.in_loop else f"a graph break ({f.reason})"
         return (
-            f"{who}`{sf['function']}` at {units.file_line(sf.get('file'), sf.get('line'))} runs eagerly: "
+            f"{who}`{sf.function}` at {units.file_line(sf.file, sf.line)} runs eagerly: "
             f"{why} ({units.file_line(f.file, f.line)}) skips the whole frame"
         )
 
-    known = [f for f in skipped if (f.skipped_frame or {}).get("function")]
+    known = [f for f in skipped if f.skipped_frame and f.skipped_frame.function]
     if known and len(known) == skipped_n:  # each skipped frame named (older reports: counted)
-        shown = [named(f) for f in sorted(known, key=lambda f: not f.skipped_frame.get("entry"))]
+        shown = [named(f) for f in sorted(known, key=lambda f: not f.skipped_frame.entry)]
         more = f"; {len(shown) - 2} more skipped frame(s)" if len(shown) > 2 else ""
         return "; ".join(shown[:2]) + more + limit
     return f"{skipped_n} skipped frame(s){limit}"

@@ -27,6 +27,7 @@ from .base import (
     BranchPayload,
     Need,
     NoRewrite,
+    Observed,
     OpPayload,
     Page,
     Proof,
@@ -59,13 +60,14 @@ __all__ = [
 
 def plan(source: str, site: Site, observed: dict | None = None) -> Result:
     """The patch for the break at `site` in `source` (the file's text as decoded, a byte-order
-    mark and CRLF line endings kept), or why there is none. Never raises."""
+    mark and CRLF line endings kept), or why there is none; `observed`: what the eager run
+    observed (sandbox.observe's dict, read here as an `Observed`). Never raises."""
     try:
         bom, text = tree.split_bom(source)
         spot = tree.locate(text, site)
         if isinstance(spot, NoRewrite):
             return spot
-        result = _decide(spot, observed)
+        result = _decide(spot, Observed.from_dict(observed) if observed else None)
     except Exception as exc:  # a planner bug must not take the analysis down
         return NoRewrite(f"the planner failed on this file ({type(exc).__name__}: {exc})")
     if isinstance(result, Rewrite) and bom:
@@ -73,14 +75,14 @@ def plan(source: str, site: Site, observed: dict | None = None) -> Result:
     return result
 
 
-def _decide(spot: tree.Spot, observed: dict | None) -> Result:
+def _decide(spot: tree.Spot, observed: Observed | None) -> Result:
     result = _first(spot, observed)
     if isinstance(result, NoRewrite) and not (result.suppressed or result.pending):
         return _fallback(spot, observed, result)
     return result
 
 
-def _first(spot: tree.Spot, observed: dict | None) -> Result:
+def _first(spot: tree.Spot, observed: Observed | None) -> Result:
     """The answer of the first rule (not a fallback) that answers, or why none does."""
     for r in registry.RULES:
         if r.fallback or not r.applies(spot):
@@ -98,7 +100,7 @@ def _first(spot: tree.Spot, observed: dict | None) -> Result:
     return unmatched.reason(spot)
 
 
-def _fallback(spot: tree.Spot, observed: dict | None, refused: NoRewrite) -> Result:
+def _fallback(spot: tree.Spot, observed: Observed | None, refused: NoRewrite) -> Result:
     """A fallback rule's rewrite where the first answer was a refusal of a family it stands in
     for (its note says why the first rule refused), else the refusal."""
     for r in registry.RULES:

@@ -21,6 +21,7 @@ from enum import Enum
 from typing import Any, Callable, Union
 
 from ...outcomes import Safety
+from ...report.record import Record
 
 
 class Proof(str, Enum):
@@ -99,6 +100,28 @@ class Need:
     whole: bool = False
 
 
+@dataclass
+class Value(Record):
+    """One value the eager run observed (experiments/proving/sandbox.describe): its type name
+    ("tensor", "ndarray", "int", "tuple", ...), a tensor's or array's shape and dtype (torch's
+    name for a tensor's: "float32"), a tuple's items."""
+
+    type: str | None = None
+    shape: list[int] = field(default_factory=list)
+    dtype: str | None = None
+    items: list[Value] = field(default_factory=list)
+
+
+@dataclass
+class Observed(Record):
+    """What a `Need` recorded: each input's value by name and the output's. Read once where the
+    rewrite package receives it (`rewrite.plan`: from the sandbox, a saved report's patch or a
+    page's example)."""
+
+    inputs: dict[str, Value] = field(default_factory=dict)
+    output: Value = field(default_factory=Value)
+
+
 @dataclass(frozen=True)
 class Rewrite:
     """A source patch: the whole rewritten module, what it does, and what its proof must check."""
@@ -160,7 +183,7 @@ class Rule:
     the_rewrite: str
     statements: tuple[type, ...]
     proofs: tuple[str, ...]
-    match: Callable[[Any, dict | None], Result | None]  # (tree.Spot, what the eager run observed)
+    match: Callable[[Any, Observed | None], Result | None]  # (tree.Spot, what the eager run saw)
     page: Page
     library_calls: bool = False
     observe: Callable[[Any], Need | None] | None = None  # (tree.Spot) -> what to observe

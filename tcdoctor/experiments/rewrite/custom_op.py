@@ -39,7 +39,7 @@ import libcst as cst
 
 from ...outcomes import Safety
 from . import op_shapes, ops, tree
-from .base import Need, NoRewrite, OpPayload, Page, Proof, Result, Rewrite, Rule
+from .base import Need, NoRewrite, Observed, OpPayload, Page, Proof, Result, Rewrite, Rule, Value
 from .tree import BLANK, Spot
 
 CODE, NAME = "TCD105", "custom-op"
@@ -387,7 +387,7 @@ def _is_target(spot: Spot, name: cst.Name) -> bool:
     return isinstance(parent, cst.AssignTarget)
 
 
-def match(spot: Spot, observed: dict | None) -> Result | None:
+def match(spot: Spot, observed: Observed | None) -> Result | None:
     op = candidate(spot)
     if op is None or isinstance(op, NoRewrite):
         return op
@@ -414,11 +414,13 @@ def _title(spot: Spot, op: _OpCall, line: int) -> str:
 # writing the op
 
 
-def _shape_checks(spot: Spot, op: _OpCall, outs: list[dict], seen: dict) -> NoRewrite | None:
+def _shape_checks(
+    spot: Spot, op: _OpCall, outs: list[Value], seen: dict[str, Value]
+) -> NoRewrite | None:
     """Each output's observed shape against its rule (None: every one agrees)."""
     for shape, out in zip(op.shapes or (op.shape,), outs):
-        derived = shape.of([int(d) for d in seen[op.array].get("shape", ())])
-        got = [int(d) for d in out.get("shape", ())]
+        derived = shape.of([int(d) for d in seen[op.array].shape])
+        got = [int(d) for d in out.shape]
         if derived != got:
             return NoRewrite(
                 f"{UNKNOWN}: the shape rule ({shape.describe(op.full)}) gives "
@@ -429,12 +431,12 @@ def _shape_checks(spot: Spot, op: _OpCall, outs: list[dict], seen: dict) -> NoRe
     return None
 
 
-def _custom_op(spot: Spot, op: _OpCall, observed: dict) -> Result:
+def _custom_op(spot: Spot, op: _OpCall, observed: Observed) -> Result:
     types = _observed_types(op, observed)
     if isinstance(types, NoRewrite):
         return types
-    out, seen = observed["output"], observed["inputs"]
-    outs = out["items"] if op.names else [out]
+    out, seen = observed.output, observed.inputs
+    outs = out.items if op.names else [out]
     wrong = _shape_checks(spot, op, outs, seen)
     if wrong is not None:
         return wrong
@@ -495,23 +497,23 @@ def _custom_op(spot: Spot, op: _OpCall, observed: dict) -> Result:
     )
 
 
-def _observed_types(op: _OpCall, observed: dict) -> dict[str, str] | NoRewrite:
+def _observed_types(op: _OpCall, observed: Observed) -> dict[str, str] | NoRewrite:
     """Each input's annotation (`torch.Tensor`, `int`, ...) from the observed eager run."""
-    seen, out = observed.get("inputs") or {}, observed.get("output") or {}
+    seen, out = observed.inputs, observed.output
     want = "ndarray" if op.returns_array else "tensor"
     if op.names:
-        items = out.get("items") if out.get("type") == "tuple" else None
-        if not isinstance(items, list) or len(items) != len(op.names):
+        items = out.items if out.type == "tuple" else []
+        if len(items) != len(op.names):
             return NoRewrite(
-                f"the call returns {out.get('type') or 'an unobserved value'}, not a tuple of "
+                f"the call returns {out.type or 'an unobserved value'}, not a tuple of "
                 f"{len(op.names)} arrays",
                 NAME,
             )
-        bad = [i for i in items if i.get("type") != want or not ops.known_dtype(i)]
+        bad = [i for i in items if i.type != want or not ops.known_dtype(i)]
         out = bad[0] if bad else items[0]
-    if out.get("type") != want:
+    if out.type != want:
         return NoRewrite(
-            f"the call returns {out.get('type') or 'an unobserved value'}, not a {want}: a "
+            f"the call returns {out.type or 'an unobserved value'}, not a {want}: a "
             "custom op must return tensors (convert the result with torch.from_numpy in the "
             "source first)",
             NAME,

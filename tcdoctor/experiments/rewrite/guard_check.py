@@ -20,14 +20,14 @@ import libcst as cst
 
 from ...outcomes import Safety
 from . import effects, tree
-from .base import REPORT_PROOF, REPORT_WORD, NoRewrite, Page, Proof, Result, Rewrite, Rule
+from .base import REPORT_PROOF, REPORT_WORD, NoRewrite, Observed, Page, Proof, Result, Rewrite, Rule
 from .tree import GUARD, Spot
 
 CODE, NAME = "TCD103", "guard-check"
 ORDER = ("stdout", "warnings", "logs")
 
 
-def match(spot: Spot, observed: dict | None) -> Result | None:
+def match(spot: Spot, observed: Observed | None) -> Result | None:
     if not tree.tensor_if(spot):
         return None
     assert isinstance(spot.stmt, cst.If)

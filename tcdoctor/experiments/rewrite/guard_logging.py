@@ -18,7 +18,7 @@ import libcst as cst
 
 from ...outcomes import Safety
 from . import effects, tree
-from .base import REPORT_PROOF, REPORT_WORD, NoRewrite, Page, Proof, Result, Rewrite, Rule
+from .base import REPORT_PROOF, REPORT_WORD, NoRewrite, Observed, Page, Proof, Result, Rewrite, Rule
 from .tree import GUARD, Spot
 
 CODE, NAME = "TCD102", "guard-logging"
@@ -32,7 +32,7 @@ def several(spot: Spot, family: str) -> NoRewrite:
     )
 
 
-def match(spot: Spot, observed: dict | None) -> Result | None:
+def match(spot: Spot, observed: Observed | None) -> Result | None:
     stmt = spot.stmt
     assert isinstance(stmt, cst.SimpleStatementLine)
     for small in stmt.body:

@@ -35,7 +35,7 @@ import libcst as cst
 
 from ...outcomes import Safety
 from . import effects, tree
-from .base import NoRewrite, Page, Result, Rewrite, Rule
+from .base import NoRewrite, Observed, Page, Result, Rewrite, Rule
 from .tree import Spot
 
 CODE, NAME = "TCD107", "helper-disable"
@@ -100,7 +100,7 @@ def writes(spot: Spot, func: cst.FunctionDef) -> list[str]:
     return found
 
 
-def match(spot: Spot, _observed: dict | None = None) -> Result | None:
+def match(spot: Spot, _observed: Observed | None = None) -> Result | None:
     """The decorated helper, or None where the line is not in a helper of the file."""
     found = _helper(spot)
     if found is None:

@@ -55,7 +55,7 @@ import libcst as cst
 
 from ...outcomes import Safety
 from . import custom_op, helper_method, ops, tree
-from .base import Need, NoRewrite, OpPayload, Page, Result, Rewrite, Rule
+from .base import Need, NoRewrite, Observed, OpPayload, Page, Result, Rewrite, Rule, Value
 from .helper_read import Helper, Refuse, read
 from .tree import BLANK, Spot
 
@@ -183,7 +183,7 @@ def observe(spot: Spot) -> Need | None:
     )
 
 
-def match(spot: Spot, observed: dict | None) -> Result | None:
+def match(spot: Spot, observed: Observed | None) -> Result | None:
     helper = candidate(spot)
     if helper is None or isinstance(helper, NoRewrite):
         return helper
@@ -191,7 +191,7 @@ def match(spot: Spot, observed: dict | None) -> Result | None:
         return NoRewrite("needs the eager run's shapes", NAME, pending=True)
     arrays: set[str] = set()
     if helper.method is not None:  # read again, its NumPy attributes known
-        seen = observed.get("inputs") or {}
+        seen = observed.inputs
         arrays = {a for a, _ in helper.attrs.names if _kind(seen, f"self.{a}") == "ndarray"}
         helper = candidate(spot, arrays)
         if not isinstance(helper, Helper):
@@ -200,52 +200,49 @@ def match(spot: Spot, observed: dict | None) -> Result | None:
     return _write(spot, helper, observed, arrays)
 
 
-def _kind(seen: dict, key: str) -> str | None:
-    return (seen.get(key) or {}).get("type")
+def _kind(seen: dict[str, Value], key: str) -> str | None:
+    return seen.get(key, Value()).type
 
 
 # ---------------------------------------------------------------------------------------------
 # writing the op
 
 
-def _outputs(observed: dict, n: int, several: bool) -> list[dict] | NoRewrite:
+def _outputs(observed: Observed, n: int, several: bool) -> list[Value] | NoRewrite:
     """The observed output of each returned value."""
-    out = observed.get("output") or {}
+    out = observed.output
     if several:
-        items = out.get("items") if out.get("type") == "tuple" else None
-        if not isinstance(items, list) or len(items) != n:
+        items = out.items if out.type == "tuple" else []
+        if len(items) != n:
             return NoRewrite(
-                f"the helper returned {out.get('type') or 'an unobserved value'}, not a tuple of "
+                f"the helper returned {out.type or 'an unobserved value'}, not a tuple of "
                 f"{n} tensors",
                 NAME,
             )
     else:
         items = [out]
     for item in items:
-        if item.get("type") != "tensor" or not ops.known_dtype(item):
+        if item.type != "tensor" or not ops.known_dtype(item):
             return NoRewrite(
-                f"the helper returned {item.get('type') or 'an unobserved value'} with no torch "
+                f"the helper returned {item.type or 'an unobserved value'} with no torch "
                 "dtype: a custom op returns a tensor",
                 NAME,
             )
     return items
 
 
-def _seen(helper: Helper, observed: dict) -> dict:
+def _seen(helper: Helper, observed: Observed) -> dict[str, Value]:
     """The observed inputs by the op's parameter names, a NumPy attribute seen as the tensor it
     is passed as."""
-    raw = observed.get("inputs") or {}
     seen = {}
     for p in helper.params:
-        got = dict(raw.get(helper.key(p)) or {})
-        if got.get("type") == "ndarray":
-            got["type"] = "tensor"
-        seen[p] = got
+        got = observed.inputs.get(helper.key(p), Value())
+        seen[p] = replace(got, type="tensor") if got.type == "ndarray" else got
     return seen
 
 
 def _checked_types(
-    helper: Helper, observed: dict
+    helper: Helper, observed: Observed
 ) -> tuple[dict[str, str], list[str | None]] | NoRewrite:
     """Each parameter's type from the observed call, and each output's fake dtype (None: its
     array input's), or why the observed call does not fit the helper's rule."""
@@ -261,10 +258,10 @@ def _checked_types(
         x = result.source
         if types.get(x) != "torch.Tensor":
             return NoRewrite(f"{x}, read as the library's array, is not a tensor", NAME)
-        derived = result.shape.of([int(d) for d in seen[x].get("shape", ())])
+        derived = result.shape.of([int(d) for d in seen[x].shape])
         for other in result.broadcast:
-            derived = ops.broadcast(derived, [int(d) for d in seen[other].get("shape", ())])
-        got = [int(d) for d in out.get("shape", ())]
+            derived = ops.broadcast(derived, [int(d) for d in seen[other].shape])
+        got = [int(d) for d in out.shape]
         if derived != got:
             rule = "; ".join(result.rules) or "NumPy conversions: same shape as its input"
             return NoRewrite(
@@ -275,7 +272,7 @@ def _checked_types(
         if result.dtype is not None:
             if ops.dtype(out) != f"torch.{result.dtype}":
                 return NoRewrite(
-                    f"the helper fixes the dtype {result.dtype}, but returned {out.get('dtype')}",
+                    f"the helper fixes the dtype {result.dtype}, but returned {out.dtype}",
                     NAME,
                 )
             fixed.append(f"torch.{result.dtype}")
@@ -411,7 +408,7 @@ def _module(
     return tree.ensure_torch(spot.module.with_changes(body=body))
 
 
-def _write(spot: Spot, helper: Helper, observed: dict, arrays: set[str]) -> Result:
+def _write(spot: Spot, helper: Helper, observed: Observed, arrays: set[str]) -> Result:
     checked = _checked_types(helper, observed)
     if isinstance(checked, NoRewrite):
         return checked

@@ -15,7 +15,7 @@ import libcst as cst
 
 from ...outcomes import Safety
 from . import effects, tree
-from .base import NoRewrite, Page, Result, Rewrite, Rule
+from .base import NoRewrite, Observed, Page, Result, Rewrite, Rule
 from .tree import Spot
 
 CODE, NAME = "TCD101", "leftover-graph-break"
@@ -39,7 +39,7 @@ def _graph_break(spot: Spot, small: cst.BaseSmallStatement) -> tuple[cst.Call | 
     )
 
 
-def match(spot: Spot, observed: dict | None) -> Result | None:
+def match(spot: Spot, observed: Observed | None) -> Result | None:
     stmt = spot.stmt
     assert isinstance(stmt, cst.SimpleStatementLine)
     for small in stmt.body:

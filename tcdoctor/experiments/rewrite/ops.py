@@ -17,7 +17,7 @@ import re
 from pathlib import PurePath
 
 from . import op_shapes
-from .base import NoRewrite
+from .base import NoRewrite, Value
 
 OBSERVED_SCALARS = {"int": "int", "float": "float", "bool": "bool"}
 
@@ -28,20 +28,22 @@ def op_name(file: str | None, function: str, line: int) -> str:
     return name if name[0].isalpha() else f"m_{name}"
 
 
-def known_dtype(observed: dict) -> bool:
-    return bool(re.fullmatch(r"(torch\.)?[a-z][a-z0-9_]*", str(observed.get("dtype", ""))))
+def known_dtype(observed: Value) -> bool:
+    return bool(re.fullmatch(r"(torch\.)?[a-z][a-z0-9_]*", observed.dtype or ""))
 
 
-def dtype(observed: dict) -> str:
+def dtype(observed: Value) -> str:
     """`torch.float32` from an observed "float32" (or "torch.float32")."""
-    return "torch." + str(observed["dtype"]).removeprefix("torch.")
+    return "torch." + str(observed.dtype).removeprefix("torch.")
 
 
-def param_types(names: list[str], seen: dict, family: str) -> dict[str, str] | NoRewrite:
+def param_types(
+    names: list[str], seen: dict[str, Value], family: str
+) -> dict[str, str] | NoRewrite:
     """Each input's annotation from the observed eager run, or why one cannot be an op's input."""
     types: dict[str, str] = {}
     for name in names:
-        kind = (seen.get(name) or {}).get("type")
+        kind = seen.get(name, Value()).type
         if kind == "tensor" and not known_dtype(seen[name]):
             return NoRewrite(f"input {name}'s observed dtype is not a torch dtype name", family)
         if kind == "tensor":

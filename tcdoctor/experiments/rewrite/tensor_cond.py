@@ -34,7 +34,7 @@ import libcst as cst
 
 from ...outcomes import Safety
 from . import effects, tree
-from .base import BranchPayload, NoRewrite, Page, Proof, Result, Rewrite, Rule
+from .base import BranchPayload, NoRewrite, Observed, Page, Proof, Result, Rewrite, Rule
 from .tree import BLANK, Spot
 
 CODE, NAME = "TCD104", "tensor-cond"
@@ -48,7 +48,7 @@ class _Branch:
     aliases: frozenset[str] = frozenset()  # names whose last value is another name: `y = x`
 
 
-def match(spot: Spot, observed: dict | None) -> Result | None:
+def match(spot: Spot, observed: Observed | None) -> Result | None:
     if not tree.tensor_if(spot):
         return None
     stmt = spot.stmt

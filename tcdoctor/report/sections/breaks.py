@@ -7,7 +7,32 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ... import units
+from ..keyed import Keyed
 from ..record import Record
+
+
+@dataclass
+class BreakSite(Keyed):
+    """Where a break in code the user did not write lies (probes/graph_breaks.py `attribute`): the
+    library frame's file, line, function and code; `called`: the API the user's line calls that
+    Dynamo cannot trace (function, file, from). Keyed: the probe's keys, in its order."""
+
+    file: str | None = None
+    line: int | None = None
+    function: str | None = None
+    code: str | None = None
+    called: dict[str, Any] | None = None
+
+
+@dataclass
+class SkippedFrame(Keyed):
+    """The frame Dynamo skipped (ran eagerly), when `frame_skipped`: its qualified name, file, line
+    (its def); `entry`: True when it is the call's first frame (the model's forward, the step)."""
+
+    function: str | None = None
+    file: str | None = None
+    line: int | None = None
+    entry: bool | None = None
 
 
 @dataclass
@@ -38,11 +63,9 @@ class GraphBreak(Record):
     origin: str | None = None  # user / library / pytorch / step
     origin_text: str | None = None
     library: str | None = None
-    site: dict[str, Any] | None = None
+    site: BreakSite | None = None
     frame_skipped: bool | None = None
-    # the frame Dynamo skipped, when frame_skipped: {"function": qualified name, "file", "line" (its
-    # def), "entry": True when it is the first frame of the call (the model's forward, the step)}
-    skipped_frame: dict[str, Any] | None = None
+    skipped_frame: SkippedFrame | None = None
     in_loop: bool | None = None
     explanation: str | None = None
     hints: list[str] | None = None
@@ -78,15 +101,15 @@ class GraphBreak(Record):
         break in code the user did not write lies; '' for the user's own code."""
         if not self.origin or self.origin == "user":
             return ""
-        site = self.site or {}
-        called = site.get("called")
-        if called:  # the user's line calls an API Dynamo cannot trace (loss.backward(), zero_grad)
+        site = self.site or BreakSite()
+        # the user's line calls an API Dynamo cannot trace (loss.backward(), zero_grad)
+        if site.called:
             return (
-                f" — a call into {self.library or 'torch'} {called.get('function') or ''}, "
+                f" — a call into {self.library or 'torch'} {site.called.get('function') or ''}, "
                 f"{self.origin_text}"
             )
-        where = units.file_line(site.get("file"), site.get("line"))
-        inside = f"{self.library or ''} {site.get('function') or ''} ({where})"
+        where = units.file_line(site.file, site.line)
+        inside = f"{self.library or ''} {site.function or ''} ({where})"
         return f" — inside {inside}, {self.origin_text}".replace("  ", " ")
 
     @property
@@ -114,12 +137,11 @@ class GraphBreak(Record):
         short form when the frame is not named (older reports); None when no frame was skipped."""
         if not self.frame_skipped:
             return None
-        sf = self.skipped_frame or {}
-        if not sf.get("function"):
+        sf = self.skipped_frame or SkippedFrame()
+        if not sf.function:
             return "frame skipped: runs eagerly"
-        entry = ", the call's entry," if sf.get("entry") else ""
-        where = units.file_line(sf.get("file"), sf.get("line"))
-        return f"frame skipped: {sf['function']} ({where}){entry} runs eagerly"
+        entry = ", the call's entry," if sf.entry else ""
+        return f"frame skipped: {sf.function} ({units.file_line(sf.file, sf.line)}){entry} runs eagerly"
 
 
 @dataclass
