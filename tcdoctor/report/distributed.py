@@ -21,9 +21,11 @@ reports and recompute it.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..stats import median_ci
+from .record import Record
 from .sections import DdpSummary, Distributed, Divergence, RankRow, SlowestRank
 
 if TYPE_CHECKING:  # report/model.py imports this module: the class is for annotations only
@@ -65,6 +67,25 @@ RISKS = {
 
 
 # -- one rank ----------------------------------------------------------------------
+
+
+@dataclass
+class RankInfo(Record):
+    """What a rank recorded about itself (its `rank` event, run/rank.py), and whether it finished
+    (the parent's, from its events)."""
+
+    OMIT_NONE = ("finished",)  # the rank itself does not know
+
+    rank: int | None = None
+    world_size: int | None = None
+    local_rank: int | None = None
+    backend: str | None = None
+    pg_timeout_s: float | None = None
+    host: str | None = None
+    pid: int | None = None
+    finished: bool | None = None
+
+
 MIN_CI_SAMPLES = 3  # fewer steady-state samples give no interval worth showing
 
 
@@ -75,16 +96,16 @@ def step_ci(samples: list[float] | None) -> list[float] | None:
     return list(median_ci(samples))
 
 
-def rank_row(rep: Report, info: dict, ddp: dict | None) -> RankRow:
+def rank_row(rep: Report, info: RankInfo, ddp: dict | None) -> RankRow:
     """One rank's row, from its assembled single-process report and what it recorded about itself
     (`info`: its `rank` event; `ddp`: its `ddp` event). `merge` joins these rows across nodes'
     reports and `finish` recomputes every cross-rank figure from them."""
     workload = rep.environment.get("workload") or {}
     return RankRow(
-        rank=info.get("rank"),
-        local_rank=info.get("local_rank"),
-        host=info.get("host"),
-        finished=info.get("finished"),
+        rank=info.rank,
+        local_rank=info.local_rank,
+        host=info.host,
+        finished=info.finished,
         graphs=rep.graphs.count,
         graph_breaks=rep.graph_breaks.count,
         recompiles=rep.recompiles.count,

@@ -265,8 +265,8 @@ def _report(run: Launches) -> None:
         not_warm = run.skipped.get("warm")
         if not_warm is not None and rep.compile.warm_s is None:
             rep.compile.warm_not_measured = not_warm
-        info = dict(done(evs, "rank") or {"rank": rank})
-        info["finished"] = (
+        info = dsec.RankInfo.from_dict(done(evs, "rank") or {"rank": rank})
+        info.finished = (
             any(ev.event == "end" for ev in run.cold_events[rank]) and rank not in run.warm_failures
         )
         reports[rank] = rep
@@ -281,17 +281,17 @@ def _report(run: Launches) -> None:
 def _section(run: Launches, rows: list[RankRow], base_rank: int) -> Distributed:
     """The `distributed` section: every rank's row, the process group, the launcher."""
     options = run.options
-    info0 = done(run.cold_events[base_rank], "rank") or {}
+    info0 = dsec.RankInfo.from_dict(done(run.cold_events[base_rank], "rank"))
     assert run.cold is not None  # the cold stage ran: the report needs it
     return dsec.section(
         rows,
-        info0.get("world_size"),
-        info0.get("backend"),
-        options.pg_timeout_s or (600.0 if info0.get("backend") == "nccl" else 1800.0),
+        info0.world_size,
+        info0.backend,
+        options.pg_timeout_s or (600.0 if info0.backend == "nccl" else 1800.0),
         timeout_source="--pg-timeout"
         if options.pg_timeout_s
-        else f"torch's default for {info0.get('backend')}",
-        analysis_pg_timeout_s=info0.get("pg_timeout_s"),
+        else f"torch's default for {info0.backend}",
+        analysis_pg_timeout_s=info0.pg_timeout_s,
         launcher=" ".join(run.cold.command[1:-1]) + " SPEC",
         node_rank=options.node_rank,
         nnodes=options.nnodes,
