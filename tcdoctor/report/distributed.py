@@ -28,8 +28,8 @@ from ..stats import median_ci
 from .record import Record
 from .sections import DdpSummary, Distributed, Divergence, RankRow, SlowestRank
 
-if TYPE_CHECKING:  # report/model.py imports this module: the class is for annotations only
-    from .model import Report
+if TYPE_CHECKING:  # report/model.py imports this module: the classes are for annotations only
+    from .model import ErrorEntry, Report
 
 SKEW_WARN_FRACTION = 0.25  # a skew above this share of the process-group timeout gets advice
 
@@ -130,7 +130,7 @@ def rank_row(rep: Report, info: RankInfo, ddp: dict | None) -> RankRow:
             for k, v in (rep.phases or {}).items()
             if v.status == "ok" and v.seconds is not None
         },
-        errors=[{"phase": e.get("phase"), "message": e.get("message")} for e in rep.errors or []],
+        errors=[{"phase": e.phase, "message": e.message} for e in rep.errors],
         ddp=DdpSummary.from_dict(ddp) if ddp is not None else None,
         # torch._dynamo.explain's run (its own backend, DDPOptimizer off), kept beside the compile's
         extra={
@@ -335,6 +335,6 @@ def _merge_errors(out: Report, others: list[Report]) -> None:
                 seen.add(_error_key(e))
 
 
-def _error_key(e: dict) -> tuple:
+def _error_key(e: ErrorEntry) -> tuple:
     """An error is the same error in two nodes' reports when its rank, phase and message are."""
-    return (e.get("rank"), e.get("phase"), e.get("message"))
+    return (e.rank, e.phase, e.message)

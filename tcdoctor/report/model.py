@@ -53,6 +53,19 @@ class PhaseStatus(Keyed):
 
 
 @dataclass
+class ErrorEntry(Keyed):
+    """A phase that failed (`Report.errors`, run/assemble.py): its phase, its one-line message and
+    where (a `userframes` where dict); for a process that died, the tail of its output, and in a
+    distributed run the rank. Keyed: each entry writes the keys it was given, as it always has."""
+
+    phase: str | None = None
+    message: str | None = None
+    where: dict[str, Any] | None = None
+    rank: int | None = None
+    output_tail: str | None = None
+
+
+@dataclass
 class Report(Document):
     """One analysis: typed sections (tcdoctor/report/sections/), saved and loaded as JSON.
 
@@ -76,7 +89,7 @@ class Report(Document):
     memory: Memory = field(default_factory=Memory)
     numerics: Numerics = field(default_factory=Numerics)
     profile: Profile = field(default_factory=Profile)
-    errors: list[dict] = field(default_factory=list)
+    errors: list[ErrorEntry] = field(default_factory=list)
     strategies: Strategies = field(default_factory=Strategies)
     fixes: list[FixRow] = field(default_factory=list)
     fixes_not_tried: list[NotTried] = field(default_factory=list)

@@ -370,7 +370,7 @@ def _reason(report: Report) -> str | None:
         return None
     first = report.errors[0]
     more = f" (+{len(report.errors) - 1} more in the report)" if len(report.errors) > 1 else ""
-    return f"{first.get('phase')}: {first.get('message')}{more}"
+    return f"{first.phase}: {first.message}{more}"
 
 
 def row_from_report(

@@ -16,6 +16,7 @@ budget say why it did not run: the report's `warm_not_measured`).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import glob
 import os
@@ -30,7 +31,7 @@ from ..errors import EXIT_USAGE, ChildFailed
 from ..options import Options
 from ..report import distributed as dsec
 from ..report.events import Event
-from ..report.model import Report
+from ..report.model import ErrorEntry, Report
 from ..report.sections import Distributed, RankRow
 from ..target.userframes import where_str
 from ..verdict import with_verdict
@@ -320,13 +321,13 @@ def analyze_distributed(target: str, options: Options, **how: Any) -> tuple[Repo
     return stages.analyze(STAGES, Launches, target, options, prefix="tcdoctor-dist-", **how)
 
 
-def _rank_errors(reports: dict[int, Report]) -> list[dict]:
+def _rank_errors(reports: dict[int, Report]) -> list[ErrorEntry]:
     """Every rank's errors in one list, each carrying its rank and naming it in the message."""
     errors = []
     for rank in sorted(reports):
-        for e in reports[rank].errors:
-            e = dict(e, rank=rank)
-            if not str(e.get("message") or "").startswith(f"rank {rank}:"):
-                e["message"] = f"rank {rank}: {e.get('message')}"
+        for e in map(copy.deepcopy, reports[rank].errors):
+            e.rank = rank
+            if not str(e.message or "").startswith(f"rank {rank}:"):
+                e.message = f"rank {rank}: {e.message}"
             errors.append(e)
     return errors
