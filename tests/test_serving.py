@@ -415,7 +415,7 @@ def test_no_traffic_no_serving_section_and_no_process_and_the_stage_says_why():
     env.data["workload"]["traffic"] = {"kind": "list", "default_n": 10}
     assert stage.why_not(run) is None
     assert "serving" not in Report().to_dict()
-    assert section.asked(Options(traffic=7), None)["requests"] == 7
+    assert section.asked(Options(traffic=7), None).requests == 7
 
 
 # -- one analysis, end to end -------------------------------------------------------------------

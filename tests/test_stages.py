@@ -101,7 +101,7 @@ def test_a_planted_stage_runs_in_the_loop_and_its_events_reach_the_report(monkey
     assert seen == {"compiled": True, "before": ran, "skipped": skipped}
     assert seen["before"][:4] == ["cache", "main", "timing", "experiments"]
     assert rep.phases["planted"].to_dict() == {"status": "ok", "seconds": 0.5}
-    assert "the planted stage's failure" in [e["message"] for e in rep.errors]
+    assert "the planted stage's failure" in [e.message for e in rep.errors]
     assert code == 4 and rep.compile.cold_s is not None  # the rest of the analysis as ever
 
 

@@ -485,7 +485,9 @@ def test_a_target_that_timed_out_before_any_figure_has_no_verdict(tmp_path):
     assert cells(hang)[3] == "no verdict" and "Don't compile" not in shown
     # a row made from such a report: its verdict is not kept
     rep = with_verdict(
-        Report(target="m.py:build", errors=[{"phase": "eager", "message": "timed out"}])
+        Report.from_dict(
+            {"target": "m.py:build", "errors": [{"phase": "eager", "message": "timed out"}]}
+        )
     )
     assert rep.verdict.decision == "dont-compile"  # what the report says on no evidence
     assert row_from_report("m.py:build", rep, 4, 40.0, "m").verdict is None

@@ -183,7 +183,7 @@ def run_checks(report: Report, compile_remedies: bool = False, **limits: Any) ->
                 f"{len(report.errors)} phase(s) failed",
                 "no failed phase",
                 False,
-                "; ".join(f"{e['phase']}: {e['message']}" for e in report.errors),
+                "; ".join(f"{e.phase}: {e.message}" for e in report.errors),
             )
         )
     return out
@@ -214,7 +214,7 @@ def baseline_checks(new: Report, old: Report, **limits: Any) -> list[CheckResult
     if not asked:
         return []
     if old.errors:
-        phases = "; ".join(f"{e.get('phase')}: {e.get('message')}" for e in old.errors[:3])
+        phases = "; ".join(f"{e.phase}: {e.message}" for e in old.errors[:3])
         more = f" (+{len(old.errors) - 3} more)" if len(old.errors) > 3 else ""
         why = f"the baseline is incomplete ({len(old.errors)} phase(s) failed: {phases}{more})"
         return [error_result(BASELINE_CHECK, f"{why}; no regression judged against it")]

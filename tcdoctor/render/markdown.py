@@ -141,7 +141,7 @@ class MarkdownRenderer(OutlineRenderer):
         for p in drawn(outline(report), MARKDOWN):
             out += placed(p, self.top)
         for e in report.errors:
-            out.append(f"\n> **Error in {_esc(e['phase'])}:** {_esc(e['message'])}")
+            out.append(f"\n> **Error in {_esc(e.phase)}:** {_esc(e.message)}")
         env = report.environment
         out += [
             "",

@@ -17,7 +17,7 @@ from .. import units
 from ..report.layout import Note, Row, Section, Table
 from ..report.model import Report
 from ..report.processes.rows import ProcessRow
-from ..report.sections import CompileTime, Guards, Memory, Numerics, Runtime, Verdict
+from ..report.sections import CompileTime, Guards, Memory, Numerics, Profile, Runtime, Verdict
 from ..report.sections.outputs import mutates_text
 
 ADVICE_SHOWN = 200  # a page of hundreds of breaks stays usable; the JSON has every item
@@ -311,10 +311,10 @@ def numerics_section(n: Numerics) -> Section:
     )
 
 
-def profile_sections(profile: dict) -> list[Section]:
+def profile_sections(profile: Profile) -> list[Section]:
     """The profiler's top operators of each side (self CPU time and calls per model call); how
     they were measured under the first."""
-    top = profile.get("top_ops") or {}
+    top = profile.top_ops or {}
     if not top:
         return []
     out = []
@@ -329,7 +329,7 @@ def profile_sections(profile: dict) -> list[Section]:
         ]
         table = Table(("op", "self CPU / call", "calls / call"), rows, code=(0,))
         out.append(Section(side, tables=(table,)))
-    out[0] = replace(out[0], notes=(Note(_text(profile.get("method")), how=True),))
+    out[0] = replace(out[0], notes=(Note(_text(profile.method), how=True),))
     return out
 
 
@@ -355,6 +355,6 @@ def sections(report: Report) -> dict[str, Any]:
         "guards": guards_section(report.guards),
         "memory": memory_section(report.memory),
         "numerics": numerics_section(report.numerics),
-        "profile": profile_sections(report.profile or {}),
+        "profile": profile_sections(report.profile),
         "advice": advice_section(report.verdict),
     }

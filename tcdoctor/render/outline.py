@@ -441,9 +441,8 @@ def _numerics(report: Report) -> list[Placed]:
 
 def _profile(report: Report) -> list[Placed]:
     """Each side's top operators: one fold, closed; with none, the fold says why."""
-    profile = report.profile or {}
-    fold = Fold("Top operators", False, not_measured=profile.get("not_measured"))
-    sections = measured.profile_sections(profile)
+    fold = Fold("Top operators", False, not_measured=report.profile.not_measured)
+    sections = measured.profile_sections(report.profile)
     if not sections:
         return [Placed("profile", Section(fold.summary), HTML_ONLY, fold, titled=False)]
     return [Placed("profile", s, HTML_ONLY, fold) for s in sections]

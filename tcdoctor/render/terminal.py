@@ -39,7 +39,7 @@ class TerminalRenderer(OutlineRenderer):
             lines += [f"  - {r}" for r in v.reasons]
         lines += self._sections(outline(report))
         for e in report.errors:
-            lines.append(f"ERROR in phase {e['phase']}: {e['message']}")
+            lines.append(f"ERROR in phase {e.phase}: {e.message}")
         return "\n".join(lines)
 
     def page(self, page: Page) -> str:

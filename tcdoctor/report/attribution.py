@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .keyed import Keyed
-from .numerics_row import NumericsRow, rows
+from .numerics_row import NumericsRow
 from .record import Record
 
 
@@ -74,10 +74,6 @@ class DivergingCall(Keyed):
     call_overall: int | None = None
     scalars: dict[str, Any] | None = None
     outputs: list[NumericsRow] | None = None
-
-    def __post_init__(self) -> None:
-        self.outputs = rows(self.outputs)  # before Keyed's keys are taken: sets no key
-        super().__post_init__()
 
 
 @dataclass
@@ -154,25 +150,25 @@ def attach_memory(data: dict) -> None:
     """Join each attributed graph with the cold compile's row of the same compile id (function,
     file, line: where the graph's frame starts), and set the compile-time working set beside the
     steady-state growth. Runs after every fill (`phases.derive`)."""
+    from .sections.compile import CompileFrame, CompileGraphs  # the sections import this module
+
     mem = data.get("memory") or {}
     attr = mem.get("attribution")
     if not attr:
         return
     attr["compile_working_set_bytes"] = mem.get("compile_peak_bytes")
-    rows = {
-        r.get("compile_id"): r
-        for r in ((data.get("compile") or {}).get("graphs") or {}).get("rows", [])
-    }
+    table = CompileGraphs.from_dict((data.get("compile") or {}).get("graphs"))
+    rows = {r.compile_id: r for r in table.rows}
     graphs = []
     for g in attr.get("graphs") or []:
-        row = rows.get(g.get("compile_id")) or {}
-        user = row.get("user_frame") or {}
+        row = rows.get(g.get("compile_id")) or CompileFrame()
+        user = row.user_frame or {}
         graphs.append(
             dict(
                 g,
-                function=row.get("function"),
-                file=user.get("file") or row.get("file"),
-                line=user.get("line") or row.get("line"),
+                function=row.function,
+                file=user.get("file") or row.file,
+                line=user.get("line") or row.line,
             )
         )
     attr["graphs"] = graphs

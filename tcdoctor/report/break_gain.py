@@ -9,7 +9,7 @@ measured, and ranks the findings by gain (verdict/tried.py: `rank_key`, once eve
 
 from __future__ import annotations
 
-from .sections import GraphBreak, Runtime
+from .sections import GraphBreak, Profile, Runtime
 
 METHOD = (
     "median over profiled steady-state calls of the time inside the region of the frame the break ended, "
@@ -31,20 +31,20 @@ BOUND_METHOD = (
 def attach(data: dict) -> None:
     """Put cost_s_per_call / cost_fraction on each graph-break finding (in the report, after every
     phase). The findings become GraphBreak records in `data` (Report.from_dict keeps a record as it
-    is, so the report's JSON is the one the dicts gave); the profile and the break sites are still
-    the phases' dicts."""
+    is, so the report's JSON is the one the dicts gave); the profile is read typed (Profile), the
+    break sites are still the compile phase's dicts."""
     breaks = data.get("graph_breaks") or {}
     if not breaks.get("unique"):
         return
     findings = breaks["unique"] = [GraphBreak.from_dict(f) for f in breaks["unique"]]
-    prof = data.get("profile") or {}
+    prof = Profile.from_dict(data.get("profile"))
     sites = (data.get("compile") or {}).get("break_sites") or []
     median = Runtime.from_dict(data.get("runtime")).compiled.median_s
-    profiled = prof.get("profiled_call_s")
+    profiled = prof.profiled_call_s
     why = None
-    if not prof.get("region_self_s") and prof.get("outside_regions_s") is None:
+    if not prof.region_self_s and prof.outside_regions_s is None:
         why = "the profile phase did not run"
-    elif not prof.get("graph_calls_marked"):
+    elif not prof.graph_calls_marked:
         if ((data.get("environment") or {}).get("backend") or "inductor") == "inductor":
             why = "no compiled graph call was marked in the profiled calls, so a break's own time cannot be told apart"
         else:
@@ -54,8 +54,8 @@ def attach(data: dict) -> None:
             f.cost_not_measured = why
             continue
         if f.frame_skipped:
-            cost = prof.get("outside_regions_s")
-            eager = prof.get("outside_regions_eager_s")
+            cost = prof.outside_regions_s
+            eager = prof.outside_regions_eager_s
             if cost is None:  # a skipped frame's cost is the call's time outside every region
                 f.cost_not_measured = why or "the profile did not time the call outside regions"
                 continue
@@ -66,9 +66,10 @@ def attach(data: dict) -> None:
                 if (s.get("file"), s.get("line"))
                 == (f.site and f.site.file, f.site and f.site.line)
             }
-            costs = [prof["region_self_s"][i] for i in ids if i in prof.get("region_self_s", {})]
+            own = prof.region_self_s or {}
+            costs = [own[i] for i in ids if i in own]
             cost = sum(costs) if costs else None
-            eager = sum((prof.get("region_eager_s") or {}).get(i, 0.0) for i in ids)
+            eager = sum((prof.region_eager_s or {}).get(i, 0.0) for i in ids)
             if cost is None:
                 f.cost_not_measured = "no compiled region of the timed model ends at this break (its frame compiled differently)"
                 continue

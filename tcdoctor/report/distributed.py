@@ -21,13 +21,15 @@ reports and recompute it.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..stats import median_ci
+from .record import Record
 from .sections import DdpSummary, Distributed, Divergence, RankRow, SlowestRank
 
-if TYPE_CHECKING:  # report/model.py imports this module: the class is for annotations only
-    from .model import Report
+if TYPE_CHECKING:  # report/model.py imports this module: the classes are for annotations only
+    from .model import ErrorEntry, Report
 
 SKEW_WARN_FRACTION = 0.25  # a skew above this share of the process-group timeout gets advice
 
@@ -65,6 +67,25 @@ RISKS = {
 
 
 # -- one rank ----------------------------------------------------------------------
+
+
+@dataclass
+class RankInfo(Record):
+    """What a rank recorded about itself (its `rank` event, run/rank.py), and whether it finished
+    (the parent's, from its events)."""
+
+    OMIT_NONE = ("finished",)  # the rank itself does not know
+
+    rank: int | None = None
+    world_size: int | None = None
+    local_rank: int | None = None
+    backend: str | None = None
+    pg_timeout_s: float | None = None
+    host: str | None = None
+    pid: int | None = None
+    finished: bool | None = None
+
+
 MIN_CI_SAMPLES = 3  # fewer steady-state samples give no interval worth showing
 
 
@@ -75,16 +96,16 @@ def step_ci(samples: list[float] | None) -> list[float] | None:
     return list(median_ci(samples))
 
 
-def rank_row(rep: Report, info: dict, ddp: dict | None) -> RankRow:
+def rank_row(rep: Report, info: RankInfo, ddp: dict | None) -> RankRow:
     """One rank's row, from its assembled single-process report and what it recorded about itself
     (`info`: its `rank` event; `ddp`: its `ddp` event). `merge` joins these rows across nodes'
     reports and `finish` recomputes every cross-rank figure from them."""
     workload = rep.environment.get("workload") or {}
     return RankRow(
-        rank=info.get("rank"),
-        local_rank=info.get("local_rank"),
-        host=info.get("host"),
-        finished=info.get("finished"),
+        rank=info.rank,
+        local_rank=info.local_rank,
+        host=info.host,
+        finished=info.finished,
         graphs=rep.graphs.count,
         graph_breaks=rep.graph_breaks.count,
         recompiles=rep.recompiles.count,
@@ -109,7 +130,7 @@ def rank_row(rep: Report, info: dict, ddp: dict | None) -> RankRow:
             for k, v in (rep.phases or {}).items()
             if v.status == "ok" and v.seconds is not None
         },
-        errors=[{"phase": e.get("phase"), "message": e.get("message")} for e in rep.errors or []],
+        errors=[{"phase": e.phase, "message": e.message} for e in rep.errors],
         ddp=DdpSummary.from_dict(ddp) if ddp is not None else None,
         # torch._dynamo.explain's run (its own backend, DDPOptimizer off), kept beside the compile's
         extra={
@@ -314,6 +335,6 @@ def _merge_errors(out: Report, others: list[Report]) -> None:
                 seen.add(_error_key(e))
 
 
-def _error_key(e: dict) -> tuple:
+def _error_key(e: ErrorEntry) -> tuple:
     """An error is the same error in two nodes' reports when its rank, phase and message are."""
-    return (e.get("rank"), e.get("phase"), e.get("message"))
+    return (e.rank, e.phase, e.message)

@@ -7,6 +7,7 @@ import json
 import math
 from typing import Any
 
+from .files import write_atomic
 from .record import Record
 
 
@@ -30,3 +31,15 @@ def dumps(obj: Any, **kw: Any) -> str:
 def as_sent(obj: Any) -> Any:
     """`obj` as the parent reads it back from a child's event line: its JSON, parsed."""
     return json.loads(dumps(obj))
+
+
+class Document(Record):
+    """A record saved as a JSON file of its own: the report (model.py), the sweep overview
+    (sweep.py)."""
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return dumps(self.to_dict(), indent=indent)
+
+    def save(self, path: str) -> None:
+        """Its JSON, written atomically (report/files.py)."""
+        write_atomic(path, self.to_json())

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ReportError
-from .encoding import dumps
+from .encoding import Document
 from .keyed import Keyed
-from .record import Record, mismatch
+from .record import mismatch
 from .sections import (
     Ablation,
     CompileTime,
@@ -29,6 +29,7 @@ from .sections import (
     Memory,
     NotTried,
     Numerics,
+    Profile,
     Recompiles,
     Runtime,
     Serving,
@@ -52,7 +53,20 @@ class PhaseStatus(Keyed):
 
 
 @dataclass
-class Report(Record):
+class ErrorEntry(Keyed):
+    """A phase that failed (`Report.errors`, run/assemble.py): its phase, its one-line message and
+    where (a `userframes` where dict); for a process that died, the tail of its output, and in a
+    distributed run the rank. Keyed: each entry writes the keys it was given, as it always has."""
+
+    phase: str | None = None
+    message: str | None = None
+    where: dict[str, Any] | None = None
+    rank: int | None = None
+    output_tail: str | None = None
+
+
+@dataclass
+class Report(Document):
     """One analysis: typed sections (tcdoctor/report/sections/), saved and loaded as JSON.
 
     `assemble` builds it from the children's phase events; the verdict, `check`, `diff` and every
@@ -74,8 +88,8 @@ class Report(Record):
     runtime: Runtime = field(default_factory=Runtime)
     memory: Memory = field(default_factory=Memory)
     numerics: Numerics = field(default_factory=Numerics)
-    profile: dict[str, Any] = field(default_factory=dict)
-    errors: list[dict] = field(default_factory=list)
+    profile: Profile = field(default_factory=Profile)
+    errors: list[ErrorEntry] = field(default_factory=list)
     strategies: Strategies = field(default_factory=Strategies)
     fixes: list[FixRow] = field(default_factory=list)
     fixes_not_tried: list[NotTried] = field(default_factory=list)
@@ -98,15 +112,6 @@ class Report(Record):
                 guards = d["guards"] = dict(guards)
                 guards["call_s"] = median
         return d
-
-    def to_json(self, indent: int | None = 2) -> str:
-        return dumps(self.to_dict(), indent=indent)
-
-    def save(self, path: str) -> None:
-        """The JSON report, written atomically (report/files.py)."""
-        from .files import write_atomic
-
-        write_atomic(path, self.to_json())
 
     @classmethod
     def load(cls, path: str) -> Report:

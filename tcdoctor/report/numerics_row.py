@@ -37,11 +37,3 @@ class NumericsRow(Keyed):
     note: str | None = None
     eager_value: float | None = None  # a one-element float output (the miscompile search)
     compiled_value: float | None = None
-
-
-def rows(value: list | None) -> list[NumericsRow] | None:
-    """A list of rows read typed (None stays None): Record reads a `list[X]` field, not an
-    optional one, so the sections holding rows call this in `__post_init__`."""
-    if value is None:
-        return None
-    return [v if isinstance(v, NumericsRow) else NumericsRow.from_dict(v) for v in value]

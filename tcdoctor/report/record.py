@@ -129,8 +129,14 @@ def _record_type(hint: Any) -> type[Record] | None:
 
 @functools.lru_cache(maxsize=None)
 def _origin_args(hint: Any) -> tuple[Any, tuple]:
-    """typing's (origin, args) of an annotation, cached as `_record_type` is."""
-    return typing.get_origin(hint), typing.get_args(hint)
+    """typing's (origin, args) of an annotation, cached as `_record_type` is; of `list[X]` (or
+    `dict[str, X]`) for `list[X] | None` where X is a Record, which is read as that list."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType) and len(args) == 2 and type(None) in args:
+        inner = args[args[0] is type(None)]
+        if _record_type((typing.get_args(inner) or (None,))[-1]) is not None:
+            return typing.get_origin(inner), typing.get_args(inner)
+    return origin, args
 
 
 def _read(hint: Any, value: Any) -> Any:

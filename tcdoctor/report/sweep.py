@@ -41,7 +41,7 @@ from typing import Any
 
 from .. import units
 from ..errors import EXIT_OK, ReportError
-from .encoding import dumps
+from .encoding import Document
 from .model import Report
 from .sections import Record, slower_than_eager
 
@@ -203,7 +203,7 @@ def _geomean(xs: list[float]) -> float | None:
 
 
 @dataclass
-class Sweep(Record):
+class Sweep(Document):
     """A sweep's overview (DIR/sweep.json): its rows and, derived from them, the summary."""
 
     DERIVED = ("summary",)
@@ -343,15 +343,6 @@ class Sweep(Record):
 
     # ------------------------------------------------------------------ files
 
-    def to_json(self) -> str:
-        return dumps(self.to_dict(), indent=2)
-
-    def save(self, path: str) -> None:
-        """The overview's JSON, written atomically (report/files.py)."""
-        from .files import write_atomic
-
-        write_atomic(path, self.to_json())
-
     @classmethod
     def load(cls, path: str) -> Sweep:
         try:
@@ -379,7 +370,7 @@ def _reason(report: Report) -> str | None:
         return None
     first = report.errors[0]
     more = f" (+{len(report.errors) - 1} more in the report)" if len(report.errors) > 1 else ""
-    return f"{first.get('phase')}: {first.get('message')}{more}"
+    return f"{first.phase}: {first.message}{more}"
 
 
 def row_from_report(

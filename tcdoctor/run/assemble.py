@@ -15,7 +15,7 @@ from ..experiments.cold_plan import ExperimentPlan
 from ..experiments.specs import DYNAMIC_SETTINGS, REMEDY_SETTINGS, Spec
 from ..report import phases
 from ..report.events import Event
-from ..report.model import SCHEMA_VERSION, PhaseStatus, Report
+from ..report.model import SCHEMA_VERSION, ErrorEntry, PhaseStatus, Report
 from ..report.sections import (
     FixRow,
     NotTried,
@@ -55,11 +55,11 @@ def assemble(target: str, options: dict, events: list[Event], failures: list[dic
             strategy_failures.append({"strategy": key, "message": ev.message, "where": ev.where})
         elif kind == "failed":
             data["phases"][phase] = PhaseStatus.of(status="failed")
-            data["errors"].append({"phase": phase, "message": ev.message, "where": ev.where})
-    for f in failures:
+            data["errors"].append(ErrorEntry.of(phase=phase, message=ev.message, where=ev.where))
+    for f in map(ErrorEntry.from_dict, failures):
         data["errors"].append(f)
-        if f.get("phase") in data["phases"]:
-            data["phases"][f["phase"]].status = "failed"
+        if f.phase in data["phases"]:
+            data["phases"][f.phase].status = "failed"
 
     for phase in phases.PHASES:
         if phase.name in done:
@@ -227,12 +227,12 @@ def _untried(done: dict, remedies: bool) -> list[NotTried]:
     return [n for n in rows if (Spec.from_dict(n.spec).section == "remedies") is remedies]
 
 
-def _why(phase: str, status: PhaseStatus | None, errors: list[dict]) -> str:
+def _why(phase: str, status: PhaseStatus | None, errors: list[ErrorEntry]) -> str:
     if status is None:
         return f"phase '{phase}' did not run"
     if status.status == "skipped":
         return status.why or "skipped"
     for e in errors:
-        if e.get("phase") == phase:
-            return f"phase '{phase}' failed: {e.get('message')}"
+        if e.phase == phase:
+            return f"phase '{phase}' failed: {e.message}"
     return f"phase '{phase}' did not finish"

@@ -16,6 +16,7 @@ budget say why it did not run: the report's `warm_not_measured`).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import glob
 import os
@@ -30,7 +31,7 @@ from ..errors import EXIT_USAGE, ChildFailed
 from ..options import Options
 from ..report import distributed as dsec
 from ..report.events import Event
-from ..report.model import Report
+from ..report.model import ErrorEntry, Report
 from ..report.sections import Distributed, RankRow
 from ..target.userframes import where_str
 from ..verdict import with_verdict
@@ -265,8 +266,8 @@ def _report(run: Launches) -> None:
         not_warm = run.skipped.get("warm")
         if not_warm is not None and rep.compile.warm_s is None:
             rep.compile.warm_not_measured = not_warm
-        info = dict(done(evs, "rank") or {"rank": rank})
-        info["finished"] = (
+        info = dsec.RankInfo.from_dict(done(evs, "rank") or {"rank": rank})
+        info.finished = (
             any(ev.event == "end" for ev in run.cold_events[rank]) and rank not in run.warm_failures
         )
         reports[rank] = rep
@@ -281,17 +282,17 @@ def _report(run: Launches) -> None:
 def _section(run: Launches, rows: list[RankRow], base_rank: int) -> Distributed:
     """The `distributed` section: every rank's row, the process group, the launcher."""
     options = run.options
-    info0 = done(run.cold_events[base_rank], "rank") or {}
+    info0 = dsec.RankInfo.from_dict(done(run.cold_events[base_rank], "rank"))
     assert run.cold is not None  # the cold stage ran: the report needs it
     return dsec.section(
         rows,
-        info0.get("world_size"),
-        info0.get("backend"),
-        options.pg_timeout_s or (600.0 if info0.get("backend") == "nccl" else 1800.0),
+        info0.world_size,
+        info0.backend,
+        options.pg_timeout_s or (600.0 if info0.backend == "nccl" else 1800.0),
         timeout_source="--pg-timeout"
         if options.pg_timeout_s
-        else f"torch's default for {info0.get('backend')}",
-        analysis_pg_timeout_s=info0.get("pg_timeout_s"),
+        else f"torch's default for {info0.backend}",
+        analysis_pg_timeout_s=info0.pg_timeout_s,
         launcher=" ".join(run.cold.command[1:-1]) + " SPEC",
         node_rank=options.node_rank,
         nnodes=options.nnodes,
@@ -320,13 +321,13 @@ def analyze_distributed(target: str, options: Options, **how: Any) -> tuple[Repo
     return stages.analyze(STAGES, Launches, target, options, prefix="tcdoctor-dist-", **how)
 
 
-def _rank_errors(reports: dict[int, Report]) -> list[dict]:
+def _rank_errors(reports: dict[int, Report]) -> list[ErrorEntry]:
     """Every rank's errors in one list, each carrying its rank and naming it in the message."""
     errors = []
     for rank in sorted(reports):
-        for e in reports[rank].errors:
-            e = dict(e, rank=rank)
-            if not str(e.get("message") or "").startswith(f"rank {rank}:"):
-                e["message"] = f"rank {rank}: {e.get('message')}"
+        for e in map(copy.deepcopy, reports[rank].errors):
+            e.rank = rank
+            if not str(e.message or "").startswith(f"rank {rank}:"):
+                e.message = f"rank {rank}: {e.message}"
             errors.append(e)
     return errors

@@ -50,6 +50,7 @@ from ..report.files import write_atomic
 from ..report.model import Report
 from ..report.processes.regimes import AS_LAUNCHED, PINNED_ENV_LABEL
 from ..report.processes.sequential import EXTRA_PHASE, PROCESS_OF_PHASE, extra_name
+from ..report.sections import CompileTime, IsaProbe, Runtime
 from ..thresholds import RULES
 from ..units import MACHINE_PROBED_CACHE
 from . import isa_seed, stages
@@ -396,10 +397,9 @@ def warm_go(cold_events: list[Event], options: Options) -> WarmGo:
     experiments that share its process (ExperimentPlan.shared), within the fix budget."""
     cold = _results(cold_events, GO_PHASES)
     ran = cold["compile"] is not None
-    runtime = cold["runtime"] or {}
     return WarmGo(
         run=ran,
-        per_call_s=(runtime.get("compiled") or {}).get("median_s"),
+        per_call_s=Runtime.from_dict(cold["runtime"]).compiled.median_s,
         experiments=ExperimentPlan.from_data(cold["plan"]).shared if ran else (),
         fix_budget_s=plan.fix_budget(cold["compile"], options),
     )
@@ -435,7 +435,7 @@ def _take_warm(run: Analysis, warm: Child, go_sent: bool) -> None:
 def _children(run: Analysis) -> _Experiments:
     """The runner of the later children: seeded from this machine's probed folder unless
     `--isa-probe every`, with the ISA probe's builds the cold process paid."""
-    probe = (done(run.events, "compile") or {}).get("isa_probe") or {}
+    probe = CompileTime.from_dict(done(run.events, "compile")).isa_probe or IsaProbe()
     return _Experiments(
         run.target,
         run.options,
@@ -444,7 +444,7 @@ def _children(run: Analysis) -> _Experiments:
         run.deadline,
         run.prog,
         seed_from=isa_seed.seed_from(run.options),
-        probe_s=probe.get("build_s"),
+        probe_s=probe.build_s,
     )
 
 
@@ -482,7 +482,7 @@ def _traffic(run: Analysis) -> str | None:
     from .serving.section import asked  # imported only here: most analyses have no traffic
 
     ask = asked(run.options, _workload(run))
-    return NO_TRAFFIC if not ask else RAN_FIRST if ask.get("generation") else None
+    return NO_TRAFFIC if not ask else RAN_FIRST if ask.generation else None
 
 
 def _generation(run: Analysis) -> str | None:
@@ -495,7 +495,7 @@ def _generation(run: Analysis) -> str | None:
     from .serving.section import asked  # imported only here: most analyses have no traffic
 
     ask = asked(run.options, _workload(run))
-    return None if ask and ask.get("generation") else NOT_GENERATION
+    return None if ask and ask.generation else NOT_GENERATION
 
 
 def _workload(run: Run) -> dict | None:

@@ -25,6 +25,7 @@ import time
 from typing import Any
 
 from ..errors import EXIT_INTERNAL
+from ..report.distributed import RankInfo
 from ..report.events import Event
 from .spec import ChildSpec, RankLaunch
 
@@ -67,15 +68,15 @@ class Rank:
             Event(
                 event="done",
                 phase="rank",
-                data={
-                    "rank": self.rank,
-                    "world_size": self.world_size,
-                    "local_rank": self.local_rank,
-                    "backend": self.backend,
-                    "pg_timeout_s": timeout.total_seconds(),
-                    "host": os.uname().nodename,
-                    "pid": os.getpid(),
-                },
+                data=RankInfo(
+                    rank=self.rank,
+                    world_size=self.world_size,
+                    local_rank=self.local_rank,
+                    backend=self.backend,
+                    pg_timeout_s=timeout.total_seconds(),
+                    host=os.uname().nodename,
+                    pid=os.getpid(),
+                ).to_dict(),
             )
         )
 

@@ -62,7 +62,8 @@ def _fields(cls: type, d: Any, where: str) -> dict[str, Any]:
 
 
 class _Record:
-    """A nested record of plain JSON values: to_dict is its fields, from_dict checks the keys."""
+    """A record of the wire format: to_dict is its fields, from_dict checks the keys (ChildSpec and
+    WarmGo read their nested records themselves), `write` puts it in a file."""
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
@@ -70,6 +71,10 @@ class _Record:
     @classmethod
     def from_dict(cls, d: Any, where: str) -> Any:
         return cls(**_fields(cls, d, where))
+
+    def write(self, path: str) -> None:
+        """Write it to `path` atomically (the child polls for the file: never half of one)."""
+        write_atomic(path, json.dumps(self.to_dict()))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,7 +91,7 @@ class WarmHandshake(_Record):
 
 
 @dataclasses.dataclass(frozen=True)
-class WarmGo:
+class WarmGo(_Record):
     """What the parent tells the warm child once the cold child is done (written to its
     WarmHandshake's `go_path`, read by run/child.py): whether to run at all (the cold child
     compiled), the compiled call's time (its profiler budget), and the experiments it runs after
@@ -115,10 +120,6 @@ class WarmGo:
         except (TypeError, ValueError) as exc:
             raise ChildSpecError(f"{where}'s experiments: {exc}") from None
         return cls(**kw)
-
-    def write(self, path: str) -> None:
-        """Write it to `path` atomically (the child polls for the file: never half of one)."""
-        write_atomic(path, json.dumps(self.to_dict()))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -231,7 +232,7 @@ _OPTIONAL_FOR_ROLE = ("wait_for",)
 
 
 @dataclasses.dataclass(frozen=True)
-class ChildSpec:
+class ChildSpec(_Record):
     """What one analysis process is told: written by the parent, read once by the child at start."""
 
     target: str  # `path.py:function` (every role loads it)
@@ -286,10 +287,6 @@ class ChildSpec:
             if kw.get(name) is not None:
                 kw[name] = record.from_dict(kw[name], f"child spec's {name}")
         return cls(**kw)
-
-    def write(self, path: str) -> None:
-        """Write it to `path` atomically (the child never reads half a file)."""
-        write_atomic(path, json.dumps(self.to_dict()))
 
     @classmethod
     def read(cls, path: str) -> ChildSpec:

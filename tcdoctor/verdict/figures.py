@@ -113,11 +113,7 @@ class Figures(Claimed):
         )
         env = report.environment or {}
         failed = next(
-            (
-                str(e.get("message"))
-                for e in report.errors or []
-                if e.get("phase") in ("compile", "compile_warm")
-            ),
+            (str(e.message) for e in report.errors if e.phase in ("compile", "compile_warm")),
             None,
         )
         return cls(

@@ -12,7 +12,8 @@ def _fill(data: dict, m: dict) -> None:
 
 
 def _headline(d: dict) -> str | None:
-    e, c = d.get("eager_peak_bytes"), d.get("compiled_peak_bytes")
+    m = Memory.from_dict(d)
+    e, c = m.eager_peak_bytes, m.compiled_peak_bytes
     if e is None and c is None:
         return None
     return f"peak {units.nbytes(e)} eager, {units.nbytes(c)} compiled"

@@ -9,13 +9,12 @@ from .phase import MAIN, Phase
 
 def _headline(d: dict) -> str | None:
     """'passed (max abs err 1.2e-07)', 'FAILED …', or why it was not measured."""
-    if d.get("not_measured"):
-        random = (d.get("rng") or {}).get("stochastic")
+    n = Numerics.from_dict(d)
+    if n.not_measured:
+        random = (n.rng or {}).get("stochastic")
         return "not measured" + (" (random model: --fallback-random compares)" if random else "")
-    verdict = {True: "passed", False: "FAILED", None: "not judged"}.get(
-        d.get("passed"), "not judged"
-    )
-    err = d.get("max_abs_err")
+    verdict = {True: "passed", False: "FAILED", None: "not judged"}.get(n.passed, "not judged")
+    err = n.max_abs_err
     return verdict + (f" (max abs err {units.sci(err)})" if err is not None else "")
 
 

@@ -16,12 +16,10 @@ def _fill(data: dict, r: dict) -> None:
 
 
 def _headline(d: dict) -> str | None:
-    count = d.get("count")
-    if count is None:
+    r = Recompiles.from_dict(d)
+    if r.count is None:
         return None
-    return str(count) + (
-        " (recompile limit hit: later calls run eagerly)" if d.get("limit_hit") else ""
-    )
+    return str(r.count) + (" (recompile limit hit: later calls run eagerly)" if r.limit_hit else "")
 
 
 PHASES = (

@@ -27,7 +27,8 @@ def _fill_runtime(data: dict, r: dict) -> None:
 
 def _headline(d: dict) -> str | None:
     """The process's speedup with its CI."""
-    return units.ratio(d["speedup"], d.get("speedup_ci")) if d.get("speedup") is not None else None
+    r = Runtime.from_dict(d)
+    return units.ratio(r.speedup, r.speedup_ci) if r.speedup is not None else None
 
 
 def _timed_besides(name: str, process: str, measure: str, order: int, where: str) -> Phase:

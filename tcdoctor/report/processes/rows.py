@@ -134,10 +134,6 @@ class Regime(Row):
     compiled_faults_per_call: float | None = None
     modes: list[Mode] | None = None
 
-    def __post_init__(self) -> None:
-        if self.modes is not None:  # a list field that may be absent: read typed here
-            self.modes = [Mode.of(m) for m in self.modes]
-
     @property
     def is_decided(self) -> bool:
         """Decided on its own processes (a report written before `decided` existed: yes)."""

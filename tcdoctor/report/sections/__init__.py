@@ -41,7 +41,7 @@ from .compile import (
 from .distributed import DdpSummary, Distributed, Divergence, RankRow, SlowestRank, TorchTrace
 from .fixes import Ablation, FixRow, FixSide, NotTried, Patch
 from .outputs import Memory, Numerics
-from .runtime import Runtime, Timing, ci_bounds, vs_eager
+from .runtime import Profile, Runtime, Timing, ci_bounds, vs_eager
 from .serving import Serving
 from .strategies import CompileRemedies, RegionRow, Regions, RemedyRow, Strategies, StrategyRow
 from .verdict import Advice, Verdict
@@ -72,6 +72,7 @@ __all__ = [
     "MemoryAttribution",
     "Numerics",
     "Patch",
+    "Profile",
     "RankRow",
     "SlowestRank",
     "DdpSummary",

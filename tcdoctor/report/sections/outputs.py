@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..attribution import DriftOrigin, MemoryAttribution, Miscompile
-from ..numerics_row import NumericsRow, rows
+from ..numerics_row import NumericsRow
 from ..record import Record
 
 
@@ -99,9 +99,6 @@ class Numerics(Record):
     not_measured: str | None = None
     drift: DriftOrigin | None = None  # where the numbers drift (report/attribution.py)
     miscompile: Miscompile | None = None  # the graph and call that diverge (probes/diverge.py)
-
-    def __post_init__(self) -> None:
-        self.outputs, self.not_compared = rows(self.outputs), rows(self.not_compared)
 
 
 def mutates_text(mutates: dict | None) -> str | None:

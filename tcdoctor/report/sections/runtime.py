@@ -1,12 +1,15 @@
 """The speed sections: the timing of one process (`Timing`) and the headline `Runtime` across
-processes; `vs_eager`, the row speed text every timed row (strategies, remedies) shares."""
+processes; `vs_eager`, the row speed text every timed row (strategies, remedies) shares; the
+profiler's view of the calls (`Profile`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ... import units
 from ...thresholds import RULES, Rules
+from ..keyed import Keyed
 from ..processes import claims
 from ..processes.claims import Claim
 from ..processes.regimes import least_favourable
@@ -110,14 +113,6 @@ class Runtime(Claimed, Record):
     raw: dict[str, list[float]] | None = None
     not_measured: str | None = None
 
-    def __post_init__(self) -> None:
-        """The lists of records that may be absent (None) are read typed here (Record reads a
-        `list[X]` field, not an optional one)."""
-        for name, cls in (("processes", ProcessRow), ("regimes", Regime), ("modes", ModeRow)):
-            value = getattr(self, name)
-            if value is not None:
-                setattr(self, name, [cls.of(v) for v in value])
-
     @property
     def ci_low(self) -> float | None:
         return ci_bounds(self.speedup_ci)[0]
@@ -146,3 +141,20 @@ class Runtime(Claimed, Record):
         if worst is None:
             return self.eager.median_s, self.compiled.median_s
         return worst.eager_median_s, worst.compiled_median_s
+
+
+@dataclass
+class Profile(Keyed):
+    """The profiler's view of the calls (probes/profile.py): each side's top operators, and per
+    profiled compiled call the time inside each compiled region and outside them, each with the
+    eager aten work in it (report/break_gain.py). Keyed: the keys the phase gave, in its order."""
+
+    top_ops: dict[str, Any] | None = None
+    profiled_call_s: float | None = None
+    region_self_s: dict[str, float] | None = None
+    outside_regions_s: float | None = None
+    region_eager_s: dict[str, float] | None = None
+    outside_regions_eager_s: float | None = None
+    graph_calls_marked: bool | None = None
+    method: str | None = None
+    not_measured: str | None = None

@@ -72,7 +72,7 @@ def stage(run: Run, workload: dict | None) -> None:
 def run_parts(serving: Serving) -> None:
     """The parts in turn (run/stages.py's loop), each within its share of the time left; none for
     a TrainStep, which is trained, not served."""
-    if serving.ask.get("kind") == "train":
+    if serving.ask.kind == "train":
         serving.not_measured["serving"] = TRAINED
         return
     run_stages(serving.parts, serving)

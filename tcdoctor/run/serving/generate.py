@@ -31,8 +31,11 @@ Torch-free at import: the parent imports it; `serve_generation` runs in the part
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
+from ...report.record import Record
+from ...report.sections.generation import GenSide
 from ...thresholds import RULES
 from ..spec import ServeSpec
 from ..stages import Where
@@ -61,6 +64,33 @@ LOOP_METHOD = (
 )
 
 
+@dataclass
+class GenProcess(Record):
+    """One generate process's result (`serve_generation`'s pieces), read once in the parent: its
+    cold replay (`side`); the compiled one's steady replay, the eager one paired with it, and its
+    step logits against eager's (probes/generate_logits.py, or {"why": ...})."""
+
+    process: str | None = None
+    side: GenSide | None = None
+    steady: GenSide | None = None
+    paired_eager: GenSide | None = None
+    logits: dict[str, Any] | None = None
+    cache_start: str | None = None
+
+
+@dataclass
+class Generated(Record):
+    """The generate part's result (`Serving.results["generate"]`): each side's process, or None."""
+
+    eager: GenProcess | None = None
+    compiled: GenProcess | None = None
+
+
+def generated(run: Serving) -> Generated:
+    """The generate part's result (empty when it did not run)."""
+    return run.results.get("generate") or Generated()
+
+
 def _plan(run: Serving) -> None:
     """Eager in one process (half the part's share), then compiled in another with all the time
     left: every later generation part needs its result (the proof's warm-up is derived from its
@@ -68,19 +98,22 @@ def _plan(run: Serving) -> None:
     compiles do leaves nothing measured (on samples/generate.py with Inductor at load 5-7: an 87 s
     share, ~100 s of compiling, killed; the strategies not run and their time given to the
     experiments). It stops when its replays end, leaving the rest to the later parts."""
-    out = {"eager": run.go(PART, run.share(PART) / 2, "generate_eager", files=run.workdir)}
-    out["compiled"] = run.go(PART, run.left_s(), "generate_compiled", files=run.workdir)
-    run.results["generate"] = out
-    for line in request_errors(out) + round_lines((out.get("compiled") or {}), "compiled"):
+    eager = run.go(PART, run.share(PART) / 2, "generate_eager", files=run.workdir)
+    compiled = run.go(PART, run.left_s(), "generate_compiled", files=run.workdir)
+    out = run.results["generate"] = Generated.from_dict({"eager": eager, "compiled": compiled})
+    for line in request_errors(out) + round_lines(out.compiled, "compiled"):
         run.failures.append({"phase": "serving:generate", "message": line})
 
 
-def round_lines(process: dict, where: str) -> list[str]:
+def round_lines(process: Any, where: str) -> list[str]:
     """One line per request whose tokens in a later round of the paired replay differed from its
-    first round's (probes/generate.py `round_changes`): the same prompt, greedy, the same model."""
+    first round's (probes/generate.py `round_changes`): the same prompt, greedy, the same model.
+    `process`: a GenProcess or a strategy's row (GenStrategy), their wire dict read typed here."""
+    if isinstance(process, dict):
+        process = GenProcess.from_dict(process)
     lines = []
-    for key in ("steady", "paired_eager"):
-        for c in (process.get(key) or {}).get("round_changes") or []:
+    for side in (process.steady, process.paired_eager) if process else ():
+        for c in (side.round_changes if side else None) or []:
             lines.append(
                 f"generation ({where} process): request {c['request']}'s {c['side']} tokens in "
                 f"round {c['round'] + 1} differ from its first round's at step {c['step']}"
@@ -88,12 +121,16 @@ def round_lines(process: dict, where: str) -> list[str]:
     return lines
 
 
-def request_errors(out: dict) -> list[str]:
+def request_errors(out: Generated | dict) -> list[str]:
     """One line per request a side could not serve (eager's first: a request both reject is named
-    once), naming the request, its shapes and the decode step it reached."""
+    once), naming the request, its shapes and the decode step it reached. `out`: the part's
+    result, its wire dict read typed here."""
+    if isinstance(out, dict):
+        out = Generated.from_dict(out)
     lines, seen = [], set()
     for side in SIDES:
-        for e in ((out.get(side) or {}).get("side") or {}).get("errors") or []:
+        process = getattr(out, side)
+        for e in (process.side.errors if process and process.side else None) or []:
             if e.get("request") in seen:
                 continue
             seen.add(e.get("request"))

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..spec import ServeSpec
 from ..stages import Where
-from .generate import compile_forward, generate_kwargs, replay_side
+from .generate import compile_forward, generate_kwargs, generated, replay_side
 from .part import Part, Serving
 
 NOTHING_COMPILED = "the compiled side compiled nothing: no warm-up is needed"
@@ -32,11 +32,10 @@ COPY = "a copy of the compiled generate process's cache folder"
 
 def derive(run: Serving) -> list[int] | None:
     """The warm-up's requests (None: the compiled side did not finish)."""
-    side = ((run.results.get("generate") or {}).get("compiled") or {}).get("side")
-    if side is None:
+    compiled = generated(run).compiled
+    if compiled is None or compiled.side is None:
         return None
-    made = [c for c in side.get("compiles") or [] if c.get("kind") in ("compile", "recompile")]
-    return sorted({c["request"] for c in made})
+    return sorted({c.request for c in compiled.side.compiles if c.kind in ("compile", "recompile")})
 
 
 def _when(run: Serving) -> str | None:

@@ -41,6 +41,7 @@ from ...report.sections.generation import (
     LogitsCompared,
     TokensEqual,
 )
+from .generate import GenProcess, generated
 from .part import Serving
 
 LOGITS_DECIDE = (
@@ -118,24 +119,24 @@ def tokens_equal(
 def build(run: Serving) -> GenerationSection | None:
     """The generation section (report/sections/generation.py's record); None when the target is
     no Generation."""
-    gen = run.ask.get("generation")
+    gen = run.ask.generation
     if not gen:
         return None
-    out = run.results.get("generate") or {}
-    eager, compiled = (out.get(side) or {} for side in ("eager", "compiled"))
-    logits = compiled.get("logits")
+    out = generated(run)
+    eager, compiled = out.eager or GenProcess(), out.compiled or GenProcess()
+    logits = compiled.logits
     not_measured = {k: v for k, v in run.not_measured.items() if k.startswith("generat")}
     if logits and "why" in logits:
         not_measured["generate_logits"] = logits["why"]
     typed = LogitsCompared.from_dict(logits) if logits and "why" not in logits else None
-    eager_side, compiled_side = _side(eager, "side"), _side(compiled, "side")
-    reference, paired = _side(compiled, "steady"), _side(compiled, "paired_eager")
-    rows = [GenStrategy.from_dict(r) for r in run.results.get("generate_strategies") or []]
+    eager_side, compiled_side = eager.side, compiled.side
+    reference, paired = compiled.steady, compiled.paired_eager
+    rows: list[GenStrategy] = run.results.get("generate_strategies") or []
     judge(rows, reference, paired)
     return GenerationSection(
-        prompts=run.ask["requests"],
-        max_new_tokens=gen.get("max_new_tokens"),
-        generate_kwargs=gen.get("generate_kwargs") or {},
+        prompts=run.ask.requests,
+        max_new_tokens=gen.max_new_tokens,
+        generate_kwargs=gen.generate_kwargs,
         eager=eager_side,
         compiled=compiled_side,
         steady=reference,
@@ -145,15 +146,9 @@ def build(run: Serving) -> GenerationSection | None:
         process_spread=process_spread(rows, reference, paired),
         proof=run.results.get("generate_proof"),
         not_measured=not_measured,
-        loop=gen.get("loop") or None,
+        loop=gen.loop or None,
         logits=typed,
     )
-
-
-def _side(process: dict, key: str) -> GenSide | None:
-    """One of a generate process's replays (its `side`, its `steady` one, or the eager one paired
-    with it) as its record."""
-    return GenSide.from_dict(process[key]) if process.get(key) is not None else None
 
 
 def _pairs(steady_side: GenSide | None, eager: GenSide | None) -> tuple[dict, dict] | None:

@@ -40,6 +40,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ...report.sections.generation import GenStrategy
 from ..spec import ServeSpec
 from ..stages import Where
 from .generate import (
@@ -47,6 +48,7 @@ from .generate import (
     Swap,
     compile_forward,
     generate_kwargs,
+    generated,
     replay_paired,
     replay_side,
     round_lines,
@@ -70,10 +72,10 @@ LOOP = (
 
 
 def _when(run: Serving) -> str | None:
-    if (run.ask.get("generation") or {}).get("loop"):
+    if run.ask.generation and run.ask.generation.loop:
         return LOOP
-    compiled = (run.results.get("generate") or {}).get("compiled") or {}
-    return None if compiled.get("steady") else NO_REFERENCE
+    compiled = generated(run).compiled
+    return None if compiled and compiled.steady else NO_REFERENCE
 
 
 def _plan(run: Serving) -> None:
@@ -81,9 +83,9 @@ def _plan(run: Serving) -> None:
     reference's second process, whose spread the headline's interval needs to decide at all: with
     a third of the time, at the default --timeout, its cold replay ended at its deadline and it
     served no pair), then each other its share of what the earlier ones left."""
-    side = ((run.results.get("generate") or {}).get("eager") or {}).get("side") or {}
+    eager = generated(run).eager
     names = list(STRATEGIES)
-    if side.get("device") != "cuda":
+    if not (eager and eager.side and eager.side.device == "cuda"):
         names.remove("reduce_overhead")
         run.not_measured["generate_reduce_overhead"] = NO_CUDA
     end = time.monotonic() + run.share(PART)
@@ -94,8 +96,9 @@ def _plan(run: Serving) -> None:
             share = max(share, run.left_s())
         data = run.go(PART, share, "generate_strategy", strategy=f"generate_{name}")
         if data and data.get("row"):
-            rows.append({**data["row"], "cache_start": data.get("cache_start")})
-            for line in round_lines(data["row"], f"strategy {name}"):
+            row = GenStrategy.from_dict({**data["row"], "cache_start": data.get("cache_start")})
+            rows.append(row)
+            for line in round_lines(row, f"strategy {name}"):
                 run.failures.append({"phase": "serving:generate_strategies", "message": line})
     run.results["generate_strategies"] = rows
 

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ...report.events import Event
+from ...report.record import Record
 from ..isa_seed import seed_from, start_folder
 from ..process import (
     ChildProcess,
@@ -55,6 +56,40 @@ TRAINED = "a TrainStep is trained, not served: --traffic replays a Workload's re
 Serve = Callable[[Any, ServeSpec, dict], None]
 
 
+@dataclasses.dataclass
+class TrafficAsk(Record):
+    """The Traffic as the cold process records it (target/traffic.py `Traffic.info`)."""
+
+    kind: str | None = None
+    default_n: int | None = None
+    seed: int | None = None
+    description: str | None = None
+    buckets: dict[str, list[int]] | None = None
+    warmup: int | None = None  # how many requests the user's own warm-up serves
+
+
+@dataclasses.dataclass
+class GenerationAsk(Record):
+    """A Generation as the cold process records it (target/generation.py `generation_info`)."""
+
+    max_new_tokens: int | None = None
+    generate_kwargs: dict[str, str] = dataclasses.field(default_factory=dict)
+    greedy: bool | None = None
+    loop: bool | None = None
+
+
+@dataclasses.dataclass
+class Ask(Record):
+    """What the serving section runs on (section.py `asked`): the requests, and the workload's
+    kind, traffic and generation, read once from the cold process's environment record of the
+    workload (its other keys stay in `extra`, unread here)."""
+
+    requests: int = 0
+    kind: str | None = None
+    traffic: TrafficAsk | None = None
+    generation: GenerationAsk | None = None
+
+
 @dataclasses.dataclass(frozen=True)
 class Part(Stage["Serving"]):
     """One serving part: a stage of the serving run, with its weight, its cache's start and the
@@ -68,7 +103,7 @@ class Part(Stage["Serving"]):
 
     def why_not(self, run: Serving) -> str | None:  # type: ignore[override]
         """A forward part does not run for a Generation, a generation part only for one."""
-        if bool(run.ask.get("generation")) != self.generation:
+        if bool(run.ask.generation) != self.generation:
             return NOT_GENERATED if self.generation else GENERATED
         return super().why_not(run)
 
@@ -80,10 +115,14 @@ class Serving(Run):
     (`ask`: serving/section.py `asked`), the parts in run order, each part's result by name, and
     the cache folder each part's last process started from."""
 
-    ask: dict = dataclasses.field(default_factory=dict)
+    ask: Ask = dataclasses.field(default_factory=Ask)
     parts: tuple[Part, ...] = ()
     results: dict[str, Any] = dataclasses.field(default_factory=dict)
     caches: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.ask, Ask):  # a hand-built ask (a test's dict): typed once, here
+            self.ask = Ask.from_dict(self.ask)
 
     @property
     def not_measured(self) -> dict[str, str]:
@@ -93,7 +132,7 @@ class Serving(Run):
         """`part`'s share of the time left: its weight over its own and the later parts' (those
         of its kind: a Generation's parts, or a forward's)."""
         later = self.parts[[p.name for p in self.parts].index(part.name) :]
-        later = [p for p in later if p.generation == bool(self.ask.get("generation"))]
+        later = [p for p in later if p.generation == bool(self.ask.generation)]
         total = sum(p.weight for p in later) or 1.0
         return max(0.0, self.left_s() * part.weight / total)
 
@@ -138,7 +177,7 @@ class Serving(Run):
             events_path=paths["events"],
             stacks_path=paths["stacks"],
             dump_after_s=stack_dump_after(until, margin_s=1.5, min_left_s=3),
-            serve=ServeSpec(process, self.ask["requests"], seconds, time.time(), **handed),
+            serve=ServeSpec(process, self.ask.requests, seconds, time.time(), **handed),
         )
         child = ChildProcess(
             child_command(spec_path), spec, spec_path, paths["log"], cache_dir=cache

@@ -34,7 +34,7 @@ from ...report.processes.paired import log_spread, ratio_interval, steady
 from ...report.record import Record
 from ...report.sections import serving as sec
 from .generate_section import build as generation
-from .part import GENERATED, NOT_GENERATED, Serving
+from .part import GENERATED, NOT_GENERATED, Ask, Serving, TrafficAsk
 
 R = TypeVar("R", bound=Record)
 
@@ -85,35 +85,34 @@ def typed(value: dict | None, cls: type[R]) -> R | None:
     return cls.from_dict(value) if value is not None else None
 
 
-def asked(options: Options, workload: Mapping[str, Any] | None) -> dict | None:
-    """Whether the serving section runs, and on what: {"requests", "traffic"} or None (no traffic
-    and no --traffic: the analysis costs what it did). `workload`: the cold process's environment
-    record of the workload (its `traffic` key is there only when the Workload gives one)."""
-    traffic = (workload or {}).get("traffic")
-    if options.traffic is None and not traffic:
+def asked(options: Options, workload: Mapping[str, Any] | None) -> Ask | None:
+    """Whether the serving section runs, and on what (None: no traffic and no --traffic, the
+    analysis costs what it did). `workload`: the cold process's environment record of the
+    workload (its `traffic` key is there only when the Workload gives one)."""
+    ask = Ask.from_dict(workload)
+    if options.traffic is None and not ask.traffic:
         return None
-    n = options.traffic or int((traffic or {}).get("default_n") or 200)
-    ask = {"requests": n, "traffic": traffic, "kind": (workload or {}).get("kind")}
-    return {**ask, "generation": (workload or {}).get("generation")}
+    ask.requests = options.traffic or int((ask.traffic and ask.traffic.default_n) or 200)
+    return ask
 
 
-def yours(ask: Mapping[str, Any]) -> bool:
+def yours(ask: Ask) -> bool:
     """The Traffic gives the user's own warm-up (`Traffic(warmup=...)`)."""
-    return bool(((ask or {}).get("traffic") or {}).get("warmup"))
+    return bool(ask.traffic and ask.traffic.warmup)
 
 
-def traffic_record(info: dict | None, n: int, replay: ReplayPart | None) -> sec.TrafficInfo:
+def traffic_record(info: TrafficAsk | None, n: int, replay: ReplayPart | None) -> sec.TrafficInfo:
     """The section's `traffic` record."""
-    info = info or {}
+    info = info or TrafficAsk()
     side = replay and (replay.compiled or replay.eager)
     return sec.TrafficInfo(
-        source=info.get("kind") or "inputs",
+        source=info.kind or "inputs",
         requests=n,
-        seed=info.get("seed"),
-        description=info.get("description")
+        seed=info.seed,
+        description=info.description
         or "the target gave no traffic: replaying its inputs and variants, cycled",
         distinct_shapes=len(set(side.shapes)) if side and side.shapes else None,
-        buckets=info.get("buckets"),
+        buckets=info.buckets,
         method="the requests in traffic order, each produced just before it is served (off the "
         "clock), every RNG reset before each replay so every process replays the same requests",
     )
@@ -224,7 +223,7 @@ def build(run: Serving) -> sec.Serving:
     floor = process_spread(replay, proof, host)
     intervals(rows, steady(_proven(proof)), floor)
     return sec.Serving(
-        traffic=traffic_record(run.ask.get("traffic"), run.ask["requests"], replay),
+        traffic=traffic_record(run.ask.traffic, run.ask.requests, replay),
         replay=replay.replay if replay else None,
         warmup=warmup,
         restart=proof.restart if proof else None,

@@ -72,7 +72,7 @@ def _when(run: Serving) -> str | None:
 def _plan(run: Serving) -> None:
     """Each strategy in a process of its own, each its share of what the earlier ones left."""
     names = list(STRATEGIES)
-    if not (run.ask.get("traffic") or {}).get("buckets"):
+    if not (run.ask.traffic and run.ask.traffic.buckets):
         names.remove("padded")
         run.not_measured["padded"] = NO_BUCKETS
     end = time.monotonic() + run.share(PART)
