@@ -11,6 +11,7 @@ import pytest
 
 from tcdoctor.report.model import Report
 from tcdoctor.report.sections import FixRow, GraphBreak, NotTried, Recompile, RemedyRow, StrategyRow
+from tcdoctor.report.sections.strategies import CudaGraphs
 from tcdoctor.thresholds import RULES
 from tcdoctor.verdict import decide
 from tcdoctor.verdict.advice import (
@@ -393,6 +394,8 @@ def test_mode_advice_when_cuda_graphs_were_skipped():
     assert "nothing for it to capture" not in item.text and "default mode" not in item.text
     # with the reasons: PyTorch's words, for any mode that asks for CUDA graphs
     g = {"graphs": 2, "skipped": 1, "captured": 1, "reasons": [{"reason": "r", "count": 1}]}
-    (item,) = advise_mode(Figures(mode="max-autotune", cudagraphs=g), RULES)
+    graphs = CudaGraphs.from_dict(g)
+    (item,) = advise_mode(Figures(mode="max-autotune", cudagraphs=graphs), RULES)
     assert "1 of 2 compiled graph(s) (1 captured)" in item.text and "«r»" in item.text
-    assert advise_mode(Figures(mode="max-autotune", cudagraphs={**g, "skipped": 0}), RULES) == []
+    none_skipped = CudaGraphs.from_dict({**g, "skipped": 0})
+    assert advise_mode(Figures(mode="max-autotune", cudagraphs=none_skipped), RULES) == []

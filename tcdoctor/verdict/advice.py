@@ -23,6 +23,7 @@ from ..report.sections import (
     Recompile,
 )
 from ..report.sections.breaks import BreakSite
+from ..report.sections.strategies import CudaGraphs
 from ..thresholds import Rules
 from .break_fix import BreakFix, NoFix, break_fix
 from .figures import Figures
@@ -605,18 +606,18 @@ def advise_mode(fig: Figures, rules: Rules) -> list[Advice]:
     return out
 
 
-def _cudagraph_advice(mode: str, g: dict, evidence: str) -> list[Advice]:
-    if not g.get("skipped"):
+def _cudagraph_advice(mode: str, g: CudaGraphs, evidence: str) -> list[Advice]:
+    if not g.skipped:
         return []
     reasons = "; ".join(
-        f"«{r['reason']}»"
-        + (f" ×{r['count']}" if r.get("count", 1) > 1 else "")
-        + (f" — fix: {r['fix']}" if r.get("fix") else "")
-        for r in g.get("reasons") or []
+        f"«{r.reason}»"
+        + (f" ×{r.count}" if (r.count or 1) > 1 else "")
+        + (f" — fix: {r.fix}" if r.fix else "")
+        for r in g.reasons or []
     )
     text = (
-        f"mode={mode!r}: PyTorch skipped CUDA graphs for {g['skipped']} of {g['graphs']} compiled "
-        f"graph(s) ({units.count(g.get('captured'))} captured), in its words: {reasons}."
+        f"mode={mode!r}: PyTorch skipped CUDA graphs for {g.skipped} of {g.graphs} compiled "
+        f"graph(s) ({units.count(g.captured)} captured), in its words: {reasons}."
     )
     return [advice_item("mode", text, evidence)]
 

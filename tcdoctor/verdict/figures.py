@@ -27,6 +27,7 @@ from ..report.sections import (
     StrategyRow,
 )
 from ..report.sections.runtime import Claimed
+from ..report.sections.strategies import CudaGraphs
 from ..thresholds import Rules
 from .recommend import TRAINING_WAYS
 
@@ -68,7 +69,9 @@ class Figures(Claimed):
     device: str | None = None
     mode: str | None = None
     cudagraph_skips: int = 0
-    cudagraphs: dict | None = None  # captured vs skipped, PyTorch's reasons (compile.cudagraphs)
+    cudagraphs: CudaGraphs | None = (
+        None  # captured vs skipped, PyTorch's reasons (compile.cudagraphs)
+    )
     mode_rows: tuple[StrategyRow, ...] = ()  # strategies.modes, eager and the main row included
     compile_failed_message: str | None = None  # set when compiling raised
     break_findings: tuple[GraphBreak, ...] = ()  # graph_breaks.unique
