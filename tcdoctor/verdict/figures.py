@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import units
+from ..report.attribution import Bisection, ModuleDrift
 from ..report.processes.claims import (
     Claim,
     lone_regimes_text,
@@ -60,9 +61,7 @@ class Figures(Claimed):
     numerics_max_abs_err: float | None = None
     numerics_failed_outputs: tuple[str, ...] = ()
     numerics_not_measured: str | None = None  # why, when numerics_passed is None
-    drift_origin: dict | None = (
-        None  # the module the drift starts in (report.numerics.drift.origin)
-    )
+    drift_origin: ModuleDrift | None = None  # where the drift starts (numerics.drift.origin)
     guard_fraction: float | None = None  # guard evaluation / compiled median
     guard_s: float | None = None  # guard evaluation per call
     guard_count: int | None = None
@@ -83,7 +82,7 @@ class Figures(Claimed):
     fixes_enabled: bool = True  # False: --no-fixes (no fix, no backend ablation)
     backend: str | None = None  # the analysis's own backend (options.backend)
     ablation_rows: tuple[StrategyRow, ...] = ()  # eager / aot_eager / the real backend
-    drift_bisector: dict | None = None  # CompilerBisector on the drift origin, alone
+    drift_bisector: Bisection | None = None  # CompilerBisector on the drift origin, alone
     miscompile: Miscompile | None = (
         None  # the graph and call that diverge (report.numerics.miscompile)
     )
