@@ -162,20 +162,6 @@ def pair(show: Callable[[Any], str], a: Any, b: Any) -> str:
     return f"{show(a)} / {show(b)}"
 
 
-def cudagraphs(g: dict | None) -> str:
-    """CUDA graphs captured against skipped, with PyTorch's reasons (probes/cudagraphs.py):
-    'CUDA graphs: 3 of 4 graph(s) captured, 1 skipped («skipping cudagraphs due to …»)'."""
-    if not g:
-        return NA
-    captured = g.get("captured")
-    count = "not measured how many" if captured is None else str(captured)
-    text = f"CUDA graphs: {count} of {g.get('graphs', 0)} graph(s) captured"
-    if not g.get("skipped"):
-        return text
-    reasons = "; ".join(f"«{r['reason']}»" for r in g.get("reasons") or [])
-    return f"{text}, {g['skipped']} skipped ({reasons})"
-
-
 def held_pair(eager: Any, compiled: Any, pool: Any = None) -> str:
     """What each side holds after warm-up, 'eager / compiled', with CUDA graphs' pools named
     inside the compiled figure: '1.2 GiB / 1.9 GiB (CUDA graphs' pools 880.0 MiB)'."""

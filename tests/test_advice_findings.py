@@ -9,8 +9,10 @@ import dataclasses
 
 import pytest
 
+from tcdoctor.report.attribution import Bisection, ModuleDrift
 from tcdoctor.report.model import Report
 from tcdoctor.report.sections import FixRow, GraphBreak, NotTried, Recompile, RemedyRow, StrategyRow
+from tcdoctor.report.sections.strategies import CudaGraphs
 from tcdoctor.thresholds import RULES
 from tcdoctor.verdict import decide
 from tcdoctor.verdict.advice import (
@@ -52,7 +54,7 @@ AROUND = FixRow(  # DisableModuleFix's row as experiments/fixes.run writes it
     why="the numerics check passes with it (compiled 1.31× vs eager)",
 )
 DRIFT = Figures(numerics_passed=False, numerics_max_abs_err=0.5, backend="inductor")
-LOCALISED = dataclasses.replace(DRIFT, drift_origin=ORIGIN)
+LOCALISED = dataclasses.replace(DRIFT, drift_origin=ModuleDrift.from_dict(ORIGIN))
 
 
 def numerics_text(fig: Figures) -> str:
@@ -128,14 +130,16 @@ def test_compile_around_not_tried_says_why():
 
 
 def test_the_op_the_bisector_blames_and_a_recorded_dtype_are_named():
-    bisector = {
-        "verdict": "backend inductor, subsystem lowerings: sum_1 (application 1)",
-        "backend": "inductor",
-        "subsystem": "lowerings",
-    }
+    bisector = Bisection(
+        verdict="backend inductor, subsystem lowerings: sum_1 (application 1)",
+        backend="inductor",
+        subsystem="lowerings",
+    )
     text = numerics_text(
         dataclasses.replace(
-            LOCALISED, drift_origin={**ORIGIN, "tol": 1e-4}, drift_bisector=bisector
+            LOCALISED,
+            drift_origin=ModuleDrift.from_dict({**ORIGIN, "tol": 1e-4}),
+            drift_bisector=bisector,
         )
     )
     assert (
@@ -144,7 +148,9 @@ def test_the_op_the_bisector_blames_and_a_recorded_dtype_are_named():
     )
     assert "low precision" not in text  # judged at float32's tolerance: nothing to say of it
     text = numerics_text(
-        dataclasses.replace(LOCALISED, drift_origin={**ORIGIN, "dtype": "bfloat16"})
+        dataclasses.replace(
+            LOCALISED, drift_origin=ModuleDrift.from_dict({**ORIGIN, "dtype": "bfloat16"})
+        )
     )
     assert "Its output is bfloat16." in text
 
@@ -197,7 +203,7 @@ def test_non_localised_drift_keeps_the_generic_advice():
     assert numerics_text(DRIFT) == GENERIC
     assert numerics_text(Figures(numerics_passed=False, numerics_max_abs_err=0.5)) == GENERIC
     # a drift search that named no module gives the same advice
-    assert numerics_text(dataclasses.replace(DRIFT, drift_origin={"name": ""})) == GENERIC
+    assert numerics_text(dataclasses.replace(DRIFT, drift_origin=ModuleDrift(name=""))) == GENERIC
     # a localised one without the ablation keeps the retry, after the module
     text = numerics_text(dataclasses.replace(LOCALISED, fixes_enabled=False))
     assert text.endswith(
@@ -218,7 +224,7 @@ def test_figures_read_the_findings_from_a_report_once():
         "strategies": {"regions": {"depth": 1, "regions": [{"name": "mixer", "module": "Mixer"}]}},
     }
     f = Figures.from_report(Report.from_dict(data))
-    assert f.drift_origin == ORIGIN and f.drift_bisector == {"not_run": "x"}
+    assert f.drift_origin.to_dict() == ORIGIN and f.drift_bisector == Bisection(not_run="x")
     assert f.fix_rows == (AROUND,) and f.fixes_not_tried[0].why == "b"
     assert (f.backend, f.fixes_enabled, f.ablation_rows, f.regions_measured) == (
         "inductor",
@@ -393,6 +399,8 @@ def test_mode_advice_when_cuda_graphs_were_skipped():
     assert "nothing for it to capture" not in item.text and "default mode" not in item.text
     # with the reasons: PyTorch's words, for any mode that asks for CUDA graphs
     g = {"graphs": 2, "skipped": 1, "captured": 1, "reasons": [{"reason": "r", "count": 1}]}
-    (item,) = advise_mode(Figures(mode="max-autotune", cudagraphs=g), RULES)
+    graphs = CudaGraphs.from_dict(g)
+    (item,) = advise_mode(Figures(mode="max-autotune", cudagraphs=graphs), RULES)
     assert "1 of 2 compiled graph(s) (1 captured)" in item.text and "«r»" in item.text
-    assert advise_mode(Figures(mode="max-autotune", cudagraphs={**g, "skipped": 0}), RULES) == []
+    none_skipped = CudaGraphs.from_dict({**g, "skipped": 0})
+    assert advise_mode(Figures(mode="max-autotune", cudagraphs=none_skipped), RULES) == []

@@ -103,6 +103,9 @@ def test_the_advice_quotes_pytorch_and_never_says_the_figures_are_the_default_mo
             }
         ],
     }
+    from tcdoctor.report.sections.strategies import CudaGraphs
+
+    g = CudaGraphs.from_dict(g)
     fig = Figures(mode="reduce-overhead", device="cuda:0", cudagraph_skips=1, cudagraphs=g)
     (item,) = advise_mode(fig, RULES)
     text = item.text

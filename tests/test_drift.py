@@ -75,11 +75,11 @@ def _assert_origin(rep):
     d = n.drift
     assert d.checked is True and d.reason == "numerics failed"
     o = d.origin
-    assert o["name"] == "block.total" and o["class"] == "Total"
-    assert o["class_file"].endswith("drift_sum.py") and o["class_line"] > 0
+    assert o.name == "block.total" and o.class_ == "Total"
+    assert o.class_file.endswith("drift_sum.py") and o.class_line > 0
     # compiled is much further from fp64 than eager, and eager's error is given for scale
-    assert o["err_vs_fp64"] > 3 * o["eager_err_vs_fp64"] > 0
-    names = [p["name"] for p in d.path]
+    assert o.err_vs_fp64 > 3 * o.eager_err_vs_fp64 > 0
+    names = [p.name for p in d.path]
     assert names == ["", "block", "block.total"]  # parents on the path, the origin last
     assert d.modules_compared == 5  # model, block, block.shift, block.total, head
 
@@ -89,7 +89,7 @@ def test_the_rounding_submodule_is_named_in_process(in_process):
     # issue 64's search needs a fresh process to rebuild the target: the in-process API says why
     assert "in-process API" in in_process.numerics.miscompile.not_measured
     # no target file to rebuild it from in a fresh process: the bisector says why it did not run
-    assert "in-process API" in in_process.numerics.drift.bisector["not_run"]
+    assert "in-process API" in in_process.numerics.drift.bisector.not_run
 
 
 def test_the_rounding_submodule_is_named_from_the_command_line(from_cli):
@@ -103,10 +103,10 @@ def test_the_rounding_submodule_is_named_from_the_command_line(from_cli):
     assert "compile around it, tried: Total.forward" in out
     # PyTorch's bisector, on that module alone in a fresh process, blames Inductor, with its command
     b = rep.numerics.drift.bisector
-    assert b["backend"] == "inductor" and b.get("subsystem"), b
+    assert b.backend == "inductor" and b.subsystem, b
     assert (
-        b["command"].startswith("python -m tcdoctor.probes.bisect_module ")
-        and "block.total" in b["command"]
+        b.command.startswith("python -m tcdoctor.probes.bisect_module ")
+        and "block.total" in b.command
     )
     assert "rerun it: python -m tcdoctor.probes.bisect_module" in out
     # the headline names the origin and the tried fix with the fix row's own figures

@@ -221,8 +221,8 @@ def test_reduce_overhead_on_cpu_is_reported_with_pytorchs_own_reason():
     )
     assert rep.compile.cold_cache["cudagraph_skips"] >= 1
     g = rep.compile.cudagraphs
-    assert g["captured"] == 0 and g["skipped"] >= 1
-    assert all(r["reason"].startswith("skipping cudagraphs due to") for r in g["reasons"])
+    assert g.captured == 0 and g.skipped >= 1
+    assert all(r.reason.startswith("skipping cudagraphs due to") for r in g.reasons)
     (mode,) = [a.text for a in rep.verdict.advice if a.topic == "mode"]
     assert "«skipping cudagraphs due to" in mode and "CUDA work only" in mode
 

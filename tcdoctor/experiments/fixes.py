@@ -178,11 +178,11 @@ def numerics_fixes(results: MainResults, options: Any, before: dict) -> list[Fix
             InductorConfigFix(n, addresses=["numerics"], before=before) for n in NUMERICS_SETTINGS
         ]
     origin = results.drift.origin  # compile around the module that drifts
-    if origin and origin.get("name"):
+    if origin and origin.name:
         out.append(
             DisableModuleFix(
-                origin["name"],
-                class_name=origin.get("class") or "",
+                origin.name,
+                class_name=origin.class_ or "",
                 addresses=["numerics"],
                 before=before,
             )

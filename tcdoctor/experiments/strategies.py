@@ -20,7 +20,7 @@ import torch
 from ..options import Options
 from ..probes import calls, dynamo_state, first_call
 from ..probes.recompiles import describe_call, limit_warnings
-from ..report.sections.compile import cudagraphs_skipped_all
+from ..report.sections.strategies import CudaGraphs
 from ..target.workload import CallArgs, is_state_change
 from . import compile_remedies, fixes, proving
 from .pair import caller, fresh_copies, main_pair, timed_figures, timed_pair
@@ -99,7 +99,8 @@ def run_mode(w: Any, o: Options, mode: str) -> dict:
     measured, but not those of CUDA graphs, and no recommendation names it."""
     row = main_pair(w, o, o.backend, mode)
     row["name"] = mode
-    note = cudagraphs_skipped_all(row.get("cudagraphs"))
+    graphs = row.get("cudagraphs")  # the child's dict (experiments/pair.py)
+    note = CudaGraphs.from_dict(graphs).skipped_all if graphs else None
     if note:
         row["note"] = note
     return row

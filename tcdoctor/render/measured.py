@@ -19,6 +19,7 @@ from ..report.model import Report
 from ..report.processes.rows import ProcessRow
 from ..report.sections import CompileTime, Guards, Memory, Numerics, Profile, Runtime, Verdict
 from ..report.sections.outputs import mutates_text
+from .strategies import cudagraphs_text
 
 ADVICE_SHOWN = 200  # a page of hundreds of breaks stays usable; the JSON has every item
 
@@ -146,7 +147,7 @@ def compile_section(c: CompileTime) -> Section:
         ),
         *_probe_rows(c),
         *(
-            (Row("CUDA graphs", units.cudagraphs(c.cudagraphs), _text(c.cudagraphs.get("method"))),)
+            (Row("CUDA graphs", cudagraphs_text(c.cudagraphs), _text(c.cudagraphs.method)),)
             if c.cudagraphs
             else ()
         ),

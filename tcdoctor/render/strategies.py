@@ -10,6 +10,21 @@ from .. import units
 from ..report.layout import Note, Section, Table, Text
 from ..report.model import Report
 from ..report.sections import Regions, StrategyRow
+from ..report.sections.strategies import CudaGraphs
+
+
+def cudagraphs_text(g: CudaGraphs | None) -> str:
+    """CUDA graphs captured against skipped, with PyTorch's reasons (probes/cudagraphs.py):
+    'CUDA graphs: 3 of 4 graph(s) captured, 1 skipped («skipping cudagraphs due to …»)'."""
+    if not g:
+        return units.NA
+    count = "not measured how many" if g.captured is None else str(g.captured)
+    text = f"CUDA graphs: {count} of {g.graphs or 0} graph(s) captured"
+    if not g.skipped:
+        return text
+    reasons = "; ".join(f"«{r.reason}»" for r in g.reasons or [])
+    return f"{text}, {g.skipped} skipped ({reasons})"
+
 
 TIMED_HEADERS = (
     "",
@@ -60,7 +75,7 @@ def _timed(rows: list[StrategyRow]) -> Table:
                 units.nbytes(r.peak_bytes),
                 "—" if r.baseline else units.count(r.graph_breaks),
                 _numerics(r.numerics_passed),
-                r.note or (units.cudagraphs(r.cudagraphs) if r.cudagraphs else ""),
+                r.note or (cudagraphs_text(r.cudagraphs) if r.cudagraphs else ""),
             ]
             for r in rows
         ],

@@ -39,6 +39,41 @@ class MemoryAttribution(Record):
 
 
 @dataclass
+class ModuleDrift(Keyed):
+    """One module of the drift search (probes/drift.py): its qualified name ('' the whole model),
+    its class and where the class is defined, and its output's worst leaf: passed, error/tol
+    (`ratio`), compiled and eager rmse vs fp64, the tolerance. The JSON key of `class_` is `class`."""
+
+    KEYS = {"class_": "class"}
+
+    passed: bool | None = None
+    ratio: float | None = None
+    err_vs_fp64: float | None = None
+    eager_err_vs_fp64: float | None = None
+    max_abs_err: float | None = None
+    tol: float | None = None
+    leaf: str | None = None
+    dtype: str | None = None
+    name: str | None = None
+    class_: str | None = None
+    class_file: str | None = None
+    class_line: int | None = None
+
+
+@dataclass
+class Bisection(Keyed):
+    """PyTorch's CompilerBisector on the drift origin alone, in a fresh process
+    (probes/bisect_module.py): its verdict, the backend and subsystem it blames and the command
+    that reruns it; or `not_run` (why)."""
+
+    verdict: str | None = None
+    backend: str | None = None
+    subsystem: str | None = None
+    command: str | None = None
+    not_run: str | None = None
+
+
+@dataclass
 class DriftOrigin(Record):
     """The deepest module whose own compiled output drifts while its inputs were exact.
 
@@ -52,14 +87,14 @@ class DriftOrigin(Record):
 
     checked: bool | None = None
     reason: str | None = None
-    origin: dict[str, Any] | None = None
-    path: list[dict] = field(default_factory=list)
+    origin: ModuleDrift | None = None
+    path: list[ModuleDrift] = field(default_factory=list)
     modules_compared: int | None = None
     skipped: list[str] = field(
         default_factory=list
     )  # recorded modules not compared (no tensor input)
     fp64_unavailable_why: str | None = None
-    bisector: dict[str, Any] | None = None
+    bisector: Bisection | None = None
     method: str | None = None
     not_measured: str | None = None
 

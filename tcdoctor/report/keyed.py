@@ -24,14 +24,15 @@ class Keyed(Record):
     """Base of a record that writes the keys it was given, in their order (module docstring)."""
 
     def __post_init__(self) -> None:
-        keys = [k for k in _fields(type(self)) if getattr(self, k) is not None]
+        keys = [self.KEYS.get(k, k) for k in _fields(type(self)) if getattr(self, k) is not None]
         object.__setattr__(self, "_keys", keys)
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
         keys = self.__dict__.get("_keys")
-        if keys is not None and name not in keys and name in _fields(type(self)):
-            keys.append(name)  # a figure set later is written after those given first
+        key = self.KEYS.get(name, name)
+        if keys is not None and key not in keys and name in _fields(type(self)):
+            keys.append(key)  # a figure set later is written after those given first
 
     @classmethod
     def of(cls: type[K], **figures: Any) -> K:

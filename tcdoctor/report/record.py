@@ -61,6 +61,9 @@ class Record:
     DERIVED: ClassVar[tuple[str, ...]] = ()  # properties written to JSON (not read back)
     OMIT_NONE: ClassVar[tuple[str, ...]] = ()  # fields written only when set
     REQUIRED: ClassVar[tuple[str, ...]] = ()  # keys a file must have (the schema's `required`)
+    # a field whose JSON key is no Python name (`class`): field name -> key, in from_dict, to_dict
+    # and the schema alike
+    KEYS: ClassVar[dict[str, str]] = {}
 
     # keyword-only: a positional call sets the first declared field, never `extra` silently
     extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False, kw_only=True)
@@ -75,8 +78,9 @@ class Record:
         d = cls.upgrade(dict(d or {}))
         kwargs: dict[str, Any] = {}
         for name, hint in _hints(cls).items():
-            if name in d:
-                kwargs[name] = _read(hint, d.pop(name))
+            key = cls.KEYS.get(name, name)
+            if key in d:
+                kwargs[name] = _read(hint, d.pop(key))
         for name in cls.DERIVED:
             d.pop(name, None)
         return cls(**kwargs, extra=d)
@@ -89,7 +93,7 @@ class Record:
             value = getattr(self, f.name)
             if value is None and f.name in self.OMIT_NONE:
                 continue
-            out[f.name] = _write(value)
+            out[self.KEYS.get(f.name, f.name)] = _write(value)
         for name in self.DERIVED:
             out[name] = _write(getattr(self, name))
         out.update(self.extra)
@@ -214,7 +218,7 @@ def _schema(hint: Any, defs: dict[str, Any]) -> dict:
 
 def _object(cls: type[Record], defs: dict[str, Any]) -> dict:
     """A section's object: its fields, its derived keys (read-only), any other key allowed."""
-    props = {name: _schema(hint, defs) for name, hint in _hints(cls).items()}
+    props = {cls.KEYS.get(name, name): _schema(hint, defs) for name, hint in _hints(cls).items()}
     for name in cls.DERIVED:
         prop = inspect.getattr_static(cls, name)
         returns = typing.get_type_hints(prop.fget)["return"]

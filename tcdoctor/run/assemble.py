@@ -21,7 +21,6 @@ from ..report.sections import (
     NotTried,
     StrategyRow,
 )
-from ..report.sections.compile import cudagraphs_skipped_all
 from ..verdict import judge, tried
 from ..version import __version__
 
@@ -134,7 +133,7 @@ def main_row(r: Report, name: str, source: str) -> StrategyRow:
         guards=r.guards.count,
         cache=c.cache,
         cudagraphs=c.cudagraphs or None,
-        note=cudagraphs_skipped_all(c.cudagraphs) or None,
+        note=c.cudagraphs.skipped_all if c.cudagraphs else None,
     )
 
 

@@ -16,6 +16,7 @@ from typing import Callable
 
 from .. import units
 from ..outcomes import Decision, FixOutcome
+from ..report.attribution import ModuleDrift
 from ..report.sections import (
     Advice,
     FixRow,
@@ -23,6 +24,7 @@ from ..report.sections import (
     Recompile,
 )
 from ..report.sections.breaks import BreakSite
+from ..report.sections.strategies import CudaGraphs
 from ..thresholds import Rules
 from .break_fix import BreakFix, NoFix, break_fix
 from .figures import Figures
@@ -348,8 +350,8 @@ def advise_numerics(fig: Figures, rules: Rules) -> list[Advice]:
     if bug is not None:
         return [advice_item("numerics", bug, "numerics.miscompile.kind")]
     layer = _drift_layer(fig)
-    o = fig.drift_origin or {}
-    if not o.get("name"):
+    o = fig.drift_origin
+    if o is None or not o.name:
         if layer is None:  # no backend below the real one ran: retrying with one tells them apart
             text = f"{head} {CHECK_FP64}, {LOOK_LOW}, and {RETRY}{_ablation_untried(fig)}."
         else:
@@ -385,18 +387,18 @@ def _miscompile_advice(fig: Figures, head: str) -> str | None:
     )
 
 
-def _around_origin(fig: Figures, o: dict, rules: Rules) -> str:
+def _around_origin(fig: Figures, o: ModuleDrift, rules: Rules) -> str:
     """'Compile around `mixer` (`Mixer`, mixer.py:12), where the drift starts: …' with the tried
     DisableModuleFix row's outcome, or why it was not tried. The line is one the user writes in
     their own code, whoever wrote the module."""
-    name, cls = o["name"], o.get("class") or "TheModule"
+    name, cls = o.name, o.class_ or "TheModule"
     rows = [r for r in fig.fix_rows if r.kind == "disable_module"]
     row = next((r for r in rows if r.name == name), rows[0] if rows else None)
     # the line experiments/specs.DisableModuleFix writes (the row's own line when it was tried)
     line = (row.fix if row is not None and row.fix else None) or (
         f"{cls}.forward = torch.compiler.disable({cls}.forward)  # {name} runs eagerly"
     )
-    where = units.file_line(o.get("class_file"), o.get("class_line"))
+    where = units.file_line(o.class_file, o.class_line)
     text = (
         f"Compile around `{name}` (`{cls}`, {where}), where the drift starts: one line in your own "
         f"code before compiling, `{line}` (every {cls} then runs eagerly inside the compiled model)."
@@ -438,24 +440,23 @@ def _around_outcome(row: FixRow, rules: Rules) -> str:
     return f"Tried in a fresh process: {checked}, {speed} vs eager{without}: {judged}."
 
 
-def _drift_found(fig: Figures, o: dict) -> list[str]:
+def _drift_found(fig: Figures, o: ModuleDrift) -> list[str]:
     """What the drift search recorded at the origin beyond its name: the precision it computes in
     (a recorded dtype, or the low-precision tolerance it was judged at) and the op or pass PyTorch's
     CompilerBisector blames on it alone."""
     out = []
-    dtype = o.get("dtype")
-    if dtype:
-        out.append(f"Its output is {dtype}.")
-    elif o.get("tol") == LOW_PRECISION_TOL:
+    if o.dtype:
+        out.append(f"Its output is {o.dtype}.")
+    elif o.tol == LOW_PRECISION_TOL:
         out.append(
             f"Its output is low precision (judged at the float16/bfloat16 tolerance, "
             f"{LOW_PRECISION_TOL:g})."
         )
-    b = fig.drift_bisector or {}
-    if b.get("backend"):
-        out.append(f"PyTorch's CompilerBisector, on it alone, blames {b.get('verdict')}.")
-    elif b.get("verdict"):
-        out.append(f"PyTorch's CompilerBisector, on it alone: {b['verdict']}.")
+    b = fig.drift_bisector
+    if b is not None and b.backend:
+        out.append(f"PyTorch's CompilerBisector, on it alone, blames {b.verdict}.")
+    elif b is not None and b.verdict:
+        out.append(f"PyTorch's CompilerBisector, on it alone: {b.verdict}.")
     return out
 
 
@@ -605,18 +606,18 @@ def advise_mode(fig: Figures, rules: Rules) -> list[Advice]:
     return out
 
 
-def _cudagraph_advice(mode: str, g: dict, evidence: str) -> list[Advice]:
-    if not g.get("skipped"):
+def _cudagraph_advice(mode: str, g: CudaGraphs, evidence: str) -> list[Advice]:
+    if not g.skipped:
         return []
     reasons = "; ".join(
-        f"«{r['reason']}»"
-        + (f" ×{r['count']}" if r.get("count", 1) > 1 else "")
-        + (f" — fix: {r['fix']}" if r.get("fix") else "")
-        for r in g.get("reasons") or []
+        f"«{r.reason}»"
+        + (f" ×{r.count}" if (r.count or 1) > 1 else "")
+        + (f" — fix: {r.fix}" if r.fix else "")
+        for r in g.reasons or []
     )
     text = (
-        f"mode={mode!r}: PyTorch skipped CUDA graphs for {g['skipped']} of {g['graphs']} compiled "
-        f"graph(s) ({units.count(g.get('captured'))} captured), in its words: {reasons}."
+        f"mode={mode!r}: PyTorch skipped CUDA graphs for {g.skipped} of {g.graphs} compiled "
+        f"graph(s) ({units.count(g.captured)} captured), in its words: {reasons}."
     )
     return [advice_item("mode", text, evidence)]
 

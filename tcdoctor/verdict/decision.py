@@ -168,12 +168,12 @@ def _drift_origin(fig: Figures) -> str:
     if not o:
         return ""
     # the root module's name is '': it is the whole model, never an empty name (issue 64)
-    name = f"`{o['name']}`" if o.get("name") else "the whole model"
+    name = f"`{o.name}`" if o.name else "the whole model"
     text = (
-        f" The drift starts in {name} ({o.get('class')}, "
-        f"{units.file_line(o.get('class_file'), o.get('class_line'))}): "
-        f"{units.sci(o.get('err_vs_fp64'))} off fp64 compiled, "
-        f"{units.sci(o.get('eager_err_vs_fp64'))} eager"
+        f" The drift starts in {name} ({o.class_}, "
+        f"{units.file_line(o.class_file, o.class_line)}): "
+        f"{units.sci(o.err_vs_fp64)} off fp64 compiled, "
+        f"{units.sci(o.eager_err_vs_fp64)} eager"
     )
     around = next(
         (r for r in fig.tried_fixes if r.kind == "disable_module" and r.after is not None), None

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import units
+from ..report.attribution import Bisection, ModuleDrift
 from ..report.processes.claims import (
     Claim,
     lone_regimes_text,
@@ -27,6 +28,7 @@ from ..report.sections import (
     StrategyRow,
 )
 from ..report.sections.runtime import Claimed
+from ..report.sections.strategies import CudaGraphs
 from ..thresholds import Rules
 from .recommend import TRAINING_WAYS
 
@@ -59,16 +61,16 @@ class Figures(Claimed):
     numerics_max_abs_err: float | None = None
     numerics_failed_outputs: tuple[str, ...] = ()
     numerics_not_measured: str | None = None  # why, when numerics_passed is None
-    drift_origin: dict | None = (
-        None  # the module the drift starts in (report.numerics.drift.origin)
-    )
+    drift_origin: ModuleDrift | None = None  # where the drift starts (numerics.drift.origin)
     guard_fraction: float | None = None  # guard evaluation / compiled median
     guard_s: float | None = None  # guard evaluation per call
     guard_count: int | None = None
     device: str | None = None
     mode: str | None = None
     cudagraph_skips: int = 0
-    cudagraphs: dict | None = None  # captured vs skipped, PyTorch's reasons (compile.cudagraphs)
+    cudagraphs: CudaGraphs | None = (
+        None  # captured vs skipped, PyTorch's reasons (compile.cudagraphs)
+    )
     mode_rows: tuple[StrategyRow, ...] = ()  # strategies.modes, eager and the main row included
     compile_failed_message: str | None = None  # set when compiling raised
     break_findings: tuple[GraphBreak, ...] = ()  # graph_breaks.unique
@@ -80,7 +82,7 @@ class Figures(Claimed):
     fixes_enabled: bool = True  # False: --no-fixes (no fix, no backend ablation)
     backend: str | None = None  # the analysis's own backend (options.backend)
     ablation_rows: tuple[StrategyRow, ...] = ()  # eager / aot_eager / the real backend
-    drift_bisector: dict | None = None  # CompilerBisector on the drift origin, alone
+    drift_bisector: Bisection | None = None  # CompilerBisector on the drift origin, alone
     miscompile: Miscompile | None = (
         None  # the graph and call that diverge (report.numerics.miscompile)
     )

@@ -45,10 +45,10 @@ def summary(d: DriftOrigin) -> str:
     o = d.origin
     if not o:
         return f"no single module drifts on exact inputs ({d.modules_compared} compared)"
-    name = o.get("name") or "the whole model"  # the root module's name is ''
+    name = o.name or "the whole model"  # the root module's name is ''
     return (
-        f"origin {name} ({o.get('class')}): compiled err vs fp64 "
-        f"{units.sci(o.get('err_vs_fp64'))}, eager {units.sci(o.get('eager_err_vs_fp64'))}"
+        f"origin {name} ({o.class_}): compiled err vs fp64 "
+        f"{units.sci(o.err_vs_fp64)}, eager {units.sci(o.eager_err_vs_fp64)}"
     )
 
 
@@ -79,12 +79,12 @@ def _rows(d: DriftOrigin) -> list[list[str]]:
         return []
     return [
         [
-            p.get("name") or "(whole model)",
-            p.get("class") or "",
-            where(p.get("class_file"), p.get("class_line")),
-            f"{p.get('ratio', 0.0):.3g}",
-            units.sci(p.get("err_vs_fp64")),
-            units.sci(p.get("eager_err_vs_fp64")),
+            p.name or "(whole model)",
+            p.class_ or "",
+            where(p.class_file, p.class_line),
+            f"{p.ratio if p.ratio is not None else 0.0:.3g}",
+            units.sci(p.err_vs_fp64),
+            units.sci(p.eager_err_vs_fp64),
         ]
         for p in d.path
     ]
@@ -104,11 +104,11 @@ def _notes(d: DriftOrigin, fixes: Any) -> tuple[Note, ...]:
             )
     b = d.bisector
     if b:
-        verdict = b.get("verdict") or f"not run ({b.get('not_run')})"
-        out.append(f"CompilerBisector on {d.origin.get('name')} alone: {verdict}")
-        if b.get("command"):
-            out.append(f"rerun it: {b['command']}")
-    elif d.origin.get("name"):
+        verdict = b.verdict or f"not run ({b.not_run})"
+        out.append(f"CompilerBisector on {d.origin.name} alone: {verdict}")
+        if b.command:
+            out.append(f"rerun it: {b.command}")
+    elif d.origin.name:
         out.append("CompilerBisector: not run (the analysis ran without it)")
     return (*(Note(line) for line in out), Note(f"method: {d.method}", how=True))
 

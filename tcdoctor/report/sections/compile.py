@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..keyed import Keyed
 from ..record import Record
@@ -12,7 +11,7 @@ from ..rules import (
     cold_warm_ratio,
     guard_share,
 )
-from .strategies import CompileRemedies
+from .strategies import CompileRemedies, CudaGraphs
 
 GUARDS_BY_REMOVAL = "removal"  # A/B: calls timed with and without guard evaluation
 GUARDS_BY_PROFILER = "profiler"  # 'TorchDynamo Cache Lookup' events
@@ -185,7 +184,7 @@ class CompileTime(Record):
     remedies: CompileRemedies | None = None  # tried remedies for the cold start, when planned
     isa_probe: IsaProbe | None = None
     # CUDA graphs captured vs skipped, PyTorch's reasons (probes/cudagraphs.py), modes that ask
-    cudagraphs: dict[str, Any] | None = None
+    cudagraphs: CudaGraphs | None = None
     not_measured: str | None = None
     warm_not_measured: str | None = None
 
@@ -267,12 +266,3 @@ class Guards(Record):
     @property
     def overhead_fraction(self) -> float | None:
         return guard_share(self.overhead_s_per_call, self.call_s)
-
-
-def cudagraphs_skipped_all(graphs: dict | None) -> str | None:
-    """'CUDA graphs skipped for 2 of 2 graph(s): skipping cudagraphs due to …' when PyTorch skipped
-    every graph of a mode that asks for them (probes/cudagraphs.py); None otherwise."""
-    if not graphs or not graphs.get("skipped") or graphs.get("captured") != 0:
-        return None
-    reasons = "; ".join(r["reason"] for r in graphs.get("reasons") or [])
-    return f"CUDA graphs skipped for {graphs['skipped']} of {graphs['graphs']} graph(s): {reasons}"

@@ -9,6 +9,7 @@ from typing import Any
 
 from ... import units
 from ...thresholds import Rules
+from ..keyed import Keyed
 from ..record import Record
 from ..rules import (
     break_even,
@@ -17,6 +18,39 @@ from ..rules import (
     slower_than_eager,
 )
 from .runtime import ci_bounds, vs_eager
+
+
+@dataclass
+class CudaGraphReason(Keyed):
+    """One reason PyTorch gave for skipping CUDA graphs, in its words (its first line), how many
+    graphs it was given for, and the fix it calls for (probes/cudagraphs.py; None: none known)."""
+
+    reason: str | None = None
+    count: int | None = None
+    fix: str | None = None
+
+
+@dataclass
+class CudaGraphs(Keyed):
+    """CUDA graphs captured against skipped for a compile in a mode that asks for them
+    (probes/cudagraphs.py): Inductor's FX graphs, those skipped (counter
+    inductor.cudagraph_skips), those handed to CUDA graphs (`captured`, None: not measured), and
+    PyTorch's reasons. Keyed: a saved report's keys are written back as they were."""
+
+    graphs: int | None = None
+    skipped: int | None = None
+    captured: int | None = None
+    reasons: list[CudaGraphReason] | None = None
+    method: str | None = None
+
+    @property
+    def skipped_all(self) -> str | None:
+        """'CUDA graphs skipped for 2 of 2 graph(s): skipping cudagraphs due to …' when PyTorch
+        skipped every graph; None otherwise."""
+        if not self.skipped or self.captured != 0:
+            return None
+        reasons = "; ".join(r.reason or "" for r in self.reasons or [])
+        return f"CUDA graphs skipped for {self.skipped} of {self.graphs} graph(s): {reasons}"
 
 
 @dataclass
@@ -61,7 +95,7 @@ class StrategyRow(Record):
     held_bytes: int | None = None  # what the compiled copy holds after warm-up
     eager_held_bytes: int | None = None
     # CUDA graphs captured vs skipped and PyTorch's reasons (probes/cudagraphs.py), modes asking
-    cudagraphs: dict[str, Any] | None = None
+    cudagraphs: CudaGraphs | None = None
     numerics_passed: bool | None = None
     max_abs_err: float | None = None
     graph_breaks: int | None = None
