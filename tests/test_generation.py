@@ -210,7 +210,7 @@ def test_a_float_prompt_and_a_generate_that_raises_are_one_line_each_and_the_res
     prompts = [*_prompts((5, 9)), torch.rand(6), torch.ones(62, dtype=torch.long)]
     w = tcdoctor.Generation(_model(Raises), prompts=prompts, max_new_tokens=4)
     side = _serve(w, "eager")["side"]
-    lines = gen_part.request_errors({"eager": {"side": side}})
+    lines = gen_part.request_errors(gen_part.Generated.from_dict({"eager": {"side": side}}))
     assert lines == [
         "generation: request 1 (Tensor[9] int64) failed at step 2 (eager): RuntimeError: planted failure",
         "generation: request 2 (Tensor[6] float32) failed (eager): token ids must be an integer "
@@ -271,7 +271,7 @@ def test_the_generation_parts_are_records_of_the_serving_loop_judged_by_the_pair
     from tcdoctor.run import serving
     from tcdoctor.run.progress import Progress
     from tcdoctor.run.serving import section
-    from tcdoctor.run.serving.part import Serving
+    from tcdoctor.run.serving.part import Ask, Serving
 
     ref = [0.10 + 0.001 * (i % 5) for i in range(20)]
     start, calls = _fake(ref, {"dynamic": [x * 1.02 for x in ref], "static": [x * 0.5 for x in ref],
@@ -287,7 +287,7 @@ def test_the_generation_parts_are_records_of_the_serving_loop_judged_by_the_pair
     ask = {"requests": 20, "traffic": {"kind": "list"}, "kind": "inference",
            "generation": {"max_new_tokens": 2}}  # fmt: skip
     run = Fake("t.py:build", Options(backend="eager"), Questions(), "/nonexistent", 0.0,
-               Progress(enabled=False), ask=ask, parts=serving.PARTS)  # fmt: skip
+               Progress(enabled=False), ask=Ask.from_dict(ask), parts=serving.PARTS)  # fmt: skip
     serving.run_parts(run)
     assert calls == [("generate_eager", None), ("generate_compiled", None), ("generate_proof", None),
                      *[("generate_strategy", f"generate_{n}") for n in

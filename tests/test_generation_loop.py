@@ -208,7 +208,7 @@ def test_a_decode_that_raises_or_returns_wrong_logits_is_one_line_each_and_a_cac
     w = _gen(prefill=bad_prefill, decode=bad_decode, cache=counted_cache, prompts=prompts)
     CACHES.clear(), WARM.clear()
     side = _serve(w, "eager", files=str(tmp_path))["side"]
-    lines = gen_part.request_errors({"eager": {"side": side}})
+    lines = gen_part.request_errors(gen_part.Generated.from_dict({"eager": {"side": side}}))
     assert lines == [
         "generation: request 1 (Tensor[9] int64) failed at step 2 (eager): RuntimeError: planted failure",
         "generation: request 2 (Tensor[7] int64) failed at step 1 (eager): ValueError: decode "

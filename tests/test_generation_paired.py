@@ -153,7 +153,7 @@ def test_tokens_that_change_between_rounds_are_a_finding():
     )
     assert compiled.round_changes == [{"side": "compiled", "round": 2, "request": 1, "step": 2}]
     assert eager.round_changes == []
-    lines = gen_part.round_lines({"steady": compiled.to_dict()}, "compiled")
+    lines = gen_part.round_lines(gen_part.GenProcess(steady=compiled), "compiled")
     assert lines == [
         "generation (compiled process): request 1's compiled tokens in round 3 differ from its "
         "first round's at step 2"
@@ -311,7 +311,7 @@ def test_the_processes_the_decision_needs_get_all_the_time_left():
     from tcdoctor.checks.questions import Questions
     from tcdoctor.run import serving
     from tcdoctor.run.progress import Progress
-    from tcdoctor.run.serving.part import Serving
+    from tcdoctor.run.serving.part import Ask, Serving
 
     given = []
 
@@ -326,7 +326,7 @@ def test_the_processes_the_decision_needs_get_all_the_time_left():
     ask = {"requests": 8, "traffic": {"kind": "list"}, "kind": "inference",
            "generation": {"max_new_tokens": 2}}  # fmt: skip
     run = Fake("t.py:build", Options(backend="eager"), Questions(), "/nonexistent", 0.0,
-               Progress(enabled=False), ask=ask, parts=serving.PARTS)  # fmt: skip
+               Progress(enabled=False), ask=Ask.from_dict(ask), parts=serving.PARTS)  # fmt: skip
     gen_part.PART.run(run)
     share = run.share(gen_part.PART)
     assert share < 240.0 / 2  # the part's weighted share: under half of what is left

@@ -27,7 +27,7 @@ from tcdoctor.run import serving
 from tcdoctor.run.progress import Progress
 from tcdoctor.run.serving import aot as aot_part
 from tcdoctor.run.serving import section
-from tcdoctor.run.serving.part import Serving
+from tcdoctor.run.serving.part import Ask, Serving
 from tcdoctor.run.serving.proof import part_proof
 from tcdoctor.run.serving.strategies import part_strategy, varying_dims
 from tcdoctor.stats import nearest_rank
@@ -313,7 +313,7 @@ class _Fake(Serving):
 
     def __init__(self, start, options, ask, left=600.0):
         super().__init__("t.py:build", options, Questions(), "/nonexistent", 0.0,
-                         Progress(enabled=False), ask=ask, parts=serving.PARTS)  # fmt: skip
+                         Progress(enabled=False), ask=Ask.from_dict(ask), parts=serving.PARTS)  # fmt: skip
         self.start, self.left = start, left
 
     def left_s(self):
@@ -464,7 +464,7 @@ def test_a_restart_hits_the_fx_graph_cache_the_replay_filled(tmp_path):
 
     opts = Options(backend="inductor", threads=1)
     start = Serving(f"{TARGET}:build", opts, Questions(), str(tmp_path), time.monotonic() + 900,
-                    Progress(enabled=False), ask={"requests": 3}, parts=serving.PARTS)  # fmt: skip
+                    Progress(enabled=False), ask=Ask(requests=3), parts=serving.PARTS)  # fmt: skip
     replay_data, why = start._start(replay.PART, "replay", 400, {})
     assert why is None, why
     warm = replay_data["warmup"]["requests"]

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...report.record import Record
-from ...report.sections.generation import GenSide
+from ...report.sections.generation import GenSide, GenStrategy
 from ...thresholds import RULES
 from ..spec import ServeSpec
 from ..stages import Where
@@ -105,12 +105,9 @@ def _plan(run: Serving) -> None:
         run.failures.append({"phase": "serving:generate", "message": line})
 
 
-def round_lines(process: Any, where: str) -> list[str]:
+def round_lines(process: GenProcess | GenStrategy | None, where: str) -> list[str]:
     """One line per request whose tokens in a later round of the paired replay differed from its
-    first round's (probes/generate.py `round_changes`): the same prompt, greedy, the same model.
-    `process`: a GenProcess or a strategy's row (GenStrategy), their wire dict read typed here."""
-    if isinstance(process, dict):
-        process = GenProcess.from_dict(process)
+    first round's (probes/generate.py `round_changes`): the same prompt, greedy, the same model."""
     lines = []
     for side in (process.steady, process.paired_eager) if process else ():
         for c in (side.round_changes if side else None) or []:
@@ -121,12 +118,9 @@ def round_lines(process: Any, where: str) -> list[str]:
     return lines
 
 
-def request_errors(out: Generated | dict) -> list[str]:
+def request_errors(out: Generated) -> list[str]:
     """One line per request a side could not serve (eager's first: a request both reject is named
-    once), naming the request, its shapes and the decode step it reached. `out`: the part's
-    result, its wire dict read typed here."""
-    if isinstance(out, dict):
-        out = Generated.from_dict(out)
+    once), naming the request, its shapes and the decode step it reached."""
     lines, seen = [], set()
     for side in SIDES:
         process = getattr(out, side)

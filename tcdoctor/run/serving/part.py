@@ -120,10 +120,6 @@ class Serving(Run):
     results: dict[str, Any] = dataclasses.field(default_factory=dict)
     caches: dict[str, str] = dataclasses.field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.ask, Ask):  # a hand-built ask (a test's dict): typed once, here
-            self.ask = Ask.from_dict(self.ask)
-
     @property
     def not_measured(self) -> dict[str, str]:
         return self.skipped
