@@ -30,43 +30,36 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 @pytest.mark.timing
 def test_timing_path_adds_no_per_call_cost(monkeypatch):
-    import smallconv
+    """The path costs at most 7% more per call than the minimal call (issue 13's bias was 7-10%),
+    decided on the interval as the product decides (benchmarks/path_cost.py has the method and why:
+    the point figure of identical sides spread past the margin on a noisy host and failed this test
+    in two whole timing runs, once in CI). Fails only when the interval lies wholly below 0.93 (the path shown costlier);
+    skipped with its figures when it still straddles 0.93 at the end of the budget (a host too noisy
+    to tell). Power (2026-11-30, `python benchmarks/path_cost.py --trials 3`): a planted 10% cost
+    failed 2 of 3 and was too noisy once; the path and an A/A control passed 3 of 3; with a
+    neighbour on the same core (`--neighbour 30,60`) the path passed 3 of 3, the A/A control passed
+    2 and was too noisy once, never failed."""
+    import path_cost
 
-    from tcdoctor.options import Options
-    from tcdoctor.probes import timing
-    from tcdoctor.run.runner import PhaseRunner
-    from tcdoctor.target.workload import Workload
-
-    torch.set_num_threads(1)
-    model, inputs = smallconv.build()
-    runner = PhaseRunner(
-        Workload(model, inputs), Options(backend="eager", budget_s=2.0), sink=lambda ev: None
-    )
-    runner.measure("environment")
-    runner.measure("eager")
-    runner.measure("compile")
-    copy_b, args = runner.compiled, tuple(runner.workload.call_args.args)
-
-    def minimal():  # what a minimal script does: the same compiled callable, no_grad held by the caller
-        return copy_b(*args)
-
-    with torch.no_grad():
-        data = timing.measure(minimal, runner.compiled_fn, runner.sync, 2.0)
-    # speedup = minimal median / tcdoctor-path median: the path may cost at most 7% more per call (issue 13 was 7-10%)
+    minimal, path, sync = path_cost.setup()
+    data = path_cost.measure(minimal, path, sync)
     assert data["recompiles_during_timing"] == 0
-    assert data["speedup"] > 0.93, (
-        data["method"]
-        + f": tcdoctor's path {1 / data['speedup']:.3f}x the minimal call; "
-        + _process_state(minimal, runner.compiled_fn)
+    answer, (lo, hi) = path_cost.decide(data), data["speedup_ci"]
+    figures = (
+        f"minimal / path {data['speedup']:.3f}, 95% interval [{lo:.3f}, {hi:.3f}] over "
+        f"{data['samples']} pairs: {data['method']}"
     )
+    assert answer != "fail", figures + "; " + _process_state(minimal, path)
+    if answer == "too noisy":
+        pytest.skip(f"too noisy to tell the path's cost against 7%: {figures}")
 
 
 def _process_state(*sides) -> str:
-    """What this process carries that could make one side slower, said when the test fails (it
-    failed once in a whole timing run, 1.25x with no load seen, and passed alone and after the
-    in-process timing files before it): the threads alive, a trace or profile hook, grad mode,
-    torch's threads, and each side's minor page faults and time per call over 200 calls (each side
-    calls a different copy of the model)."""
+    """What this process carries that could make one side slower, said when the test fails: the
+    threads alive, a trace or profile hook, grad mode, torch's threads, and each side's minor page
+    faults and time per call over 200 calls, one side after the other (both call the same compiled
+    callable; after the second CI failure these read the path faster, 1.41 against 1.62 ms: the
+    host's phases, which the interleaved rounds cancel and these sequential figures do not)."""
     import resource
     import threading
     import time
