@@ -60,12 +60,8 @@ def attach(data: dict) -> None:
                 f.cost_not_measured = why or "the profile did not time the call outside regions"
                 continue
         else:
-            ids = {
-                s["compile_id"]
-                for s in sites
-                if (s.get("file"), s.get("line"))
-                == (f.site and f.site.file, f.site and f.site.line)
-            }
+            where = (f.site.file, f.site.line) if f.site else (None, None)
+            ids = {s["compile_id"] for s in sites if (s.get("file"), s.get("line")) == where}
             own = prof.region_self_s or {}
             costs = [own[i] for i in ids if i in own]
             cost = sum(costs) if costs else None
