@@ -167,3 +167,35 @@ def test_the_strategies_table_shows_the_ratio_each_row_is_judged_by():
     how = sec.notes[-1].text
     assert rg.BESIDE in how and rg.beside_text(g.vs_eager) in how and "0.80×" in how
     assert rg.BESIDE in MarkdownRenderer().render(r)
+
+
+def test_the_tail_is_shown_in_both_processes_of_the_reference_setting():
+    """The saved report with its steady replays planted: this process's slowest request 3 ms, the
+    second process's (the `dynamic` strategy, judged by no interval) 2 ms; the key figures give
+    both p99s and how far apart (1.50×), and the sample counts they rest on. A report without the
+    reference's second process (its row judged, or absent) has no such row."""
+    from tcdoctor.render import generation as rg
+    from tcdoctor.render.markdown import MarkdownRenderer
+
+    r = Report.load(str(saved_report("generation")))
+    g = r.serving.generation
+
+    def side(ttft_ms: list[float]) -> GenSide:
+        # 3 tokens a request, 1 ms apart: ITL the same in both, 2 steps a request
+        times = [[t / 1e3, t / 1e3 + 1e-3, t / 1e3 + 2e-3] for t in ttft_ms]
+        return GenSide.from_dict({"token_times_s": times, "total_s": [t[-1] for t in times]})
+
+    g.steady = side([2.0] * 31 + [3.0])
+    rows = {s.name: s for s in g.strategies}
+    rows["dynamic"].steady = side([1.5] * 31 + [2.0])
+    tail = {row.label: row for row in rg.key_rows(g)}["p99 in two processes of your setting"]
+    assert (
+        tail.value
+        == "TTFT p99 3.00 ms / 2.00 ms (1.50× apart); ITL p99 1.00 ms / 1.00 ms (1.00× apart)"
+    )
+    assert "of 32 requests (TTFT; under 100 it is the slowest) and 64 decode steps" in tail.how
+    assert tail.value in MarkdownRenderer().render(r)
+    rows["dynamic"].interval = rows["static"].interval  # judged: a strategy, not the reference
+    assert "p99 in two processes of your setting" not in [row.label for row in rg.key_rows(g)]
+    g.strategies = []
+    assert "p99 in two processes of your setting" not in [row.label for row in rg.key_rows(g)]

@@ -150,6 +150,29 @@ def _paired_row(g: GenerationSection) -> tuple[Row, ...]:
     )
 
 
+def _tail_row(g: GenerationSection) -> tuple[Row, ...]:
+    """The compiled steady p99s in the two processes of the reference's setting (`again`): how
+    far a tail moves between processes, beside the figures a reader compares."""
+    a, b = g.steady, g.again
+    if a is None or b is None:
+        return ()
+
+    def both(name: str) -> str:
+        x, y = getattr(a, name), getattr(b, name)
+        apart = f" ({units.ratio(max(x, y) / min(x, y))} apart)" if x and y else ""
+        return f"{units.seconds(x)} / {units.seconds(y)}{apart}"
+
+    how = (
+        "compiled steady, this process / the reference's second process (the strategies' "
+        "'reference, again'): one setting, two processes, two moments of the host. A p99 is one "
+        f"of the slowest samples: of {units.count(len(a.ttfts))} requests (TTFT; under 100 it is "
+        f"the slowest) and {units.count(len(a.itls))} decode steps (ITL). A tail that differs by "
+        "less than this, between two settings or two runs, is the host's, not the setting's"
+    )
+    value = f"TTFT p99 {both('ttft_p99_s')}; ITL p99 {both('itl_p99_s')}"
+    return (Row("p99 in two processes of your setting", value, how),)
+
+
 def key_rows(g: GenerationSection) -> tuple[Row, ...]:
     e, c = g.eager, g.compiled
     rate = f"eager {units.tokens_rate(e.tokens_per_s if e else None)}, compiled "
@@ -170,6 +193,7 @@ def key_rows(g: GenerationSection) -> tuple[Row, ...]:
         Row("time per output token p50 / p90 / p99", _pair(g, "tpot")),
         Row("tokens/s over the replay", rate, "new tokens / the sum of the request times"),
         *_paired_row(g),
+        *_tail_row(g),
         Row("compiles during generation", compiles, "CompilationMetrics entries PyTorch added"),
         Row(
             f"requests after recompile_limit ({units.count(c.recompile_limit if c else None)})",

@@ -301,6 +301,15 @@ class GenerationSection(Record):
         return beside(self.steady, self.paired_eager)
 
     @property
+    def again(self) -> GenSide | None:
+        """The steady replay of the reference's second process (the `dynamic` strategy, judged by
+        no interval: your setting again in a fresh process); with `steady`, one setting served in
+        two processes at two moments of the host, for how far a figure moves between processes."""
+        return next(
+            (s.steady for s in self.strategies if s.name == "dynamic" and s.interval is None), None
+        )
+
+    @property
     def pairs(self) -> int:
         """The requests served both eager and compiled in the compiled process's paired replay."""
         if self.steady is None or self.paired_eager is None:
