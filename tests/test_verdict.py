@@ -177,6 +177,22 @@ def test_faster_means_ci_lower_bound_at_least_min_speedup(ci_low, faster):
         assert d == "cant-tell" and reasons[0].startswith("Compiled is not measurably faster")
 
 
+@pytest.mark.parametrize("low, high", [(10.07, 11.56), (0.49, 0.53), (0.95, 1.08)])
+def test_an_interval_timed_under_sustained_load_is_not_read_as_a_side(low, high):
+    """Under sustained load the processes decide nothing whatever the interval (claims.combine's
+    `undecided_why`): the headline says so, never "not measurably faster" of an interval wholly
+    above 1 (a two-at-once sweep read 10.79×, 95% CI 10.07-11.56, that way) or below it."""
+    why = "timed under load: 20 of 20 pairs loaded"
+    d, reasons = decision(fig(speedup=(low * high) ** 0.5, ci_low=low, ci_high=high,
+                              undecided_why=why), RULES)  # fmt: skip
+    assert d == "cant-tell"
+    assert reasons[0].startswith("Compiled is not judged against eager, whatever its interval: ")
+    assert why in reasons[0] and "measurably" not in reasons[0]
+    # the same interval without the load reads its side, as before
+    d, reasons = decision(fig(speedup=(low * high) ** 0.5, ci_low=low, ci_high=high), RULES)
+    assert "not judged" not in reasons[0]
+
+
 def test_min_speedup_is_a_rule_not_a_constant():
     assert decision(FAST, RULES.replace(min_speedup=1.49))[0] == "compile"
     # 1.49–1.56 straddles 1.50: undecided, "Can't tell yet" (issue 43 item 7)
