@@ -294,3 +294,39 @@ def test_an_undecided_speed_that_could_never_repay_the_compile_is_dont_compile()
     short, reasons = decision(fig, RULES.replace(expected_calls=1))
     assert short == "dont-compile" and "infinitely fast" in reasons[-1]
     assert decision(fig, RULES.replace(expected_calls=10**9))[0] == "cant-tell"
+
+
+def test_a_sweep_names_the_targets_timed_under_load_and_marks_their_speedups(tmp_path):
+    """Rows read from saved reports: the serving sample's speedup was timed under sustained load
+    (its `runtime.load.sustained`), two_breaks' was not. The loaded row says so (`timed_under_load`,
+    its speedup cell ", timed under load") and the overview's notes name it, in every format; the
+    quiet row's JSON has no such key (old overviews read as before)."""
+    import json
+
+    from conftest import saved_report
+
+    from tcdoctor.render.html import HtmlRenderer
+    from tcdoctor.render.markdown import MarkdownRenderer
+    from tcdoctor.render.terminal import TerminalRenderer
+    from tcdoctor.report.model import Report
+    from tcdoctor.report.sweep import Sweep, row_from_report
+
+    loaded = Report.load(str(saved_report("serving")))
+    quiet = Report.load(str(saved_report("two_breaks")))
+    assert loaded.runtime.load.sustained and not (
+        quiet.runtime.load and quiet.runtime.load.sustained
+    )
+    rows = [row_from_report("s.py:build", loaded, 0, 3.0, "s"),
+            row_from_report("q.py:build", quiet, 0, 2.0, "q")]  # fmt: skip
+    assert rows[0].timed_under_load is True and rows[1].timed_under_load is None
+    assert "timed_under_load" not in rows[1].to_dict()
+    sweep = Sweep(options={}, targets=[r.target for r in rows], rows=rows)
+    back = Sweep.from_dict(json.loads(json.dumps(sweep.to_dict())))
+    assert [r.timed_under_load for r in back.rows] == [True, None]
+    for renderer in (TerminalRenderer(), MarkdownRenderer(), HtmlRenderer()):
+        shown = renderer.render_sweep(back)
+        assert shown.count("(95% CI 0.19–0.25), timed under load") == 1
+        assert "1 of 2 target(s) had their speedup timed under load (s.py:build)" in shown
+    assert back.load_notes and "q.py:build" not in back.load_notes[0]
+    rows[0].timed_under_load = None  # no loaded row: no note
+    assert Sweep(options={}, targets=[], rows=rows).load_notes == []

@@ -59,6 +59,12 @@ def _verdict(row: SweepRow) -> str:
     return units.decision_text(row.shown_verdict) if row.shown_verdict else "no verdict"
 
 
+def _speedup(row: SweepRow) -> str:
+    """The speedup and its interval; ', timed under load' where the processes decided no side."""
+    loaded = ", timed under load" if row.timed_under_load else ""
+    return units.ratio(row.speedup, row.speedup_ci) + loaded
+
+
 def _break_even(row: SweepRow) -> str:
     if row.break_even_calls:
         return units.calls(row.break_even_calls)
@@ -89,7 +95,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("verdict", _verdict, lambda r: _ORDER.get(r.shown_verdict or "")),
     _figure("breaks", "graph_breaks", units.count),
     _figure("recompiles", "recompiles", units.count),
-    Column("speedup (95% CI)", lambda r: units.ratio(r.speedup, r.speedup_ci), lambda r: r.speedup),
+    Column("speedup (95% CI)", _speedup, lambda r: r.speedup),
     Column(
         "compile cold / warm",
         lambda r: units.pair(units.seconds, r.cold_compile_s, r.warm_compile_s),
@@ -199,6 +205,7 @@ def sweep_notes(sweep: Sweep) -> Section | None:
     lines += [f"merge: {w}" for w in sweep.warnings]
     lines += [f"versions: {w}" for w in sweep.version_mismatches]
     lines += [f"niceness: {w}" for w in sweep.niceness_notes]
+    lines += [f"load: {w}" for w in sweep.load_notes]
     return Section(NOTES, notes=notes(lines)) if lines else None
 
 

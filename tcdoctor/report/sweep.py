@@ -113,6 +113,7 @@ class SweepRow(Record):
     OMIT_NONE = (
         "changes", "p99_s", "traffic_compiles", "ran_on", "versions", "ttft_p50_s", "itl_p99_s",
         "tokens_per_s", "generation_compiles", "tokens_equal", "tokens_compared",
+        "timed_under_load",
     )  # fmt: skip
 
     target: str = ""
@@ -149,6 +150,10 @@ class SweepRow(Record):
     tokens_compared: int | None = None
     ran_on: Placement | None = None  # a Ray sweep's: the node (and GPUs) that analysed it
     versions: Versions | None = None  # a Ray sweep's: what the worker analysed it with
+    # its speedup was timed under sustained load (the report's `runtime.load.sustained`: other
+    # programs, a sweep's other analyses on the node among them, took the cores its timing
+    # needed), so it decides no side; None otherwise (absent from the JSON)
+    timed_under_load: bool | None = None
 
     @property
     def status(self) -> str:
@@ -264,6 +269,25 @@ class Sweep(Document):
             "a busy process on the node preempted its timing; start the cluster's nodes with "
             "RAY_worker_niceness=0, or run the sweep as a user allowed to lower it"
             for nice, ts in sorted(by_value.items())
+        ]
+
+    @property
+    def load_notes(self) -> list[str]:
+        """One line naming the targets whose speedup was timed under sustained load
+        (`SweepRow.timed_under_load`): it decides no side (a verdict resting on it can't tell), and
+        in a sweep the load is often its own other analyses sharing a node with no core to spare
+        (two one-CPU Ray nodes on a 2-core machine: every analysis timed beside another, so which
+        verdicts decided depended on which targets ran together). A Generation's verdict rests on
+        its own paired replay, not on this speedup."""
+        loaded = [r.target for r in self.rows if r.timed_under_load]
+        if not loaded:
+            return []
+        return [
+            f"{units.count(len(loaded))} of {units.count(len(self.rows))} target(s) had their "
+            f"speedup timed under load ({', '.join(loaded)}): other programs, this sweep's other "
+            "analyses on the same node among them, took the cores the timing needed, so it "
+            "decides no side (a verdict resting on it can't tell); analyse them again with fewer "
+            "analyses per node (a node with a core to spare per analysis), or alone"
         ]
 
     # ------------------------------------------------------------------ summary figures
@@ -405,6 +429,7 @@ def row_from_report(
         p99_s=report.serving.p99_s if report.serving else None,
         traffic_compiles=report.serving.traffic_compiles if report.serving else None,
         **_generation(report),
+        timed_under_load=True if rt.load is not None and rt.load.sustained else None,
     )
     row.verdict = row.shown_verdict  # a row says only what was measured
     return row
