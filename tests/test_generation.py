@@ -358,3 +358,70 @@ def _tokens_equal(eager, compiled, logits=None):
         GenSide.from_dict(compiled),
         logits and LogitsCompared.from_dict(logits),
     )
+
+
+def _served_compiled(w, forward_wrapper=None):
+    """The prompts served once through generate with the forward compiled (the eager backend), in
+    this process, as the compiled side's cold replay serves them; `forward_wrapper(compiled)` may
+    wrap the compiled forward. The GenResult."""
+    from tcdoctor.probes import generate as pg
+
+    ctx = ServeContext(
+        workload=w, fresh=Pristine(w).fresh, traffic=w.traffic, n=len(w.traffic.source),
+        options=Options(backend="eager", threads=1), device=torch.device("cpu"),
+        deadline=time.monotonic() + 120, sink=[].append,
+    )  # fmt: skip
+    model = ctx.fresh().model
+    dynamo_state.fresh()
+    kw = gen_part.compile_forward(ctx, model)
+    if forward_wrapper is not None:
+        model.forward = forward_wrapper(model.forward)
+    gen_kw = gen_part.generate_kwargs(ctx, "compiled")
+    return pg.replay_generate(
+        model, ctx.requests(), gen_kw, ctx.sync, deadline=time.monotonic() + 120, compile_kwargs=kw
+    )
+
+
+def test_each_compile_is_given_the_step_whose_forward_compiled_it_read_after_the_request():
+    """The step a compile is attributed to (off the clock, by the wall clock PyTorch stamps its
+    entry's end with) is the forward call that made it: call 0 the prefill, call k decode step k,
+    read by a mark around each call of the compiled forward; and no token's interval holds a read
+    of PyTorch's metrics buffer (one read when the request's clock is made, one after it ends,
+    whatever the number of tokens)."""
+    w = tcdoctor.Generation(_model(), prompts=_prompts((5, 9)), max_new_tokens=4)
+    made: list[tuple[int, int, str]] = []  # (request, forward call, compile id)
+    calls = {"request": -1, "call": 0}
+
+    def wrap(compiled):
+        def forward(*args, **kwargs):
+            ids = kwargs.get("input_ids", args[0] if args else None)
+            if ids.shape[-1] > 1:  # a request's prefill: its whole prompt
+                calls["request"], calls["call"] = calls["request"] + 1, 0
+            mark = dynamo_state.Mark()
+            out = compiled(*args, **kwargs)
+            made.extend((calls["request"], calls["call"], str(m.compile_id)) for m in mark.take())
+            calls["call"] += 1
+            return out
+
+        return forward
+
+    res = _served_compiled(w, wrap)
+    got = sorted((c["request"], c["step"], c["compile_id"]) for c in res.compiles)
+    assert len(made) >= 2 and got == sorted(made)
+    assert any(step > 0 for _, step, _ in got)  # a decode step's recompile, not only prefills
+
+    reads = []
+    real = dynamo_state._recorded
+
+    def counted():
+        reads.append(1)
+        return real()
+
+    for new in (2, 6):  # the reads per request do not grow with the tokens
+        reads.clear()
+        w = tcdoctor.Generation(_model(), prompts=_prompts((5,)), max_new_tokens=new)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(dynamo_state, "_recorded", counted)
+            res = _served_compiled(w)
+        assert len(res.token_times_s[0]) == new
+        assert len(reads) == 2  # the clock's mark when made and its one take after the request

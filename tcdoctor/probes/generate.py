@@ -13,9 +13,12 @@ a device sync); `put` syncs the device (CUDA) and reads perf_counter: token k's 
   vLLM's serving benchmark defines it;
 - tokens/s of a request = its new tokens / (its end - t0); over the replay: all new tokens / the
   sum of the requests' times.
-Compiles: the CompilationMetrics entries PyTorch added (probes/dynamo_state.py), read in `put`
-after the token's time was taken, so each is attributed to the decode step whose forward compiled
-it (step 0: the prefill), with the cache length that step's forward attended over (prompt + step
+Compiles: the CompilationMetrics entries PyTorch added during the request (probes/dynamo_state.py),
+read once after the request's end time was taken (`Clock.attribute`), never in `put`: a token's
+interval holds no read of tcdoctor's (reading the metrics buffer per token cost ~1.75 µs inside the
+next token's interval). `put` takes one more clock, the wall clock PyTorch stamps an entry's
+`end_time_us` with, so each entry is attributed to the first token put after its compile ended:
+the decode step whose forward compiled it (step 0: the prefill), with the cache length that step's forward attended over (prompt + step
 tokens) and PyTorch's guard in its own words (traffic_replay.compile_event: the one reading of a
 metrics entry). A `limit` entry is recompile_limit hit: that step and every later step the frame's
 guards miss run eagerly; the requests served after it are named (`past_limit`).
@@ -77,13 +80,17 @@ def too_long(model: Any, plen: int, kwargs: dict) -> str | None:
 
 
 def make_clock(sync: Callable[[], None]) -> Any:
-    """A streamer whose `put` times each new token (its first call, the prompt, is not a token)
-    and attributes the compiles PyTorch recorded since the last one to this token's step."""
+    """A streamer whose `put` times each new token (its first call, the prompt, is not a token):
+    perf_counter, and the wall clock in µs (what PyTorch's entries are stamped with). `attribute()`,
+    called off the clock after the request, gives each compile PyTorch recorded since the clock was
+    made the step of the first token put after the compile ended; an entry without an end time,
+    or ending after the last token (a request that raised), the last step reached."""
     from transformers.generation.streamers import BaseStreamer
 
     class Clock(BaseStreamer):
         def __init__(self) -> None:
             self.times: list[float] = []
+            self.walls_us: list[int] = []
             self.compiles: list[tuple[int, Any]] = []  # (step, metrics entry)
             self.prompt_seen = False
             self.mark = dynamo_state.Mark()
@@ -94,13 +101,17 @@ def make_clock(sync: Callable[[], None]) -> Any:
                 return
             sync()
             self.times.append(time.perf_counter())
-            self._attribute(len(self.times) - 1)
-
-        def _attribute(self, step: int) -> None:
-            self.compiles += [(step, m) for m in self.mark.take()]
+            self.walls_us.append(time.time_ns() // 1000)
 
         def end(self) -> None:
-            self._attribute(max(0, len(self.times) - 1))
+            pass
+
+        def attribute(self) -> None:
+            last = max(0, len(self.times) - 1)
+            for m in self.mark.take():
+                ended = getattr(m, "end_time_us", None)
+                after = (i for i, w in enumerate(self.walls_us) if ended is not None and w >= ended)
+                self.compiles.append((next(after, last), m))
 
     return Clock()
 
@@ -237,10 +248,11 @@ def serve_one(
     except Exception as exc:  # noqa: BLE001
         clock = getattr(exc, "tcdoctor_clock", None)
         if clock is not None:
-            clock.end()
+            clock.attribute()
             res.compiled(clock, request, plen)
         res.failed(request, len(clock.times) if clock is not None else 0, exc)
         return
+    clock.attribute()  # off the clock: the request's end was read
     events = res.compiled(clock, request, plen)
     dtype = tol_dtype(model, out.logits[0].dtype if out.logits else None)
     res.served(request, (t0, end), clock, _tokens(out, plen), dtype, events)
