@@ -18,8 +18,8 @@ read once after the request's end time was taken (`Clock.attribute`), never in `
 interval holds no read of tcdoctor's (reading the metrics buffer per token cost ~1.75 µs inside the
 next token's interval). `put` takes one more clock, the wall clock PyTorch stamps an entry's
 `end_time_us` with, so each entry is attributed to the first token put after its compile ended:
-the decode step whose forward compiled it (step 0: the prefill), with the cache length that step's forward attended over (prompt + step
-tokens) and PyTorch's guard in its own words (traffic_replay.compile_event: the one reading of a
+the decode step whose forward compiled it (step 0: the prefill), with the cache length that
+step's forward attended over (prompt + step tokens) and PyTorch's guard in its own words (traffic_replay.compile_event: the one reading of a
 metrics entry). A `limit` entry is recompile_limit hit: that step and every later step the frame's
 guards miss run eagerly; the requests served after it are named (`past_limit`).
 
@@ -110,8 +110,10 @@ def make_clock(sync: Callable[[], None]) -> Any:
             last = max(0, len(self.times) - 1)
             for m in self.mark.take():
                 ended = getattr(m, "end_time_us", None)
-                after = (i for i, w in enumerate(self.walls_us) if ended is not None and w >= ended)
-                self.compiles.append((next(after, last), m))
+                step = None
+                if ended is not None:
+                    step = next((i for i, w in enumerate(self.walls_us) if w >= ended), None)
+                self.compiles.append((last if step is None else step, m))
 
     return Clock()
 

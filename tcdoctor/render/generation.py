@@ -310,7 +310,7 @@ def strategies_section(report: Report) -> Section | None:
             units.seconds(s.itl_p99_s if s else None),
             units.tokens_rate(s.tokens_per_s if s else None),
         ]  # fmt: skip
-        again = r.interval is None and r.name == "dynamic"
+        again = r.is_reference_again
         extra = [units.nbytes(r.cache_bytes)] + ([beside_text(r.vs_eager)] if paired else [])
         rows.append(strategy_cells(r, figures, extra, again, "reference, again"))
     lines = [f"{k}: {units.NA} ({why})" for k, why in g.not_measured.items() if "strateg" in k or

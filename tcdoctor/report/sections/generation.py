@@ -264,6 +264,17 @@ class GenStrategy(Record):
         """Its steady / eager time beside it in its own process, the median request (`beside`)."""
         return beside(self.steady, self.paired_eager)
 
+    @property
+    def is_reference_again(self) -> bool:
+        """The `dynamic` row: the reference's configuration again, in a second process; judged by
+        no interval (it is where the spread between the reference's processes comes from)."""
+        return self.name == "dynamic" and self.interval is None
+
+
+def reference_again(rows: list[GenStrategy]) -> GenStrategy | None:
+    """The strategies' `dynamic` row (`GenStrategy.is_reference_again`), or None."""
+    return next((r for r in rows if r.is_reference_again), None)
+
 
 @dataclass
 class GenerationSection(Record):
@@ -305,9 +316,8 @@ class GenerationSection(Record):
         """The steady replay of the reference's second process (the `dynamic` strategy, judged by
         no interval: your setting again in a fresh process); with `steady`, one setting served in
         two processes at two moments of the host, for how far a figure moves between processes."""
-        return next(
-            (s.steady for s in self.strategies if s.name == "dynamic" and s.interval is None), None
-        )
+        row = reference_again(self.strategies)
+        return row.steady if row else None
 
     @property
     def pairs(self) -> int:

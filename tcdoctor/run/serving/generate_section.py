@@ -40,6 +40,7 @@ from ...report.sections.generation import (
     GenStrategy,
     LogitsCompared,
     TokensEqual,
+    reference_again,
 )
 from .generate import GenProcess, generated
 from .part import Serving
@@ -164,11 +165,6 @@ def _round_size(*sides: GenSide | None) -> int | None:
     return next((s.round_size for s in sides if s is not None and s.round_size), None)
 
 
-def _again(rows: list[GenStrategy]) -> GenStrategy | None:
-    """The `dynamic` row: the reference's configuration again, in a second process."""
-    return next((r for r in rows if r.name == "dynamic"), None)
-
-
 def judge(rows: list[GenStrategy], reference: GenSide | None, paired: GenSide | None) -> None:
     """Each strategy row's `interval` against the reference (the generate part's compiled
     process: its steady replay, paired with eager). Every strategy's process paired its steady
@@ -179,7 +175,7 @@ def judge(rows: list[GenStrategy], reference: GenSide | None, paired: GenSide | 
     of the same ratios between the reference's two processes (the `dynamic` row is the second;
     its own row has no interval: it is where the spread comes from). A host phase in one process
     moves both halves of its pairs, not the ratios. run/serving/generate_strategies.py."""
-    ref, again = _pairs(reference, paired), _again(rows)
+    ref, again = _pairs(reference, paired), reference_again(rows)
     ref_ratio = per_request(*ref) if ref else {}
     second = _pairs(again.steady, again.paired_eager) if again else None
     floor = median_spread(ref_ratio, per_request(*second)) if ref and second else None
@@ -197,7 +193,7 @@ def process_spread(
     """The spread between the reference's two processes (the generate part's compiled one and the
     `dynamic` strategy's) of the compiled / eager per-request ratio that the headline's interval
     measures (`pair_spread`); None: not both."""
-    again = _again(rows)
+    again = reference_again(rows)
     a = _pairs(reference, paired)
     b = _pairs(again.steady, again.paired_eager) if again else None
     return pair_spread(a, b) if a and b else None
