@@ -39,7 +39,7 @@ from .section import asked, build
 
 PARTS: tuple[Part, ...] = (
     *(replay.PART, proof.PART, strategies.PART, host.PART, aot.PART),
-    # a Generation's parts (issue 60): `Part.generation`; each kind skips the other's
+    # a Generation's parts (issue 60): `Part.generation`; a run runs its kind's (`Serving.served`)
     *(generate.PART, generate_proof.PART, generate_strategies.PART),
 )
 
@@ -70,9 +70,9 @@ def stage(run: Run, workload: dict | None) -> None:
 
 
 def run_parts(serving: Serving) -> None:
-    """The parts in turn (run/stages.py's loop), each within its share of the time left; none for
-    a TrainStep, which is trained, not served."""
+    """The parts of the asked kind in turn (run/stages.py's loop, `Serving.served`), each within
+    its share of the time left; none for a TrainStep, which is trained, not served."""
     if serving.ask.kind == "train":
         serving.not_measured["serving"] = TRAINED
         return
-    run_stages(serving.parts, serving)
+    run_stages(serving.served, serving)

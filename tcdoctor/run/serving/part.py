@@ -47,8 +47,6 @@ MIN_PART_S = 5.0  # a part's process with less time than this is not started
 KILL_GRACE_S = 3.0  # the parent kills a part's process this long after its budget
 SOURCE = "serving"  # the progress lines' source name
 REPLAY_UNFINISHED = "the replay did not finish"
-GENERATED = "a Generation is served by generate: the generation parts replay its prompts"
-NOT_GENERATED = "the target is no Generation (tcdoctor.Generation: a model served by generate)"
 TRAINED = "a TrainStep is trained, not served: --traffic replays a Workload's requests"
 
 # What one of a part's processes does in its child: (its ServeContext, its spec, its spawn record:
@@ -101,12 +99,6 @@ class Part(Stage["Serving"]):
     serves: Mapping[str, Serve] = dataclasses.field(default_factory=dict)
     generation: bool = False  # runs for a Generation only (run/serving/generate.py); else never
 
-    def why_not(self, run: Serving) -> str | None:  # type: ignore[override]
-        """A forward part does not run for a Generation, a generation part only for one."""
-        if bool(run.ask.generation) != self.generation:
-            return NOT_GENERATED if self.generation else GENERATED
-        return super().why_not(run)
-
 
 @dataclasses.dataclass
 class Serving(Run):
@@ -124,11 +116,16 @@ class Serving(Run):
     def not_measured(self) -> dict[str, str]:
         return self.skipped
 
+    @property
+    def served(self) -> tuple[Part, ...]:
+        """The parts of the asked kind, in run order: a Generation's (`Part.generation`), or a
+        forward's. The other kind's are not stages of this run: they never run, and nothing is
+        recorded of them."""
+        return tuple(p for p in self.parts if p.generation == bool(self.ask.generation))
+
     def share(self, part: Part) -> float:
-        """`part`'s share of the time left: its weight over its own and the later parts' (those
-        of its kind: a Generation's parts, or a forward's)."""
-        later = self.parts[[p.name for p in self.parts].index(part.name) :]
-        later = [p for p in later if p.generation == bool(self.ask.generation)]
+        """`part`'s share of the time left: its weight over its own and the later parts'."""
+        later = self.served[[p.name for p in self.served].index(part.name) :]
         total = sum(p.weight for p in later) or 1.0
         return max(0.0, self.left_s() * part.weight / total)
 

@@ -34,7 +34,7 @@ from ...report.processes.paired import log_spread, ratio_interval, steady
 from ...report.record import Record
 from ...report.sections import serving as sec
 from .generate_section import build as generation
-from .part import GENERATED, NOT_GENERATED, Ask, Serving, TrafficAsk
+from .part import Ask, Serving, TrafficAsk
 
 R = TypeVar("R", bound=Record)
 
@@ -232,10 +232,6 @@ def build(run: Serving) -> sec.Serving:
         host=host.host if host else None,
         threads=host.threads if host else None,
         aot=typed(r.get("aot"), sec.Aot),
-        not_measured={
-            k: v
-            for k, v in run.not_measured.items()
-            if v not in (GENERATED, NOT_GENERATED) and not k.startswith("generat")
-        },
+        not_measured={k: v for k, v in run.not_measured.items() if not k.startswith("generat")},
         generation=generation(run),
     )
