@@ -19,8 +19,8 @@ interval holds no read of tcdoctor's (reading the metrics buffer per token cost 
 next token's interval). `put` takes one more clock, the wall clock PyTorch stamps an entry's
 `end_time_us` with, so each entry is attributed to the first token put after its compile ended:
 the decode step whose forward compiled it (step 0: the prefill), with the cache length that
-step's forward attended over (prompt + step tokens) and PyTorch's guard in its own words (traffic_replay.compile_event: the one reading of a
-metrics entry). A `limit` entry is recompile_limit hit: that step and every later step the frame's
+step's forward attended over (prompt + step tokens) and PyTorch's guard in its own words
+(traffic_replay.compile_event: the one reading of a metrics entry). A `limit` entry is recompile_limit hit: that step and every later step the frame's
 guards miss run eagerly; the requests served after it are named (`past_limit`).
 
 Tokens: each request's greedy tokens and, per step, the margin between the top two raw logits

@@ -126,7 +126,7 @@ def build(run: Serving) -> GenerationSection | None:
     out = generated(run)
     eager, compiled = out.eager or GenProcess(), out.compiled or GenProcess()
     logits = compiled.logits
-    not_measured = {k: v for k, v in run.not_measured.items() if k.startswith("generat")}
+    not_measured = run.not_measured_of(generation=True)
     if logits and "why" in logits:
         not_measured["generate_logits"] = logits["why"]
     typed = LogitsCompared.from_dict(logits) if logits and "why" not in logits else None

@@ -123,9 +123,15 @@ class Serving(Run):
         recorded of them."""
         return tuple(p for p in self.parts if p.generation == bool(self.ask.generation))
 
+    def not_measured_of(self, generation: bool) -> dict[str, str]:
+        """What the generation section (`generation`) or the serving section says was not
+        measured: a generation part's entries are keyed 'generate…' (its part or strategy)."""
+        return {k: v for k, v in self.not_measured.items() if k.startswith("generat") == generation}
+
     def share(self, part: Part) -> float:
         """`part`'s share of the time left: its weight over its own and the later parts'."""
-        later = self.served[[p.name for p in self.served].index(part.name) :]
+        served = self.served
+        later = served[[p.name for p in served].index(part.name) :]
         total = sum(p.weight for p in later) or 1.0
         return max(0.0, self.left_s() * part.weight / total)
 

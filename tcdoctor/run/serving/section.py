@@ -232,6 +232,6 @@ def build(run: Serving) -> sec.Serving:
         host=host.host if host else None,
         threads=host.threads if host else None,
         aot=typed(r.get("aot"), sec.Aot),
-        not_measured={k: v for k, v in run.not_measured.items() if not k.startswith("generat")},
+        not_measured=run.not_measured_of(generation=False),
         generation=generation(run),
     )
