@@ -87,15 +87,38 @@ def _compiled_t5():
 
 
 class AB(NamedTuple):
-    """One by-hand A/B window: the guard cost (difference of medians), its 95% bootstrap CI, and
-    the with-guards median (the call's time while it was measured: how fast the host ran then)."""
+    """A by-hand A/B: the guard cost (difference of medians), its 95% bootstrap CI, and the
+    with-guards median (the call's time while it was measured: how fast the host ran then)."""
 
     cost: float
     ci: tuple[float, float]
     with_s: float
 
 
-def _by_hand(call, seconds: float = 0.5) -> AB:
+class Window(NamedTuple):
+    """One WINDOW_S window of the by-hand A/B: its per-sample times with and without guards."""
+
+    w: list[float]
+    wo: list[float]
+
+    @property
+    def with_s(self) -> float:
+        return statistics.median(self.w)
+
+
+def _ab(w: list[float], wo: list[float]) -> AB:
+    """The A/B's figures from paired samples: difference of medians, 95% paired bootstrap CI."""
+    rng, n = random.Random(1), len(w)
+    diffs = sorted(
+        statistics.median([w[i] for i in idx]) - statistics.median([wo[i] for i in idx])
+        for idx in (rng.choices(range(n), k=n) for _ in range(500))
+    )
+    return AB(
+        statistics.median(w) - statistics.median(wo), (diffs[12], diffs[487]), statistics.median(w)
+    )
+
+
+def _window(call, seconds: float) -> Window:
     """The A/B written by hand: alternate samples of two calls with and without guard evaluation
     for `seconds`."""
 
@@ -110,30 +133,24 @@ def _by_hand(call, seconds: float = 0.5) -> AB:
     while time.perf_counter() < end:
         w.append(sample(False))
         wo.append(sample(True))
-    rng, n = random.Random(1), len(w)
-    diffs = sorted(
-        statistics.median([w[i] for i in idx]) - statistics.median([wo[i] for i in idx])
-        for idx in (rng.choices(range(n), k=n) for _ in range(500))
-    )
-    return AB(
-        statistics.median(w) - statistics.median(wo), (diffs[12], diffs[487]), statistics.median(w)
-    )
+    return Window(w, wo)
 
 
-def _windows(call, seconds: float) -> list[AB]:
-    """By-hand A/Bs in consecutive WINDOW_S windows for `seconds`."""
+def _windows(call, seconds: float) -> list[Window]:
+    """By-hand A/B windows of WINDOW_S, one after another for `seconds`."""
     end, out = time.perf_counter() + seconds, []
     while time.perf_counter() < end:
-        out.append(_by_hand(call, WINDOW_S))
+        out.append(_window(call, WINDOW_S))
     return out
 
 
 # The host's speed moves continuously (see the docstring): windows short enough to keep one speed
-# each, and the by-hand windows the analysis's A/B is compared with are those whose call ran within
-# SAME_SPEED of the analysis's (2%: the with-guards median's spread between neighbouring windows).
+# each; the by-hand windows the analysis's A/B is compared with are those whose call ran within
+# SAME_SPEED of the analysis's (2%: the with-guards median's spread between neighbouring windows),
+# at least MIN_MATCHED of them, pooled: 2 s of pairs, as the analysis's A/B had (--profile-budget 2).
 WINDOW_S = 0.5
 SAME_SPEED = 0.02
-MIN_MATCHED = 2
+MIN_MATCHED = 4
 MORE_S = 60.0  # how long the test may go on drawing windows to meet the analysis's speed
 
 
@@ -151,8 +168,16 @@ def test_guard_cost_of_an_hf_model_with_kwargs_matches_the_a_b_by_hand(cli, tmp_
     taken at another speed is of another host: the CI failure of stop 72 read 205 µs in the
     analysis (its call 1.221 ms) against by-hand 138-170 µs with calls up to ~1.14 ms, which the
     earlier rule (the analysis's call within 15% of the by-hand calls' range) took for a bracket,
-    though 15% of the call is about the guards' whole cost. Hence short by-hand windows, compared
-    only where their call ran within SAME_SPEED of the analysis's."""
+    though 15% of the call is about the guards' whole cost. Hence short by-hand windows, and the
+    analysis's figure compared with the A/B of those windows whose call ran within SAME_SPEED of
+    the analysis's, their samples pooled.
+
+    What it can and cannot tell: an error on the without-guards side (guards partly evaluated, the
+    not-exact case) moves the figure away from the matched windows' (a planted 100 µs busy wait
+    per skipped call failed it: 239 µs against 341 µs by hand, margin 63 µs; a planted 60 µs met a
+    host too unsteady to compare); an analysis call time outside every by-hand window's fails; an
+    error that lengthened only the with-guards samples, within the host's range, would look like a
+    slower host (matched to slower windows, whose guards cost more)."""
     torch._dynamo.reset()
     torch.set_num_threads(1)
     call = _compiled_t5()
@@ -183,38 +208,50 @@ def test_guard_cost_of_an_hf_model_with_kwargs_matches_the_a_b_by_hand(cli, tmp_
     assert g["removal"]["pairs"] >= guard_ab.MIN_PAIRS and g["profiler_overhead_s_per_call"] > 0
     cost, (lo, hi) = g["overhead_s_per_call"], g["overhead_ci_s"]
     assert 0 <= lo <= cost <= hi and cost <= g["removal"]["with_guards_median_s"]
-    assert statistics.median(w.cost for w in windows) > 0, windows  # ~2,000 guards: above noise
+    everything = _ab(sum((x.w for x in windows), []), sum((x.wo for x in windows), []))
+    assert everything.cost > 0, everything  # ~2,000 guards: above a sample's noise
     # The analysis's figure is one process's (the warm one); processes of one script may differ
     # (issue 27), so a fresh process's windows join the comparison too.
     windows += _by_hand_in_a_fresh_process()
     speed = g["removal"]["with_guards_median_s"]
 
-    def matched() -> list[AB]:
-        return [w for w in windows if abs(w.with_s / speed - 1) <= SAME_SPEED]
+    def matched() -> list[Window]:
+        return [x for x in windows if abs(x.with_s / speed - 1) <= SAME_SPEED]
 
     end = time.perf_counter() + MORE_S
     while len(matched()) < MIN_MATCHED and time.perf_counter() < end:
         windows += _windows(call, 3.0)
     torch._dynamo.reset()
     same = matched()
-    speeds = sorted(round(w.with_s * 1e6) for w in windows)
-    assert len(same) >= MIN_MATCHED, (
-        f"the host never again ran the call at the analysis's speed ({speed * 1e6:.0f} µs): "
-        f"by-hand calls took {speeds} µs"
+    speeds = sorted(round(x.with_s * 1e6) for x in windows)
+    # An analysis call time outside every speed the host ran by hand is the analysis's error; one
+    # inside them, met by too few windows, is a host too unsteady to compare at that speed (as in
+    # tests/test_fidelity_in_process.py, a skip that gives its figures).
+    assert speeds[0] <= speed * 1e6 <= speeds[-1], (
+        f"the analysis's with-guards median ({speed * 1e6:.0f} µs) lies outside every by-hand "
+        f"window's ({speeds[0]}-{speeds[-1]} µs)"
     )
-    figures = [w.cost for w in same]
-    half_hand = max(w.ci[1] - w.ci[0] for w in same) / 2
-    margin = 0.10 * statistics.median(figures) + (hi - lo) / 2 + half_hand
-    assert min(figures) - margin <= cost <= max(figures) + margin, (
+    if len(same) < MIN_MATCHED:
+        pytest.skip(
+            f"{len(same)} of {len(windows)} by-hand windows ran the call within {SAME_SPEED:.0%} of "
+            f"the analysis's with-guards median ({speed * 1e6:.0f} µs; by hand {speeds[0]}-"
+            f"{speeds[-1]} µs, median {statistics.median(speeds):.0f}): the host too unsteady to "
+            f"compare at that speed (the analysis's guard cost {cost * 1e6:.0f} µs)"
+        )
+    # the matched windows' samples pooled: one by-hand A/B at the analysis's speed
+    hand = _ab(sum((x.w for x in same), []), sum((x.wo for x in same), []))
+    margin = 0.10 * hand.cost + (hi - lo) / 2 + (hand.ci[1] - hand.ci[0]) / 2
+    assert abs(cost - hand.cost) <= margin, (
         cost,
         speed,
-        same,
+        hand,
+        len(same),
         margin,
         g["profiler_overhead_s_per_call"],
     )
 
 
-def _by_hand_in_a_fresh_process(seconds: float = 3.0) -> list[AB]:
+def _by_hand_in_a_fresh_process(seconds: float = 3.0) -> list[Window]:
     """The same by-hand A/B windows (one thread) in a fresh Python process, for `seconds`."""
     code = (
         "import json, sys, torch; sys.path.insert(0, sys.argv[1]); torch.set_num_threads(1); "
@@ -227,7 +264,7 @@ def _by_hand_in_a_fresh_process(seconds: float = 3.0) -> list[AB]:
         check=True,
         timeout=300,
     )
-    return [AB(c, tuple(ci), w) for c, ci, w in json.loads(p.stdout.strip().splitlines()[-1])]
+    return [Window(w, wo) for w, wo in json.loads(p.stdout.strip().splitlines()[-1])]
 
 
 def _events(profile_data):
