@@ -29,6 +29,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from inspect import CO_VARARGS, CO_VARKEYWORDS
 from types import FrameType
 
 PREFIX = "tcdoctor"
@@ -64,7 +65,7 @@ def tracer(is_it: Callable[[object], bool], prefix: str = PREFIX) -> tuple[Graph
     def held(frame: FrameType) -> set[int]:
         code = frame.f_code
         n = code.co_argcount + code.co_kwonlyargcount
-        n += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)  # *args, **kwargs
+        n += bool(code.co_flags & CO_VARARGS) + bool(code.co_flags & CO_VARKEYWORDS)
         found: set[int] = set()
         for name in code.co_varnames[:n]:
             v = frame.f_locals.get(name)

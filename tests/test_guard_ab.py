@@ -118,6 +118,11 @@ def _ab(w: list[float], wo: list[float]) -> AB:
     )
 
 
+def _pooled(windows: list[Window]) -> AB:
+    """One A/B of several windows' samples together."""
+    return _ab([t for x in windows for t in x.w], [t for x in windows for t in x.wo])
+
+
 def _window(call, seconds: float) -> Window:
     """The A/B written by hand: alternate samples of two calls with and without guard evaluation
     for `seconds`."""
@@ -147,7 +152,8 @@ def _windows(call, seconds: float) -> list[Window]:
 # The host's speed moves continuously (see the docstring): windows short enough to keep one speed
 # each; the by-hand windows the analysis's A/B is compared with are those whose call ran within
 # SAME_SPEED of the analysis's (2%: the with-guards median's spread between neighbouring windows),
-# at least MIN_MATCHED of them, pooled: 2 s of pairs, as the analysis's A/B had (--profile-budget 2).
+# at least MIN_MATCHED of them, pooled: 2 s of pairs, as the analysis's A/B had
+# (--profile-budget 2).
 WINDOW_S = 0.5
 SAME_SPEED = 0.02
 MIN_MATCHED = 4
@@ -208,7 +214,7 @@ def test_guard_cost_of_an_hf_model_with_kwargs_matches_the_a_b_by_hand(cli, tmp_
     assert g["removal"]["pairs"] >= guard_ab.MIN_PAIRS and g["profiler_overhead_s_per_call"] > 0
     cost, (lo, hi) = g["overhead_s_per_call"], g["overhead_ci_s"]
     assert 0 <= lo <= cost <= hi and cost <= g["removal"]["with_guards_median_s"]
-    everything = _ab(sum((x.w for x in windows), []), sum((x.wo for x in windows), []))
+    everything = _pooled(windows)
     assert everything.cost > 0, everything  # ~2,000 guards: above a sample's noise
     # The analysis's figure is one process's (the warm one); processes of one script may differ
     # (issue 27), so a fresh process's windows join the comparison too.
@@ -233,13 +239,14 @@ def test_guard_cost_of_an_hf_model_with_kwargs_matches_the_a_b_by_hand(cli, tmp_
     )
     if len(same) < MIN_MATCHED:
         pytest.skip(
-            f"{len(same)} of {len(windows)} by-hand windows ran the call within {SAME_SPEED:.0%} of "
-            f"the analysis's with-guards median ({speed * 1e6:.0f} µs; by hand {speeds[0]}-"
-            f"{speeds[-1]} µs, median {statistics.median(speeds):.0f}): the host too unsteady to "
-            f"compare at that speed (the analysis's guard cost {cost * 1e6:.0f} µs)"
+            f"{len(same)} of {len(windows)} by-hand windows ran the call within "
+            f"{SAME_SPEED:.0%} of the analysis's with-guards median ({speed * 1e6:.0f} µs; "
+            f"by hand {speeds[0]}-{speeds[-1]} µs, median {statistics.median(speeds):.0f}): the "
+            f"host too unsteady to compare at that speed (the analysis's guard cost "
+            f"{cost * 1e6:.0f} µs)"
         )
     # the matched windows' samples pooled: one by-hand A/B at the analysis's speed
-    hand = _ab(sum((x.w for x in same), []), sum((x.wo for x in same), []))
+    hand = _pooled(same)
     margin = 0.10 * hand.cost + (hi - lo) / 2 + (hand.ci[1] - hand.ci[0]) / 2
     assert abs(cost - hand.cost) <= margin, (
         cost,
@@ -255,7 +262,8 @@ def _by_hand_in_a_fresh_process(seconds: float = 3.0) -> list[Window]:
     """The same by-hand A/B windows (one thread) in a fresh Python process, for `seconds`."""
     code = (
         "import json, sys, torch; sys.path.insert(0, sys.argv[1]); torch.set_num_threads(1); "
-        "import test_guard_ab as t; print(json.dumps(t._windows(t._compiled_t5(), float(sys.argv[2]))))"
+        "import test_guard_ab as t; "
+        "print(json.dumps(t._windows(t._compiled_t5(), float(sys.argv[2]))))"
     )
     p = subprocess.run(
         [sys.executable, "-c", code, os.path.dirname(os.path.abspath(__file__)), str(seconds)],

@@ -20,8 +20,9 @@ next token's interval). `put` takes one more clock, the wall clock PyTorch stamp
 `end_time_us` with, so each entry is attributed to the first token put after its compile ended:
 the decode step whose forward compiled it (step 0: the prefill), with the cache length that
 step's forward attended over (prompt + step tokens) and PyTorch's guard in its own words
-(traffic_replay.compile_event: the one reading of a metrics entry). A `limit` entry is recompile_limit hit: that step and every later step the frame's
-guards miss run eagerly; the requests served after it are named (`past_limit`).
+(traffic_replay.compile_event: the one reading of a metrics entry). A `limit` entry is
+recompile_limit hit: that step and every later step the frame's guards miss run eagerly; the
+requests served after it are named (`past_limit`).
 
 Tokens: each request's greedy tokens and, per step, the margin between the top two raw logits
 (`output_logits`: generate keeps the last position's logits per step, one clone per token, the
